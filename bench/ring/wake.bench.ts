@@ -1,0 +1,352 @@
+/**
+ * Question: how should the main thread and a pair worker wait for each other, and what does the
+ * ring cost against running the book in-process?
+ *
+ *   main thread                                      pair worker
+ *   send*() ──command ring (SpscRing)──▶  poll the ring `workerSpin` times, then Atomics.wait
+ *   onEvent ◀──event ring (SpscRing)──   publish events per command or per drained batch
+ *   (re-checks on `mainPollTurns` setImmediate turns, then sleeps in Atomics.waitAsync)
+ *
+ * (A) Round trip, one command in flight: send a command, await its END record. Limits and cancels
+ *     of the order just placed alternate, so the book stays small and every command answers
+ *     3 events (rested|done, level, END). Per config: a fresh PairChannel, WARMUP round trips, then
+ *     ROUND_TRIPS timed ones (performance.now before send, after the END handler resolved).
+ *     Worker: busy spin | Atomics.wait at once | spin ~2 µs / ~20 µs / ~200 µs then wait (spin
+ *     polls converted from a calibration of one poll's cost). Main: Atomics.waitAsync at once |
+ *     re-check on 16 / 64 setImmediate turns, then waitAsync | setImmediate polling only.
+ * (B) Throughput: OPS pipelined limit orders (seeded; prices around 1000 so about half trade),
+ *     sent as fast as the command ring allows (`await writable()` when full), until the last END.
+ *     Baseline: the same orders on an OrderBook in this thread with a counting sink.
+ *
+ * Check: every run's events are folded into a checksum (event count per kind, traded lots,
+ * traded notional, level totals, result codes); each worker run must equal the in-process
+ * baseline, and each round-trip run must see exactly 3 events per command, or exitCode = 1.
+ *
+ * Env: BENCH_OPS (default 1,000,000), BENCH_ROUND_TRIPS (default 5,000).
+ */
+import { availableParallelism, loadavg } from "node:os";
+import { PairChannel, type PairChannelOptions } from "../../src/pair-client.ts";
+import { SpscRing } from "../../src/ring.ts";
+import { OrderBook } from "../../workers/matching/order-book.ts";
+import { type BookEvents, BUY, type DoneReason, type Side } from "../../workers/matching/types.ts";
+import {
+  END_RESULT,
+  EV_DONE,
+  EV_END,
+  EV_KIND,
+  EV_LEVEL,
+  EV_RESTED,
+  EV_TRADE,
+  LEVEL_TOTAL,
+  type PublishPolicy,
+  TRADE_PRICE,
+  TRADE_QTY,
+} from "../../workers/pair/protocol.ts";
+
+const OPS = Number(process.env.BENCH_OPS ?? 1_000_000);
+const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 5_000);
+const WARMUP = Math.min(2_000, ROUND_TRIPS);
+
+let failures = 0;
+function failIfNot(ok: boolean, what: string): void {
+  if (!ok) {
+    failures++;
+    console.error(`CHECK FAILED: ${what}`);
+  }
+}
+
+// ------------------------------------------------------------------------------------ checksum
+
+/** Folds events into a few exact sums; two runs of the same orders must agree. */
+class Checksum {
+  trades = 0;
+  rested = 0;
+  done = 0;
+  levels = 0;
+  ends = 0;
+  lots = 0;
+  notional = 0;
+  levelTotals = 0;
+  results = 0;
+
+  add(kind: number, f: Float64Array, o: number): void {
+    switch (kind) {
+      case EV_TRADE:
+        this.trades++;
+        this.lots += f[o + TRADE_QTY];
+        this.notional += f[o + TRADE_QTY] * f[o + TRADE_PRICE];
+        break;
+      case EV_RESTED:
+        this.rested++;
+        break;
+      case EV_DONE:
+        this.done++;
+        break;
+      case EV_LEVEL:
+        this.levels++;
+        this.levelTotals += f[o + LEVEL_TOTAL];
+        break;
+      case EV_END:
+        this.ends++;
+        this.results += f[o + END_RESULT];
+        break;
+    }
+  }
+
+  events(): number {
+    return this.trades + this.rested + this.done + this.levels + this.ends;
+  }
+
+  key(): string {
+    return [
+      this.trades,
+      this.rested,
+      this.done,
+      this.levels,
+      this.ends,
+      this.lots,
+      this.notional,
+      this.levelTotals,
+      this.results,
+    ].join("/");
+  }
+}
+
+/** The in-process baseline's sink: same sums, straight from the BookEvents calls. */
+class ChecksumEvents implements BookEvents {
+  constructor(readonly sum: Checksum) {}
+  trade(_ti: number, _tu: number, _ts: Side, _mi: number, _mu: number, price: number, qty: number): void {
+    this.sum.trades++;
+    this.sum.lots += qty;
+    this.sum.notional += qty * price;
+  }
+  rested(): void {
+    this.sum.rested++;
+  }
+  done(_id: number, _u: number, _s: Side, _r: DoneReason, _left: number): void {
+    this.sum.done++;
+  }
+  level(_side: Side, _price: number, total: number): void {
+    this.sum.levels++;
+    this.sum.levelTotals += total;
+  }
+}
+
+// ------------------------------------------------------------------------------------ spin calibration
+
+/** Nanoseconds one empty-ring poll of waitForData's spin loop costs on this machine. */
+function nsPerSpin(): number {
+  const ring = SpscRing.create(2, 1);
+  const n = 20_000_000;
+  ring.waitForData(n / 10, 0); // warm up; the bench thread may block 0 ms here
+  let best = Number.POSITIVE_INFINITY;
+  for (let r = 0; r < 5; r++) {
+    const t0 = performance.now();
+    ring.waitForData(n, 0);
+    best = Math.min(best, ((performance.now() - t0) * 1e6) / n);
+  }
+  return best;
+}
+
+// ------------------------------------------------------------------------------------ (A) round trips
+
+interface RoundTripRow {
+  config: string;
+  p50: number;
+  p90: number;
+  p99: number;
+  mean: number;
+}
+
+async function roundTrips(config: string, options: Partial<PairChannelOptions>): Promise<RoundTripRow> {
+  const sum = new Checksum();
+  let resolveEnd: () => void = () => {};
+  const ch = new PairChannel({
+    pairName: "BENCH/RT",
+    ...options,
+    onEvent: (f, o) => {
+      const kind = f[o + EV_KIND];
+      sum.add(kind, f, o);
+      if (kind === EV_END) resolveEnd();
+    },
+  });
+  await ch.ready;
+  const samples = new Float64Array(ROUND_TRIPS);
+  const total = WARMUP + ROUND_TRIPS;
+  for (let i = 0; i < total; i++) {
+    const ended = new Promise<void>((r) => {
+      resolveEnd = r;
+    });
+    const t0 = performance.now();
+    const id = (i >> 1) + 1;
+    const sent = i % 2 === 0 ? ch.sendLimit(id, 1, BUY, 1000, 1) : ch.sendCancel(id);
+    if (!sent) throw new Error("command ring full with one command in flight");
+    await ended;
+    if (i >= WARMUP) samples[i - WARMUP] = (performance.now() - t0) * 1000;
+  }
+  await ch.close();
+  // Every limit rests (rested, level, END) and every cancel finds it (done, level, END); +1 END for SHUTDOWN.
+  failIfNot(sum.events() === 3 * total + 1 && sum.results === 0, `${config}: events ${sum.key()}`);
+  samples.sort();
+  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))];
+  let mean = 0;
+  for (const s of samples) mean += s;
+  return { config, p50: at(0.5), p90: at(0.9), p99: at(0.99), mean: mean / samples.length };
+}
+
+// ------------------------------------------------------------------------------------ (B) throughput
+
+interface Orders {
+  side: Uint8Array;
+  price: Float64Array;
+  qty: Float64Array;
+  user: Uint8Array;
+}
+
+function makeOrders(n: number, seed: number): Orders {
+  let s = seed >>> 0;
+  const rnd = (k: number): number => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return (s >>> 8) % k;
+  };
+  const o: Orders = {
+    side: new Uint8Array(n),
+    price: new Float64Array(n),
+    qty: new Float64Array(n),
+    user: new Uint8Array(n),
+  };
+  for (let i = 0; i < n; i++) {
+    o.side[i] = rnd(2);
+    // Buys centred below sells, overlapping: about half the orders cross and trade.
+    o.price[i] = o.side[i] === BUY ? 990 + rnd(16) : 995 + rnd(16);
+    o.qty[i] = 1 + rnd(10);
+    o.user[i] = 1 + rnd(16);
+  }
+  return o;
+}
+
+interface ThroughputRow {
+  config: string;
+  seconds: number;
+  opsPerSec: number;
+  checksum: string;
+}
+
+function inProcess(orders: Orders, n: number): ThroughputRow {
+  const sum = new Checksum();
+  const book = new OrderBook(new ChecksumEvents(sum), 1024);
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    sum.results += book.limit(i + 1, orders.user[i], orders.side[i] as Side, orders.price[i], orders.qty[i]);
+    sum.ends++;
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  return { config: "in-process OrderBook (baseline)", seconds, opsPerSec: n / seconds, checksum: sum.key() };
+}
+
+async function throughput(
+  config: string,
+  orders: Orders,
+  n: number,
+  options: Partial<PairChannelOptions>,
+  corkEvery = 0,
+): Promise<ThroughputRow> {
+  const sum = new Checksum();
+  let resolveLast: () => void = () => {};
+  const last = new Promise<void>((r) => {
+    resolveLast = r;
+  });
+  const ch = new PairChannel({
+    pairName: "BENCH/TP",
+    ...options,
+    onEvent: (f, o) => {
+      const kind = f[o + EV_KIND];
+      sum.add(kind, f, o);
+      if (kind === EV_END && sum.ends === n) resolveLast();
+    },
+  });
+  await ch.ready;
+  const t0 = performance.now();
+  if (corkEvery > 0) ch.cork();
+  for (let i = 0; i < n; i++) {
+    while (!ch.sendLimit(i + 1, orders.user[i], orders.side[i] as Side, orders.price[i], orders.qty[i])) {
+      if (corkEvery > 0) ch.uncork();
+      await ch.writable();
+      if (corkEvery > 0) ch.cork();
+    }
+    if (corkEvery > 0 && (i + 1) % corkEvery === 0) {
+      ch.uncork();
+      ch.cork();
+    }
+  }
+  if (corkEvery > 0) ch.uncork();
+  await last;
+  const seconds = (performance.now() - t0) / 1000;
+  await ch.close();
+  sum.ends--; // SHUTDOWN's END
+  return { config, seconds, opsPerSec: n / seconds, checksum: sum.key() };
+}
+
+// ------------------------------------------------------------------------------------ main
+
+const fmt = (x: number, d = 1) => x.toFixed(d).padStart(8);
+
+async function main(): Promise<void> {
+  console.log(`cpus ${availableParallelism()}, load ${loadavg()[0].toFixed(2)}, node ${process.version}`);
+  const ns = nsPerSpin();
+  const spinsFor = (us: number) => Math.round((us * 1000) / ns);
+  console.log(`one spin poll ≈ ${ns.toFixed(2)} ns: 2 µs ≈ ${spinsFor(2)}, 20 µs ≈ ${spinsFor(20)} polls\n`);
+
+  console.log(`(A) round trip main → worker → main, one command in flight, ${ROUND_TRIPS} samples, µs`);
+  const INF = Number.POSITIVE_INFINITY;
+  const rtConfigs: Array<[string, number, number]> = [
+    ["worker busy spin       | main waitAsync", INF, 0],
+    ["worker wait at once    | main waitAsync", 0, 0],
+    ["worker spin 2 µs       | main waitAsync", spinsFor(2), 0],
+    ["worker spin 20 µs      | main waitAsync", spinsFor(20), 0],
+    ["worker spin 200 µs     | main waitAsync", spinsFor(200), 0],
+    ["worker busy spin       | main polls 16 turns", INF, 16],
+    ["worker spin 20 µs      | main polls 16 turns", spinsFor(20), 16],
+    ["worker spin 20 µs      | main polls 64 turns", spinsFor(20), 64],
+    ["worker wait at once    | main polls 64 turns", 0, 64],
+    ["worker busy spin       | main polls forever", INF, INF],
+    ["worker spin 20 µs      | main polls forever", spinsFor(20), INF],
+  ];
+  const rtRows: RoundTripRow[] = [];
+  for (const [config, workerSpin, mainPollTurns] of rtConfigs) {
+    rtRows.push(await roundTrips(config, { workerSpin, mainPollTurns }));
+  }
+  console.log(`${"config".padEnd(48)}      p50      p90      p99     mean`);
+  for (const r of rtRows) {
+    console.log(`${r.config.padEnd(48)} ${fmt(r.p50)} ${fmt(r.p90)} ${fmt(r.p99)} ${fmt(r.mean)}`);
+  }
+
+  console.log(`\n(B) throughput, ${OPS.toLocaleString("en")} pipelined limit orders`);
+  const orders = makeOrders(OPS, 12345);
+  const base = inProcess(orders, OPS);
+  const tpConfigs: Array<[string, Partial<PairChannelOptions>, number]> = [
+    ["worker, publish per command", { publishEvery: "command" satisfies PublishPolicy }, 0],
+    ["worker, publish per batch", { publishEvery: "batch" satisfies PublishPolicy }, 0],
+    ["worker, per command, main corks 64 sends", { publishEvery: "command" satisfies PublishPolicy }, 64],
+    ["worker, per batch, main corks 64 sends", { publishEvery: "batch" satisfies PublishPolicy }, 64],
+    ["worker, per batch, main polls 16 turns", { publishEvery: "batch", mainPollTurns: 16 }, 0],
+    ["worker, per batch, main polls forever", { publishEvery: "batch", mainPollTurns: INF }, 0],
+  ];
+  const tpRows: ThroughputRow[] = [base];
+  for (const [config, options, cork] of tpConfigs) {
+    const row = await throughput(config, orders, OPS, options, cork);
+    failIfNot(row.checksum === base.checksum, `${config}: checksum ${row.checksum} != ${base.checksum}`);
+    tpRows.push(row);
+  }
+  console.log(`${"config".padEnd(44)}  seconds     orders/s`);
+  for (const r of tpRows) {
+    console.log(`${r.config.padEnd(44)} ${fmt(r.seconds, 3)} ${r.opsPerSec.toFixed(0).padStart(12)}`);
+  }
+  console.log(
+    `\nchecksum (trades/rested/done/levels/ends/lots/notional/levelTotals/results): ${base.checksum}`,
+  );
+  if (failures > 0) process.exitCode = 1;
+  else console.log("all checks passed");
+}
+
+await main();

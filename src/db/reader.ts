@@ -1,0 +1,86 @@
+/**
+ * Paged user reads off the main thread: a small piscina pool whose threads each hold one
+ * read-only connection (`workers/db/reader-worker.ts`). WAL lets these reads run while the writer
+ * commits; each task sees one committed snapshot, so `total` and `items` agree.
+ */
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Piscina } from "piscina";
+import type { OrderRow, UserTradeRow } from "./rows.ts";
+
+export interface Page<T> {
+  /** All of the user's records (not only this page's). */
+  total: number;
+  /** Newest first (id descending). */
+  items: T[];
+}
+
+export interface RecentForUser {
+  orders: OrderRow[];
+  trades: UserTradeRow[];
+}
+
+export type ReaderTask =
+  | { op: "userOrders"; userId: number; page: number; pageSize: number }
+  | { op: "userTrades"; userId: number; page: number; pageSize: number }
+  | { op: "recentForUser"; userId: number; n: number }
+  | { op: "order"; orderId: number };
+
+export interface ReaderWorkerData {
+  /** URL of the task module, loaded by workers/db/ts-entry.mjs. */
+  entry: string;
+  path: string;
+}
+
+export interface ReaderOptions {
+  /** Default 1. */
+  minThreads?: number;
+  /** Default 2. */
+  maxThreads?: number;
+}
+
+// Under tsx the sources run as .ts; a compiled build would carry .js files side by side. The pool's
+// task file is the bootstrap (see its header), which re-exports the reader's default function.
+const EXT = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
+const ENTRY_FILE = fileURLToPath(new URL("../../workers/db/ts-entry.mjs", import.meta.url));
+const WORKER_URL = new URL(`../../workers/db/reader-worker${EXT}`, import.meta.url);
+
+export class DbReader {
+  private constructor(private readonly pool: Piscina) {}
+
+  static start(file: string, opts: ReaderOptions = {}): DbReader {
+    const workerData: ReaderWorkerData = { entry: WORKER_URL.href, path: path.resolve(file) };
+    const pool = new Piscina({
+      filename: ENTRY_FILE,
+      minThreads: opts.minThreads ?? 1,
+      maxThreads: opts.maxThreads ?? 2,
+      workerData,
+    });
+    return new DbReader(pool);
+  }
+
+  /** The user's orders, newest first; `page` from 1. */
+  userOrders(userId: number, page: number, pageSize: number): Promise<Page<OrderRow>> {
+    return this.pool.run({ op: "userOrders", userId, page, pageSize } satisfies ReaderTask);
+  }
+
+  /** The user's trades (own side and order type), newest first; `page` from 1. */
+  userTrades(userId: number, page: number, pageSize: number): Promise<Page<UserTradeRow>> {
+    return this.pool.run({ op: "userTrades", userId, page, pageSize } satisfies ReaderTask);
+  }
+
+  /** The user's `n` newest orders and `n` newest trades. */
+  recentForUser(userId: number, n: number): Promise<RecentForUser> {
+    return this.pool.run({ op: "recentForUser", userId, n } satisfies ReaderTask);
+  }
+
+  /** One order by id (any user), or undefined. */
+  order(orderId: number): Promise<OrderRow | undefined> {
+    return this.pool.run({ op: "order", orderId } satisfies ReaderTask);
+  }
+
+  /** Ends the threads; pending tasks are rejected. */
+  async close(): Promise<void> {
+    await this.pool.destroy();
+  }
+}

@@ -1,0 +1,308 @@
+/**
+ * Startup, on the main thread before listening (synchronous by design: nothing else runs yet).
+ *
+ *   1. checkPairs            refuse a configured pair whose decimals differ from the stored ones
+ *   2. resolveCurrencyScales agree on each currency's ledger scale (rescaling stored integers up)
+ *   3. loadState             everything the in-memory state is rebuilt from
+ */
+import type { Db } from "./open.ts";
+import {
+  CANDLE_COLUMNS,
+  type CandleRow,
+  ORDER_COLUMNS,
+  type OrderRow,
+  TRADE_COLUMNS,
+  type TradeRow,
+  toOrderRow,
+} from "./rows.ts";
+
+export interface PairConfig {
+  name: string;
+  priceDecimals: number;
+  amountDecimals: number;
+}
+
+/**
+ * Records the decimals of pairs seen for the first time, and throws when a configured pair's
+ * decimals differ from the stored ones: stored prices and amounts are integers at the stored
+ * scale, so a different scale would silently change every value. Nothing is written if it throws.
+ */
+export function checkPairs(db: Db, pairs: readonly PairConfig[]): void {
+  const get = db.prepare<[string], { pd: number; ad: number }>(
+    "SELECT price_decimals AS pd, amount_decimals AS ad FROM pairs WHERE name = ?",
+  );
+  const insert = db.prepare("INSERT INTO pairs (name, price_decimals, amount_decimals) VALUES (?, ?, ?)");
+  db.transaction(() => {
+    const problems: string[] = [];
+    const fresh: PairConfig[] = [];
+    for (const p of pairs) {
+      const row = get.get(p.name);
+      if (row === undefined) fresh.push(p);
+      else if (row.pd !== p.priceDecimals || row.ad !== p.amountDecimals) {
+        problems.push(
+          `pair ${p.name}: configured priceDecimals ${p.priceDecimals}, amountDecimals ${p.amountDecimals}; ` +
+            `the database holds priceDecimals ${row.pd}, amountDecimals ${row.ad}`,
+        );
+      }
+    }
+    if (problems.length > 0) {
+      throw new Error(
+        `refusing to start: pair decimals differ from the database (stored prices and amounts are ` +
+          `integers at the stored scale).\n  ${problems.join("\n  ")}`,
+      );
+    }
+    for (const p of fresh) insert.run(p.name, p.priceDecimals, p.amountDecimals);
+  }).immediate();
+}
+
+/**
+ * Decides the ledger scale of each configured currency and returns it.
+ * - new currency: the configured scale is stored;
+ * - configured > stored: every stored balance and transfer amount of the currency is multiplied by
+ *   10^(configured - stored) and the stored scale updated, all in one transaction;
+ * - configured < stored: the stored (larger) scale is kept and returned, since shrinking it would
+ *   round stored amounts.
+ */
+export function resolveCurrencyScales(db: Db, configured: ReadonlyMap<string, number>): Map<string, number> {
+  const get = db.prepare<[string], { scale: number }>("SELECT scale FROM currencies WHERE name = ?");
+  const upsert = db.prepare(
+    "INSERT INTO currencies (name, scale) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET scale = excluded.scale",
+  );
+  const balances = db.prepare<[string], { user_id: number; available: string; reserved: string }>(
+    "SELECT user_id, available, reserved FROM balances WHERE currency = ?",
+  );
+  const setBalance = db.prepare(
+    "UPDATE balances SET available = ?, reserved = ? WHERE user_id = ? AND currency = ?",
+  );
+  const transfers = db.prepare<[string], { id: number; amount: string }>(
+    "SELECT id, amount FROM transfers WHERE currency = ?",
+  );
+  const setTransfer = db.prepare("UPDATE transfers SET amount = ? WHERE id = ?");
+
+  const result = new Map<string, number>();
+  db.transaction(() => {
+    for (const [name, scale] of configured) {
+      if (!Number.isInteger(scale) || scale < 0) throw new Error(`currency ${name}: invalid scale ${scale}`);
+      const stored = get.get(name)?.scale;
+      if (stored === undefined) {
+        upsert.run(name, scale);
+        result.set(name, scale);
+      } else if (scale > stored) {
+        const factor = 10n ** BigInt(scale - stored);
+        // .all() first: a statement may not be stepped while the same table is being updated.
+        for (const b of balances.all(name)) {
+          setBalance.run(
+            (BigInt(b.available) * factor).toString(),
+            (BigInt(b.reserved) * factor).toString(),
+            b.user_id,
+            name,
+          );
+        }
+        for (const t of transfers.all(name)) setTransfer.run((BigInt(t.amount) * factor).toString(), t.id);
+        upsert.run(name, scale);
+        result.set(name, scale);
+      } else {
+        result.set(name, stored);
+      }
+    }
+  }).immediate();
+  return result;
+}
+
+export interface RecoveredUser {
+  id: number;
+  uid: string;
+  createdMicro: number;
+}
+
+export interface RecoveredApiKey {
+  token: string;
+  userId: number;
+  secret: string;
+  revoked: boolean;
+  createdMicro: number;
+}
+
+export interface RecoveredBalance {
+  userId: number;
+  currency: string;
+  available: bigint;
+  reserved: bigint;
+}
+
+export interface RecoveredPair {
+  /** The last `recentTrades` (200) trades, newest first. */
+  recentTrades: TradeRow[];
+  /** Trades with timeMicro > nowMicro - 24 h, oldest first. */
+  window: TradeRow[];
+  /** Price of the newest trade (ticks), 0 if the pair never traded. */
+  lastPrice: number;
+  /** timeMicro of the newest trade, 0 if the pair never traded. */
+  lastTimeMicro: number;
+  /** Per period present in the database: its newest `candleLimit` (1000) candles, oldest first. */
+  candles: Map<string, CandleRow[]>;
+}
+
+export interface CurrencyTotals {
+  /** Sum of transfer amounts: deposits − withdrawals. */
+  transfers: bigint;
+  /** Sum over users of available + reserved. Equal to `transfers` when the ledger is sound. */
+  balances: bigint;
+}
+
+export interface RecoveredState {
+  /** In id order. */
+  users: RecoveredUser[];
+  apiKeys: RecoveredApiKey[];
+  /** token → last accepted nonce. */
+  nonces: Map<string, bigint>;
+  balances: RecoveredBalance[];
+  /** Orders not cancelled and not fully executed, in id order (= time priority). */
+  openOrders: OrderRow[];
+  /** 1 + the largest order id ever stored (1 for an empty database). */
+  nextOrderId: number;
+  /** 1 + the largest trade id ever stored. */
+  nextTradeId: number;
+  /** One entry per requested pair (empty values for a pair never traded). */
+  pairs: Map<string, RecoveredPair>;
+  /** Per currency seen in balances or transfers. */
+  currencies: Map<string, CurrencyTotals>;
+}
+
+export interface LoadOptions {
+  /** Default 200. */
+  recentTrades?: number;
+  /** Default 24 h. */
+  windowMicro?: number;
+  /** Default 1000. */
+  candleLimit?: number;
+}
+
+const DAY_MICRO = 86_400_000_000;
+
+/** Reads the whole live state, inside one read transaction (one consistent snapshot). */
+export function loadState(
+  db: Db,
+  pairs: readonly string[],
+  nowMicro: number,
+  opts: LoadOptions = {},
+): RecoveredState {
+  const recentN = opts.recentTrades ?? 200;
+  const windowStart = nowMicro - (opts.windowMicro ?? DAY_MICRO);
+  const candleLimit = opts.candleLimit ?? 1000;
+
+  const tradesDesc = db.prepare<[string], TradeRow>(
+    `SELECT ${TRADE_COLUMNS} FROM trades WHERE pair = ? ORDER BY id DESC`,
+  );
+  // Walks the (pair, period, start_ms) key one period at a time instead of scanning all candles.
+  const nextPeriod = db.prepare<[string, string], { period: string }>(
+    "SELECT period FROM candles WHERE pair = ? AND period > ? ORDER BY period LIMIT 1",
+  );
+  const candles = db.prepare<[string, string, number], CandleRow>(
+    `SELECT ${CANDLE_COLUMNS} FROM candles WHERE pair = ? AND period = ? ORDER BY start_ms DESC LIMIT ?`,
+  );
+
+  return db.transaction((): RecoveredState => {
+    const users = db
+      .prepare<[], RecoveredUser>("SELECT id, uid, created_micro AS createdMicro FROM users ORDER BY id")
+      .all();
+    const apiKeys = db
+      .prepare<[], Omit<RecoveredApiKey, "revoked"> & { revoked: number }>(
+        `SELECT token, user_id AS userId, secret, revoked, created_micro AS createdMicro
+         FROM api_keys ORDER BY created_micro, token`,
+      )
+      .all()
+      .map((k) => ({ ...k, revoked: k.revoked !== 0 }));
+
+    const nonces = new Map<string, bigint>();
+    for (const n of db
+      .prepare<[], { token: string; last_nonce: string }>("SELECT token, last_nonce FROM nonces")
+      .iterate()) {
+      nonces.set(n.token, BigInt(n.last_nonce));
+    }
+
+    const currencies = new Map<string, CurrencyTotals>();
+    const totals = (c: string): CurrencyTotals => {
+      let t = currencies.get(c);
+      if (t === undefined) {
+        t = { transfers: 0n, balances: 0n };
+        currencies.set(c, t);
+      }
+      return t;
+    };
+
+    const balances: RecoveredBalance[] = [];
+    for (const b of db
+      .prepare<[], { userId: number; currency: string; available: string; reserved: string }>(
+        "SELECT user_id AS userId, currency, available, reserved FROM balances ORDER BY user_id, currency",
+      )
+      .iterate()) {
+      const row = {
+        userId: b.userId,
+        currency: b.currency,
+        available: BigInt(b.available),
+        reserved: BigInt(b.reserved),
+      };
+      balances.push(row);
+      totals(b.currency).balances += row.available + row.reserved;
+    }
+    // Summed here, not with SQL SUM: the amounts are integers of any size stored as text.
+    for (const t of db
+      .prepare<[], { currency: string; amount: string }>("SELECT currency, amount FROM transfers")
+      .iterate()) {
+      totals(t.currency).transfers += BigInt(t.amount);
+    }
+
+    const openOrders = db
+      .prepare<[], OrderRow>(
+        `SELECT ${ORDER_COLUMNS} FROM orders INDEXED BY orders_open
+         WHERE is_cancelled = 0 AND amount_used < amount ORDER BY id`,
+      )
+      .all()
+      .map(toOrderRow);
+    const maxOrder = db.prepare<[], { m: number | null }>("SELECT MAX(id) AS m FROM orders").get()!.m;
+    const maxTrade = db.prepare<[], { m: number | null }>("SELECT MAX(id) AS m FROM trades").get()!.m;
+
+    const pairState = new Map<string, RecoveredPair>();
+    for (const pair of pairs) {
+      // Within a pair, id order is time order: one descending walk yields the newest trades and
+      // the 24 h window, and stops once both are complete.
+      const recentTrades: TradeRow[] = [];
+      const windowDesc: TradeRow[] = [];
+      for (const t of tradesDesc.iterate(pair)) {
+        const inWindow = t.timeMicro > windowStart;
+        if (recentTrades.length < recentN) recentTrades.push(t);
+        if (inWindow) windowDesc.push(t);
+        else if (recentTrades.length >= recentN) break;
+      }
+      const newest = recentTrades[0] ?? windowDesc[0];
+      const byPeriod = new Map<string, CandleRow[]>();
+      let period = "";
+      for (;;) {
+        const next = nextPeriod.get(pair, period);
+        if (next === undefined) break;
+        period = next.period;
+        byPeriod.set(period, candles.all(pair, period, candleLimit).reverse());
+      }
+      pairState.set(pair, {
+        recentTrades,
+        window: windowDesc.reverse(),
+        lastPrice: newest?.price ?? 0,
+        lastTimeMicro: newest?.timeMicro ?? 0,
+        candles: byPeriod,
+      });
+    }
+
+    return {
+      users,
+      apiKeys,
+      nonces,
+      balances,
+      openOrders,
+      nextOrderId: (maxOrder ?? 0) + 1,
+      nextTradeId: (maxTrade ?? 0) + 1,
+      pairs: pairState,
+      currencies,
+    };
+  })();
+}

@@ -1,0 +1,792 @@
+/**
+ * The one catalogue of errors (STYLE 3). Every failure the server can answer has a numeric code,
+ * the HTTP status, the key under `errors` (CONTRACT 5) and an English and a Russian message.
+ * Stages pass codes around; only the HTTP/stream edge turns a code into a status and a body.
+ *
+ * Code ranges (a code is never reused, even when its error is retired):
+ *   1xx matching engine (the numbers are defined in workers/matching/types.ts and reused here)
+ *   2xx request validation (body shape and each field)
+ *   3xx authentication and authorisation
+ *   4xx routing and limits
+ *   5xx server
+ * These are our codes, not HTTP statuses: 401 is "unknown path", answered with HTTP 404.
+ *
+ * Within 2xx the decimal fields keep a fixed layout, `<field base> + ParseError` (numbers.ts), so the
+ * validator turns a parse failure into a code by one addition.
+ *
+ * Bodies are serialised once at start-up, per code and language; the hot path only indexes arrays.
+ */
+
+import {
+  ERR_DUPLICATE_ID,
+  ERR_INSUFFICIENT_FUNDS,
+  ERR_NO_LIQUIDITY,
+  ERR_ORDER_NOT_FOUND,
+} from "../workers/matching/types.ts";
+import type { ParseError } from "./numbers.ts";
+
+export type Lang = "en" | "ru";
+
+export interface ErrorDef {
+  readonly code: number;
+  readonly status: number;
+  /** Key under `errors` in the body. */
+  readonly field: string;
+  readonly en: string;
+  readonly ru: string;
+}
+
+const INTERNAL_EN = "Internal server error";
+const INTERNAL_RU = "Внутренняя ошибка сервера";
+
+/** The catalogue. Grouped by range; keep codes ascending within a group. */
+export const ERRORS = {
+  // 1xx matching engine (workers/matching/types.ts)
+  NO_LIQUIDITY: {
+    code: ERR_NO_LIQUIDITY,
+    status: 400,
+    field: "amount",
+    en: "No liquidity: there are no opposite orders of other users",
+    ru: "Нет ликвидности: нет встречных заявок других пользователей",
+  },
+  INSUFFICIENT_FUNDS: {
+    code: ERR_INSUFFICIENT_FUNDS,
+    status: 400,
+    field: "amount",
+    en: "Insufficient funds on balance",
+    ru: "Недостаточно средств на балансе",
+  },
+  ORDER_NOT_FOUND: {
+    code: ERR_ORDER_NOT_FOUND,
+    status: 400,
+    field: "orderId",
+    en: "Order not found",
+    ru: "Заявка не найдена",
+  },
+  /** A caller bug (an id was assigned twice); never the client's fault. */
+  DUPLICATE_ORDER_ID: {
+    code: ERR_DUPLICATE_ID,
+    status: 500,
+    field: "server",
+    en: INTERNAL_EN,
+    ru: INTERNAL_RU,
+  },
+
+  // 200-209 request body
+  BODY_NOT_JSON: {
+    code: 200,
+    status: 400,
+    field: "body",
+    en: "Request body is not valid JSON",
+    ru: "Тело запроса не является корректным JSON",
+  },
+  BODY_NOT_OBJECT: {
+    code: 201,
+    status: 400,
+    field: "body",
+    en: "Request body must be a JSON object",
+    ru: "Тело запроса должно быть JSON-объектом",
+  },
+
+  // 210-219 price: 210 + ParseError for parse failures
+  PRICE_REQUIRED: {
+    code: 210,
+    status: 400,
+    field: "price",
+    en: "Price is required for a limit order",
+    ru: "Для лимитной заявки нужно указать цену",
+  },
+  PRICE_NOT_NUMBER: {
+    code: 211,
+    status: 400,
+    field: "price",
+    en: "Price must be a number or a decimal string",
+    ru: "Цена должна быть числом или десятичной строкой",
+  },
+  PRICE_MALFORMED: {
+    code: 212,
+    status: 400,
+    field: "price",
+    en: "Price is not a valid decimal number",
+    ru: "Цена не является корректным десятичным числом",
+  },
+  PRICE_ZERO: {
+    code: 213,
+    status: 400,
+    field: "price",
+    en: "Price must be greater than zero",
+    ru: "Цена должна быть больше нуля",
+  },
+  PRICE_NEGATIVE: {
+    code: 214,
+    status: 400,
+    field: "price",
+    en: "Price must not be negative",
+    ru: "Цена не может быть отрицательной",
+  },
+  PRICE_TOO_MANY_DECIMALS: {
+    code: 215,
+    status: 400,
+    field: "price",
+    en: "Price has too many decimal places",
+    ru: "Слишком много знаков после запятой в цене",
+  },
+  PRICE_TOO_LARGE: {
+    code: 216,
+    status: 400,
+    field: "price",
+    en: "Price is too large",
+    ru: "Цена слишком велика",
+  },
+  PRICE_ABOVE_MAX: {
+    code: 217,
+    status: 400,
+    field: "price",
+    en: "Price is above the maximum for this pair",
+    ru: "Цена выше максимальной для этой пары",
+  },
+
+  // 220-229 amount: 220 + ParseError for parse failures
+  AMOUNT_REQUIRED: {
+    code: 220,
+    status: 400,
+    field: "amount",
+    en: "Amount is required",
+    ru: "Нужно указать количество",
+  },
+  AMOUNT_NOT_NUMBER: {
+    code: 221,
+    status: 400,
+    field: "amount",
+    en: "Amount must be a number or a decimal string",
+    ru: "Количество должно быть числом или десятичной строкой",
+  },
+  AMOUNT_MALFORMED: {
+    code: 222,
+    status: 400,
+    field: "amount",
+    en: "Amount is not a valid decimal number",
+    ru: "Количество не является корректным десятичным числом",
+  },
+  AMOUNT_ZERO: {
+    code: 223,
+    status: 400,
+    field: "amount",
+    en: "Amount must be greater than zero",
+    ru: "Количество должно быть больше нуля",
+  },
+  AMOUNT_NEGATIVE: {
+    code: 224,
+    status: 400,
+    field: "amount",
+    en: "Amount must not be negative",
+    ru: "Количество не может быть отрицательным",
+  },
+  AMOUNT_TOO_MANY_DECIMALS: {
+    code: 225,
+    status: 400,
+    field: "amount",
+    en: "Amount has too many decimal places",
+    ru: "Слишком много знаков после запятой в количестве",
+  },
+  AMOUNT_TOO_LARGE: {
+    code: 226,
+    status: 400,
+    field: "amount",
+    en: "Amount is too large",
+    ru: "Количество слишком велико",
+  },
+  AMOUNT_BELOW_MIN: {
+    code: 227,
+    status: 400,
+    field: "amount",
+    en: "Amount is below the minimum for this pair",
+    ru: "Количество меньше минимального для этой пары",
+  },
+  AMOUNT_ABOVE_MAX: {
+    code: 228,
+    status: 400,
+    field: "amount",
+    en: "Amount is above the maximum for this pair",
+    ru: "Количество больше максимального для этой пары",
+  },
+  AMOUNT_NOTIONAL_TOO_LARGE: {
+    code: 229,
+    status: 400,
+    field: "amount",
+    en: "Order value (price × amount) is too large",
+    ru: "Сумма заявки (цена × количество) слишком велика",
+  },
+
+  // 230-234 pairName
+  PAIR_REQUIRED: {
+    code: 230,
+    status: 400,
+    field: "pairName",
+    en: "Pair name is required",
+    ru: "Нужно указать пару",
+  },
+  PAIR_NOT_STRING: {
+    code: 231,
+    status: 400,
+    field: "pairName",
+    en: "Pair name must be a string",
+    ru: "Название пары должно быть строкой",
+  },
+  PAIR_UNKNOWN: {
+    code: 232,
+    status: 400,
+    field: "pairName",
+    en: "Unknown pair",
+    ru: "Неизвестная пара",
+  },
+
+  // 235-239 tradeType, directionType
+  TRADE_TYPE_REQUIRED: {
+    code: 235,
+    status: 400,
+    field: "tradeType",
+    en: "Trade type is required",
+    ru: "Нужно указать тип заявки",
+  },
+  TRADE_TYPE_INVALID: {
+    code: 236,
+    status: 400,
+    field: "tradeType",
+    en: "Trade type must be limit or market",
+    ru: "Тип заявки должен быть limit или market",
+  },
+  DIRECTION_REQUIRED: {
+    code: 237,
+    status: 400,
+    field: "directionType",
+    en: "Direction is required",
+    ru: "Нужно указать направление",
+  },
+  DIRECTION_INVALID: {
+    code: 238,
+    status: 400,
+    field: "directionType",
+    en: "Direction must be buy or sell",
+    ru: "Направление должно быть buy или sell",
+  },
+
+  // 240-244 orderId (ORDER_NOT_FOUND is 103)
+  ORDER_ID_REQUIRED: {
+    code: 240,
+    status: 400,
+    field: "orderId",
+    en: "Order id is required",
+    ru: "Нужно указать номер заявки",
+  },
+  ORDER_ID_INVALID: {
+    code: 241,
+    status: 400,
+    field: "orderId",
+    en: "Order id must be a positive integer",
+    ru: "Номер заявки должен быть положительным целым числом",
+  },
+  ORDER_ALREADY_CANCELLED: {
+    code: 242,
+    status: 400,
+    field: "orderId",
+    en: "Order already cancelled",
+    ru: "Заявка уже отменена",
+  },
+  ORDER_ALREADY_EXECUTED: {
+    code: 243,
+    status: 400,
+    field: "orderId",
+    en: "Order already executed",
+    ru: "Заявка уже исполнена",
+  },
+
+  // 245-249 page, pageSize
+  PAGE_INVALID: {
+    code: 245,
+    status: 400,
+    field: "page",
+    en: "Page must be an integer",
+    ru: "Номер страницы должен быть целым числом",
+  },
+  PAGE_OUT_OF_RANGE: {
+    code: 246,
+    status: 400,
+    field: "page",
+    en: "Page must be 1 or greater",
+    ru: "Номер страницы должен быть не меньше 1",
+  },
+  PAGE_SIZE_INVALID: {
+    code: 247,
+    status: 400,
+    field: "pageSize",
+    en: "Page size must be an integer",
+    ru: "Размер страницы должен быть целым числом",
+  },
+  PAGE_SIZE_OUT_OF_RANGE: {
+    code: 248,
+    status: 400,
+    field: "pageSize",
+    en: "Page size must be from 1 to 100",
+    ru: "Размер страницы должен быть от 1 до 100",
+  },
+
+  // 250-259 chart and order book parameters
+  PERIOD_UNKNOWN: {
+    code: 250,
+    status: 400,
+    field: "period",
+    en: "Unknown period; use one of 1m, 5m, 15m, 30m, 1h, 2h, 4h, 6h, 12h, 1d, 1w",
+    ru: "Неизвестный период; допустимы 1m, 5m, 15m, 30m, 1h, 2h, 4h, 6h, 12h, 1d, 1w",
+  },
+  LIMIT_INVALID: {
+    code: 251,
+    status: 400,
+    field: "limit",
+    en: "Limit must be an integer",
+    ru: "Лимит должен быть целым числом",
+  },
+  LIMIT_OUT_OF_RANGE: {
+    code: 252,
+    status: 400,
+    field: "limit",
+    en: "Limit must be from 1 to 1000",
+    ru: "Лимит должен быть от 1 до 1000",
+  },
+  FROM_INVALID: {
+    code: 253,
+    status: 400,
+    field: "from",
+    en: "From must be a time in milliseconds (a non-negative integer)",
+    ru: "Параметр from должен быть временем в миллисекундах (неотрицательным целым числом)",
+  },
+  TO_INVALID: {
+    code: 254,
+    status: 400,
+    field: "to",
+    en: "To must be a time in milliseconds (a non-negative integer)",
+    ru: "Параметр to должен быть временем в миллисекундах (неотрицательным целым числом)",
+  },
+  FROM_AFTER_TO: {
+    code: 255,
+    status: 400,
+    field: "from",
+    en: "From must not be later than to",
+    ru: "Параметр from не может быть позже to",
+  },
+
+  // 260-269 uid, currency (admin calls)
+  UID_REQUIRED: {
+    code: 260,
+    status: 400,
+    field: "uid",
+    en: "User id is required",
+    ru: "Нужно указать идентификатор пользователя",
+  },
+  UID_INVALID: {
+    code: 261,
+    status: 400,
+    field: "uid",
+    en: "User id must be a UUID",
+    ru: "Идентификатор пользователя должен быть UUID",
+  },
+  UID_UNKNOWN: {
+    code: 262,
+    status: 400,
+    field: "uid",
+    en: "User not found",
+    ru: "Пользователь не найден",
+  },
+  UID_EXISTS: {
+    code: 263,
+    status: 400,
+    field: "uid",
+    en: "A user with this id already exists",
+    ru: "Пользователь с таким идентификатором уже существует",
+  },
+  CURRENCY_REQUIRED: {
+    code: 265,
+    status: 400,
+    field: "currency",
+    en: "Currency is required",
+    ru: "Нужно указать валюту",
+  },
+  CURRENCY_UNKNOWN: {
+    code: 266,
+    status: 400,
+    field: "currency",
+    en: "Unknown currency",
+    ru: "Неизвестная валюта",
+  },
+  BALANCE_TOO_LARGE: {
+    code: 267,
+    status: 400,
+    field: "amount",
+    en: "The resulting balance would be too large",
+    ru: "Итоговый баланс был бы слишком большим",
+  },
+
+  // 270-279 nonce, apiToken
+  NONCE_INVALID: {
+    code: 270,
+    status: 400,
+    field: "nonce",
+    en: "Nonce must be an integer (a JSON number up to 2^53 or a string of digits)",
+    ru: "Nonce должен быть целым числом (JSON-число до 2^53 или строка из цифр)",
+  },
+  API_TOKEN_REQUIRED: {
+    code: 272,
+    status: 400,
+    field: "apiToken",
+    en: "API token is required",
+    ru: "Нужно указать API-токен",
+  },
+  API_TOKEN_UNKNOWN: {
+    code: 273,
+    status: 400,
+    field: "apiToken",
+    en: "API token not found",
+    ru: "API-токен не найден",
+  },
+
+  // 280-289 stream list (rejected at the upgrade, CONTRACT 7)
+  STREAMS_EMPTY: {
+    code: 280,
+    status: 400,
+    field: "streams",
+    en: "The stream list is empty",
+    ru: "Список потоков пуст",
+  },
+  STREAMS_UNKNOWN_CHANNEL: {
+    code: 281,
+    status: 400,
+    field: "streams",
+    en: "Unknown channel",
+    ru: "Неизвестный канал",
+  },
+  STREAMS_UNKNOWN_PAIR: {
+    code: 282,
+    status: 400,
+    field: "streams",
+    en: "Unknown pair in the stream list",
+    ru: "Неизвестная пара в списке потоков",
+  },
+  STREAMS_TOO_MANY: {
+    code: 283,
+    status: 400,
+    field: "streams",
+    en: "Too many streams: at most 100 per connection",
+    ru: "Слишком много потоков: не более 100 на одно соединение",
+  },
+  STREAMS_MALFORMED: {
+    code: 284,
+    status: 400,
+    field: "streams",
+    en: "The stream list is malformed",
+    ru: "Список потоков имеет неверный формат",
+  },
+
+  // 3xx authentication
+  AUTH_TOKEN_MISSING: {
+    code: 301,
+    status: 401,
+    field: "auth",
+    en: "Authorization header with the API token is missing",
+    ru: "Отсутствует заголовок Authorization с API-токеном",
+  },
+  AUTH_TOKEN_UNKNOWN: {
+    code: 302,
+    status: 401,
+    field: "auth",
+    en: "Unknown or revoked API token",
+    ru: "Неизвестный или отозванный API-токен",
+  },
+  AUTH_SIGNATURE_MISSING: {
+    code: 303,
+    status: 401,
+    field: "auth",
+    en: "X-Signature header is missing",
+    ru: "Отсутствует заголовок X-Signature",
+  },
+  AUTH_SIGNATURE_INVALID: {
+    code: 304,
+    status: 401,
+    field: "auth",
+    en: "Invalid signature",
+    ru: "Неверная подпись",
+  },
+  AUTH_NONCE_REPLAY: {
+    code: 305,
+    status: 401,
+    field: "auth",
+    en: "Nonce must be greater than the nonce of the previous request",
+    ru: "Nonce должен быть больше, чем у предыдущего запроса",
+  },
+  AUTH_FORBIDDEN_CHANNEL: {
+    code: 306,
+    status: 403,
+    field: "auth",
+    en: "This channel belongs to another user",
+    ru: "Этот канал принадлежит другому пользователю",
+  },
+  AUTH_ADMIN_INVALID: {
+    code: 307,
+    status: 401,
+    field: "auth",
+    en: "Missing or invalid admin token",
+    ru: "Отсутствует или неверен токен администратора",
+  },
+
+  // 4xx routing and limits
+  UNKNOWN_PATH: {
+    code: 401,
+    status: 404,
+    field: "path",
+    en: "Unknown path",
+    ru: "Неизвестный путь",
+  },
+  METHOD_NOT_ALLOWED: {
+    code: 402,
+    status: 405,
+    field: "path",
+    en: "Method not allowed",
+    ru: "Метод не поддерживается",
+  },
+  PAIR_UNKNOWN_IN_PATH: {
+    code: 403,
+    status: 404,
+    field: "pairName",
+    en: "Unknown pair",
+    ru: "Неизвестная пара",
+  },
+  BODY_TOO_LARGE: {
+    code: 404,
+    status: 413,
+    field: "body",
+    en: "Request body is larger than 64 KiB",
+    ru: "Тело запроса больше 64 КиБ",
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    code: 405,
+    status: 415,
+    field: "body",
+    en: "Content-Type must be application/json",
+    ru: "Content-Type должен быть application/json",
+  },
+  RATE_LIMITED: {
+    code: 406,
+    status: 429,
+    field: "rate",
+    en: "Too many requests, slow down",
+    ru: "Слишком много запросов, снизьте частоту",
+  },
+  UPGRADE_REQUIRED: {
+    code: 407,
+    status: 426,
+    field: "path",
+    en: "This path accepts WebSocket connections only",
+    ru: "Этот путь принимает только WebSocket-соединения",
+  },
+
+  // 5xx server
+  INTERNAL: { code: 501, status: 500, field: "server", en: INTERNAL_EN, ru: INTERNAL_RU },
+  BUSY: {
+    code: 502,
+    status: 503,
+    field: "server",
+    en: "Service is busy, try again shortly",
+    ru: "Сервис перегружен, повторите попытку чуть позже",
+  },
+  NOT_READY: {
+    code: 503,
+    status: 503,
+    field: "server",
+    en: "Service is starting, try again shortly",
+    ru: "Сервис запускается, повторите попытку чуть позже",
+  },
+  SHUTTING_DOWN: {
+    code: 504,
+    status: 503,
+    field: "server",
+    en: "Service is shutting down",
+    ru: "Сервис останавливается",
+  },
+} as const satisfies Record<string, ErrorDef>;
+
+export type ErrorName = keyof typeof ERRORS;
+/** Every code of the catalogue, as a union of literals. */
+export type ErrorCode = (typeof ERRORS)[ErrorName]["code"];
+
+/** `Code.INSUFFICIENT_FUNDS === 102`: the codes by name. */
+export const Code = Object.fromEntries(Object.entries(ERRORS).map(([name, def]) => [name, def.code])) as {
+  readonly [K in ErrorName]: (typeof ERRORS)[K]["code"];
+};
+
+/** Every definition, ascending by code. */
+export const ERROR_LIST: readonly ErrorDef[] = Object.values(ERRORS as Record<string, ErrorDef>).sort(
+  (a, b) => a.code - b.code,
+);
+
+// ---- pre-serialised lookups, indexed by code ------------------------------------------------------
+
+const MAX_CODE = 599;
+const STATUS: number[] = new Array(MAX_CODE + 1).fill(0);
+const FIELD: string[] = new Array(MAX_CODE + 1).fill("");
+/** The plain message, per language. */
+const MESSAGE: Record<Lang, string[]> = { en: [], ru: [] };
+/** `"<message>"` as a JSON string literal, per language. */
+const MESSAGE_JSON: Record<Lang, string[]> = { en: [], ru: [] };
+/** `{"errors":{"<field>":["<message>"]}}` per language. */
+const BODY: Record<Lang, string[]> = { en: [], ru: [] };
+/** The body up to (not including) the closing quote of the message, and the rest. */
+const HEAD: Record<Lang, string[]> = { en: [], ru: [] };
+const TAIL = '"]}}';
+
+for (const def of ERROR_LIST) {
+  if (def.code < 100 || def.code > MAX_CODE || STATUS[def.code] !== 0) {
+    throw new Error(`errors.ts: bad or duplicate code ${def.code}`);
+  }
+  STATUS[def.code] = def.status;
+  FIELD[def.code] = def.field;
+  for (const lang of ["en", "ru"] as const) {
+    const message = JSON.stringify(def[lang]);
+    MESSAGE[lang][def.code] = def[lang];
+    MESSAGE_JSON[lang][def.code] = message;
+    HEAD[lang][def.code] = `{"errors":{${JSON.stringify(def.field)}:[${message.slice(0, -1)}`;
+    BODY[lang][def.code] = `${HEAD[lang][def.code]}${TAIL}`;
+  }
+}
+
+/** A code the catalogue does not hold (a bug elsewhere) answers as INTERNAL rather than crash. */
+function known(code: number): number {
+  return code >= 0 && code <= MAX_CODE && STATUS[code] !== 0 ? code : ERRORS.INTERNAL.code;
+}
+
+/** HTTP status of a code (500 for a code not in the catalogue). */
+export function errorStatus(code: number): number {
+  return STATUS[known(code)];
+}
+
+/** Key under `errors` for a code. */
+export function errorField(code: number): string {
+  return FIELD[known(code)];
+}
+
+/** The plain message text of a code. */
+export function errorMessage(code: number, lang: Lang): string {
+  return MESSAGE[lang][known(code)];
+}
+
+/**
+ * `{"errors":{"<field>":["<message>"]}}` for one code. Without `extra` this is a pre-built string.
+ * `extra` (a limit, a path, the offending channel) is appended to the message in parentheses,
+ * JSON-escaped: `"Amount is below the minimum for this pair (0.000001)"`.
+ */
+export function errorBody(code: number, lang: Lang, extra?: string): string {
+  const c = known(code);
+  if (extra === undefined) return BODY[lang][c];
+  return `${HEAD[lang][c]} (${escapeJsonText(extra)})${TAIL}`;
+}
+
+/**
+ * One body reporting several errors: messages are grouped under their fields, fields in order of
+ * first appearance, messages in the order given. The status is the caller's choice (normally
+ * `errorStatus` of the first entry; validation errors are all 400).
+ */
+export function multiErrorBody(
+  entries: ReadonlyArray<readonly [code: number, extra?: string]>,
+  lang: Lang,
+): string {
+  if (entries.length === 1) return errorBody(entries[0][0], lang, entries[0][1]);
+  const fields: string[] = [];
+  const messages: string[][] = [];
+  for (const [code, extra] of entries) {
+    const c = known(code);
+    const field = FIELD[c];
+    let i = fields.indexOf(field);
+    if (i === -1) {
+      i = fields.push(field) - 1;
+      messages.push([]);
+    }
+    const message = MESSAGE_JSON[lang][c];
+    messages[i].push(extra === undefined ? message : `${message.slice(0, -1)} (${escapeJsonText(extra)})"`);
+  }
+  let body = '{"errors":{';
+  for (let i = 0; i < fields.length; i++) {
+    if (i > 0) body += ",";
+    body += `${JSON.stringify(fields[i])}:[${messages[i].join(",")}]`;
+  }
+  return `${body}}}`;
+}
+
+function escapeJsonText(text: string): string {
+  return JSON.stringify(text).slice(1, -1);
+}
+
+/** Validator helper: the price code for a `parseDecimal` failure (210 + ParseError). */
+export function priceParseError(error: ParseError): ErrorCode {
+  return (ERRORS.PRICE_REQUIRED.code + error) as ErrorCode;
+}
+
+/** Validator helper: the amount code for a `parseDecimal` failure (220 + ParseError). */
+export function amountParseError(error: ParseError): ErrorCode {
+  return (ERRORS.AMOUNT_REQUIRED.code + error) as ErrorCode;
+}
+
+// ---- language -------------------------------------------------------------------------------------
+
+/**
+ * `"ru"` when `Accept-Language` prefers Russian over English by q-values, else `"en"`.
+ * A language's weight is the highest q among its tags (`ru`, `ru-RU`, ...), 0 when it is not named
+ * (`*` is not counted: the choice is only between the two languages we have). Russian needs a weight
+ * above 0 and either a higher weight than English or the same weight and an earlier place in the list.
+ * Examples: `ru-RU,ru;q=0.9,en;q=0.8` → ru; `en,ru;q=0.5` → en; `de,ru;q=0.5` → ru; `ru;q=0` → en.
+ */
+export function pickLanguage(acceptLanguage: string | undefined): Lang {
+  // Fast path: most API clients send nothing, or nothing that mentions Russian.
+  if (acceptLanguage === undefined || !/ru/i.test(acceptLanguage)) return "en";
+  // Browsers repeat the same few headers; remember the answers (bounded, so hostile headers
+  // cannot grow it without limit).
+  let lang = languageCache.get(acceptLanguage);
+  if (lang === undefined) {
+    lang = parseAcceptLanguage(acceptLanguage);
+    if (languageCache.size >= LANGUAGE_CACHE_SIZE) languageCache.clear();
+    languageCache.set(acceptLanguage, lang);
+  }
+  return lang;
+}
+
+const LANGUAGE_CACHE_SIZE = 256;
+const languageCache = new Map<string, Lang>();
+
+function parseAcceptLanguage(acceptLanguage: string): Lang {
+  let ruQ = 0;
+  let ruAt = -1;
+  let enQ = 0;
+  let enAt = -1;
+  const parts = acceptLanguage.split(",");
+  for (let i = 0; i < parts.length; i++) {
+    const [rawTag, ...params] = parts[i].split(";");
+    const tag = rawTag.trim().toLowerCase();
+    const primary = tag.split("-", 1)[0];
+    if (primary !== "ru" && primary !== "en") continue;
+    let q = 1;
+    for (const param of params) {
+      const eq = param.indexOf("=");
+      if (eq !== -1 && param.slice(0, eq).trim().toLowerCase() === "q") {
+        const text = param.slice(eq + 1).trim();
+        q = /^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(text) ? Number(text) : 0; // malformed weight: ignore the tag
+      }
+    }
+    if (primary === "ru") {
+      if (q > ruQ) {
+        ruQ = q;
+        ruAt = i;
+      }
+    } else if (q > enQ) {
+      enQ = q;
+      enAt = i;
+    }
+  }
+  return ruQ > 0 && (ruQ > enQ || (ruQ === enQ && ruAt < enAt)) ? "ru" : "en";
+}

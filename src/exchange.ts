@@ -1,0 +1,618 @@
+/**
+ * The exchange core on the main thread: the stages a command passes through between the HTTP edge
+ * and the pair worker, in the order exchange-core names them (STYLE 1):
+ *
+ *   R1  risk hold   reserve funds in the ledger, assign the order id and time   (`createOrder`)
+ *   ME  matching    the pair worker runs the command on its book                 (ring, worker)
+ *   R2  settle      apply each event: trades move reserved funds, dones release  (`onEvent`)
+ *   DB  persist     every changed row goes into the writer's current batch       (`onEvent`, END)
+ *   OUT answer      the reply and the stream messages leave after that batch commits (`afterCommit`)
+ *
+ * Everything here runs on one thread, so ledger checks and reservations are atomic with respect to
+ * every other request, whatever the pair.
+ */
+import {
+  BUY,
+  DONE_REMAINDER,
+  ERR_ORDER_NOT_FOUND,
+  MAX_BUDGET,
+  NO_BUDGET,
+  OK,
+  SELL,
+} from "../workers/matching/types.ts";
+import { Code } from "./errors.ts";
+import type { Ledger } from "./ledger.ts";
+import type { PairMarket } from "./market-data.ts";
+import { scaled } from "./market-data.ts";
+import { mulDivRoundHalfUp, pow10 } from "./numbers.ts";
+import { formatDateTime, nowMicro } from "./time.ts";
+
+export const LIMIT = 0;
+export const MARKET = 1;
+
+/** A configured pair as the core needs it. */
+export interface PairSpec {
+  index: number;
+  name: string;
+  base: string;
+  quote: string;
+  priceDecimals: number;
+  amountDecimals: number;
+}
+
+/** What the core needs from a pair worker's command ring (see src/pair-client.ts). */
+export interface CommandSink {
+  sendLimit(orderId: number, user: number, side: 0 | 1, price: number, qty: number): boolean;
+  sendMarket(orderId: number, user: number, side: 0 | 1, qty: number, budget: number): boolean;
+  sendCancel(orderId: number): boolean;
+}
+
+/** What the core needs from the database writer (see src/db/writer.ts). */
+export interface RecordSink {
+  order(
+    id: number,
+    userId: number,
+    pair: string,
+    side: number,
+    type: number,
+    price: number,
+    amount: number,
+    amountUsed: number,
+    isCancelled: boolean,
+    createMicro: number,
+    updateMicro: number,
+  ): void;
+  trade(
+    id: number,
+    pair: string,
+    price: number,
+    amount: number,
+    takerOrderId: number,
+    makerOrderId: number,
+    takerUserId: number,
+    makerUserId: number,
+    takerSide: number,
+    takerType: number,
+    makerType: number,
+    micro: number,
+  ): void;
+  balance(userId: number, currency: string, available: bigint, reserved: bigint): void;
+  candle(
+    pair: string,
+    period: string,
+    startMs: number,
+    o: number,
+    h: number,
+    l: number,
+    c: number,
+    v: number,
+  ): void;
+  afterCommit(cb: () => void): void;
+}
+
+/** Live state of an order the core knows about (open, or finishing in the current command). */
+export interface OrderState {
+  id: number;
+  user: number;
+  pair: number;
+  side: 0 | 1;
+  type: 0 | 1;
+  /** Limit price in ticks; for a market order 0 until it is final, then the average price. */
+  price: number;
+  amount: number;
+  used: number;
+  cancelled: boolean;
+  createMicro: number;
+  updateMicro: number;
+  /** Market buy: quote (ledger units) still reserved for it. Market orders: ticks × lots spent. */
+  budget: bigint;
+  spent: bigint;
+}
+
+/** The order as the interface shows it (2.1). */
+export interface OrderView {
+  id: number;
+  pairName: string;
+  tradeType: "limit" | "market";
+  directionType: "buy" | "sell";
+  price: number;
+  amount: number;
+  amountUsed: number;
+  isCancelled: boolean;
+  createTime: string;
+  updateTime?: string;
+}
+
+/** A user's trade as the interface shows it (2.5). */
+export interface UserTradeView {
+  id: number;
+  pairName: string;
+  tradeType: "limit" | "market";
+  directionType: "buy" | "sell";
+  price: number;
+  amount: number;
+  tradeTime: string;
+}
+
+/** Receives what a committed command changed, for the stream fan-out. */
+export interface CommitListener {
+  orderChanged(user: number, view: OrderView): void;
+  userTrade(user: number, view: UserTradeView): void;
+  publicTrades(pair: number, trades: ReturnType<PairMarket["publicTrade"]>[]): void;
+  levelsChanged(pair: number, buy: Map<number, number>, sell: Map<number, number>): void;
+  tradedPairs(pairs: Set<number>): void;
+}
+
+export type CreateReply = (error: number, order: OrderView | null) => void;
+export type CancelReply = (error: number) => void;
+
+const CMD_RESTORE = 0;
+const CMD_CREATE = 1;
+const CMD_CANCEL = 2;
+
+interface Pending {
+  kind: number;
+  order: OrderState | null;
+  orderId: number;
+  user: number;
+  replyCreate: CreateReply | null;
+  replyCancel: CancelReply | null;
+}
+
+/** Per pair: scale factors between book units and ledger units, and the command FIFO. */
+interface PairState {
+  spec: PairSpec;
+  market: PairMarket;
+  sink: CommandSink;
+  base: number;
+  quote: number;
+  /** Ledger units of the quote currency per (tick × lot). */
+  quoteMul: bigint;
+  /** Ledger units of the base currency per lot. */
+  baseMul: bigint;
+  /** Commands sent to the worker and not yet answered by END, oldest first. */
+  pending: Pending[];
+  pendingHead: number;
+  /** Orders changed by the command being processed (taker and makers). */
+  touched: OrderState[];
+  trades: ReturnType<PairMarket["publicTrade"]>[];
+  userTrades: [number, UserTradeView][];
+  buyLevels: Map<number, number>;
+  sellLevels: Map<number, number>;
+}
+
+export class Exchange {
+  readonly ledger: Ledger;
+  private readonly pairs: PairState[] = [];
+  private readonly db: RecordSink;
+  /** Resting orders (and the taker of the command in progress), by id. */
+  readonly open = new Map<number, OrderState>();
+  /** Closed orders whose final row is not committed yet (cancel answers need them). */
+  private readonly closing = new Map<number, OrderState>();
+  nextOrderId = 1;
+  nextTradeId = 1;
+  listener: CommitListener | null = null;
+  private readonly tradedPairs = new Set<number>();
+
+  constructor(ledger: Ledger, db: RecordSink) {
+    this.ledger = ledger;
+    this.db = db;
+  }
+
+  addPair(
+    spec: PairSpec,
+    market: PairMarket,
+    sink: CommandSink,
+    baseScale: number,
+    quoteScale: number,
+  ): void {
+    this.pairs[spec.index] = {
+      spec,
+      market,
+      sink,
+      base: this.ledger.currencyIndex(spec.base),
+      quote: this.ledger.currencyIndex(spec.quote),
+      quoteMul: pow10(quoteScale - spec.priceDecimals - spec.amountDecimals),
+      baseMul: pow10(baseScale - spec.amountDecimals),
+      pending: [],
+      pendingHead: 0,
+      touched: [],
+      trades: [],
+      userTrades: [],
+      buyLevels: new Map(),
+      sellLevels: new Map(),
+    };
+  }
+
+  market(pair: number): PairMarket {
+    return this.pairs[pair].market;
+  }
+
+  /** Commands sent to a pair's worker and not answered yet. */
+  inFlight(pair: number): number {
+    const p = this.pairs[pair];
+    return p.pending.length - p.pendingHead;
+  }
+
+  // ------------------------------------------------------------------ R1: commands in
+
+  /**
+   * Places an order. `price` (ticks) is ignored for market orders. Calls `reply` once: with an
+   * error code (and nothing changed), or with the order after its own matching, once committed.
+   * Returns false when the worker's command ring is full (nothing changed; the caller answers 503).
+   */
+  createOrder(
+    user: number,
+    pairIndex: number,
+    type: 0 | 1,
+    side: 0 | 1,
+    price: number,
+    amount: number,
+    reply: CreateReply,
+  ): boolean {
+    const p = this.pairs[pairIndex];
+    const ledger = this.ledger;
+    let hold: bigint;
+    let currency: number;
+    let budget = NO_BUDGET;
+    if (side === SELL) {
+      currency = p.base;
+      hold = BigInt(amount) * p.baseMul;
+    } else if (type === LIMIT) {
+      currency = p.quote;
+      hold = BigInt(price) * BigInt(amount) * p.quoteMul;
+    } else {
+      // Market buy: hold everything available (at most MAX_BUDGET ticks × lots); the worker
+      // refuses the order when walking the book would cost more, and the unused part is released.
+      currency = p.quote;
+      let units = ledger.available(user, currency) / p.quoteMul;
+      if (units > BigInt(MAX_BUDGET)) units = BigInt(MAX_BUDGET);
+      budget = Number(units);
+      hold = units * p.quoteMul;
+    }
+    if (!ledger.reserve(user, currency, hold)) {
+      reply(Code.INSUFFICIENT_FUNDS, null);
+      return true;
+    }
+    const id = this.nextOrderId;
+    const sent =
+      type === LIMIT
+        ? p.sink.sendLimit(id, user, side, price, amount)
+        : p.sink.sendMarket(id, user, side, amount, budget);
+    if (!sent) {
+      ledger.release(user, currency, hold);
+      return false;
+    }
+    this.nextOrderId = id + 1;
+    const micro = nowMicro();
+    const order: OrderState = {
+      id,
+      user,
+      pair: pairIndex,
+      side,
+      type,
+      price: type === LIMIT ? price : 0,
+      amount,
+      used: 0,
+      cancelled: false,
+      createMicro: micro,
+      updateMicro: micro,
+      budget: type === MARKET && side === BUY ? hold : 0n,
+      spent: 0n,
+    };
+    p.pending.push({ kind: CMD_CREATE, order, orderId: id, user, replyCreate: reply, replyCancel: null });
+    return true;
+  }
+
+  /**
+   * Cancels an order of `user`. Replies with 0 after the cancel committed, or an error code.
+   * Returns false when the worker's command ring is full.
+   */
+  cancelOrder(
+    user: number,
+    orderId: number,
+    reply: CancelReply,
+    lookupClosed: (id: number) => void,
+  ): boolean {
+    const o = this.open.get(orderId);
+    if (o === undefined || o.user !== user) {
+      const c = this.closing.get(orderId);
+      if (c !== undefined && c.user === user) reply(closedError(c));
+      else if (o !== undefined) reply(Code.ORDER_NOT_FOUND);
+      else lookupClosed(orderId);
+      return true;
+    }
+    const p = this.pairs[o.pair];
+    if (!p.sink.sendCancel(orderId)) return false;
+    p.pending.push({ kind: CMD_CANCEL, order: o, orderId, user, replyCreate: null, replyCancel: reply });
+    return true;
+  }
+
+  /** Recovery: puts a stored open order back into its book (it cannot cross: books never are). */
+  restoreOrder(o: OrderState): boolean {
+    const p = this.pairs[o.pair];
+    if (!p.sink.sendLimit(o.id, o.user, o.side, o.price, o.amount - o.used)) return false;
+    this.open.set(o.id, o);
+    p.pending.push({
+      kind: CMD_RESTORE,
+      order: o,
+      orderId: o.id,
+      user: o.user,
+      replyCreate: null,
+      replyCancel: null,
+    });
+    return true;
+  }
+
+  // ------------------------------------------------------------------ R2 + DB: events out
+
+  /** A fill of `qty` lots at `price` between the current command's taker and a resting maker. */
+  onTrade(pairIndex: number, takerId: number, makerId: number, price: number, qty: number): void {
+    const p = this.pairs[pairIndex];
+    const taker = this.currentOrder(p, takerId);
+    const maker = this.open.get(makerId)!;
+    const ledger = this.ledger;
+    const tradeId = this.nextTradeId++;
+    const micro = p.market.nextMicro(nowMicro());
+    const buyer = taker.side === BUY ? taker : maker;
+    const seller = taker.side === BUY ? maker : taker;
+    const lots = BigInt(qty);
+    const cost = BigInt(price) * lots * p.quoteMul;
+    // Base: the seller's reserved base goes to the buyer.
+    ledger.transfer(seller.user, buyer.user, p.base, lots * p.baseMul);
+    // Quote: the buyer's reserved quote pays the seller at the maker's price.
+    ledger.transfer(buyer.user, seller.user, p.quote, cost);
+    if (buyer.type === LIMIT) {
+      // A limit buy reserved at its own price: a better price releases the difference.
+      if (buyer.price !== price)
+        ledger.release(buyer.user, p.quote, BigInt(buyer.price - price) * lots * p.quoteMul);
+    } else {
+      buyer.budget -= cost;
+    }
+    if (taker.type === MARKET) taker.spent += BigInt(price) * lots;
+    taker.used += qty;
+    maker.used += qty;
+    taker.updateMicro = micro;
+    maker.updateMicro = micro;
+    this.touch(p, maker);
+    if (maker.used === maker.amount) this.close(maker);
+    this.db.trade(
+      tradeId,
+      p.spec.name,
+      price,
+      qty,
+      taker.id,
+      maker.id,
+      taker.user,
+      maker.user,
+      taker.side,
+      taker.type,
+      maker.type,
+      micro,
+    );
+    p.market.addTrade(taker.side, taker.type, price, qty, micro);
+    this.tradedPairs.add(pairIndex);
+    if (this.listener !== null) {
+      p.trades.push(p.market.history[0]);
+      const dt = formatDateTime(micro);
+      p.userTrades.push([taker.user, this.userTradeView(tradeId, p, taker, price, qty, dt)]);
+      p.userTrades.push([maker.user, this.userTradeView(tradeId, p, maker, price, qty, dt)]);
+    }
+  }
+
+  /** The taker of the current command now rests in the book. */
+  onRested(pairIndex: number, orderId: number): void {
+    const p = this.pairs[pairIndex];
+    const o = this.currentOrder(p, orderId);
+    this.open.set(orderId, o);
+  }
+
+  /** An order ends with `left` lots unfilled: releases what it still holds. */
+  onDone(pairIndex: number, orderId: number, reason: number, left: number): void {
+    const p = this.pairs[pairIndex];
+    const o = reason === DONE_REMAINDER ? this.currentOrder(p, orderId) : this.open.get(orderId)!;
+    const ledger = this.ledger;
+    if (o.side === SELL) ledger.release(o.user, p.base, BigInt(left) * p.baseMul);
+    else if (o.type === LIMIT) ledger.release(o.user, p.quote, BigInt(o.price) * BigInt(left) * p.quoteMul);
+    // A market buy's unused budget is released when its command ends.
+    o.cancelled = true;
+    o.updateMicro = nowMicro();
+    this.touch(p, o);
+    this.close(o);
+  }
+
+  /** An aggregated level changed. */
+  onLevel(pairIndex: number, side: number, price: number, total: number): void {
+    const p = this.pairs[pairIndex];
+    p.market.setLevel(side as 0 | 1, price, total);
+    if (this.listener !== null) (side === BUY ? p.buyLevels : p.sellLevels).set(price, total);
+  }
+
+  /** The worker finished the pair's oldest pending command with result `code`. */
+  onEnd(pairIndex: number, code: number): void {
+    const p = this.pairs[pairIndex];
+    const cmd = p.pending[p.pendingHead];
+    // The worker also ends its SHUTDOWN command, which has no pending entry.
+    if (cmd === undefined) return;
+    p.pending[p.pendingHead++] = undefined as unknown as Pending;
+    if (p.pendingHead > 1024 && p.pendingHead * 2 > p.pending.length) {
+      p.pending = p.pending.slice(p.pendingHead);
+      p.pendingHead = 0;
+    }
+    const ledger = this.ledger;
+    const db = this.db;
+    let reply: (() => void) | null = null;
+    if (cmd.kind === CMD_CREATE) {
+      const o = cmd.order!;
+      const cb = cmd.replyCreate!;
+      if (o.type === MARKET && o.side === BUY && o.budget > 0n) {
+        ledger.release(o.user, p.quote, o.budget);
+        o.budget = 0n;
+      }
+      if (code !== OK) {
+        // Refused by the book (no liquidity, unaffordable): nothing happened but the hold.
+        if (o.side === SELL) ledger.release(o.user, p.base, BigInt(o.amount) * p.baseMul);
+        else if (o.type === LIMIT)
+          ledger.release(o.user, p.quote, BigInt(o.price) * BigInt(o.amount) * p.quoteMul);
+        this.flushBalances();
+        cb(code, null);
+        this.resetCommand(p);
+        return;
+      }
+      if (o.type === MARKET && o.used > 0) o.price = Number(mulDivRoundHalfUp(o.spent, 1n, BigInt(o.used)));
+      this.touch(p, o);
+      const view = this.orderView(o, true);
+      reply = () => cb(0, view);
+    } else if (cmd.kind === CMD_CANCEL) {
+      const cb = cmd.replyCancel!;
+      if (code === ERR_ORDER_NOT_FOUND) {
+        // The order finished between the request and the command (filled or cancelled).
+        const o = cmd.order!;
+        const err = closedError(o);
+        reply = () => cb(err);
+      } else {
+        reply = () => cb(0);
+      }
+    } else {
+      this.resetCommand(p);
+      return;
+    }
+    // DB: every order row the command changed, its balances and candles, then the answer.
+    const touched = p.touched;
+    for (let i = 0; i < touched.length; i++) {
+      const o = touched[i];
+      db.order(
+        o.id,
+        o.user,
+        p.spec.name,
+        o.side,
+        o.type,
+        o.price,
+        o.amount,
+        o.used,
+        o.cancelled,
+        o.createMicro,
+        o.updateMicro,
+      );
+    }
+    this.flushBalances();
+    p.market.drainCandles((period, c) => db.candle(p.spec.name, period, c[0], c[1], c[2], c[3], c[4], c[5]));
+    const closed = touched.filter((o) => this.closing.get(o.id) === o);
+    const listener = this.listener;
+    let publish: (() => void) | null = null;
+    if (listener !== null) {
+      const views = touched.map((o) => [o.user, this.orderView(o, false)] as const);
+      const trades = p.trades;
+      const userTrades = p.userTrades;
+      const buy = p.buyLevels;
+      const sell = p.sellLevels;
+      p.trades = [];
+      p.userTrades = [];
+      p.buyLevels = new Map();
+      p.sellLevels = new Map();
+      const pairIdx = pairIndex;
+      publish = () => {
+        if (buy.size > 0 || sell.size > 0) listener.levelsChanged(pairIdx, buy, sell);
+        if (trades.length > 0) listener.publicTrades(pairIdx, trades);
+        for (const [u, v] of views) listener.orderChanged(u, v);
+        for (const [u, t] of userTrades) listener.userTrade(u, t);
+      };
+    }
+    const answer = reply;
+    db.afterCommit(() => {
+      for (const o of closed) if (this.closing.get(o.id) === o) this.closing.delete(o.id);
+      answer();
+      publish?.();
+    });
+    touched.length = 0;
+  }
+
+  /** Balance rows changed since the last flush go into the current batch. */
+  flushBalances(): void {
+    const names = this.ledger.currencies;
+    this.ledger.drainDirty((user, c, available, reserved) =>
+      this.db.balance(user, names[c], available, reserved),
+    );
+  }
+
+  /** Pairs traded since the last call (for the coalesced `exchanges` channel). */
+  takeTradedPairs(): Set<number> {
+    const s = new Set(this.tradedPairs);
+    this.tradedPairs.clear();
+    return s;
+  }
+
+  // ------------------------------------------------------------------ views
+
+  orderView(o: OrderState, withUpdate: boolean): OrderView {
+    const spec = this.pairs[o.pair].spec;
+    const v: OrderView = {
+      id: o.id,
+      pairName: spec.name,
+      tradeType: o.type === LIMIT ? "limit" : "market",
+      directionType: o.side === BUY ? "buy" : "sell",
+      price: scaled(o.price, spec.priceDecimals),
+      amount: scaled(o.amount, spec.amountDecimals),
+      amountUsed: scaled(o.used, spec.amountDecimals),
+      isCancelled: o.cancelled,
+      createTime: formatDateTime(o.createMicro),
+    };
+    if (withUpdate) v.updateTime = formatDateTime(o.updateMicro);
+    return v;
+  }
+
+  private userTradeView(
+    id: number,
+    p: PairState,
+    o: OrderState,
+    price: number,
+    qty: number,
+    time: string,
+  ): UserTradeView {
+    return {
+      id,
+      pairName: p.spec.name,
+      tradeType: o.type === LIMIT ? "limit" : "market",
+      directionType: o.side === BUY ? "buy" : "sell",
+      price: scaled(price, p.spec.priceDecimals),
+      amount: scaled(qty, p.spec.amountDecimals),
+      tradeTime: time,
+    };
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  /** The taker of the pair's command in progress (or a resting order with that id). */
+  private currentOrder(p: PairState, id: number): OrderState {
+    const cmd = p.pending[p.pendingHead];
+    if (cmd !== undefined && cmd.orderId === id && cmd.order !== null) return cmd.order;
+    return this.open.get(id)!;
+  }
+
+  private touch(p: PairState, o: OrderState): void {
+    const t = p.touched;
+    if (t.length === 0 || t[t.length - 1] !== o) {
+      if (!t.includes(o)) t.push(o);
+    }
+  }
+
+  private close(o: OrderState): void {
+    if (this.open.get(o.id) === o) this.open.delete(o.id);
+    this.closing.set(o.id, o);
+  }
+
+  private resetCommand(p: PairState): void {
+    p.touched.length = 0;
+    p.trades.length = 0;
+    p.userTrades.length = 0;
+    p.buyLevels.clear();
+    p.sellLevels.clear();
+  }
+}
+
+/** The cancel error for an order that is no longer open. */
+export function closedError(o: { cancelled: boolean; used: number; amount: number }): number {
+  if (o.cancelled) return Code.ORDER_ALREADY_CANCELLED;
+  if (o.used === o.amount) return Code.ORDER_ALREADY_EXECUTED;
+  return Code.ORDER_NOT_FOUND;
+}

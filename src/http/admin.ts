@@ -1,0 +1,196 @@
+/**
+ * The admin interface (CONTRACT 1.2): users, API keys, deposits and withdrawals. Mounted only when
+ * ADMIN_TOKEN is set. Every change is persisted and answered after its commit, like orders.
+ */
+import type { HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial";
+import { parseAuthorization, secretsEqual } from "../auth.ts";
+import type { ExchangeConfig } from "../config.ts";
+import { Code } from "../errors.ts";
+import type { Ledger } from "../ledger.ts";
+import { formatDecimal, parseDecimal } from "../numbers.ts";
+import { nowMicro } from "../time.ts";
+import { Users } from "../users.ts";
+import {
+  type Finish,
+  isJsonMediaType,
+  MAX_BODY,
+  type RequestInfo,
+  readBody,
+  readRequest,
+  send,
+  sendError,
+} from "./request.ts";
+import { serialize } from "./schemas.ts";
+
+/** What admin operations persist (a subset of the database writer). */
+export interface AdminSink {
+  user(id: number, uid: string, micro: number): void;
+  apiKey(token: string, userId: number, secret: string, micro: number): void;
+  revokeKey(token: string): void;
+  transfer(
+    userId: number,
+    currency: string,
+    amount: bigint,
+    kind: "deposit" | "withdraw",
+    micro: number,
+  ): void;
+  balance(userId: number, currency: string, available: bigint, reserved: bigint): void;
+  afterCommit(cb: () => void): void;
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export class Admin {
+  private readonly token: string;
+  private readonly users: Users;
+  private readonly ledger: Ledger;
+  private readonly db: AdminSink;
+  private readonly config: ExchangeConfig;
+
+  constructor(token: string, users: Users, ledger: Ledger, db: AdminSink, config: ExchangeConfig) {
+    this.token = token;
+    this.users = users;
+    this.ledger = ledger;
+    this.db = db;
+    this.config = config;
+  }
+
+  /** Creates a user (with a first API key). Used by the admin API and by config users. */
+  createUser(uid: string, key: { apiToken: string; secretKey: string }): number {
+    const id = this.users.nextId();
+    const micro = nowMicro();
+    this.users.add(id, uid);
+    this.ledger.ensureUser(id);
+    this.db.user(id, uid, micro);
+    this.addKey(id, key);
+    return id;
+  }
+
+  addKey(userId: number, key: { apiToken: string; secretKey: string }): void {
+    this.users.addKey(key.apiToken, userId, key.secretKey, false);
+    this.db.apiKey(key.apiToken, userId, key.secretKey, nowMicro());
+  }
+
+  /** Credits `amount` (ledger units) to a user's available balance. */
+  deposit(userId: number, currency: string, amount: bigint): void {
+    const c = this.ledger.currencyIndex(currency);
+    this.ledger.deposit(userId, c, amount);
+    this.db.transfer(userId, currency, amount, "deposit", nowMicro());
+    this.db.balance(userId, currency, this.ledger.available(userId, c), this.ledger.reserved(userId, c));
+  }
+
+  mount(app: TemplatedApp, finish: Finish): void {
+    const post = (
+      route: string,
+      handle: (res: HttpResponse, info: RequestInfo, body: Record<string, unknown>) => void,
+    ) => {
+      app.post(route, (res, req) => {
+        const info = readRequest(res, req, route);
+        if (info.contentLength > MAX_BODY) return sendError(res, info, Code.BODY_TOO_LARGE, finish);
+        if (!isJsonMediaType(info.contentType))
+          return sendError(res, info, Code.UNSUPPORTED_MEDIA_TYPE, finish);
+        readBody(res, info, (raw) => {
+          if (raw === null) return sendError(res, info, Code.BODY_TOO_LARGE, finish);
+          if (!secretsEqual(this.token, parseAuthorization(info.authorization) ?? undefined)) {
+            return sendError(res, info, Code.AUTH_ADMIN_INVALID, finish);
+          }
+          let body: unknown;
+          try {
+            body = JSON.parse(raw.toString("utf8"));
+          } catch {
+            return sendError(res, info, Code.BODY_NOT_JSON, finish);
+          }
+          if (typeof body !== "object" || body === null || Array.isArray(body)) {
+            return sendError(res, info, Code.BODY_NOT_OBJECT, finish);
+          }
+          handle(res, info, body as Record<string, unknown>);
+        });
+      });
+    };
+    const committed = (res: HttpResponse, info: RequestInfo, body: string) => {
+      this.db.afterCommit(() => send(res, info, 200, body, finish));
+    };
+    const userOf = (res: HttpResponse, info: RequestInfo, uid: unknown): number | undefined => {
+      if (uid === undefined || uid === null) return void sendError(res, info, Code.UID_REQUIRED, finish);
+      if (typeof uid !== "string" || !UUID_RE.test(uid))
+        return void sendError(res, info, Code.UID_INVALID, finish);
+      const id = this.users.idOf(uid);
+      if (id === undefined) return void sendError(res, info, Code.UID_UNKNOWN, finish);
+      return id;
+    };
+
+    post("/admin/users", (res, info, body) => {
+      let uid = body.uid;
+      if (uid === undefined || uid === null) uid = Users.newUid();
+      else if (typeof uid !== "string" || !UUID_RE.test(uid))
+        return sendError(res, info, Code.UID_INVALID, finish);
+      const norm = (uid as string).toLowerCase();
+      if (this.users.idOf(norm) !== undefined) return sendError(res, info, Code.UID_EXISTS, finish);
+      const key = Users.newKeyPair();
+      this.createUser(norm, key);
+      committed(res, info, serialize.newUser({ uid: norm, ...key }));
+    });
+
+    post("/admin/api-keys", (res, info, body) => {
+      const id = userOf(res, info, body.uid);
+      if (id === undefined) return;
+      const key = Users.newKeyPair();
+      this.addKey(id, key);
+      committed(res, info, serialize.newKey(key));
+    });
+
+    post("/admin/api-keys/revoke", (res, info, body) => {
+      const token = body.apiToken;
+      if (typeof token !== "string" || token === "")
+        return sendError(res, info, Code.API_TOKEN_REQUIRED, finish);
+      if (!this.users.revoke(token)) return sendError(res, info, Code.API_TOKEN_UNKNOWN, finish);
+      this.users.nonces.forget(token);
+      this.db.revokeKey(token);
+      committed(res, info, "[]");
+    });
+
+    const transfer =
+      (kind: "deposit" | "withdraw") =>
+      (res: HttpResponse, info: RequestInfo, body: Record<string, unknown>) => {
+        const id = userOf(res, info, body.uid);
+        if (id === undefined) return;
+        const currency = body.currency;
+        if (currency === undefined || currency === null)
+          return sendError(res, info, Code.CURRENCY_REQUIRED, finish);
+        const cur = typeof currency === "string" ? this.config.currencies.get(currency) : undefined;
+        if (cur === undefined) return sendError(res, info, Code.CURRENCY_UNKNOWN, finish);
+        if (body.amount === undefined || body.amount === null)
+          return sendError(res, info, Code.AMOUNT_REQUIRED, finish);
+        const amount = parseDecimal(body.amount, cur.scale);
+        if (typeof amount !== "bigint") return sendError(res, info, Code.AMOUNT_REQUIRED + amount, finish);
+        const c = this.ledger.currencyIndex(cur.name);
+        if (kind === "deposit") {
+          if (this.ledger.available(id, c) + this.ledger.reserved(id, c) + amount > MAX_BALANCE) {
+            return sendError(res, info, Code.BALANCE_TOO_LARGE, finish);
+          }
+          this.deposit(id, cur.name, amount);
+        } else {
+          if (!this.ledger.withdraw(id, c, amount))
+            return sendError(res, info, Code.INSUFFICIENT_FUNDS, finish);
+          this.db.transfer(id, cur.name, -amount, "withdraw", nowMicro());
+          this.db.balance(id, cur.name, this.ledger.available(id, c), this.ledger.reserved(id, c));
+        }
+        committed(
+          res,
+          info,
+          serialize.balance({
+            currency: cur.name,
+            balance: formatDecimal(this.ledger.available(id, c), cur.scale),
+          }),
+        );
+      };
+    post("/admin/deposit", transfer("deposit"));
+    post("/admin/withdraw", transfer("withdraw"));
+    app.any("/admin/*", (res, req) =>
+      sendError(res, readRequest(res, req, "/admin"), Code.UNKNOWN_PATH, finish),
+    );
+  }
+}
+
+/** Largest balance a deposit may create (fits SQLite's and every client's 64-bit integers). */
+const MAX_BALANCE = 2n ** 63n - 1n;

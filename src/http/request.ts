@@ -1,0 +1,133 @@
+/**
+ * Small guarded steps of the HTTP path on uWebSockets.js (STYLE 7): headers are read synchronously
+ * into a plain record (the request object dies when the handler returns), `onAborted` is attached
+ * before anything asynchronous, every late write is corked, and bodies are read into one
+ * preallocated buffer (no concatenation per chunk).
+ */
+import type { HttpRequest, HttpResponse } from "@trufflesuite/uws-js-unofficial";
+import { errorBody, errorStatus, type Lang, pickLanguage } from "../errors.ts";
+
+export const MAX_BODY = 64 * 1024;
+
+const STATUS_LINE: Record<number, string> = {
+  200: "200 OK",
+  400: "400 Bad Request",
+  401: "401 Unauthorized",
+  403: "403 Forbidden",
+  404: "404 Not Found",
+  405: "405 Method Not Allowed",
+  413: "413 Payload Too Large",
+  415: "415 Unsupported Media Type",
+  429: "429 Too Many Requests",
+  500: "500 Internal Server Error",
+  503: "503 Service Unavailable",
+};
+
+/** What a handler may keep from the request after it returns. */
+export interface RequestInfo {
+  readonly route: string;
+  readonly query: string;
+  readonly lang: Lang;
+  readonly authorization: string | undefined;
+  readonly signature: string | undefined;
+  readonly contentType: string;
+  readonly contentLength: number;
+  readonly address: string;
+  readonly startNs: bigint;
+  aborted: boolean;
+  /** Set once an answer was written. */
+  done: boolean;
+}
+
+const decoder = new TextDecoder();
+
+export function readRequest(res: HttpResponse, req: HttpRequest, route: string): RequestInfo {
+  const auth = req.getHeader("authorization");
+  const sig = req.getHeader("x-signature");
+  const cl = req.getHeader("content-length");
+  const info: RequestInfo = {
+    route,
+    query: req.getQuery() ?? "",
+    lang: pickLanguage(req.getHeader("accept-language") || undefined),
+    authorization: auth === "" ? undefined : auth,
+    signature: sig === "" ? undefined : sig,
+    contentType: req.getHeader("content-type"),
+    contentLength: cl === "" ? -1 : Number(cl),
+    address: decoder.decode(res.getRemoteAddressAsText()),
+    startNs: process.hrtime.bigint(),
+    aborted: false,
+    done: false,
+  };
+  res.onAborted(() => {
+    info.aborted = true;
+  });
+  return info;
+}
+
+/** True when a POST's media type is `application/json` (parameters such as charset are fine). */
+export function isJsonMediaType(contentType: string): boolean {
+  const semi = contentType.indexOf(";");
+  const type = (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
+  return type === "application/json";
+}
+
+export type Finish = (info: RequestInfo, status: number) => void;
+
+/** Writes a JSON answer (corked, so it works after an await too) unless the client went away. */
+export function send(
+  res: HttpResponse,
+  info: RequestInfo,
+  status: number,
+  body: string,
+  finish: Finish,
+  retryAfter?: number,
+): void {
+  if (info.aborted || info.done) return;
+  info.done = true;
+  res.cork(() => {
+    res.writeStatus(STATUS_LINE[status] ?? `${status} Error`).writeHeader("content-type", "application/json");
+    if (retryAfter !== undefined) res.writeHeader("retry-after", String(retryAfter));
+    res.end(body);
+  });
+  finish(info, status);
+}
+
+export function sendError(
+  res: HttpResponse,
+  info: RequestInfo,
+  code: number,
+  finish: Finish,
+  extra?: string,
+): void {
+  send(res, info, errorStatus(code), errorBody(code, info.lang, extra), finish);
+}
+
+/**
+ * Reads the whole body into one buffer. Calls `done(null)` when it exceeds MAX_BODY (the caller
+ * answers 413) or `done(body)`.
+ */
+export function readBody(res: HttpResponse, info: RequestInfo, done: (body: Buffer | null) => void): void {
+  let buf = Buffer.allocUnsafe(
+    info.contentLength >= 0 && info.contentLength <= MAX_BODY ? info.contentLength : 1024,
+  );
+  let len = 0;
+  let over = false;
+  res.onData((chunk, isLast) => {
+    if (over) return;
+    const n = chunk.byteLength;
+    if (len + n > MAX_BODY) {
+      over = true;
+      done(null);
+      return;
+    }
+    if (len + n > buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.min(MAX_BODY, Math.max(buf.length * 2, len + n)));
+      buf.copy(bigger, 0, 0, len);
+      buf = bigger;
+    }
+    // The chunk's memory is only valid during this call: copy it out now.
+    buf.set(new Uint8Array(chunk), len);
+    len += n;
+    if (isLast) done(len === buf.length ? buf : buf.subarray(0, len));
+  });
+}

@@ -1,0 +1,213 @@
+/**
+ * One JSON schema per response body (STYLE 8), compiled once at start by fast-json-stringify. The
+ * same schemas describe the wire format of the interface (seed section 2) and can feed an OpenAPI
+ * document.
+ */
+import fastJson from "fast-json-stringify";
+
+/** Compiles a schema written as a plain object (the literal types of `as const` are not needed). */
+function compile(schema: object): (doc: unknown) => string {
+  return fastJson(schema as Parameters<typeof fastJson>[0]) as (doc: unknown) => string;
+}
+
+const num = { type: "number" } as const;
+const int = { type: "integer" } as const;
+const str = { type: "string" } as const;
+const bool = { type: "boolean" } as const;
+
+const orderProps = {
+  id: int,
+  pairName: str,
+  tradeType: str,
+  directionType: str,
+  price: num,
+  amount: num,
+  amountUsed: num,
+  isCancelled: bool,
+  createTime: str,
+};
+const orderRequired = Object.keys(orderProps);
+
+/** 2.1 Order, with updateTime (create-order response). */
+export const orderWithUpdateSchema = {
+  type: "object",
+  properties: { ...orderProps, updateTime: str },
+  required: [...orderRequired, "updateTime"],
+  additionalProperties: false,
+} as const;
+
+/** 2.1 Order without updateTime (lists, pages, stream). */
+export const orderSchema = {
+  type: "object",
+  properties: orderProps,
+  required: orderRequired,
+  additionalProperties: false,
+} as const;
+
+/** 2.5 User history item. */
+export const userTradeSchema = {
+  type: "object",
+  properties: {
+    id: int,
+    pairName: str,
+    tradeType: str,
+    directionType: str,
+    price: num,
+    amount: num,
+    tradeTime: str,
+  },
+  required: ["id", "pairName", "tradeType", "directionType", "price", "amount", "tradeTime"],
+  additionalProperties: false,
+} as const;
+
+const exchangeProps = {
+  pairName: str,
+  openValue: num,
+  minValue: num,
+  maxValue: num,
+  closeValue: num,
+  volume: num,
+};
+
+/** 2.2 Pair exchange record (pair page, without bid/ask). */
+export const exchangeSchema = {
+  type: "object",
+  properties: exchangeProps,
+  required: Object.keys(exchangeProps),
+  additionalProperties: false,
+} as const;
+
+/** 2.2 with closeBidValue / closeAskValue (pairs list). */
+export const pairRecordSchema = {
+  type: "object",
+  properties: { ...exchangeProps, closeBidValue: num, closeAskValue: num },
+  required: [...Object.keys(exchangeProps), "closeBidValue", "closeAskValue"],
+  additionalProperties: false,
+} as const;
+
+/** 2.2 in the `exchanges` stream channel. */
+export const exchangeStreamSchema = {
+  type: "object",
+  properties: { ...exchangeProps, eventTimeMicro: str },
+  required: [...Object.keys(exchangeProps), "eventTimeMicro"],
+  additionalProperties: false,
+} as const;
+
+const levelSchema = {
+  type: "object",
+  properties: { price: num, amount: num },
+  required: ["price", "amount"],
+  additionalProperties: false,
+} as const;
+
+/** Aggregated order book `{buy, sell}` (4.6). */
+export const bookSchema = {
+  type: "object",
+  properties: { buy: { type: "array", items: levelSchema }, sell: { type: "array", items: levelSchema } },
+  required: ["buy", "sell"],
+  additionalProperties: false,
+} as const;
+
+/** 2.4 Pair trade history item. */
+export const publicTradeSchema = {
+  type: "object",
+  properties: {
+    directionType: str,
+    tradeType: str,
+    price: num,
+    amount: num,
+    tradeTime: int,
+    eventTimeMicro: str,
+  },
+  required: ["directionType", "tradeType", "price", "amount", "tradeTime", "eventTimeMicro"],
+  additionalProperties: false,
+} as const;
+
+/** 2.6 Balance item, plus `reserved` (CONTRACT 2.3). */
+export const balanceSchema = {
+  type: "object",
+  properties: { currency: str, balance: str, reserved: str },
+  required: ["currency", "balance", "reserved"],
+  additionalProperties: false,
+} as const;
+
+function page(items: object) {
+  return {
+    type: "object",
+    properties: { total: int, items: { type: "array", items } },
+    required: ["total", "items"],
+    additionalProperties: false,
+  } as const;
+}
+
+/** 4.4 Pair page. */
+export const pairPageSchema = {
+  type: "object",
+  properties: {
+    exchanges: { type: "array", items: exchangeSchema },
+    orders: bookSchema,
+    history: { type: "array", items: publicTradeSchema },
+    userOrders: { type: ["array", "null"], items: orderSchema },
+    userHistory: { type: ["array", "null"], items: userTradeSchema },
+  },
+  required: ["exchanges", "orders", "history", "userOrders", "userHistory"],
+  additionalProperties: false,
+} as const;
+
+/** Compiled serializers, one per body. */
+export const serialize = {
+  order: compile(orderWithUpdateSchema),
+  pairs: compile({ type: "array", items: pairRecordSchema }),
+  pairPage: compile(pairPageSchema),
+  book: compile(bookSchema),
+  history: compile({ type: "array", items: publicTradeSchema }),
+  chart: compile({ type: "array", items: { type: "array", items: num } }),
+  balances: compile({ type: "array", items: balanceSchema }),
+  ordersPage: compile(page(orderSchema)),
+  tradesPage: compile(page(userTradeSchema)),
+  newUser: compile({
+    type: "object",
+    properties: { uid: str, apiToken: str, secretKey: str },
+    required: ["uid", "apiToken", "secretKey"],
+  }),
+  newKey: compile({
+    type: "object",
+    properties: { apiToken: str, secretKey: str },
+    required: ["apiToken", "secretKey"],
+  }),
+  balance: compile({
+    type: "object",
+    properties: { currency: str, balance: str },
+    required: ["currency", "balance"],
+  }),
+  // Stream envelopes: `{stream, data}` with the channel's data schema.
+  streamExchanges: compile({
+    type: "object",
+    properties: { stream: str, data: { type: "array", items: exchangeStreamSchema } },
+  }),
+  streamLevels: compile({
+    type: "object",
+    properties: {
+      stream: str,
+      data: {
+        type: "object",
+        properties: {
+          buy: {
+            type: "array",
+            items: { ...levelSchema, properties: { ...levelSchema.properties, eventTimeMicro: str } },
+          },
+          sell: {
+            type: "array",
+            items: { ...levelSchema, properties: { ...levelSchema.properties, eventTimeMicro: str } },
+          },
+        },
+      },
+    },
+  }),
+  streamHistory: compile({
+    type: "object",
+    properties: { stream: str, data: { type: "array", items: publicTradeSchema } },
+  }),
+  streamOrder: compile({ type: "object", properties: { stream: str, data: orderSchema } }),
+  streamUserTrade: compile({ type: "object", properties: { stream: str, data: userTradeSchema } }),
+};

@@ -1,0 +1,155 @@
+/**
+ * The ledger: every user's available and reserved balance per currency, in exact integers at the
+ * currency's ledger scale (CONTRACT 2.1). It lives on the main thread only, so a reservation is
+ * atomic with respect to every other request: two pairs that share a currency can never both
+ * spend the same funds.
+ *
+ * Operations that move money keep `available + reserved` per currency equal to deposits minus
+ * withdrawals (trades move value between users, never create it). Every (user, currency) a
+ * command touches is remembered so the caller can persist exactly those balances.
+ */
+
+export class Ledger {
+  readonly currencies: readonly string[];
+  private readonly index = new Map<string, number>();
+  private readonly avail: bigint[][] = [];
+  private readonly resv: bigint[][] = [];
+  /** (user, currency) pairs changed since the last `drainDirty`, encoded as user * C + currency. */
+  private readonly dirty = new Set<number>();
+
+  constructor(currencies: readonly string[]) {
+    this.currencies = currencies;
+    currencies.forEach((c, i) => {
+      this.index.set(c, i);
+    });
+  }
+
+  currencyIndex(name: string): number {
+    const i = this.index.get(name);
+    if (i === undefined) throw new Error(`unknown currency ${name}`);
+    return i;
+  }
+
+  hasCurrency(name: string): boolean {
+    return this.index.has(name);
+  }
+
+  ensureUser(user: number): void {
+    while (this.avail.length <= user) {
+      this.avail.push(new Array<bigint>(this.currencies.length).fill(0n));
+      this.resv.push(new Array<bigint>(this.currencies.length).fill(0n));
+    }
+  }
+
+  hasUser(user: number): boolean {
+    return user < this.avail.length;
+  }
+
+  available(user: number, c: number): bigint {
+    return this.avail[user][c];
+  }
+
+  reserved(user: number, c: number): bigint {
+    return this.resv[user][c];
+  }
+
+  /** Sets both values (recovery only). */
+  load(user: number, c: number, available: bigint, reserved: bigint): void {
+    this.ensureUser(user);
+    this.avail[user][c] = available;
+    this.resv[user][c] = reserved;
+  }
+
+  /** Moves `amount` from available to reserved; false (and nothing changes) when not enough. */
+  reserve(user: number, c: number, amount: bigint): boolean {
+    const a = this.avail[user];
+    if (a[c] < amount) return false;
+    a[c] -= amount;
+    this.resv[user][c] += amount;
+    this.touch(user, c);
+    return true;
+  }
+
+  /** Moves `amount` from reserved back to available (cancel, better-price fill, unused budget). */
+  release(user: number, c: number, amount: bigint): void {
+    if (amount === 0n) return;
+    const r = this.resv[user];
+    if (r[c] < amount) throw new Error(`ledger: release of ${amount} exceeds reserved ${r[c]}`);
+    r[c] -= amount;
+    this.avail[user][c] += amount;
+    this.touch(user, c);
+  }
+
+  /** Pays `amount` out of reserved funds to `to`'s available balance (one leg of a trade). */
+  transfer(from: number, to: number, c: number, amount: bigint): void {
+    const r = this.resv[from];
+    if (r[c] < amount) throw new Error(`ledger: transfer of ${amount} exceeds reserved ${r[c]}`);
+    r[c] -= amount;
+    this.avail[to][c] += amount;
+    this.touch(from, c);
+    this.touch(to, c);
+  }
+
+  deposit(user: number, c: number, amount: bigint): void {
+    this.ensureUser(user);
+    this.avail[user][c] += amount;
+    this.touch(user, c);
+  }
+
+  /** Takes `amount` from available; false (and nothing changes) when not enough. */
+  withdraw(user: number, c: number, amount: bigint): boolean {
+    const a = this.avail[user];
+    if (a[c] < amount) return false;
+    a[c] -= amount;
+    this.touch(user, c);
+    return true;
+  }
+
+  /** Calls `fn` for each balance changed since the last drain, then forgets them. */
+  drainDirty(fn: (user: number, c: number, available: bigint, reserved: bigint) => void): void {
+    const n = this.currencies.length;
+    for (const key of this.dirty) {
+      const user = Math.floor(key / n);
+      const c = key - user * n;
+      fn(user, c, this.avail[user][c], this.resv[user][c]);
+    }
+    this.dirty.clear();
+  }
+
+  /** Sum of available + reserved over all users, per currency index. */
+  totals(): bigint[] {
+    const t = new Array<bigint>(this.currencies.length).fill(0n);
+    for (let u = 0; u < this.avail.length; u++) {
+      for (let c = 0; c < t.length; c++) t[c] += this.avail[u][c] + this.resv[u][c];
+    }
+    return t;
+  }
+
+  /**
+   * The ledger check of CONTRACT 6: per currency, the sum over users equals `expected[c]`
+   * (deposits − withdrawals) and no balance is negative. Returns the problems found (empty: ok).
+   */
+  check(expected: readonly bigint[]): string[] {
+    const problems: string[] = [];
+    const t = this.totals();
+    for (let c = 0; c < t.length; c++) {
+      if (t[c] !== expected[c]) {
+        problems.push(
+          `${this.currencies[c]}: balances sum to ${t[c]}, deposits - withdrawals = ${expected[c]}`,
+        );
+      }
+    }
+    for (let u = 0; u < this.avail.length; u++) {
+      for (let c = 0; c < t.length; c++) {
+        if (this.avail[u][c] < 0n || this.resv[u][c] < 0n) {
+          problems.push(`user ${u} ${this.currencies[c]}: negative balance`);
+        }
+      }
+    }
+    return problems;
+  }
+
+  private touch(user: number, c: number): void {
+    this.dirty.add(user * this.currencies.length + c);
+  }
+}

@@ -1,0 +1,254 @@
+/**
+ * Main-thread side of one pair worker: owns the two rings, writes command records, and consumes
+ * event records on the event loop without ever blocking it.
+ *
+ *   send*() ──command ring──▶ pair worker ──event ring──▶ pump() ──▶ onEvent(f64, offset)
+ *
+ * The pump drains every available event record and goes back to the event loop after
+ * `maxEventsPerTurn` records (so HTTP and timers keep running under load). When the ring is empty
+ * it re-checks it on the next `mainPollTurns` event-loop turns (setImmediate), then sleeps with
+ * Atomics.waitAsync (the worker notifies only after we announce the sleep; see src/ring.ts).
+ * postMessage is used once, for the worker's ready handshake.
+ */
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
+import { Worker, type WorkerOptions } from "node:worker_threads";
+import type { Side } from "../workers/matching/types.ts";
+import {
+  CMD_SLOT_WORDS,
+  EV_SLOT_WORDS,
+  type PairWorkerData,
+  type PublishPolicy,
+  READY_MESSAGE,
+  writeCancel,
+  writeLimit,
+  writeMarket,
+  writeShutdown,
+} from "../workers/pair/protocol.ts";
+import { SpscRing } from "./ring.ts";
+
+const PAIR_WORKER_URL = new URL("../workers/pair/pair-worker.ts", import.meta.url);
+
+/** Defaults chosen with bench/ring/wake.bench.ts (numbers in workers/pair/pair-worker.ts). */
+export const DEFAULT_COMMAND_SLOTS = 1024;
+export const DEFAULT_EVENT_SLOTS = 8192;
+export const DEFAULT_WORKER_SPIN = 2000;
+export const DEFAULT_PUBLISH_EVERY: PublishPolicy = "command";
+export const DEFAULT_MAX_EVENTS_PER_TURN = 4096;
+export const DEFAULT_MAIN_POLL_TURNS = 0;
+
+export interface PairChannelOptions {
+  pairName: string;
+  /**
+   * Called once per event record, in order; read the words at `offset` (names in
+   * workers/pair/protocol.ts) before returning: the slot is reused after the handler returns.
+   */
+  onEvent: (f64: Float64Array, offset: number) => void;
+  commandSlots?: number;
+  eventSlots?: number;
+  /** Polls of an empty command ring before the worker sleeps (Infinity: it never sleeps). */
+  workerSpin?: number;
+  publishEvery?: PublishPolicy;
+  /**
+   * Event-loop turns (setImmediate) the pump re-checks an empty event ring before sleeping in
+   * Atomics.waitAsync (0: sleep at once; Infinity: never sleep, pure polling).
+   */
+  mainPollTurns?: number;
+  /** Event records handled before the pump yields to the event loop. */
+  maxEventsPerTurn?: number;
+  /** Initial order capacity of the worker's book. */
+  initialCapacity?: number;
+}
+
+/**
+ * Starts a worker thread on a module URL. A `.ts` module is loaded through tsx: on Node 20 the
+ * loader hooks of `execArgv: ["--import", "tsx"]` do not apply to a worker's entry point
+ * (ERR_UNKNOWN_FILE_EXTENSION; nodejs/node#47747, privatenumber/tsx#354), under `tsx file.ts` and
+ * `tsx --test` alike, so a two-line eval entry registers tsx's ESM hooks inside the worker and
+ * then imports the module.
+ */
+export function startWorker(url: URL, options: WorkerOptions = {}): Worker {
+  if (!url.pathname.endsWith(".ts")) return new Worker(url, options);
+  const tsxApi = import.meta.resolve("tsx/esm/api");
+  const entry = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`;
+  return new Worker(entry, { ...options, eval: true });
+}
+
+export class PairChannel {
+  readonly pairName: string;
+  /** Resolves when the worker has built its book and reads commands; rejects if it dies first. */
+  readonly ready: Promise<void>;
+  /** Resolves with the worker's exit code. */
+  readonly exited: Promise<number>;
+
+  private readonly worker: Worker;
+  private readonly commands: SpscRing;
+  private readonly events: SpscRing;
+  private readonly onEvent: (f64: Float64Array, offset: number) => void;
+  private readonly mainPollTurns: number;
+  private readonly maxEventsPerTurn: number;
+  private readonly pumped: Promise<void>;
+  private seq = 0;
+  private corked = false;
+  private closing = false;
+  private gone = false;
+  private failure: unknown = undefined;
+
+  constructor(options: PairChannelOptions) {
+    this.pairName = options.pairName;
+    this.onEvent = options.onEvent;
+    this.mainPollTurns = options.mainPollTurns ?? DEFAULT_MAIN_POLL_TURNS;
+    this.maxEventsPerTurn = options.maxEventsPerTurn ?? DEFAULT_MAX_EVENTS_PER_TURN;
+    this.commands = SpscRing.create(options.commandSlots ?? DEFAULT_COMMAND_SLOTS, CMD_SLOT_WORDS);
+    this.events = SpscRing.create(options.eventSlots ?? DEFAULT_EVENT_SLOTS, EV_SLOT_WORDS);
+    const workerData: PairWorkerData = {
+      pairName: options.pairName,
+      commandsSab: this.commands.sab,
+      eventsSab: this.events.sab,
+      spinIterations: options.workerSpin ?? DEFAULT_WORKER_SPIN,
+      publishEvery: options.publishEvery ?? DEFAULT_PUBLISH_EVERY,
+      initialCapacity: options.initialCapacity ?? 1024,
+    };
+    const worker = startWorker(PAIR_WORKER_URL, { workerData, name: `pair ${options.pairName}` });
+    this.worker = worker;
+
+    let readyResolve: () => void = () => {};
+    let readyReject: (err: unknown) => void = () => {};
+    this.ready = new Promise<void>((resolve, reject) => {
+      readyResolve = resolve;
+      readyReject = reject;
+    });
+    // Callers that never await `ready` must not get an unhandled rejection; `close()` reports.
+    this.ready.catch(() => {});
+    let exitedResolve: (code: number) => void = () => {};
+    this.exited = new Promise<number>((resolve) => {
+      exitedResolve = resolve;
+    });
+    worker.on("message", (m) => {
+      if (m === READY_MESSAGE) readyResolve();
+    });
+    worker.on("error", (err) => {
+      this.failure ??= err;
+    });
+    worker.once("exit", (code) => {
+      this.gone = true;
+      // Unblock a pump sleeping in waitAsync and a close() waiting for command space.
+      this.events.wakeConsumer();
+      this.commands.wakeProducer();
+      readyReject(this.failure ?? new Error(`pair worker ${this.pairName} exited with code ${code}`));
+      exitedResolve(code);
+    });
+    this.pumped = this.pump().catch((err: unknown) => {
+      this.failure ??= err;
+      void this.worker.terminate();
+    });
+  }
+
+  /** Seq of the last command accepted by a send method (0 before any). */
+  get lastSeq(): number {
+    return this.seq;
+  }
+
+  /** Queues a limit order; false when the command ring is full or the channel is closing. */
+  sendLimit(orderId: number, user: number, side: Side, price: number, qty: number): boolean {
+    const o = this.reserve();
+    if (o < 0) return false;
+    writeLimit(this.commands.f64, o, ++this.seq, orderId, user, side, price, qty);
+    if (!this.corked) this.commands.publish();
+    return true;
+  }
+
+  /** Queues a market order (`budget`: see MatchingBook.market); false when the ring is full. */
+  sendMarket(orderId: number, user: number, side: Side, qty: number, budget: number): boolean {
+    const o = this.reserve();
+    if (o < 0) return false;
+    writeMarket(this.commands.f64, o, ++this.seq, orderId, user, side, qty, budget);
+    if (!this.corked) this.commands.publish();
+    return true;
+  }
+
+  /** Queues a cancel; false when the command ring is full. */
+  sendCancel(orderId: number): boolean {
+    const o = this.reserve();
+    if (o < 0) return false;
+    writeCancel(this.commands.f64, o, ++this.seq, orderId);
+    if (!this.corked) this.commands.publish();
+    return true;
+  }
+
+  /** Until `uncork`, sends only write their records; `uncork` publishes them with one store. */
+  cork(): void {
+    this.corked = true;
+  }
+
+  uncork(): void {
+    this.corked = false;
+    this.commands.publish();
+  }
+
+  /** Resolves once the command ring has a free slot (or the worker is gone). Never blocks. */
+  async writable(): Promise<void> {
+    while (!this.gone && this.commands.freeSlots() === 0) {
+      await this.commands.waitForSpaceAsync();
+    }
+  }
+
+  /**
+   * Sends SHUTDOWN after the queued commands, waits for the worker to exit and for every event to
+   * be handed to `onEvent`; resolves with the exit code, or rejects with the first failure (worker
+   * error, or an exception thrown by `onEvent`).
+   */
+  async close(): Promise<number> {
+    if (!this.closing) {
+      if (this.corked) this.uncork();
+      this.closing = true;
+      for (;;) {
+        const o = this.gone ? -1 : this.commands.tryReserve();
+        if (o >= 0) {
+          writeShutdown(this.commands.f64, o, ++this.seq);
+          this.commands.publish();
+          break;
+        }
+        if (this.gone) break;
+        await this.writable();
+      }
+    }
+    const code = await this.exited;
+    await this.pumped;
+    if (this.failure !== undefined) throw this.failure;
+    return code;
+  }
+
+  private reserve(): number {
+    return this.closing ? -1 : this.commands.tryReserve();
+  }
+
+  private async pump(): Promise<void> {
+    const ring = this.events;
+    const f = ring.f64;
+    const onEvent = this.onEvent;
+    let sinceYield = 0;
+    let idleTurns = 0;
+    for (;;) {
+      const n = ring.available();
+      if (n > 0) {
+        for (let i = 0; i < n; i++) onEvent(f, ring.peekOffset(i));
+        ring.release(n);
+        idleTurns = 0;
+        sinceYield += n;
+        if (sinceYield >= this.maxEventsPerTurn) {
+          sinceYield = 0;
+          await yieldToEventLoop();
+        }
+        continue;
+      }
+      if (this.gone) return;
+      sinceYield = 0;
+      if (idleTurns < this.mainPollTurns) {
+        idleTurns++;
+        await yieldToEventLoop();
+      } else {
+        await ring.waitForDataAsync();
+      }
+    }
+  }
+}

@@ -1,0 +1,308 @@
+/**
+ * The whole exchange wired in one place (STYLE 1). Start-up runs these stages in order:
+ *
+ *   1. settings and config          flags/env, data/config.json
+ *   2. database                     open + migrate, check pair decimals, currency scales
+ *   3. recover                      users, keys, balances, open orders, read models
+ *   4. writer and readers           the group-committing writer thread, the read-only pool
+ *   5. pair workers                 one thread per pair, open orders replayed into its book
+ *   6. config users                 created and credited once
+ *   7. front end                    uWebSockets.js routes; /health turns ok
+ *
+ * and `close()` runs them backwards: stop accepting, drain the workers, commit, close.
+ */
+import uws from "@trufflesuite/uws-js-unofficial";
+import {
+  DONE_LEFT,
+  DONE_ORDER_ID,
+  DONE_REASON,
+  END_RESULT,
+  EV_DONE,
+  EV_END,
+  EV_KIND,
+  EV_LEVEL,
+  EV_RESTED,
+  EV_TRADE,
+  LEVEL_PRICE,
+  LEVEL_SIDE,
+  LEVEL_TOTAL,
+  RESTED_ORDER_ID,
+  TRADE_MAKER_ID,
+  TRADE_PRICE,
+  TRADE_QTY,
+  TRADE_TAKER_ID,
+} from "../workers/pair/protocol.ts";
+import { type ExchangeConfig, loadConfig, type Settings } from "./config.ts";
+import { openDatabase } from "./db/open.ts";
+import { DbReader } from "./db/reader.ts";
+import { checkPairs, loadState, resolveCurrencyScales } from "./db/recovery.ts";
+import { DbWriter } from "./db/writer.ts";
+import { Exchange, type OrderState } from "./exchange.ts";
+import { Admin } from "./http/admin.ts";
+import { mountRoutes } from "./http/server.ts";
+import { Ledger } from "./ledger.ts";
+import { PairMarket, PERIODS } from "./market-data.ts";
+import { Metrics } from "./metrics.ts";
+import { pow10 } from "./numbers.ts";
+import { PairChannel } from "./pair-client.ts";
+import { nowMicro } from "./time.ts";
+import { Users } from "./users.ts";
+
+export interface RunningExchange {
+  readonly port: number;
+  readonly url: string;
+  readonly exchange: Exchange;
+  /** Graceful stop: no new requests, every acknowledged write committed, database closed. */
+  close(): Promise<void>;
+}
+
+/** True when the native uWebSockets.js binary loaded (the fallback exports only `App`). */
+export function isNativeUws(): boolean {
+  return typeof (uws as { us_listen_socket_close?: unknown }).us_listen_socket_close === "function";
+}
+
+export async function startExchange(
+  settings: Settings,
+  log: (line: string) => void = console.log,
+): Promise<RunningExchange> {
+  if (!isNativeUws()) {
+    if (!settings.allowSlowUws) {
+      throw new Error(
+        "uWebSockets.js native binary did not load: refusing to run on the slow pure-JS fallback " +
+          "(pass --allow-slow-uws or ALLOW_SLOW_UWS=1 to run anyway)",
+      );
+    }
+    log("WARNING: uWebSockets.js is running on its pure-JS fallback; performance is degraded");
+  }
+
+  // 1. settings and config
+  const loaded = loadConfig(settings.configPath);
+
+  // 2. database: pair decimals must match what is stored; a currency keeps its largest scale.
+  const db = openDatabase(settings.dbPath, { synchronous: settings.synchronous });
+  let config: ExchangeConfig;
+  let state: ReturnType<typeof loadState>;
+  try {
+    checkPairs(db, loaded.pairs);
+    const scales = resolveCurrencyScales(
+      db,
+      new Map([...loaded.currencies.values()].map((c) => [c.name, c.scale])),
+    );
+    config = {
+      ...loaded,
+      currencies: new Map(
+        [...loaded.currencies.keys()].map((name) => [name, { name, scale: scales.get(name)! }]),
+      ),
+    };
+    state = loadState(
+      db,
+      config.pairs.map((p) => p.name),
+      nowMicro(),
+    );
+  } finally {
+    db.close();
+  }
+
+  // 3. recover: users and keys, balances, orders, read models.
+  const users = new Users();
+  for (const u of state.users) users.add(u.id, u.uid);
+  for (const k of state.apiKeys) users.addKey(k.token, k.userId, k.secret, k.revoked);
+  for (const [token, nonce] of state.nonces) users.nonces.check(token, nonce);
+  const currencyNames = [...config.currencies.keys()];
+  const ledger = new Ledger(currencyNames);
+  for (const u of state.users) ledger.ensureUser(u.id);
+  recoverBalances(ledger, config, state);
+  const problems = ledger.check(currencyNames.map((c) => state.currencies.get(c)?.transfers ?? 0n));
+  if (problems.length > 0) throw new Error(`ledger check failed at start:\n  ${problems.join("\n  ")}`);
+  ledger.drainDirty(() => {});
+
+  // 4. writer and readers
+  const writer = await DbWriter.start(settings.dbPath, { synchronous: settings.synchronous });
+  let fatal: Error | null = null;
+  writer.onFatal((err) => {
+    fatal = err;
+    log(`FATAL: database writer failed: ${err.message}`);
+    process.exitCode = 1;
+  });
+  const reader = DbReader.start(settings.dbPath);
+
+  const metrics = new Metrics();
+  const exchange = new Exchange(ledger, writer);
+  exchange.nextOrderId = state.nextOrderId;
+  exchange.nextTradeId = state.nextTradeId;
+
+  // 5. pair workers, each fed its open orders back in id order.
+  const channels: PairChannel[] = [];
+  for (const p of config.pairs) {
+    const market = new PairMarket(p.name, p.priceDecimals, p.amountDecimals);
+    const rec = state.pairs.get(p.name);
+    if (rec !== undefined) {
+      for (const t of rec.recentTrades)
+        market.restoreHistory(t.takerSide as 0 | 1, t.takerType as 0 | 1, t.price, t.amount, t.timeMicro);
+      market.restoreLastPrice(rec.lastPrice);
+      for (const t of rec.window) market.restoreWindow(t.price, t.amount, t.timeMicro);
+      if (rec.lastTimeMicro > market.lastMicro) market.lastMicro = rec.lastTimeMicro;
+      PERIODS.forEach((period, i) => {
+        for (const c of rec.candles.get(period) ?? []) {
+          market.restoreCandle(i, [c.startMs, c.open, c.high, c.low, c.close, c.volume]);
+        }
+      });
+    }
+    const index = p.index;
+    const trades = metrics.trades.labels(p.name);
+    const channel = new PairChannel({
+      pairName: p.name,
+      onEvent: (f, o) => {
+        switch (f[o + EV_KIND]) {
+          case EV_TRADE:
+            exchange.onTrade(
+              index,
+              f[o + TRADE_TAKER_ID],
+              f[o + TRADE_MAKER_ID],
+              f[o + TRADE_PRICE],
+              f[o + TRADE_QTY],
+            );
+            trades.inc();
+            break;
+          case EV_RESTED:
+            exchange.onRested(index, f[o + RESTED_ORDER_ID]);
+            break;
+          case EV_DONE:
+            exchange.onDone(index, f[o + DONE_ORDER_ID], f[o + DONE_REASON], f[o + DONE_LEFT]);
+            break;
+          case EV_LEVEL:
+            exchange.onLevel(index, f[o + LEVEL_SIDE], f[o + LEVEL_PRICE], f[o + LEVEL_TOTAL]);
+            break;
+          case EV_END:
+            exchange.onEnd(index, f[o + END_RESULT]);
+            break;
+        }
+      },
+    });
+    channels.push(channel);
+    exchange.addPair(
+      p,
+      market,
+      channel,
+      config.currencies.get(p.base)!.scale,
+      config.currencies.get(p.quote)!.scale,
+    );
+  }
+  await Promise.all(channels.map((c) => c.ready));
+  for (const row of state.openOrders) {
+    const p = config.pairsByName.get(row.pair);
+    if (p === undefined)
+      throw new Error(`open order ${row.id} is on pair ${row.pair}, which the config no longer has`);
+    const o: OrderState = {
+      id: row.id,
+      user: row.userId,
+      pair: p.index,
+      side: row.side as 0 | 1,
+      type: row.type as 0 | 1,
+      price: row.price,
+      amount: row.amount,
+      used: row.amountUsed,
+      cancelled: false,
+      createMicro: row.createMicro,
+      updateMicro: row.updateMicro,
+      budget: 0n,
+      spent: 0n,
+    };
+    while (!exchange.restoreOrder(o)) await channels[p.index].writable();
+  }
+  while (config.pairs.some((p) => exchange.inFlight(p.index) > 0)) await new Promise((r) => setTimeout(r, 1));
+
+  // 6. config users: created with their key and credited once.
+  const admin = new Admin(settings.adminToken ?? "", users, ledger, writer, config);
+  for (const u of config.users) {
+    if (users.idOf(u.uid) !== undefined) continue;
+    if (users.hasToken(u.apiToken))
+      throw new Error(`config user ${u.uid}: apiToken already belongs to another user`);
+    const id = admin.createUser(u.uid, { apiToken: u.apiToken, secretKey: u.secretKey });
+    for (const [currency, amount] of u.balances) if (amount > 0n) admin.deposit(id, currency, amount);
+  }
+  ledger.drainDirty(() => {});
+  await writer.flush();
+
+  // 7. front end
+  let ready = false;
+  let accepting = true;
+  const app = uws.App();
+  mountRoutes(app, {
+    config,
+    exchange,
+    users,
+    reader,
+    admin: settings.adminToken === undefined ? null : admin,
+    metrics,
+    rateLimit: settings.rateLimit,
+    ready: () => ready && fatal === null,
+    accepting: () => accepting,
+    nonceUsed: (token, nonce) => writer.nonce(token, nonce),
+  });
+  const listenSocket = await new Promise<uws.us_listen_socket>((resolve, reject) => {
+    app.listen(settings.host, settings.port, (s) => {
+      if (s === false) reject(new Error(`cannot listen on ${settings.host}:${settings.port}`));
+      else resolve(s);
+    });
+  });
+  const port = uws.us_socket_local_port(listenSocket as unknown as uws.us_socket);
+  ready = true;
+  const url = `http://${settings.host}:${port}`;
+
+  let closing: Promise<void> | null = null;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      accepting = false;
+      uws.us_listen_socket_close(listenSocket);
+      // Let commands already in the workers finish, so their answers commit and go out.
+      const deadline = Date.now() + 10_000;
+      while (config.pairs.some((p) => exchange.inFlight(p.index) > 0) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      await Promise.all(channels.map((c) => c.close()));
+      exchange.flushBalances();
+      await writer.close();
+      await reader.close();
+    })();
+    return closing;
+  };
+  return { port, url, exchange, close };
+}
+
+/**
+ * Balances as stored, with `reserved` recomputed from the open orders: a reservation of an order
+ * that was never acknowledged (in flight at a crash) may have been committed with another batch,
+ * so what open orders hold is the truth and the rest of the user's total is available.
+ */
+function recoverBalances(ledger: Ledger, config: ExchangeConfig, state: ReturnType<typeof loadState>): void {
+  const held = new Map<string, bigint>();
+  const add = (user: number, currency: string, amount: bigint) => {
+    const key = `${user}:${currency}`;
+    held.set(key, (held.get(key) ?? 0n) + amount);
+  };
+  for (const o of state.openOrders) {
+    const p = config.pairsByName.get(o.pair);
+    if (p === undefined) continue;
+    const left = BigInt(o.amount - o.amountUsed);
+    const base = config.currencies.get(p.base)!.scale;
+    const quote = config.currencies.get(p.quote)!.scale;
+    if (o.side === 1) add(o.userId, p.base, left * pow10(base - p.amountDecimals));
+    else add(o.userId, p.quote, BigInt(o.price) * left * pow10(quote - p.priceDecimals - p.amountDecimals));
+  }
+  for (const b of state.balances) {
+    if (!ledger.hasCurrency(b.currency)) continue;
+    const c = ledger.currencyIndex(b.currency);
+    const total = b.available + b.reserved;
+    const reserved = held.get(`${b.userId}:${b.currency}`) ?? 0n;
+    held.delete(`${b.userId}:${b.currency}`);
+    if (reserved > total) {
+      throw new Error(
+        `user ${b.userId} ${b.currency}: open orders hold ${reserved}, more than the balance ${total}`,
+      );
+    }
+    ledger.load(b.userId, c, total - reserved, reserved);
+  }
+  if (held.size > 0)
+    throw new Error(`open orders hold funds of users without a balance row: ${[...held.keys()]}`);
+}

@@ -1,0 +1,282 @@
+import assert from "node:assert/strict";
+import { createHmac, createSecretKey } from "node:crypto";
+import { describe, it } from "node:test";
+import fc from "fast-check";
+import {
+  generateSecret,
+  NONCE_INVALID,
+  NonceGuard,
+  nonceFromBody,
+  nonceFromQuery,
+  parseAuthorization,
+  secretsEqual,
+  sign,
+  verifySignature,
+} from "../src/auth.ts";
+import { Code, errorField, errorStatus } from "../src/errors.ts";
+
+const SECRET = "9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a";
+const KEY = Buffer.from(SECRET);
+
+describe("sign", () => {
+  it("is the hex HMAC-SHA256 of the payload under the secret", () => {
+    const body =
+      '{"pairName":"btc_usdt","tradeType":"limit","directionType":"buy","price":"30000","amount":"0.01"}';
+    const expected = createHmac("sha256", SECRET).update(body).digest("hex");
+    assert.equal(sign(SECRET, body), expected);
+    assert.equal(sign(SECRET, Buffer.from(body)), expected);
+    assert.match(expected, /^[0-9a-f]{64}$/);
+  });
+
+  it("matches the RFC 4231 test vector 2", () => {
+    assert.equal(
+      sign("Jefe", "what do ya want for nothing?"),
+      "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
+    );
+  });
+});
+
+describe("verifySignature", () => {
+  const body = Buffer.from('{"orderId": 42,  "nonce": 1}');
+
+  it("accepts the signature of the body bytes exactly as sent", () => {
+    assert.equal(verifySignature(KEY, body, sign(SECRET, body)), true);
+  });
+
+  it("refuses a signature of the re-serialised JSON", () => {
+    const reserialised = JSON.stringify(JSON.parse(body.toString()));
+    assert.notEqual(reserialised, body.toString());
+    assert.equal(verifySignature(KEY, body, sign(SECRET, reserialised)), false);
+  });
+
+  it("refuses a GET whose query string was reordered or decoded", () => {
+    const query = "page=2&pageSize=50&nonce=7";
+    const signature = sign(SECRET, query);
+    assert.equal(verifySignature(KEY, query, signature), true);
+    assert.equal(verifySignature(KEY, "pageSize=50&page=2&nonce=7", signature), false);
+    const encoded = "streams=orders%3Abtc_usdt";
+    assert.equal(verifySignature(KEY, decodeURIComponent(encoded), sign(SECRET, encoded)), false);
+  });
+
+  it("accepts the signature of the empty string for a GET without a query", () => {
+    assert.equal(verifySignature(KEY, "", sign(SECRET, "")), true);
+    assert.equal(verifySignature(KEY, "", sign(SECRET, "?")), false);
+  });
+
+  it("accepts uppercase and mixed-case hex", () => {
+    const signature = sign(SECRET, body);
+    assert.equal(verifySignature(KEY, body, signature.toUpperCase()), true);
+    const mixed = [...signature].map((c, i) => (i % 2 ? c.toUpperCase() : c)).join("");
+    assert.equal(verifySignature(KEY, body, mixed), true);
+  });
+
+  it("accepts a KeyObject or a string secret as well as a Buffer", () => {
+    const signature = sign(SECRET, body);
+    assert.equal(verifySignature(createSecretKey(KEY), body, signature), true);
+    assert.equal(verifySignature(SECRET, body, signature), true);
+  });
+
+  it("refuses another secret", () => {
+    assert.equal(verifySignature(Buffer.from("another-secret"), body, sign(SECRET, body)), false);
+  });
+
+  it("answers false without throwing for missing, short, long or non-hex signatures", () => {
+    const good = sign(SECRET, body);
+    for (const bad of [
+      undefined,
+      "",
+      good.slice(0, 62),
+      `${good}00`,
+      `${good.slice(0, 63)}g`,
+      `g${good.slice(1)}`,
+      `${good.slice(0, 30)}zz${good.slice(32)}`,
+      " ".repeat(64),
+      `sha256=${good}`.slice(0, 64),
+    ]) {
+      assert.equal(verifySignature(KEY, body, bad), false, String(bad));
+    }
+  });
+
+  it("does not let a failed check poison the next one", () => {
+    const good = sign(SECRET, body);
+    assert.equal(verifySignature(KEY, body, `${good.slice(0, 63)}g`), false);
+    assert.equal(verifySignature(KEY, body, good), true);
+  });
+
+  it("accepts exactly the right signature for arbitrary payloads (property)", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 512 }), fc.integer({ min: 0, max: 63 }), (bytes, position) => {
+        const payload = Buffer.from(bytes);
+        const signature = sign(SECRET, payload);
+        assert.equal(verifySignature(KEY, payload, signature), true);
+        const flipped = signature[position] === "0" ? "1" : "0";
+        const tampered = signature.slice(0, position) + flipped + signature.slice(position + 1);
+        assert.equal(verifySignature(KEY, payload, tampered), false);
+      }),
+    );
+  });
+});
+
+describe("secretsEqual", () => {
+  it("compares secrets of any length", () => {
+    assert.equal(secretsEqual("admin-token-123456", "admin-token-123456"), true);
+    assert.equal(secretsEqual("admin-token-123456", "admin-token-123457"), false);
+    assert.equal(secretsEqual("admin-token-123456", "admin"), false);
+    assert.equal(secretsEqual("admin-token-123456", ""), false);
+    assert.equal(secretsEqual("admin-token-123456", undefined), false);
+  });
+});
+
+describe("parseAuthorization", () => {
+  const cases: Array<[string | undefined, string | null]> = [
+    [undefined, null],
+    ["", null],
+    ["   ", null],
+    ["abc123token", "abc123token"],
+    ["  abc123token  ", "abc123token"],
+    ["Bearer abc123token", "abc123token"],
+    ["bearer abc123token", "abc123token"],
+    ["BEARER   abc123token ", "abc123token"],
+    ["Bearer\tabc123token", "abc123token"],
+    ["Bearer", null],
+    ["Bearer ", null],
+    ["Bearerabc123token", "Bearerabc123token"],
+    ["Bearer with inner space", "with inner space"],
+  ];
+  for (const [header, token] of cases) {
+    it(`reads ${JSON.stringify(header)} as ${JSON.stringify(token)}`, () => {
+      assert.equal(parseAuthorization(header), token);
+    });
+  }
+});
+
+describe("generateSecret", () => {
+  it("gives 64 lowercase hex characters, different every time", () => {
+    const a = generateSecret();
+    const b = generateSecret();
+    assert.match(a, /^[0-9a-f]{64}$/);
+    assert.match(b, /^[0-9a-f]{64}$/);
+    assert.notEqual(a, b);
+  });
+});
+
+describe("nonce extraction", () => {
+  it("maps an invalid nonce to the 400 nonce error", () => {
+    assert.equal(NONCE_INVALID, Code.NONCE_INVALID);
+    assert.equal(errorStatus(NONCE_INVALID), 400);
+    assert.equal(errorField(NONCE_INVALID), "nonce");
+  });
+
+  const queries: Array<[string, bigint | undefined | typeof NONCE_INVALID]> = [
+    ["", undefined],
+    ["page=1&pageSize=20", undefined],
+    ["nonce=5", 5n],
+    ["page=1&nonce=1700000000000000&pageSize=20", 1_700_000_000_000_000n],
+    ["nonce=18446744073709551615", 18_446_744_073_709_551_615n],
+    ["nonce=-3", -3n],
+    ["xnonce=5&noncex=6", undefined],
+    ["nonce", NONCE_INVALID],
+    ["nonce=", NONCE_INVALID],
+    ["nonce=1.5", NONCE_INVALID],
+    ["nonce=1e3", NONCE_INVALID],
+    ["nonce=abc", NONCE_INVALID],
+    ["nonce=%31", NONCE_INVALID],
+    ["nonce=123456789012345678901", NONCE_INVALID],
+    ["nonce=1&nonce=2", NONCE_INVALID],
+    ["a=1&&nonce=9&", 9n],
+  ];
+  for (const [query, expected] of queries) {
+    it(`reads the query ${JSON.stringify(query)} as ${String(expected)}`, () => {
+      assert.equal(nonceFromQuery(query), expected);
+    });
+  }
+
+  const bodies: Array<[unknown, bigint | undefined | typeof NONCE_INVALID]> = [
+    [{ orderId: 1 }, undefined],
+    [{ nonce: 7 }, 7n],
+    [{ nonce: 0 }, 0n],
+    [{ nonce: Number.MAX_SAFE_INTEGER }, 9_007_199_254_740_991n],
+    [{ nonce: "1700000000000000001" }, 1_700_000_000_000_000_001n],
+    [{ nonce: 1.5 }, NONCE_INVALID],
+    [{ nonce: 2 ** 60 }, NONCE_INVALID],
+    [{ nonce: "1.5" }, NONCE_INVALID],
+    [{ nonce: "" }, NONCE_INVALID],
+    [{ nonce: null }, NONCE_INVALID],
+    [{ nonce: true }, NONCE_INVALID],
+    [{ nonce: [1] }, NONCE_INVALID],
+    [null, undefined],
+    [[{ nonce: 1 }], undefined],
+    ["nonce", undefined],
+  ];
+  for (const [body, expected] of bodies) {
+    it(`reads the body ${JSON.stringify(body)} as ${String(expected)}`, () => {
+      assert.equal(nonceFromBody(body), expected);
+    });
+  }
+});
+
+describe("NonceGuard", () => {
+  it("lets requests without a nonce through and remembers nothing for them", () => {
+    const guard = new NonceGuard();
+    assert.equal(guard.check("t", undefined), true);
+    assert.equal(guard.check("t", undefined), true);
+    assert.equal(guard.size, 0);
+  });
+
+  it("accepts strictly increasing nonces and rejects a replay or a smaller one", () => {
+    const guard = new NonceGuard();
+    assert.equal(guard.check("t", 5n), true);
+    assert.equal(guard.check("t", 5n), false);
+    assert.equal(guard.check("t", 4), false);
+    assert.equal(guard.check("t", 6), true);
+    assert.equal(guard.check("t", 6n), false);
+    assert.equal(guard.last("t"), 6n);
+  });
+
+  it("does not advance on a rejected nonce", () => {
+    const guard = new NonceGuard();
+    guard.check("t", 10n);
+    assert.equal(guard.check("t", 3n), false);
+    assert.equal(guard.last("t"), 10n);
+    assert.equal(guard.check("t", 11n), true);
+  });
+
+  it("keeps tokens apart", () => {
+    const guard = new NonceGuard();
+    assert.equal(guard.check("a", 100n), true);
+    assert.equal(guard.check("b", 1n), true);
+    assert.equal(guard.check("a", 50n), false);
+  });
+
+  it("compares numbers and bigints by value beyond 2^53", () => {
+    const guard = new NonceGuard();
+    assert.equal(guard.check("t", 9_007_199_254_740_993n), true);
+    assert.equal(guard.check("t", 2 ** 53), false);
+    assert.equal(guard.check("t", 9_007_199_254_740_994n), true);
+  });
+
+  it("forgets a revoked token", () => {
+    const guard = new NonceGuard();
+    guard.check("t", 10n);
+    guard.forget("t");
+    assert.equal(guard.last("t"), undefined);
+    assert.equal(guard.check("t", 1n), true);
+  });
+
+  it("accepts a sequence exactly when it is strictly increasing (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.bigInt({ min: -(10n ** 20n), max: 10n ** 20n }), { maxLength: 30 }),
+        (nonces) => {
+          const guard = new NonceGuard();
+          let last: bigint | undefined;
+          for (const nonce of nonces) {
+            const expected = last === undefined || nonce > last;
+            assert.equal(guard.check("t", nonce), expected);
+            if (expected) last = nonce;
+          }
+        },
+      ),
+    );
+  });
+});

@@ -1,0 +1,117 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { DbReader } from "../../src/db/reader.ts";
+import { DbWriter } from "../../src/db/writer.ts";
+import { tempDir } from "./helpers.ts";
+
+const tmp = tempDir("reader");
+
+describe("DbReader", () => {
+  let reader: DbReader;
+  let writer: DbWriter;
+
+  before(async () => {
+    writer = await DbWriter.start(tmp.dbPath);
+    // User 1: orders 1, 3, 5, ..., 89 (45); user 2: the even ids (45). Trades 1..30, user 1 always
+    // the taker (sell, market) against user 2 (maker: buy, limit); user 3 has nothing.
+    for (let id = 1; id <= 90; id++) {
+      writer.order(id, 2 - (id % 2), "btc_usdt", id % 2, 0, 100 + id, 10, id % 10, id % 7 === 0, id, id + 1);
+    }
+    for (let id = 1; id <= 30; id++)
+      writer.trade(id, "eth_btc", 50 + id, id, 1000 + id, 2000 + id, 1, 2, 1, 1, 0, id * 10);
+    await writer.flush();
+    reader = DbReader.start(tmp.dbPath);
+  });
+
+  after(async () => {
+    await reader.close();
+    await writer.close();
+    tmp.cleanup();
+  });
+
+  it("pages a user's orders newest first with the total of all of them", async () => {
+    const p1 = await reader.userOrders(1, 1, 20);
+    assert.equal(p1.total, 45);
+    assert.deepEqual(
+      p1.items.map((o) => o.id),
+      Array.from({ length: 20 }, (_, i) => 89 - 2 * i),
+    );
+    assert.deepEqual(p1.items[0], {
+      id: 89,
+      userId: 1,
+      pair: "btc_usdt",
+      side: 1,
+      type: 0,
+      price: 189,
+      amount: 10,
+      amountUsed: 9,
+      isCancelled: false,
+      createMicro: 89,
+      updateMicro: 90,
+    });
+    assert.equal(p1.items.find((o) => o.id === 77)!.isCancelled, true);
+    const p3 = await reader.userOrders(1, 3, 20);
+    assert.deepEqual(
+      p3.items.map((o) => o.id),
+      [9, 7, 5, 3, 1],
+    );
+    const beyond = await reader.userOrders(1, 4, 20);
+    assert.deepEqual(beyond, { total: 45, items: [] });
+    assert.equal((await reader.userOrders(2, 1, 100)).items.length, 45);
+    assert.deepEqual(await reader.userOrders(3, 1, 20), { total: 0, items: [] });
+  });
+
+  it("pages a user's trades from that user's side", async () => {
+    const taker = await reader.userTrades(1, 2, 7);
+    assert.equal(taker.total, 30);
+    assert.deepEqual(
+      taker.items.map((t) => t.id),
+      [23, 22, 21, 20, 19, 18, 17],
+    );
+    assert.deepEqual(taker.items[0], {
+      id: 23,
+      pair: "eth_btc",
+      side: 1,
+      type: 1,
+      price: 73,
+      amount: 23,
+      timeMicro: 230,
+    });
+    const maker = await reader.userTrades(2, 1, 1);
+    assert.deepEqual(maker, {
+      total: 30,
+      items: [{ id: 30, pair: "eth_btc", side: 0, type: 0, price: 80, amount: 30, timeMicro: 300 }],
+    });
+  });
+
+  it("returns a user's newest orders and trades together", async () => {
+    const recent = await reader.recentForUser(2, 3);
+    assert.deepEqual(
+      recent.orders.map((o) => o.id),
+      [90, 88, 86],
+    );
+    assert.deepEqual(
+      recent.trades.map((t) => t.id),
+      [30, 29, 28],
+    );
+  });
+
+  it("sees what the writer commits afterwards, in parallel tasks", async () => {
+    writer.order(91, 3, "btc_usdt", 0, 0, 1, 1, 0, false, 91, 91);
+    await writer.flush();
+    const pages = await Promise.all([
+      reader.userOrders(3, 1, 5),
+      reader.userOrders(1, 1, 5),
+      reader.userTrades(1, 1, 5),
+    ]);
+    assert.deepEqual(
+      pages.map((p) => p.total),
+      [1, 45, 30],
+    );
+  });
+
+  it("rejects a page or size that is not a positive integer", async () => {
+    await assert.rejects(reader.userOrders(1, 0, 20), /page must be an integer >= 1/);
+    await assert.rejects(reader.userTrades(1, 1, 1.5), /pageSize must be an integer >= 1/);
+  });
+});

@@ -1,0 +1,240 @@
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import { after, before, describe, it } from "node:test";
+import { openDatabase } from "../../src/db/open.ts";
+import { DbWriter } from "../../src/db/writer.ts";
+import { tempDir } from "./helpers.ts";
+
+const tmp = tempDir("writer");
+after(tmp.cleanup);
+
+function fresh(file: string) {
+  return openDatabase(file, { readonly: true });
+}
+
+describe("DbWriter", () => {
+  // One writer for the tests that need a healthy one (starting a thread costs a few 100 ms).
+  const file = `${tmp.dir}/shared.db`;
+  let w: DbWriter;
+  before(async () => {
+    w = await DbWriter.start(file);
+  });
+
+  it("writes every record kind, visible from a fresh connection once flushed", async () => {
+    w.pair("btc_usdt", 2, 6);
+    w.currency("usdt", 8);
+    w.user(1, "uid-1", 100);
+    w.user(2, "uid-2", 101);
+    w.apiKey("tok-1", 1, "sec-1", 102);
+    w.apiKey("tok-2", 2, "sec-2", 103);
+    w.revokeKey("tok-2"); // same batch as its creation: the revoke must still win
+    w.nonce("tok-1", 5n);
+    w.nonce("tok-1", 18446744073709551617n); // last wins, and beyond 2^64
+    w.balance(1, "usdt", 10n, 0n);
+    w.balance(1, "usdt", 123456789012345678901234567890n, 5n); // last wins
+    w.transfer(1, "usdt", 123456789012345678901234567895n, "deposit", 104);
+    w.transfer(1, "usdt", -5n, "withdraw", 105);
+    w.order(7, 1, "btc_usdt", 0, 0, 5000000, 100, 0, false, 200, 200);
+    w.order(7, 1, "btc_usdt", 0, 0, 5000000, 100, 40, false, 200, 300); // update
+    w.order(8, 2, "btc_usdt", 1, 1, 0, 40, 0, false, 300, 300);
+    w.order(8, 2, "btc_usdt", 1, 1, 5000000, 40, 40, false, 300, 300);
+    w.trade(1, "btc_usdt", 5000000, 40, 8, 7, 2, 1, 1, 1, 0, 1_700_000_000_000_001);
+    w.candle("btc_usdt", "1m", 1_700_000_000_000, 5000000, 5000000, 5000000, 5000000, 10);
+    w.candle("btc_usdt", "1m", 1_700_000_000_000, 5000000, 5000001, 4999999, 5000000, 40); // upsert
+    await w.flush();
+
+    const db = fresh(file);
+    assert.deepEqual(db.prepare("SELECT * FROM pairs").all(), [
+      { name: "btc_usdt", price_decimals: 2, amount_decimals: 6 },
+    ]);
+    assert.deepEqual(db.prepare("SELECT * FROM currencies").all(), [{ name: "usdt", scale: 8 }]);
+    assert.deepEqual(db.prepare("SELECT * FROM users ORDER BY id").all(), [
+      { id: 1, uid: "uid-1", created_micro: 100 },
+      { id: 2, uid: "uid-2", created_micro: 101 },
+    ]);
+    assert.deepEqual(
+      db.prepare("SELECT token, user_id, secret, revoked FROM api_keys ORDER BY token").all(),
+      [
+        { token: "tok-1", user_id: 1, secret: "sec-1", revoked: 0 },
+        { token: "tok-2", user_id: 2, secret: "sec-2", revoked: 1 },
+      ],
+    );
+    assert.deepEqual(db.prepare("SELECT * FROM nonces").all(), [
+      { token: "tok-1", last_nonce: "18446744073709551617" },
+    ]);
+    assert.deepEqual(db.prepare("SELECT * FROM balances").all(), [
+      { user_id: 1, currency: "usdt", available: "123456789012345678901234567890", reserved: "5" },
+    ]);
+    assert.deepEqual(db.prepare("SELECT user_id, currency, amount, kind FROM transfers ORDER BY id").all(), [
+      { user_id: 1, currency: "usdt", amount: "123456789012345678901234567895", kind: "deposit" },
+      { user_id: 1, currency: "usdt", amount: "-5", kind: "withdraw" },
+    ]);
+    assert.deepEqual(db.prepare("SELECT * FROM orders ORDER BY id").all(), [
+      {
+        id: 7,
+        user_id: 1,
+        pair: "btc_usdt",
+        side: 0,
+        type: 0,
+        price: 5000000,
+        amount: 100,
+        amount_used: 40,
+        is_cancelled: 0,
+        create_micro: 200,
+        update_micro: 300,
+      },
+      {
+        id: 8,
+        user_id: 2,
+        pair: "btc_usdt",
+        side: 1,
+        type: 1,
+        price: 5000000,
+        amount: 40,
+        amount_used: 40,
+        is_cancelled: 0,
+        create_micro: 300,
+        update_micro: 300,
+      },
+    ]);
+    assert.deepEqual(db.prepare("SELECT * FROM trades").all(), [
+      {
+        id: 1,
+        pair: "btc_usdt",
+        price: 5000000,
+        amount: 40,
+        taker_order_id: 8,
+        maker_order_id: 7,
+        taker_user_id: 2,
+        maker_user_id: 1,
+        taker_side: 1,
+        taker_type: 1,
+        maker_type: 0,
+        time_micro: 1_700_000_000_000_001,
+      },
+    ]);
+    assert.deepEqual(db.prepare("SELECT user_id, side, type FROM user_trades ORDER BY user_id").all(), [
+      { user_id: 1, side: 0, type: 0 }, // maker: opposite direction, its own order type
+      { user_id: 2, side: 1, type: 1 },
+    ]);
+    assert.deepEqual(db.prepare("SELECT * FROM candles").all(), [
+      {
+        pair: "btc_usdt",
+        period: "1m",
+        start_ms: 1_700_000_000_000,
+        open: 5000000,
+        high: 5000001,
+        low: 4999999,
+        close: 5000000,
+        volume: 40,
+      },
+    ]);
+    // Doubles from the Float64Array columns land as integers in the STRICT tables.
+    assert.equal(
+      db.prepare<[], { t: string }>("SELECT typeof(time_micro) AS t FROM trades").get()!.t,
+      "integer",
+    );
+    db.close();
+  });
+
+  it("runs afterCommit callbacks in order, only once their records are committed", async () => {
+    const reader = fresh(file);
+    const count = reader.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM orders WHERE id > 100");
+    const seen: string[] = [];
+    let id = 100;
+    const addAndWatch = (label: string): void => {
+      w.order(++id, 1, "p", 0, 0, 1, 1, 0, false, id, id);
+      const expected = id;
+      w.afterCommit(() => {
+        // A fresh read transaction on another connection sees the record: it is committed.
+        assert.ok(count.get()!.n >= expected - 100, `${label}: record ${expected} not visible yet`);
+        seen.push(label);
+      });
+    };
+    addAndWatch("a");
+    addAndWatch("b");
+    assert.deepEqual(seen, [], "no callback runs synchronously");
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    addAndWatch("c"); // next batch, queued behind the one in flight
+    addAndWatch("d");
+    await w.flush();
+    assert.deepEqual(seen, ["a", "b", "c", "d"]);
+    reader.close();
+  });
+
+  it("group-commits 10,000 records added in one tick into a single transaction", async () => {
+    const before = w.stats;
+    let acked = 0;
+    for (let i = 1_000_001; i <= 1_010_000; i++) {
+      w.order(i, i % 50, "btc_usdt", i & 1, 0, 1000 + i, 10, 0, false, i, i);
+      w.afterCommit(() => acked++);
+    }
+    await w.flush();
+    assert.equal(acked, 10_000);
+    assert.deepEqual(w.stats, { batches: before.batches + 1, records: before.records + 10_000 });
+  });
+
+  it("coalesces records arriving while a commit is in flight into few transactions", async () => {
+    const before = w.stats;
+    let next = 2_000_000;
+    for (let tick = 0; tick < 200; tick++) {
+      for (let i = 0; i < 50; i++) {
+        next++;
+        w.order(next, 1, "btc_usdt", 0, 0, 1, 1, 0, false, next, next);
+      }
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    await w.flush();
+    const batches = w.stats.batches - before.batches;
+    assert.equal(w.stats.records - before.records, 10_000);
+    assert.ok(batches < 200, `expected fewer transactions than the 200 ticks, got ${batches}`);
+    const db = fresh(file);
+    const n = db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM orders WHERE id > 2000000").get()!.n;
+    assert.equal(n, 10_000);
+    db.close();
+  });
+
+  it("close commits what is pending, checkpoints the WAL and ends the thread", async () => {
+    w.order(3_000_000, 1, "btc_usdt", 0, 0, 1, 1, 0, false, 1, 1);
+    let called = false;
+    w.afterCommit(() => {
+      called = true;
+      w.order(3_000_001, 1, "btc_usdt", 0, 0, 1, 1, 0, false, 1, 1); // recorded while closing
+    });
+    await w.close();
+    assert.equal(called, true);
+    // The last connection to close removes the WAL; with a reader still open it would be empty.
+    assert.equal(fs.existsSync(`${file}-wal`) ? fs.statSync(`${file}-wal`).size : 0, 0);
+    const db = fresh(file);
+    assert.equal(
+      db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM orders WHERE id = 3000000").get()!.n,
+      1,
+    );
+    db.close();
+    await w.close(); // idempotent
+  });
+
+  it("fails for good on a write error: onFatal fires and no later callback ever runs", async () => {
+    const w = await DbWriter.start(`${tmp.dir}/fatal.db`);
+    const fatal: Error[] = [];
+    w.onFatal((err) => fatal.push(err));
+    const ran: string[] = [];
+    w.trade(1, "p", 1, 1, 1, 2, 1, 2, 0, 0, 0, 1);
+    w.afterCommit(() => ran.push("first"));
+    await w.flush();
+    w.trade(1, "p", 1, 1, 1, 2, 1, 2, 0, 0, 0, 2); // duplicate trade id: the transaction fails
+    w.afterCommit(() => ran.push("dup"));
+    await assert.rejects(w.flush(), /database write failed.*UNIQUE/);
+    w.order(1, 1, "p", 0, 0, 1, 1, 0, false, 1, 1);
+    w.afterCommit(() => ran.push("after"));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(ran, ["first"]);
+    assert.equal(fatal.length, 1);
+    assert.ok(w.failed);
+    await assert.rejects(w.close(), /UNIQUE/);
+  });
+
+  it("refuses to start on a path it cannot open", async () => {
+    await assert.rejects(DbWriter.start(`${file}/not-a-folder/x.db`), /failed to start|EEXIST|ENOTDIR/);
+  });
+});

@@ -1,0 +1,368 @@
+/**
+ * Differential property tests: random command sequences run through the fast `OrderBook` and the
+ * naive `ReferenceOrderBook`; after every command the result codes, the exact event lists, best
+ * prices, size() and full level snapshots must agree, the reference's events must obey the rules
+ * (`BookMirror`), and both books must agree with what their events said.
+ *
+ * A failure prints the concrete commands as TypeScript lines (fast-check shrinks the sequence
+ * first; the long deterministic run shrinks its own failing sequence).
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import fc from "fast-check";
+import { OrderBook } from "../../workers/matching/order-book.ts";
+import {
+  BUY,
+  MAX_BUDGET,
+  type MatchingBook,
+  NO_BUDGET,
+  SELL,
+  type Side,
+} from "../../workers/matching/types.ts";
+import {
+  applyCommand,
+  BookMirror,
+  type Command,
+  checkBookInvariants,
+  formatCommand,
+  RecordingEvents,
+  ReferenceOrderBook,
+  snapshotLevels,
+} from "./reference-book.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Abstract steps: resolved into concrete commands against the current book state, so that
+// shrinking keeps them meaningful (ids are assigned in order, cancels pick a resting order).
+// ---------------------------------------------------------------------------------------------
+
+type BudgetMode = "none" | "exact" | "short" | "spare" | "tiny" | "max";
+
+type Step =
+  | { kind: "limit"; user: number; side: Side; price: number; qty: number }
+  | { kind: "duplicate"; user: number; side: Side; price: number; qty: number; pick: number }
+  | { kind: "market"; user: number; side: Side; qty: number; budget: BudgetMode; delta: number }
+  | { kind: "cancel"; pick: number }
+  | { kind: "cancelMissing"; pick: number };
+
+/** Runs every command through both books and checks everything after each one. */
+class Duel {
+  readonly transcript: Command[] = [];
+  private readonly refEvents = new RecordingEvents();
+  private readonly fastEvents = new RecordingEvents();
+  private readonly ref = new ReferenceOrderBook(this.refEvents);
+  private readonly fast: MatchingBook = new OrderBook(this.fastEvents, 4);
+  private readonly mirror = new BookMirror();
+  private nextId = 1;
+  /** Ids that are certainly not resting: filled, cancelled, or used by market orders. */
+  private readonly goneIds: number[] = [];
+
+  resolve(step: Step): Command {
+    const resting = this.ref.restingIds();
+    switch (step.kind) {
+      case "limit":
+        return {
+          op: "limit",
+          id: this.nextId++,
+          user: step.user,
+          side: step.side,
+          price: step.price,
+          qty: step.qty,
+        };
+      case "duplicate": {
+        const id = resting.length > 0 ? resting[step.pick % resting.length] : this.nextId++;
+        return { op: "limit", id, user: step.user, side: step.side, price: step.price, qty: step.qty };
+      }
+      case "market":
+        return {
+          op: "market",
+          id: this.nextId++,
+          user: step.user,
+          side: step.side,
+          qty: step.qty,
+          budget: this.budget(step),
+        };
+      case "cancel":
+        if (resting.length > 0) return { op: "cancel", id: resting[step.pick % resting.length] };
+        return { op: "cancel", id: this.nextId + step.pick };
+      case "cancelMissing":
+        if (this.goneIds.length > 0 && step.pick % 2 === 0) {
+          return { op: "cancel", id: this.goneIds[step.pick % this.goneIds.length] };
+        }
+        return { op: "cancel", id: this.nextId + step.pick };
+    }
+  }
+
+  /** A budget relative to what the walk would cost right now. */
+  private budget(step: Extract<Step, { kind: "market" }>): number {
+    if (step.budget === "none") return NO_BUDGET;
+    const cost = step.side === BUY ? this.ref.marketBuyCost(step.user, step.qty) : 0n;
+    const clamp = (b: bigint): number =>
+      Number(b < 0n ? 0n : b > BigInt(MAX_BUDGET) ? BigInt(MAX_BUDGET) : b);
+    switch (step.budget) {
+      case "exact":
+        return clamp(cost);
+      case "short":
+        return clamp(cost - BigInt(step.delta));
+      case "spare":
+        return clamp(cost + BigInt(step.delta));
+      case "tiny":
+        return step.delta - 1;
+      case "max":
+        return MAX_BUDGET;
+    }
+  }
+
+  /** State of the reference book, for generators that aim at the touch. */
+  size(): number {
+    return this.ref.size();
+  }
+  bestBid(): number {
+    return this.ref.bestBid();
+  }
+  bestAsk(): number {
+    return this.ref.bestAsk();
+  }
+
+  run(step: Step): void {
+    const cmd = this.resolve(step);
+    this.transcript.push(cmd);
+    this.apply(cmd);
+  }
+
+  /** Applies one concrete command to both books and checks everything. */
+  apply(cmd: Command): void {
+    const refCode = applyCommand(this.ref, cmd);
+    const fastCode = applyCommand(this.fast, cmd);
+    const refEvents = this.refEvents.take();
+    const fastEvents = this.fastEvents.take();
+    // Assertion messages read "actual" as the fast book and "expected" as the reference.
+    const what = formatCommand(cmd);
+    assert.equal(fastCode, refCode, `${what}: result code`);
+    assert.deepEqual(fastEvents, refEvents, `${what}: events`);
+    this.mirror.record(cmd, refCode, refEvents);
+    if (cmd.op !== "cancel" && this.ref.remaining(cmd.id) === -1) this.goneIds.push(cmd.id);
+    for (const e of refEvents) {
+      if (e[0] === "done") this.goneIds.push(e[1]);
+      else if (e[0] === "trade" && e[9] === 0) this.goneIds.push(e[4]);
+    }
+
+    assert.equal(this.fast.bestBid(), this.ref.bestBid(), `${what}: bestBid`);
+    assert.equal(this.fast.bestAsk(), this.ref.bestAsk(), `${what}: bestAsk`);
+    assert.equal(this.fast.size(), this.ref.size(), `${what}: size`);
+    for (const side of [BUY, SELL] as const) {
+      assert.deepEqual(
+        snapshotLevels(this.fast, side),
+        snapshotLevels(this.ref, side),
+        `${what}: levels ${side}`,
+      );
+    }
+    assert.equal(this.fast.remaining(cmd.id), this.ref.remaining(cmd.id), `${what}: remaining(${cmd.id})`);
+    // The reference is checked against the mirror through the fast book (both compared above),
+    // plus its own internal invariants; remaining() of every order is read from the fast book only
+    // (the reference's lookup is a linear scan).
+    checkBookInvariants(this.ref);
+    this.mirror.checkBook(this.fast);
+  }
+}
+
+/** Runs concrete commands through a fresh duel; returns the error of the first failing one. */
+function replay(commands: readonly Command[]): { error: Error; at: number } | undefined {
+  const duel = new Duel();
+  for (let i = 0; i < commands.length; i++) {
+    try {
+      duel.apply(commands[i]);
+    } catch (error) {
+      return { error: error as Error, at: i };
+    }
+  }
+  return undefined;
+}
+
+function reproduction(commands: readonly Command[]): string {
+  return `Reproduction (${commands.length} commands):\n${commands.map(formatCommand).join("\n")}`;
+}
+
+/** Runs abstract steps; on failure rethrows with the concrete commands as a reproduction. */
+function runSteps(steps: readonly Step[]): void {
+  const duel = new Duel();
+  try {
+    for (const step of steps) duel.run(step);
+  } catch (error) {
+    const e = error as Error;
+    throw new Error(`${e.message}\n${reproduction(duel.transcript)}`, { cause: e });
+  }
+}
+
+/**
+ * Shrinks a failing concrete sequence: cut it after the failing command, then drop chunks of
+ * commands (halving the chunk size) while it still fails.
+ */
+function shrinkCommands(commands: readonly Command[]): Command[] {
+  const first = replay(commands);
+  if (first === undefined) return [...commands];
+  let current = commands.slice(0, first.at + 1);
+  for (let chunk = Math.max(1, current.length >> 1); chunk >= 1; chunk >>= 1) {
+    for (let start = current.length - chunk; start >= 0; start -= chunk) {
+      const candidate = [...current.slice(0, start), ...current.slice(start + chunk)];
+      const failure = replay(candidate);
+      if (failure !== undefined) current = candidate.slice(0, failure.at + 1);
+    }
+  }
+  return current;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generators
+// ---------------------------------------------------------------------------------------------
+
+interface Scale {
+  readonly users: number;
+  readonly price: fc.Arbitrary<number>;
+  readonly qty: fc.Arbitrary<number>;
+}
+
+/** Four users, eleven prices around 100: crossing and self-trades on most commands. */
+const narrow: Scale = {
+  users: 4,
+  price: fc.integer({ min: 95, max: 105 }),
+  qty: fc.oneof(
+    { weight: 6, arbitrary: fc.integer({ min: 1, max: 10 }) },
+    { weight: 1, arbitrary: fc.integer({ min: 1, max: 60 }) },
+  ),
+};
+
+/** Prices at both ends of the range and quantities past 2^32, so notional exceeds 2^53. */
+const wide: Scale = {
+  users: 3,
+  price: fc.oneof(
+    fc.integer({ min: 1, max: 4 }),
+    fc.integer({ min: 1_000_000_000 - 3, max: 1_000_000_000 }),
+    fc.constantFrom(2 ** 31, 2 ** 40, 2 ** 45),
+  ),
+  qty: fc.oneof(
+    fc.integer({ min: 1, max: 5 }),
+    fc.integer({ min: 2 ** 32 - 2, max: 2 ** 32 + 2 }),
+    fc.constantFrom(2 ** 40, 2 ** 44 - 1),
+  ),
+};
+
+function stepArb(scale: Scale): fc.Arbitrary<Step> {
+  const user = fc.integer({ min: 0, max: scale.users - 1 });
+  const side = fc.constantFrom<Side>(BUY, SELL);
+  const pick = fc.nat({ max: 1000 });
+  const budget = fc.constantFrom<BudgetMode>("none", "none", "exact", "short", "spare", "tiny", "max");
+  return fc.oneof(
+    {
+      weight: 10,
+      arbitrary: fc.record({ kind: fc.constant("limit"), user, side, price: scale.price, qty: scale.qty }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant("duplicate"),
+        user,
+        side,
+        price: scale.price,
+        qty: scale.qty,
+        pick,
+      }),
+    },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        kind: fc.constant("market"),
+        user,
+        side,
+        qty: scale.qty,
+        budget,
+        delta: fc.integer({ min: 1, max: 200 }),
+      }),
+    },
+    { weight: 4, arbitrary: fc.record({ kind: fc.constant("cancel"), pick }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant("cancelMissing"), pick }) },
+  ) as fc.Arbitrary<Step>;
+}
+
+/** mulberry32: a tiny seeded PRNG for the long deterministic run. */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * One random step for the long run. Most limit orders are passive (a few ticks behind the touch)
+ * so the book builds depth; some are aggressive and sweep. Cancels pick up when the book is deep.
+ */
+function randomStep(
+  rand: () => number,
+  book: { bestBid(): number; bestAsk(): number; size(): number },
+): Step {
+  const int = (min: number, max: number): number => min + Math.floor(rand() * (max - min + 1));
+  const user = int(0, 3);
+  const side: Side = rand() < 0.5 ? BUY : SELL;
+  const bid = book.bestBid();
+  const ask = book.bestAsk();
+  const mid = bid !== -1 && ask !== -1 ? (bid + ask) >> 1 : bid !== -1 ? bid : ask !== -1 ? ask : 1000;
+  const passive =
+    side === BUY ? (ask !== -1 ? ask : mid) - int(1, 12) : (bid !== -1 ? bid : mid) + int(1, 12);
+  const price = Math.max(1, rand() < 0.75 ? passive : mid + int(-8, 8));
+  const qty = rand() < 0.9 ? int(1, 10) : int(1, 80);
+  const cancelBias = book.size() > 150 ? 0.3 : 0;
+  const r = rand();
+  if (r < cancelBias) return { kind: "cancel", pick: int(0, 1000) };
+  if (r < 0.62) return { kind: "limit", user, side, price, qty };
+  if (r < 0.64) return { kind: "duplicate", user, side, price, qty, pick: int(0, 1000) };
+  if (r < 0.72) {
+    const modes: BudgetMode[] = ["none", "none", "exact", "short", "spare", "tiny", "max"];
+    return { kind: "market", user, side, qty, budget: modes[int(0, modes.length - 1)], delta: int(1, 200) };
+  }
+  if (r < 0.98) return { kind: "cancel", pick: int(0, 1000) };
+  return { kind: "cancelMissing", pick: int(0, 1000) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tests
+// ---------------------------------------------------------------------------------------------
+
+describe("OrderBook against ReferenceOrderBook", () => {
+  it("agrees on random sequences in a narrow price band with four users", () => {
+    fc.assert(
+      fc.property(fc.array(stepArb(narrow), { maxLength: 200, size: "max" }), (steps) => runSteps(steps)),
+      { numRuns: 400, includeErrorInReport: true },
+    );
+  });
+
+  it("agrees on random sequences with prices from 1 to 2^45 ticks and quantities past 2^32 lots", () => {
+    fc.assert(
+      fc.property(fc.array(stepArb(wide), { maxLength: 120, size: "max" }), (steps) => runSteps(steps)),
+      { numRuns: 200, includeErrorInReport: true },
+    );
+  });
+
+  it("agrees on one long seeded sequence of 50,000 commands", () => {
+    const seed = 20240611;
+    const rand = mulberry32(seed);
+    const duel = new Duel();
+    let maxSize = 0;
+    try {
+      for (let i = 0; i < 50_000; i++) {
+        duel.run(randomStep(rand, duel));
+        maxSize = Math.max(maxSize, duel.size());
+      }
+    } catch (error) {
+      const e = error as Error;
+      const shrunk = shrinkCommands(duel.transcript);
+      const at = `seed ${seed}, command #${duel.transcript.length - 1}`;
+      throw new Error(`${at}: ${e.message}\n${reproduction(shrunk)}`, { cause: e });
+    }
+    assert.equal(duel.transcript.length, 50_000);
+    // The sequence kept a deep book, not one that empties after every command.
+    assert.ok(maxSize >= 50, `the book never held more than ${maxSize} orders`);
+  });
+});

@@ -1,0 +1,655 @@
+/**
+ * Test helpers for the matching engine:
+ * - `ReferenceOrderBook`: the naive, obviously-correct book (one array of order objects, linear
+ *   scans, sorting on every command) that the fast book is compared against.
+ * - `RecordingEvents`: a `BookEvents` sink that records every event as a plain tuple.
+ * - `checkBookInvariants`: structural invariants of the reference book's internals.
+ * - `BookMirror`: rebuilds the resting orders from the event stream alone, checks every command's
+ *   events against the rules (price-time priority, self-trade prevention, event order, levels
+ *   reported once each), and then checks any `MatchingBook` through its public interface.
+ * - `Command`, `applyCommand`, `formatCommand`: one command as data, so sequences can be replayed
+ *   against several books and printed as reproductions.
+ *
+ * Everything here is integer arithmetic; notional sums are BigInt.
+ */
+import assert from "node:assert/strict";
+import {
+  type BookEvents,
+  BUY,
+  DONE_CANCELLED,
+  DONE_REMAINDER,
+  DONE_SELF_TRADE,
+  type DoneReason,
+  ERR_DUPLICATE_ID,
+  ERR_INSUFFICIENT_FUNDS,
+  ERR_NO_LIQUIDITY,
+  ERR_ORDER_NOT_FOUND,
+  type MatchingBook,
+  NO_BUDGET,
+  OK,
+  type ResultCode,
+  SELL,
+  type Side,
+} from "../../workers/matching/types.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Events as data
+// ---------------------------------------------------------------------------------------------
+
+export type TradeEvent = readonly [
+  kind: "trade",
+  takerId: number,
+  takerUser: number,
+  takerSide: Side,
+  makerId: number,
+  makerUser: number,
+  price: number,
+  qty: number,
+  takerLeft: number,
+  makerLeft: number,
+];
+export type RestedEvent = readonly [
+  kind: "rested",
+  orderId: number,
+  user: number,
+  side: Side,
+  price: number,
+  left: number,
+];
+export type DoneEvent = readonly [
+  kind: "done",
+  orderId: number,
+  user: number,
+  side: Side,
+  reason: DoneReason,
+  left: number,
+];
+export type LevelEvent = readonly [kind: "level", side: Side, price: number, total: number];
+export type BookEvent = TradeEvent | RestedEvent | DoneEvent | LevelEvent;
+
+/** Records every event as a tuple, in arrival order. */
+export class RecordingEvents implements BookEvents {
+  events: BookEvent[] = [];
+
+  trade(
+    takerId: number,
+    takerUser: number,
+    takerSide: Side,
+    makerId: number,
+    makerUser: number,
+    price: number,
+    qty: number,
+    takerLeft: number,
+    makerLeft: number,
+  ): void {
+    this.events.push([
+      "trade",
+      takerId,
+      takerUser,
+      takerSide,
+      makerId,
+      makerUser,
+      price,
+      qty,
+      takerLeft,
+      makerLeft,
+    ]);
+  }
+
+  rested(orderId: number, user: number, side: Side, price: number, left: number): void {
+    this.events.push(["rested", orderId, user, side, price, left]);
+  }
+
+  done(orderId: number, user: number, side: Side, reason: DoneReason, left: number): void {
+    this.events.push(["done", orderId, user, side, reason, left]);
+  }
+
+  level(side: Side, price: number, total: number): void {
+    this.events.push(["level", side, price, total]);
+  }
+
+  /** Returns the events recorded since the last call and forgets them. */
+  take(): BookEvent[] {
+    const out = this.events;
+    this.events = [];
+    return out;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands as data
+// ---------------------------------------------------------------------------------------------
+
+export type Command =
+  | { readonly op: "limit"; id: number; user: number; side: Side; price: number; qty: number }
+  | { readonly op: "market"; id: number; user: number; side: Side; qty: number; budget: number }
+  | { readonly op: "cancel"; id: number };
+
+export function applyCommand(book: MatchingBook, cmd: Command): ResultCode {
+  switch (cmd.op) {
+    case "limit":
+      return book.limit(cmd.id, cmd.user, cmd.side, cmd.price, cmd.qty);
+    case "market":
+      return book.market(cmd.id, cmd.user, cmd.side, cmd.qty, cmd.budget);
+    case "cancel":
+      return book.cancel(cmd.id);
+  }
+}
+
+const sideName = (side: Side): string => (side === BUY ? "BUY" : "SELL");
+
+/** The command as a line of TypeScript, for reproductions. */
+export function formatCommand(cmd: Command): string {
+  switch (cmd.op) {
+    case "limit":
+      return `book.limit(${cmd.id}, ${cmd.user}, ${sideName(cmd.side)}, ${cmd.price}, ${cmd.qty});`;
+    case "market":
+      return `book.market(${cmd.id}, ${cmd.user}, ${sideName(cmd.side)}, ${cmd.qty}, ${cmd.budget === NO_BUDGET ? "NO_BUDGET" : cmd.budget});`;
+    case "cancel":
+      return `book.cancel(${cmd.id});`;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small shared rules
+// ---------------------------------------------------------------------------------------------
+
+export const opposite = (side: Side): Side => (side === BUY ? SELL : BUY);
+
+/** True when `a` is a better price than `b` on `side` (higher bid, lower ask). */
+const better = (side: Side, a: number, b: number): boolean => (side === BUY ? a > b : a < b);
+
+/** True when an incoming order on `takerSide` with limit `limit` may trade at `makerPrice`. */
+export const reaches = (takerSide: Side, limit: number, makerPrice: number): boolean =>
+  takerSide === BUY ? makerPrice <= limit : makerPrice >= limit;
+
+interface OrderLike {
+  readonly id: number;
+  readonly user: number;
+  readonly side: Side;
+  readonly price: number;
+  left: number;
+  /** Arrival number: lower arrived earlier. */
+  readonly seq: number;
+}
+
+/** Orders of `side` in priority order: best price first, then earliest arrival. */
+function inPriorityOrder<T extends OrderLike>(orders: Iterable<T>, side: Side): T[] {
+  const out: T[] = [];
+  for (const o of orders) if (o.side === side) out.push(o);
+  out.sort((a, b) => (a.price !== b.price ? (better(side, a.price, b.price) ? -1 : 1) : a.seq - b.seq));
+  return out;
+}
+
+/** The first order of `side` in priority order (a linear scan), or undefined when it is empty. */
+function headOf<T extends OrderLike>(orders: Iterable<T>, side: Side): T | undefined {
+  let head: T | undefined;
+  for (const o of orders) {
+    if (o.side !== side) continue;
+    if (
+      head === undefined ||
+      better(side, o.price, head.price) ||
+      (o.price === head.price && o.seq < head.seq)
+    ) {
+      head = o;
+    }
+  }
+  return head;
+}
+
+/** Aggregated levels of `side`, best first, as [price, total] pairs. */
+function aggregate(orders: Iterable<OrderLike>, side: Side): Array<[number, number]> {
+  const totals = new Map<number, number>();
+  for (const o of orders) if (o.side === side) totals.set(o.price, (totals.get(o.price) ?? 0) + o.left);
+  return [...totals.entries()].sort((a, b) => (better(side, a[0], b[0]) ? -1 : 1));
+}
+
+/**
+ * Cost in ticks × lots of walking `makers` (already in priority order, other users only) for
+ * min(qty, their liquidity) lots.
+ */
+function walkCost(makers: readonly OrderLike[], qty: number): bigint {
+  let left = qty;
+  let cost = 0n;
+  for (const m of makers) {
+    if (left === 0) break;
+    const q = Math.min(left, m.left);
+    cost += BigInt(m.price) * BigInt(q);
+    left -= q;
+  }
+  return cost;
+}
+
+const levelKey = (side: Side, price: number): string => `${side}:${price}`;
+
+/** A set of (side, price) levels, listed in (side, price) ascending order. */
+class LevelSet {
+  private readonly map = new Map<string, [Side, number]>();
+  add(side: Side, price: number): void {
+    this.map.set(levelKey(side, price), [side, price]);
+  }
+  sorted(): Array<[Side, number]> {
+    return [...this.map.values()].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reference book
+// ---------------------------------------------------------------------------------------------
+
+/** A resting order of the reference book. */
+export type ReferenceOrder = OrderLike;
+
+export class ReferenceOrderBook implements MatchingBook {
+  /** Every resting order, in arrival order. */
+  readonly orders: ReferenceOrder[] = [];
+  private readonly events: BookEvents;
+  private nextSeq = 0;
+
+  constructor(events: BookEvents) {
+    this.events = events;
+  }
+
+  limit(orderId: number, user: number, side: Side, price: number, qty: number): ResultCode {
+    if (this.find(orderId) !== undefined) return ERR_DUPLICATE_ID;
+    const changed = new LevelSet();
+    let left = qty;
+    for (const maker of inPriorityOrder(this.orders, opposite(side))) {
+      if (left === 0 || !reaches(side, price, maker.price)) break;
+      left = this.meet(orderId, user, side, left, maker, { value: -1n }, changed);
+    }
+    if (left > 0) {
+      this.orders.push({ id: orderId, user, side, price, left, seq: this.nextSeq++ });
+      this.events.rested(orderId, user, side, price, left);
+      changed.add(side, price);
+    }
+    this.reportLevels(changed);
+    return OK;
+  }
+
+  market(orderId: number, user: number, side: Side, qty: number, budget: number): ResultCode {
+    const makers = inPriorityOrder(this.orders, opposite(side));
+    const others = makers.filter((m) => m.user !== user);
+    if (others.length === 0) return ERR_NO_LIQUIDITY;
+    const budgeted = side === BUY && budget !== NO_BUDGET;
+    if (budgeted && walkCost(others, qty) > BigInt(budget)) return ERR_INSUFFICIENT_FUNDS;
+
+    const changed = new LevelSet();
+    let left = qty;
+    // Budget still unspent (only when budgeted); `meet` returns -1 as the signal to stop.
+    const budgetLeft = { value: budgeted ? BigInt(budget) : -1n };
+    for (const maker of makers) {
+      if (left === 0) break;
+      const next = this.meet(orderId, user, side, left, maker, budgetLeft, changed);
+      if (next < 0) break;
+      left = next;
+    }
+    if (left > 0) this.events.done(orderId, user, side, DONE_REMAINDER, left);
+    this.reportLevels(changed);
+    return OK;
+  }
+
+  cancel(orderId: number): ResultCode {
+    const order = this.find(orderId);
+    if (order === undefined) return ERR_ORDER_NOT_FOUND;
+    this.remove(order);
+    this.events.done(order.id, order.user, order.side, DONE_CANCELLED, order.left);
+    const changed = new LevelSet();
+    changed.add(order.side, order.price);
+    this.reportLevels(changed);
+    return OK;
+  }
+
+  bestBid(): number {
+    let best = -1;
+    for (const o of this.orders) if (o.side === BUY && (best === -1 || o.price > best)) best = o.price;
+    return best;
+  }
+
+  bestAsk(): number {
+    let best = -1;
+    for (const o of this.orders) if (o.side === SELL && (best === -1 || o.price < best)) best = o.price;
+    return best;
+  }
+
+  size(): number {
+    return this.orders.length;
+  }
+
+  levels(side: Side, depth: number, prices: Float64Array, totals: Float64Array): number {
+    const levels = aggregate(this.orders, side);
+    const n = Math.min(depth, levels.length);
+    for (let i = 0; i < n; i++) {
+      prices[i] = levels[i][0];
+      totals[i] = levels[i][1];
+    }
+    return n;
+  }
+
+  remaining(orderId: number): number {
+    return this.find(orderId)?.left ?? -1;
+  }
+
+  /**
+   * Cost (ticks × lots) of a market buy of `qty` lots by `user` walking other users' asks, i.e.
+   * the smallest budget it is accepted with. Tests use it to build budgets that are just enough
+   * or just too small.
+   */
+  marketBuyCost(user: number, qty: number): bigint {
+    const others = inPriorityOrder(this.orders, SELL).filter((m) => m.user !== user);
+    return walkCost(others, qty);
+  }
+
+  /** Ids of the resting orders, in arrival order. */
+  restingIds(): number[] {
+    return this.orders.map((o) => o.id);
+  }
+
+  // -- internals ------------------------------------------------------------------------------
+
+  private find(orderId: number): ReferenceOrder | undefined {
+    return this.orders.find((o) => o.id === orderId);
+  }
+
+  private remove(order: ReferenceOrder): void {
+    this.orders.splice(this.orders.indexOf(order), 1);
+  }
+
+  /**
+   * The incoming order (with `left` lots to fill) meets resting `maker`: cancels it when it is the
+   * same user's, else trades min(left, maker.left) at the maker's price. Returns the incoming
+   * order's new `left`. `budgetLeft.value` is the unspent budget, or -1n for none: a fill is cut
+   * to floor(budgetLeft / price) lots, and when that is 0 nothing happens and -1 is returned
+   * (filling stops).
+   */
+  private meet(
+    takerId: number,
+    takerUser: number,
+    takerSide: Side,
+    left: number,
+    maker: ReferenceOrder,
+    budgetLeft: { value: bigint },
+    changed: LevelSet,
+  ): number {
+    if (maker.user === takerUser) {
+      this.remove(maker);
+      this.events.done(maker.id, maker.user, maker.side, DONE_SELF_TRADE, maker.left);
+      changed.add(maker.side, maker.price);
+      return left;
+    }
+    let q = Math.min(left, maker.left);
+    if (budgetLeft.value >= 0n) {
+      const affordable = budgetLeft.value / BigInt(maker.price);
+      if (affordable < BigInt(q)) q = Number(affordable);
+      if (q === 0) return -1;
+      budgetLeft.value -= BigInt(maker.price) * BigInt(q);
+    }
+    left -= q;
+    maker.left -= q;
+    if (maker.left === 0) this.remove(maker);
+    this.events.trade(takerId, takerUser, takerSide, maker.id, maker.user, maker.price, q, left, maker.left);
+    changed.add(maker.side, maker.price);
+    return left;
+  }
+
+  private reportLevels(changed: LevelSet): void {
+    for (const [side, price] of changed.sorted()) {
+      let total = 0;
+      for (const o of this.orders) if (o.side === side && o.price === price) total += o.left;
+      this.events.level(side, price, total);
+    }
+  }
+}
+
+/** Structural invariants of the reference book's internal state. */
+export function checkBookInvariants(book: ReferenceOrderBook): void {
+  const ids = new Set<number>();
+  let lastSeq = -1;
+  for (const o of book.orders) {
+    assert.ok(!ids.has(o.id), `order id ${o.id} rests twice`);
+    ids.add(o.id);
+    assert.ok(o.side === BUY || o.side === SELL, `order ${o.id} has side ${o.side}`);
+    assert.ok(Number.isSafeInteger(o.price) && o.price > 0, `order ${o.id} has price ${o.price}`);
+    assert.ok(Number.isSafeInteger(o.left) && o.left > 0, `order ${o.id} rests with ${o.left} lots`);
+    assert.ok(o.seq > lastSeq, `orders are not kept in arrival order at ${o.id}`);
+    lastSeq = o.seq;
+  }
+  const bid = book.bestBid();
+  const ask = book.bestAsk();
+  if (bid !== -1 && ask !== -1) assert.ok(bid < ask, `book is crossed: bid ${bid} >= ask ${ask}`);
+  assert.equal(book.size(), book.orders.length);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The event-stream mirror: an independent check usable on any book
+// ---------------------------------------------------------------------------------------------
+
+/** A resting order as the events described it. */
+type MirrorOrder = OrderLike;
+
+/** Deepest snapshot `snapshotLevels` takes (the buffers are shared, so this stays allocation-free). */
+export const SNAPSHOT_DEPTH = 4096;
+const snapshotPrices = new Float64Array(SNAPSHOT_DEPTH);
+const snapshotTotals = new Float64Array(SNAPSHOT_DEPTH);
+
+/** [price, total] pairs of one side, best first, read through `levels()`. */
+export function snapshotLevels(
+  book: MatchingBook,
+  side: Side,
+  depth = SNAPSHOT_DEPTH,
+): Array<[number, number]> {
+  assert.ok(depth <= SNAPSHOT_DEPTH);
+  const prices = snapshotPrices;
+  const totals = snapshotTotals;
+  if (depth < SNAPSHOT_DEPTH) prices[depth] = -1;
+  const n = book.levels(side, depth, prices, totals);
+  assert.ok(Number.isInteger(n) && n >= 0 && n <= depth, `levels() returned ${n} for depth ${depth}`);
+  if (depth < SNAPSHOT_DEPTH) assert.equal(prices[depth], -1, `levels() wrote past depth ${depth}`);
+  const out: Array<[number, number]> = [];
+  for (let i = 0; i < n; i++) out.push([prices[i], totals[i]]);
+  return out;
+}
+
+/**
+ * Rebuilds the set of resting orders from events alone. `record` checks one command's result and
+ * events against the rules, using only what earlier events said; `checkBook` then checks that a
+ * book's public interface agrees with the mirror and is not crossed.
+ */
+export class BookMirror {
+  readonly orders = new Map<number, MirrorOrder>();
+  private nextSeq = 0;
+
+  /** Checks `code` and `events` of `cmd` against the rules, then applies the events. */
+  record(cmd: Command, code: ResultCode, events: readonly BookEvent[]): void {
+    const where = formatCommand(cmd);
+    const ctx = `${where} -> ${code} ${JSON.stringify(events)}`;
+    if (code !== OK) {
+      assert.deepEqual(events, [], `${ctx}: a refused command must emit nothing`);
+      this.checkRefusal(cmd, code, ctx);
+      return;
+    }
+    if (cmd.op === "cancel") {
+      this.recordCancel(cmd, events, ctx);
+      return;
+    }
+    assert.ok(!this.orders.has(cmd.id) || cmd.op === "market", `${ctx}: accepted a duplicate id`);
+    // Unspent budget of an accepted market buy (the full walk must fit it), or -1n for none.
+    let budgetLeft = -1n;
+    if (cmd.op === "market") {
+      const makers = this.otherMakers(cmd.user, cmd.side);
+      assert.ok(makers.length > 0, `${ctx}: accepted without liquidity from other users`);
+      if (cmd.side === BUY && cmd.budget !== NO_BUDGET) {
+        budgetLeft = BigInt(cmd.budget);
+        assert.ok(
+          walkCost(makers, cmd.qty) <= budgetLeft,
+          `${ctx}: accepted although the walk exceeds the budget`,
+        );
+      }
+    }
+    const touched = new LevelSet();
+    let takerLeft = cmd.qty;
+    let i = 0;
+    // Matching phase: trades and self-trade cancels, each against the head of the opposite side.
+    for (; i < events.length; i++) {
+      const e = events[i];
+      if (e[0] === "trade") {
+        const [, takerId, takerUser, takerSide, makerId, makerUser, price, qty, tLeft, mLeft] = e;
+        assert.deepEqual(
+          [takerId, takerUser, takerSide],
+          [cmd.id, cmd.user, cmd.side],
+          `${ctx}: trade taker`,
+        );
+        const maker = this.headCheck(cmd, makerId, takerLeft, ctx);
+        assert.notEqual(makerUser, cmd.user, `${ctx}: self-trade executed`);
+        assert.equal(makerUser, maker.user, `${ctx}: maker user`);
+        assert.equal(price, maker.price, `${ctx}: trade not at the maker's price`);
+        assert.ok(
+          Number.isSafeInteger(qty) && qty > 0 && qty <= maker.left && qty <= takerLeft,
+          `${ctx}: qty`,
+        );
+        if (budgetLeft >= 0n) {
+          budgetLeft -= BigInt(price) * BigInt(qty);
+          assert.ok(budgetLeft >= 0n, `${ctx}: spent more than the budget`);
+        }
+        takerLeft -= qty;
+        maker.left -= qty;
+        assert.equal(tLeft, takerLeft, `${ctx}: takerLeft`);
+        assert.equal(mLeft, maker.left, `${ctx}: makerLeft`);
+        if (maker.left === 0) this.orders.delete(maker.id);
+        touched.add(maker.side, maker.price);
+      } else if (e[0] === "done" && e[4] === DONE_SELF_TRADE) {
+        const [, id, user, side, , left] = e;
+        const maker = this.headCheck(cmd, id, takerLeft, ctx);
+        assert.equal(maker.user, cmd.user, `${ctx}: self-trade cancel of another user's order`);
+        assert.deepEqual([user, side, left], [maker.user, maker.side, maker.left], `${ctx}: self-trade done`);
+        this.orders.delete(id);
+        touched.add(maker.side, maker.price);
+      } else {
+        break;
+      }
+    }
+    // The taker's outcome.
+    const outcome = i < events.length && events[i][0] !== "level" ? events[i++] : undefined;
+    if (cmd.op === "limit") {
+      if (takerLeft === 0) {
+        assert.equal(outcome, undefined, `${ctx}: a filled limit order has no outcome event`);
+      } else {
+        assert.deepEqual(
+          outcome,
+          ["rested", cmd.id, cmd.user, cmd.side, cmd.price, takerLeft],
+          `${ctx}: rested`,
+        );
+        for (const m of this.orders.values()) {
+          if (m.side !== cmd.side && reaches(cmd.side, cmd.price, m.price)) {
+            assert.fail(`${ctx}: rested while order ${m.id} at ${m.price} was still reachable`);
+          }
+        }
+        this.orders.set(cmd.id, { ...cmd, left: takerLeft, seq: this.nextSeq++ });
+        touched.add(cmd.side, cmd.price);
+      }
+    } else {
+      if (takerLeft === 0) {
+        assert.equal(outcome, undefined, `${ctx}: a filled market order has no outcome event`);
+      } else {
+        const expected = ["done", cmd.id, cmd.user, cmd.side, DONE_REMAINDER, takerLeft];
+        assert.deepEqual(outcome, expected, `${ctx}: market remainder`);
+        if (cmd.side === SELL || cmd.budget === NO_BUDGET) {
+          const rest = [...this.orders.values()].filter((m) => m.side !== cmd.side);
+          assert.equal(rest.length, 0, `${ctx}: market remainder cancelled while opposite orders remain`);
+        }
+      }
+    }
+    // Levels: every touched level once, (side, price) ascending, with the mirror's total.
+    const levels = events.slice(i);
+    const expectedLevels = touched
+      .sorted()
+      .map(([side, price]) => ["level", side, price, this.total(side, price)]);
+    assert.deepEqual(levels, expectedLevels, `${ctx}: level events`);
+  }
+
+  /** Checks a book's public interface against the mirror and the not-crossed invariant. */
+  checkBook(book: MatchingBook): void {
+    assert.equal(book.size(), this.orders.size, "size() differs from the orders rested per the events");
+    for (const o of this.orders.values()) {
+      assert.equal(book.remaining(o.id), o.left, `remaining(${o.id})`);
+    }
+    for (const side of [BUY, SELL] as const) {
+      const expected = aggregate(this.orders.values(), side);
+      assert.deepEqual(snapshotLevels(book, side), expected, `levels(${sideName(side)})`);
+      const best = expected.length === 0 ? -1 : expected[0][0];
+      assert.equal(side === BUY ? book.bestBid() : book.bestAsk(), best, `best ${sideName(side)}`);
+      const depth = 2;
+      assert.deepEqual(snapshotLevels(book, side, depth), expected.slice(0, depth), `levels(depth ${depth})`);
+    }
+    const bid = book.bestBid();
+    const ask = book.bestAsk();
+    if (bid !== -1 && ask !== -1) assert.ok(bid < ask, `book is crossed: bid ${bid} >= ask ${ask}`);
+  }
+
+  // -- internals ------------------------------------------------------------------------------
+
+  private total(side: Side, price: number): number {
+    let total = 0;
+    for (const o of this.orders.values()) if (o.side === side && o.price === price) total += o.left;
+    return total;
+  }
+
+  private otherMakers(user: number, takerSide: Side): MirrorOrder[] {
+    return inPriorityOrder(this.orders.values(), opposite(takerSide)).filter((m) => m.user !== user);
+  }
+
+  /**
+   * The order the incoming command meets next must be resting, on the opposite side, at the head
+   * of that side (best price, earliest arrival), reachable by the limit, and met only while the
+   * incoming order still has lots to fill.
+   */
+  private headCheck(cmd: Command, makerId: number, takerLeft: number, ctx: string): MirrorOrder {
+    assert.ok(cmd.op !== "cancel");
+    assert.ok(takerLeft > 0, `${ctx}: met order ${makerId} after the incoming order was filled`);
+    const head = headOf(this.orders.values(), opposite(cmd.side));
+    assert.ok(head !== undefined, `${ctx}: met order ${makerId} on an empty side`);
+    assert.equal(makerId, head.id, `${ctx}: met order ${makerId} before ${head.id} (price-time priority)`);
+    if (cmd.op === "limit") assert.ok(reaches(cmd.side, cmd.price, head.price), `${ctx}: beyond the limit`);
+    return head;
+  }
+
+  private recordCancel(cmd: Command, events: readonly BookEvent[], ctx: string): void {
+    const o = this.orders.get(cmd.id);
+    assert.ok(o !== undefined, `${ctx}: cancelled an order that is not resting`);
+    this.orders.delete(cmd.id);
+    assert.deepEqual(
+      events,
+      [
+        ["done", o.id, o.user, o.side, DONE_CANCELLED, o.left],
+        ["level", o.side, o.price, this.total(o.side, o.price)],
+      ],
+      `${ctx}: cancel events`,
+    );
+  }
+
+  private checkRefusal(cmd: Command, code: ResultCode, ctx: string): void {
+    switch (code) {
+      case ERR_ORDER_NOT_FOUND:
+        assert.ok(cmd.op === "cancel" && !this.orders.has(cmd.id), `${ctx}: wrong ERR_ORDER_NOT_FOUND`);
+        return;
+      case ERR_DUPLICATE_ID:
+        assert.ok(cmd.op === "limit" && this.orders.has(cmd.id), `${ctx}: wrong ERR_DUPLICATE_ID`);
+        return;
+      case ERR_NO_LIQUIDITY:
+        assert.ok(
+          cmd.op === "market" && this.otherMakers(cmd.user, cmd.side).length === 0,
+          `${ctx}: liquidity`,
+        );
+        return;
+      case ERR_INSUFFICIENT_FUNDS: {
+        assert.ok(cmd.op === "market" && cmd.side === BUY && cmd.budget !== NO_BUDGET, `${ctx}: funds`);
+        const makers = this.otherMakers(cmd.user, cmd.side);
+        assert.ok(makers.length > 0, `${ctx}: ERR_INSUFFICIENT_FUNDS without liquidity`);
+        assert.ok(walkCost(makers, cmd.qty) > BigInt(cmd.budget), `${ctx}: the walk fits the budget`);
+        return;
+      }
+      default:
+        assert.fail(`${ctx}: unknown result code`);
+    }
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * Piscina task file for `src/db/reader.ts`. Stateless apart from the read-only connection and its
+ * prepared statements, opened on the thread's first task. Each task runs inside one read
+ * transaction, so a page's `total` and `items` come from the same snapshot.
+ */
+import { workerData } from "node:worker_threads";
+import { type Db, openDatabase } from "../../src/db/open.ts";
+import type { Page, ReaderTask, ReaderWorkerData, RecentForUser } from "../../src/db/reader.ts";
+import {
+  ORDER_COLUMNS,
+  type OrderRow,
+  toOrderRow,
+  USER_TRADE_COLUMNS,
+  type UserTradeRow,
+} from "../../src/db/rows.ts";
+
+function prepare(db: Db) {
+  return {
+    countOrders: db.prepare<[number], { n: number }>("SELECT COUNT(*) AS n FROM orders WHERE user_id = ?"),
+    // The offset is walked on the covering (user_id, id) index; only the page's rows are fetched.
+    orders: db.prepare<[number, number, number], OrderRow>(
+      `SELECT ${ORDER_COLUMNS} FROM orders WHERE id IN
+         (SELECT id FROM orders WHERE user_id = ? ORDER BY id DESC LIMIT ? OFFSET ?)
+       ORDER BY id DESC`,
+    ),
+    order: db.prepare<[number], OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ?`),
+    countTrades: db.prepare<[number], { n: number }>(
+      "SELECT COUNT(*) AS n FROM user_trades WHERE user_id = ?",
+    ),
+    trades: db.prepare<[number, number, number], UserTradeRow>(
+      `SELECT ${USER_TRADE_COLUMNS} FROM user_trades WHERE user_id = ?
+       ORDER BY trade_id DESC LIMIT ? OFFSET ?`,
+    ),
+  };
+}
+
+let db: Db | null = null;
+let st: ReturnType<typeof prepare>;
+let inSnapshot: <T>(fn: () => T) => T;
+
+function connect(): void {
+  const conn = openDatabase((workerData as ReaderWorkerData).path, { readonly: true });
+  st = prepare(conn);
+  inSnapshot = (fn) => conn.transaction(fn)();
+  db = conn;
+}
+
+/** Offset of a page; throws on a page or size that is not a positive integer. */
+function checkPage(page: number, pageSize: number): number {
+  if (!Number.isInteger(page) || page < 1) throw new RangeError(`page must be an integer >= 1, not ${page}`);
+  if (!Number.isInteger(pageSize) || pageSize < 1) {
+    throw new RangeError(`pageSize must be an integer >= 1, not ${pageSize}`);
+  }
+  return (page - 1) * pageSize;
+}
+
+export default function run(
+  task: ReaderTask,
+): Page<OrderRow> | Page<UserTradeRow> | RecentForUser | OrderRow | undefined {
+  if (db === null) connect();
+  switch (task.op) {
+    case "userOrders": {
+      const offset = checkPage(task.page, task.pageSize);
+      return inSnapshot(() => ({
+        total: st.countOrders.get(task.userId)!.n,
+        items: st.orders.all(task.userId, task.pageSize, offset).map(toOrderRow),
+      }));
+    }
+    case "userTrades": {
+      const offset = checkPage(task.page, task.pageSize);
+      return inSnapshot(() => ({
+        total: st.countTrades.get(task.userId)!.n,
+        items: st.trades.all(task.userId, task.pageSize, offset),
+      }));
+    }
+    case "order": {
+      const row = st.order.get(task.orderId);
+      return row === undefined ? undefined : toOrderRow(row);
+    }
+    case "recentForUser": {
+      checkPage(1, task.n);
+      return inSnapshot(() => ({
+        orders: st.orders.all(task.userId, task.n, 0).map(toOrderRow),
+        trades: st.trades.all(task.userId, task.n, 0),
+      }));
+    }
+  }
+}
