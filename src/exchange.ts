@@ -22,8 +22,7 @@ import {
 } from "../workers/matching/types.ts";
 import { Code } from "./errors.ts";
 import type { Ledger } from "./ledger.ts";
-import type { PairMarket } from "./market-data.ts";
-import { scaled } from "./market-data.ts";
+import { type PairMarket, scaled } from "./market-data.ts";
 import { mulDivRoundHalfUp, pow10 } from "./numbers.ts";
 import { formatDateTime, nowMicro } from "./time.ts";
 
@@ -421,11 +420,13 @@ export class Exchange {
     this.close(o);
   }
 
-  /** An aggregated level changed. */
+  /**
+   * An aggregated level changed. The read model takes the change when the command commits, the
+   * same moment the stream sends it, so a book snapshot and the deltas after it always agree.
+   */
   onLevel(pairIndex: number, side: number, price: number, total: number): void {
     const p = this.pairs[pairIndex];
-    p.market.setLevel(side as 0 | 1, price, total);
-    if (this.listener !== null) (side === BUY ? p.buyLevels : p.sellLevels).set(price, total);
+    (side === BUY ? p.buyLevels : p.sellLevels).set(price, total);
   }
 
   /** The worker finished the pair's oldest pending command with result `code`. */
@@ -474,6 +475,8 @@ export class Exchange {
         reply = () => cb(0);
       }
     } else {
+      // Recovery replay: nothing to persist or answer; the book is as it was committed.
+      applyLevels(p.market, p.buyLevels, p.sellLevels);
       this.resetCommand(p);
       return;
     }
@@ -499,28 +502,33 @@ export class Exchange {
     p.market.drainCandles((period, c) => db.candle(p.spec.name, period, c[0], c[1], c[2], c[3], c[4], c[5]));
     const closed = touched.filter((o) => this.closing.get(o.id) === o);
     const listener = this.listener;
+    const buy = p.buyLevels;
+    const sell = p.sellLevels;
+    const hasLevels = buy.size > 0 || sell.size > 0;
+    if (hasLevels) {
+      p.buyLevels = new Map();
+      p.sellLevels = new Map();
+    }
     let publish: (() => void) | null = null;
     if (listener !== null) {
       const views = touched.map((o) => [o.user, this.orderView(o, false)] as const);
       const trades = p.trades;
       const userTrades = p.userTrades;
-      const buy = p.buyLevels;
-      const sell = p.sellLevels;
       p.trades = [];
       p.userTrades = [];
-      p.buyLevels = new Map();
-      p.sellLevels = new Map();
       const pairIdx = pairIndex;
       publish = () => {
-        if (buy.size > 0 || sell.size > 0) listener.levelsChanged(pairIdx, buy, sell);
+        if (hasLevels) listener.levelsChanged(pairIdx, buy, sell);
         if (trades.length > 0) listener.publicTrades(pairIdx, trades);
         for (const [u, v] of views) listener.orderChanged(u, v);
         for (const [u, t] of userTrades) listener.userTrade(u, t);
       };
     }
+    const market = p.market;
     const answer = reply;
     db.afterCommit(() => {
       for (const o of closed) if (this.closing.get(o.id) === o) this.closing.delete(o.id);
+      if (hasLevels) applyLevels(market, buy, sell);
       answer();
       publish?.();
     });
@@ -608,6 +616,11 @@ export class Exchange {
     p.buyLevels.clear();
     p.sellLevels.clear();
   }
+}
+
+function applyLevels(market: PairMarket, buy: Map<number, number>, sell: Map<number, number>): void {
+  for (const [price, total] of buy) market.setLevel(BUY, price, total);
+  for (const [price, total] of sell) market.setLevel(SELL, price, total);
 }
 
 /** The cancel error for an order that is no longer open. */
