@@ -20,6 +20,26 @@ import {
   OK,
   SELL,
 } from "../workers/matching/types.ts";
+import {
+  DONE_LEFT,
+  DONE_ORDER_ID,
+  DONE_REASON,
+  END_RESULT,
+  EV_DONE,
+  EV_END,
+  EV_KIND,
+  EV_LEVEL,
+  EV_RESTED,
+  EV_TRADE,
+  LEVEL_PRICE,
+  LEVEL_SIDE,
+  LEVEL_TOTAL,
+  RESTED_ORDER_ID,
+  TRADE_MAKER_ID,
+  TRADE_PRICE,
+  TRADE_QTY,
+  TRADE_TAKER_ID,
+} from "../workers/pair/protocol.ts";
 import { Code } from "./errors.ts";
 import type { Ledger } from "./ledger.ts";
 import { type PairMarket, scaled } from "./market-data.ts";
@@ -41,6 +61,8 @@ export interface PairSpec {
 
 /** What the core needs from a pair worker's command ring (see src/pair-client.ts). */
 export interface CommandSink {
+  /** Resolves once the command ring has room again. */
+  writable(): Promise<void>;
   sendLimit(orderId: number, user: number, side: 0 | 1, price: number, qty: number): boolean;
   sendMarket(orderId: number, user: number, side: 0 | 1, qty: number, budget: number): boolean;
   sendCancel(orderId: number): boolean;
@@ -145,6 +167,9 @@ export interface CommitListener {
 export type CreateReply = (error: number, order: OrderView | null) => void;
 export type CancelReply = (error: number) => void;
 
+/** Commands a pair may hold while its command ring is full; past it, requests get 503. */
+const MAX_WAITING = 10_000;
+
 const CMD_RESTORE = 0;
 const CMD_CREATE = 1;
 const CMD_CANCEL = 2;
@@ -169,6 +194,8 @@ interface PairState {
   quoteMul: bigint;
   /** Ledger units of the base currency per lot. */
   baseMul: bigint;
+  /** Commands waiting for room in the command ring, oldest first (bounded by MAX_WAITING). */
+  waiting: (() => boolean)[];
   /** Commands sent to the worker and not yet answered by END, oldest first. */
   pending: Pending[];
   pendingHead: number;
@@ -213,6 +240,7 @@ export class Exchange {
       quote: this.ledger.currencyIndex(spec.quote),
       quoteMul: pow10(quoteScale - spec.priceDecimals - spec.amountDecimals),
       baseMul: pow10(baseScale - spec.amountDecimals),
+      waiting: [],
       pending: [],
       pendingHead: 0,
       touched: [],
@@ -230,7 +258,7 @@ export class Exchange {
   /** Commands sent to a pair's worker and not answered yet. */
   inFlight(pair: number): number {
     const p = this.pairs[pair];
-    return p.pending.length - p.pendingHead;
+    return p.pending.length - p.pendingHead + p.waiting.length;
   }
 
   // ------------------------------------------------------------------ R1: commands in
@@ -238,7 +266,8 @@ export class Exchange {
   /**
    * Places an order. `price` (ticks) is ignored for market orders. Calls `reply` once: with an
    * error code (and nothing changed), or with the order after its own matching, once committed.
-   * Returns false when the worker's command ring is full (nothing changed; the caller answers 503).
+   * Returns false when the command ring and the queue waiting for it are full (nothing changed; the
+   * caller answers 503).
    */
   createOrder(
     user: number,
@@ -273,39 +302,42 @@ export class Exchange {
       reply(Code.INSUFFICIENT_FUNDS, null);
       return true;
     }
-    const id = this.nextOrderId;
-    const sent =
-      type === LIMIT
-        ? p.sink.sendLimit(id, user, side, price, amount)
-        : p.sink.sendMarket(id, user, side, amount, budget);
-    if (!sent) {
-      ledger.release(user, currency, hold);
-      return false;
-    }
-    this.nextOrderId = id + 1;
-    const micro = nowMicro();
-    const order: OrderState = {
-      id,
-      user,
-      pair: pairIndex,
-      side,
-      type,
-      price: type === LIMIT ? price : 0,
-      amount,
-      used: 0,
-      cancelled: false,
-      createMicro: micro,
-      updateMicro: micro,
-      budget: type === MARKET && side === BUY ? hold : 0n,
-      spent: 0n,
+    // The id and time are taken when the command enters the ring, so ids follow matching order.
+    const send = (): boolean => {
+      const id = this.nextOrderId;
+      const sent =
+        type === LIMIT
+          ? p.sink.sendLimit(id, user, side, price, amount)
+          : p.sink.sendMarket(id, user, side, amount, budget);
+      if (!sent) return false;
+      this.nextOrderId = id + 1;
+      const micro = nowMicro();
+      const order: OrderState = {
+        id,
+        user,
+        pair: pairIndex,
+        side,
+        type,
+        price: type === LIMIT ? price : 0,
+        amount,
+        used: 0,
+        cancelled: false,
+        createMicro: micro,
+        updateMicro: micro,
+        budget: type === MARKET && side === BUY ? hold : 0n,
+        spent: 0n,
+      };
+      p.pending.push({ kind: CMD_CREATE, order, orderId: id, user, replyCreate: reply, replyCancel: null });
+      return true;
     };
-    p.pending.push({ kind: CMD_CREATE, order, orderId: id, user, replyCreate: reply, replyCancel: null });
-    return true;
+    if (this.submit(p, send)) return true;
+    ledger.release(user, currency, hold);
+    return false;
   }
 
   /**
    * Cancels an order of `user`. Replies with 0 after the cancel committed, or an error code.
-   * Returns false when the worker's command ring is full.
+   * Returns false when the command ring and the queue waiting for it are full.
    */
   cancelOrder(
     user: number,
@@ -322,9 +354,31 @@ export class Exchange {
       return true;
     }
     const p = this.pairs[o.pair];
-    if (!p.sink.sendCancel(orderId)) return false;
-    p.pending.push({ kind: CMD_CANCEL, order: o, orderId, user, replyCreate: null, replyCancel: reply });
+    return this.submit(p, () => {
+      if (!p.sink.sendCancel(orderId)) return false;
+      p.pending.push({ kind: CMD_CANCEL, order: o, orderId, user, replyCreate: null, replyCancel: reply });
+      return true;
+    });
+  }
+
+  /**
+   * Sends a command now, or queues it behind the ones waiting for room in the pair's command
+   * ring (FIFO, so commands keep their order). False when the queue is full: the caller answers
+   * 503 and nothing changed.
+   */
+  private submit(p: PairState, send: () => boolean): boolean {
+    if (p.waiting.length === 0 && send()) return true;
+    if (p.waiting.length >= MAX_WAITING) return false;
+    p.waiting.push(send);
+    if (p.waiting.length === 1) void this.drainWaiting(p);
     return true;
+  }
+
+  private async drainWaiting(p: PairState): Promise<void> {
+    while (p.waiting.length > 0) {
+      await p.sink.writable();
+      while (p.waiting.length > 0 && p.waiting[0]()) p.waiting.shift();
+    }
   }
 
   /** Recovery: puts a stored open order back into its book (it cannot cross: books never are). */
@@ -616,6 +670,43 @@ export class Exchange {
     p.buyLevels.clear();
     p.sellLevels.clear();
   }
+}
+
+/**
+ * Decodes a pair worker's event records (workers/pair/protocol.ts) into the core's stages for
+ * pair `pairIndex`. `onTrade` is told of each trade (metrics).
+ */
+export function pairEventHandler(
+  exchange: Exchange,
+  pairIndex: number,
+  onTrade: () => void = () => {},
+): (f: Float64Array, o: number) => void {
+  return (f, o) => {
+    switch (f[o + EV_KIND]) {
+      case EV_TRADE:
+        exchange.onTrade(
+          pairIndex,
+          f[o + TRADE_TAKER_ID],
+          f[o + TRADE_MAKER_ID],
+          f[o + TRADE_PRICE],
+          f[o + TRADE_QTY],
+        );
+        onTrade();
+        break;
+      case EV_RESTED:
+        exchange.onRested(pairIndex, f[o + RESTED_ORDER_ID]);
+        break;
+      case EV_DONE:
+        exchange.onDone(pairIndex, f[o + DONE_ORDER_ID], f[o + DONE_REASON], f[o + DONE_LEFT]);
+        break;
+      case EV_LEVEL:
+        exchange.onLevel(pairIndex, f[o + LEVEL_SIDE], f[o + LEVEL_PRICE], f[o + LEVEL_TOTAL]);
+        break;
+      case EV_END:
+        exchange.onEnd(pairIndex, f[o + END_RESULT]);
+        break;
+    }
+  };
 }
 
 function applyLevels(market: PairMarket, buy: Map<number, number>, sell: Map<number, number>): void {
