@@ -17,7 +17,6 @@ import {
   CMD_SLOT_WORDS,
   EV_SLOT_WORDS,
   type PairWorkerData,
-  type PublishPolicy,
   READY_MESSAGE,
   writeCancel,
   writeLimit,
@@ -28,13 +27,16 @@ import { SpscRing } from "./ring.ts";
 
 const PAIR_WORKER_URL = new URL("../workers/pair/pair-worker.ts", import.meta.url);
 
-/** Defaults chosen with bench/ring/wake.bench.ts (numbers in workers/pair/pair-worker.ts). */
+// Defaults chosen with bench/ring/wake.bench.ts; the numbers are in workers/pair/pair-worker.ts.
 export const DEFAULT_COMMAND_SLOTS = 1024;
 export const DEFAULT_EVENT_SLOTS = 8192;
-export const DEFAULT_WORKER_SPIN = 2000;
-export const DEFAULT_PUBLISH_EVERY: PublishPolicy = "command";
+/** ≈ 2 µs of polling (one poll ≈ 7.7 ns here) before the worker sleeps in Atomics.wait. */
+export const DEFAULT_WORKER_SPIN = 260;
+/** Events become visible at least every 256 commands (≈ 100 µs of matching) under load. */
+export const DEFAULT_PUBLISH_EVERY = 256;
+/** The pump re-checks an empty event ring on 16 event-loop turns before sleeping in waitAsync. */
+export const DEFAULT_MAIN_POLL_TURNS = 16;
 export const DEFAULT_MAX_EVENTS_PER_TURN = 4096;
-export const DEFAULT_MAIN_POLL_TURNS = 0;
 
 export interface PairChannelOptions {
   pairName: string;
@@ -47,7 +49,8 @@ export interface PairChannelOptions {
   eventSlots?: number;
   /** Polls of an empty command ring before the worker sleeps (Infinity: it never sleeps). */
   workerSpin?: number;
-  publishEvery?: PublishPolicy;
+  /** Commands the worker runs between two publishes of its events (1: every command). */
+  publishEvery?: number;
   /**
    * Event-loop turns (setImmediate) the pump re-checks an empty event ring before sleeping in
    * Atomics.waitAsync (0: sleep at once; Infinity: never sleep, pure polling).
@@ -63,7 +66,7 @@ export interface PairChannelOptions {
  * Starts a worker thread on a module URL. A `.ts` module is loaded through tsx: on Node 20 the
  * loader hooks of `execArgv: ["--import", "tsx"]` do not apply to a worker's entry point
  * (ERR_UNKNOWN_FILE_EXTENSION; nodejs/node#47747, privatenumber/tsx#354), under `tsx file.ts` and
- * `tsx --test` alike, so a two-line eval entry registers tsx's ESM hooks inside the worker and
+ * `tsx --test` alike, so a one-line eval entry registers tsx's ESM hooks inside the worker and
  * then imports the module.
  */
 export function startWorker(url: URL, options: WorkerOptions = {}): Worker {
@@ -148,7 +151,7 @@ export class PairChannel {
     return this.seq;
   }
 
-  /** Queues a limit order; false when the command ring is full or the channel is closing. */
+  /** Queues a limit order; false when the command ring is full or the channel is closing or dead. */
   sendLimit(orderId: number, user: number, side: Side, price: number, qty: number): boolean {
     const o = this.reserve();
     if (o < 0) return false;
@@ -185,10 +188,14 @@ export class PairChannel {
     this.commands.publish();
   }
 
-  /** Resolves once the command ring has a free slot (or the worker is gone). Never blocks. */
+  /**
+   * Resolves once the command ring has a free slot (never blocks). Rejects once the channel is
+   * closing or its worker has exited, since no command will be accepted any more.
+   */
   async writable(): Promise<void> {
-    while (!this.gone && this.commands.freeSlots() === 0) {
-      await this.commands.waitForSpaceAsync();
+    if (!this.closing) await this.spaceOrGone();
+    if (this.closing || this.gone) {
+      throw this.failure ?? new Error(`pair worker ${this.pairName} is closing or has exited`);
     }
   }
 
@@ -209,7 +216,7 @@ export class PairChannel {
           break;
         }
         if (this.gone) break;
-        await this.writable();
+        await this.spaceOrGone();
       }
     }
     const code = await this.exited;
@@ -218,8 +225,14 @@ export class PairChannel {
     return code;
   }
 
+  private async spaceOrGone(): Promise<void> {
+    while (!this.gone && this.commands.freeSlots() === 0) {
+      await this.commands.waitForSpaceAsync();
+    }
+  }
+
   private reserve(): number {
-    return this.closing ? -1 : this.commands.tryReserve();
+    return this.closing || this.gone ? -1 : this.commands.tryReserve();
   }
 
   private async pump(): Promise<void> {

@@ -6,15 +6,16 @@
  *
  * Buffer layout (bytes):
  *
- *   0    line 0  SLOTS, SLOT_WORDS            geometry, written once by `create`
- *   64   line 1  TAIL                         written by the producer only
- *   128  line 2  HEAD                         written by the consumer only
- *   192  line 3  CONSUMER_SLEEPING            raised by the consumer, lowered by either side; its futex word
- *   256  line 4  PRODUCER_SLEEPING            raised by the producer, lowered by either side; its futex word
- *   320  slots × slotWords Float64 words      the records
+ *   0    SLOTS, SLOT_WORDS         geometry, written once by `create`
+ *   64   TAIL                      written by the producer only
+ *   128  HEAD                      written by the consumer only
+ *   192  CONSUMER_SLEEPING         raised by the consumer, lowered by either; the consumer's futex word
+ *   256  PRODUCER_SLEEPING         raised by the producer, lowered by either; the producer's futex word
+ *   320  slots × slotWords Float64 words: the records
  *
- * Each written word sits alone on a 64-byte cache line (LMAX Disruptor pads its `Sequence` the
- * same way) so the producer publishing does not invalidate the line the consumer releases on.
+ * The written words are 64 bytes apart, so no two share a cache line whatever the buffer's
+ * alignment (LMAX Disruptor pads its `Sequence` the same way): the producer publishing does not
+ * invalidate the line the consumer releases on, and neither touches a sleeping flag's line.
  *
  * Invariant. HEAD and TAIL are free-running 32-bit counters (they wrap from 2^31 - 1 to -2^31 and
  * from -1 to 0); a record's slot is `index & mask`, `slots` being a power of two. All distances are

@@ -12,32 +12,12 @@
  * and `close()` runs them backwards: stop accepting, drain the workers, commit, close.
  */
 import uws from "@trufflesuite/uws-js-unofficial";
-import {
-  DONE_LEFT,
-  DONE_ORDER_ID,
-  DONE_REASON,
-  END_RESULT,
-  EV_DONE,
-  EV_END,
-  EV_KIND,
-  EV_LEVEL,
-  EV_RESTED,
-  EV_TRADE,
-  LEVEL_PRICE,
-  LEVEL_SIDE,
-  LEVEL_TOTAL,
-  RESTED_ORDER_ID,
-  TRADE_MAKER_ID,
-  TRADE_PRICE,
-  TRADE_QTY,
-  TRADE_TAKER_ID,
-} from "../workers/pair/protocol.ts";
 import { type ExchangeConfig, loadConfig, type Settings } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
 import { DbReader } from "./db/reader.ts";
 import { checkPairs, loadState, resolveCurrencyScales } from "./db/recovery.ts";
 import { DbWriter } from "./db/writer.ts";
-import { Exchange, type OrderState } from "./exchange.ts";
+import { Exchange, type OrderState, pairEventHandler } from "./exchange.ts";
 import { Admin } from "./http/admin.ts";
 import { mountRoutes } from "./http/server.ts";
 import { Ledger } from "./ledger.ts";
@@ -45,6 +25,7 @@ import { PairMarket, PERIODS } from "./market-data.ts";
 import { Metrics } from "./metrics.ts";
 import { pow10 } from "./numbers.ts";
 import { PairChannel } from "./pair-client.ts";
+import { mountStream, StreamHub } from "./stream/hub.ts";
 import { nowMicro } from "./time.ts";
 import { Users } from "./users.ts";
 
@@ -148,36 +129,10 @@ export async function startExchange(
         }
       });
     }
-    const index = p.index;
     const trades = metrics.trades.labels(p.name);
     const channel = new PairChannel({
       pairName: p.name,
-      onEvent: (f, o) => {
-        switch (f[o + EV_KIND]) {
-          case EV_TRADE:
-            exchange.onTrade(
-              index,
-              f[o + TRADE_TAKER_ID],
-              f[o + TRADE_MAKER_ID],
-              f[o + TRADE_PRICE],
-              f[o + TRADE_QTY],
-            );
-            trades.inc();
-            break;
-          case EV_RESTED:
-            exchange.onRested(index, f[o + RESTED_ORDER_ID]);
-            break;
-          case EV_DONE:
-            exchange.onDone(index, f[o + DONE_ORDER_ID], f[o + DONE_REASON], f[o + DONE_LEFT]);
-            break;
-          case EV_LEVEL:
-            exchange.onLevel(index, f[o + LEVEL_SIDE], f[o + LEVEL_PRICE], f[o + LEVEL_TOTAL]);
-            break;
-          case EV_END:
-            exchange.onEnd(index, f[o + END_RESULT]);
-            break;
-        }
-      },
+      onEvent: pairEventHandler(exchange, p.index, () => trades.inc()),
     });
     channels.push(channel);
     exchange.addPair(
@@ -240,6 +195,22 @@ export async function startExchange(
     accepting: () => accepting,
     nonceUsed: (token, nonce) => writer.nonce(token, nonce),
   });
+  const hub = new StreamHub(app, {
+    config,
+    exchange,
+    metrics,
+    maxBackpressureBytes: settings.maxBackpressureBytes,
+    log,
+  });
+  exchange.listener = hub;
+  mountStream(app, {
+    hub,
+    users,
+    idleTimeoutSeconds: settings.idleTimeoutSeconds,
+    ready: () => ready && fatal === null,
+    accepting: () => accepting,
+    nonceUsed: (token, nonce) => writer.nonce(token, nonce),
+  });
   const listenSocket = await new Promise<uws.us_listen_socket>((resolve, reject) => {
     app.listen(settings.host, settings.port, (s) => {
       if (s === false) reject(new Error(`cannot listen on ${settings.host}:${settings.port}`));
@@ -263,6 +234,8 @@ export async function startExchange(
       await Promise.all(channels.map((c) => c.close()));
       exchange.flushBalances();
       await writer.close();
+      // After the last commit's messages went out: timers stop, streams get 1001.
+      hub.shutdown();
       await reader.close();
     })();
     return closing;

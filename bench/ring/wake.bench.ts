@@ -4,25 +4,31 @@
  *
  *   main thread                                      pair worker
  *   send*() ──command ring (SpscRing)──▶  poll the ring `workerSpin` times, then Atomics.wait
- *   onEvent ◀──event ring (SpscRing)──   publish events per command or per drained batch
+ *   onEvent ◀──event ring (SpscRing)──   publish events every `publishEvery` commands
  *   (re-checks on `mainPollTurns` setImmediate turns, then sleeps in Atomics.waitAsync)
  *
  * (A) Round trip, one command in flight: send a command, await its END record. Limits and cancels
  *     of the order just placed alternate, so the book stays small and every command answers
  *     3 events (rested|done, level, END). Per config: a fresh PairChannel, WARMUP round trips, then
  *     ROUND_TRIPS timed ones (performance.now before send, after the END handler resolved).
- *     Worker: busy spin | Atomics.wait at once | spin ~2 µs / ~20 µs / ~200 µs then wait (spin
- *     polls converted from a calibration of one poll's cost). Main: Atomics.waitAsync at once |
- *     re-check on 16 / 64 setImmediate turns, then waitAsync | setImmediate polling only.
+ *     A grid: worker = Atomics.wait at once | spin ~2 / ~20 / ~50 µs then wait | busy spin (spin
+ *     polls converted from a calibration of one poll's cost) × main = Atomics.waitAsync at once |
+ *     re-check on 16 / 64 setImmediate turns, then waitAsync | setImmediate polling only. CPU time
+ *     of the whole process per round trip is reported too: spinning and polling are not free.
  * (B) Throughput: OPS pipelined limit orders (seeded; prices around 1000 so about half trade),
- *     sent as fast as the command ring allows (`await writable()` when full), until the last END.
+ *     sent as fast as the command ring allows (`await writable()` when full), until the last END;
+ *     publishEvery swept, then worker spin and main wake varied around it.
  *     Baseline: the same orders on an OrderBook in this thread with a counting sink.
  *
  * Check: every run's events are folded into a checksum (event count per kind, traded lots,
  * traded notional, level totals, result codes); each worker run must equal the in-process
  * baseline, and each round-trip run must see exactly 3 events per command, or exitCode = 1.
  *
- * Env: BENCH_OPS (default 1,000,000), BENCH_ROUND_TRIPS (default 5,000).
+ * Every config runs BENCH_REPS times (fresh worker each time, order rotated between runs); the
+ * machine has 2 cores, so anything else running shows up as noise: the load average is printed.
+ *
+ * Env: BENCH_OPS (default 1,000,000), BENCH_ROUND_TRIPS (default 5,000), BENCH_REPS (default 3),
+ * BENCH_PARTS ("AB", "A" or "B").
  */
 import { availableParallelism, loadavg } from "node:os";
 import { PairChannel, type PairChannelOptions } from "../../src/pair-client.ts";
@@ -38,7 +44,6 @@ import {
   EV_RESTED,
   EV_TRADE,
   LEVEL_TOTAL,
-  type PublishPolicy,
   TRADE_PRICE,
   TRADE_QTY,
 } from "../../workers/pair/protocol.ts";
@@ -46,6 +51,9 @@ import {
 const OPS = Number(process.env.BENCH_OPS ?? 1_000_000);
 const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 5_000);
 const WARMUP = Math.min(2_000, ROUND_TRIPS);
+const REPS = Number(process.env.BENCH_REPS ?? 3);
+/** "AB" runs both parts; "A" or "B" one of them. */
+const PARTS = process.env.BENCH_PARTS ?? "AB";
 
 let failures = 0;
 function failIfNot(ok: boolean, what: string): void {
@@ -156,6 +164,8 @@ interface RoundTripRow {
   p90: number;
   p99: number;
   mean: number;
+  /** CPU time (user + system, all threads of the process) per timed round trip, µs. */
+  cpu: number;
 }
 
 async function roundTrips(config: string, options: Partial<PairChannelOptions>): Promise<RoundTripRow> {
@@ -173,7 +183,9 @@ async function roundTrips(config: string, options: Partial<PairChannelOptions>):
   await ch.ready;
   const samples = new Float64Array(ROUND_TRIPS);
   const total = WARMUP + ROUND_TRIPS;
+  let cpu0 = process.cpuUsage();
   for (let i = 0; i < total; i++) {
+    if (i === WARMUP) cpu0 = process.cpuUsage();
     const ended = new Promise<void>((r) => {
       resolveEnd = r;
     });
@@ -184,6 +196,7 @@ async function roundTrips(config: string, options: Partial<PairChannelOptions>):
     await ended;
     if (i >= WARMUP) samples[i - WARMUP] = (performance.now() - t0) * 1000;
   }
+  const cpuUsed = process.cpuUsage(cpu0);
   await ch.close();
   // Every limit rests (rested, level, END) and every cancel finds it (done, level, END); +1 END for SHUTDOWN.
   failIfNot(sum.events() === 3 * total + 1 && sum.results === 0, `${config}: events ${sum.key()}`);
@@ -191,7 +204,8 @@ async function roundTrips(config: string, options: Partial<PairChannelOptions>):
   const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))];
   let mean = 0;
   for (const s of samples) mean += s;
-  return { config, p50: at(0.5), p90: at(0.9), p99: at(0.99), mean: mean / samples.length };
+  const cpu = (cpuUsed.user + cpuUsed.system) / ROUND_TRIPS;
+  return { config, p50: at(0.5), p90: at(0.9), p99: at(0.99), mean: mean / samples.length, cpu };
 }
 
 // ------------------------------------------------------------------------------------ (B) throughput
@@ -289,64 +303,104 @@ async function throughput(
 
 // ------------------------------------------------------------------------------------ main
 
-const fmt = (x: number, d = 1) => x.toFixed(d).padStart(8);
+const INF = Number.POSITIVE_INFINITY;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function main(): Promise<void> {
-  console.log(`cpus ${availableParallelism()}, load ${loadavg()[0].toFixed(2)}, node ${process.version}`);
-  const ns = nsPerSpin();
-  const spinsFor = (us: number) => Math.round((us * 1000) / ns);
-  console.log(`one spin poll ≈ ${ns.toFixed(2)} ns: 2 µs ≈ ${spinsFor(2)}, 20 µs ≈ ${spinsFor(20)} polls\n`);
-
-  console.log(`(A) round trip main → worker → main, one command in flight, ${ROUND_TRIPS} samples, µs`);
-  const INF = Number.POSITIVE_INFINITY;
-  const rtConfigs: Array<[string, number, number]> = [
-    ["worker busy spin       | main waitAsync", INF, 0],
-    ["worker wait at once    | main waitAsync", 0, 0],
-    ["worker spin 2 µs       | main waitAsync", spinsFor(2), 0],
-    ["worker spin 20 µs      | main waitAsync", spinsFor(20), 0],
-    ["worker spin 200 µs     | main waitAsync", spinsFor(200), 0],
-    ["worker busy spin       | main polls 16 turns", INF, 16],
-    ["worker spin 20 µs      | main polls 16 turns", spinsFor(20), 16],
-    ["worker spin 20 µs      | main polls 64 turns", spinsFor(20), 64],
-    ["worker wait at once    | main polls 64 turns", 0, 64],
-    ["worker busy spin       | main polls forever", INF, INF],
-    ["worker spin 20 µs      | main polls forever", spinsFor(20), INF],
+async function partA(spinsFor: (us: number) => number): Promise<void> {
+  const workers: Array<[string, number]> = [
+    ["wait at once", 0],
+    ["spin 2 µs", spinsFor(2)],
+    ["spin 20 µs", spinsFor(20)],
+    ["spin 50 µs", spinsFor(50)],
+    ["busy spin", INF],
   ];
-  const rtRows: RoundTripRow[] = [];
-  for (const [config, workerSpin, mainPollTurns] of rtConfigs) {
-    rtRows.push(await roundTrips(config, { workerSpin, mainPollTurns }));
-  }
-  console.log(`${"config".padEnd(48)}      p50      p90      p99     mean`);
-  for (const r of rtRows) {
-    console.log(`${r.config.padEnd(48)} ${fmt(r.p50)} ${fmt(r.p90)} ${fmt(r.p99)} ${fmt(r.mean)}`);
-  }
-
-  console.log(`\n(B) throughput, ${OPS.toLocaleString("en")} pipelined limit orders`);
-  const orders = makeOrders(OPS, 12345);
-  const base = inProcess(orders, OPS);
-  const tpConfigs: Array<[string, Partial<PairChannelOptions>, number]> = [
-    ["worker, publish per command", { publishEvery: "command" satisfies PublishPolicy }, 0],
-    ["worker, publish per batch", { publishEvery: "batch" satisfies PublishPolicy }, 0],
-    ["worker, per command, main corks 64 sends", { publishEvery: "command" satisfies PublishPolicy }, 64],
-    ["worker, per batch, main corks 64 sends", { publishEvery: "batch" satisfies PublishPolicy }, 64],
-    ["worker, per batch, main polls 16 turns", { publishEvery: "batch", mainPollTurns: 16 }, 0],
-    ["worker, per batch, main polls forever", { publishEvery: "batch", mainPollTurns: INF }, 0],
+  const mains: Array<[string, number]> = [
+    ["waitAsync", 0],
+    ["16 turns", 16],
+    ["64 turns", 64],
+    ["poll only", INF],
   ];
-  const tpRows: ThroughputRow[] = [base];
-  for (const [config, options, cork] of tpConfigs) {
-    const row = await throughput(config, orders, OPS, options, cork);
-    failIfNot(row.checksum === base.checksum, `${config}: checksum ${row.checksum} != ${base.checksum}`);
-    tpRows.push(row);
+  const runs = workers.map(() => mains.map((): RoundTripRow[] => []));
+  const cells = workers.length * mains.length;
+  for (let rep = 0; rep < REPS; rep++) {
+    for (let k = 0; k < cells; k++) {
+      const c = (k + rep * 7) % cells; // rotate, so no config always runs first
+      const w = Math.floor(c / mains.length);
+      const m = c % mains.length;
+      const config = `worker ${workers[w][0]}, main ${mains[m][0]}`;
+      runs[w][m].push(await roundTrips(config, { workerSpin: workers[w][1], mainPollTurns: mains[m][1] }));
+    }
   }
-  console.log(`${"config".padEnd(44)}  seconds     orders/s`);
-  for (const r of tpRows) {
-    console.log(`${r.config.padEnd(44)} ${fmt(r.seconds, 3)} ${r.opsPerSec.toFixed(0).padStart(12)}`);
-  }
-  console.log(
-    `\nchecksum (trades/rested/done/levels/ends/lots/notional/levelTotals/results): ${base.checksum}`,
-  );
-  if (failures > 0) process.exitCode = 1;
-  else console.log("all checks passed");
+  console.log(`(A) round trip main → worker → main, one command in flight, ${ROUND_TRIPS} samples per run;`);
+  console.log("    median over runs. Rows: how the worker waits for commands. Columns: how the main thread");
+  console.log("    waits for events (setImmediate turns of re-checking before Atomics.waitAsync).");
+  const matrix = (title: string, f: (r: RoundTripRow) => number) => {
+    console.log(`\n${title.padEnd(16)}${mains.map(([name]) => name.padStart(13)).join("")}`);
+    workers.forEach(([name], w) => {
+      const row = mains.map((_, m) => median(runs[w][m].map(f)).toFixed(1).padStart(13)).join("");
+      console.log(`${name.padEnd(16)}${row}`);
+    });
+  };
+  matrix("p50 µs", (r) => r.p50);
+  matrix("p99 µs", (r) => r.p99);
+  matrix("mean µs", (r) => r.mean);
+  matrix("cpu µs / trip", (r) => r.cpu);
 }
 
-await main();
+async function partB(spinsFor: (us: number) => number): Promise<void> {
+  console.log(
+    `\n(B) throughput, ${OPS.toLocaleString("en")} pipelined limit orders, best and median of ${REPS} runs`,
+  );
+  const orders = makeOrders(OPS, 12345);
+  // Around the chosen defaults (spin 2 µs, main 16 turns, publish every 256), one knob at a time.
+  const d = { workerSpin: spinsFor(2), mainPollTurns: 16, publishEvery: 256 };
+  const configs: Array<[string, Partial<PairChannelOptions>, number]> = [
+    ["publish every command", { ...d, publishEvery: 1 }, 0],
+    ["publish every 16", { ...d, publishEvery: 16 }, 0],
+    ["publish every 64", { ...d, publishEvery: 64 }, 0],
+    ["publish every 256 (defaults)", d, 0],
+    ["publish per drained batch", { ...d, publishEvery: INF }, 0],
+    ["worker waits at once", { ...d, workerSpin: 0 }, 0],
+    ["worker spins 20 µs", { ...d, workerSpin: spinsFor(20) }, 0],
+    ["worker busy spins", { ...d, workerSpin: INF }, 0],
+    ["main waitAsync at once", { ...d, mainPollTurns: 0 }, 0],
+    ["main polls only", { ...d, mainPollTurns: INF }, 0],
+    ["main corks 64 sends", d, 64],
+  ];
+  const baseRuns: ThroughputRow[] = [];
+  const runs = configs.map((): ThroughputRow[] => []);
+  for (let rep = 0; rep < REPS; rep++) {
+    baseRuns.push(inProcess(orders, OPS));
+    for (let k = 0; k < configs.length; k++) {
+      const i = (k + rep) % configs.length;
+      const [config, options, cork] = configs[i];
+      const row = await throughput(config, orders, OPS, options, cork);
+      failIfNot(row.checksum === baseRuns[0].checksum, `${config}: checksum ${row.checksum}`);
+      runs[i].push(row);
+    }
+  }
+  console.log(`${"config".padEnd(40)}  best orders/s  median orders/s`);
+  const line = (config: string, rows: ThroughputRow[]) => {
+    const rates = rows.map((r) => r.opsPerSec);
+    const best = Math.max(...rates).toFixed(0);
+    console.log(`${config.padEnd(40)} ${best.padStart(14)} ${median(rates).toFixed(0).padStart(16)}`);
+  };
+  line("in-process OrderBook (baseline)", baseRuns);
+  for (let i = 0; i < configs.length; i++) line(configs[i][0], runs[i]);
+  console.log(
+    `\nchecksum (trades/rested/done/levels/ends/lots/notional/levelTotals/results): ${baseRuns[0].checksum}`,
+  );
+}
+
+console.log(
+  `cpus ${availableParallelism()}, load ${loadavg()[0].toFixed(2)}, node ${process.version}, ${REPS} runs per config`,
+);
+const nsPoll = nsPerSpin();
+const spinsFor = (us: number) => Math.round((us * 1000) / nsPoll);
+console.log(
+  `one spin poll ≈ ${nsPoll.toFixed(2)} ns: 2 µs ≈ ${spinsFor(2)}, 20 µs ≈ ${spinsFor(20)} polls\n`,
+);
+if (PARTS.includes("A")) await partA(spinsFor);
+if (PARTS.includes("B")) await partB(spinsFor);
+if (failures > 0) process.exitCode = 1;
+else console.log("all checks passed");

@@ -29,8 +29,8 @@ export class RateLimiter {
     return n <= this.limit;
   }
 
-  /** Seconds until the current window ends (the `Retry-After` value). */
-  retryAfter(nowMs: number): number {
-    return Math.max(1, Math.ceil((Math.floor(nowMs / 1000) + 1) * 1000 - nowMs) / 1000) | 0 || 1;
+  /** Seconds until the current window ends (the `Retry-After` value): at most 1, rounded up. */
+  retryAfter(): number {
+    return 1;
   }
 }

@@ -32,7 +32,8 @@ export interface RequestInfo {
   readonly signature: string | undefined;
   readonly contentType: string;
   readonly contentLength: number;
-  readonly address: string;
+  /** The client address, read only when rate limiting needs it (see `readRequest`). */
+  readonly address: string | undefined;
   readonly startNs: bigint;
   aborted: boolean;
   /** Set once an answer was written. */
@@ -41,7 +42,12 @@ export interface RequestInfo {
 
 const decoder = new TextDecoder();
 
-export function readRequest(res: HttpResponse, req: HttpRequest, route: string): RequestInfo {
+export function readRequest(
+  res: HttpResponse,
+  req: HttpRequest,
+  route: string,
+  withAddress = false,
+): RequestInfo {
   const auth = req.getHeader("authorization");
   const sig = req.getHeader("x-signature");
   const cl = req.getHeader("content-length");
@@ -53,7 +59,7 @@ export function readRequest(res: HttpResponse, req: HttpRequest, route: string):
     signature: sig === "" ? undefined : sig,
     contentType: req.getHeader("content-type"),
     contentLength: cl === "" ? -1 : Number(cl),
-    address: decoder.decode(res.getRemoteAddressAsText()),
+    address: withAddress ? decoder.decode(res.getRemoteAddressAsText()) : undefined,
     startNs: process.hrtime.bigint(),
     aborted: false,
     done: false,

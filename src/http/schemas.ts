@@ -154,6 +154,35 @@ export const pairPageSchema = {
   additionalProperties: false,
 } as const;
 
+/** 2.3 level in the `orders:{pair}` stream channel: with its eventTimeMicro. */
+const streamLevelSchema = {
+  type: "object",
+  properties: { price: num, amount: num, eventTimeMicro: str },
+  required: ["price", "amount", "eventTimeMicro"],
+  additionalProperties: false,
+} as const;
+
+/** `orders:{pair}` data: a snapshot or the changed levels of each side. */
+const streamBookSchema = {
+  type: "object",
+  properties: {
+    buy: { type: "array", items: streamLevelSchema },
+    sell: { type: "array", items: streamLevelSchema },
+  },
+  required: ["buy", "sell"],
+  additionalProperties: false,
+} as const;
+
+/** A stream message: `{"stream": <channel as subscribed>, "data": ...}`. */
+function envelope(data: object) {
+  return {
+    type: "object",
+    properties: { stream: str, data },
+    required: ["stream", "data"],
+    additionalProperties: false,
+  } as const;
+}
+
 /** Compiled serializers, one per body. */
 export const serialize = {
   order: compile(orderWithUpdateSchema),
@@ -180,34 +209,10 @@ export const serialize = {
     properties: { currency: str, balance: str },
     required: ["currency", "balance"],
   }),
-  // Stream envelopes: `{stream, data}` with the channel's data schema.
-  streamExchanges: compile({
-    type: "object",
-    properties: { stream: str, data: { type: "array", items: exchangeStreamSchema } },
-  }),
-  streamLevels: compile({
-    type: "object",
-    properties: {
-      stream: str,
-      data: {
-        type: "object",
-        properties: {
-          buy: {
-            type: "array",
-            items: { ...levelSchema, properties: { ...levelSchema.properties, eventTimeMicro: str } },
-          },
-          sell: {
-            type: "array",
-            items: { ...levelSchema, properties: { ...levelSchema.properties, eventTimeMicro: str } },
-          },
-        },
-      },
-    },
-  }),
-  streamHistory: compile({
-    type: "object",
-    properties: { stream: str, data: { type: "array", items: publicTradeSchema } },
-  }),
-  streamOrder: compile({ type: "object", properties: { stream: str, data: orderSchema } }),
-  streamUserTrade: compile({ type: "object", properties: { stream: str, data: userTradeSchema } }),
+  // Stream envelopes `{stream, data}` (CONTRACT 7), with the channel's data schema.
+  streamExchanges: compile(envelope({ type: "array", items: exchangeStreamSchema })),
+  streamLevels: compile(envelope(streamBookSchema)),
+  streamHistory: compile(envelope({ type: "array", items: publicTradeSchema })),
+  streamOrder: compile(envelope(orderSchema)),
+  streamUserTrade: compile(envelope(userTradeSchema)),
 };

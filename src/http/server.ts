@@ -72,9 +72,23 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
   const limiter = new RateLimiter(deps.rateLimit);
   const pairs = config.pairs;
 
+  // Labelled children are looked up once per (route, status), not per request.
+  const counters = new Map<string, { inc(): void }>();
+  const timers = new Map<string, { observe(v: number): void }>();
   const finish = (info: RequestInfo, status: number): void => {
-    metrics.requests.inc({ route: info.route, status });
-    metrics.latency.observe({ route: info.route }, Number(process.hrtime.bigint() - info.startNs) / 1e9);
+    const key = `${info.route} ${status}`;
+    let counter = counters.get(key);
+    if (counter === undefined) {
+      counter = metrics.requests.labels(info.route, String(status));
+      counters.set(key, counter);
+    }
+    counter.inc();
+    let timer = timers.get(info.route);
+    if (timer === undefined) {
+      timer = metrics.latency.labels(info.route);
+      timers.set(info.route, timer);
+    }
+    timer.observe(Number(process.hrtime.bigint() - info.startNs) / 1e9);
   };
 
   // ---------------------------------------------------------------- shared steps
@@ -103,7 +117,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     if (!limiter.enabled) return false;
     const now = Date.now();
     if (limiter.allow(key, now)) return false;
-    send(res, info, 429, errorBody(Code.RATE_LIMITED, info.lang), finish, limiter.retryAfter(now));
+    send(res, info, 429, errorBody(Code.RATE_LIMITED, info.lang), finish, limiter.retryAfter());
     return true;
   };
 
@@ -160,7 +174,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     handle: (res: HttpResponse, info: RequestInfo, pair: PairConfig | undefined, key: ApiKey | null) => void,
   ) => {
     app.get(PREFIX + route, (res, req) => {
-      const info = readRequest(res, req, route);
+      const info = readRequest(res, req, route, limiter.enabled);
       let pair: PairConfig | undefined;
       if (opts.pair) {
         pair = pairFromPath(req);
@@ -177,7 +191,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
         if (nonceErr === Code.AUTH_NONCE_REPLAY) return sendError(res, info, nonceErr, finish);
         if (rateLimited(res, info, key.token)) return;
         if (nonceErr !== 0) return sendError(res, info, nonceErr, finish);
-      } else if (rateLimited(res, info, info.address)) return;
+      } else if (rateLimited(res, info, info.address ?? "")) return;
       if (period !== "") (info as { period?: string }).period = period;
       handle(res, info, pair, key);
     });

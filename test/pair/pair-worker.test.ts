@@ -52,14 +52,18 @@ class AnswerCollector {
     }
   };
 
-  /** Resolves once the END of command `seq` has been handled. */
-  until(seq: number): Promise<void> {
+  /** Resolves once the END of command `seq` has been handled; rejects if the worker exits first. */
+  until(seq: number, ch: PairChannel): Promise<void> {
     const list = this.bySeq.get(seq);
     if (list !== undefined && list.at(-1)?.[0] === "end") return Promise.resolve();
     this.waitingFor = seq;
-    return new Promise((resolve) => {
+    const ended = new Promise<void>((resolve) => {
       this.resolveWait = resolve;
     });
+    const died = ch.exited.then((code) => {
+      throw new Error(`pair worker exited with code ${code} before answering command ${seq}`);
+    });
+    return Promise.race([ended, died]);
   }
 }
 
@@ -88,7 +92,7 @@ async function runThroughWorker(commands: readonly Command[], options: Partial<P
     while (!send(ch, cmd)) await ch.writable();
   }
   assert.equal(ch.lastSeq, commands.length);
-  await collector.until(commands.length);
+  await collector.until(commands.length, ch);
   assert.equal(await ch.close(), 0);
   return commands.map((_, i) => collector.bySeq.get(i + 1) ?? []);
 }
@@ -148,7 +152,7 @@ describe("pair worker", () => {
     commands.push({ op: "market", id: 100, user: 9, side: BUY, qty: 1000, budget: NO_BUDGET });
     const want = expectedAnswers(commands);
     assert.ok(want[40].length > 80);
-    for (const publishEvery of ["command", "batch"] as const) {
+    for (const publishEvery of [1, Number.POSITIVE_INFINITY]) {
       const got = await runThroughWorker(commands, { eventSlots: 8, publishEvery });
       assert.deepEqual(got, want, `publishEvery ${publishEvery}`);
     }
@@ -167,7 +171,7 @@ describe("pair worker", () => {
     }
     assert.ok(accepted >= 4);
     assert.equal(ch.lastSeq, accepted, "a refused command takes no seq");
-    await collector.until(accepted);
+    await collector.until(accepted, ch);
     for (let seq = 1; seq <= accepted; seq++) {
       assert.deepEqual(collector.bySeq.get(seq)?.at(-1), ["end", OK]);
     }

@@ -68,11 +68,29 @@ function stressRole(data: StressData): void {
   }
 }
 
-function waitMessage<T>(w: import("node:worker_threads").Worker): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
+/**
+ * Starts the stress worker on `ring`. `done` settles with its one message (or its error); `gone()`
+ * turns true once it exited, and its exit wakes both sides of the ring, so a main-thread loop
+ * stuck in waitAsync on a dead worker ends (a pending waitAsync does not keep Node alive: without
+ * this the test would be cancelled instead of failing with the worker's error).
+ */
+function startStress<T>(url: URL, data: StressData, ring: SpscRing) {
+  const w = startWorker(url, { workerData: data });
+  let exited = false;
+  const done = new Promise<T>((resolve, reject) => {
     w.once("message", resolve);
     w.once("error", reject);
   });
+  done.catch(() => {}); // awaited after the main loop
+  const exitCode = new Promise<number>((resolve) => {
+    w.once("exit", (code) => {
+      exited = true;
+      ring.wakeConsumer();
+      ring.wakeProducer();
+      resolve(code);
+    });
+  });
+  return { done, exitCode, gone: () => exited };
 }
 
 /** Pushes records 0..n-1 through the ring in one thread, `batch` at a time, checking order. */
@@ -194,16 +212,20 @@ if (isMainThread) {
     /** Worker produces `count` records; the main thread consumes them with waitForDataAsync. */
     async function workerToMain(slots: number, count: number, firstIndex: number): Promise<void> {
       const ring = SpscRing.create(slots, 2, firstIndex);
-      const w = startWorker(selfUrl, {
-        workerData: { role: "produce", sab: ring.sab, count, spins: 0 } satisfies StressData,
-      });
-      const done = waitMessage<{ sent: number }>(w);
+      const worker = startStress<{ sent: number }>(
+        selfUrl,
+        { role: "produce", sab: ring.sab, count, spins: 0 },
+        ring,
+      );
       const f = ring.f64;
       let expected = 0;
       let firstBad = -1;
       while (expected < count) {
         let n = ring.available();
-        if (n === 0) n = await ring.waitForDataAsync();
+        if (n === 0) {
+          if (worker.gone()) break;
+          n = await ring.waitForDataAsync();
+        }
         for (let i = 0; i < n; i++) {
           const o = ring.peekOffset(i);
           if (firstBad === -1 && (f[o] !== expected || f[o + 1] !== CHECK - expected)) firstBad = expected;
@@ -211,25 +233,28 @@ if (isMainThread) {
         }
         ring.release(n);
       }
+      assert.deepEqual(await worker.done, { sent: count });
+      assert.equal(expected, count, "the worker exited before its records arrived");
       assert.equal(firstBad, -1, `record ${firstBad} arrived out of order or torn`);
-      assert.deepEqual(await done, { sent: count });
       assert.equal(ring.available(), 0);
       assert.equal(ring.i32[HEAD], (firstIndex + count) | 0);
-      assert.equal(await new Promise((r) => w.once("exit", r)), 0);
+      assert.equal(await worker.exitCode, 0);
     }
 
     /** The main thread produces `count` records (waitForSpaceAsync when full); the worker consumes. */
     async function mainToWorker(slots: number, count: number, firstIndex: number): Promise<void> {
       const ring = SpscRing.create(slots, 2, firstIndex);
-      const w = startWorker(selfUrl, {
-        workerData: { role: "consume", sab: ring.sab, count, spins: 0 } satisfies StressData,
-      });
-      const done = waitMessage<{ received: number; firstBad: number }>(w);
+      const worker = startStress<{ received: number; firstBad: number }>(
+        selfUrl,
+        { role: "consume", sab: ring.sab, count, spins: 0 },
+        ring,
+      );
       const f = ring.f64;
       let next = 0;
       while (next < count) {
         let o = ring.tryReserve();
         if (o < 0) {
+          if (worker.gone()) break;
           await ring.waitForSpaceAsync();
           continue;
         }
@@ -243,8 +268,8 @@ if (isMainThread) {
         }
         ring.publish();
       }
-      assert.deepEqual(await done, { received: count, firstBad: -1 });
-      assert.equal(await new Promise((r) => w.once("exit", r)), 0);
+      assert.deepEqual(await worker.done, { received: count, firstBad: -1 });
+      assert.equal(await worker.exitCode, 0);
     }
 
     // No wait has a timeout and the worker never spins, so a lost wakeup leaves a thread asleep for

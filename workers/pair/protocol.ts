@@ -30,7 +30,7 @@ export const CMD_PRICE = 5;
 export const CMD_QTY = 6;
 /** Market-buy budget in ticks × lots, or NO_BUDGET (MARKET only). */
 export const CMD_BUDGET = 7;
-/** Words per command slot: one 64-byte cache line. */
+/** Words per command slot: 64 bytes, a cache line's size. */
 export const CMD_SLOT_WORDS = 8;
 
 export const CMD_LIMIT = 1;
@@ -91,10 +91,7 @@ export const LEVEL_WORDS = 5;
 export const END_RESULT = 2;
 export const END_WORDS = 3;
 
-/**
- * Words per event slot: the largest record (TRADE, 11 words) plus one spare. 96 bytes, so a slot
- * can share a cache line with its neighbour; 16 words would avoid that at a third more memory.
- */
+/** Words per event slot: the largest record (TRADE, 11 words) plus one spare; 96 bytes. */
 export const EV_SLOT_WORDS = 12;
 
 if (Math.max(TRADE_WORDS, RESTED_WORDS, DONE_WORDS, LEVEL_WORDS, END_WORDS) > EV_SLOT_WORDS) {
@@ -323,9 +320,6 @@ export function dispatchEvent(f: Float64Array, o: number, sink: BookEvents): num
 
 // ------------------------------------------------------------------------------------ startup
 
-/** When the worker makes its events visible to the main thread. */
-export type PublishPolicy = "command" | "batch";
-
 /** Handed to the pair worker once, as `workerData`; after that everything goes through the rings. */
 export interface PairWorkerData {
   pairName: string;
@@ -336,10 +330,10 @@ export interface PairWorkerData {
   /** Polls of an empty command ring before sleeping in Atomics.wait (Infinity: never sleep). */
   spinIterations: number;
   /**
-   * "command": publish events and release the command after each command (lowest latency);
-   * "batch": once per drained batch of commands (fewest shared-memory stores).
+   * The worker publishes its events and releases the commands after every `publishEvery` commands
+   * and at the end of each drained batch: 1 is per command, Infinity once per drained batch.
    */
-  publishEvery: PublishPolicy;
+  publishEvery: number;
   /** Initial order capacity of the book. */
   initialCapacity: number;
 }

@@ -1,0 +1,204 @@
+/**
+ * The subscriber side of bench/stream/fanout.bench.ts, run as its own process: N WebSocket
+ * clients on bare TCP sockets (no per-message library work), each counting its text frames and
+ * payload bytes. A few of them also sample publish-to-receive latency: the eventTimeMicro in an
+ * `orders:` message is the publisher's clock when it published (same machine, same epoch clock:
+ * performance.timeOrigin + performance.now()).
+ *
+ * Driven over IPC:
+ *   {type:"connect", port, path, count, sampled}  → {type:"connected", snapshots}
+ *   {type:"reset"}                                → {type:"reset"}        counters to zero
+ *   {type:"report"}                               → {type:"report", ...}  counts, bytes, samples
+ *   {type:"disconnect"}                           → {type:"disconnected"}
+ *   every PROGRESS_MS while frames arrive         → {type:"progress", min, total}
+ */
+import net from "node:net";
+
+const PROGRESS_MS = 2;
+const KEY = "dGhlIHNhbXBsZSBub25jZQ==";
+const MARK = Buffer.from('"eventTimeMicro":"');
+const ORDERS_PREFIX = Buffer.from('{"stream":"orders:');
+
+interface Client {
+  socket: net.Socket;
+  rest: Buffer | null;
+  upgraded: boolean;
+  count: number;
+  bytes: number;
+  lastMs: number;
+  sampled: boolean;
+  closeCode: number;
+}
+
+let clients: Client[] = [];
+let samples: number[] = [];
+let total = 0;
+let lastSentTotal = -1;
+
+function nowMicro(): number {
+  return (performance.timeOrigin + performance.now()) * 1000;
+}
+
+function send(msg: object): void {
+  process.send?.(msg);
+}
+
+/** Parses every complete frame of `chunk` (server frames: unmasked, never fragmented here). */
+function onData(c: Client, chunk: Buffer): void {
+  let b = c.rest === null ? chunk : Buffer.concat([c.rest, chunk]);
+  let i = 0;
+  if (!c.upgraded) {
+    const end = b.indexOf("\r\n\r\n");
+    if (end === -1) {
+      c.rest = Buffer.from(b);
+      return;
+    }
+    if (!b.subarray(0, 16).toString().includes("101")) throw new Error(`upgrade refused: ${b.toString()}`);
+    c.upgraded = true;
+    i = end + 4;
+  }
+  const n = b.length;
+  const receivedMicro = c.sampled ? nowMicro() : 0;
+  let frames = 0;
+  while (i + 2 <= n) {
+    const op = b[i] & 0x0f;
+    let len = b[i + 1] & 0x7f;
+    let h = 2;
+    if (len === 126) {
+      if (i + 4 > n) break;
+      len = b.readUInt16BE(i + 2);
+      h = 4;
+    } else if (len === 127) {
+      if (i + 10 > n) break;
+      len = Number(b.readBigUInt64BE(i + 2));
+      h = 10;
+    }
+    if (i + h + len > n) break;
+    const start = i + h;
+    if (op === 1) {
+      frames++;
+      c.bytes += len;
+      if (
+        c.sampled &&
+        b.compare(ORDERS_PREFIX, 0, ORDERS_PREFIX.length, start, start + ORDERS_PREFIX.length) === 0
+      ) {
+        const at = b.indexOf(MARK, start);
+        if (at !== -1 && at < start + len) {
+          let t = 0;
+          for (let k = at + MARK.length; b[k] !== 0x22; k++) t = t * 10 + (b[k] - 48);
+          samples.push(receivedMicro - t);
+        }
+      }
+    } else if (op === 8) {
+      c.closeCode = len >= 2 ? b.readUInt16BE(start) : 1005;
+    } else if (op === 9) {
+      // Pong (masked, as a client must), echoing the ping's payload.
+      const payload = b.subarray(start, start + len);
+      const frame = Buffer.alloc(6 + len);
+      frame[0] = 0x8a;
+      frame[1] = 0x80 | len;
+      for (let k = 0; k < len; k++) frame[6 + k] = payload[k];
+      c.socket.write(frame);
+    }
+    i = start + len;
+  }
+  c.count += frames;
+  total += frames;
+  c.lastMs = performance.timeOrigin + performance.now();
+  b = b.subarray(i);
+  c.rest = b.length === 0 ? null : Buffer.from(b);
+}
+
+function connectOne(port: number, path: string, sampled: boolean): Promise<Client> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, "127.0.0.1");
+    socket.setNoDelay(true);
+    const c: Client = {
+      socket,
+      rest: null,
+      upgraded: false,
+      count: 0,
+      bytes: 0,
+      lastMs: 0,
+      sampled,
+      closeCode: 0,
+    };
+    socket.once("connect", () => {
+      socket.write(
+        `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+          `Sec-WebSocket-Key: ${KEY}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      );
+      resolve(c);
+    });
+    socket.on("data", (chunk: Buffer) => onData(c, chunk));
+    socket.once("error", reject);
+  });
+}
+
+function minCount(): number {
+  let min = Number.POSITIVE_INFINITY;
+  for (const c of clients) if (c.count < min) min = c.count;
+  return clients.length === 0 ? 0 : min;
+}
+
+setInterval(() => {
+  if (total === lastSentTotal) return;
+  lastSentTotal = total;
+  send({ type: "progress", min: minCount(), total });
+}, PROGRESS_MS);
+
+process.on(
+  "message",
+  async (msg: { type: string; port?: number; path?: string; count?: number; sampled?: number }) => {
+    switch (msg.type) {
+      case "connect": {
+        clients = [];
+        for (let i = 0; i < msg.count!; i += 100) {
+          const batch = Array.from({ length: Math.min(100, msg.count! - i) }, (_, k) =>
+            connectOne(msg.port!, msg.path!, i + k < msg.sampled!),
+          );
+          clients.push(...(await Promise.all(batch)));
+        }
+        // Wait for every upgrade (and the snapshot a channel sends on connect, if any).
+        const deadline = Date.now() + 20_000;
+        while (clients.some((c) => !c.upgraded) && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 5));
+        await new Promise((r) => setTimeout(r, 200));
+        send({ type: "connected", snapshots: minCount() });
+        break;
+      }
+      case "reset":
+        for (const c of clients) {
+          c.count = 0;
+          c.bytes = 0;
+        }
+        samples = [];
+        total = 0;
+        lastSentTotal = -1;
+        send({ type: "reset" });
+        break;
+      case "report": {
+        const counts = clients.map((c) => c.count);
+        const bytes = clients.map((c) => c.bytes);
+        send({
+          type: "report",
+          counts,
+          bytes,
+          lastMs: Math.max(...clients.map((c) => c.lastMs)),
+          closed: clients.filter((c) => c.closeCode !== 0).length,
+          samples,
+          cpu: process.cpuUsage(),
+        });
+        break;
+      }
+      case "disconnect":
+        for (const c of clients) c.socket.destroy();
+        clients = [];
+        send({ type: "disconnected" });
+        break;
+      case "exit":
+        process.exit(0);
+    }
+  },
+);
+send({ type: "ready" });

@@ -1,0 +1,560 @@
+/**
+ * A small typed client of the exchange (interface sections 4.1-4.10, admin calls of CONTRACT 1.2),
+ * used by the end-to-end tests and the benchmarks.
+ *
+ * It never throws on an HTTP status: every call answers `{status, headers, text, body}` so a test
+ * can assert on a 400 as easily as on a 200 (`ok()` turns a non-200 into an exception when the
+ * caller only wants the body). It does throw when no answer arrives: network errors and timeouts.
+ *
+ * Signing follows CONTRACT 5 exactly: POST signs the body text that is sent, byte for byte; GET
+ * signs the raw query string after `?` ("" when there is none). The query is built here in the
+ * order given and sent unchanged, so the signed text is the sent text.
+ */
+
+import { createHmac } from "node:crypto";
+
+// ---- wire types (interface section 2) ---------------------------------------------------------------
+
+export type TradeType = "limit" | "market";
+export type DirectionType = "buy" | "sell";
+
+/** 2.1 Order as lists, pages and streams show it (no updateTime). */
+export interface Order {
+  id: number;
+  pairName: string;
+  tradeType: TradeType;
+  directionType: DirectionType;
+  price: number;
+  amount: number;
+  amountUsed: number;
+  isCancelled: boolean;
+  createTime: string;
+}
+
+/** 2.1 Order as create-order answers it. */
+export interface CreatedOrder extends Order {
+  updateTime: string;
+}
+
+/** 2.2 Pair exchange record without the bid/ask fields (pair page). */
+export interface ExchangeRecord {
+  pairName: string;
+  openValue: number;
+  minValue: number;
+  maxValue: number;
+  closeValue: number;
+  volume: number;
+}
+
+/** 2.2 as `GET /trade/pairs` answers it. */
+export interface PairRecord extends ExchangeRecord {
+  closeBidValue: number;
+  closeAskValue: number;
+}
+
+/** 2.3 Aggregated order level. */
+export interface Level {
+  price: number;
+  amount: number;
+}
+
+export interface OrderBook {
+  buy: Level[];
+  sell: Level[];
+}
+
+/** 2.4 Public trade history item. */
+export interface PublicTrade {
+  directionType: DirectionType;
+  tradeType: TradeType;
+  price: number;
+  amount: number;
+  tradeTime: number;
+  eventTimeMicro: string;
+}
+
+/** 2.5 The user's own trade. */
+export interface UserTrade {
+  id: number;
+  pairName: string;
+  tradeType: TradeType;
+  directionType: DirectionType;
+  price: number;
+  amount: number;
+  tradeTime: string;
+}
+
+/** 2.6 Balance item plus `reserved` (CONTRACT 2.3). */
+export interface Balance {
+  currency: string;
+  balance: string;
+  reserved: string;
+}
+
+/** 2.7 Chart candle: [timestamp ms, open, min, max, close, volume]. */
+export type Candle = [number, number, number, number, number, number];
+
+/** 2.8 Page wrapper. */
+export interface Page<T> {
+  total: number;
+  items: T[];
+}
+
+/** 4.4 Pair page. */
+export interface PairPage {
+  exchanges: ExchangeRecord[];
+  orders: OrderBook;
+  history: PublicTrade[];
+  userOrders: Order[] | null;
+  userHistory: UserTrade[] | null;
+}
+
+/** Section 7 / CONTRACT 5 error body. */
+export interface ErrorBody {
+  errors: Record<string, string[]>;
+}
+
+export interface NewUser {
+  uid: string;
+  apiToken: string;
+  secretKey: string;
+}
+
+export interface NewApiKey {
+  apiToken: string;
+  secretKey: string;
+}
+
+export interface BalanceAnswer {
+  currency: string;
+  balance: string;
+}
+
+export const CHART_PERIODS = ["1m", "5m", "15m", "30m", "1h", "2h", "4h", "6h", "12h", "1d", "1w"] as const;
+export type ChartPeriod = (typeof CHART_PERIODS)[number];
+
+// ---- requests and answers ---------------------------------------------------------------------------
+
+/** A decimal as the contract accepts it: a JSON number or a decimal string (CONTRACT 2.1). */
+export type DecimalInput = number | string;
+
+export interface CreateOrderRequest {
+  pairName: string;
+  tradeType: TradeType;
+  directionType: DirectionType;
+  price?: DecimalInput;
+  amount: DecimalInput;
+}
+
+/** Nonce as a JSON number or a string of digits (CONTRACT 5). */
+export type Nonce = number | bigint | string;
+
+export interface CallOptions {
+  /** Adds `nonce` to the JSON body (POST) or the query (GET); signed with the rest. */
+  nonce?: Nonce;
+  /** Extra headers, sent after (and overriding) the client's own. */
+  headers?: Record<string, string>;
+  /** Accept-Language for this call. */
+  lang?: string;
+  /** Send no Authorization / X-Signature even if the client has credentials. */
+  anonymous?: boolean;
+  timeoutMs?: number;
+}
+
+export interface PageQuery {
+  /** Strings are sent as they are, for tests of invalid values. */
+  page?: number | string;
+  pageSize?: number | string;
+}
+
+export interface ChartQuery {
+  limit?: number | string;
+  from?: number | string;
+  to?: number | string;
+}
+
+export interface ApiResponse<T> {
+  status: number;
+  headers: Headers;
+  /** The body text exactly as received (to check number formatting, e.g. `0.3`). */
+  text: string;
+  /** The parsed JSON body, `undefined` when the text is not JSON. T on 200, usually ErrorBody otherwise. */
+  body: T | ErrorBody | undefined;
+}
+
+export interface RawOptions {
+  /** Sent byte for byte; no Content-Type is added unless given in `headers`. */
+  body?: string | Uint8Array;
+  headers?: Record<string, string>;
+  /** The raw query string without `?`, sent unchanged. */
+  query?: string;
+  /**
+   * `true`: sign like the client does (the body, or the query for a bodiless request) and add
+   * Authorization + X-Signature. A string: sign that text instead (to test mismatches).
+   */
+  sign?: boolean | string;
+  timeoutMs?: number;
+}
+
+export interface ClientOptions {
+  /**
+   * The server origin (`http://127.0.0.1:8080`) or the REST base (`.../1.0`); both work. A function
+   * is read on every call, so a client follows a server that restarted on another port.
+   */
+  baseUrl: string | (() => string);
+  apiToken?: string;
+  secretKey?: string;
+  /** ADMIN_TOKEN for the calls of CONTRACT 1.2, sent as `Bearer <token>`. */
+  adminToken?: string;
+  /** Send the token as `Bearer <token>` rather than alone. */
+  bearer?: boolean;
+  /** Default Accept-Language. */
+  lang?: string;
+  /** When set, every signed request carries `nonce` from here (must increase per token). */
+  nonceSource?: () => Nonce;
+  /** Default per-request timeout (ms). */
+  timeoutMs?: number;
+  /** Path prefix of the admin calls; default "" (`/admin/...` at the server root). */
+  adminPrefix?: string;
+}
+
+/** Thrown by `ok()` when a call did not answer 200. */
+export class ApiError extends Error {
+  override name = "ApiError";
+  readonly status: number;
+  readonly text: string;
+  constructor(status: number, text: string, what: string) {
+    super(`${what}: HTTP ${status}: ${text.slice(0, 500)}`);
+    this.status = status;
+    this.text = text;
+  }
+}
+
+/** The body of a 200 answer; throws ApiError otherwise. */
+export function ok<T>(res: ApiResponse<T>, what = "request"): T {
+  if (res.status !== 200) throw new ApiError(res.status, res.text, what);
+  return res.body as T;
+}
+
+/** The `errors` map of an error answer, or undefined when the body is not an error body. */
+export function errorsOf(res: ApiResponse<unknown>): Record<string, string[]> | undefined {
+  const body = res.body as Partial<ErrorBody> | undefined;
+  if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body))
+    return undefined;
+  const errors = body.errors;
+  return errors !== null && typeof errors === "object" && !Array.isArray(errors) ? errors : undefined;
+}
+
+/** Hex HMAC-SHA256 of `text` with `secret` (CONTRACT 5). */
+export function signText(secret: string, text: string | Uint8Array): string {
+  return createHmac("sha256", secret).update(text).digest("hex");
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+const REST_PREFIX = "/1.0";
+
+/** The origin of a base URL that may end in the REST version segment. */
+export function originOf(baseUrl: string): string {
+  let url = baseUrl.replace(/\/+$/, "");
+  if (url.endsWith(REST_PREFIX)) url = url.slice(0, -REST_PREFIX.length);
+  return url;
+}
+
+/** `a=1&b=2` from pairs in the given order; undefined values are left out; values are URI-encoded. */
+export function buildQuery(params: ReadonlyArray<readonly [string, unknown]>): string {
+  const parts: string[] = [];
+  for (const [key, value] of params) {
+    if (value === undefined) continue;
+    parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`);
+  }
+  return parts.join("&");
+}
+
+type Method = "GET" | "POST" | "PUT" | "DELETE" | "PATCH" | "HEAD" | "OPTIONS";
+
+export class ExchangeClient {
+  readonly options: ClientOptions;
+
+  constructor(options: ClientOptions) {
+    this.options = options;
+  }
+
+  /** The server origin, e.g. `http://127.0.0.1:8080`. */
+  get origin(): string {
+    const base = this.options.baseUrl;
+    return originOf(typeof base === "function" ? base() : base);
+  }
+
+  /** A client with the same server and other options changed (e.g. other credentials). */
+  with(changes: Partial<ClientOptions>): ExchangeClient {
+    return new ExchangeClient({ ...this.options, ...changes });
+  }
+
+  get hasCredentials(): boolean {
+    return this.options.apiToken !== undefined && this.options.secretKey !== undefined;
+  }
+
+  // ---- 4.1, 4.2 orders --------------------------------------------------------------------------
+
+  /** 4.1 POST /trade/create-order. */
+  createOrder(order: CreateOrderRequest, opts: CallOptions = {}): Promise<ApiResponse<CreatedOrder>> {
+    return this.post<CreatedOrder>("/trade/create-order", { ...order }, opts);
+  }
+
+  /** 4.2 POST /trade/cancel-order; answers `[]`. */
+  cancelOrder(orderId: number | string, opts: CallOptions = {}): Promise<ApiResponse<[]>> {
+    return this.post<[]>("/trade/cancel-order", { orderId }, opts);
+  }
+
+  // ---- 4.3-4.7 market data ----------------------------------------------------------------------
+
+  /** 4.3 GET /trade/pairs. */
+  pairs(opts: CallOptions = {}): Promise<ApiResponse<PairRecord[]>> {
+    return this.get<PairRecord[]>("/trade/pairs", [], { anonymous: true, ...opts });
+  }
+
+  /** 4.4 GET /trade/pairs/{pairName}: signed when the client has credentials (unless `anonymous`). */
+  pairPage(pairName: string, opts: CallOptions = {}): Promise<ApiResponse<PairPage>> {
+    return this.get<PairPage>(`/trade/pairs/${pairName}`, [], opts);
+  }
+
+  /** 4.5 GET /trade/pairs/{pairName}/chart/{period}. */
+  chart(
+    pairName: string,
+    period: ChartPeriod | string,
+    query: ChartQuery = {},
+    opts: CallOptions = {},
+  ): Promise<ApiResponse<Candle[]>> {
+    return this.get<Candle[]>(
+      `/trade/pairs/${pairName}/chart/${period}`,
+      [
+        ["limit", query.limit],
+        ["from", query.from],
+        ["to", query.to],
+      ],
+      { anonymous: true, ...opts },
+    );
+  }
+
+  /** 4.6 GET /trade/pairs/{pairName}/orders, optional `?limit=N`. */
+  orderBook(
+    pairName: string,
+    query: { limit?: number | string } = {},
+    opts: CallOptions = {},
+  ): Promise<ApiResponse<OrderBook>> {
+    return this.get<OrderBook>(`/trade/pairs/${pairName}/orders`, [["limit", query.limit]], {
+      anonymous: true,
+      ...opts,
+    });
+  }
+
+  /** 4.7 GET /trade/pairs/{pairName}/history. */
+  history(pairName: string, opts: CallOptions = {}): Promise<ApiResponse<PublicTrade[]>> {
+    return this.get<PublicTrade[]>(`/trade/pairs/${pairName}/history`, [], { anonymous: true, ...opts });
+  }
+
+  // ---- 4.8-4.10 user data -----------------------------------------------------------------------
+
+  /** 4.8 GET /trade/pairs/{pairName}/user-balances. */
+  balances(pairName: string, opts: CallOptions = {}): Promise<ApiResponse<Balance[]>> {
+    return this.get<Balance[]>(`/trade/pairs/${pairName}/user-balances`, [], opts);
+  }
+
+  /** 4.9 GET /trade/pairs/{pairName}/user-orders (all pairs, the path pair does not filter). */
+  userOrders(
+    pairName: string,
+    query: PageQuery = {},
+    opts: CallOptions = {},
+  ): Promise<ApiResponse<Page<Order>>> {
+    return this.get<Page<Order>>(
+      `/trade/pairs/${pairName}/user-orders`,
+      [
+        ["page", query.page],
+        ["pageSize", query.pageSize],
+      ],
+      opts,
+    );
+  }
+
+  /** 4.10 GET /trade/pairs/user-history. */
+  userHistory(query: PageQuery = {}, opts: CallOptions = {}): Promise<ApiResponse<Page<UserTrade>>> {
+    return this.get<Page<UserTrade>>(
+      "/trade/pairs/user-history",
+      [
+        ["page", query.page],
+        ["pageSize", query.pageSize],
+      ],
+      opts,
+    );
+  }
+
+  // ---- process endpoints --------------------------------------------------------------------------
+
+  /** GET /health (server root). */
+  health(opts: CallOptions = {}): Promise<ApiResponse<{ status: string }>> {
+    return this.request<{ status: string }>("GET", "/health", {
+      headers: opts.headers,
+      timeoutMs: opts.timeoutMs,
+    });
+  }
+
+  /** GET /metrics (server root), Prometheus text in `text`. */
+  metrics(opts: CallOptions = {}): Promise<ApiResponse<never>> {
+    return this.request<never>("GET", "/metrics", { headers: opts.headers, timeoutMs: opts.timeoutMs });
+  }
+
+  // ---- admin (CONTRACT 1.2) -------------------------------------------------------------------------
+
+  /** POST /admin/users: a new user (optionally with a given uid) and its first API key. */
+  createUser(uid?: string, opts: CallOptions = {}): Promise<ApiResponse<NewUser>> {
+    return this.admin<NewUser>("/admin/users", uid === undefined ? {} : { uid }, opts);
+  }
+
+  /** POST /admin/api-keys: another key for a user. */
+  createApiKey(uid: string, opts: CallOptions = {}): Promise<ApiResponse<NewApiKey>> {
+    return this.admin<NewApiKey>("/admin/api-keys", { uid }, opts);
+  }
+
+  /** POST /admin/api-keys/revoke: answers `[]`. */
+  revokeApiKey(apiToken: string, opts: CallOptions = {}): Promise<ApiResponse<[]>> {
+    return this.admin<[]>("/admin/api-keys/revoke", { apiToken }, opts);
+  }
+
+  /** POST /admin/deposit: answers the new available balance. */
+  deposit(
+    uid: string,
+    currency: string,
+    amount: DecimalInput,
+    opts: CallOptions = {},
+  ): Promise<ApiResponse<BalanceAnswer>> {
+    return this.admin<BalanceAnswer>("/admin/deposit", { uid, currency, amount }, opts);
+  }
+
+  /** POST /admin/withdraw: more than available answers 400 `errors.amount`. */
+  withdraw(
+    uid: string,
+    currency: string,
+    amount: DecimalInput,
+    opts: CallOptions = {},
+  ): Promise<ApiResponse<BalanceAnswer>> {
+    return this.admin<BalanceAnswer>("/admin/withdraw", { uid, currency, amount }, opts);
+  }
+
+  // ---- escape hatch -------------------------------------------------------------------------------
+
+  /**
+   * Any request, for malformed-input tests. `path` is from the server root (`/1.0/trade/pairs`,
+   * `/health`). Only the headers given are sent (plus what fetch always adds); the body is sent
+   * as bytes so fetch adds no Content-Type of its own.
+   */
+  raw<T = unknown>(method: Method, path: string, opts: RawOptions = {}): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = {};
+    if (opts.sign !== undefined && opts.sign !== false) {
+      const signed =
+        typeof opts.sign === "string" ? opts.sign : opts.body !== undefined ? opts.body : (opts.query ?? "");
+      Object.assign(headers, this.authHeaders(signed));
+    }
+    Object.assign(headers, opts.headers);
+    const query = opts.query === undefined ? "" : `?${opts.query}`;
+    return this.request<T>(method, `${path}${query}`, {
+      body: opts.body,
+      headers,
+      timeoutMs: opts.timeoutMs,
+    });
+  }
+
+  // ---- internals ----------------------------------------------------------------------------------
+
+  /** Authorization + X-Signature for `signed` (throws when the client has no credentials). */
+  authHeaders(signed: string | Uint8Array): Record<string, string> {
+    const { apiToken, secretKey } = this.options;
+    if (apiToken === undefined || secretKey === undefined) {
+      throw new Error("ExchangeClient: this call needs apiToken and secretKey");
+    }
+    return {
+      Authorization: this.options.bearer === true ? `Bearer ${apiToken}` : apiToken,
+      "X-Signature": signText(secretKey, signed),
+    };
+  }
+
+  private nonceFor(opts: CallOptions): Nonce | undefined {
+    if (opts.nonce !== undefined) return opts.nonce;
+    if (opts.anonymous !== true && this.hasCredentials && this.options.nonceSource !== undefined) {
+      return this.options.nonceSource();
+    }
+    return undefined;
+  }
+
+  private post<T>(
+    path: string,
+    payload: Record<string, unknown>,
+    opts: CallOptions,
+  ): Promise<ApiResponse<T>> {
+    const nonce = this.nonceFor(opts);
+    if (nonce !== undefined) payload.nonce = typeof nonce === "bigint" ? nonce.toString() : nonce;
+    const body = JSON.stringify(payload);
+    const headers: Record<string, string> = { "Content-Type": "application/json" };
+    if (opts.anonymous !== true && this.hasCredentials) Object.assign(headers, this.authHeaders(body));
+    this.addCommonHeaders(headers, opts);
+    return this.request<T>("POST", `${REST_PREFIX}${path}`, { body, headers, timeoutMs: opts.timeoutMs });
+  }
+
+  private get<T>(
+    path: string,
+    params: ReadonlyArray<readonly [string, unknown]>,
+    opts: CallOptions,
+  ): Promise<ApiResponse<T>> {
+    const nonce = this.nonceFor(opts);
+    const all = nonce === undefined ? params : [...params, ["nonce", String(nonce)] as const];
+    const query = buildQuery(all);
+    const headers: Record<string, string> = {};
+    if (opts.anonymous !== true && this.hasCredentials) Object.assign(headers, this.authHeaders(query));
+    this.addCommonHeaders(headers, opts);
+    const target = query === "" ? `${REST_PREFIX}${path}` : `${REST_PREFIX}${path}?${query}`;
+    return this.request<T>("GET", target, { headers, timeoutMs: opts.timeoutMs });
+  }
+
+  private admin<T>(
+    path: string,
+    payload: Record<string, unknown>,
+    opts: CallOptions,
+  ): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { "Content-Type": "application/json" };
+    if (this.options.adminToken !== undefined) headers.Authorization = `Bearer ${this.options.adminToken}`;
+    this.addCommonHeaders(headers, opts);
+    return this.request<T>("POST", `${this.options.adminPrefix ?? ""}${path}`, {
+      body: JSON.stringify(payload),
+      headers,
+      timeoutMs: opts.timeoutMs,
+    });
+  }
+
+  private addCommonHeaders(headers: Record<string, string>, opts: CallOptions): void {
+    const lang = opts.lang ?? this.options.lang;
+    if (lang !== undefined) headers["Accept-Language"] = lang;
+    if (opts.headers !== undefined) Object.assign(headers, opts.headers);
+  }
+
+  private async request<T>(
+    method: string,
+    pathAndQuery: string,
+    init: { body?: string | Uint8Array; headers?: Record<string, string>; timeoutMs?: number },
+  ): Promise<ApiResponse<T>> {
+    const timeoutMs = init.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const body = typeof init.body === "string" ? Buffer.from(init.body, "utf8") : init.body;
+    const res = await fetch(`${this.origin}${pathAndQuery}`, {
+      method,
+      headers: init.headers,
+      body,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await res.text();
+    let parsed: T | ErrorBody | undefined;
+    try {
+      parsed = text === "" ? undefined : (JSON.parse(text) as T | ErrorBody);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, text, body: parsed };
+  }
+}

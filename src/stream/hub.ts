@@ -1,0 +1,626 @@
+/**
+ * The stream interface (CONTRACT 7): `ws://HOST:PORT/stream?streams=...`, read only.
+ *
+ *   upgrade   parse the list, check the signature (user channels), answer 400/401/403 at once
+ *   open      subscribe to one uWS topic per channel, THEN send the snapshots (exchanges, books)
+ *   commit    Exchange → afterCommit → StreamHub (CommitListener): serialise once, app.publish
+ *   sweep     SWEEP_MS after a publish, a subscriber holding more than the bound of unsent
+ *             bytes is closed with 1008 (uWS itself would skip its messages instead)
+ *
+ * Everything runs on the main thread, in commit order, so a snapshot taken in `open` is the book
+ * as of the last published delta: the deltas that follow apply to it exactly.
+ *
+ * Topics are the channel names as subscribed (`orders:btc_usdt`, `user_orders:<uid>`), so the
+ * message of a topic is the same bytes for every subscriber: one serialisation per message.
+ * Nothing is serialised for a topic nobody holds.
+ */
+import type { TemplatedApp, WebSocket } from "@trufflesuite/uws-js-unofficial";
+import { nonceFromQuery, parseAuthorization, verifySignature } from "../auth.ts";
+import type { ExchangeConfig } from "../config.ts";
+import { Code, errorBody, errorStatus, multiErrorBody, pickLanguage } from "../errors.ts";
+import type { CommitListener, Exchange, OrderView, UserTradeView } from "../exchange.ts";
+import { serialize } from "../http/schemas.ts";
+import { type PairMarket, type PublicTrade, scaled } from "../market-data.ts";
+import type { Metrics } from "../metrics.ts";
+import { nowMicro } from "../time.ts";
+import type { Users } from "../users.ts";
+import {
+  CH_EXCHANGES,
+  CH_ORDERS,
+  CH_USER_HISTORY,
+  CH_USER_ORDERS,
+  type Channel,
+  parseStreams,
+} from "./channels.ts";
+
+/** The coalescing period of the `exchanges` channel (CONTRACT 7: at most one message per 100 ms). */
+export const EXCHANGES_PERIOD_MS = 100;
+/**
+ * Delay of the slow-consumer sweep after a publish. A timer (not setImmediate) runs after uWS has
+ * written the publishes of the previous loop turn, and a few ms between sweeps bound their cost
+ * (~20 µs per 1,000 subscribers) while letting a stuck buffer pass the bound by only what is
+ * published in that time.
+ */
+export const SWEEP_MS = 5;
+/**
+ * Deliveries (messages × subscribers) handed to uWS per event-loop turn. Measured with 1,000
+ * subscribers of one topic (uWS 20.30): 32 messages per turn delivered 2.5M messages/s; 64 and
+ * more make publish() drain inline and fall to ~1.6M/s; a handful per turn pays one write per
+ * socket per turn (0.5M/s). With few subscribers the same budget lets many messages through.
+ */
+export const DELIVERIES_PER_TURN = 32_000;
+/** Past this many waiting messages everything goes to uWS at once (and the sweep sees the laggards). */
+const MAX_QUEUED = 65_536;
+/** WebSocket close code for a consumer that fell behind (policy violation). */
+export const CLOSE_SLOW_CONSUMER = 1008;
+/** WebSocket close code when the server shuts down. */
+export const CLOSE_GOING_AWAY = 1001;
+const EXCHANGES = "exchanges";
+
+/** Per-connection state (uWS user data), fixed at the upgrade. */
+export interface Conn {
+  readonly channels: readonly Channel[];
+  /** The authenticated user (-1 when the upgrade carried no credentials). */
+  readonly userId: number;
+  /**
+   * Bytes of the snapshots sent at open: a big book may exceed the bound on its own, so they are
+   * allowed on top of it until the unsent buffer first falls under the bound.
+   */
+  allowance: number;
+  /** The sweep round that last looked at this connection (a socket sits in several topics). */
+  checked: number;
+}
+
+type Socket = WebSocket<Conn>;
+
+interface Level {
+  price: number;
+  amount: number;
+  eventTimeMicro: string;
+}
+
+export interface HubOptions {
+  config: ExchangeConfig;
+  exchange: Exchange;
+  metrics: Metrics;
+  /** Unsent bytes per connection above which it is closed with 1008 (CONTRACT 7). */
+  maxBackpressureBytes: number;
+  log?: (line: string) => void;
+}
+
+/** Messages and bytes published on one topic (the benchmark checks deliveries against them). */
+export interface TopicStats {
+  messages: number;
+  bytes: number;
+}
+
+export class StreamHub implements CommitListener {
+  readonly metrics: Metrics;
+  private readonly app: TemplatedApp;
+  private readonly config: ExchangeConfig;
+  private readonly exchange: Exchange;
+  private readonly bound: number;
+  private readonly log: (line: string) => void;
+  private readonly ordersTopic: string[];
+  private readonly historyTopic: string[];
+  /** Open connections, and the subscribed ones per topic. */
+  private readonly conns = new Set<Socket>();
+  private readonly topics = new Map<string, Map<Socket, Conn>>();
+  /** Topics of the user channels per user id (a uid may be written in more than one letter case). */
+  private readonly userOrderTopics = new Map<number, string[]>();
+  private readonly userTradeTopics = new Map<number, string[]>();
+  /** Last eventTimeMicro given out per pair, for levels and exchange records: strictly increasing. */
+  private readonly clock: number[];
+  /** The serialised book snapshot per pair and the book version it shows. */
+  private readonly snapshots: { version: number; message: string }[];
+  /** Pairs traded (committed) since the last `exchanges` message. */
+  private readonly exchangesDirty: boolean[];
+  private exchangesTimer: NodeJS.Timeout | null = null;
+  private lastExchangesMs = Number.NEGATIVE_INFINITY;
+  /** Messages waiting for a later turn (see `publish`), oldest first from `length - queued`. */
+  private queueTopics: string[] = [];
+  private queueMessages: string[] = [];
+  private queued = 0;
+  private turnDeliveries = 0;
+  private turnScheduled = false;
+  /** Topics published to since the last sweep. */
+  private readonly published = new Set<string>();
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private sweepRound = 0;
+  private closed = false;
+  readonly stats = new Map<string, TopicStats>();
+  /** Connections closed as slow consumers. */
+  slowClosed = 0;
+
+  constructor(app: TemplatedApp, options: HubOptions) {
+    this.app = app;
+    this.config = options.config;
+    this.exchange = options.exchange;
+    this.metrics = options.metrics;
+    this.bound = options.maxBackpressureBytes;
+    this.log = options.log ?? console.log;
+    const pairs = this.config.pairs;
+    this.ordersTopic = pairs.map((p) => `orders:${p.name}`);
+    this.historyTopic = pairs.map((p) => `history:${p.name}`);
+    this.clock = pairs.map((p) => this.exchange.market(p.index).lastMicro);
+    this.snapshots = pairs.map(() => ({ version: -1, message: "" }));
+    this.exchangesDirty = pairs.map(() => false);
+  }
+
+  // ------------------------------------------------------------------ connections
+
+  /** A connection opened: subscribe first, then send the snapshots (no delta can fall between). */
+  open(ws: Socket): void {
+    const c = ws.getUserData();
+    // Everything already in the read model goes out before this socket subscribes: a queued delta
+    // is in the snapshot below, so this connection must not receive it.
+    if (this.queued > 0) this.flushQueue(this.queued);
+    this.conns.add(ws);
+    this.metrics.streamConnections.inc();
+    for (const ch of c.channels) {
+      ws.subscribe(ch.name);
+      let subs = this.topics.get(ch.name);
+      if (subs === undefined) {
+        subs = new Map();
+        this.topics.set(ch.name, subs);
+        if (ch.kind === CH_USER_ORDERS) addTopic(this.userOrderTopics, c.userId, ch.name);
+        else if (ch.kind === CH_USER_HISTORY) addTopic(this.userTradeTopics, c.userId, ch.name);
+      }
+      subs.set(ws, c);
+    }
+    let bytes = 0;
+    for (const ch of c.channels) {
+      let message: string | null = null;
+      if (ch.kind === CH_EXCHANGES) {
+        message = this.exchangesMessage(this.config.pairs.map((p) => p.index));
+      } else if (ch.kind === CH_ORDERS) {
+        message = this.bookSnapshot(ch.pair, ch.name);
+      }
+      if (message !== null) {
+        ws.send(message, false, false);
+        bytes += message.length;
+      }
+    }
+    c.allowance = bytes;
+  }
+
+  /** A connection closed (by either side, or by the sweep): forget its subscriptions. */
+  close(ws: Socket): void {
+    if (!this.conns.delete(ws)) return;
+    this.metrics.streamConnections.dec();
+    const c = ws.getUserData();
+    for (const ch of c.channels) {
+      const subs = this.topics.get(ch.name);
+      if (subs === undefined) continue;
+      subs.delete(ws);
+      if (subs.size > 0) continue;
+      this.topics.delete(ch.name);
+      if (ch.kind === CH_USER_ORDERS) removeTopic(this.userOrderTopics, c.userId, ch.name);
+      else if (ch.kind === CH_USER_HISTORY) removeTopic(this.userTradeTopics, c.userId, ch.name);
+    }
+  }
+
+  /** Server shutdown: no more timers; every connection gets 1001 after what it was already sent. */
+  shutdown(): void {
+    if (this.queued > 0) this.flushQueue(this.queued);
+    this.closed = true;
+    if (this.exchangesTimer !== null) clearTimeout(this.exchangesTimer);
+    if (this.sweepTimer !== null) clearTimeout(this.sweepTimer);
+    this.exchangesTimer = null;
+    this.sweepTimer = null;
+    for (const ws of [...this.conns]) ws.end(CLOSE_GOING_AWAY, "server shutting down");
+  }
+
+  /** Index of a configured pair, for the channel parser. */
+  readonly pairIndex = (name: string): number | undefined => this.config.pairsByName.get(name)?.index;
+
+  /** Messages waiting in the hub for a later event-loop turn. */
+  get backlog(): number {
+    return this.queued;
+  }
+
+  /** Open connections (tests and metrics). */
+  get connections(): number {
+    return this.conns.size;
+  }
+
+  // ------------------------------------------------------------------ CommitListener
+
+  levelsChanged(pair: number, buy: Map<number, number>, sell: Map<number, number>): void {
+    const topic = this.ordersTopic[pair];
+    if (this.closed || !this.topics.has(topic)) return;
+    try {
+      const m = this.exchange.market(pair);
+      const t = String(this.tick(pair));
+      const data = { buy: changedLevels(buy, m, t, true), sell: changedLevels(sell, m, t, false) };
+      this.publish(topic, serialize.streamLevels({ stream: topic, data }));
+    } catch (err) {
+      this.failed("levels", err);
+    }
+  }
+
+  publicTrades(pair: number, trades: PublicTrade[]): void {
+    if (this.closed) return;
+    if (this.topics.has(EXCHANGES)) this.traded(pair);
+    const topic = this.historyTopic[pair];
+    if (!this.topics.has(topic)) return;
+    try {
+      this.publish(topic, serialize.streamHistory({ stream: topic, data: trades }));
+    } catch (err) {
+      this.failed("history", err);
+    }
+  }
+
+  orderChanged(user: number, view: OrderView): void {
+    const topics = this.userOrderTopics.get(user);
+    if (topics === undefined || this.closed) return;
+    try {
+      for (const topic of topics) this.publish(topic, serialize.streamOrder({ stream: topic, data: view }));
+    } catch (err) {
+      this.failed("user order", err);
+    }
+  }
+
+  userTrade(user: number, view: UserTradeView): void {
+    const topics = this.userTradeTopics.get(user);
+    if (topics === undefined || this.closed) return;
+    try {
+      for (const topic of topics)
+        this.publish(topic, serialize.streamUserTrade({ stream: topic, data: view }));
+    } catch (err) {
+      this.failed("user trade", err);
+    }
+  }
+
+  /**
+   * Pairs traded, if a caller reports them in bulk. The hub marks pairs itself from
+   * `publicTrades`, which runs after the commit (the core's own traded-pairs set is filled before
+   * it, so a record built from it could show a trade that is not durable yet).
+   */
+  tradedPairs(pairs: Set<number>): void {
+    if (this.closed || !this.topics.has(EXCHANGES)) return;
+    for (const pair of pairs) this.traded(pair);
+  }
+
+  // ------------------------------------------------------------------ messages
+
+  /** The next eventTimeMicro of a pair: the clock, or one more than the last one given out. */
+  private tick(pair: number): number {
+    const now = nowMicro();
+    const last = this.clock[pair];
+    const t = now > last ? now : last + 1;
+    this.clock[pair] = t;
+    return t;
+  }
+
+  /** `exchanges` message with the records of `pairs` (indices ascending: config order). */
+  private exchangesMessage(pairs: number[]): string {
+    const now = nowMicro();
+    const data = pairs.map((i) => {
+      const rec = this.exchange.market(i).exchange(now) as ReturnType<PairMarket["exchange"]> & {
+        eventTimeMicro: string;
+      };
+      rec.eventTimeMicro = String(this.tick(i));
+      return rec;
+    });
+    return serialize.streamExchanges({ stream: EXCHANGES, data });
+  }
+
+  /**
+   * Every level of both sides, best first, all stamped with one eventTimeMicro. Reused while the
+   * book does not change (a crowd connecting at once costs one serialisation): every delta after
+   * it bumps the book version and gets a later stamp.
+   */
+  private bookSnapshot(pair: number, topic: string): string {
+    const m = this.exchange.market(pair);
+    const cached = this.snapshots[pair];
+    if (cached.version === m.bookVersion) return cached.message;
+    const t = String(this.tick(pair));
+    const data = { buy: allLevels(m, 0, t), sell: allLevels(m, 1, t) };
+    const message = serialize.streamLevels({ stream: topic, data });
+    this.snapshots[pair] = { version: m.bookVersion, message };
+    return message;
+  }
+
+  /**
+   * Hands a message to uWS, within DELIVERIES_PER_TURN per event-loop turn: a commit batch can
+   * produce hundreds at once, and uWS writes small batches per socket at the end of a turn far
+   * more cheaply than it drains inside publish() once many are pending. The rest waits here, in
+   * order, for the next turns.
+   */
+  private publish(topic: string, message: string): void {
+    if (this.queued === 0 && this.turnDeliveries < DELIVERIES_PER_TURN) this.send(topic, message);
+    else {
+      this.queueTopics.push(topic);
+      this.queueMessages.push(message);
+      if (++this.queued > MAX_QUEUED) this.flushQueue(this.queued);
+    }
+    if (!this.turnScheduled) {
+      this.turnScheduled = true;
+      setImmediate(this.nextTurn);
+    }
+  }
+
+  /** A new turn: publish the next queued messages. */
+  private readonly nextTurn = (): void => {
+    this.turnScheduled = false;
+    this.turnDeliveries = 0;
+    if (this.queued === 0) return;
+    this.flushQueue(-1);
+    this.turnScheduled = true;
+    setImmediate(this.nextTurn);
+  };
+
+  /** Publishes `count` queued messages, oldest first (-1: as many as this turn's budget allows). */
+  private flushQueue(count: number): void {
+    const topics = this.queueTopics;
+    const messages = this.queueMessages;
+    const start = topics.length - this.queued;
+    let end = start;
+    if (count >= 0) {
+      end = start + count;
+      for (let i = start; i < end; i++) this.send(topics[i], messages[i]);
+    } else {
+      while (end < topics.length && this.turnDeliveries < DELIVERIES_PER_TURN) {
+        this.send(topics[end], messages[end]);
+        end++;
+      }
+    }
+    this.queued -= end - start;
+    if (this.queued === 0) {
+      topics.length = 0;
+      messages.length = 0;
+    } else if (end > 4096 && end * 2 > topics.length) {
+      this.queueTopics = topics.slice(end);
+      this.queueMessages = messages.slice(end);
+    }
+  }
+
+  private send(topic: string, message: string): void {
+    this.turnDeliveries += this.topics.get(topic)?.size ?? 0;
+    this.app.publish(topic, message, false, false);
+    let s = this.stats.get(topic);
+    if (s === undefined) {
+      s = { messages: 0, bytes: 0 };
+      this.stats.set(topic, s);
+    }
+    s.messages++;
+    s.bytes += message.length;
+    this.published.add(topic);
+    if (this.sweepTimer === null) {
+      this.sweepTimer = setTimeout(this.sweep, SWEEP_MS);
+      this.sweepTimer.unref();
+    }
+  }
+
+  /** A pair's record changed: send the changed records at most once per EXCHANGES_PERIOD_MS. */
+  private traded(pair: number): void {
+    this.exchangesDirty[pair] = true;
+    if (this.exchangesTimer !== null) return;
+    const wait = Math.max(0, Math.ceil(this.lastExchangesMs + EXCHANGES_PERIOD_MS - performance.now()));
+    // Even with no wait this runs after the current commit batch, so its pairs share one message.
+    this.exchangesTimer = setTimeout(this.flushExchanges, wait);
+    this.exchangesTimer.unref();
+  }
+
+  private readonly flushExchanges = (): void => {
+    this.exchangesTimer = null;
+    const pairs: number[] = [];
+    for (let i = 0; i < this.exchangesDirty.length; i++) {
+      if (this.exchangesDirty[i]) pairs.push(i);
+      this.exchangesDirty[i] = false;
+    }
+    if (this.closed || pairs.length === 0 || !this.topics.has(EXCHANGES)) return;
+    this.lastExchangesMs = performance.now();
+    try {
+      this.publish(EXCHANGES, this.exchangesMessage(pairs));
+    } catch (err) {
+      this.failed("exchanges", err);
+    }
+  };
+
+  /**
+   * Runs SWEEP_MS after a publish. A connection over the bound is closed with 1008: it has every
+   * message published up to here queued, with no gap, and nothing after it.
+   */
+  private readonly sweep = (): void => {
+    this.sweepTimer = null;
+    const round = ++this.sweepRound;
+    const bound = this.bound;
+    const slow: Socket[] = [];
+    for (const topic of this.published) {
+      const subs = this.topics.get(topic);
+      if (subs === undefined) continue;
+      for (const [ws, c] of subs) {
+        if (c.checked === round) continue;
+        c.checked = round;
+        const buffered = ws.getBufferedAmount();
+        if (buffered <= bound) c.allowance = 0;
+        else if (buffered > bound + c.allowance) slow.push(ws);
+      }
+    }
+    this.published.clear();
+    for (const ws of slow) {
+      this.slowClosed++;
+      ws.end(CLOSE_SLOW_CONSUMER, "slow consumer: unsent buffer over the limit");
+    }
+  };
+
+  private failed(what: string, err: unknown): void {
+    this.log(`stream: ${what} message failed: ${(err as Error)?.stack ?? String(err)}`);
+  }
+}
+
+function addTopic(map: Map<number, string[]>, user: number, topic: string): void {
+  const list = map.get(user);
+  if (list === undefined) map.set(user, [topic]);
+  else list.push(topic);
+}
+
+function removeTopic(map: Map<number, string[]>, user: number, topic: string): void {
+  const list = map.get(user);
+  if (list === undefined) return;
+  const i = list.indexOf(topic);
+  if (i !== -1) list.splice(i, 1);
+  if (list.length === 0) map.delete(user);
+}
+
+/** Changed levels of one side, best first; `amount` is the new total (0: the level is gone). */
+function changedLevels(changes: Map<number, number>, m: PairMarket, t: string, descending: boolean): Level[] {
+  const out: Level[] = [];
+  if (changes.size === 0) return out;
+  const prices = [...changes.keys()];
+  if (prices.length > 1) prices.sort(descending ? (a, b) => b - a : (a, b) => a - b);
+  for (const price of prices) {
+    out.push({
+      price: scaled(price, m.priceDecimals),
+      amount: scaled(changes.get(price)!, m.amountDecimals),
+      eventTimeMicro: t,
+    });
+  }
+  return out;
+}
+
+function allLevels(m: PairMarket, side: 0 | 1, t: string): Level[] {
+  const s = side === 0 ? m.bids : m.asks;
+  const out = new Array<Level>(s.prices.length);
+  for (let i = 0; i < s.prices.length; i++) {
+    const p = s.prices[i];
+    out[i] = {
+      price: scaled(p, m.priceDecimals),
+      amount: scaled(s.totals.get(p)!, m.amountDecimals),
+      eventTimeMicro: t,
+    };
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------- the route
+
+export interface StreamDeps {
+  hub: StreamHub;
+  users: Users;
+  /** Seconds of silence before a connection is closed (0: never); the server pings before that. */
+  idleTimeoutSeconds: number;
+  /** True once the server is up and the database writer is healthy. */
+  ready: () => boolean;
+  /** False while shutting down. */
+  accepting: () => boolean;
+  /** Persists the last nonce of a token (CONTRACT 5 replay guard). */
+  nonceUsed: (token: string, nonce: bigint) => void;
+}
+
+const STATUS_LINE: Record<number, string> = {
+  400: "400 Bad Request",
+  401: "401 Unauthorized",
+  403: "403 Forbidden",
+  426: "426 Upgrade Required",
+  500: "500 Internal Server Error",
+  503: "503 Service Unavailable",
+};
+
+/** Registers `/stream`: the WebSocket route, and 426 for anything that is not an upgrade. */
+export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
+  const { hub, users } = deps;
+  const count = (status: number) => hub.metrics.requests.inc({ route: "/stream", status });
+
+  /**
+   * Admission of an upgrade, in the order CONTRACT 5 ranks failures (401 before 400), with 403
+   * for another user's channel between them. Returns the connection state or [status, body].
+   */
+  const admit = (
+    query: string,
+    authorization: string,
+    signature: string,
+    lang: "en" | "ru",
+  ): Conn | [number, string] => {
+    const reject = (code: number, extra?: string): [number, string] => [
+      errorStatus(code),
+      errorBody(code, lang, extra),
+    ];
+    if (!deps.accepting()) return reject(Code.SHUTTING_DOWN);
+    if (!deps.ready()) return reject(Code.NOT_READY);
+    const list = parseStreams(query, hub.pairIndex);
+    const userChannels = list.channels.filter((c) => c.kind === CH_USER_ORDERS || c.kind === CH_USER_HISTORY);
+    let userId = -1;
+    let nonceInvalid = false;
+    if (userChannels.length > 0 || authorization !== "" || signature !== "") {
+      const token = parseAuthorization(authorization === "" ? undefined : authorization);
+      if (token === null) return reject(Code.AUTH_TOKEN_MISSING);
+      const key = users.key(token);
+      if (key === undefined) return reject(Code.AUTH_TOKEN_UNKNOWN);
+      if (signature === "") return reject(Code.AUTH_SIGNATURE_MISSING);
+      if (!verifySignature(key.secret, query, signature)) return reject(Code.AUTH_SIGNATURE_INVALID);
+      const nonce = nonceFromQuery(query);
+      if (typeof nonce === "bigint") {
+        if (!users.nonces.check(key.token, nonce)) return reject(Code.AUTH_NONCE_REPLAY);
+        deps.nonceUsed(key.token, nonce);
+      } else if (nonce !== undefined) nonceInvalid = true;
+      userId = key.userId;
+      for (const c of userChannels) {
+        if (users.idOf(c.uid) !== userId) return reject(Code.AUTH_FORBIDDEN_CHANNEL, c.name);
+      }
+    }
+    const errors = list.errors;
+    if (nonceInvalid) errors.push([Code.NONCE_INVALID]);
+    if (errors.length > 0) return [400, multiErrorBody(errors, lang)];
+    return { channels: list.channels, userId, allowance: 0, checked: 0 };
+  };
+
+  app.ws<Conn>("/stream", {
+    idleTimeout: deps.idleTimeoutSeconds,
+    sendPingsAutomatically: deps.idleTimeoutSeconds > 0,
+    // Never let uWS skip a message for backpressure: the hub closes a slow consumer (1008) instead.
+    maxBackpressure: 0,
+    // Clients have nothing to say; a big message from one is not worth buffering.
+    maxPayloadLength: 16 * 1024,
+    upgrade: (res, req, context) => {
+      // Everything is read now: the request object dies when this handler returns (STYLE 7). The
+      // answer is written before returning too, so no onAborted is needed.
+      const query = req.getQuery() ?? "";
+      const lang = pickLanguage(req.getHeader("accept-language") || undefined);
+      const authorization = req.getHeader("authorization");
+      const signature = req.getHeader("x-signature");
+      const wsKey = req.getHeader("sec-websocket-key");
+      const wsProtocol = req.getHeader("sec-websocket-protocol");
+      const wsExtensions = req.getHeader("sec-websocket-extensions");
+      let verdict: Conn | [number, string];
+      try {
+        verdict = admit(query, authorization, signature, lang);
+      } catch {
+        verdict = [500, errorBody(Code.INTERNAL, lang)];
+      }
+      if (Array.isArray(verdict)) {
+        const [status, body] = verdict;
+        count(status);
+        res.cork(() => {
+          res
+            .writeStatus(STATUS_LINE[status] ?? `${status} Error`)
+            .writeHeader("content-type", "application/json")
+            .end(body);
+        });
+        return;
+      }
+      count(101);
+      res.upgrade(verdict, wsKey, wsProtocol, wsExtensions, context);
+    },
+    open: (ws) => hub.open(ws),
+    message: () => {
+      // Read only (CONTRACT 7): whatever a client sends is ignored.
+    },
+    close: (ws) => hub.close(ws),
+  });
+
+  // A request for /stream that is not a WebSocket upgrade (the ws route yields it to this one).
+  app.any("/stream", (res, req) => {
+    const lang = pickLanguage(req.getHeader("accept-language") || undefined);
+    count(426);
+    res.cork(() => {
+      res
+        .writeStatus(STATUS_LINE[426])
+        .writeHeader("upgrade", "websocket")
+        .writeHeader("content-type", "application/json")
+        .end(errorBody(Code.UPGRADE_REQUIRED, lang));
+    });
+  });
+}

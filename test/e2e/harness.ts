@@ -1,0 +1,717 @@
+/**
+ * End-to-end harness: runs the real server as a child process on a fresh temp directory (SQLite
+ * file + config written here), exactly as an operator would start it:
+ *
+ *   node --import tsx src/main.ts --host 127.0.0.1 --port 0 --db <tmp>/exchange.db --config <tmp>/config.json
+ *
+ * with `ADMIN_TOKEN` (unless disabled) and `RATE_LIMIT=0` / `--rate-limit 0`. The port is read
+ * from the `listening on http://127.0.0.1:<port>` line on stdout. Every wait has a timeout, so a
+ * missing or broken server fails the test file quickly with its stderr in the message.
+ *
+ * The harness also keeps the books of money it put in: deposits − withdrawals per user and per
+ * currency, which the audits (audit.ts) compare with what the server reports.
+ *
+ * Set `E2E_SERVER_LOG=1` to see the server's output live, `E2E_KEEP_DIR=1` to keep the temp dir,
+ * `E2E_SERVER_ENTRY=<path>` to run another entry script instead of `src/main.ts`.
+ */
+
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  type ApiResponse,
+  type Balance,
+  type CreateOrderRequest,
+  type DirectionType,
+  ExchangeClient,
+  errorsOf,
+  type Order,
+  ok,
+  type UserTrade,
+} from "../../src/client/index.ts";
+import { StreamClient } from "../../src/client/stream.ts";
+import { dec, fmt } from "./decimal.ts";
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export const START_TIMEOUT_MS = 15_000;
+export const STOP_TIMEOUT_MS = 10_000;
+const CLOSE_GRACE_MS = 3_000;
+const LISTENING = /listening on (http:\/\/[^\s]+?):(\d+)\/?(?:\s|$)/;
+const LOG_LIMIT = 256 * 1024;
+
+// ---- the exchange configuration used by every test file -------------------------------------------
+
+export interface PairSpec {
+  name: string;
+  base: string;
+  quote: string;
+  priceDecimals: number;
+  amountDecimals: number;
+  minAmount: string;
+  maxAmount: string;
+  maxPrice: string;
+}
+
+export const PAIRS: readonly PairSpec[] = [
+  {
+    name: "btc_usdt",
+    base: "btc",
+    quote: "usdt",
+    priceDecimals: 2,
+    amountDecimals: 6,
+    minAmount: "0.000001",
+    maxAmount: "10000",
+    maxPrice: "10000000",
+  },
+  {
+    name: "eth_usdt",
+    base: "eth",
+    quote: "usdt",
+    priceDecimals: 2,
+    amountDecimals: 5,
+    minAmount: "0.00001",
+    maxAmount: "100000",
+    maxPrice: "1000000",
+  },
+  {
+    name: "eth_btc",
+    base: "eth",
+    quote: "btc",
+    priceDecimals: 6,
+    amountDecimals: 4,
+    minAmount: "0.0001",
+    maxAmount: "100000",
+    maxPrice: "100",
+  },
+];
+
+export const PAIR_NAMES = PAIRS.map((p) => p.name);
+
+/** Every currency, in order of first appearance in PAIRS. */
+export const CURRENCIES: readonly string[] = [...new Set(PAIRS.flatMap((p) => [p.base, p.quote]))];
+
+export function pairSpec(name: string): PairSpec {
+  const spec = PAIRS.find((p) => p.name === name);
+  if (spec === undefined) throw new Error(`unknown pair ${name}`);
+  return spec;
+}
+
+/** Pairs whose user-balances together cover every currency (btc_usdt + eth_usdt here). */
+const BALANCE_PAIRS: readonly string[] = (() => {
+  const covered = new Set<string>();
+  const chosen: string[] = [];
+  for (const p of PAIRS) {
+    if (!covered.has(p.base) || !covered.has(p.quote)) {
+      chosen.push(p.name);
+      covered.add(p.base);
+      covered.add(p.quote);
+    }
+  }
+  return chosen;
+})();
+
+// ---- users ------------------------------------------------------------------------------------------
+
+export interface TestUser {
+  uid: string;
+  apiToken: string;
+  secretKey: string;
+  /** A client signed with this user's key. */
+  client: ExchangeClient;
+  /** Deposits − withdrawals per currency (scaled, decimal.ts). */
+  net: Map<string, bigint>;
+}
+
+export interface AvailableReserved {
+  available: bigint;
+  reserved: bigint;
+}
+
+export type Balances = Map<string, AvailableReserved>;
+
+export interface StartOptions {
+  /** ADMIN_TOKEN; default a random one; `null` starts without it (admin interface off). */
+  adminToken?: string | null;
+  /** `--rate-limit`; default 0 (off). */
+  rateLimit?: number;
+  /** Users written into the config file, with these balances (CONTRACT 1.1). */
+  configUsers?: ReadonlyArray<Record<string, string>>;
+  /** Extra flags for the server. */
+  args?: readonly string[];
+  env?: Record<string, string>;
+}
+
+const live = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of live) child.kill("SIGKILL");
+});
+
+/** The last LOG_LIMIT characters (about) of one output stream of the server. */
+interface Log {
+  chunks: string[];
+  size: number;
+}
+
+function tail(log: Log): string {
+  const text = log.chunks.join("");
+  return text.length > 4000 ? `...${text.slice(-4000)}` : text;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export class TestServer {
+  readonly dir: string;
+  readonly dbPath: string;
+  readonly configPath: string;
+  readonly adminToken: string | null;
+  readonly options: StartOptions;
+  /** Every user created through the harness or the config file, in creation order. */
+  readonly users: TestUser[] = [];
+  /** Deposits − withdrawals per currency over all users (scaled). */
+  readonly totals = new Map<string, bigint>(CURRENCIES.map((c) => [c, 0n]));
+  /** Admin client (CONTRACT 1.2). */
+  readonly admin: ExchangeClient;
+  /** Client without credentials. */
+  readonly public: ExchangeClient;
+  port = 0;
+  host = "127.0.0.1";
+  private child: ChildProcess | null = null;
+  private exited: Promise<Exit> | null = null;
+  private expectingExit = false;
+  private readonly stdout: Log = { chunks: [], size: 0 };
+  private readonly stderr: Log = { chunks: [], size: 0 };
+
+  private constructor(dir: string, options: StartOptions) {
+    this.dir = dir;
+    this.dbPath = join(dir, "exchange.db");
+    this.configPath = join(dir, "config.json");
+    this.options = options;
+    this.adminToken =
+      options.adminToken === null ? null : (options.adminToken ?? randomBytes(24).toString("hex"));
+    this.admin = new ExchangeClient({ baseUrl: () => this.origin, adminToken: this.adminToken ?? undefined });
+    this.public = new ExchangeClient({ baseUrl: () => this.origin });
+  }
+
+  /** Writes the config and starts the server; rejects within START_TIMEOUT_MS with its stderr. */
+  static async start(options: StartOptions = {}): Promise<TestServer> {
+    const dir = await mkdtemp(join(tmpdir(), "exchange-e2e-"));
+    const server = new TestServer(dir, options);
+    const configUsers = (options.configUsers ?? []).map((balances) => ({
+      uid: randomUUID(),
+      apiToken: randomBytes(16).toString("hex"),
+      secretKey: randomBytes(32).toString("hex"),
+      balances,
+    }));
+    await writeFile(
+      server.configPath,
+      `${JSON.stringify({ pairs: PAIRS.map(({ base: _b, quote: _q, ...rest }) => rest), users: configUsers }, null, 2)}\n`,
+    );
+    for (const u of configUsers) {
+      const user = server.register(u.uid, u.apiToken, u.secretKey);
+      for (const [currency, amount] of Object.entries(u.balances)) server.credit(user, currency, dec(amount));
+    }
+    try {
+      await server.launch();
+    } catch (error) {
+      await server.close().catch(() => {});
+      throw error;
+    }
+    return server;
+  }
+
+  get origin(): string {
+    return `http://${this.host}:${this.port}`;
+  }
+
+  get running(): boolean {
+    return this.child !== null;
+  }
+
+  /** Everything the server printed (stdout then stderr), for failure messages. */
+  logs(): string {
+    return `--- server stdout ---\n${tail(this.stdout)}\n--- server stderr ---\n${tail(this.stderr)}`;
+  }
+
+  private async launch(): Promise<void> {
+    if (this.child !== null) throw new Error("server already running");
+    const rateLimit = String(this.options.rateLimit ?? 0);
+    const args = [
+      "--import",
+      "tsx",
+      process.env.E2E_SERVER_ENTRY ?? "src/main.ts",
+      "--host",
+      "127.0.0.1",
+      "--port",
+      "0",
+      "--db",
+      this.dbPath,
+      "--config",
+      this.configPath,
+      "--rate-limit",
+      rateLimit,
+      ...(this.options.args ?? []),
+    ];
+    const env: NodeJS.ProcessEnv = { ...process.env, RATE_LIMIT: rateLimit, ...this.options.env };
+    delete env.ADMIN_TOKEN;
+    delete env.NODE_TEST_CONTEXT; // the child is a server, not a test file
+    if (this.adminToken !== null) env.ADMIN_TOKEN = this.adminToken;
+
+    const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+    this.child = child;
+    this.expectingExit = false;
+    live.add(child);
+    const echo = process.env.E2E_SERVER_LOG === "1";
+    const exited = new Promise<Exit>((resolveExit) => {
+      child.once("exit", (code, signal) => {
+        live.delete(child);
+        if (this.child === child) this.child = null;
+        if (!this.expectingExit) {
+          process.stderr.write(
+            `\n[e2e] server exited unexpectedly (code ${code}, signal ${signal})\n${this.logs()}\n`,
+          );
+        }
+        resolveExit({ code, signal });
+      });
+    });
+    this.exited = exited;
+
+    let onLine: ((line: string) => void) | null = null;
+    let pending = "";
+    child.stdout!.setEncoding("utf8");
+    child.stderr!.setEncoding("utf8");
+    child.stdout!.on("data", (chunk: string) => {
+      this.keep(this.stdout, chunk);
+      if (echo) process.stderr.write(`[server out] ${chunk}`);
+      if (onLine !== null) {
+        pending += chunk;
+        let nl = pending.indexOf("\n");
+        while (nl !== -1) {
+          onLine(pending.slice(0, nl));
+          pending = pending.slice(nl + 1);
+          nl = pending.indexOf("\n");
+        }
+      }
+    });
+    child.stderr!.on("data", (chunk: string) => {
+      this.keep(this.stderr, chunk);
+      if (echo) process.stderr.write(`[server err] ${chunk}`);
+    });
+
+    const listening = new Promise<void>((resolveListening, reject) => {
+      onLine = (line) => {
+        const m = LISTENING.exec(line);
+        if (m === null) return;
+        this.port = Number(m[2]);
+        onLine = null;
+        resolveListening();
+      };
+      void exited.then((exit) =>
+        reject(
+          new Error(
+            `server exited (code ${exit.code}, signal ${exit.signal}) before printing "listening on ..."\n${this.logs()}`,
+          ),
+        ),
+      );
+    });
+    try {
+      await withTimeout(listening, START_TIMEOUT_MS, "server start (waiting for 'listening on')");
+      const health = await this.public.health({ timeoutMs: 5000 });
+      if (health.status !== 200) throw new Error(`/health answered ${health.status} ${health.text}`);
+    } catch (error) {
+      this.expectingExit = true;
+      if (this.child === child) {
+        child.kill("SIGKILL");
+        await withTimeout(exited, 5000, "server exit after failed start").catch(() => {});
+      }
+      const message = error instanceof Error ? error.message : String(error);
+      throw new Error(message.includes("--- server stderr ---") ? message : `${message}\n${this.logs()}`);
+    }
+  }
+
+  private keep(log: Log, chunk: string): void {
+    log.chunks.push(chunk);
+    log.size += chunk.length;
+    while (log.size > LOG_LIMIT && log.chunks.length > 1) log.size -= log.chunks.shift()!.length;
+  }
+
+  /** SIGTERM and wait for the exit; returns the exit code (CONTRACT 1: 0 on a graceful stop). */
+  async stop(graceMs = STOP_TIMEOUT_MS): Promise<number | null> {
+    const child = this.child;
+    if (child === null || this.exited === null) return null;
+    this.expectingExit = true;
+    child.kill("SIGTERM");
+    try {
+      const exit = await withTimeout(this.exited, graceMs, "graceful stop after SIGTERM");
+      return exit.code;
+    } catch (error) {
+      child.kill("SIGKILL");
+      await withTimeout(this.exited, 5000, "exit after SIGKILL").catch(() => {});
+      throw new Error(`${(error as Error).message} (killed with SIGKILL)\n${this.logs()}`);
+    }
+  }
+
+  /** SIGKILL (`kill -9`) and wait for the process to be gone. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (child === null || this.exited === null) return;
+    this.expectingExit = true;
+    child.kill("SIGKILL");
+    await withTimeout(this.exited, 5000, "exit after SIGKILL");
+  }
+
+  /** Starts again on the same database and config (a new port; clients follow it). */
+  async restart(): Promise<void> {
+    let code: number | null = 0;
+    let stopError: unknown = null;
+    if (this.child !== null) {
+      try {
+        code = await this.stop();
+      } catch (error) {
+        stopError = error;
+      }
+    }
+    const logs = this.logs();
+    // Start again even after a bad stop, so that one failure does not take the rest of the file down.
+    await this.launch();
+    if (stopError !== null) throw stopError;
+    assert.equal(code, 0, `graceful stop (SIGTERM) should exit 0\n${logs}`);
+  }
+
+  /** Stops the server if running and removes the temp directory. */
+  async close(): Promise<void> {
+    try {
+      // Clean-up, not a test of shutdown: a short grace, then SIGKILL.
+      if (this.child !== null) await this.stop(CLOSE_GRACE_MS).catch(() => this.kill());
+    } finally {
+      if (process.env.E2E_KEEP_DIR !== "1") await rm(this.dir, { recursive: true, force: true });
+    }
+  }
+
+  // ---- users and money ------------------------------------------------------------------------------
+
+  /** A client for a user (or any key), following restarts. */
+  client(user: { apiToken: string; secretKey: string }, extra: { bearer?: boolean; lang?: string } = {}) {
+    return new ExchangeClient({
+      baseUrl: () => this.origin,
+      apiToken: user.apiToken,
+      secretKey: user.secretKey,
+      ...extra,
+    });
+  }
+
+  private register(uid: string, apiToken: string, secretKey: string): TestUser {
+    const user: TestUser = {
+      uid,
+      apiToken,
+      secretKey,
+      client: this.client({ apiToken, secretKey }),
+      net: new Map(CURRENCIES.map((c) => [c, 0n])),
+    };
+    this.users.push(user);
+    return user;
+  }
+
+  private credit(user: TestUser, currency: string, amount: bigint): void {
+    user.net.set(currency, (user.net.get(currency) ?? 0n) + amount);
+    this.totals.set(currency, (this.totals.get(currency) ?? 0n) + amount);
+  }
+
+  /** A new user through the admin API, funded with `balances` (decimal strings). */
+  async newUser(balances: Record<string, string> = {}): Promise<TestUser> {
+    const created = ok(await this.admin.createUser(), "admin create user");
+    const user = this.register(created.uid, created.apiToken, created.secretKey);
+    for (const [currency, amount] of Object.entries(balances)) await this.deposit(user, currency, amount);
+    return user;
+  }
+
+  /** Several funded users, created concurrently. */
+  newUsers(count: number, balances: Record<string, string> = {}): Promise<TestUser[]> {
+    return Promise.all(Array.from({ length: count }, () => this.newUser(balances)));
+  }
+
+  async deposit(user: TestUser, currency: string, amount: string): Promise<void> {
+    ok(await this.admin.deposit(user.uid, currency, amount), `deposit ${amount} ${currency}`);
+    this.credit(user, currency, dec(amount));
+  }
+
+  /** Withdraws through the admin API; the books of money change only on a 200. */
+  async withdraw(user: TestUser, currency: string, amount: string): Promise<ApiResponse<unknown>> {
+    const res = await this.admin.withdraw(user.uid, currency, amount);
+    if (res.status === 200) this.credit(user, currency, -dec(amount));
+    return res;
+  }
+
+  /** Available and reserved of every currency for a user (two user-balances reads). */
+  async balances(user: TestUser): Promise<Balances> {
+    const out: Balances = new Map();
+    for (const pair of BALANCE_PAIRS) {
+      const items = ok(await user.client.balances(pair), `user-balances ${pair}`) as Balance[];
+      for (const item of items) {
+        out.set(item.currency, { available: dec(item.balance), reserved: dec(item.reserved) });
+      }
+    }
+    return out;
+  }
+
+  /** `{currency: [available, reserved]}` as canonical decimal strings, every currency. */
+  async balanceTable(user: TestUser): Promise<Record<string, [string, string]>> {
+    const b = await this.balances(user);
+    const table: Record<string, [string, string]> = {};
+    for (const c of CURRENCIES) table[c] = [fmt(b.get(c)?.available ?? 0n), fmt(b.get(c)?.reserved ?? 0n)];
+    return table;
+  }
+
+  /** Every order of a user, newest first, read page by page (pageSize 100). */
+  async allOrders(user: TestUser): Promise<Order[]> {
+    return readAllPages((page) => user.client.userOrders(PAIRS[0].name, { page, pageSize: 100 }));
+  }
+
+  /** Every trade of a user, newest first. */
+  async allTrades(user: TestUser): Promise<UserTrade[]> {
+    return readAllPages((page) => user.client.userHistory({ page, pageSize: 100 }));
+  }
+
+  /** Cancels every open limit order of these users (test isolation on a shared book). */
+  async cancelOpenOrders(users: readonly TestUser[] = this.users): Promise<void> {
+    await Promise.all(
+      users.map(async (user) => {
+        for (const order of await this.allOrders(user)) {
+          if (isOpen(order)) {
+            const res = await user.client.cancelOrder(order.id);
+            // 400 is fine: it may have been filled or cancelled in between.
+            if (res.status !== 200 && res.status !== 400)
+              throw new Error(`cleanup cancel: ${res.status} ${res.text}`);
+          }
+        }
+      }),
+    );
+  }
+
+  /** A stream connection; signed with the user's key when a user is given. */
+  stream(streams: readonly string[], user?: TestUser): Promise<StreamClient> {
+    return StreamClient.connect({
+      baseUrl: this.origin,
+      streams,
+      apiToken: user?.apiToken,
+      secretKey: user?.secretKey,
+    });
+  }
+}
+
+/** A limit order request with decimal-string price and amount. */
+export function limit(
+  pairName: string,
+  directionType: DirectionType,
+  price: string,
+  amount: string,
+): CreateOrderRequest {
+  return { pairName, tradeType: "limit", directionType, price, amount };
+}
+
+/** A market order request (`price` only to check that it is ignored). */
+export function market(
+  pairName: string,
+  directionType: DirectionType,
+  amount: string,
+  price?: string,
+): CreateOrderRequest {
+  return price === undefined
+    ? { pairName, tradeType: "market", directionType, amount }
+    : { pairName, tradeType: "market", directionType, amount, price };
+}
+
+/** Open: not cancelled and not fully executed. */
+export function isOpen(order: Order): boolean {
+  return !order.isCancelled && dec(order.amountUsed) < dec(order.amount);
+}
+
+/** Reads a paginated list until `total` items are collected (at most 1000 pages). */
+export async function readAllPages<T>(
+  fetchPage: (page: number) => Promise<ApiResponse<{ total: number; items: T[] }>>,
+): Promise<T[]> {
+  const items: T[] = [];
+  for (let page = 1; page <= 1000; page++) {
+    const body = ok(await fetchPage(page), `page ${page}`) as { total: number; items: T[] };
+    items.push(...body.items);
+    if (body.items.length === 0 || items.length >= body.total) return items;
+  }
+  throw new Error("readAllPages: more than 1000 pages");
+}
+
+/**
+ * Asserts an error answer: the status, and `errors` holding exactly `field` (or at least `field`
+ * when `exact` is false) with non-empty message strings. Returns the messages.
+ */
+export function expectError(
+  res: ApiResponse<unknown>,
+  status: number,
+  field: string,
+  what = "request",
+  exact = true,
+): string[] {
+  assert.equal(
+    res.status,
+    status,
+    `${what}: expected HTTP ${status} errors.${field}, got ${res.status} ${res.text}`,
+  );
+  const errors = errorsOf(res);
+  assert.ok(errors !== undefined, `${what}: body is not {"errors": {...}}: ${res.text}`);
+  if (exact) assert.deepEqual(Object.keys(errors), [field], `${what}: error keys in ${res.text}`);
+  const messages = errors[field];
+  assert.ok(
+    Array.isArray(messages) && messages.length > 0,
+    `${what}: no messages for ${field} in ${res.text}`,
+  );
+  for (const m of messages)
+    assert.ok(typeof m === "string" && m.length > 0, `${what}: bad message in ${res.text}`);
+  return messages;
+}
+
+/** The body of a 200 answer, failing the test with the status and text otherwise. */
+export function expectOk<T>(res: ApiResponse<T>, what = "request"): T {
+  assert.equal(res.status, 200, `${what}: expected 200, got ${res.status} ${res.text}`);
+  return res.body as T;
+}
+
+// ---- raw HTTP over a socket (bodies the server may refuse before reading them) --------------------
+
+export interface RawHttpAnswer {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  body: unknown;
+}
+
+/**
+ * One HTTP/1.1 request over a plain socket, `Connection: close`. Used for oversized bodies: a
+ * server may answer 413 and close before reading everything, which fetch reports as a network
+ * error; here the answer is read whatever happens to the rest of the upload.
+ */
+export function rawHttp(
+  server: TestServer,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer = Buffer.alloc(0),
+  timeoutMs = 10_000,
+): Promise<RawHttpAnswer> {
+  return new Promise((resolveAnswer, reject) => {
+    const socket = net.connect(server.port, server.host);
+    const chunks: Buffer[] = [];
+    let done = false;
+    const finish = (error?: Error) => {
+      if (done) return;
+      const answer = parseHttpAnswer(Buffer.concat(chunks));
+      if (answer === null && error === undefined && !socket.destroyed) return; // wait for more
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      if (answer !== null) resolveAnswer(answer);
+      else reject(error ?? new Error(`no complete HTTP answer (${Buffer.concat(chunks).length} bytes)`));
+    };
+    const timer = setTimeout(() => finish(new Error(`rawHttp ${method} ${path}: timed out`)), timeoutMs);
+    socket.on("data", (chunk: Buffer) => {
+      chunks.push(chunk);
+      finish();
+    });
+    socket.on("error", (error) => {
+      // EPIPE / ECONNRESET after the server answered and closed: the answer may already be here.
+      if (parseHttpAnswer(Buffer.concat(chunks)) !== null) finish();
+      else setTimeout(() => finish(error), 50);
+    });
+    socket.on("close", () => finish(new Error("connection closed without a complete answer")));
+    socket.on("connect", () => {
+      const lines = [
+        `${method} ${path} HTTP/1.1`,
+        `Host: ${server.host}:${server.port}`,
+        "Connection: close",
+      ];
+      for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
+      lines.push(`Content-Length: ${body.length}`);
+      socket.write(`${lines.join("\r\n")}\r\n\r\n`);
+      if (body.length === 0) return;
+      // Like a client using `Expect: 100-continue`, give the server a moment to answer from the
+      // headers alone (404, 413, 415) before uploading. Otherwise a server that answers early and
+      // closes with the upload unread makes the kernel send RST, which discards its answer here.
+      setTimeout(() => {
+        if (!done && chunks.length === 0 && !socket.destroyed) socket.write(body, () => {});
+      }, EARLY_ANSWER_MS);
+    });
+  });
+}
+
+const EARLY_ANSWER_MS = 100;
+
+/** A complete HTTP answer in `data` (Content-Length or chunked), or null when more is needed. */
+function parseHttpAnswer(data: Buffer): RawHttpAnswer | null {
+  const headEnd = data.indexOf("\r\n\r\n");
+  if (headEnd === -1) return null;
+  const head = data.subarray(0, headEnd).toString("latin1").split("\r\n");
+  const m = /^HTTP\/1\.[01] (\d{3})/.exec(head[0]);
+  if (m === null) return null;
+  const headers: Record<string, string> = {};
+  for (const line of head.slice(1)) {
+    const colon = line.indexOf(":");
+    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  let rest = data.subarray(headEnd + 4);
+  let bodyBytes: Buffer;
+  if (headers["transfer-encoding"]?.toLowerCase().includes("chunked")) {
+    const parts: Buffer[] = [];
+    for (;;) {
+      const lineEnd = rest.indexOf("\r\n");
+      if (lineEnd === -1) return null;
+      const size = Number.parseInt(rest.subarray(0, lineEnd).toString("latin1"), 16);
+      if (Number.isNaN(size)) return null;
+      if (size === 0) break;
+      if (rest.length < lineEnd + 2 + size + 2) return null;
+      parts.push(rest.subarray(lineEnd + 2, lineEnd + 2 + size));
+      rest = rest.subarray(lineEnd + 2 + size + 2);
+    }
+    bodyBytes = Buffer.concat(parts);
+  } else {
+    const length = Number(headers["content-length"] ?? "0");
+    if (rest.length < length) return null;
+    bodyBytes = rest.subarray(0, length);
+  }
+  const text = bodyBytes.toString("utf8");
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: Number(m[1]), headers, text, body };
+}
+
+/** A deterministic PRNG (mulberry32) so that bursts are reproducible from their seed. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
