@@ -370,7 +370,9 @@ export class Exchange {
     if (p.waiting.length === 0 && send()) return true;
     if (p.waiting.length >= MAX_WAITING) return false;
     p.waiting.push(send);
-    if (p.waiting.length === 1) void this.drainWaiting(p);
+    // The channel rejects `writable()` only when its worker is gone or it is closing; the server
+    // treats a dead pair worker as fatal, so the waiting commands are simply never sent.
+    if (p.waiting.length === 1) this.drainWaiting(p).catch(() => {});
     return true;
   }
 

@@ -42,9 +42,22 @@ export function isNativeUws(): boolean {
   return typeof (uws as { us_listen_socket_close?: unknown }).us_listen_socket_close === "function";
 }
 
+/**
+ * What to do when a part the exchange cannot run without fails (the database writer, a pair
+ * worker): everything acknowledged is already committed, so the default stops the process with
+ * exit code 1 rather than leave requests waiting for a commit or a match that never comes.
+ */
+export type FatalHandler = (reason: string) => void;
+
+const exitOnFatal: FatalHandler = (reason) => {
+  console.error(`FATAL: ${reason}`);
+  process.exit(1);
+};
+
 export async function startExchange(
   settings: Settings,
   log: (line: string) => void = console.log,
+  onFatal: FatalHandler = exitOnFatal,
 ): Promise<RunningExchange> {
   if (!isNativeUws()) {
     if (!settings.allowSlowUws) {
@@ -99,18 +112,21 @@ export async function startExchange(
 
   // 4. writer and readers
   const writer = await DbWriter.start(settings.dbPath, { synchronous: settings.synchronous });
-  let fatal: Error | null = null;
-  writer.onFatal((err) => {
-    fatal = err;
-    log(`FATAL: database writer failed: ${err.message}`);
-    process.exitCode = 1;
-  });
+  let fatal: string | null = null;
+  const fail = (reason: string) => {
+    if (fatal !== null) return;
+    fatal = reason;
+    onFatal(reason);
+  };
+  writer.onFatal((err) => fail(`database writer failed: ${err.message}`));
   const reader = DbReader.start(settings.dbPath);
 
   const metrics = new Metrics();
   const exchange = new Exchange(ledger, writer);
   exchange.nextOrderId = state.nextOrderId;
   exchange.nextTradeId = state.nextTradeId;
+
+  let closing: Promise<void> | null = null;
 
   // 5. pair workers, each fed its open orders back in id order.
   const channels: PairChannel[] = [];
@@ -135,6 +151,9 @@ export async function startExchange(
       onEvent: pairEventHandler(exchange, p.index, () => trades.inc()),
     });
     channels.push(channel);
+    channel.exited.then((code) => {
+      if (closing === null) fail(`pair worker ${p.name} exited (code ${code})`);
+    });
     exchange.addPair(
       p,
       market,
@@ -221,7 +240,6 @@ export async function startExchange(
   ready = true;
   const url = `http://${settings.host}:${port}`;
 
-  let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
     closing ??= (async () => {
       accepting = false;
