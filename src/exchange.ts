@@ -219,6 +219,10 @@ export class Exchange {
   nextTradeId = 1;
   listener: CommitListener | null = null;
   private readonly tradedPairs = new Set<number>();
+  /** Market buys in flight per user (each holds the user's whole available quote balance). */
+  private readonly marketBuys = new Map<number, number>();
+  /** Orders refused for funds while a market buy of the user was in flight, oldest first. */
+  private readonly waitingForMarketBuys = new Map<number, (() => void)[]>();
 
   constructor(ledger: Ledger, db: RecordSink) {
     this.ledger = ledger;
@@ -299,9 +303,19 @@ export class Exchange {
       hold = units * p.quoteMul;
     }
     if (!ledger.reserve(user, currency, hold)) {
+      if (this.marketBuys.has(user)) {
+        // A market buy of this user holds its whole quote balance for a moment: decide this
+        // order against the balance that buy leaves, as if the user's orders ran one by one.
+        this.afterMarketBuys(user, () => {
+          if (!this.createOrder(user, pairIndex, type, side, price, amount, reply)) reply(Code.BUSY, null);
+        });
+        return true;
+      }
       reply(Code.INSUFFICIENT_FUNDS, null);
       return true;
     }
+    const marketBuy = type === MARKET && side === BUY;
+    if (marketBuy) this.marketBuys.set(user, (this.marketBuys.get(user) ?? 0) + 1);
     // The id and time are taken when the command enters the ring, so ids follow matching order.
     const send = (): boolean => {
       const id = this.nextOrderId;
@@ -332,7 +346,32 @@ export class Exchange {
     };
     if (this.submit(p, send)) return true;
     ledger.release(user, currency, hold);
+    if (marketBuy) this.marketBuyEnded(user);
     return false;
+  }
+
+  private afterMarketBuys(user: number, run: () => void): void {
+    const list = this.waitingForMarketBuys.get(user);
+    if (list === undefined) this.waitingForMarketBuys.set(user, [run]);
+    else list.push(run);
+  }
+
+  /** A market buy of `user` released its hold: orders that waited for it are decided now. */
+  private marketBuyEnded(user: number): void {
+    const n = (this.marketBuys.get(user) ?? 1) - 1;
+    if (n > 0) {
+      this.marketBuys.set(user, n);
+      return;
+    }
+    this.marketBuys.delete(user);
+    const list = this.waitingForMarketBuys.get(user);
+    if (list === undefined) return;
+    this.waitingForMarketBuys.delete(user);
+    // After the current event is handled, in arrival order (a run may start another market buy,
+    // and the orders behind it wait again).
+    queueMicrotask(() => {
+      for (const run of list) run();
+    });
   }
 
   /**
@@ -502,9 +541,10 @@ export class Exchange {
     if (cmd.kind === CMD_CREATE) {
       const o = cmd.order!;
       const cb = cmd.replyCreate!;
-      if (o.type === MARKET && o.side === BUY && o.budget > 0n) {
-        ledger.release(o.user, p.quote, o.budget);
+      if (o.type === MARKET && o.side === BUY) {
+        if (o.budget > 0n) ledger.release(o.user, p.quote, o.budget);
         o.budget = 0n;
+        this.marketBuyEnded(o.user);
       }
       if (code !== OK) {
         // Refused by the book (no liquidity, unaffordable): nothing happened but the hold.

@@ -170,7 +170,7 @@ export class SpscRing {
       Atomics.load(h, CONSUMER_SLEEPING) === 1 &&
       Atomics.compareExchange(h, CONSUMER_SLEEPING, 1, 0) === 1
     ) {
-      // The consumer sees the flag at 0 once awake, or its wait(flag, 1) returns at once.
+      // Wakes a consumer waiting on its flag; one not yet in wait finds the flag 0 and does not sleep.
       Atomics.notify(h, CONSUMER_SLEEPING, 1);
     }
   }
@@ -193,14 +193,18 @@ export class SpscRing {
     // Raised before the re-read below: a release that the re-read misses will see the flag.
     Atomics.store(h, PRODUCER_SLEEPING, 1);
     const head = Atomics.load(h, HEAD);
-    if (((this.tail + this.reserved - head) | 0) >= this.slots)
+    if (((this.tail + this.reserved - head) | 0) >= this.slots) {
       Atomics.wait(h, PRODUCER_SLEEPING, 1, timeoutMs);
+    }
     // We are awake: the consumer's next release need not notify.
     Atomics.store(h, PRODUCER_SLEEPING, 0);
     return this.freeSlots();
   }
 
-  /** Producer on the main thread (never blocks): resolves with `freeSlots()` once one is free or after `timeoutMs`. */
+  /**
+   * Producer on the main thread (never blocks): resolves with `freeSlots()` once the consumer
+   * releases a slot, after `timeoutMs`, or on wakeProducer.
+   */
   async waitForSpaceAsync(timeoutMs = Number.POSITIVE_INFINITY): Promise<number> {
     const h = this.i32;
     this.checkCanWaitForSpace();
@@ -252,7 +256,7 @@ export class SpscRing {
       Atomics.load(h, PRODUCER_SLEEPING) === 1 &&
       Atomics.compareExchange(h, PRODUCER_SLEEPING, 1, 0) === 1
     ) {
-      // The producer sees the flag at 0 once awake, or its wait(flag, 1) returns at once.
+      // Wakes a producer waiting on its flag; one not yet in wait finds the flag 0 and does not sleep.
       Atomics.notify(h, PRODUCER_SLEEPING, 1);
     }
   }

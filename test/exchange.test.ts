@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { DbWriter } from "../src/db/writer.ts";
+import { Code } from "../src/errors.ts";
 import { Exchange, LIMIT, MARKET, type OrderView, pairEventHandler } from "../src/exchange.ts";
 import { Ledger } from "../src/ledger.ts";
 import { PairMarket } from "../src/market-data.ts";
@@ -12,83 +13,126 @@ import { PairChannel } from "../src/pair-client.ts";
 import { BUY, SELL } from "../workers/matching/types.ts";
 import { tempDir } from "./db/helpers.ts";
 
+const BTC = 0;
+const USDT = 1;
+/** Ledger units per coin: btc at scale 6 (amountDecimals), usdt at 8 (price + amount decimals). */
+const BTC_UNIT = 10n ** 6n;
+const USDT_UNIT = 10n ** 8n;
+
+/** A core with one real pair worker (btc_usdt, 4-slot command ring) and the real writer. */
+async function core(file: string) {
+  const writer = await DbWriter.start(file);
+  const ledger = new Ledger(["btc", "usdt"]);
+  const exchange = new Exchange(ledger, writer);
+  const market = new PairMarket("btc_usdt", 2, 6);
+  const channel = new PairChannel({
+    pairName: "btc_usdt",
+    commandSlots: 4,
+    onEvent: pairEventHandler(exchange, 0),
+  });
+  await channel.ready;
+  const pair = {
+    index: 0,
+    name: "btc_usdt",
+    base: "btc",
+    quote: "usdt",
+    priceDecimals: 2,
+    amountDecimals: 6,
+  };
+  exchange.addPair(pair, market, channel, 6, 8);
+  const close = async () => {
+    await channel.close();
+    await writer.close();
+  };
+  return { exchange, ledger, market, close };
+}
+
+/** Places an order (price in ticks, amount in lots) and resolves with its answer. */
+function place(
+  exchange: Exchange,
+  user: number,
+  type: 0 | 1,
+  side: 0 | 1,
+  price: number,
+  amount: number,
+): Promise<{ err: number; order: OrderView | null }> {
+  return new Promise((resolve) => {
+    const accepted = exchange.createOrder(user, 0, type, side, price, amount, (err, order) =>
+      resolve({ err, order }),
+    );
+    assert.equal(accepted, true);
+  });
+}
+
 describe("Exchange core", () => {
   const tmp = tempDir("exchange-core");
   after(() => tmp.cleanup());
 
   it("holds commands while the pair's command ring is full and answers every one in order", async () => {
-    const writer = await DbWriter.start(tmp.dbPath);
-    const ledger = new Ledger(["btc", "usdt"]);
-    const exchange = new Exchange(ledger, writer);
-    const market = new PairMarket("btc_usdt", 2, 6);
-    const channel = new PairChannel({
-      pairName: "btc_usdt",
-      commandSlots: 4,
-      onEvent: pairEventHandler(exchange, 0),
-    });
-    await channel.ready;
-    const pair = {
-      index: 0,
-      name: "btc_usdt",
-      base: "btc",
-      quote: "usdt",
-      priceDecimals: 2,
-      amountDecimals: 6,
-    };
-    // Ledger scales: btc 6 (base, amountDecimals), usdt 8 (priceDecimals + amountDecimals).
-    exchange.addPair(pair, market, channel, 6, 8);
-    ledger.deposit(0, 0, 1_000n * 10n ** 6n);
-    ledger.deposit(1, 1, 10_000_000n * 10n ** 8n);
+    const { exchange, ledger, market, close } = await core(tmp.dbPath);
+    ledger.deposit(0, BTC, 1_000n * BTC_UNIT);
+    ledger.deposit(1, USDT, 10_000_000n * USDT_UNIT);
 
     // 200 sells of 1 lot at 100.00..101.99 by user 0, then one market buy of 150 lots by user 1:
     // far more commands than the 4-slot ring holds, all sent in one tick.
-    const answers: OrderView[] = [];
-    const replies: Promise<void>[] = [];
-    for (let i = 0; i < 200; i++) {
-      replies.push(
-        new Promise((resolve, reject) => {
-          const accepted = exchange.createOrder(0, 0, LIMIT, SELL, 10_000 + i, 1, (err, order) => {
-            if (err !== 0) reject(new Error(`order ${i} refused with ${err}`));
-            else {
-              answers.push(order!);
-              resolve();
-            }
-          });
-          assert.equal(accepted, true);
-        }),
-      );
-    }
-    let marketOrder: OrderView | null = null;
-    replies.push(
-      new Promise((resolve, reject) => {
-        exchange.createOrder(1, 0, MARKET, BUY, 0, 150, (err, order) => {
-          if (err !== 0) reject(new Error(`market refused with ${err}`));
-          marketOrder = order;
-          resolve();
-        });
-      }),
-    );
-    await Promise.all(replies);
+    const sells = Array.from({ length: 200 }, (_, i) => place(exchange, 0, LIMIT, SELL, 10_000 + i, 1));
+    const buy = place(exchange, 1, MARKET, BUY, 0, 150);
+    const answers = await Promise.all(sells);
+    const market150 = await buy;
 
     assert.deepEqual(
-      answers.map((o) => o.id),
-      Array.from({ length: 200 }, (_, i) => i + 1),
+      answers.map((a) => [a.err, a.order?.id]),
+      Array.from({ length: 200 }, (_, i) => [0, i + 1]),
     );
-    const m = marketOrder as OrderView | null;
-    assert.ok(m !== null);
-    assert.equal(m.id, 201);
-    assert.equal(m.amountUsed, 0.00015);
-    // Cost: the 150 cheapest asks, 100.00 + 100.01 + ... + 101.49 for one lot (10^-6 btc) each.
-    let costTicksLots = 0n;
-    for (let i = 0; i < 150; i++) costTicksLots += BigInt(10_000 + i);
-    assert.equal(ledger.available(1, 1), 10_000_000n * 10n ** 8n - costTicksLots);
-    assert.equal(ledger.available(0, 1), costTicksLots);
-    assert.equal(ledger.reserved(0, 0), 50n);
+    assert.equal(market150.err, 0);
+    assert.equal(market150.order?.id, 201);
+    assert.equal(market150.order?.amountUsed, 0.00015);
+    // Cost: the 150 cheapest asks, 100.00 + 100.01 + ... + 101.49 for one lot each (ticks × lots).
+    let cost = 0n;
+    for (let i = 0; i < 150; i++) cost += BigInt(10_000 + i);
+    assert.equal(ledger.available(1, USDT), 10_000_000n * USDT_UNIT - cost);
+    assert.equal(ledger.available(0, USDT), cost);
+    assert.equal(ledger.reserved(0, BTC), 50n);
     assert.equal(market.asks.prices.length, 50);
     assert.equal(market.asks.prices[0], 10_150);
-    assert.deepEqual(ledger.check([1_000n * 10n ** 6n, 10_000_000n * 10n ** 8n]), []);
+    assert.deepEqual(ledger.check([1_000n * BTC_UNIT, 10_000_000n * USDT_UNIT]), []);
     assert.equal(exchange.inFlight(0), 0);
-    await channel.close();
-    await writer.close();
+    await close();
+  });
+
+  it("decides an order sent while the same user's market buy is in flight against what that buy leaves", async () => {
+    const { exchange, ledger, close } = await core(`${tmp.dbPath}-2`);
+    ledger.deposit(0, BTC, 10n * BTC_UNIT);
+    ledger.deposit(1, USDT, 1_000n * USDT_UNIT);
+    // Asks: 1 btc (10^6 lots) at 100.00 usdt.
+    assert.equal((await place(exchange, 0, LIMIT, SELL, 10_000, 1_000_000)).err, 0);
+
+    // In one tick: a market buy of 2 btc (costs 200 usdt) and a limit buy of 8 btc at 100.00
+    // (holds 800 usdt). Together they need exactly the 1,000 usdt the user has; the limit buy
+    // must not be refused because the market buy briefly holds the whole balance.
+    const market = place(exchange, 1, MARKET, BUY, 0, 2_000_000);
+    const limit = place(exchange, 1, LIMIT, BUY, 10_000, 8_000_000);
+    // A third order beyond the balance is still refused for funds.
+    const third = place(exchange, 1, LIMIT, BUY, 10_000, 1);
+    const [m, l, t] = await Promise.all([market, limit, third]);
+    assert.equal(m.err, 0);
+    // Only 1 btc was on offer: the market buy filled 1 btc (100 usdt) and cancelled the rest.
+    assert.equal(m.order?.amountUsed, 1);
+    assert.equal(m.order?.isCancelled, true);
+    assert.equal(l.err, 0);
+    assert.equal(l.order?.amountUsed, 0);
+    assert.equal(t.err, 0);
+    // 1,000 − 100 spent − 800 held by the limit buy − 0.0001 held by the third = 99.9999 usdt.
+    assert.equal(ledger.reserved(1, USDT), 800n * USDT_UNIT + 10_000n);
+    assert.equal(
+      ledger.available(1, USDT),
+      1_000n * USDT_UNIT - 100n * USDT_UNIT - 800n * USDT_UNIT - 10_000n,
+    );
+
+    // Now a limit buy that the remaining balance cannot cover is refused at once.
+    const refused = await place(exchange, 1, LIMIT, BUY, 10_000, 100_000_000);
+    assert.equal(refused.err, Code.INSUFFICIENT_FUNDS);
+    assert.deepEqual(ledger.check([10n * BTC_UNIT, 1_000n * USDT_UNIT]), []);
+    await close();
   });
 });

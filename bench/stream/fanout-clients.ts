@@ -6,7 +6,9 @@
  * performance.timeOrigin + performance.now()).
  *
  * Driven over IPC:
- *   {type:"connect", port, path, count, sampled}  → {type:"connected", snapshots}
+ *   {type:"connect", port, path, count, sampled, snapshots}
+ *                                                 → {type:"connected"} once every client has its
+ *                                                   `snapshots` first messages
  *   {type:"reset"}                                → {type:"reset"}        counters to zero
  *   {type:"report"}                               → {type:"report", ...}  counts, bytes, samples
  *   {type:"disconnect"}                           → {type:"disconnected"}
@@ -147,58 +149,64 @@ setInterval(() => {
   send({ type: "progress", min: minCount(), total });
 }, PROGRESS_MS);
 
-process.on(
-  "message",
-  async (msg: { type: string; port?: number; path?: string; count?: number; sampled?: number }) => {
-    switch (msg.type) {
-      case "connect": {
-        clients = [];
-        for (let i = 0; i < msg.count!; i += 100) {
-          const batch = Array.from({ length: Math.min(100, msg.count! - i) }, (_, k) =>
-            connectOne(msg.port!, msg.path!, i + k < msg.sampled!),
-          );
-          clients.push(...(await Promise.all(batch)));
-        }
-        // Wait for every upgrade (and the snapshot a channel sends on connect, if any).
-        const deadline = Date.now() + 20_000;
-        while (clients.some((c) => !c.upgraded) && Date.now() < deadline)
-          await new Promise((r) => setTimeout(r, 5));
-        await new Promise((r) => setTimeout(r, 200));
-        send({ type: "connected", snapshots: minCount() });
-        break;
+interface Command {
+  type: string;
+  port?: number;
+  path?: string;
+  count?: number;
+  sampled?: number;
+  snapshots?: number;
+}
+
+process.on("message", async (msg: Command) => {
+  switch (msg.type) {
+    case "connect": {
+      clients = [];
+      for (let i = 0; i < msg.count!; i += 100) {
+        const batch = Array.from({ length: Math.min(100, msg.count! - i) }, (_, k) =>
+          connectOne(msg.port!, msg.path!, i + k < msg.sampled!),
+        );
+        clients.push(...(await Promise.all(batch)));
       }
-      case "reset":
-        for (const c of clients) {
-          c.count = 0;
-          c.bytes = 0;
-        }
-        samples = [];
-        total = 0;
-        lastSentTotal = -1;
-        send({ type: "reset" });
-        break;
-      case "report": {
-        const counts = clients.map((c) => c.count);
-        const bytes = clients.map((c) => c.bytes);
-        send({
-          type: "report",
-          counts,
-          bytes,
-          lastMs: Math.max(...clients.map((c) => c.lastMs)),
-          closed: clients.filter((c) => c.closeCode !== 0).length,
-          samples,
-          cpu: process.cpuUsage(),
-        });
-        break;
-      }
-      case "disconnect":
-        for (const c of clients) c.socket.destroy();
-        clients = [];
-        send({ type: "disconnected" });
-        break;
-      case "exit":
-        process.exit(0);
+      // Wait for every upgrade and the snapshots the channels send on connect.
+      const deadline = Date.now() + 60_000;
+      const ready = () => clients.every((c) => c.upgraded) && minCount() >= msg.snapshots!;
+      while (!ready() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      if (!ready()) throw new Error("clients did not connect");
+      send({ type: "connected" });
+      break;
     }
-  },
-);
+    case "reset":
+      for (const c of clients) {
+        c.count = 0;
+        c.bytes = 0;
+      }
+      samples = [];
+      total = 0;
+      lastSentTotal = -1;
+      send({ type: "reset" });
+      break;
+    case "report": {
+      const counts = clients.map((c) => c.count);
+      const bytes = clients.map((c) => c.bytes);
+      send({
+        type: "report",
+        counts,
+        bytes,
+        lastMs: Math.max(...clients.map((c) => c.lastMs)),
+        closed: clients.filter((c) => c.closeCode !== 0).length,
+        samples,
+        cpu: process.cpuUsage(),
+      });
+      break;
+    }
+    case "disconnect":
+      for (const c of clients) c.socket.destroy();
+      clients = [];
+      send({ type: "disconnected" });
+      break;
+    case "exit":
+      process.exit(0);
+  }
+});
 send({ type: "ready" });

@@ -18,14 +18,14 @@
  * publishes BARE_BATCH messages per event-loop turn (uWS's best batch on this workload, see
  * DELIVERIES_PER_TURN in src/stream/hub.ts); the candidate keeps up to --in-flight orders in the
  * core (random limit orders of two users around 100.00, a third crossing) and adds none while the
- * hub still holds messages for later turns. Every client subscribes to `orders:btc_usdt` and
+ * hub holds more than two batches for later turns. Every client subscribes to `orders:btc_usdt` and
  * `history:btc_usdt`. Latency: a client's receive clock minus the eventTimeMicro the publisher
  * stamped (for book deltas: the hub's clock when it built the message). Rounds alternate
  * candidate and baseline; the machine may be shared, so the best of each decides (noise only
  * slows a run) and the medians are shown beside it.
  * Check at the end: every client received every message and exactly the bytes published.
  *
- * Run: npx tsx bench/stream/fanout.bench.ts [--clients 1000] [--messages 12000] [--rounds 3]
+ * Run: npx tsx bench/stream/fanout.bench.ts [--clients 1000] [--messages 12000] [--rounds 5]
  */
 import { fork } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -45,6 +45,8 @@ const TARGET = 0.8;
 const WINDOW = 1500;
 /** Messages the baseline publishes per event-loop turn before letting uWS write them. */
 const BARE_BATCH = 32;
+/** Messages the candidate lets wait in the hub before it stops adding orders (two batches). */
+const BACKLOG = 64;
 const PAIR = "btc_usdt";
 const TOPICS = [`orders:${PAIR}`, `history:${PAIR}`];
 const SAMPLED_CLIENTS = 20;
@@ -55,7 +57,7 @@ const { values: args } = parseArgs({
   options: {
     clients: { type: "string", default: "1000" },
     messages: { type: "string", default: "12000" },
-    rounds: { type: "string", default: "3" },
+    rounds: { type: "string", default: "5" },
     "in-flight": { type: "string", default: "128" },
   },
 });
@@ -110,8 +112,12 @@ function ask<T>(msg: object, answer: string): Promise<T> {
 }
 await new Promise<void>((resolve) => waiting.set("ready", () => resolve()));
 
-async function connectClients(port: number, path: string): Promise<void> {
-  await ask({ type: "connect", port, path, count: CLIENTS, sampled: SAMPLED_CLIENTS }, "connected");
+/** Connects the clients and waits for the `snapshots` messages each gets on connect. */
+async function connectClients(port: number, path: string, snapshots: number): Promise<void> {
+  await ask(
+    { type: "connect", port, path, count: CLIENTS, sampled: SAMPLED_CLIENTS, snapshots },
+    "connected",
+  );
   await ask({ type: "reset" }, "reset");
   progressMin = 0;
 }
@@ -186,6 +192,7 @@ async function clientCpu(): Promise<NodeJS.CpuUsage> {
 // ---------------------------------------------------------------------- candidate: the exchange
 
 const dir = await mkdtemp(join(tmpdir(), "stream-bench-"));
+// A fresh database: these users get the ids 0 and 1 that the producer passes to createOrder.
 const users = [0, 1].map((i) => ({
   uid: `00000000-0000-4000-8000-00000000000${i}`,
   apiToken: `bench-token-${i}-0123456789`,
@@ -246,7 +253,8 @@ function topicCounts(): Record<string, { messages: number; bytes: number }> {
 }
 
 async function runExchange(round: number): Promise<RunResult> {
-  await connectClients(exchange.port, `/stream?streams=${TOPICS.join(",")}`);
+  // One book snapshot each on connect (history sends nothing on connect).
+  await connectClients(exchange.port, `/stream?streams=${TOPICS.join(",")}`, 1);
   const before = topicCounts();
   const publishedNow = () =>
     TOPICS.reduce((s, t) => s + (hub.stats.get(t)?.messages ?? 0) - before[t].messages, 0);
@@ -260,9 +268,9 @@ async function runExchange(round: number): Promise<RunResult> {
   // Random limit orders of two users around 100.00; a third of them cross the spread.
   while (publishedNow() < MESSAGES) {
     let sent = 0;
-    // Like the baseline, offer what the stream takes: no new orders while the hub still holds
-    // messages for later turns (they would only wait there).
-    while (inFlight < MAX_IN_FLIGHT && hub.backlog === 0 && publishedNow() - progressMin < WINDOW) {
+    // Like the baseline, offer what the stream takes: no new orders while the hub holds more
+    // than two batches for later turns (they would only wait there).
+    while (inFlight < MAX_IN_FLIGHT && hub.backlog < BACKLOG && publishedNow() - progressMin < WINDOW) {
       const side = rnd() < 0.5 ? 0 : 1;
       const cross = rnd() < 0.33;
       const offset = 1 + Math.floor(rnd() * 100);
@@ -319,7 +327,7 @@ function bareMessage(topic: string, size: number): string {
 }
 
 async function runBare(shape: Record<string, { messages: number; bytes: number }>): Promise<RunResult> {
-  await connectClients(barePort, "/bare");
+  await connectClients(barePort, "/bare", 0);
   // The same count per topic, at the candidate's average size, interleaved in proportion.
   const plan = TOPICS.map((t) => ({
     topic: t,

@@ -15,6 +15,7 @@ import {
   SELL,
   type Side,
 } from "../../workers/matching/types.ts";
+import * as protocol from "../../workers/pair/protocol.ts";
 import { dispatchEvent, END_RESULT, EV_END, EV_SEQ } from "../../workers/pair/protocol.ts";
 import { applyCommand, type BookEvent, type Command, RecordingEvents } from "../matching/reference-book.ts";
 
@@ -124,6 +125,75 @@ function randomCommands(n: number, seed: number): Command[] {
   }
   return out;
 }
+
+describe("pair protocol", () => {
+  test("every record's fields are distinct words 0..n-1 and fit in its ring's slot", () => {
+    const p = protocol;
+    const layouts: Array<[string, number[], number, number]> = [
+      [
+        "command",
+        [p.CMD_KIND, p.CMD_SEQ, p.CMD_ORDER_ID, p.CMD_USER, p.CMD_SIDE, p.CMD_PRICE, p.CMD_QTY, p.CMD_BUDGET],
+        p.CMD_BUDGET + 1,
+        p.CMD_SLOT_WORDS,
+      ],
+      [
+        "trade",
+        [
+          p.EV_KIND,
+          p.EV_SEQ,
+          p.TRADE_TAKER_ID,
+          p.TRADE_TAKER_USER,
+          p.TRADE_TAKER_SIDE,
+          p.TRADE_MAKER_ID,
+          p.TRADE_MAKER_USER,
+          p.TRADE_PRICE,
+          p.TRADE_QTY,
+          p.TRADE_TAKER_LEFT,
+          p.TRADE_MAKER_LEFT,
+        ],
+        p.TRADE_WORDS,
+        p.EV_SLOT_WORDS,
+      ],
+      [
+        "rested",
+        [p.EV_KIND, p.EV_SEQ, p.RESTED_ORDER_ID, p.RESTED_USER, p.RESTED_SIDE, p.RESTED_PRICE, p.RESTED_LEFT],
+        p.RESTED_WORDS,
+        p.EV_SLOT_WORDS,
+      ],
+      [
+        "done",
+        [p.EV_KIND, p.EV_SEQ, p.DONE_ORDER_ID, p.DONE_USER, p.DONE_SIDE, p.DONE_REASON, p.DONE_LEFT],
+        p.DONE_WORDS,
+        p.EV_SLOT_WORDS,
+      ],
+      [
+        "level",
+        [p.EV_KIND, p.EV_SEQ, p.LEVEL_SIDE, p.LEVEL_PRICE, p.LEVEL_TOTAL],
+        p.LEVEL_WORDS,
+        p.EV_SLOT_WORDS,
+      ],
+      ["end", [p.EV_KIND, p.EV_SEQ, p.END_RESULT], p.END_WORDS, p.EV_SLOT_WORDS],
+    ];
+    for (const [name, fields, words, slotWords] of layouts) {
+      const sorted = [...fields].sort((x, y) => x - y);
+      assert.deepEqual(sorted, [...Array(fields.length).keys()], `${name} fields are not words 0..n-1`);
+      assert.equal(words, fields.length, `${name} word count`);
+      assert.ok(words <= slotWords, `${name} does not fit its slot`);
+    }
+    const kinds = [
+      p.CMD_LIMIT,
+      p.CMD_MARKET,
+      p.CMD_CANCEL,
+      p.CMD_SHUTDOWN,
+      p.EV_TRADE,
+      p.EV_RESTED,
+      p.EV_DONE,
+      p.EV_LEVEL,
+      p.EV_END,
+    ];
+    assert.equal(new Set([0, ...kinds]).size, kinds.length + 1, "kinds collide with each other or with 0");
+  });
+});
 
 describe("pair worker", () => {
   test("answers 5000 mixed commands with exactly the in-process book's events and result codes", async () => {

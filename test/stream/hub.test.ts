@@ -1,0 +1,164 @@
+/**
+ * StreamHub alone, with a recording stand-in for the uWS app and sockets: the batching of
+ * publishes (order kept, at most a turn's budget handed over at once), a connection opened while
+ * messages wait, and the slow-consumer sweep. These paths need ~1,000 subscribers to show up in
+ * the end-to-end tests, so they are driven here directly.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { TemplatedApp, WebSocket } from "@trufflesuite/uws-js-unofficial";
+import type { ExchangeConfig } from "../../src/config.ts";
+import type { Exchange } from "../../src/exchange.ts";
+import { PairMarket } from "../../src/market-data.ts";
+import { Metrics } from "../../src/metrics.ts";
+import { CH_ORDERS, type Channel } from "../../src/stream/channels.ts";
+import { type Conn, DELIVERIES_PER_TURN, StreamHub, SWEEP_MS } from "../../src/stream/hub.ts";
+
+const TOPIC = "orders:btc_usdt";
+const CHANNEL: Channel = { kind: CH_ORDERS, name: TOPIC, pair: 0, uid: "" };
+const BOUND = 64 * 1024;
+
+/** What the hub did, in order: publishes and subscriptions. */
+type Event = { publish: string; message: string } | { subscribe: string; socket: number };
+
+class FakeSocket {
+  static next = 0;
+  readonly id = FakeSocket.next++;
+  readonly data: Conn = { channels: [CHANNEL], userId: -1, allowance: 0, checked: 0 };
+  readonly sent: string[] = [];
+  buffered = 0;
+  closedWith: number | null = null;
+  constructor(
+    private readonly events: Event[],
+    private readonly hub: () => StreamHub,
+  ) {}
+  getUserData(): Conn {
+    return this.data;
+  }
+  subscribe(topic: string): boolean {
+    this.events.push({ subscribe: topic, socket: this.id });
+    return true;
+  }
+  send(message: string): number {
+    this.sent.push(message);
+    return 1;
+  }
+  getBufferedAmount(): number {
+    return this.buffered;
+  }
+  end(code: number): void {
+    this.closedWith = code;
+    this.hub().close(this as unknown as WebSocket<Conn>);
+  }
+}
+
+function setup() {
+  const events: Event[] = [];
+  const app = {
+    publish(topic: string, message: string) {
+      events.push({ publish: topic, message });
+      return true;
+    },
+  } as unknown as TemplatedApp;
+  const market = new PairMarket("btc_usdt", 2, 6);
+  const pair = { name: "btc_usdt", index: 0, priceDecimals: 2, amountDecimals: 6 };
+  const config = { pairs: [pair], pairsByName: new Map([["btc_usdt", pair]]) } as unknown as ExchangeConfig;
+  const exchange = { market: () => market } as unknown as Exchange;
+  const hub = new StreamHub(app, { config, exchange, metrics: new Metrics(), maxBackpressureBytes: BOUND });
+  const connect = (n: number) =>
+    Array.from({ length: n }, () => {
+      const ws = new FakeSocket(events, () => hub);
+      hub.open(ws as unknown as WebSocket<Conn>);
+      return ws;
+    });
+  /** A committed book change: the read model first, then the listener (as the core does). */
+  const change = (price: number, total: number) => {
+    market.setLevel(0, price, total);
+    hub.levelsChanged(0, new Map([[price, total]]), new Map());
+  };
+  const published = () =>
+    events.filter((e): e is { publish: string; message: string } => "publish" in e).map((e) => e.message);
+  return { hub, events, market, connect, change, published };
+}
+
+const turn = () => new Promise((r) => setImmediate(r));
+const prices = (messages: string[]) =>
+  messages.map((m) => (JSON.parse(m) as { data: { buy: { price: number }[] } }).data.buy[0].price);
+
+test("hands uWS at most a turn's budget of deliveries and the rest in order on later turns", async () => {
+  const { hub, connect, change, published } = setup();
+  connect(1000);
+  const perTurn = DELIVERIES_PER_TURN / 1000;
+  for (let i = 1; i <= 100; i++) change(i, i);
+  assert.equal(published().length, perTurn, "one batch in the first turn");
+  assert.equal(hub.backlog, 100 - perTurn);
+  const deadline = Date.now() + 2000;
+  while (hub.backlog > 0 && Date.now() < deadline) await turn();
+  assert.equal(hub.backlog, 0);
+  assert.deepEqual(
+    prices(published()),
+    Array.from({ length: 100 }, (_, i) => (i + 1) / 100),
+    "every message once, in publish order",
+  );
+  hub.shutdown();
+});
+
+test("sends a message after a quiet spell at once, whatever the subscriber count", async () => {
+  const { hub, connect, change, published } = setup();
+  connect(1000);
+  change(1, 1);
+  assert.equal(published().length, 1);
+  await new Promise((r) => setTimeout(r, 20));
+  change(2, 2);
+  assert.equal(published().length, 2, "no wait after the gap has passed");
+  hub.shutdown();
+});
+
+test("publishes what waits before a new connection subscribes, and its snapshot holds it", () => {
+  const { hub, events, connect, change } = setup();
+  connect(1000);
+  for (let i = 1; i <= 80; i++) change(i, i);
+  assert.ok(hub.backlog > 0, "messages wait for later turns");
+  const [late] = connect(1);
+  assert.equal(hub.backlog, 0);
+  const subscribedAt = events.findIndex((e) => "subscribe" in e && e.socket === late.id);
+  const lastPublish = events.map((e) => "publish" in e).lastIndexOf(true);
+  assert.ok(lastPublish < subscribedAt, "every waiting delta went out before the subscription");
+  const snapshot = JSON.parse(late.sent[0]) as { data: { buy: { price: number }[] } };
+  assert.equal(snapshot.data.buy.length, 80, "the snapshot has every level the deltas made");
+  hub.shutdown();
+});
+
+test("closes with 1008 only the connections over the bound, after the sweep delay", async () => {
+  const { hub, connect, change } = setup();
+  const [slow, fine, snapshotOnly] = connect(3);
+  slow.buffered = 2 * BOUND;
+  fine.buffered = BOUND;
+  // A big snapshot is allowed on top of the bound until the buffer first falls under it.
+  snapshotOnly.data.allowance = 10 * BOUND;
+  snapshotOnly.buffered = 5 * BOUND;
+  change(1, 1);
+  assert.equal(slow.closedWith, null, "not before the sweep");
+  await new Promise((r) => setTimeout(r, SWEEP_MS + 20));
+  assert.equal(slow.closedWith, 1008);
+  assert.equal(fine.closedWith, null);
+  assert.equal(snapshotOnly.closedWith, null);
+  assert.equal(hub.slowClosed, 1);
+  assert.equal(hub.connections, 2);
+  // Once under the bound, the allowance is gone.
+  snapshotOnly.buffered = 0;
+  change(2, 2);
+  await new Promise((r) => setTimeout(r, SWEEP_MS + 20));
+  snapshotOnly.buffered = 2 * BOUND;
+  change(3, 3);
+  await new Promise((r) => setTimeout(r, SWEEP_MS + 20));
+  assert.equal(snapshotOnly.closedWith, 1008);
+  hub.shutdown();
+});
+
+test("publishes nothing for a topic nobody holds", () => {
+  const { hub, change, published } = setup();
+  change(1, 1);
+  assert.equal(published().length, 0);
+  hub.shutdown();
+});
