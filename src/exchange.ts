@@ -40,6 +40,7 @@ import {
   TRADE_QTY,
   TRADE_TAKER_ID,
 } from "../workers/pair/protocol.ts";
+import type { DbWriter } from "./db/writer.ts";
 import { Code } from "./errors.ts";
 import type { Ledger } from "./ledger.ts";
 import { type PairMarket, scaled } from "./market-data.ts";
@@ -68,48 +69,8 @@ export interface CommandSink {
   sendCancel(orderId: number): boolean;
 }
 
-/** What the core needs from the database writer (see src/db/writer.ts). */
-export interface RecordSink {
-  order(
-    id: number,
-    userId: number,
-    pair: string,
-    side: number,
-    type: number,
-    price: number,
-    amount: number,
-    amountUsed: number,
-    isCancelled: boolean,
-    createMicro: number,
-    updateMicro: number,
-  ): void;
-  trade(
-    id: number,
-    pair: string,
-    price: number,
-    amount: number,
-    takerOrderId: number,
-    makerOrderId: number,
-    takerUserId: number,
-    makerUserId: number,
-    takerSide: number,
-    takerType: number,
-    makerType: number,
-    micro: number,
-  ): void;
-  balance(userId: number, currency: string, available: bigint, reserved: bigint): void;
-  candle(
-    pair: string,
-    period: string,
-    startMs: number,
-    o: number,
-    h: number,
-    l: number,
-    c: number,
-    v: number,
-  ): void;
-  afterCommit(cb: () => void): void;
-}
+/** What the core needs from the database writer. */
+export type RecordSink = Pick<DbWriter, "order" | "trade" | "balance" | "candle" | "afterCommit">;
 
 /** Live state of an order the core knows about (open, or finishing in the current command). */
 export interface OrderState {

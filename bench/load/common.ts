@@ -63,16 +63,7 @@ function formatScaled(units: number, decimals: number): string {
 }
 
 /** mulberry32: a small deterministic PRNG, so that every run offers the same sequence of orders. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 as prng } from "../matching/workload.ts";
 
 // ---- scenarios ---------------------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@
 import type { HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import { parseAuthorization, secretsEqual } from "../auth.ts";
 import type { ExchangeConfig } from "../config.ts";
+import type { DbWriter } from "../db/writer.ts";
 import { Code } from "../errors.ts";
 import type { Ledger } from "../ledger.ts";
 import { formatDecimal, parseDecimal } from "../numbers.ts";
@@ -22,21 +23,11 @@ import {
 } from "./request.ts";
 import { serialize } from "./schemas.ts";
 
-/** What admin operations persist (a subset of the database writer). */
-export interface AdminSink {
-  user(id: number, uid: string, micro: number): void;
-  apiKey(token: string, userId: number, secret: string, micro: number): void;
-  revokeKey(token: string): void;
-  transfer(
-    userId: number,
-    currency: string,
-    amount: bigint,
-    kind: "deposit" | "withdraw",
-    micro: number,
-  ): void;
-  balance(userId: number, currency: string, available: bigint, reserved: bigint): void;
-  afterCommit(cb: () => void): void;
-}
+/** What admin operations persist. */
+export type AdminSink = Pick<
+  DbWriter,
+  "user" | "apiKey" | "revokeKey" | "transfer" | "balance" | "afterCommit"
+>;
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -701,16 +701,7 @@ function parseHttpAnswer(data: Buffer): RawHttpAnswer | null {
 }
 
 /** A deterministic PRNG (mulberry32) so that bursts are reproducible from their seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 as prng } from "../../bench/matching/workload.ts";
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
