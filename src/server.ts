@@ -37,9 +37,13 @@ export interface RunningExchange {
   close(): Promise<void>;
 }
 
-/** True when the native uWebSockets.js binary loaded (the fallback exports only `App`). */
+/**
+ * True when the native uWebSockets.js binary loaded. The package's pure-JS fallback exports `App`
+ * (and, seen through ESM, `us_listen_socket_close`), but not these two native functions.
+ */
 export function isNativeUws(): boolean {
-  return typeof (uws as { us_listen_socket_close?: unknown }).us_listen_socket_close === "function";
+  const native = uws as { us_socket_local_port?: unknown; getParts?: unknown };
+  return typeof native.us_socket_local_port === "function" && typeof native.getParts === "function";
 }
 
 /**
@@ -236,7 +240,9 @@ export async function startExchange(
       else resolve(s);
     });
   });
-  const port = uws.us_socket_local_port(listenSocket as unknown as uws.us_socket);
+  const port = isNativeUws()
+    ? uws.us_socket_local_port(listenSocket as unknown as uws.us_socket)
+    : settings.port;
   ready = true;
   const url = `http://${settings.host}:${port}`;
 
