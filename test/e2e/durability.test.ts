@@ -80,6 +80,9 @@ describe("durability", () => {
   it("keeps every acknowledged order, cancel and trade after kill -9 in the middle of a burst", async () => {
     const acked = newAcknowledged();
     let killing: Promise<void> | null = null;
+    // Requests keep going until the process is dead, so some are always in flight at the kill
+    // (stopping when the kill merely starts let a quick server answer everything first).
+    let dead = false;
     await runBurst(
       {
         users,
@@ -89,9 +92,13 @@ describe("durability", () => {
         stepsPerLoop: 400,
         cancelShare: 0.15,
         timeoutMs: 5000,
-        shouldStop: () => killing !== null,
+        shouldStop: () => dead,
         onAnswer: (answers) => {
-          if (answers >= KILL_AFTER && killing === null) killing = server.kill();
+          if (answers >= KILL_AFTER && killing === null) {
+            killing = server.kill().then(() => {
+              dead = true;
+            });
+          }
         },
       },
       acked,
