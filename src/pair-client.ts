@@ -11,7 +11,7 @@
  * postMessage is used once, for the worker's ready handshake.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import { Worker, type WorkerOptions } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import type { Side } from "../workers/matching/types.ts";
 import {
   CMD_SLOT_WORDS,
@@ -24,6 +24,7 @@ import {
   writeShutdown,
 } from "../workers/pair/protocol.ts";
 import { SpscRing } from "./ring.ts";
+import { startWorker } from "./threads.ts";
 
 const PAIR_WORKER_URL = new URL("../workers/pair/pair-worker.ts", import.meta.url);
 
@@ -60,20 +61,6 @@ export interface PairChannelOptions {
   maxEventsPerTurn?: number;
   /** Initial order capacity of the worker's book. */
   initialCapacity?: number;
-}
-
-/**
- * Starts a worker thread on a module URL. A `.ts` module is loaded through tsx: on Node 20 the
- * loader hooks of `execArgv: ["--import", "tsx"]` do not apply to a worker's entry point
- * (ERR_UNKNOWN_FILE_EXTENSION; nodejs/node#47747, privatenumber/tsx#354), under `tsx file.ts` and
- * `tsx --test` alike, so a one-line eval entry registers tsx's ESM hooks inside the worker and
- * then imports the module.
- */
-export function startWorker(url: URL, options: WorkerOptions = {}): Worker {
-  if (!url.pathname.endsWith(".ts")) return new Worker(url, options);
-  const tsxApi = import.meta.resolve("tsx/esm/api");
-  const entry = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`;
-  return new Worker(entry, { ...options, eval: true });
 }
 
 export class PairChannel {

@@ -121,7 +121,7 @@ export type FromWriter =
   | { t: "closed" };
 
 export interface WriterWorkerData {
-  /** URL of the worker module, loaded by workers/db/ts-entry.mjs. */
+  /** URL of the worker module, loaded by workers/ts-entry.mjs. */
   entry: string;
   path: string;
   synchronous: "FULL" | "NORMAL";

@@ -4,8 +4,8 @@
  * commits; each task sees one committed snapshot, so `total` and `items` agree.
  */
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
+import { TS_ENTRY } from "../threads.ts";
 import type { OrderRow, UserTradeRow } from "./rows.ts";
 
 export interface Page<T> {
@@ -27,7 +27,7 @@ export type ReaderTask =
   | { op: "order"; orderId: number };
 
 export interface ReaderWorkerData {
-  /** URL of the task module, loaded by workers/db/ts-entry.mjs. */
+  /** URL of the task module, loaded by workers/ts-entry.mjs. */
   entry: string;
   path: string;
 }
@@ -42,7 +42,7 @@ export interface ReaderOptions {
 // Under tsx the sources run as .ts; a compiled build would carry .js files side by side. The pool's
 // task file is the bootstrap (see its header), which re-exports the reader's default function.
 const EXT = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
-const ENTRY_FILE = fileURLToPath(new URL("../../workers/db/ts-entry.mjs", import.meta.url));
+
 const WORKER_URL = new URL(`../../workers/db/reader-worker${EXT}`, import.meta.url);
 
 export class DbReader {
@@ -51,7 +51,7 @@ export class DbReader {
   static start(file: string, opts: ReaderOptions = {}): DbReader {
     const workerData: ReaderWorkerData = { entry: WORKER_URL.href, path: path.resolve(file) };
     const pool = new Piscina({
-      filename: ENTRY_FILE,
+      filename: TS_ENTRY,
       minThreads: opts.minThreads ?? 1,
       maxThreads: opts.maxThreads ?? 2,
       // Threads boot tsx and open a connection (~0.8 s of CPU): keep idle ones instead of

@@ -17,7 +17,8 @@
  * may be reported durable), `onFatal` listeners are told, and records are dropped.
  */
 import path from "node:path";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { startWorker } from "../threads.ts";
 import {
   BAL_AVAILABLE,
   BAL_CURRENCY,
@@ -145,7 +146,6 @@ class Batch {
 const MIN_CAPACITY = 16;
 // Under tsx the sources run as .ts; a compiled build would carry .js files side by side.
 const EXT = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
-const ENTRY_URL = new URL("../../workers/db/ts-entry.mjs", import.meta.url);
 const WORKER_URL = new URL(`../../workers/db/writer-worker${EXT}`, import.meta.url);
 
 export class DbWriter {
@@ -181,7 +181,7 @@ export class DbWriter {
       path: path.resolve(file),
       synchronous: opts.synchronous ?? "FULL",
     };
-    const worker = new Worker(ENTRY_URL, { workerData: data });
+    const worker = startWorker(WORKER_URL, { workerData: data });
     await new Promise<void>((resolve, reject) => {
       const onMessage = (m: FromWriter): void => {
         cleanup();

@@ -171,7 +171,14 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
   const get = (
     route: string,
     opts: { pair: boolean; auth: "none" | "required" | "optional" },
-    handle: (res: HttpResponse, info: RequestInfo, pair: PairConfig | undefined, key: ApiKey | null) => void,
+    handle: (
+      res: HttpResponse,
+      info: RequestInfo,
+      pair: PairConfig | undefined,
+      key: ApiKey | null,
+      /** The path parameter after the pair (the chart period), read while the request lives. */
+      param: string,
+    ) => void,
   ) => {
     app.get(PREFIX + route, (res, req) => {
       const info = readRequest(res, req, route, limiter.enabled);
@@ -180,7 +187,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
         pair = pairFromPath(req);
         if (pair === undefined) return sendError(res, info, Code.PAIR_UNKNOWN_IN_PATH, finish);
       }
-      const period = route.endsWith(":period") ? (req.getParameter(1) ?? "") : "";
+      const param = opts.pair ? (req.getParameter(1) ?? "") : "";
       let key: ApiKey | null = null;
       const hasAuth = info.authorization !== undefined || info.signature !== undefined;
       if (opts.auth === "required" || (opts.auth === "optional" && hasAuth)) {
@@ -192,8 +199,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
         if (rateLimited(res, info, key.token)) return;
         if (nonceErr !== 0) return sendError(res, info, nonceErr, finish);
       } else if (rateLimited(res, info, info.address ?? "")) return;
-      if (period !== "") (info as { period?: string }).period = period;
-      handle(res, info, pair, key);
+      handle(res, info, pair, key, param);
     });
   };
 
@@ -291,33 +297,36 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     ok(res, info, serialize.history(exchange.market(pair!.index).history));
   });
 
-  get("/trade/pairs/:pairName/chart/:period", { pair: true, auth: "none" }, (res, info, pair) => {
-    const period = (info as { period?: string }).period ?? "";
-    if (!(PERIODS as readonly string[]).includes(period))
-      return sendError(res, info, Code.PERIOD_UNKNOWN, finish);
-    const q = new URLSearchParams(info.query);
-    let limit = 500;
-    let from = Number.NEGATIVE_INFINITY;
-    let to = Number.POSITIVE_INFINITY;
-    const l = q.get("limit");
-    if (l !== null) {
-      if (!PAGE_RE.test(l)) return sendError(res, info, Code.LIMIT_INVALID, finish);
-      limit = Number(l);
-      if (limit < 1 || limit > 1000) return sendError(res, info, Code.LIMIT_OUT_OF_RANGE, finish);
-    }
-    const f = q.get("from");
-    if (f !== null) {
-      if (!/^[0-9]{1,16}$/.test(f)) return sendError(res, info, Code.FROM_INVALID, finish);
-      from = Number(f);
-    }
-    const t = q.get("to");
-    if (t !== null) {
-      if (!/^[0-9]{1,16}$/.test(t)) return sendError(res, info, Code.TO_INVALID, finish);
-      to = Number(t);
-    }
-    if (from > to) return sendError(res, info, Code.FROM_AFTER_TO, finish);
-    ok(res, info, serialize.chart(exchange.market(pair!.index).chart(period as Period, limit, from, to)));
-  });
+  get(
+    "/trade/pairs/:pairName/chart/:period",
+    { pair: true, auth: "none" },
+    (res, info, pair, _key, period) => {
+      if (!(PERIODS as readonly string[]).includes(period))
+        return sendError(res, info, Code.PERIOD_UNKNOWN, finish);
+      const q = new URLSearchParams(info.query);
+      let limit = 500;
+      let from = Number.NEGATIVE_INFINITY;
+      let to = Number.POSITIVE_INFINITY;
+      const l = q.get("limit");
+      if (l !== null) {
+        if (!PAGE_RE.test(l)) return sendError(res, info, Code.LIMIT_INVALID, finish);
+        limit = Number(l);
+        if (limit < 1 || limit > 1000) return sendError(res, info, Code.LIMIT_OUT_OF_RANGE, finish);
+      }
+      const f = q.get("from");
+      if (f !== null) {
+        if (!/^[0-9]{1,16}$/.test(f)) return sendError(res, info, Code.FROM_INVALID, finish);
+        from = Number(f);
+      }
+      const t = q.get("to");
+      if (t !== null) {
+        if (!/^[0-9]{1,16}$/.test(t)) return sendError(res, info, Code.TO_INVALID, finish);
+        to = Number(t);
+      }
+      if (from > to) return sendError(res, info, Code.FROM_AFTER_TO, finish);
+      ok(res, info, serialize.chart(exchange.market(pair!.index).chart(period as Period, limit, from, to)));
+    },
+  );
 
   // ---------------------------------------------------------------- 4.4 pair page
 

@@ -13,8 +13,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
-import { startWorker } from "../../src/pair-client.ts";
 import { HEAD, SpscRing, TAIL } from "../../src/ring.ts";
+import { startWorker } from "../../src/threads.ts";
 
 interface StressData {
   role: "produce" | "consume";

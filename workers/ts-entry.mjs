@@ -1,6 +1,7 @@
-// Entry of a worker thread whose real module is TypeScript (`workerData.entry`, a file URL); used
-// by the writer thread (src/db/writer.ts) and as the piscina task file of the reader pool
-// (src/db/reader.ts), which calls the default export re-exported here.
+// Entry of every worker thread whose real module is TypeScript (`workerData.entry`, a file URL):
+// the pair workers and the writer thread (started by `startWorker` in src/threads.ts), and the
+// piscina task file of the reader pool (src/db/reader.ts), which calls the default export
+// re-exported here.
 //
 // Why this file exists: on Node 20 a worker does not apply the ESM hooks passed through `execArgv`
 // (`--import tsx`) to its entry file (nodejs/node#47747), so `new Worker("x.ts")` fails with
