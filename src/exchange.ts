@@ -122,7 +122,6 @@ export interface CommitListener {
   userTrade(user: number, view: UserTradeView): void;
   publicTrades(pair: number, trades: ReturnType<PairMarket["publicTrade"]>[]): void;
   levelsChanged(pair: number, buy: Map<number, number>, sell: Map<number, number>): void;
-  tradedPairs(pairs: Set<number>): void;
 }
 
 export type CreateReply = (error: number, order: OrderView | null) => void;
@@ -179,7 +178,6 @@ export class Exchange {
   nextOrderId = 1;
   nextTradeId = 1;
   listener: CommitListener | null = null;
-  private readonly tradedPairs = new Set<number>();
   /** Market buys in flight per user (each holds the user's whole available quote balance). */
   private readonly marketBuys = new Map<number, number>();
   /** Orders refused for funds while a market buy of the user was in flight, oldest first. */
@@ -446,7 +444,6 @@ export class Exchange {
       micro,
     );
     p.market.addTrade(taker.side, taker.type, price, qty, micro);
-    this.tradedPairs.add(pairIndex);
     if (this.listener !== null) {
       p.trades.push(p.market.history[0]);
       const dt = formatDateTime(micro);
@@ -598,13 +595,6 @@ export class Exchange {
     this.ledger.drainDirty((user, c, available, reserved) =>
       this.db.balance(user, names[c], available, reserved),
     );
-  }
-
-  /** Pairs traded since the last call (for the coalesced `exchanges` channel). */
-  takeTradedPairs(): Set<number> {
-    const s = new Set(this.tradedPairs);
-    this.tradedPairs.clear();
-    return s;
   }
 
   // ------------------------------------------------------------------ views

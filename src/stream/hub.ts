@@ -296,16 +296,6 @@ export class StreamHub implements CommitListener {
     }
   }
 
-  /**
-   * Pairs traded, if a caller reports them in bulk. The hub marks pairs itself from
-   * `publicTrades`, which runs after the commit (the core's own traded-pairs set is filled before
-   * it, so a record built from it could show a trade that is not durable yet).
-   */
-  tradedPairs(pairs: Set<number>): void {
-    if (this.closed || !this.topics.has(EXCHANGES)) return;
-    for (const pair of pairs) this.traded(pair);
-  }
-
   // ------------------------------------------------------------------ messages
 
   /** The next eventTimeMicro of a pair: the clock, or one more than the last one given out. */
