@@ -38,6 +38,7 @@ import { parseSettings } from "../../src/config.ts";
 import { startExchange } from "../../src/server.ts";
 import type { StreamHub } from "../../src/stream/hub.ts";
 import { nowMicro } from "../../src/time.ts";
+import { mulberry32 as random } from "../matching/workload.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const RESULTS = join(HERE, "..", "results", "stream.json");
@@ -235,18 +236,6 @@ const exchange = await startExchange(
 );
 const hub = exchange.exchange.listener as StreamHub;
 const core = exchange.exchange;
-
-/** Deterministic pseudo-random numbers (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function topicCounts(): Record<string, { messages: number; bytes: number }> {
   return Object.fromEntries(TOPICS.map((t) => [t, { ...(hub.stats.get(t) ?? { messages: 0, bytes: 0 }) }]));

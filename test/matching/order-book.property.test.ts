@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { mulberry32 } from "../../bench/matching/workload.ts";
 import { OrderBook } from "../../workers/matching/order-book.ts";
 import {
   BUY,
@@ -281,18 +282,6 @@ function stepArb(scale: Scale): fc.Arbitrary<Step> {
     { weight: 4, arbitrary: fc.record({ kind: fc.constant("cancel"), pick }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant("cancelMissing"), pick }) },
   ) as fc.Arbitrary<Step>;
-}
-
-/** mulberry32: a tiny seeded PRNG for the long deterministic run. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**

@@ -12,33 +12,10 @@ import WebSocket from "ws";
 import { parseSettings } from "../../src/config.ts";
 import { type RunningExchange, startExchange } from "../../src/server.ts";
 import type { StreamHub } from "../../src/stream/hub.ts";
+import { PAIRS as E2E_PAIRS } from "../e2e/harness.ts";
 
-export const PAIRS = [
-  {
-    name: "btc_usdt",
-    priceDecimals: 2,
-    amountDecimals: 6,
-    minAmount: "0.000001",
-    maxAmount: "10000",
-    maxPrice: "10000000",
-  },
-  {
-    name: "eth_usdt",
-    priceDecimals: 2,
-    amountDecimals: 5,
-    minAmount: "0.00001",
-    maxAmount: "100000",
-    maxPrice: "1000000",
-  },
-  {
-    name: "eth_btc",
-    priceDecimals: 6,
-    amountDecimals: 4,
-    minAmount: "0.0001",
-    maxAmount: "100000",
-    maxPrice: "100",
-  },
-];
+/** The e2e harness's three pairs, as config entries (the config file has no base/quote keys). */
+export const PAIRS = E2E_PAIRS.map(({ base: _base, quote: _quote, ...entry }) => entry);
 export const PAIR_NAMES = PAIRS.map((p) => p.name);
 
 export interface TestUser {
