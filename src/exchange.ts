@@ -297,7 +297,7 @@ export class Exchange {
         cancelled: false,
         createMicro: micro,
         updateMicro: micro,
-        budget: type === MARKET && side === BUY ? hold : 0n,
+        budget: marketBuy ? hold : 0n,
         spent: 0n,
       };
       p.pending.push({ kind: CMD_CREATE, order, orderId: id, user, replyCreate: reply, replyCancel: null });

@@ -206,6 +206,10 @@ export async function startExchange(
   let ready = false;
   let accepting = true;
   const app = uws.App();
+  // Shared by the REST routes and the stream upgrade.
+  const isReady = () => ready && fatal === null;
+  const isAccepting = () => accepting;
+  const nonceUsed = (token: string, nonce: bigint) => writer.nonce(token, nonce);
   mountRoutes(app, {
     config,
     exchange,
@@ -214,9 +218,9 @@ export async function startExchange(
     admin: settings.adminToken === undefined ? null : admin,
     metrics,
     rateLimit: settings.rateLimit,
-    ready: () => ready && fatal === null,
-    accepting: () => accepting,
-    nonceUsed: (token, nonce) => writer.nonce(token, nonce),
+    ready: isReady,
+    accepting: isAccepting,
+    nonceUsed,
   });
   const hub = new StreamHub(app, {
     config,
@@ -230,9 +234,9 @@ export async function startExchange(
     hub,
     users,
     idleTimeoutSeconds: settings.idleTimeoutSeconds,
-    ready: () => ready && fatal === null,
-    accepting: () => accepting,
-    nonceUsed: (token, nonce) => writer.nonce(token, nonce),
+    ready: isReady,
+    accepting: isAccepting,
+    nonceUsed,
   });
   const listenSocket = await new Promise<uws.us_listen_socket>((resolve, reject) => {
     app.listen(settings.host, settings.port, (s) => {

@@ -4,6 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import type {
+  ExchangeRecord as ClientExchangeRecord,
+  PublicTrade,
+  UserTrade,
+} from "../../src/client/index.ts";
 import {
   type BookData,
   cancelOrder,
@@ -20,34 +25,8 @@ import {
   type TestServer,
 } from "./helpers.ts";
 
-interface ExchangeRecord {
-  pairName: string;
-  openValue: number;
-  minValue: number;
-  maxValue: number;
-  closeValue: number;
-  volume: number;
-  eventTimeMicro: string;
-}
-
-interface PublicTrade {
-  directionType: string;
-  tradeType: string;
-  price: number;
-  amount: number;
-  tradeTime: number;
-  eventTimeMicro: string;
-}
-
-interface UserTrade {
-  id: number;
-  pairName: string;
-  tradeType: string;
-  directionType: string;
-  price: number;
-  amount: number;
-  tradeTime: string;
-}
+/** The `exchanges` channel's record: 2.2 plus the stream-only event time. */
+type ExchangeRecord = ClientExchangeRecord & { eventTimeMicro: string };
 
 const EXCHANGE_KEYS = [
   "pairName",
