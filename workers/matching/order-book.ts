@@ -4,9 +4,12 @@
  *
  * Layout, chosen so that a million resting orders are a handful of typed arrays, not a million
  * objects:
- * - Orders live in slots of parallel typed arrays (`oId`, `oUser`, `oPrice`, `oLeft`, `oSide`,
- *   `oLevel`) linked into a doubly linked FIFO per price level (`oPrev`/`oNext`). Free slots form a
- *   stack. `slotOf` maps an order id to its slot, so cancel is O(1).
+ * - Orders live in 32-byte records of one buffer (id and open quantity as float64; user, level,
+ *   previous and next as int32, seen through two views), linked into a doubly linked FIFO per price
+ *   level. One record is one half cache line, so a fill touches one line (and one page) per maker
+ *   instead of one per field array. An order's side and price are its level's. Free slots form a
+ *   stack. An order id finds its slot in O(1) through a direct-mapped window over recent ids
+ *   (`win`, see `find`), with a hash (`older`) for the few resting orders the window has moved past.
  * - Levels live in slots of their own arrays (`lPrice`, `lTotal`, `lHead`, `lTail`, `lSide`).
  *   Each side keeps its level slots sorted by price in an Int32Array with the BEST level LAST (bids
  *   ascending, asks descending), so the best price is O(1), consuming the best level is a pop, and
@@ -38,22 +41,38 @@ import {
 
 const NIL = -1;
 
+/** An order record: 32 bytes, float64 words 0-1 and int32 words 4-7. */
+const RECORD_BYTES = 32;
+const F_ID = 0;
+const F_LEFT = 1;
+const I_USER = 4;
+const I_LEVEL = 5;
+const I_PREV = 6;
+const I_NEXT = 7;
+
 export class OrderBook implements MatchingBook {
   private readonly ev: BookEvents;
 
   // Order slots.
-  private oId: Float64Array;
-  private oUser: Int32Array;
-  private oPrice: Float64Array;
-  private oLeft: Float64Array;
-  private oSide: Uint8Array;
-  private oLevel: Int32Array;
-  private oPrev: Int32Array;
-  private oNext: Int32Array;
+  /** Order records: `of64[o * 4 + F_ID | F_LEFT]`, `oi32[o * 8 + I_USER | I_LEVEL | I_PREV | I_NEXT]`. */
+  private of64: Float64Array;
+  private oi32: Int32Array;
   private oFree: Int32Array;
   private oFreeTop = 0;
   private oCap: number;
-  private readonly slotOf: IdIndex;
+  /** 1 when the slot's order is indexed in `older` instead of `win`. */
+  private oHashed: Uint8Array;
+  private live = 0;
+  /** The highest order id seen: a larger id cannot be a duplicate. */
+  private maxId = 0;
+
+  // Order id -> slot. `win[id & winMask]` is the slot of the newest order id that maps to that
+  // cell; entries are never cleared, so a lookup checks that the slot still holds that id, open.
+  // When a new id takes a cell whose order still rests, that order moves to `older` (a hash).
+  // Filling or cancelling a window order therefore touches no index at all.
+  private win: Int32Array;
+  private winMask: number;
+  private readonly older = new IdIndex(64);
 
   // Level slots.
   private lPrice: Float64Array;
@@ -84,15 +103,14 @@ export class OrderBook implements MatchingBook {
     this.ev = events;
     const n = Math.max(16, initialCapacity);
     this.oCap = n;
-    this.slotOf = new IdIndex(n);
-    this.oId = new Float64Array(n);
-    this.oUser = new Int32Array(n);
-    this.oPrice = new Float64Array(n);
-    this.oLeft = new Float64Array(n);
-    this.oSide = new Uint8Array(n);
-    this.oLevel = new Int32Array(n);
-    this.oPrev = new Int32Array(n);
-    this.oNext = new Int32Array(n);
+    let w = 16;
+    while (w < n) w *= 2;
+    this.win = new Int32Array(w).fill(NIL);
+    this.winMask = w - 1;
+    this.oHashed = new Uint8Array(n);
+    const mem = new ArrayBuffer(n * RECORD_BYTES);
+    this.of64 = new Float64Array(mem);
+    this.oi32 = new Int32Array(mem);
     this.oFree = new Int32Array(n);
     for (let i = 0; i < n; i++) this.oFree[i] = n - 1 - i;
     this.oFreeTop = n;
@@ -117,7 +135,8 @@ export class OrderBook implements MatchingBook {
   // ---------------------------------------------------------------- commands
 
   limit(orderId: number, user: number, side: Side, price: number, qty: number): ResultCode {
-    if (this.slotOf.get(orderId) !== -1) return ERR_DUPLICATE_ID;
+    if (orderId > this.maxId) this.maxId = orderId;
+    else if (this.find(orderId) !== NIL) return ERR_DUPLICATE_ID;
     const left = this.match(orderId, user, side, qty, side === BUY ? price : -price, -1);
     if (left > 0) {
       this.rest(orderId, user, side, price, left);
@@ -141,11 +160,11 @@ export class OrderBook implements MatchingBook {
   }
 
   cancel(orderId: number): ResultCode {
-    const o = this.slotOf.get(orderId);
-    if (o === -1) return ERR_ORDER_NOT_FOUND;
-    const left = this.oLeft[o];
-    const side = this.oSide[o] as Side;
-    const user = this.oUser[o];
+    const o = this.find(orderId);
+    if (o === NIL) return ERR_ORDER_NOT_FOUND;
+    const left = this.of64[o * 4 + F_LEFT];
+    const side = this.lSide[this.oi32[o * 8 + I_LEVEL]] as Side;
+    const user = this.oi32[o * 8 + I_USER];
     this.unlinkOrder(o);
     this.ev.done(orderId, user, side, DONE_CANCELLED, left);
     this.flushLevels();
@@ -165,7 +184,7 @@ export class OrderBook implements MatchingBook {
   }
 
   size(): number {
-    return this.slotOf.size;
+    return this.live;
   }
 
   levels(side: Side, depth: number, prices: Float64Array, totals: Float64Array): number {
@@ -183,8 +202,8 @@ export class OrderBook implements MatchingBook {
   }
 
   remaining(orderId: number): number {
-    const o = this.slotOf.get(orderId);
-    return o === -1 ? -1 : this.oLeft[o];
+    const o = this.find(orderId);
+    return o === NIL ? -1 : this.of64[o * 4 + F_LEFT];
   }
 
   /** Number of price levels on one side. */
@@ -212,9 +231,8 @@ export class OrderBook implements MatchingBook {
     const arr = this.sorted[opp];
     const ev = this.ev;
     const lPrice = this.lPrice;
-    const oLeft = this.oLeft;
-    const oUser = this.oUser;
-    const oNext = this.oNext;
+    const f64 = this.of64;
+    const i32 = this.oi32;
     let left = qty;
     let budgetLeft = budget;
     while (left > 0) {
@@ -225,10 +243,11 @@ export class OrderBook implements MatchingBook {
       if ((opp === SELL ? price : -price) > limitKey) break;
       let o = this.lHead[lvl];
       while (o !== NIL && left > 0) {
-        const next = oNext[o];
-        const makerLeft = oLeft[o];
-        if (oUser[o] === user) {
-          const makerId = this.oId[o];
+        const next = i32[o * 8 + I_NEXT];
+        const makerLeft = f64[o * 4 + F_LEFT];
+        const makerUser = i32[o * 8 + I_USER];
+        if (makerUser === user) {
+          const makerId = f64[o * 4 + F_ID];
           this.unlinkOrder(o);
           ev.done(makerId, user, opp, DONE_SELF_TRADE, makerLeft);
           o = next;
@@ -248,10 +267,10 @@ export class OrderBook implements MatchingBook {
           budgetLeft -= cost;
         }
         left -= fill;
-        oLeft[o] = makerLeft - fill;
+        f64[o * 4 + F_LEFT] = makerLeft - fill;
         this.lTotal[lvl] -= fill;
         this.markDirty(lvl);
-        ev.trade(takerId, user, side, this.oId[o], oUser[o], price, fill, left, makerLeft - fill);
+        ev.trade(takerId, user, side, f64[o * 4 + F_ID], makerUser, price, fill, left, makerLeft - fill);
         if (makerLeft === fill) this.unlinkOrder(o);
         if (last) return left;
         o = next;
@@ -273,10 +292,10 @@ export class OrderBook implements MatchingBook {
     for (let i = this.count[opp] - 1; i >= 0 && got < qty; i--) {
       const lvl = arr[i];
       const price = this.lPrice[lvl];
-      for (let o = this.lHead[lvl]; o !== NIL && got < qty; o = this.oNext[o]) {
-        if (this.oUser[o] === user) continue;
+      for (let o = this.lHead[lvl]; o !== NIL && got < qty; o = this.oi32[o * 8 + I_NEXT]) {
+        if (this.oi32[o * 8 + I_USER] === user) continue;
         const want = qty - got;
-        const f = Math.min(this.oLeft[o], want);
+        const f = Math.min(this.of64[o * 4 + F_LEFT], want);
         got += f;
         if (budget < 0) {
           // No budget to check: one order of another user is enough to know there is liquidity.
@@ -301,36 +320,60 @@ export class OrderBook implements MatchingBook {
       this.lParked[lvl] = 0;
       this.parked[side]--;
     }
-    this.oId[o] = orderId;
-    this.oUser[o] = user;
-    this.oPrice[o] = price;
-    this.oLeft[o] = left;
-    this.oSide[o] = side;
-    this.oLevel[o] = lvl;
+    const f64 = this.of64;
+    const i32 = this.oi32;
+    f64[o * 4 + F_ID] = orderId;
+    f64[o * 4 + F_LEFT] = left;
     const tail = this.lTail[lvl];
-    this.oPrev[o] = tail;
-    this.oNext[o] = NIL;
+    i32[o * 8 + I_USER] = user;
+    i32[o * 8 + I_LEVEL] = lvl;
+    i32[o * 8 + I_PREV] = tail;
+    i32[o * 8 + I_NEXT] = NIL;
     if (tail === NIL) this.lHead[lvl] = o;
-    else this.oNext[tail] = o;
+    else i32[tail * 8 + I_NEXT] = o;
     this.lTail[lvl] = o;
     this.lTotal[lvl] += left;
     this.markDirty(lvl);
-    this.slotOf.set(orderId, o);
+    this.live++;
+    // Index the order in the window; a still-open order owning the cell moves to `older`.
+    const cell = orderId & this.winMask;
+    const occ = this.win[cell];
+    if (occ !== NIL && occ !== o && f64[occ * 4 + F_LEFT] > 0 && this.oHashed[occ] === 0) {
+      const occId = f64[occ * 4 + F_ID];
+      if ((occId & this.winMask) === cell) {
+        this.older.set(occId, occ);
+        this.oHashed[occ] = 1;
+      }
+    }
+    this.win[cell] = o;
+  }
+
+  /** The slot of an open order, or NIL. */
+  private find(orderId: number): number {
+    const o = this.win[orderId & this.winMask];
+    if (o !== NIL && this.of64[o * 4 + F_ID] === orderId && this.of64[o * 4 + F_LEFT] > 0) return o;
+    return this.older.size === 0 ? NIL : this.older.get(orderId);
   }
 
   /** Takes an order out of its level (the level's total drops by its open quantity). */
   private unlinkOrder(o: number): void {
-    const lvl = this.oLevel[o];
-    const prev = this.oPrev[o];
-    const next = this.oNext[o];
+    const f64 = this.of64;
+    const i32 = this.oi32;
+    const lvl = i32[o * 8 + I_LEVEL];
+    const prev = i32[o * 8 + I_PREV];
+    const next = i32[o * 8 + I_NEXT];
     if (prev === NIL) this.lHead[lvl] = next;
-    else this.oNext[prev] = next;
+    else i32[prev * 8 + I_NEXT] = next;
     if (next === NIL) this.lTail[lvl] = prev;
-    else this.oPrev[next] = prev;
-    this.lTotal[lvl] -= this.oLeft[o];
-    this.oLeft[o] = 0;
+    else i32[next * 8 + I_PREV] = prev;
+    this.lTotal[lvl] -= f64[o * 4 + F_LEFT];
+    f64[o * 4 + F_LEFT] = 0;
     this.markDirty(lvl);
-    this.slotOf.delete(this.oId[o]);
+    this.live--;
+    if (this.oHashed[o] === 1) {
+      this.older.delete(f64[o * 4 + F_ID]);
+      this.oHashed[o] = 0;
+    }
     this.oFree[this.oFreeTop++] = o;
     if (this.lHead[lvl] === NIL) this.removeLevel(lvl);
   }
@@ -465,18 +508,34 @@ export class OrderBook implements MatchingBook {
   private growOrders(): void {
     const old = this.oCap;
     const cap = old * 2;
-    this.oId = grow(this.oId, cap);
-    this.oUser = grow(this.oUser, cap);
-    this.oPrice = grow(this.oPrice, cap);
-    this.oLeft = grow(this.oLeft, cap);
-    this.oSide = grow(this.oSide, cap);
-    this.oLevel = grow(this.oLevel, cap);
-    this.oPrev = grow(this.oPrev, cap);
-    this.oNext = grow(this.oNext, cap);
+    this.of64 = grow(this.of64, cap * 4);
+    this.oi32 = new Int32Array(this.of64.buffer);
     this.oFree = grow(this.oFree, cap);
+    this.oHashed = grow(this.oHashed, cap);
+    this.growWindow(cap);
     // The free stack is empty when we grow; push the new slots, lowest on top.
     for (let i = cap - 1; i >= old; i--) this.oFree[this.oFreeTop++] = i;
     this.oCap = cap;
+  }
+
+  /** Widens the id window to `cap` cells (a power of two), re-placing the orders it indexes. */
+  private growWindow(cap: number): void {
+    const old = this.win;
+    const oldMask = this.winMask;
+    if (old.length >= cap) return;
+    let w = old.length;
+    while (w < cap) w *= 2;
+    const win = new Int32Array(w).fill(NIL);
+    const mask = w - 1;
+    for (let c = 0; c < old.length; c++) {
+      const o = old[c];
+      // Cells whose id maps apart under the old mask map apart under the wider one too.
+      if (o === NIL || this.of64[o * 4 + F_LEFT] === 0 || this.oHashed[o] === 1) continue;
+      const id = this.of64[o * 4 + F_ID];
+      if ((id & oldMask) === c) win[id & mask] = o;
+    }
+    this.win = win;
+    this.winMask = mask;
   }
 
   private growLevels(): void {
