@@ -15,7 +15,6 @@ import { OrderBook } from "../../workers/matching/order-book.ts";
 import {
   BUY,
   MAX_BUDGET,
-  type MatchingBook,
   NO_BUDGET,
   SELL,
   type Side,
@@ -51,7 +50,7 @@ class Duel {
   private readonly refEvents = new RecordingEvents();
   private readonly fastEvents = new RecordingEvents();
   private readonly ref = new ReferenceOrderBook(this.refEvents);
-  private readonly fast: MatchingBook = new OrderBook(this.fastEvents, 4);
+  readonly fast = new OrderBook(this.fastEvents, 4);
   private readonly mirror = new BookMirror();
   private nextId = 1;
   /** Ids that are certainly not resting: filled, cancelled, or used by market orders. */
@@ -339,10 +338,12 @@ describe("OrderBook against ReferenceOrderBook", () => {
     const rand = mulberry32(seed);
     const duel = new Duel();
     let maxSize = 0;
+    let maxHashed = 0;
     try {
       for (let i = 0; i < 50_000; i++) {
         duel.run(randomStep(rand, duel));
         maxSize = Math.max(maxSize, duel.size());
+        maxHashed = Math.max(maxHashed, duel.fast.layoutStats().hashed);
       }
     } catch (error) {
       const e = error as Error;
@@ -353,5 +354,54 @@ describe("OrderBook against ReferenceOrderBook", () => {
     assert.equal(duel.transcript.length, 50_000);
     // The sequence kept a deep book, not one that empties after every command.
     assert.ok(maxSize >= 50, `the book never held more than ${maxSize} orders`);
+    // ...and merged chunks after cancels (the layout's compaction path).
+    const { merges } = duel.fast.layoutStats();
+    assert.ok(merges > 100, `only ${merges} chunk merges`);
+  });
+
+  it("agrees when old orders outlive the id window: deep orders rest through 20,000 newer ids, then trade", () => {
+    const rand = mulberry32(77);
+    const int = (lo: number, hi: number): number => lo + Math.floor(rand() * (hi - lo + 1));
+    const duel = new Duel();
+    let id = 1;
+    // 60 old orders far from the touch, on both sides, several users, 15 per level (two chunks).
+    for (let i = 0; i < 60; i++) {
+      const side = i % 2 === 0 ? BUY : SELL;
+      const price = side === BUY ? 500 - (i % 4) : 1500 + (i % 4);
+      duel.apply({ op: "limit", id: id++, user: 1 + (i % 3), side, price, qty: int(1, 20) });
+    }
+    // Churn near 1000 with fresh ids: rests, cancels of recent orders, and small sweeps.
+    const recent: number[] = [];
+    let maxHashed = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const r = rand();
+      const side = rand() < 0.5 ? BUY : SELL;
+      if (r < 0.55 || recent.length < 20) {
+        const price = side === BUY ? 1000 - int(1, 15) : 1000 + int(1, 15);
+        recent.push(id);
+        duel.apply({ op: "limit", id: id++, user: int(1, 4), side, price, qty: int(1, 10) });
+      } else if (r < 0.9) {
+        const k = recent.length - 1 - int(0, Math.min(30, recent.length - 1));
+        duel.apply({ op: "cancel", id: recent[k] });
+        recent.splice(k, 1);
+      } else {
+        const price = side === BUY ? 1000 + int(0, 16) : 1000 - int(0, 16);
+        duel.apply({ op: "limit", id: id++, user: int(1, 4), side, price, qty: int(1, 30) });
+      }
+      if (recent.length > 400) recent.splice(0, 200);
+      maxHashed = Math.max(maxHashed, duel.fast.layoutStats().hashed);
+    }
+    assert.ok(maxHashed >= 60, `only ${maxHashed} orders were pushed out of the id window`);
+    // The old orders are still found: cancel two thirds by id (thinning their chunks, which merges
+    // them and moves hashed records), then half the rest, then sweep both sides through the others.
+    const mergesBefore = duel.fast.layoutStats().merges;
+    for (let old = 1; old <= 60; old += 3) duel.apply({ op: "cancel", id: old });
+    for (let old = 2; old <= 60; old += 3) duel.apply({ op: "cancel", id: old });
+    assert.ok(duel.fast.layoutStats().merges > mergesBefore, "cancelling old orders merged no chunks");
+    for (let old = 3; old <= 60; old += 6) duel.apply({ op: "cancel", id: old });
+    duel.apply({ op: "market", id: id++, user: 9, side: BUY, qty: 1_000_000, budget: NO_BUDGET });
+    duel.apply({ op: "market", id: id++, user: 9, side: SELL, qty: 1_000_000, budget: NO_BUDGET });
+    assert.equal(duel.fast.layoutStats().hashed, 0);
+    assert.equal(duel.size(), 0);
   });
 });
