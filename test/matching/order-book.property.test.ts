@@ -12,13 +12,7 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import { mulberry32 } from "../../bench/matching/workload.ts";
 import { OrderBook } from "../../workers/matching/order-book.ts";
-import {
-  BUY,
-  MAX_BUDGET,
-  NO_BUDGET,
-  SELL,
-  type Side,
-} from "../../workers/matching/types.ts";
+import { BUY, MAX_BUDGET, NO_BUDGET, SELL, type Side } from "../../workers/matching/types.ts";
 import {
   applyCommand,
   BookMirror,
