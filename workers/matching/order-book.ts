@@ -18,8 +18,9 @@
  * - Levels live in slots of their own arrays (`lPrice`, `lTotal`, `lHead`, `lTail`, `lSide`).
  *   Each side keeps its level slots sorted by price in an Int32Array with the BEST level LAST (bids
  *   ascending, asks descending), so the best price is O(1), consuming the best level is a pop, and
- *   a new level near the touch moves only the few entries above it. Price-to-level lookup is an
- *   integer hash per side, so any price range works (no fixed ladder).
+ *   a new level near the touch moves only the few entries above it. Price-to-level lookup is a
+ *   direct-mapped window per side (`price & mask`, two cells per level slot) backed by an integer
+ *   hash for prices whose cell is taken, so any price range works (no fixed ladder).
  * - Levels touched by a command are marked dirty and reported once each, with their final total,
  *   when the command ends; emptied levels are unlinked at once and their slots recycled then.
  *
@@ -117,7 +118,14 @@ export class OrderBook implements MatchingBook {
   private readonly count = [0, 0];
   /** Parked (empty, in place) levels per side, included in `count`. */
   private readonly parked = [0, 0];
-  private readonly levelAt: [IdIndex, IdIndex] = [new IdIndex(256), new IdIndex(256)];
+  // Price -> level slot, per side, the same way as ids: `pWin[side][price & pMask]` holds the
+  // level whose price owns that cell (cleared when the level goes), and a level whose cell another
+  // price took lives in `pOlder[side]`. A book spanning fewer ticks than the window never hashes.
+  private readonly pWin: [Int32Array, Int32Array];
+  private pMask: number;
+  private readonly pOlder: [IdIndex, IdIndex] = [new IdIndex(16), new IdIndex(16)];
+  /** 1 when the level is indexed in `pOlder` instead of `pWin`. */
+  private lHashed: Uint8Array;
 
   // Levels changed by the current command.
   private dirty: Int32Array;
@@ -156,6 +164,9 @@ export class OrderBook implements MatchingBook {
     this.lFreeTop = m;
     this.sorted = [new Int32Array(m), new Int32Array(m)];
     this.dirty = new Int32Array(m);
+    this.lHashed = new Uint8Array(m);
+    this.pWin = [new Int32Array(m * 2).fill(NIL), new Int32Array(m * 2).fill(NIL)];
+    this.pMask = m * 2 - 1;
   }
 
   // ---------------------------------------------------------------- commands
@@ -361,8 +372,8 @@ export class OrderBook implements MatchingBook {
 
   /** Appends a new order to its price level's tail chunk, creating the level or chunk when needed. */
   private rest(orderId: number, user: number, side: Side, price: number, left: number): void {
-    let lvl = this.levelAt[side].get(price);
-    if (lvl === -1) lvl = this.addLevel(side, price);
+    let lvl = this.levelOf(side, price);
+    if (lvl === NIL) lvl = this.addLevel(side, price);
     else if (this.lParked[lvl] === 1) {
       this.lParked[lvl] = 0;
       this.parked[side]--;
@@ -506,6 +517,14 @@ export class OrderBook implements MatchingBook {
     return c;
   }
 
+  /** The level slot of a price on one side, or NIL. */
+  private levelOf(side: Side, price: number): number {
+    const lvl = this.pWin[side][price & this.pMask];
+    if (lvl !== NIL && this.lPrice[lvl] === price) return lvl;
+    const older = this.pOlder[side];
+    return older.size === 0 ? NIL : older.get(price);
+  }
+
   private addLevel(side: Side, price: number): number {
     if (this.lFreeTop === 0) this.growLevels();
     const lvl = this.lFree[--this.lFreeTop];
@@ -515,7 +534,14 @@ export class OrderBook implements MatchingBook {
     this.lTail[lvl] = NIL;
     this.lSide[lvl] = side;
     this.lEmpty[lvl] = 0;
-    this.levelAt[side].set(price, lvl);
+    const win = this.pWin[side];
+    const cell = price & this.pMask;
+    const occ = win[cell];
+    if (occ !== NIL) {
+      this.pOlder[side].set(this.lPrice[occ], occ);
+      this.lHashed[occ] = 1;
+    }
+    win[cell] = lvl;
     // Insert into the sorted array: key ascending, best (largest key) last.
     const arr = this.sorted[side];
     const n = this.count[side];
@@ -569,7 +595,10 @@ export class OrderBook implements MatchingBook {
    * command's levels flush (its final total, 0, is still to be reported); others at once.
    */
   private dropLevel(side: Side, lvl: number): void {
-    this.levelAt[side].delete(this.lPrice[lvl]);
+    if (this.lHashed[lvl] === 1) {
+      this.pOlder[side].delete(this.lPrice[lvl]);
+      this.lHashed[lvl] = 0;
+    } else this.pWin[side][this.lPrice[lvl] & this.pMask] = NIL;
     this.lParked[lvl] = 0;
     if (this.lDirty[lvl] === 1) this.lEmpty[lvl] = 1;
     else this.lFree[this.lFreeTop++] = lvl;
@@ -687,6 +716,16 @@ export class OrderBook implements MatchingBook {
     this.dirty = grow(this.dirty, cap);
     for (let i = cap - 1; i >= old; i--) this.lFree[this.lFreeTop++] = i;
     this.lCap = cap;
+    this.lHashed = grow(this.lHashed, cap);
+    // Widen the price windows to two cells per level slot; prices apart under the old mask stay apart.
+    const mask = cap * 2 - 1;
+    for (const side of [BUY, SELL] as const) {
+      const prev = this.pWin[side];
+      const win = new Int32Array(cap * 2).fill(NIL);
+      for (let c = 0; c < prev.length; c++) if (prev[c] !== NIL) win[this.lPrice[prev[c]] & mask] = prev[c];
+      this.pWin[side] = win;
+    }
+    this.pMask = mask;
   }
 }
 
