@@ -70,7 +70,10 @@ export interface CommandSink {
 }
 
 /** What the core needs from the database writer. */
-export type RecordSink = Pick<DbWriter, "order" | "trade" | "balance" | "candle" | "afterCommit">;
+export type RecordSink = Pick<
+  DbWriter,
+  "order" | "trade" | "balance" | "candle" | "afterCommit" | "beforeSend"
+>;
 
 /** Live state of an order the core knows about (open, or finishing in the current command). */
 export interface OrderState {
@@ -186,6 +189,16 @@ export class Exchange {
   constructor(ledger: Ledger, db: RecordSink) {
     this.ledger = ledger;
     this.db = db;
+    // Balances and candles keep only their latest values: they go into each batch as it is sealed
+    // (one row per changed balance or candle per transaction, not one per command).
+    db.beforeSend(() => {
+      this.flushBalances();
+      for (const p of this.pairs) {
+        if (p === undefined) continue;
+        const name = p.spec.name;
+        p.market.drainCandles((period, c) => db.candle(name, period, c[0], c[1], c[2], c[3], c[4], c[5]));
+      }
+    });
   }
 
   addPair(
@@ -509,7 +522,6 @@ export class Exchange {
         if (o.side === SELL) ledger.release(o.user, p.base, BigInt(o.amount) * p.baseMul);
         else if (o.type === LIMIT)
           ledger.release(o.user, p.quote, BigInt(o.price) * BigInt(o.amount) * p.quoteMul);
-        this.flushBalances();
         cb(code, null);
         this.resetCommand(p);
         return;
@@ -552,8 +564,6 @@ export class Exchange {
         o.updateMicro,
       );
     }
-    this.flushBalances();
-    p.market.drainCandles((period, c) => db.candle(p.spec.name, period, c[0], c[1], c[2], c[3], c[4], c[5]));
     const closed = touched.filter((o) => this.closing.get(o.id) === o);
     const listener = this.listener;
     const buy = p.buyLevels;

@@ -8,6 +8,8 @@ export class Metrics {
   readonly orders: Counter<"pair" | "type">;
   readonly trades: Counter<"pair">;
   readonly streamConnections: Gauge;
+  /** Where the writer's committed totals come from (set once the writer runs). */
+  dbStats: () => { batches: number; records: number } = () => ({ batches: 0, records: 0 });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
@@ -35,6 +37,25 @@ export class Metrics {
       help: "Trades executed, by pair",
       labelNames: ["pair"],
       registers: [this.registry],
+    });
+    const stats = (): { batches: number; records: number } => this.dbStats();
+    new Counter({
+      name: "exchange_db_transactions_total",
+      help: "Transactions committed by the database writer (one per group commit)",
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(stats().batches);
+      },
+    });
+    new Counter({
+      name: "exchange_db_records_total",
+      help: "Rows written by the database writer (orders, trades, balances, candles, ...)",
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(stats().records);
+      },
     });
     this.streamConnections = new Gauge({
       name: "exchange_stream_connections",

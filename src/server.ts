@@ -126,6 +126,7 @@ export async function startExchange(
   const reader = DbReader.start(settings.dbPath);
 
   const metrics = new Metrics();
+  metrics.dbStats = () => writer.stats;
   const exchange = new Exchange(ledger, writer);
   exchange.nextOrderId = state.nextOrderId;
   exchange.nextTradeId = state.nextTradeId;

@@ -158,6 +158,7 @@ export class DbWriter {
   private readonly capacity: number[] = new Array(KIND_COUNT).fill(MIN_CAPACITY);
   private failure: Error | null = null;
   private readonly fatalListeners: ((err: Error) => void)[] = [];
+  private readonly sendHooks: (() => void)[] = [];
   private readonly flushRejects = new Set<(err: Error) => void>();
   private closing: Promise<void> | null = null;
   /** The close message has been posted: nothing more may be sent. */
@@ -395,6 +396,16 @@ export class DbWriter {
     this.touch();
   }
 
+  /**
+   * Runs `fn` just before each batch is sealed and sent; records it adds join that batch. State
+   * that only its latest value needs persisting (balances, candles) is written here once per
+   * transaction instead of once per change: every callback already in the batch sees its changes
+   * committed, and later changes go with a later batch.
+   */
+  beforeSend(fn: () => void): void {
+    this.sendHooks.push(fn);
+  }
+
   /** Sends what is pending now (if nothing is in flight); resolves once all of it is committed. */
   flush(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
@@ -502,6 +513,7 @@ export class DbWriter {
   };
 
   private send(): void {
+    for (const fn of this.sendHooks) fn();
     const b = this.cur;
     this.cur = new Batch();
     this.inFlight = b;

@@ -162,6 +162,48 @@ describe("DbWriter", () => {
     reader.close();
   });
 
+  it("beforeSend hooks add their records to each batch as it is sealed, once per batch", async () => {
+    const own = await DbWriter.start(`${tmp.dir}/hooks.db`);
+    try {
+      const reader = fresh(`${tmp.dir}/hooks.db`);
+      const balance = reader.prepare<[], { available: string }>(
+        "SELECT available FROM balances WHERE user_id = 1 AND currency = 'usdt'",
+      );
+      // The "latest value" the hook persists, changed many times between batches.
+      let latest = 0n;
+      let hookRuns = 0;
+      own.beforeSend(() => {
+        hookRuns++;
+        own.balance(1, "usdt", latest, 0n);
+      });
+      const checked: bigint[] = [];
+      let id = 0;
+      for (let tick = 0; tick < 20; tick++) {
+        for (let i = 0; i < 10; i++) {
+          latest++;
+          own.order(++id, 1, "p", 0, 0, 1, 1, 0, false, id, id);
+          const expected = latest;
+          own.afterCommit(() => {
+            // The committed balance is at least the value the callback's command left.
+            const committed = BigInt(balance.get()!.available);
+            assert.ok(committed >= expected, `balance ${committed} committed before ${expected}`);
+            checked.push(expected);
+          });
+        }
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      await own.flush();
+      assert.equal(checked.length, 200);
+      assert.equal(balance.get()!.available, "200");
+      // One balance row per transaction, not one per change.
+      assert.equal(hookRuns, own.stats.batches);
+      assert.equal(own.stats.records, 200 + own.stats.batches);
+      reader.close();
+    } finally {
+      await own.close();
+    }
+  });
+
   it("group-commits 10,000 records added in one tick into a single transaction", async () => {
     const before = w.stats;
     let acked = 0;

@@ -542,6 +542,26 @@ describe("authentication and errors", () => {
       assert.ok(grown, "some request counter must count the 5 requests");
       assert.match(before.text, /^# TYPE \S+ histogram$/m, "latency histograms");
     });
+
+    it("counts the writer's committed transactions and rows", async () => {
+      const sample = (text: string, name: string): number => {
+        const m = new RegExp(`^${name} (\\d+)$`, "m").exec(text);
+        assert.ok(m !== null, `${name} missing from /metrics`);
+        return Number(m[1]);
+      };
+      const before = (await server.public.metrics()).text;
+      const [seller, buyer] = await server.newUsers(2, { usdt: "100000", btc: "10" });
+      expectOk(await server.client(seller).createOrder(limit("btc_usdt", "sell", "30000", "0.01")));
+      expectOk(await server.client(buyer).createOrder(limit("btc_usdt", "buy", "30000", "0.01")));
+      const after = (await server.public.metrics()).text;
+      const transactions =
+        sample(after, "exchange_db_transactions_total") - sample(before, "exchange_db_transactions_total");
+      const rows = sample(after, "exchange_db_records_total") - sample(before, "exchange_db_records_total");
+      // Two answered orders were each committed before their answer: at least their order rows,
+      // the trade, and the users and deposits made above.
+      assert.ok(transactions >= 2, `${transactions} transactions`);
+      assert.ok(rows >= 5, `${rows} rows`);
+    });
   });
 });
 
