@@ -50,7 +50,7 @@ export class Metrics {
     });
     new Counter({
       name: "exchange_db_records_total",
-      help: "Rows written by the database writer (orders, trades, balances, candles, ...)",
+      help: "Records committed by the database writer (orders, trades, balances, candles, ...; repeats of one balance, order or candle within a transaction are written once)",
       registers: [this.registry],
       collect() {
         this.reset();

@@ -398,9 +398,10 @@ export class DbWriter {
 
   /**
    * Runs `fn` just before each batch is sealed and sent; records it adds join that batch. State
-   * that only its latest value needs persisting (balances, candles) is written here once per
-   * transaction instead of once per change: every callback already in the batch sees its changes
-   * committed, and later changes go with a later batch.
+   * of which only the latest value is persisted (balances, candles) is handed over here once per
+   * transaction instead of once per change (the writer keeps the last of repeated keys anyway, so
+   * this saves the encoding and the copy, not SQLite work): every callback already in the batch
+   * sees its changes committed, and later changes go with a later batch.
    */
   beforeSend(fn: () => void): void {
     this.sendHooks.push(fn);

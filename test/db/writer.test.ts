@@ -195,7 +195,7 @@ describe("DbWriter", () => {
       await own.flush();
       assert.equal(checked.length, 200);
       assert.equal(balance.get()!.available, "200");
-      // One balance row per transaction, not one per change.
+      // One balance record per transaction, not one per change.
       assert.equal(hookRuns, own.stats.batches);
       assert.equal(own.stats.records, 200 + own.stats.batches);
       reader.close();

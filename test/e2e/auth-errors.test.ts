@@ -543,7 +543,7 @@ describe("authentication and errors", () => {
       assert.match(before.text, /^# TYPE \S+ histogram$/m, "latency histograms");
     });
 
-    it("counts the writer's committed transactions and rows", async () => {
+    it("counts the writer's committed transactions and records", async () => {
       const sample = (text: string, name: string): number => {
         const m = new RegExp(`^${name} (\\d+)$`, "m").exec(text);
         assert.ok(m !== null, `${name} missing from /metrics`);
@@ -556,11 +556,12 @@ describe("authentication and errors", () => {
       const after = (await server.public.metrics()).text;
       const transactions =
         sample(after, "exchange_db_transactions_total") - sample(before, "exchange_db_transactions_total");
-      const rows = sample(after, "exchange_db_records_total") - sample(before, "exchange_db_records_total");
+      const records =
+        sample(after, "exchange_db_records_total") - sample(before, "exchange_db_records_total");
       // Two answered orders were each committed before their answer: at least their order rows,
       // the trade, and the users and deposits made above.
       assert.ok(transactions >= 2, `${transactions} transactions`);
-      assert.ok(rows >= 5, `${rows} rows`);
+      assert.ok(records >= 5, `${records} records`);
     });
   });
 });
