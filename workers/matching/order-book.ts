@@ -66,7 +66,8 @@ const C_LEVEL = 5;
 /**
  * Id window cells per record slot. Ids are assigned in sequence (by the exchange, across pairs), so
  * a window four times the record capacity keeps nearly every resting order of a deep book out of
- * the hash (measured on workload (b): fills 25% faster than with one cell per slot).
+ * the hash (workload (b): 24% more ops/s than with one cell per slot, where a fifth of the resting
+ * orders ended up hashed). It costs 16 bytes per record slot.
  */
 const WINDOW_PER_RECORD = 4;
 /** A chunk down to this many open orders after a cancel is merged with a neighbour when they fit. */
