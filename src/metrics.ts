@@ -1,6 +1,12 @@
 /** Prometheus metrics (CONTRACT 1: `GET /metrics`), with prom-client. */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
+/** What the database writer has committed so far (DbWriter.stats). */
+interface WriterStats {
+  batches: number;
+  records: number;
+}
+
 export class Metrics {
   readonly registry = new Registry();
   readonly requests: Counter<"route" | "status">;
@@ -9,7 +15,7 @@ export class Metrics {
   readonly trades: Counter<"pair">;
   readonly streamConnections: Gauge;
   /** Where the writer's committed totals come from (set once the writer runs). */
-  dbStats: () => { batches: number; records: number } = () => ({ batches: 0, records: 0 });
+  dbStats: () => WriterStats = () => ({ batches: 0, records: 0 });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
@@ -38,25 +44,29 @@ export class Metrics {
       labelNames: ["pair"],
       registers: [this.registry],
     });
-    const stats = (): { batches: number; records: number } => this.dbStats();
-    new Counter({
-      name: "exchange_db_transactions_total",
-      help: "Transactions committed by the database writer (one per group commit)",
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        this.inc(stats().batches);
-      },
-    });
-    new Counter({
-      name: "exchange_db_records_total",
-      help: "Records committed by the database writer (orders, trades, balances, candles, ...; repeats of one balance, order or candle within a transaction are written once)",
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        this.inc(stats().records);
-      },
-    });
+    // Writer totals, read at scrape time.
+    const fromWriter = (name: string, help: string, pick: (s: WriterStats) => number): void => {
+      const metrics = this;
+      new Counter({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          this.inc(pick(metrics.dbStats()));
+        },
+      });
+    };
+    fromWriter(
+      "exchange_db_transactions_total",
+      "Transactions committed by the database writer (one per group commit)",
+      (s) => s.batches,
+    );
+    fromWriter(
+      "exchange_db_records_total",
+      "Records committed by the database writer (orders, trades, balances, candles, ...; repeats of one balance, order or candle within a transaction are written once)",
+      (s) => s.records,
+    );
     this.streamConnections = new Gauge({
       name: "exchange_stream_connections",
       help: "Open stream (WebSocket) connections",
