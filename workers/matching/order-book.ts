@@ -14,7 +14,8 @@
  *   leaves, so a chunk holds at least one open order and memory is bounded by 8 records per order.
  * - An order id finds its record in O(1) through a direct-mapped window over recent ids (`win`,
  *   see `find`), with a hash (`older`) for the few resting orders the window has moved past. A
- *   fill or cancel of a window order touches no index at all.
+ *   fill or cancel of a window order touches no index at all. Any ids work; ids given in sequence
+ *   (as the exchange does) are the ones that stay in the window.
  * - Levels live in slots of their own arrays (`lPrice`, `lTotal`, `lHead`, `lTail`, `lSide`).
  *   Each side keeps its level slots sorted by price in an Int32Array with the BEST level LAST (bids
  *   ascending, asks descending), so the best price is O(1), consuming the best level is a pop, and
