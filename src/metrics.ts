@@ -1,11 +1,6 @@
 /** Prometheus metrics (CONTRACT 1: `GET /metrics`), with prom-client. */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-
-/** What the database writer has committed so far (DbWriter.stats). */
-interface WriterStats {
-  batches: number;
-  records: number;
-}
+import type { WriterStats } from "./db/writer.ts";
 
 export class Metrics {
   readonly registry = new Registry();

@@ -125,4 +125,6 @@ export interface WriterWorkerData {
   entry: string;
   path: string;
   synchronous: "FULL" | "NORMAL";
+  /** See OpenOptions.walAutocheckpointPages. */
+  walAutocheckpointPages: number;
 }

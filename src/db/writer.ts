@@ -94,11 +94,13 @@ import {
   XFER_USER,
   XFER_WITHDRAW,
 } from "./batch-layout.ts";
-import type { Synchronous } from "./open.ts";
+import { DEFAULT_WAL_AUTOCHECKPOINT_PAGES, type Synchronous } from "./open.ts";
 
 export interface WriterOptions {
   /** Default FULL. See OpenOptions.synchronous. */
   synchronous?: Synchronous;
+  /** See OpenOptions.walAutocheckpointPages. */
+  walAutocheckpointPages?: number;
 }
 
 export interface WriterStats {
@@ -181,6 +183,7 @@ export class DbWriter {
       entry: WORKER_URL.href,
       path: path.resolve(file),
       synchronous: opts.synchronous ?? "FULL",
+      walAutocheckpointPages: opts.walAutocheckpointPages ?? DEFAULT_WAL_AUTOCHECKPOINT_PAGES,
     };
     const worker = startWorker(WORKER_URL, { workerData: data });
     await new Promise<void>((resolve, reject) => {

@@ -4,7 +4,7 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { MIGRATIONS_DIR, migrate, readMigrations } from "../../src/db/migrate.ts";
-import { openDatabase } from "../../src/db/open.ts";
+import { DEFAULT_WAL_AUTOCHECKPOINT_PAGES, openDatabase } from "../../src/db/open.ts";
 import { tempDir } from "./helpers.ts";
 
 const tmp = tempDir("migrate");
@@ -23,6 +23,8 @@ describe("migrations", () => {
     assert.equal(db.pragma("user_version", { simple: true }), readMigrations().length);
     assert.equal(db.pragma("journal_mode", { simple: true }), "wal");
     assert.equal(db.pragma("synchronous", { simple: true }), 2); // FULL
+    assert.equal(db.pragma("wal_autocheckpoint", { simple: true }), DEFAULT_WAL_AUTOCHECKPOINT_PAGES);
+    assert.equal(db.pragma("journal_size_limit", { simple: true }), 64 * 1024 * 1024);
     assert.deepEqual(tables(db), [
       "api_keys",
       "balances",
@@ -40,8 +42,9 @@ describe("migrations", () => {
   });
 
   it("is idempotent: reopening and migrating again applies nothing", () => {
-    const db = openDatabase(tmp.dbPath, { synchronous: "NORMAL" });
+    const db = openDatabase(tmp.dbPath, { synchronous: "NORMAL", walAutocheckpointPages: 1000 });
     assert.equal(db.pragma("synchronous", { simple: true }), 1); // NORMAL
+    assert.equal(db.pragma("wal_autocheckpoint", { simple: true }), 1000);
     assert.deepEqual(migrate(db), []);
     assert.deepEqual(migrate(db), []);
     db.close();

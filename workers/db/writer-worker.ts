@@ -147,7 +147,10 @@ function prepare(db: Db) {
 let db: Db;
 let st: ReturnType<typeof prepare>;
 try {
-  db = openDatabase(data.path, { synchronous: data.synchronous });
+  db = openDatabase(data.path, {
+    synchronous: data.synchronous,
+    walAutocheckpointPages: data.walAutocheckpointPages,
+  });
   st = prepare(db);
 } catch (err) {
   post({ t: "error", seq: 0, message: (err as Error).message });
