@@ -252,6 +252,8 @@ interface Measure {
   } | null;
   clientCpuPct: number;
   serverCpuPct: number | null;
+  /** The exchange writer's group commits per second over the runs' wall time (null: not measured). */
+  commitsPerSec: number | null;
   /** Throughput of each round (several when measured in alternating rounds). */
   rounds: number[];
 }
@@ -277,6 +279,19 @@ interface OneRun {
   wallMs: number;
   serverCpuMs: number | null;
   durationMs: number;
+  /** Group commits of the exchange's writer during the run (null: not the exchange). */
+  commits: number | null;
+}
+
+/** The exchange's `exchange_db_transactions_total` from `/metrics`, or null if unreadable. */
+async function dbCommits(port: number): Promise<number | null> {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const m = /^exchange_db_transactions_total (\d+)$/m.exec(text);
+    return m === null ? null : Number(m[1]);
+  } catch {
+    return null;
+  }
 }
 
 /** One run of the spec on the load generators (split over them), untouched results. */
@@ -288,6 +303,7 @@ async function runOnce(p: RunParams): Promise<OneRun> {
       ? gens.slice(0, Math.min(gens.length, Math.ceil((p.rate ?? 0) / OPEN_RATE_PER_PROC)))
       : gens;
   const connsPer = Math.max(1, Math.ceil(CONNS / active.length));
+  const commits0 = p.realServer ? await dbCommits(p.server.port) : null;
   const cpu0 = p.server.cpuMs();
   const wall0 = performance.now();
   const results = await Promise.all(
@@ -314,7 +330,14 @@ async function runOnce(p: RunParams): Promise<OneRun> {
   );
   const wallMs = performance.now() - wall0;
   const cpu1 = p.server.cpuMs();
-  return { results, wallMs, serverCpuMs: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0, durationMs };
+  const commits1 = commits0 === null ? null : await dbCommits(p.server.port);
+  return {
+    results,
+    wallMs,
+    serverCpuMs: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0,
+    durationMs,
+    commits: commits0 === null || commits1 === null ? null : commits1 - commits0,
+  };
 }
 
 /** Sums counts and merges histograms over the processes and the rounds of one measurement. */
@@ -367,6 +390,9 @@ function aggregate(label: string, runs: readonly OneRun[]): Measure {
     stream,
     clientCpuPct: Math.round((sum(results.map((r) => r.cpuMs)) / wall) * 100),
     serverCpuPct: cpus.some((c) => c === null) ? null : Math.round((sum(cpus as number[]) / wall) * 100),
+    commitsPerSec: runs.some((r) => r.commits === null)
+      ? null
+      : Math.round((sum(runs.map((r) => r.commits as number)) / wall) * 1000),
     rounds: runs.map((r) => {
       let n = 0;
       for (const res of r.results) for (const k of Object.values(res.kinds)) n += k.completedInWindow;
@@ -384,7 +410,10 @@ function report(m: Measure): void {
     `  ${m.label} ... ${Math.round(total)} req/s${m.rounds.length > 1 ? ` (rounds ${m.rounds.join(", ")})` : ""}` +
       `, p50 ${first?.latency.p50Ms ?? "-"} ms, p99 ${first?.latency.p99Ms ?? "-"} ms` +
       `, statuses ${JSON.stringify(Object.fromEntries([...m.kinds].map(([k, v]) => [k, v.statuses])))}` +
-      ` (client CPU ${m.clientCpuPct}%, server CPU ${m.serverCpuPct ?? "?"}%)`,
+      ` (client CPU ${m.clientCpuPct}%, server CPU ${m.serverCpuPct ?? "?"}%)` +
+      (m.commitsPerSec === null || m.commitsPerSec === 0
+        ? ""
+        : `, ${m.commitsPerSec} commits/s (≈ ${(total / m.commitsPerSec).toFixed(1)} requests per commit)`),
   );
   for (const [kind, k] of m.kinds)
     for (const e of k.errorSamples.slice(0, 3)) console.log(`    ${kind} e.g. ${e}`);
