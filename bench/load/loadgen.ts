@@ -15,8 +15,9 @@
  * inside the measurement window. At the end, requests never sent (backlog at the drain deadline) or
  * never answered (2 s after it) are recorded at their age then (a lower bound) and counted apart.
  */
-import { createHmac } from "node:crypto";
+
 import WebSocket from "ws";
+import { signText } from "../../src/client/index.ts";
 import {
   type BenchUser,
   encodeHistogram,
@@ -310,7 +311,7 @@ class StreamProbe {
 
   private connect(user: BenchUser, port: number): Promise<void> {
     const query = `streams=user_orders:${user.uid}`;
-    const signature = createHmac("sha256", user.secretKey).update(query).digest("hex");
+    const signature = signText(user.secretKey, query);
     const ws = new WebSocket(`ws://127.0.0.1:${port}/stream?${query}`, {
       headers: { Authorization: user.apiToken, "X-Signature": signature },
       perMessageDeflate: false,

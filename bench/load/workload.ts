@@ -17,7 +17,7 @@
  * orders (ids taken from earlier acks that showed `amountUsed` 0). Such an order may have been filled
  * since; that cancel then answers 400 `errors.orderId`, an expected race counted apart.
  */
-import { createHmac } from "node:crypto";
+import { signText } from "../../src/client/index.ts";
 import { amountOf, type BenchUser, LEVELS, PAIR_PLANS, priceAt, prng, type Workload } from "./common.ts";
 import type { HttpRequestSpec } from "./http-clients.ts";
 
@@ -67,9 +67,7 @@ export class RequestFlow {
     this.rnd = prng(seed);
     this.slotTurns = new Array<number>(Math.max(1, slots)).fill(0);
     this.resting = users.map(() => []);
-    this.signers = users.map(
-      (u) => (text: string) => createHmac("sha256", u.secretKey).update(text).digest("hex"),
-    );
+    this.signers = users.map((u) => (text: string) => signText(u.secretKey, text));
   }
 
   /** The user of the next request: slot-owned users (closed loop, `slot` >= 0) or round-robin. */

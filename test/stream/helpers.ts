@@ -4,11 +4,12 @@
  * its interfaces, apart from `hub()` (the StreamHub behind `exchange.listener`) for counters.
  */
 import assert from "node:assert/strict";
-import { createHmac, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
+import { type Order as ClientOrder, signText } from "../../src/client/index.ts";
 import { parseSettings } from "../../src/config.ts";
 import { type RunningExchange, startExchange } from "../../src/server.ts";
 import type { StreamHub } from "../../src/stream/hub.ts";
@@ -82,9 +83,8 @@ export async function startServer(userCount = 4, flags: string[] = []): Promise<
   };
 }
 
-export function sign(secret: string, payload: string): string {
-  return createHmac("sha256", secret).update(payload).digest("hex");
-}
+/** The X-Signature of `payload` (the client's signer). */
+export const sign = signText;
 
 /**
  * One connection per request: a kept-alive connection would hold the closed server's event loop
@@ -134,18 +134,8 @@ export async function get<T = unknown>(
   return { status: res.status, body: (await res.json()) as T };
 }
 
-export interface Order {
-  id: number;
-  pairName: string;
-  tradeType: string;
-  directionType: string;
-  price: number;
-  amount: number;
-  amountUsed: number;
-  isCancelled: boolean;
-  createTime: string;
-  updateTime?: string;
-}
+/** An order on the wire: the client's type, with `updateTime` where create-order answers it. */
+export type Order = ClientOrder & { updateTime?: string };
 
 export interface OrderSpec {
   pairName: string;
