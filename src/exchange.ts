@@ -190,7 +190,7 @@ export class Exchange {
     this.ledger = ledger;
     this.db = db;
     // Balances and candles keep only their latest values: they go into each batch as it is sealed
-    // (one row per changed balance or candle per transaction, not one per command).
+    // (one record per changed balance or candle per transaction, not one per command).
     db.beforeSend(() => {
       this.flushBalances();
       for (const p of this.pairs) {

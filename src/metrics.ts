@@ -9,10 +9,8 @@ export class Metrics {
   readonly orders: Counter<"pair" | "type">;
   readonly trades: Counter<"pair">;
   readonly streamConnections: Gauge;
-  /** Where the writer's committed totals come from (set once the writer runs). */
-  dbStats: () => WriterStats = () => ({ batches: 0, records: 0 });
-
-  constructor() {
+  /** `dbStats`: the database writer's committed totals, read at scrape time. */
+  constructor(dbStats: () => WriterStats = () => ({ batches: 0, records: 0 })) {
     collectDefaultMetrics({ register: this.registry });
     this.requests = new Counter({
       name: "exchange_http_requests_total",
@@ -39,16 +37,14 @@ export class Metrics {
       labelNames: ["pair"],
       registers: [this.registry],
     });
-    // Writer totals, read at scrape time.
     const fromWriter = (name: string, help: string, pick: (s: WriterStats) => number): void => {
-      const metrics = this;
       new Counter({
         name,
         help,
         registers: [this.registry],
         collect() {
           this.reset();
-          this.inc(pick(metrics.dbStats()));
+          this.inc(pick(dbStats()));
         },
       });
     };

@@ -125,8 +125,7 @@ export async function startExchange(
   writer.onFatal((err) => fail(`database writer failed: ${err.message}`));
   const reader = DbReader.start(settings.dbPath);
 
-  const metrics = new Metrics();
-  metrics.dbStats = () => writer.stats;
+  const metrics = new Metrics(() => writer.stats);
   const exchange = new Exchange(ledger, writer);
   exchange.nextOrderId = state.nextOrderId;
   exchange.nextTradeId = state.nextTradeId;
