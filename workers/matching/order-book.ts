@@ -50,6 +50,12 @@ const NIL = -1;
 
 /** An order record: 24 bytes, float64 words 0-1 (id, open quantity) and int32 word 4 (user). */
 const RECORD_BYTES = 24;
+/** Words per record in the float64 and the int32 view, and each field's word. */
+const F64_WORDS = 3;
+const I32_WORDS = 6;
+const F_ID = 0;
+const F_LEFT = 1;
+const I_USER = 4;
 /** Records per chunk, a power of two (slot = chunk * CHUNK + position). */
 const CHUNK = 8;
 const CHUNK_SHIFT = 3;
@@ -77,8 +83,8 @@ const MERGE_BELOW = CHUNK / 2;
 export class OrderBook implements MatchingBook {
   private readonly ev: BookEvents;
 
-  // Order records, by slot: id `of64[s * 3]`, open quantity `of64[s * 3 + 1]` (0 once it left the
-  // book), user `oi32[s * 6 + 4]`.
+  // Order records, by slot: id `of64[s * F64_WORDS + F_ID]`, open quantity
+  // `of64[s * F64_WORDS + F_LEFT]` (0 once it left the book), user `oi32[s * I32_WORDS + I_USER]`.
   private of64: Float64Array;
   private oi32: Int32Array;
   /** 1 when the slot's order is indexed in `older` instead of `win`. */
@@ -201,9 +207,9 @@ export class OrderBook implements MatchingBook {
   cancel(orderId: number): ResultCode {
     const o = this.find(orderId);
     if (o === NIL) return ERR_ORDER_NOT_FOUND;
-    const left = this.of64[o * 3 + 1];
+    const left = this.of64[o * F64_WORDS + F_LEFT];
     const side = this.lSide[this.cMeta[(o >> CHUNK_SHIFT) * CHUNK_META + C_LEVEL]] as Side;
-    const user = this.oi32[o * 6 + 4];
+    const user = this.oi32[o * I32_WORDS + I_USER];
     this.unlinkOrder(o);
     this.mergeSparse(o >> CHUNK_SHIFT);
     this.ev.done(orderId, user, side, DONE_CANCELLED, left);
@@ -243,7 +249,7 @@ export class OrderBook implements MatchingBook {
 
   remaining(orderId: number): number {
     const o = this.find(orderId);
-    return o === NIL ? -1 : this.of64[o * 3 + 1];
+    return o === NIL ? -1 : this.of64[o * F64_WORDS + F_LEFT];
   }
 
   /** Layout counters, for tests and benchmarks: chunks in use, orders in the hash, merges so far. */
@@ -294,10 +300,10 @@ export class OrderBook implements MatchingBook {
         for (; pos < end && left > 0; pos++) {
           const o = (c << CHUNK_SHIFT) + pos;
           const f64 = this.of64;
-          const makerLeft = f64[o * 3 + 1];
+          const makerLeft = f64[o * F64_WORDS + F_LEFT];
           if (makerLeft === 0) continue;
-          const makerUser = this.oi32[o * 6 + 4];
-          const makerId = f64[o * 3];
+          const makerUser = this.oi32[o * I32_WORDS + I_USER];
+          const makerId = f64[o * F64_WORDS + F_ID];
           if (makerUser === user) {
             this.unlinkOrder(o);
             ev.done(makerId, user, opp, DONE_SELF_TRADE, makerLeft);
@@ -320,7 +326,7 @@ export class OrderBook implements MatchingBook {
           ev.trade(takerId, user, side, makerId, makerUser, price, fill, left, makerLeft - fill);
           if (makerLeft === fill) this.unlinkOrder(o);
           else {
-            f64[o * 3 + 1] = makerLeft - fill;
+            f64[o * F64_WORDS + F_LEFT] = makerLeft - fill;
             this.lTotal[lvl] -= fill;
             this.markDirty(lvl);
             // Positions before `pos` are all closed now: start there next time.
@@ -354,8 +360,8 @@ export class OrderBook implements MatchingBook {
         const end = meta[c * CHUNK_META + C_FILL];
         for (let pos = meta[c * CHUNK_META + C_HEAD]; pos < end && got < qty; pos++) {
           const o = (c << CHUNK_SHIFT) + pos;
-          const open = this.of64[o * 3 + 1];
-          if (open === 0 || this.oi32[o * 6 + 4] === user) continue;
+          const open = this.of64[o * F64_WORDS + F_LEFT];
+          if (open === 0 || this.oi32[o * I32_WORDS + I_USER] === user) continue;
           const f = Math.min(open, qty - got);
           got += f;
           if (budget < 0) {
@@ -388,17 +394,17 @@ export class OrderBook implements MatchingBook {
     meta[c * CHUNK_META + C_LIVE]++;
     const o = (c << CHUNK_SHIFT) + pos;
     const f64 = this.of64;
-    f64[o * 3] = orderId;
-    f64[o * 3 + 1] = left;
-    this.oi32[o * 6 + 4] = user;
+    f64[o * F64_WORDS + F_ID] = orderId;
+    f64[o * F64_WORDS + F_LEFT] = left;
+    this.oi32[o * I32_WORDS + I_USER] = user;
     this.lTotal[lvl] += left;
     this.markDirty(lvl);
     this.live++;
     // Index the order in the window; a still-open order owning the cell moves to `older`.
     const cell = orderId & this.winMask;
     const occ = this.win[cell];
-    if (occ !== NIL && occ !== o && f64[occ * 3 + 1] > 0 && this.oHashed[occ] === 0) {
-      const occId = f64[occ * 3];
+    if (occ !== NIL && occ !== o && f64[occ * F64_WORDS + F_LEFT] > 0 && this.oHashed[occ] === 0) {
+      const occId = f64[occ * F64_WORDS + F_ID];
       if ((occId & this.winMask) === cell) {
         this.older.set(occId, occ);
         this.oHashed[occ] = 1;
@@ -410,7 +416,8 @@ export class OrderBook implements MatchingBook {
   /** The slot of an open order, or NIL. */
   private find(orderId: number): number {
     const o = this.win[orderId & this.winMask];
-    if (o !== NIL && this.of64[o * 3] === orderId && this.of64[o * 3 + 1] > 0) return o;
+    if (o !== NIL && this.of64[o * F64_WORDS + F_ID] === orderId && this.of64[o * F64_WORDS + F_LEFT] > 0)
+      return o;
     return this.older.size === 0 ? NIL : this.older.get(orderId);
   }
 
@@ -419,12 +426,12 @@ export class OrderBook implements MatchingBook {
     const c = o >> CHUNK_SHIFT;
     const meta = this.cMeta;
     const lvl = meta[c * CHUNK_META + C_LEVEL];
-    this.lTotal[lvl] -= this.of64[o * 3 + 1];
-    this.of64[o * 3 + 1] = 0;
+    this.lTotal[lvl] -= this.of64[o * F64_WORDS + F_LEFT];
+    this.of64[o * F64_WORDS + F_LEFT] = 0;
     this.markDirty(lvl);
     this.live--;
     if (this.oHashed[o] === 1) {
-      this.older.delete(this.of64[o * 3]);
+      this.older.delete(this.of64[o * F64_WORDS + F_ID]);
       this.oHashed[o] = 0;
     }
     if (--meta[c * CHUNK_META + C_LIVE] > 0) return;
@@ -482,14 +489,14 @@ export class OrderBook implements MatchingBook {
     const i32 = this.oi32;
     const end = (c << CHUNK_SHIFT) + this.cMeta[c * CHUNK_META + C_FILL];
     for (let o = (c << CHUNK_SHIFT) + this.cMeta[c * CHUNK_META + C_HEAD]; o < end; o++) {
-      const open = f64[o * 3 + 1];
+      const open = f64[o * F64_WORDS + F_LEFT];
       if (open === 0) continue;
       if (o !== w) {
-        const id = f64[o * 3];
-        f64[w * 3] = id;
-        f64[w * 3 + 1] = open;
-        i32[w * 6 + 4] = i32[o * 6 + 4];
-        f64[o * 3 + 1] = 0;
+        const id = f64[o * F64_WORDS + F_ID];
+        f64[w * F64_WORDS + F_ID] = id;
+        f64[w * F64_WORDS + F_LEFT] = open;
+        i32[w * I32_WORDS + I_USER] = i32[o * I32_WORDS + I_USER];
+        f64[o * F64_WORDS + F_LEFT] = 0;
         if (this.oHashed[o] === 1) {
           this.oHashed[o] = 0;
           this.oHashed[w] = 1;
@@ -693,8 +700,8 @@ export class OrderBook implements MatchingBook {
     for (let c = 0; c < old.length; c++) {
       const o = old[c];
       // Cells whose id maps apart under the old mask map apart under the wider one too.
-      if (o === NIL || this.of64[o * 3 + 1] === 0 || this.oHashed[o] === 1) continue;
-      const id = this.of64[o * 3];
+      if (o === NIL || this.of64[o * F64_WORDS + F_LEFT] === 0 || this.oHashed[o] === 1) continue;
+      const id = this.of64[o * F64_WORDS + F_ID];
       if ((id & oldMask) === c) win[id & mask] = o;
     }
     this.win = win;
