@@ -30,6 +30,7 @@ const USERS = 128;
 const BASELINE_PAGES = 1_000;
 
 interface Result {
+  file: string;
   pages: number;
   clients: number;
   cpuUsPerOrder: number;
@@ -91,6 +92,7 @@ async function run(dir: string, pages: number, clients: number, round: number): 
   await w.close();
   waits.sort();
   return {
+    file,
     pages,
     clients,
     cpuUsPerOrder: (cpu.user + cpu.system) / ORDERS,
@@ -147,9 +149,8 @@ try {
   console.table(rows);
 
   // Checksum: every order and trade written is there.
-  for (const [i, r] of results.entries()) {
-    const round = Math.floor(i / 4);
-    const db = openDatabase(path.join(dir, `p${r.pages}-c${r.clients}-r${round}.db`), { readonly: true });
+  for (const r of results) {
+    const db = openDatabase(r.file, { readonly: true });
     const orders = db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM orders").get()!.n;
     const trades = db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM trades").get()!.n;
     db.close();
