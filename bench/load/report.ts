@@ -14,7 +14,7 @@ import { REPO_ROOT } from "./servers.ts";
 
 export interface Row {
   scenario: string;
-  target: "exchange" | "bare-uws";
+  target: "exchange" | "bare-uws" | "floor";
   mode: "closed" | "open";
   offeredRate: number | null;
   connections: number;

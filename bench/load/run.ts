@@ -11,6 +11,9 @@
  *   this orchestrator  starts everything, prepares users and the book, collects and reports;
  *   exchange           `node --import tsx src/main.ts --port 0 --db <tmp> --config <tmp> --rate-limit 0`;
  *   bare uWS           bench/load/bare-server.ts, constant bodies captured from the exchange;
+ *   design floor       bench/load/floor-server.ts (group floor): the exchange's shape on its real
+ *                      components (pair worker rings, writer thread, group commit) with no business
+ *                      logic: what the fixed design costs before any work of our own;
  *   load generators    bench/load/loadgen.ts (`--procs`, default 2), keep-alive HTTP/1.1 clients.
  *
  * Steps: start the exchange; create `--users` users and fund them (admin API); a maker user places
@@ -23,16 +26,20 @@
  *   create-open    create-order open loop at --rates (1k, 5k, 10k, 20k and "max" = the closed-loop
  *                  result), with the ack → `user_orders` stream latency of a few subscribed users;
  *   mix            create + cancel (25% cancels) open loop at 5k/s and closed loop;
- *   profile        a fresh exchange under `node --cpu-prof`, closed-loop create-order; self time per
- *                  function inside the measured window (bench/load/profile.ts).
+ *   floor          the design floor: closed loop alternating with the bare POST, open loop at 1k
+ *                  and 5k/s (the exchange is stopped first);
+ *   profile        a fresh exchange under `node --cpu-prof`, closed-loop create-order (or open
+ *                  loop at --profile-rate); self time per function inside the measured window
+ *                  (bench/load/profile.ts).
  * Every loop is bounded in time and count and targets 127.0.0.1. A row whose unexpected answers
  * (anything but 200, or an expected cancel race) exceed 1% of its requests is marked invalid.
  *
  * Flags: --quick (≈30 s smoke run), --only a,b (select, reads, create-closed, create-open, mix,
- * profile), --rates 1000,5000,max, --conns N (64), --procs N (closed loops; 2..4 by cores; open
+ * floor, profile), --rates 1000,5000,max, --conns N (64), --procs N (closed loops; 2..4 by cores; open
  * loops use one process per 25k/s offered), --users N (128), --duration ms,
  * --warmup ms, --client raw|agent, --pacing spin|timer (open loop; spin), --profile-workload
- * create|mix, --profile-dir dir (keep the .cpuprofile files there), --out path.
+ * create|mix, --profile-rate N (profile an open loop at N/s), --profile-dir dir (keep the
+ * .cpuprofile files there), --out path.
  * Output: a table on stdout, bench/results/load.json.
  */
 import { type ChildProcess, fork } from "node:child_process";
@@ -65,7 +72,7 @@ import { type LoadResults, type Row, renderReport } from "./report.ts";
 import { REPO_ROOT, type ServerProcess, spawnServer, waitHealthy } from "./servers.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const GROUPS = ["select", "reads", "create-closed", "create-open", "mix", "profile"] as const;
+const GROUPS = ["select", "reads", "create-closed", "create-open", "mix", "floor", "profile"] as const;
 type Group = (typeof GROUPS)[number];
 
 // ---- options -----------------------------------------------------------------------------------------
@@ -84,6 +91,7 @@ const { values: flags } = parseArgs({
     pacing: { type: "string" },
     "profile-workload": { type: "string" },
     "profile-dir": { type: "string" },
+    "profile-rate": { type: "string" },
     out: { type: "string" },
   },
   allowPositionals: false,
@@ -113,11 +121,16 @@ const OPEN_RATE_PER_PROC = 25_000;
 const USERS = Number(flags.users ?? 128);
 const PACING = (flags.pacing ?? "spin") as "spin" | "timer";
 const PROFILE_WORKLOAD = (flags["profile-workload"] ?? "create") as Workload;
+/** Offered rate of the profiled run (open loop), or null: closed loop (maximum throughput). */
+const PROFILE_RATE = flags["profile-rate"] === undefined ? null : Number(flags["profile-rate"]);
+if (PROFILE_RATE !== null && !(PROFILE_RATE > 0)) throw new Error("--profile-rate must be a positive rate");
 const DURATION_MS = Number(flags.duration ?? (QUICK ? 1500 : 6000));
 const WARMUP_MS = Number(flags.warmup ?? (QUICK ? 300 : 1000));
 const SELECT_MS = QUICK ? 800 : 2500;
 const DRAIN_MS = QUICK ? 1500 : 3000;
 const MIX_RATE = 5000;
+/** Offered rates of the design floor's open loops. */
+const FLOOR_RATES = [1000, 5000];
 /** A ceiling and its exchange measurement alternate in this many rounds (the window is split). */
 const ROUNDS = QUICK ? 1 : 3;
 const CANCEL_SHARE = 0.25;
@@ -716,6 +729,17 @@ async function main(): Promise<void> {
     });
     cleanups.push(() => bare.stop());
     await waitHealthy(bare.port);
+    const floor = ONLY.has("floor")
+      ? await spawnServer({
+          name: "design-floor",
+          script: "bench/load/floor-server.ts",
+          args: [bodiesFile, join(ex.dir, "floor.db")],
+        })
+      : null;
+    if (floor !== null) {
+      cleanups.push(() => floor.stop());
+      await waitHealthy(floor.port);
+    }
     gens = Array.from({ length: PROCS }, () => Loadgen.start());
     cleanups.push(() => {
       for (const g of gens) g.stop();
@@ -910,8 +934,50 @@ async function main(): Promise<void> {
     const code = await ex.server.stop();
     if (code !== 0) notes.push(`exchange exited with code ${code} on SIGTERM`);
 
+    if (floor !== null) {
+      console.log("design floor (the shape's hand-offs and one persisted row, no business logic):");
+      const name = "design floor: POST -> pair worker -> writer (one row, FULL) -> ack";
+      const [c, f] = await measurePair(
+        { ...base, label: "bare POST", server: bare, realServer: false, workload: "create", mode: "closed" },
+        {
+          ...base,
+          label: "design floor",
+          server: floor,
+          realServer: false,
+          workload: "create",
+          mode: "closed",
+        },
+      );
+      addRow(`${name}, max (closed loop)`, f, null, {
+        target: "floor",
+        mode: "closed",
+        ceiling: totalThroughput(c),
+        command: command("floor"),
+      });
+      for (const rate of FLOOR_RATES) {
+        const o = await measure({
+          ...base,
+          label: `design floor @${rate}/s`,
+          server: floor,
+          realServer: false,
+          workload: "create",
+          mode: "open",
+          rate,
+          seed: 7,
+        });
+        addRow(`${name}, open loop ${rate}/s`, o, null, {
+          target: "floor",
+          mode: "open",
+          offered: rate,
+          command: command("floor"),
+        });
+      }
+    }
+
     if (ONLY.has("profile")) {
-      console.log("profile (node --cpu-prof, closed-loop create-order):");
+      console.log(
+        `profile (node --cpu-prof, ${PROFILE_RATE === null ? "closed loop" : `open loop at ${PROFILE_RATE}/s`}):`,
+      );
       const keep = flags["profile-dir"];
       const profDir = keep ?? mkdtempSync(join(tmpdir(), "bench-load-prof-"));
       if (keep === undefined) cleanups.push(() => rmSync(profDir, { recursive: true, force: true }));
@@ -935,14 +1001,19 @@ async function main(): Promise<void> {
         server: px.server,
         realServer: true,
         workload: PROFILE_WORKLOAD,
-        mode: "closed",
+        ...(PROFILE_RATE === null ? { mode: "closed" } : { mode: "open", rate: PROFILE_RATE }),
         seed: 6,
       });
       addRow(
-        `${PROFILE_WORKLOAD === "create" ? "create-order" : "create+cancel"} max under --cpu-prof (not comparable)`,
+        `${PROFILE_WORKLOAD === "create" ? "create-order" : "create+cancel"} ${PROFILE_RATE === null ? "max" : `${PROFILE_RATE}/s`} under --cpu-prof (not comparable)`,
         e,
         "create",
-        { target: "exchange", mode: "closed", ceiling: ceilings.post ?? null, command: command("profile") },
+        {
+          target: "exchange",
+          mode: PROFILE_RATE === null ? "closed" : "open",
+          ceiling: ceilings.post ?? null,
+          command: command("profile", PROFILE_RATE === null ? "" : ` --profile-rate ${PROFILE_RATE}`),
+        },
       );
       const wall = performance.now() - wall0;
       threadCpu = [...px.server.threadCpuMs()]

@@ -112,7 +112,11 @@ export function sendError(
  * Reads the whole body into one buffer. Calls `done(null)` when it exceeds MAX_BODY (the caller
  * answers 413) or `done(body)`.
  */
-export function readBody(res: HttpResponse, info: RequestInfo, done: (body: Buffer | null) => void): void {
+export function readBody(
+  res: HttpResponse,
+  info: Pick<RequestInfo, "contentLength">,
+  done: (body: Buffer | null) => void,
+): void {
   let buf = Buffer.allocUnsafe(
     info.contentLength >= 0 && info.contentLength <= MAX_BODY ? info.contentLength : 1024,
   );

@@ -1,0 +1,133 @@
+/**
+ * The design floor: what the fixed shape of the exchange costs with no business logic in it. Its
+ * own process, on the exchange's real components, so bench:load can show how much of the gap
+ * between the bare ceiling and the exchange the shape itself takes:
+ *
+ *   POST ─▶ read the whole body (src/http/request.ts readBody, as the exchange)
+ *        ─▶ one command through the real PairChannel rings to a real pair worker (three pairs,
+ *           round robin; a cancel of an unknown id, so the book does no work and answers END)
+ *        ─▶ on END, one order record to the real DbWriter (synchronous=FULL, group commit)
+ *        ─▶ after that commit, the constant order ack (corked, as the exchange answers)
+ *
+ * Nothing is parsed, signed, checked, reserved or fanned out: every cost left is a hand-off the
+ * shape requires (HTTP in and out, main → pair worker → main, main → writer → fsync → main) plus
+ * one persisted row. GET routes answer constant bodies, as the bare server does.
+ *
+ *   node --import tsx bench/load/floor-server.ts <bodies.json> <database file>
+ *
+ * prints `listening on http://127.0.0.1:<port>`; SIGTERM/SIGINT close the pair workers and the
+ * writer, then exit.
+ */
+import { readFileSync } from "node:fs";
+import uws from "@trufflesuite/uws-js-unofficial";
+import { DbWriter } from "../../src/db/writer.ts";
+import { readBody } from "../../src/http/request.ts";
+import { PairChannel } from "../../src/pair-client.ts";
+import { EV_END, EV_KIND } from "../../workers/pair/protocol.ts";
+
+interface Bodies {
+  post: string;
+  book: Record<string, string>;
+  pairs: string;
+}
+
+const [file, dbFile] = process.argv.slice(2);
+if (file === undefined || dbFile === undefined)
+  throw new Error("usage: floor-server.ts <bodies.json> <database file>");
+const bodies = JSON.parse(readFileSync(file, "utf8")) as Bodies;
+const PAIRS = ["btc_usdt", "eth_usdt", "eth_btc"];
+
+const writer = await DbWriter.start(dbFile);
+writer.onFatal((err) => {
+  console.error(`floor server: ${err.message}`);
+  process.exit(1);
+});
+
+interface Pending {
+  res: uws.HttpResponse;
+  aborted: boolean;
+  id: number;
+  pair: string;
+}
+
+const answer = (p: Pending) => {
+  if (p.aborted) return;
+  p.res.cork(() => {
+    p.res.writeStatus("200 OK").writeHeader("content-type", "application/json").end(bodies.post);
+  });
+};
+
+const channels = PAIRS.map((pair) => {
+  // Commands are answered in order, so a FIFO per pair finds the request of each END.
+  const queue: Pending[] = [];
+  let head = 0;
+  const channel = new PairChannel({
+    pairName: pair,
+    onEvent: (f64, o) => {
+      if (f64[o + EV_KIND] !== EV_END) return;
+      const p = queue[head++];
+      if (head === queue.length) {
+        queue.length = 0;
+        head = 0;
+      }
+      const micro = Date.now() * 1000;
+      writer.order(p.id, 1, p.pair, 0, 0, 1, 1, 0, false, micro, micro);
+      writer.afterCommit(() => answer(p));
+    },
+  });
+  return { channel, queue };
+});
+await Promise.all(channels.map((c) => c.channel.ready));
+
+let nextId = 1;
+let nextPair = 0;
+const app = uws.App();
+
+app.post("/*", (res, req) => {
+  const cl = req.getHeader("content-length");
+  const p: Pending = { res, aborted: false, id: 0, pair: "" };
+  res.onAborted(() => {
+    p.aborted = true;
+  });
+  readBody(res, { contentLength: cl === "" ? -1 : Number(cl) }, () => {
+    const k = nextPair;
+    nextPair = (k + 1) % channels.length;
+    const c = channels[k];
+    p.id = nextId++;
+    p.pair = PAIRS[k];
+    // An id the book never saw: the worker answers "not found" with END and nothing else.
+    if (!c.channel.sendCancel(1e12 + p.id)) {
+      res.cork(() => res.writeStatus("503 Service Unavailable").end("{}"));
+      return;
+    }
+    c.queue.push(p);
+  });
+});
+
+const constant = (res: uws.HttpResponse, body: string) => {
+  res.cork(() => {
+    res.writeStatus("200 OK").writeHeader("content-type", "application/json").end(body);
+  });
+};
+app.get("/1.0/trade/pairs", (res) => constant(res, bodies.pairs));
+app.get("/1.0/trade/pairs/:pairName/orders", (res, req) =>
+  constant(res, bodies.book[req.getParameter(0) ?? ""] ?? "{}"),
+);
+app.get("/health", (res) => constant(res, '{"status":"ok"}'));
+
+app.listen("127.0.0.1", 0, (token) => {
+  if (token === false) {
+    console.error("floor server: cannot listen");
+    process.exit(1);
+  }
+  const port = uws.us_socket_local_port(token as unknown as uws.us_socket);
+  console.log(`listening on http://127.0.0.1:${port}`);
+  const stop = async () => {
+    uws.us_listen_socket_close(token);
+    await Promise.all(channels.map((c) => c.channel.close()));
+    await writer.close();
+    process.exit(0);
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+});
