@@ -98,7 +98,7 @@ export interface RunSpec {
   /** Hard cap on requests sent by this process (bounded loops). */
   maxRequests: number;
   /** Open loop: how to wait for the next scheduled send (see loadgen.ts). */
-  pacing: "spin" | "timer";
+  pacing: "spin" | "timer" | "thread";
   /** Share of cancels in the `mix` workload. */
   cancelShare: number;
   seed: number;

@@ -7,8 +7,10 @@
  *   every connection is busy it waits in the pool's FIFO, and that wait counts (no coordinated
  *   omission). The generator sleeps with setTimeout when the next send is more than 2 ms away and
  *   spins with setImmediate otherwise (pacing "spin": sends on time, costs a core) or always sleeps
- *   (pacing "timer": ~1 ms timer granularity, the lateness counts in the latency); its own lateness
- *   (write time − scheduled time) is reported apart as `sendLag`.
+ *   (pacing "timer": ~1 ms timer granularity, the lateness counts in the latency), or a ticker
+ *   thread wakes it at each send time (pacing "thread", bench/load/ticker.ts: little CPU, but each
+ *   wake-up is late by about 0.15 ms here); its own lateness (write time − scheduled time) is
+ *   reported apart as `sendLag`.
  * - closed loop: `connections` loops, each sends, waits for the answer, sends again; the latency
  *   is from the write of each request (this mode measures maximum throughput, not latency).
  * Requests scheduled in the warm-up are sent but not recorded. Throughput counts answers received
@@ -31,6 +33,7 @@ import {
   type ToLoadgen,
 } from "./common.ts";
 import { Pool } from "./http-clients.ts";
+import { Ticker } from "./ticker.ts";
 import { type BenchRequest, type Kind, RequestFlow } from "./workload.ts";
 
 type Histogram = ReturnType<typeof newHistogram>;
@@ -171,6 +174,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
     );
   };
 
+  let ticker: Ticker | null = null;
   if (spec.mode === "closed") {
     let active = spec.connections;
     let sent = 0;
@@ -203,7 +207,8 @@ async function run(spec: RunSpec): Promise<RunResult> {
       Math.floor((spec.rate * (spec.warmupMs + spec.durationMs)) / 1000),
     );
     let i = 0;
-    const pump = () => {
+    /** Sends every request due by now; returns false once all are sent. */
+    const sendDue = (): boolean => {
       const now = performance.now();
       while (i < total) {
         const sched = start + i * interval;
@@ -211,21 +216,29 @@ async function run(spec: RunSpec): Promise<RunResult> {
         i++;
         submit(sched, -1, null);
       }
-      if (i >= total) {
-        schedulingDone = true;
-        maybeDone();
-        return;
-      }
-      const wait = start + i * interval - performance.now();
-      if (spec.pacing === "timer" || wait > 2) setTimeout(pump, Math.max(0, wait - 1));
-      else setImmediate(pump);
+      if (i < total) return true;
+      ticker?.stop();
+      schedulingDone = true;
+      maybeDone();
+      return false;
     };
-    setTimeout(pump, Math.max(0, start - performance.now() - 1));
+    if (spec.pacing === "thread") {
+      ticker = new Ticker(start, interval, total, sendDue);
+    } else {
+      const pump = () => {
+        if (!sendDue()) return;
+        const wait = start + i * interval - performance.now();
+        if (spec.pacing === "timer" || wait > 2) setTimeout(pump, Math.max(0, wait - 1));
+        else setImmediate(pump);
+      };
+      setTimeout(pump, Math.max(0, start - performance.now() - 1));
+    }
   }
 
   const timer = setTimeout(finish, deadline - performance.now());
   await finished;
   clearTimeout(timer);
+  ticker?.stop();
 
   // Never sent (still in the backlog at the deadline): recorded at their age now (a lower bound).
   // Sent but not answered yet: a last grace period, then they are timeouts, recorded at their age.

@@ -37,7 +37,7 @@
  * Flags: --quick (≈30 s smoke run), --only a,b (select, reads, create-closed, create-open, mix,
  * floor, profile), --rates 1000,5000,max, --conns N (64), --procs N (closed loops; 2..4 by cores; open
  * loops use one process per 25k/s offered), --users N (128), --duration ms,
- * --warmup ms, --client raw|agent, --pacing spin|timer (open loop; spin), --profile-workload
+ * --warmup ms, --client raw|agent, --pacing spin|timer|thread (open loop; spin), --profile-workload
  * create|mix, --profile-rate N (profile an open loop at N/s), --profile-dir dir (keep the
  * .cpuprofile files there), --out path.
  * Output: a table on stdout, bench/results/load.json.
@@ -119,7 +119,7 @@ const PROCS = Number(flags.procs ?? Math.max(2, Math.min(4, cpus().length - 2)))
 /** Open loops use one process per this many offered requests/s (a pacing process spins a core). */
 const OPEN_RATE_PER_PROC = 25_000;
 const USERS = Number(flags.users ?? 128);
-const PACING = (flags.pacing ?? "spin") as "spin" | "timer";
+const PACING = (flags.pacing ?? "spin") as "spin" | "timer" | "thread";
 const PROFILE_WORKLOAD = (flags["profile-workload"] ?? "create") as Workload;
 /** Offered rate of the profiled run (open loop), or null: closed loop (maximum throughput). */
 const PROFILE_RATE = flags["profile-rate"] === undefined ? null : Number(flags["profile-rate"]);
@@ -152,7 +152,8 @@ if (![CONNS, PROCS, USERS, DURATION_MS, WARMUP_MS].every((n) => Number.isInteger
   throw new Error("--conns, --procs, --users, --duration, --warmup must be positive integers");
 if (flags.client !== undefined && flags.client !== "raw" && flags.client !== "agent")
   throw new Error("--client must be raw or agent");
-if (PACING !== "spin" && PACING !== "timer") throw new Error("--pacing must be spin or timer");
+if (PACING !== "spin" && PACING !== "timer" && PACING !== "thread")
+  throw new Error("--pacing must be spin, timer or thread");
 if (PROFILE_WORKLOAD !== "create" && PROFILE_WORKLOAD !== "mix")
   throw new Error("--profile-workload must be create or mix");
 
@@ -424,6 +425,7 @@ function report(m: Measure): void {
       `, p50 ${first?.latency.p50Ms ?? "-"} ms, p99 ${first?.latency.p99Ms ?? "-"} ms` +
       `, statuses ${JSON.stringify(Object.fromEntries([...m.kinds].map(([k, v]) => [k, v.statuses])))}` +
       ` (client CPU ${m.clientCpuPct}%, server CPU ${m.serverCpuPct ?? "?"}%)` +
+      (m.sendLag.p50Ms > 0 ? `, generator lag p50 ${m.sendLag.p50Ms} ms p99 ${m.sendLag.p99Ms} ms` : "") +
       (m.commitsPerSec === null || m.commitsPerSec === 0
         ? ""
         : `, ${m.commitsPerSec} commits/s (≈ ${(total / m.commitsPerSec).toFixed(1)} requests per commit)`),
