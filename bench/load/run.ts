@@ -30,12 +30,14 @@
  *                  and 5k/s (the exchange is stopped first);
  *   profile        a fresh exchange under `node --cpu-prof`, closed-loop create-order (or open
  *                  loop at --profile-rate); self time per function inside the measured window
- *                  (bench/load/profile.ts).
+ *                  (bench/load/profile.ts);
+ *   ab             (only when named) two fresh exchanges, B with --ab-flags=<node flags> and/or
+ *                  --ab-env K=V,..., closed-loop create-order in alternating rounds.
  * Every loop is bounded in time and count and targets 127.0.0.1. A row whose unexpected answers
  * (anything but 200, or an expected cancel race) exceed 1% of its requests is marked invalid.
  *
  * Flags: --quick (≈30 s smoke run), --only a,b (select, reads, create-closed, create-open, mix,
- * floor, profile), --rates 1000,5000,max, --conns N (64), --procs N (closed loops; 2..4 by cores; open
+ * floor, profile, ab), --rates 1000,5000,max, --conns N (64), --procs N (closed loops; 2..4 by cores; open
  * loops use one process per 25k/s offered), --users N (128), --duration ms,
  * --warmup ms, --client raw|agent, --pacing spin|timer|thread (open loop; spin), --profile-workload
  * create|mix, --profile-rate N (profile an open loop at N/s), --profile-dir dir (keep the
@@ -72,7 +74,7 @@ import { type LoadResults, type Row, renderReport } from "./report.ts";
 import { REPO_ROOT, type ServerProcess, spawnServer, waitHealthy } from "./servers.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const GROUPS = ["select", "reads", "create-closed", "create-open", "mix", "floor", "profile"] as const;
+const GROUPS = ["select", "reads", "create-closed", "create-open", "mix", "floor", "profile", "ab"] as const;
 type Group = (typeof GROUPS)[number];
 
 // ---- options -----------------------------------------------------------------------------------------
@@ -92,6 +94,8 @@ const { values: flags } = parseArgs({
     "profile-workload": { type: "string" },
     "profile-dir": { type: "string" },
     "profile-rate": { type: "string" },
+    "ab-flags": { type: "string" },
+    "ab-env": { type: "string" },
     out: { type: "string" },
   },
   allowPositionals: false,
@@ -100,7 +104,7 @@ const { values: flags } = parseArgs({
 const QUICK = flags.quick === true;
 const ONLY = new Set<Group>(
   flags.only === undefined
-    ? GROUPS.filter((g) => !(QUICK && g === "profile"))
+    ? GROUPS.filter((g) => g !== "ab" && !(QUICK && g === "profile"))
     : (flags.only.split(",").map((s) => s.trim()) as Group[]),
 );
 for (const g of ONLY)
@@ -588,7 +592,11 @@ async function pool<T>(
   );
 }
 
-async function startExchange(label: string, nodeFlags: string[] = []): Promise<Exchange> {
+async function startExchange(
+  label: string,
+  nodeFlags: string[] = [],
+  extraEnv: Record<string, string> = {},
+): Promise<Exchange> {
   const dir = mkdtempSync(join(tmpdir(), "bench-load-"));
   const shipped = JSON.parse(readFileSync(join(REPO_ROOT, "data", "config.json"), "utf8")) as {
     pairs: unknown[];
@@ -614,7 +622,7 @@ async function startExchange(label: string, nodeFlags: string[] = []): Promise<E
       "--rate-limit",
       "0",
     ],
-    env: { ADMIN_TOKEN: adminToken, RATE_LIMIT: "0" },
+    env: { ...extraEnv, ADMIN_TOKEN: adminToken, RATE_LIMIT: "0" },
   });
   await waitHealthy(server.port);
   const origin = `http://127.0.0.1:${server.port}`;
@@ -693,6 +701,77 @@ async function initGens(users: BenchUser[]): Promise<void> {
       ),
     ),
   );
+}
+
+/**
+ * Group ab: two fresh exchanges, A as `npm start` runs it and B with `--ab-flags` (node flags)
+ * and/or `--ab-env` (KEY=VALUE,...), closed-loop create-order in 2 × ROUNDS alternating rounds
+ * (A, B, A, B, ...), so that a slow spell of the machine hits both. Server CPU per order is the
+ * steadier figure.
+ */
+async function abTest(base: { client: ClientKind }): Promise<void> {
+  const flagsB = (flags["ab-flags"] ?? "").split(" ").filter(Boolean);
+  const envB: Record<string, string> = {};
+  for (const kv of (flags["ab-env"] ?? "").split(",").filter(Boolean)) {
+    const eq = kv.indexOf("=");
+    if (eq <= 0) throw new Error(`--ab-env: expected KEY=VALUE, got ${kv}`);
+    envB[kv.slice(0, eq)] = kv.slice(eq + 1);
+  }
+  const labelB = `exchange B (${[...flagsB, ...Object.entries(envB).map(([k, v]) => `${k}=${v}`)].join(" ") || "same"})`;
+  console.log(`A/B (closed-loop create-order): exchange A as npm start runs it, ${labelB}:`);
+  const a = await startExchange("exchange A");
+  const b = await startExchange(labelB, flagsB, envB);
+  try {
+    const runsA: OneRun[] = [];
+    const runsB: OneRun[] = [];
+    const durationMs = Math.max(500, Math.round(DURATION_MS / ROUNDS));
+    for (let i = 0; i < 2 * ROUNDS; i++) {
+      const warmupMs = i === 0 ? WARMUP_MS : Math.min(WARMUP_MS, 300);
+      for (const [ex, runs, label] of [
+        [a, runsA, "exchange A"],
+        [b, runsB, labelB],
+      ] as const) {
+        await initGens(ex.users);
+        runs.push(
+          await runOnce({
+            ...base,
+            label,
+            server: ex.server,
+            realServer: true,
+            workload: "create",
+            mode: "closed",
+            seed: 2,
+            durationMs,
+            warmupMs,
+          }),
+        );
+      }
+    }
+    const ma = aggregate("exchange A", runsA);
+    const mb = aggregate(labelB, runsB);
+    report(ma);
+    report(mb);
+    const cmd = `npm run bench:load -- --only ab${flags["ab-flags"] ? ` --ab-flags=${flags["ab-flags"]}` : ""}${flags["ab-env"] ? ` --ab-env ${flags["ab-env"]}` : ""}`;
+    const ra = addRow("A/B: exchange A, create-order max (closed loop)", ma, "create", {
+      target: "exchange",
+      mode: "closed",
+      command: cmd,
+    });
+    const rb = addRow(`A/B: ${labelB}, create-order max (closed loop)`, mb, "create", {
+      target: "exchange",
+      mode: "closed",
+      ceiling: totalThroughput(ma),
+      command: cmd,
+    });
+    console.log(
+      `  B/A: throughput ${rb.ratio}, server CPU per order ${ra.serverCpuUsPerRequest} -> ${rb.serverCpuUsPerRequest} µs`,
+    );
+  } finally {
+    await a.server.stop();
+    await b.server.stop();
+    rmSync(a.dir, { recursive: true, force: true });
+    rmSync(b.dir, { recursive: true, force: true });
+  }
 }
 
 // ---- main --------------------------------------------------------------------------------------------
@@ -975,6 +1054,8 @@ async function main(): Promise<void> {
         });
       }
     }
+
+    if (ONLY.has("ab")) await abTest(base);
 
     if (ONLY.has("profile")) {
       console.log(
