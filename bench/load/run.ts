@@ -274,6 +274,11 @@ interface Measure {
   commitsPerSec: number | null;
   /** Throughput of each round (several when measured in alternating rounds). */
   rounds: number[];
+  /**
+   * Server CPU per answered request of each thread that used any, largest first (µs; the main
+   * thread first, whatever its share). Like serverCpuPct, from /proc over the runs' wall time.
+   */
+  threadUsPerRequest: { tid: number; main: boolean; us: number }[];
 }
 
 interface RunParams {
@@ -299,6 +304,9 @@ interface OneRun {
   durationMs: number;
   /** Group commits of the exchange's writer during the run (null: not the exchange). */
   commits: number | null;
+  /** CPU ms of each server thread (by tid) during the run; the main thread's tid is the pid. */
+  threadCpuMs: Map<number, number>;
+  pid: number;
 }
 
 /** The exchange's `exchange_db_transactions_total` from `/metrics`, or null if unreadable. */
@@ -322,6 +330,7 @@ async function runOnce(p: RunParams): Promise<OneRun> {
       : gens;
   const connsPer = Math.max(1, Math.ceil(CONNS / active.length));
   const commits0 = p.realServer ? await dbCommits(p.server.port) : null;
+  const threads0 = p.server.threadCpuMs();
   const cpu0 = p.server.cpuMs();
   const wall0 = performance.now();
   const results = await Promise.all(
@@ -348,6 +357,8 @@ async function runOnce(p: RunParams): Promise<OneRun> {
   );
   const wallMs = performance.now() - wall0;
   const cpu1 = p.server.cpuMs();
+  const threadCpuMs = new Map<number, number>();
+  for (const [tid, t] of p.server.threadCpuMs()) threadCpuMs.set(tid, t.ms - (threads0.get(tid)?.ms ?? 0));
   const commits1 = commits0 === null ? null : await dbCommits(p.server.port);
   return {
     results,
@@ -355,6 +366,8 @@ async function runOnce(p: RunParams): Promise<OneRun> {
     serverCpuMs: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0,
     durationMs,
     commits: commits0 === null || commits1 === null ? null : commits1 - commits0,
+    threadCpuMs,
+    pid: p.server.pid,
   };
 }
 
@@ -416,7 +429,20 @@ function aggregate(label: string, runs: readonly OneRun[]): Measure {
       for (const res of r.results) for (const k of Object.values(res.kinds)) n += k.completedInWindow;
       return Math.round((n * 1000) / r.durationMs);
     }),
+    threadUsPerRequest: [],
   };
+  const throughput = totalThroughput(m);
+  const byTid = new Map<number, number>();
+  for (const r of runs) for (const [tid, ms] of r.threadCpuMs) byTid.set(tid, (byTid.get(tid) ?? 0) + ms);
+  if (throughput > 0)
+    m.threadUsPerRequest = [...byTid]
+      .map(([tid, ms]) => ({
+        tid,
+        main: tid === runs[0]?.pid,
+        us: Math.round((ms / wall / throughput) * 1e7) / 10,
+      }))
+      .filter((t) => t.us > 0)
+      .sort((a, b) => Number(b.main) - Number(a.main) || b.us - a.us);
   lag.destroy();
   return m;
 }
@@ -434,6 +460,15 @@ function report(m: Measure): void {
         ? ""
         : `, ${m.commitsPerSec} commits/s (≈ ${(total / m.commitsPerSec).toFixed(1)} requests per commit)`),
   );
+  if (m.threadUsPerRequest.length > 0)
+    console.log(
+      `    server CPU µs per request by thread: ${m.threadUsPerRequest
+        .slice(0, 8)
+        .map((t) => (t.main ? `main ${t.us}` : `${t.us}`))
+        .join(
+          ", ",
+        )}${m.threadUsPerRequest.length > 8 ? `, ${m.threadUsPerRequest.length - 8} more ${Math.round(sum(m.threadUsPerRequest.slice(8).map((t) => t.us)) * 10) / 10}` : ""}`,
+    );
   for (const [kind, k] of m.kinds)
     for (const e of k.errorSamples.slice(0, 3)) console.log(`    ${kind} e.g. ${e}`);
 }
