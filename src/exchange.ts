@@ -72,7 +72,7 @@ export interface CommandSink {
 /** What the core needs from the database writer. */
 export type RecordSink = Pick<
   DbWriter,
-  "order" | "trade" | "balance" | "candle" | "afterCommit" | "beforeSend"
+  "order" | "trade" | "balance" | "candle" | "afterCommit" | "beforeSend" | "settledOrderIds"
 >;
 
 /** Live state of an order the core knows about (open, or finishing in the current command). */
@@ -199,6 +199,27 @@ export class Exchange {
         p.market.drainCandles((period, c) => db.candle(name, period, c[0], c[1], c[2], c[3], c[4], c[5]));
       }
     });
+    db.settledOrderIds(() => this.lowestUnsettledOrderId());
+  }
+
+  /**
+   * The lowest order id that may still get an order record: the oldest create still in a pair
+   * worker (a pair's pending creates are in id order), else the next id to be given. Every id
+   * below it has had all its records handed to the writer, or never will (refused by the book).
+   */
+  private lowestUnsettledOrderId(): number {
+    let low = this.nextOrderId;
+    for (const p of this.pairs) {
+      if (p === undefined) continue;
+      for (let i = p.pendingHead; i < p.pending.length; i++) {
+        const cmd = p.pending[i];
+        if (cmd.kind === CMD_CREATE) {
+          if (cmd.orderId < low) low = cmd.orderId;
+          break;
+        }
+      }
+    }
+    return low;
   }
 
   addPair(

@@ -4,7 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
-import { DbWriter } from "../src/db/writer.ts";
+import { openDatabase } from "../src/db/open.ts";
+import { DbWriter, type WriterOptions } from "../src/db/writer.ts";
 import { Code } from "../src/errors.ts";
 import { Exchange, LIMIT, MARKET, type OrderView, pairEventHandler } from "../src/exchange.ts";
 import { Ledger } from "../src/ledger.ts";
@@ -20,8 +21,8 @@ const BTC_UNIT = 10n ** 6n;
 const USDT_UNIT = 10n ** 8n;
 
 /** A core with one real pair worker (btc_usdt, 4-slot command ring) and the real writer. */
-async function core(file: string) {
-  const writer = await DbWriter.start(file);
+async function core(file: string, writerOptions: WriterOptions = {}) {
+  const writer = await DbWriter.start(file, writerOptions);
   const ledger = new Ledger(["btc", "usdt"]);
   const exchange = new Exchange(ledger, writer);
   const market = new PairMarket("btc_usdt", 2, 6);
@@ -44,7 +45,7 @@ async function core(file: string) {
     await channel.close();
     await writer.close();
   };
-  return { exchange, ledger, market, close };
+  return { exchange, ledger, market, writer, close };
 }
 
 /** Places an order (price in ticks, amount in lots) and resolves with its answer. */
@@ -134,5 +135,53 @@ describe("Exchange core", () => {
     assert.equal(refused.err, Code.INSUFFICIENT_FUNDS);
     assert.deepEqual(ledger.check([10n * BTC_UNIT, 1_000n * USDT_UNIT]), []);
     await close();
+  });
+
+  it("moves the user_orders mark only past orders whose records the writer has, at every commit", async () => {
+    const file = tmp.dbPath.replace(/\.db$/, "-marks.db");
+    const { exchange, ledger, writer, close } = await core(file, { userOrdersFlushAt: 3 });
+    ledger.deposit(0, BTC, 1_000n * BTC_UNIT);
+    ledger.deposit(1, USDT, 10_000_000n * USDT_UNIT);
+    // At every commit: each order at or below the mark has its user_orders row.
+    const ro = openDatabase(file, { readonly: true });
+    const through = ro
+      .prepare<[], number>("SELECT value FROM meta WHERE key = 'user_orders_through'")
+      .pluck();
+    const missing = ro
+      .prepare<[number], number>(
+        `SELECT COUNT(*) FROM orders o WHERE o.id <= ? AND NOT EXISTS
+           (SELECT 1 FROM user_orders u WHERE u.user_id = o.user_id AND u.order_id = o.id)`,
+      )
+      .pluck();
+    const marks: number[] = [];
+    const violations: string[] = [];
+    let checking = true;
+    writer.beforeSend(() => {
+      if (!checking) return;
+      writer.afterCommit(() => {
+        const t = through.get()!;
+        marks.push(t);
+        const n = missing.get(t)!;
+        if (n > 0) violations.push(`${n} orders at or below the mark ${t} without their row`);
+      });
+    });
+    // 120 sells and 120 buys in one tick through the 4-slot ring: commands wait, a few are in the
+    // worker at each commit, and their ids are below ids already answered on the other side.
+    const orders: Promise<{ err: number }>[] = [];
+    for (let i = 0; i < 120; i++) {
+      orders.push(place(exchange, 0, LIMIT, SELL, 10_000 + (i % 7), 1));
+      orders.push(place(exchange, 1, LIMIT, BUY, 10_000 + (i % 5), 1));
+    }
+    try {
+      for (const o of await Promise.all(orders)) assert.equal(o.err, 0);
+      await writer.flush();
+      checking = false;
+      assert.deepEqual(violations, []);
+      assert.ok(marks.length > 10, `${marks.length} commits checked`);
+      assert.ok(marks[marks.length - 1] > 200, `the mark reached ${marks[marks.length - 1]}`);
+    } finally {
+      ro.close();
+      await close();
+    }
   });
 });

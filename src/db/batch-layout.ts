@@ -110,6 +110,11 @@ export type ToWriter =
       bufs: (ArrayBuffer | null)[];
       /** Per kind: number of records. */
       counts: number[];
+      /**
+       * Every order id below this has all its order records in this batch or an earlier one
+       * (-1: not known). Lets the writer advance `user_orders_through` (migration 002).
+       */
+      settledBelow: number;
     }
   | { t: "close" };
 
@@ -127,4 +132,6 @@ export interface WriterWorkerData {
   synchronous: "FULL" | "NORMAL";
   /** See OpenOptions.walAutocheckpointPages. */
   walAutocheckpointPages: number;
+  /** See WriterOptions.userOrdersFlushAt. */
+  userOrdersFlushAt: number;
 }

@@ -96,11 +96,21 @@ import {
 } from "./batch-layout.ts";
 import { DEFAULT_WAL_AUTOCHECKPOINT_PAGES, type Synchronous } from "./open.ts";
 
+/** Default of WriterOptions.userOrdersFlushAt. */
+export const DEFAULT_USER_ORDERS_FLUSH_AT = 1024;
+
 export interface WriterOptions {
   /** Default FULL. See OpenOptions.synchronous. */
   synchronous?: Synchronous;
   /** See OpenOptions.walAutocheckpointPages. */
   walAutocheckpointPages?: number;
+  /**
+   * New orders whose `user_orders` rows the writer holds back before writing them all at once,
+   * sorted by user, inside the next transaction (migration 002). Until then the readers find them
+   * in the short tail of `orders` above `user_orders_through`. Default 1024; 1 writes every order's
+   * row with its batch.
+   */
+  userOrdersFlushAt?: number;
 }
 
 export interface WriterStats {
@@ -161,6 +171,7 @@ export class DbWriter {
   private failure: Error | null = null;
   private readonly fatalListeners: ((err: Error) => void)[] = [];
   private readonly sendHooks: (() => void)[] = [];
+  private settledBelow: (() => number) | null = null;
   private readonly flushRejects = new Set<(err: Error) => void>();
   private closing: Promise<void> | null = null;
   /** The close message has been posted: nothing more may be sent. */
@@ -184,6 +195,7 @@ export class DbWriter {
       path: path.resolve(file),
       synchronous: opts.synchronous ?? "FULL",
       walAutocheckpointPages: opts.walAutocheckpointPages ?? DEFAULT_WAL_AUTOCHECKPOINT_PAGES,
+      userOrdersFlushAt: opts.userOrdersFlushAt ?? DEFAULT_USER_ORDERS_FLUSH_AT,
     };
     const worker = startWorker(WORKER_URL, { workerData: data });
     await new Promise<void>((resolve, reject) => {
@@ -410,6 +422,17 @@ export class DbWriter {
     this.sendHooks.push(fn);
   }
 
+  /**
+   * `fn` tells, as each batch is sealed (after the beforeSend hooks), the lowest order id that may
+   * still get an order record in a later batch: every id below it has all its records in this
+   * batch or an earlier one. The writer needs it to know which orders its `user_orders` rows
+   * cover; without it those rows are still written, but readers keep scanning every order since
+   * the writer started.
+   */
+  settledOrderIds(fn: () => number): void {
+    this.settledBelow = fn;
+  }
+
   /** Sends what is pending now (if nothing is in flight); resolves once all of it is committed. */
   flush(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
@@ -537,7 +560,11 @@ export class DbWriter {
         this.capacity[k] = Math.max(MIN_CAPACITY, r.n);
       }
     }
-    this.post({ t: "batch", seq: ++this.seq, syms: b.syms, strs: b.strs, bufs, counts }, transfer);
+    const settledBelow = this.settledBelow === null ? -1 : this.settledBelow();
+    this.post(
+      { t: "batch", seq: ++this.seq, syms: b.syms, strs: b.strs, bufs, counts, settledBelow },
+      transfer,
+    );
   }
 
   private post(m: ToWriter, transfer?: ArrayBuffer[]): void {

@@ -30,11 +30,13 @@ describe("migrations", () => {
       "balances",
       "candles",
       "currencies",
+      "meta",
       "nonces",
       "orders",
       "pairs",
       "trades",
       "transfers",
+      "user_orders",
       "user_trades",
       "users",
     ]);

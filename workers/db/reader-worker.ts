@@ -16,11 +16,21 @@ import {
 
 function prepare(db: Db) {
   return {
-    countOrders: db.prepare<[number], { n: number }>("SELECT COUNT(*) AS n FROM orders WHERE user_id = ?"),
-    // The offset is walked on the covering (user_id, id) index; only the page's rows are fetched.
-    orders: db.prepare<[number, number, number], OrderRow>(
+    // A user's orders: user_orders up to the writer's mark, then the tail of orders above it,
+    // whose rows the writer has not written to user_orders yet (migration 002).
+    through: db.prepare<[], number>("SELECT value FROM meta WHERE key = 'user_orders_through'").pluck(),
+    countOrders: db.prepare<[{ u: number; w: number }], { n: number }>(
+      `SELECT (SELECT COUNT(*) FROM user_orders WHERE user_id = @u AND order_id <= @w)
+            + (SELECT COUNT(*) FROM orders WHERE id > @w AND user_id = @u) AS n`,
+    ),
+    // Both arms come in id order (the tail by rowid, the rest on the (user_id, order_id) key), so
+    // SQLite merges them and stops at the page; only the page's rows are fetched.
+    orders: db.prepare<[{ u: number; w: number; limit: number; offset: number }], OrderRow>(
       `SELECT ${ORDER_COLUMNS} FROM orders WHERE id IN
-         (SELECT id FROM orders WHERE user_id = ? ORDER BY id DESC LIMIT ? OFFSET ?)
+         (SELECT id FROM orders WHERE id > @w AND user_id = @u
+          UNION ALL
+          SELECT order_id FROM user_orders WHERE user_id = @u AND order_id <= @w
+          ORDER BY 1 DESC LIMIT @limit OFFSET @offset)
        ORDER BY id DESC`,
     ),
     order: db.prepare<[number], OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ?`),
@@ -61,10 +71,13 @@ export default function run(
   switch (task.op) {
     case "userOrders": {
       const offset = checkPage(task.page, task.pageSize);
-      return inSnapshot(() => ({
-        total: st.countOrders.get(task.userId)!.n,
-        items: st.orders.all(task.userId, task.pageSize, offset).map(toOrderRow),
-      }));
+      return inSnapshot(() => {
+        const w = st.through.get()!;
+        return {
+          total: st.countOrders.get({ u: task.userId, w })!.n,
+          items: st.orders.all({ u: task.userId, w, limit: task.pageSize, offset }).map(toOrderRow),
+        };
+      });
     }
     case "userTrades": {
       const offset = checkPage(task.page, task.pageSize);
@@ -80,7 +93,9 @@ export default function run(
     case "recentForUser": {
       checkPage(1, task.n);
       return inSnapshot(() => ({
-        orders: st.orders.all(task.userId, task.n, 0).map(toOrderRow),
+        orders: st.orders
+          .all({ u: task.userId, w: st.through.get()!, limit: task.n, offset: 0 })
+          .map(toOrderRow),
         trades: st.trades.all(task.userId, task.n, 0),
       }));
     }

@@ -158,6 +158,47 @@ try {
   process.exit(1);
 }
 
+// ---- user_orders, written in bulk (migration 002) ----------------------------------------------
+// Invariant: every order with id <= `through` has its user_orders row (readers scan orders above
+// it). New orders' rows wait in `held` and are written together, sorted by user, in the
+// transaction of the batch that brings `held` to `flushAt`: a user's index page is then written
+// once per flush instead of once per group commit. The mark moves to what the main side reports
+// as settled (`settledBelow`), and only in the transaction that wrote every held row below it.
+const readThrough = db
+  .prepare<[], number>("SELECT value FROM meta WHERE key = 'user_orders_through'")
+  .pluck();
+const writeThrough = db.prepare("UPDATE meta SET value = ? WHERE key = 'user_orders_through'");
+const userOrder = db.prepare("INSERT OR IGNORE INTO user_orders (user_id, order_id) VALUES (?, ?)");
+let through = readThrough.get()!;
+/** Order id -> user of orders above `through` whose user_orders row is not written yet. */
+const held = new Map<number, number>();
+/** Highest order id reported settled minus one: the mark may move up to here after a flush. */
+let settled = through;
+
+// Catch up at start: nothing is in flight, so every stored order is settled.
+db.transaction(() => {
+  db.prepare(
+    "INSERT OR IGNORE INTO user_orders (user_id, order_id) SELECT user_id, id FROM orders WHERE id > ?",
+  ).run(through);
+  const max = db.prepare<[], number>("SELECT COALESCE(MAX(id), 0) FROM orders").pluck().get()!;
+  if (max > through) {
+    through = max;
+    settled = max;
+    writeThrough.run(through);
+  }
+}).immediate();
+
+/** Writes every held row (sorted by user, then id) and moves the mark to `settled`. In a transaction. */
+function flushUserOrders(): void {
+  const rows = [...held].sort((a, b) => a[1] - b[1] || a[0] - b[0]);
+  for (const [id, user] of rows) userOrder.run(user, id);
+  held.clear();
+  if (settled > through) {
+    through = settled;
+    writeThrough.run(through);
+  }
+}
+
 /** Symbol table: ids assigned by the main side in order of first use, sent with the batches. */
 const syms: string[] = [];
 // Keys already written in the current batch, for last-wins coalescing of repeated upserts
@@ -237,6 +278,7 @@ apply[K_ORDER] = (b) => {
     const id = b[o + ORD_ID];
     if (seenNum.has(id)) continue;
     seenNum.add(id);
+    if (id > through) held.set(id, b[o + ORD_USER]);
     st.order.run(
       id,
       b[o + ORD_USER],
@@ -314,6 +356,8 @@ function applyBatch(m: Batch): void {
     const buf = m.bufs[k];
     if (buf !== null) apply[k](new Float64Array(buf, 0, m.counts[k] * STRIDE[k]), m.strs);
   }
+  if (m.settledBelow - 1 > settled) settled = m.settledBelow - 1;
+  if (held.size >= data.userOrdersFlushAt) flushUserOrders();
 }
 
 const applyTx = db.transaction(applyBatch);
@@ -324,7 +368,10 @@ port.on("message", (m: ToWriter) => {
     try {
       // Fold the WAL into the main file so the next start reads one file; TRUNCATE leaves the
       // WAL empty (a reader still holding a snapshot only makes this a partial checkpoint).
-      if (broken === null) db.pragma("wal_checkpoint(TRUNCATE)");
+      if (broken === null) {
+        db.transaction(flushUserOrders).immediate();
+        db.pragma("wal_checkpoint(TRUNCATE)");
+      }
       db.close();
       post({ t: "closed" });
     } catch (err) {

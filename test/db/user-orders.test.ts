@@ -1,0 +1,134 @@
+/**
+ * user_orders written in bulk (migration 002): the writer holds new orders' rows back and writes
+ * them together; readers combine user_orders up to the writer's mark with the tail of orders above
+ * it. Real writer thread, real reader pool, a real SQLite file.
+ */
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import Database from "better-sqlite3";
+import { MIGRATIONS_DIR, migrate } from "../../src/db/migrate.ts";
+import { openDatabase } from "../../src/db/open.ts";
+import { DbReader } from "../../src/db/reader.ts";
+import { DbWriter } from "../../src/db/writer.ts";
+import { tempDir } from "./helpers.ts";
+
+const tmp = tempDir("user-orders");
+after(tmp.cleanup);
+
+/** An order of `user` as the exchange writes it on creation (all fields but the ids are constant). */
+function order(w: DbWriter, id: number, user: number, used = 0): void {
+  w.order(id, user, "btc_usdt", 0, 0, 100, 10, used, false, id, id);
+}
+
+function stored(file: string): { through: number; rows: string[] } {
+  const db = openDatabase(file, { readonly: true });
+  try {
+    const through = db
+      .prepare<[], number>("SELECT value FROM meta WHERE key = 'user_orders_through'")
+      .pluck()
+      .get()!;
+    const rows = db
+      .prepare<[], { u: number; o: number }>("SELECT user_id AS u, order_id AS o FROM user_orders ORDER BY o")
+      .all()
+      .map((r) => `${r.u}:${r.o}`);
+    return { through, rows };
+  } finally {
+    db.close();
+  }
+}
+
+async function ids(reader: DbReader, user: number, page: number, size: number) {
+  const p = await reader.userOrders(user, page, size);
+  return { total: p.total, ids: p.items.map((o) => o.id) };
+}
+
+describe("user_orders written in bulk", () => {
+  it("finds every order through the tail, then through the rows, across flushes and a reopen", async () => {
+    const file = tmp.dbPath;
+    let settledBelow = 1;
+    const w = await DbWriter.start(file, { userOrdersFlushAt: 8 });
+    w.settledOrderIds(() => settledBelow);
+    const reader = DbReader.start(file);
+    try {
+      // Batch 1: orders 1..5 (users 1, 2, 1, 2, 1), all settled: 5 held, fewer than 8, none written.
+      for (let id = 1; id <= 5; id++) order(w, id, 2 - (id % 2));
+      settledBelow = 6;
+      await w.flush();
+      assert.deepEqual(stored(file), { through: 0, rows: [] });
+      assert.deepEqual(await ids(reader, 1, 1, 10), { total: 3, ids: [5, 3, 1] });
+
+      // Batch 2: order 6 is still in a pair worker; 7..10 come back first. 9 held: all written,
+      // and the mark moves only to 5, below the unsettled 6.
+      for (let id = 7; id <= 10; id++) order(w, id, 2 - (id % 2));
+      await w.flush();
+      assert.deepEqual(stored(file), {
+        through: 5,
+        rows: ["1:1", "2:2", "1:3", "2:4", "1:5", "1:7", "2:8", "1:9", "2:10"],
+      });
+      assert.deepEqual(await ids(reader, 2, 1, 10), { total: 4, ids: [10, 8, 4, 2] });
+
+      // Batch 3: order 6 ends, and order 3 is filled (a maker update below the mark). Order 6 is
+      // only in the tail; 8 and 10 are in both, and are counted once.
+      order(w, 6, 2);
+      order(w, 3, 1, 10);
+      settledBelow = 11;
+      await w.flush();
+      assert.equal(stored(file).through, 5);
+      assert.deepEqual(await ids(reader, 2, 1, 2), { total: 5, ids: [10, 8] });
+      assert.deepEqual(await ids(reader, 2, 2, 2), { total: 5, ids: [6, 4] });
+      assert.deepEqual(await ids(reader, 2, 3, 2), { total: 5, ids: [2] });
+      assert.deepEqual(await ids(reader, 1, 1, 10), { total: 5, ids: [9, 7, 5, 3, 1] });
+      assert.equal((await reader.userOrders(1, 1, 10)).items.find((o) => o.id === 3)!.amountUsed, 10);
+    } finally {
+      await reader.close();
+      // Closing writes what is held and moves the mark to the last settled id.
+      await w.close();
+    }
+    assert.deepEqual(stored(file), {
+      through: 10,
+      rows: ["1:1", "2:2", "1:3", "2:4", "1:5", "2:6", "1:7", "2:8", "1:9", "2:10"],
+    });
+  });
+
+  it("catches up at start with the orders a crash left above the mark", async () => {
+    // As after a crash: orders 8..10 committed, their rows and the mark not.
+    const db = new Database(tmp.dbPath);
+    db.exec("DELETE FROM user_orders WHERE order_id > 7; UPDATE meta SET value = 7");
+    db.close();
+    const w = await DbWriter.start(tmp.dbPath, { userOrdersFlushAt: 8 });
+    await w.close();
+    const after = stored(tmp.dbPath);
+    assert.equal(after.through, 10);
+    assert.equal(after.rows.length, 10);
+  });
+
+  it("migrates a database of the first schema: rows for every order, the mark at the last", () => {
+    const file = path.join(tmp.dir, "v1.db");
+    const first = path.join(tmp.dir, "only-001");
+    fs.mkdirSync(first);
+    fs.copyFileSync(path.join(MIGRATIONS_DIR, "001_init.sql"), path.join(first, "001_init.sql"));
+    const db = new Database(file);
+    migrate(db, first);
+    assert.equal(db.pragma("user_version", { simple: true }), 1);
+    const ins = db.prepare(
+      `INSERT INTO orders (id, user_id, pair, side, type, price, amount, amount_used, is_cancelled,
+         create_micro, update_micro) VALUES (?, ?, 'btc_usdt', 0, 0, 1, 1, 0, 0, 1, 1)`,
+    );
+    for (const [id, user] of [
+      [4, 2],
+      [9, 1],
+      [12, 2],
+    ])
+      ins.run(id, user);
+    assert.deepEqual(migrate(db), [2]);
+    const indexes = db
+      .prepare<[], string>("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'orders'")
+      .pluck()
+      .all();
+    assert.equal(indexes.includes("orders_user"), false);
+    db.close();
+    assert.deepEqual(stored(file), { through: 12, rows: ["2:4", "1:9", "2:12"] });
+  });
+});
