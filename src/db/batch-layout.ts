@@ -132,6 +132,6 @@ export interface WriterWorkerData {
   synchronous: "FULL" | "NORMAL";
   /** See OpenOptions.walAutocheckpointPages. */
   walAutocheckpointPages: number;
-  /** See WriterOptions.userOrdersFlushAt. */
-  userOrdersFlushAt: number;
+  /** See WriterOptions.userRowsFlushAt. */
+  userRowsFlushAt: number;
 }

@@ -96,8 +96,8 @@ import {
 } from "./batch-layout.ts";
 import { DEFAULT_WAL_AUTOCHECKPOINT_PAGES, type Synchronous } from "./open.ts";
 
-/** Default of WriterOptions.userOrdersFlushAt. */
-export const DEFAULT_USER_ORDERS_FLUSH_AT = 1024;
+/** Default of WriterOptions.userRowsFlushAt. */
+export const DEFAULT_USER_ROWS_FLUSH_AT = 1024;
 
 export interface WriterOptions {
   /** Default FULL. See OpenOptions.synchronous. */
@@ -105,12 +105,12 @@ export interface WriterOptions {
   /** See OpenOptions.walAutocheckpointPages. */
   walAutocheckpointPages?: number;
   /**
-   * New orders whose `user_orders` rows the writer holds back before writing them all at once,
-   * sorted by user, inside the next transaction (migration 002). Until then the readers find them
-   * in the short tail of `orders` above `user_orders_through`. Default 1024; 1 writes every order's
-   * row with its batch.
+   * New orders (trades) whose `user_orders` (`user_trades`) rows the writer holds back before
+   * writing them all at once, sorted by user, inside the next transaction (migration 002). Until
+   * then the readers find them in the short tail of `orders` (`trades`) above the mark in `meta`.
+   * Default 1024; 1 writes every row with its batch.
    */
-  userOrdersFlushAt?: number;
+  userRowsFlushAt?: number;
 }
 
 export interface WriterStats {
@@ -195,7 +195,7 @@ export class DbWriter {
       path: path.resolve(file),
       synchronous: opts.synchronous ?? "FULL",
       walAutocheckpointPages: opts.walAutocheckpointPages ?? DEFAULT_WAL_AUTOCHECKPOINT_PAGES,
-      userOrdersFlushAt: opts.userOrdersFlushAt ?? DEFAULT_USER_ORDERS_FLUSH_AT,
+      userRowsFlushAt: opts.userRowsFlushAt ?? DEFAULT_USER_ROWS_FLUSH_AT,
     };
     const worker = startWorker(WORKER_URL, { workerData: data });
     await new Promise<void>((resolve, reject) => {

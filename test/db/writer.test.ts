@@ -17,7 +17,8 @@ describe("DbWriter", () => {
   const file = `${tmp.dir}/shared.db`;
   let w: DbWriter;
   before(async () => {
-    w = await DbWriter.start(file);
+    // Per-user rows with every batch (not held back for a bulk write; see user-orders.test.ts).
+    w = await DbWriter.start(file, { userRowsFlushAt: 1 });
   });
 
   it("writes every record kind, visible from a fresh connection once flushed", async () => {

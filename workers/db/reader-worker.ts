@@ -34,12 +34,23 @@ function prepare(db: Db) {
        ORDER BY id DESC`,
     ),
     order: db.prepare<[number], OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ?`),
-    countTrades: db.prepare<[number], { n: number }>(
-      "SELECT COUNT(*) AS n FROM user_trades WHERE user_id = ?",
+    // A user's trades: user_trades up to the writer's mark, then the tail of trades above it, seen
+    // from the user's side (no trade has the same user on both sides: self-trades are prevented).
+    tradesThrough: db.prepare<[], number>("SELECT value FROM meta WHERE key = 'user_trades_through'").pluck(),
+    countTrades: db.prepare<[{ u: number; w: number }], { n: number }>(
+      `SELECT (SELECT COUNT(*) FROM user_trades WHERE user_id = @u AND trade_id <= @w)
+            + (SELECT COUNT(*) FROM trades WHERE id > @w AND (taker_user_id = @u OR maker_user_id = @u))
+         AS n`,
     ),
-    trades: db.prepare<[number, number, number], UserTradeRow>(
-      `SELECT ${USER_TRADE_COLUMNS} FROM user_trades WHERE user_id = ?
-       ORDER BY trade_id DESC LIMIT ? OFFSET ?`,
+    trades: db.prepare<[{ u: number; w: number; limit: number; offset: number }], UserTradeRow>(
+      `SELECT id, pair,
+              CASE WHEN taker_user_id = @u THEN taker_side ELSE 1 - taker_side END AS side,
+              CASE WHEN taker_user_id = @u THEN taker_type ELSE maker_type END AS type,
+              price, amount, time_micro AS timeMicro
+         FROM trades WHERE id > @w AND (taker_user_id = @u OR maker_user_id = @u)
+       UNION ALL
+       SELECT ${USER_TRADE_COLUMNS} FROM user_trades WHERE user_id = @u AND trade_id <= @w
+       ORDER BY 1 DESC LIMIT @limit OFFSET @offset`,
     ),
   };
 }
@@ -81,10 +92,13 @@ export default function run(
     }
     case "userTrades": {
       const offset = checkPage(task.page, task.pageSize);
-      return inSnapshot(() => ({
-        total: st.countTrades.get(task.userId)!.n,
-        items: st.trades.all(task.userId, task.pageSize, offset),
-      }));
+      return inSnapshot(() => {
+        const w = st.tradesThrough.get()!;
+        return {
+          total: st.countTrades.get({ u: task.userId, w })!.n,
+          items: st.trades.all({ u: task.userId, w, limit: task.pageSize, offset }),
+        };
+      });
     }
     case "order": {
       const row = st.order.get(task.orderId);
@@ -96,7 +110,7 @@ export default function run(
         orders: st.orders
           .all({ u: task.userId, w: st.through.get()!, limit: task.n, offset: 0 })
           .map(toOrderRow),
-        trades: st.trades.all(task.userId, task.n, 0),
+        trades: st.trades.all({ u: task.userId, w: st.tradesThrough.get()!, limit: task.n, offset: 0 }),
       }));
     }
   }

@@ -158,45 +158,87 @@ try {
   process.exit(1);
 }
 
-// ---- user_orders, written in bulk (migration 002) ----------------------------------------------
-// Invariant: every order with id <= `through` has its user_orders row (readers scan orders above
-// it). New orders' rows wait in `held` and are written together, sorted by user, in the
-// transaction of the batch that brings `held` to `flushAt`: a user's index page is then written
-// once per flush instead of once per group commit. The mark moves to what the main side reports
-// as settled (`settledBelow`), and only in the transaction that wrote every held row below it.
-const readThrough = db
-  .prepare<[], number>("SELECT value FROM meta WHERE key = 'user_orders_through'")
-  .pluck();
-const writeThrough = db.prepare("UPDATE meta SET value = ? WHERE key = 'user_orders_through'");
+// ---- per-user rows, written in bulk (migration 002) ---------------------------------------------
+// Invariants: every order with id <= `ordersThrough` has its user_orders row, and every trade with
+// id <= `tradesThrough` its two user_trades rows (readers scan the tails above the marks). New
+// rows wait in `heldOrders` / `heldTrades` and are written together, sorted by user, in the
+// transaction of the batch that brings either to `flushAt`: a user's page is then written once per
+// flush instead of once per group commit. A mark moves only in the transaction that wrote every
+// held row below it. Trades reach the writer in id order (the core numbers them as it records
+// them), so their mark is the last trade held; an order's id is given when its command enters a
+// pair worker and the pairs answer out of order, so the orders' mark moves only up to what the
+// main side reports as settled (`settledBelow`).
+const markOf = db.prepare<[string], number>("SELECT value FROM meta WHERE key = ?").pluck();
+const setMark = db.prepare("UPDATE meta SET value = ? WHERE key = ?");
 const userOrder = db.prepare("INSERT OR IGNORE INTO user_orders (user_id, order_id) VALUES (?, ?)");
-let through = readThrough.get()!;
-/** Order id -> user of orders above `through` whose user_orders row is not written yet. */
-const held = new Map<number, number>();
-/** Highest order id reported settled minus one: the mark may move up to here after a flush. */
-let settled = through;
+let ordersThrough = markOf.get("user_orders_through")!;
+let tradesThrough = markOf.get("user_trades_through")!;
+/** Order id -> user of orders above `ordersThrough` whose user_orders row is not written yet. */
+const heldOrders = new Map<number, number>();
+/** Highest order id reported settled: the orders' mark may move up to here after a flush. */
+let settled = ordersThrough;
+/** Trades above `tradesThrough` whose user_trades rows are not written yet. */
+interface HeldTrade {
+  id: number;
+  pair: string;
+  price: number;
+  amount: number;
+  takerUser: number;
+  makerUser: number;
+  takerSide: number;
+  takerType: number;
+  makerType: number;
+  micro: number;
+}
+const heldTrades: HeldTrade[] = [];
 
-// Catch up at start: nothing is in flight, so every stored order is settled.
+// Catch up at start: nothing is in flight, so every stored order and trade is settled.
 db.transaction(() => {
   db.prepare(
     "INSERT OR IGNORE INTO user_orders (user_id, order_id) SELECT user_id, id FROM orders WHERE id > ?",
-  ).run(through);
-  const max = db.prepare<[], number>("SELECT COALESCE(MAX(id), 0) FROM orders").pluck().get()!;
-  if (max > through) {
-    through = max;
-    settled = max;
-    writeThrough.run(through);
+  ).run(ordersThrough);
+  db.prepare(
+    `INSERT OR IGNORE INTO user_trades (user_id, trade_id, pair, side, type, price, amount, time_micro)
+       SELECT taker_user_id, id, pair, taker_side, taker_type, price, amount, time_micro
+         FROM trades WHERE id > @w
+       UNION ALL
+       SELECT maker_user_id, id, pair, 1 - taker_side, maker_type, price, amount, time_micro
+         FROM trades WHERE id > @w`,
+  ).run({ w: tradesThrough });
+  const maxOrder = db.prepare<[], number>("SELECT COALESCE(MAX(id), 0) FROM orders").pluck().get()!;
+  if (maxOrder > ordersThrough) {
+    ordersThrough = settled = maxOrder;
+    setMark.run(ordersThrough, "user_orders_through");
+  }
+  const maxTrade = db.prepare<[], number>("SELECT COALESCE(MAX(id), 0) FROM trades").pluck().get()!;
+  if (maxTrade > tradesThrough) {
+    tradesThrough = maxTrade;
+    setMark.run(tradesThrough, "user_trades_through");
   }
 }).immediate();
 
-/** Writes every held row (sorted by user, then id) and moves the mark to `settled`. In a transaction. */
-function flushUserOrders(): void {
-  const rows = [...held].sort((a, b) => a[1] - b[1] || a[0] - b[0]);
-  for (const [id, user] of rows) userOrder.run(user, id);
-  held.clear();
-  if (settled > through) {
-    through = settled;
-    writeThrough.run(through);
+/** Writes every held row (sorted by user, then id) and moves the marks. In a transaction. */
+function flushUserRows(): void {
+  const orders = [...heldOrders].sort((a, b) => a[1] - b[1] || a[0] - b[0]);
+  for (const [id, user] of orders) userOrder.run(user, id);
+  heldOrders.clear();
+  if (settled > ordersThrough) {
+    ordersThrough = settled;
+    setMark.run(ordersThrough, "user_orders_through");
   }
+  if (heldTrades.length === 0) return;
+  // Each trade from each side: [user, trade, side, type].
+  const rows: [number, HeldTrade, number, number][] = [];
+  for (const t of heldTrades) {
+    rows.push([t.takerUser, t, t.takerSide, t.takerType]);
+    rows.push([t.makerUser, t, 1 - t.takerSide, t.makerType]);
+  }
+  rows.sort((a, b) => a[0] - b[0] || a[1].id - b[1].id);
+  for (const [user, t, side, type] of rows)
+    st.userTrade.run(user, t.id, t.pair, side, type, t.price, t.amount, t.micro);
+  tradesThrough = heldTrades[heldTrades.length - 1].id;
+  setMark.run(tradesThrough, "user_trades_through");
+  heldTrades.length = 0;
 }
 
 /** Symbol table: ids assigned by the main side in order of first use, sent with the batches. */
@@ -278,7 +320,7 @@ apply[K_ORDER] = (b) => {
     const id = b[o + ORD_ID];
     if (seenNum.has(id)) continue;
     seenNum.add(id);
-    if (id > through) held.set(id, b[o + ORD_USER]);
+    if (id > ordersThrough) heldOrders.set(id, b[o + ORD_USER]);
     st.order.run(
       id,
       b[o + ORD_USER],
@@ -317,17 +359,19 @@ apply[K_TRADE] = (b) => {
       b[o + TR_MAKER_TYPE],
       micro,
     );
-    st.userTrade.run(b[o + TR_TAKER_USER], id, pair, takerSide, b[o + TR_TAKER_TYPE], price, amount, micro);
-    st.userTrade.run(
-      b[o + TR_MAKER_USER],
-      id,
-      pair,
-      1 - takerSide,
-      b[o + TR_MAKER_TYPE],
-      price,
-      amount,
-      micro,
-    );
+    if (id > tradesThrough)
+      heldTrades.push({
+        id,
+        pair,
+        price,
+        amount,
+        takerUser: b[o + TR_TAKER_USER],
+        makerUser: b[o + TR_MAKER_USER],
+        takerSide,
+        takerType: b[o + TR_TAKER_TYPE],
+        makerType: b[o + TR_MAKER_TYPE],
+        micro,
+      });
   }
 };
 
@@ -357,7 +401,7 @@ function applyBatch(m: Batch): void {
     if (buf !== null) apply[k](new Float64Array(buf, 0, m.counts[k] * STRIDE[k]), m.strs);
   }
   if (m.settledBelow - 1 > settled) settled = m.settledBelow - 1;
-  if (held.size >= data.userOrdersFlushAt) flushUserOrders();
+  if (heldOrders.size >= data.userRowsFlushAt || heldTrades.length >= data.userRowsFlushAt) flushUserRows();
 }
 
 const applyTx = db.transaction(applyBatch);
@@ -369,7 +413,7 @@ port.on("message", (m: ToWriter) => {
       // Fold the WAL into the main file so the next start reads one file; TRUNCATE leaves the
       // WAL empty (a reader still holding a snapshot only makes this a partial checkpoint).
       if (broken === null) {
-        db.transaction(flushUserOrders).immediate();
+        db.transaction(flushUserRows).immediate();
         db.pragma("wal_checkpoint(TRUNCATE)");
       }
       db.close();

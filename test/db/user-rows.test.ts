@@ -1,7 +1,8 @@
 /**
- * user_orders written in bulk (migration 002): the writer holds new orders' rows back and writes
- * them together; readers combine user_orders up to the writer's mark with the tail of orders above
- * it. Real writer thread, real reader pool, a real SQLite file.
+ * Per-user rows written in bulk (migration 002): the writer holds new orders' user_orders rows and
+ * new trades' user_trades rows back and writes them together; readers combine the rows up to the
+ * writer's marks with the tails of orders and trades above them. Real writer thread, real reader
+ * pool, a real SQLite file.
  */
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -14,7 +15,7 @@ import { DbReader } from "../../src/db/reader.ts";
 import { DbWriter } from "../../src/db/writer.ts";
 import { tempDir } from "./helpers.ts";
 
-const tmp = tempDir("user-orders");
+const tmp = tempDir("user-rows");
 after(tmp.cleanup);
 
 /** An order of `user` as the exchange writes it on creation (all fields but the ids are constant). */
@@ -22,13 +23,14 @@ function order(w: DbWriter, id: number, user: number, used = 0): void {
   w.order(id, user, "btc_usdt", 0, 0, 100, 10, used, false, id, id);
 }
 
+function mark(db: Database.Database, key: string): number {
+  return db.prepare<[string], number>("SELECT value FROM meta WHERE key = ?").pluck().get(key)!;
+}
+
 function stored(file: string): { through: number; rows: string[] } {
   const db = openDatabase(file, { readonly: true });
   try {
-    const through = db
-      .prepare<[], number>("SELECT value FROM meta WHERE key = 'user_orders_through'")
-      .pluck()
-      .get()!;
+    const through = mark(db, "user_orders_through");
     const rows = db
       .prepare<[], { u: number; o: number }>("SELECT user_id AS u, order_id AS o FROM user_orders ORDER BY o")
       .all()
@@ -44,11 +46,11 @@ async function ids(reader: DbReader, user: number, page: number, size: number) {
   return { total: p.total, ids: p.items.map((o) => o.id) };
 }
 
-describe("user_orders written in bulk", () => {
+describe("per-user rows written in bulk", () => {
   it("finds every order through the tail, then through the rows, across flushes and a reopen", async () => {
     const file = tmp.dbPath;
     let settledBelow = 1;
-    const w = await DbWriter.start(file, { userOrdersFlushAt: 8 });
+    const w = await DbWriter.start(file, { userRowsFlushAt: 8 });
     w.settledOrderIds(() => settledBelow);
     const reader = DbReader.start(file);
     try {
@@ -97,7 +99,7 @@ describe("user_orders written in bulk", () => {
     const db = new Database(tmp.dbPath);
     db.exec("DELETE FROM user_orders WHERE order_id > 7; UPDATE meta SET value = 7");
     db.close();
-    const w = await DbWriter.start(tmp.dbPath, { userOrdersFlushAt: 8 });
+    const w = await DbWriter.start(tmp.dbPath, { userRowsFlushAt: 8 });
     await w.close();
     const after = stored(tmp.dbPath);
     assert.equal(after.through, 10);
@@ -122,7 +124,13 @@ describe("user_orders written in bulk", () => {
       [12, 2],
     ])
       ins.run(id, user);
+    db.prepare(
+      `INSERT INTO trades (id, pair, price, amount, taker_order_id, maker_order_id, taker_user_id,
+         maker_user_id, taker_side, taker_type, maker_type, time_micro)
+       VALUES (7, 'btc_usdt', 1, 1, 9, 4, 1, 2, 0, 0, 0, 1)`,
+    ).run();
     assert.deepEqual(migrate(db), [2]);
+    assert.equal(mark(db, "user_trades_through"), 7);
     const indexes = db
       .prepare<[], string>("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'orders'")
       .pluck()
@@ -130,5 +138,89 @@ describe("user_orders written in bulk", () => {
     assert.equal(indexes.includes("orders_user"), false);
     db.close();
     assert.deepEqual(stored(file), { through: 12, rows: ["2:4", "1:9", "2:12"] });
+  });
+
+  it("finds a user's trades from the user's side through the tail, then through the rows", async () => {
+    const file = path.join(tmp.dir, "trades.db");
+    const w = await DbWriter.start(file, { userRowsFlushAt: 4 });
+    const reader = DbReader.start(file);
+    /** Trade `id`: `taker` sells at market into `maker`'s limit buy when `sell`, else buys at a limit. */
+    const trade = (id: number, taker: number, maker: number, sell: boolean) =>
+      w.trade(
+        id,
+        "eth_btc",
+        100 + id,
+        id,
+        1000 + id,
+        2000 + id,
+        taker,
+        maker,
+        sell ? 1 : 0,
+        sell ? 1 : 0,
+        0,
+        id,
+      );
+    const view = async (user: number, page: number, size: number) => {
+      const p = await reader.userTrades(user, page, size);
+      return { total: p.total, items: p.items.map((t) => `${t.id}:${t.side}${t.type}`) };
+    };
+    try {
+      trade(1, 1, 2, true);
+      trade(2, 1, 2, true);
+      trade(3, 2, 3, false);
+      await w.flush();
+      const db = openDatabase(file, { readonly: true });
+      assert.equal(db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM user_trades").get()!.n, 0);
+      assert.equal(mark(db, "user_trades_through"), 0);
+      // From the tail: user 1 sold at market (side 1, type 1); user 2 bought with a limit order as
+      // the maker of 1 and 2 (0, 0) and as the taker of 3 (0, 0); user 3 sold as a limit maker (1, 0).
+      assert.deepEqual(await view(1, 1, 10), { total: 2, items: ["2:11", "1:11"] });
+      assert.deepEqual(await view(2, 1, 10), { total: 3, items: ["3:00", "2:00", "1:00"] });
+      assert.deepEqual(await view(3, 1, 10), { total: 1, items: ["3:10"] });
+
+      // Trades 4 and 5 bring 5 held: all written, the mark at 5. Trade 6 stays in the tail.
+      trade(4, 3, 2, true);
+      trade(5, 1, 3, false);
+      await w.flush();
+      trade(6, 2, 1, true);
+      await w.flush();
+      assert.equal(mark(db, "user_trades_through"), 5);
+      assert.equal(db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM user_trades").get()!.n, 10);
+      db.close();
+      assert.deepEqual(await view(2, 1, 2), { total: 5, items: ["6:11", "4:00"] });
+      assert.deepEqual(await view(2, 2, 2), { total: 5, items: ["3:00", "2:00"] });
+      assert.deepEqual(await view(2, 3, 2), { total: 5, items: ["1:00"] });
+      assert.deepEqual(await view(1, 1, 10), { total: 4, items: ["6:00", "5:00", "2:11", "1:11"] });
+      const recent = await reader.recentForUser(3, 2);
+      assert.deepEqual(
+        recent.trades.map((t) => `${t.id}:${t.side}${t.type}`),
+        ["5:10", "4:11"],
+      );
+    } finally {
+      await reader.close();
+      await w.close();
+    }
+    // Closing writes the held trade; a restart after a crash that lost rows and the mark catches up.
+    let db = new Database(file);
+    assert.equal(mark(db, "user_trades_through"), 6);
+    const all = () =>
+      db
+        .prepare<[], { u: number; t: number; s: number; y: number }>(
+          "SELECT user_id AS u, trade_id AS t, side AS s, type AS y FROM user_trades ORDER BY t, u",
+        )
+        .all()
+        .map((r) => `${r.u}:${r.t}:${r.s}${r.y}`);
+    const before = all();
+    assert.equal(before.length, 12);
+    db.exec(
+      "DELETE FROM user_trades WHERE trade_id > 3; UPDATE meta SET value = 3 WHERE key = 'user_trades_through'",
+    );
+    db.close();
+    const again = await DbWriter.start(file);
+    await again.close();
+    db = new Database(file);
+    assert.deepEqual(all(), before);
+    assert.equal(mark(db, "user_trades_through"), 6);
+    db.close();
   });
 });

@@ -1,0 +1,24 @@
+-- Per-user rows written in bulk. A user's orders are found through user_orders and a user's trades
+-- through user_trades, which the writer fills in bulk instead of with every commit: an index keyed
+-- by user dirties one scattered page per user in every group commit (BENCHMARKS.md, "Per-user rows
+-- written in bulk").
+--
+-- Invariants: every order with id <= meta 'user_orders_through' has its user_orders row, and
+-- every trade with id <= meta 'user_trades_through' its two user_trades rows. Orders (trades)
+-- above the mark are found by scanning orders (trades) from that id on: a short tail. The writer
+-- moves a mark in the transaction that writes the rows, and catches up at start
+-- (workers/db/writer-worker.ts).
+CREATE TABLE user_orders (
+  user_id  INTEGER NOT NULL,
+  order_id INTEGER NOT NULL,
+  PRIMARY KEY (user_id, order_id)
+) STRICT, WITHOUT ROWID;
+INSERT INTO user_orders (user_id, order_id) SELECT user_id, id FROM orders;
+DROP INDEX orders_user;
+
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,
+  value INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+INSERT INTO meta (key, value) VALUES ('user_orders_through', (SELECT COALESCE(MAX(id), 0) FROM orders));
+INSERT INTO meta (key, value) VALUES ('user_trades_through', (SELECT COALESCE(MAX(id), 0) FROM trades));
