@@ -18,7 +18,7 @@ function prepare(db: Db) {
   return {
     // A user's orders: user_orders up to the writer's mark, then the tail of orders above it,
     // whose rows the writer has not written to user_orders yet (migration 002).
-    through: db.prepare<[], number>("SELECT value FROM meta WHERE key = 'user_orders_through'").pluck(),
+    ordersThrough: db.prepare<[], number>("SELECT value FROM meta WHERE key = 'user_orders_through'").pluck(),
     countOrders: db.prepare<[{ u: number; w: number }], { n: number }>(
       `SELECT (SELECT COUNT(*) FROM user_orders WHERE user_id = @u AND order_id <= @w)
             + (SELECT COUNT(*) FROM orders WHERE id > @w AND user_id = @u) AS n`,
@@ -34,20 +34,15 @@ function prepare(db: Db) {
        ORDER BY id DESC`,
     ),
     order: db.prepare<[number], OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ?`),
-    // A user's trades: user_trades up to the writer's mark, then the tail of trades above it, seen
-    // from the user's side (no trade has the same user on both sides: self-trades are prevented).
+    // A user's trades: user_trades up to the writer's mark, then the tail of trades above it as
+    // the user saw them (the trade_sides view, which also defines the rows the writer adds).
     tradesThrough: db.prepare<[], number>("SELECT value FROM meta WHERE key = 'user_trades_through'").pluck(),
     countTrades: db.prepare<[{ u: number; w: number }], { n: number }>(
       `SELECT (SELECT COUNT(*) FROM user_trades WHERE user_id = @u AND trade_id <= @w)
-            + (SELECT COUNT(*) FROM trades WHERE id > @w AND (taker_user_id = @u OR maker_user_id = @u))
-         AS n`,
+            + (SELECT COUNT(*) FROM trade_sides WHERE trade_id > @w AND user_id = @u) AS n`,
     ),
     trades: db.prepare<[{ u: number; w: number; limit: number; offset: number }], UserTradeRow>(
-      `SELECT id, pair,
-              CASE WHEN taker_user_id = @u THEN taker_side ELSE 1 - taker_side END AS side,
-              CASE WHEN taker_user_id = @u THEN taker_type ELSE maker_type END AS type,
-              price, amount, time_micro AS timeMicro
-         FROM trades WHERE id > @w AND (taker_user_id = @u OR maker_user_id = @u)
+      `SELECT ${USER_TRADE_COLUMNS} FROM trade_sides WHERE trade_id > @w AND user_id = @u
        UNION ALL
        SELECT ${USER_TRADE_COLUMNS} FROM user_trades WHERE user_id = @u AND trade_id <= @w
        ORDER BY 1 DESC LIMIT @limit OFFSET @offset`,
@@ -83,7 +78,7 @@ export default function run(
     case "userOrders": {
       const offset = checkPage(task.page, task.pageSize);
       return inSnapshot(() => {
-        const w = st.through.get()!;
+        const w = st.ordersThrough.get()!;
         return {
           total: st.countOrders.get({ u: task.userId, w })!.n,
           items: st.orders.all({ u: task.userId, w, limit: task.pageSize, offset }).map(toOrderRow),
@@ -108,7 +103,7 @@ export default function run(
       checkPage(1, task.n);
       return inSnapshot(() => ({
         orders: st.orders
-          .all({ u: task.userId, w: st.through.get()!, limit: task.n, offset: 0 })
+          .all({ u: task.userId, w: st.ordersThrough.get()!, limit: task.n, offset: 0 })
           .map(toOrderRow),
         trades: st.trades.all({ u: task.userId, w: st.tradesThrough.get()!, limit: task.n, offset: 0 }),
       }));

@@ -131,10 +131,6 @@ function prepare(db: Db) {
          maker_user_id, taker_side, taker_type, maker_type, time_micro)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    userTrade: db.prepare(
-      `INSERT INTO user_trades (user_id, trade_id, pair, side, type, price, amount, time_micro)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
     candle: db.prepare(
       `INSERT INTO candles (pair, period, start_ms, open, high, low, close, volume)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -161,61 +157,43 @@ try {
 // ---- per-user rows, written in bulk (migration 002) ---------------------------------------------
 // Invariants: every order with id <= `ordersThrough` has its user_orders row, and every trade with
 // id <= `tradesThrough` its two user_trades rows (readers scan the tails above the marks). New
-// rows wait in `heldOrders` / `heldTrades` and are written together, sorted by user, in the
-// transaction of the batch that brings either to `flushAt`: a user's page is then written once per
-// flush instead of once per group commit. A mark moves only in the transaction that wrote every
-// held row below it. Trades reach the writer in id order (the core numbers them as it records
-// them), so their mark is the last trade held; an order's id is given when its command enters a
-// pair worker and the pairs answer out of order, so the orders' mark moves only up to what the
+// rows wait and are written together, sorted by user, in the transaction of the batch that brings
+// the orders or the trades waiting to `flushAt`: a user's page is then written once per flush
+// instead of once per group commit. A mark moves only in the transaction that wrote every row
+// below it. Trades reach the writer in id order (the core numbers them as it records them), so the
+// trades waiting are exactly those above the mark, and their rows come from the `trade_sides`
+// view. An order's id is given when its command enters a pair worker and the pairs answer out of
+// order, so the orders waiting are tracked by id, and the orders' mark moves only up to what the
 // main side reports as settled (`settledBelow`).
-const markOf = db.prepare<[string], number>("SELECT value FROM meta WHERE key = ?").pluck();
 const setMark = db.prepare("UPDATE meta SET value = ? WHERE key = ?");
+const markOf = db.prepare<[string], number>("SELECT value FROM meta WHERE key = ?").pluck();
+const maxId = (table: "orders" | "trades") =>
+  db.prepare<[], number>(`SELECT COALESCE(MAX(id), 0) FROM ${table}`).pluck().get()!;
 const userOrder = db.prepare("INSERT OR IGNORE INTO user_orders (user_id, order_id) VALUES (?, ?)");
+const userOrdersAbove = db.prepare(
+  "INSERT OR IGNORE INTO user_orders (user_id, order_id) SELECT user_id, id FROM orders WHERE id > ?",
+);
+const userTradesAbove = db.prepare(
+  `INSERT INTO user_trades (user_id, trade_id, pair, side, type, price, amount, time_micro)
+     SELECT user_id, trade_id, pair, side, type, price, amount, time_micro FROM trade_sides
+     WHERE trade_id > ? ORDER BY user_id, trade_id`,
+);
 let ordersThrough = markOf.get("user_orders_through")!;
 let tradesThrough = markOf.get("user_trades_through")!;
 /** Order id -> user of orders above `ordersThrough` whose user_orders row is not written yet. */
 const heldOrders = new Map<number, number>();
 /** Highest order id reported settled: the orders' mark may move up to here after a flush. */
 let settled = ordersThrough;
-/** Trades above `tradesThrough` whose user_trades rows are not written yet. */
-interface HeldTrade {
-  id: number;
-  pair: string;
-  price: number;
-  amount: number;
-  takerUser: number;
-  makerUser: number;
-  takerSide: number;
-  takerType: number;
-  makerType: number;
-  micro: number;
-}
-const heldTrades: HeldTrade[] = [];
+/** The last trade written: the trades above `tradesThrough` up to it wait for their rows. */
+let lastTrade = tradesThrough;
 
-// Catch up at start: nothing is in flight, so every stored order and trade is settled.
-db.transaction(() => {
-  db.prepare(
-    "INSERT OR IGNORE INTO user_orders (user_id, order_id) SELECT user_id, id FROM orders WHERE id > ?",
-  ).run(ordersThrough);
-  db.prepare(
-    `INSERT OR IGNORE INTO user_trades (user_id, trade_id, pair, side, type, price, amount, time_micro)
-       SELECT taker_user_id, id, pair, taker_side, taker_type, price, amount, time_micro
-         FROM trades WHERE id > @w
-       UNION ALL
-       SELECT maker_user_id, id, pair, 1 - taker_side, maker_type, price, amount, time_micro
-         FROM trades WHERE id > @w`,
-  ).run({ w: tradesThrough });
-  const maxOrder = db.prepare<[], number>("SELECT COALESCE(MAX(id), 0) FROM orders").pluck().get()!;
-  if (maxOrder > ordersThrough) {
-    ordersThrough = settled = maxOrder;
-    setMark.run(ordersThrough, "user_orders_through");
-  }
-  const maxTrade = db.prepare<[], number>("SELECT COALESCE(MAX(id), 0) FROM trades").pluck().get()!;
-  if (maxTrade > tradesThrough) {
-    tradesThrough = maxTrade;
-    setMark.run(tradesThrough, "user_trades_through");
-  }
-}).immediate();
+/** Writes the rows of the trades above the mark, up to `upTo`, and moves the mark there. */
+function flushUserTrades(upTo: number): void {
+  if (upTo <= tradesThrough) return;
+  userTradesAbove.run(tradesThrough);
+  tradesThrough = upTo;
+  setMark.run(tradesThrough, "user_trades_through");
+}
 
 /** Writes every held row (sorted by user, then id) and moves the marks. In a transaction. */
 function flushUserRows(): void {
@@ -226,20 +204,20 @@ function flushUserRows(): void {
     ordersThrough = settled;
     setMark.run(ordersThrough, "user_orders_through");
   }
-  if (heldTrades.length === 0) return;
-  // Each trade from each side: [user, trade, side, type].
-  const rows: [number, HeldTrade, number, number][] = [];
-  for (const t of heldTrades) {
-    rows.push([t.takerUser, t, t.takerSide, t.takerType]);
-    rows.push([t.makerUser, t, 1 - t.takerSide, t.makerType]);
-  }
-  rows.sort((a, b) => a[0] - b[0] || a[1].id - b[1].id);
-  for (const [user, t, side, type] of rows)
-    st.userTrade.run(user, t.id, t.pair, side, type, t.price, t.amount, t.micro);
-  tradesThrough = heldTrades[heldTrades.length - 1].id;
-  setMark.run(tradesThrough, "user_trades_through");
-  heldTrades.length = 0;
+  flushUserTrades(lastTrade);
 }
+
+// Catch up at start: nothing is in flight, so every stored order and trade is settled.
+db.transaction(() => {
+  userOrdersAbove.run(ordersThrough);
+  const maxOrder = maxId("orders");
+  if (maxOrder > ordersThrough) {
+    ordersThrough = settled = maxOrder;
+    setMark.run(ordersThrough, "user_orders_through");
+  }
+  lastTrade = Math.max(lastTrade, maxId("trades"));
+  flushUserTrades(lastTrade);
+}).immediate();
 
 /** Symbol table: ids assigned by the main side in order of first use, sent with the batches. */
 const syms: string[] = [];
@@ -339,39 +317,22 @@ apply[K_ORDER] = (b) => {
 
 apply[K_TRADE] = (b) => {
   for (let o = 0; o < b.length; o += STRIDE[K_TRADE]) {
-    const id = b[o + TR_ID];
-    const pair = syms[b[o + TR_PAIR]];
-    const price = b[o + TR_PRICE];
-    const amount = b[o + TR_AMOUNT];
-    const takerSide = b[o + TR_TAKER_SIDE];
-    const micro = b[o + TR_MICRO];
     st.trade.run(
-      id,
-      pair,
-      price,
-      amount,
+      b[o + TR_ID],
+      syms[b[o + TR_PAIR]],
+      b[o + TR_PRICE],
+      b[o + TR_AMOUNT],
       b[o + TR_TAKER_ORDER],
       b[o + TR_MAKER_ORDER],
       b[o + TR_TAKER_USER],
       b[o + TR_MAKER_USER],
-      takerSide,
+      b[o + TR_TAKER_SIDE],
       b[o + TR_TAKER_TYPE],
       b[o + TR_MAKER_TYPE],
-      micro,
+      b[o + TR_MICRO],
     );
-    if (id > tradesThrough)
-      heldTrades.push({
-        id,
-        pair,
-        price,
-        amount,
-        takerUser: b[o + TR_TAKER_USER],
-        makerUser: b[o + TR_MAKER_USER],
-        takerSide,
-        takerType: b[o + TR_TAKER_TYPE],
-        makerType: b[o + TR_MAKER_TYPE],
-        micro,
-      });
+    // The user_trades rows follow in bulk (flushUserTrades).
+    lastTrade = b[o + TR_ID];
   }
 };
 
@@ -401,7 +362,8 @@ function applyBatch(m: Batch): void {
     if (buf !== null) apply[k](new Float64Array(buf, 0, m.counts[k] * STRIDE[k]), m.strs);
   }
   if (m.settledBelow - 1 > settled) settled = m.settledBelow - 1;
-  if (heldOrders.size >= data.userRowsFlushAt || heldTrades.length >= data.userRowsFlushAt) flushUserRows();
+  if (heldOrders.size >= data.userRowsFlushAt || lastTrade - tradesThrough >= data.userRowsFlushAt)
+    flushUserRows();
 }
 
 const applyTx = db.transaction(applyBatch);

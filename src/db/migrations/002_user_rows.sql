@@ -16,6 +16,14 @@ CREATE TABLE user_orders (
 INSERT INTO user_orders (user_id, order_id) SELECT user_id, id FROM orders;
 DROP INDEX orders_user;
 
+-- Each trade as each of its two users saw it (own direction, own order's type): the one definition
+-- of a user_trades row, for the writer's bulk writes and for the readers' tail. No trade has the
+-- same user on both sides (self-trades are prevented).
+CREATE VIEW trade_sides (user_id, trade_id, pair, side, type, price, amount, time_micro) AS
+  SELECT taker_user_id, id, pair, taker_side, taker_type, price, amount, time_micro FROM trades
+  UNION ALL
+  SELECT maker_user_id, id, pair, 1 - taker_side, maker_type, price, amount, time_micro FROM trades;
+
 CREATE TABLE meta (
   key   TEXT PRIMARY KEY,
   value INTEGER NOT NULL
