@@ -18,23 +18,17 @@
  * prints `listening on http://127.0.0.1:<port>`; SIGTERM/SIGINT close the pair workers and the
  * writer, then exit.
  */
-import { readFileSync } from "node:fs";
 import uws from "@trufflesuite/uws-js-unofficial";
 import { DbWriter } from "../../src/db/writer.ts";
 import { readBody } from "../../src/http/request.ts";
 import { PairChannel } from "../../src/pair-client.ts";
 import { EV_END, EV_KIND } from "../../workers/pair/protocol.ts";
-
-interface Bodies {
-  post: string;
-  book: Record<string, string>;
-  pairs: string;
-}
+import { listenOnLoopback, readBodies, sendJson, serveConstantGets } from "./constant-routes.ts";
 
 const [file, dbFile] = process.argv.slice(2);
 if (file === undefined || dbFile === undefined)
   throw new Error("usage: floor-server.ts <bodies.json> <database file>");
-const bodies = JSON.parse(readFileSync(file, "utf8")) as Bodies;
+const bodies = readBodies(file);
 const PAIRS = ["btc_usdt", "eth_usdt", "eth_btc"];
 
 const writer = await DbWriter.start(dbFile);
@@ -51,10 +45,7 @@ interface Pending {
 }
 
 const answer = (p: Pending) => {
-  if (p.aborted) return;
-  p.res.cork(() => {
-    p.res.writeStatus("200 OK").writeHeader("content-type", "application/json").end(bodies.post);
-  });
+  if (!p.aborted) sendJson(p.res, bodies.post);
 };
 
 const channels = PAIRS.map((pair) => {
@@ -104,30 +95,8 @@ app.post("/*", (res, req) => {
   });
 });
 
-const constant = (res: uws.HttpResponse, body: string) => {
-  res.cork(() => {
-    res.writeStatus("200 OK").writeHeader("content-type", "application/json").end(body);
-  });
-};
-app.get("/1.0/trade/pairs", (res) => constant(res, bodies.pairs));
-app.get("/1.0/trade/pairs/:pairName/orders", (res, req) =>
-  constant(res, bodies.book[req.getParameter(0) ?? ""] ?? "{}"),
-);
-app.get("/health", (res) => constant(res, '{"status":"ok"}'));
-
-app.listen("127.0.0.1", 0, (token) => {
-  if (token === false) {
-    console.error("floor server: cannot listen");
-    process.exit(1);
-  }
-  const port = uws.us_socket_local_port(token as unknown as uws.us_socket);
-  console.log(`listening on http://127.0.0.1:${port}`);
-  const stop = async () => {
-    uws.us_listen_socket_close(token);
-    await Promise.all(channels.map((c) => c.channel.close()));
-    await writer.close();
-    process.exit(0);
-  };
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
+serveConstantGets(app, bodies);
+listenOnLoopback(app, "floor server", async () => {
+  await Promise.all(channels.map((c) => c.channel.close()));
+  await writer.close();
 });

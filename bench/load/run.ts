@@ -69,6 +69,7 @@ import {
   type ToLoadgen,
   type Workload,
 } from "./common.ts";
+import type { Bodies } from "./constant-routes.ts";
 import { type ProfileSummary, summariseProfiles } from "./profile.ts";
 import { type LoadResults, type Row, renderReport } from "./report.ts";
 import { REPO_ROOT, type ServerProcess, spawnServer, waitHealthy } from "./servers.ts";
@@ -610,8 +611,8 @@ interface Exchange {
   server: ServerProcess;
   users: BenchUser[];
   dir: string;
-  /** Captured bodies (for the bare server). */
-  bodies: { post: string; book: Record<string, string>; pairs: string };
+  /** Captured bodies (for the bare server and the floor). */
+  bodies: Bodies;
 }
 
 async function pool<T>(
