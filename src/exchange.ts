@@ -45,6 +45,7 @@ import { Code } from "./errors.ts";
 import type { Ledger } from "./ledger.ts";
 import { type PairMarket, scaled } from "./market-data.ts";
 import { mulDivRoundHalfUp, pow10 } from "./numbers.ts";
+import { ENGINE_FLAGS, TIF_GTC, TIF_MASK, type TimeInForce, withOrderOptions } from "./orders.ts";
 import { formatDateTime, nowMicro } from "./time.ts";
 
 export const LIMIT = 0;
@@ -64,7 +65,7 @@ export interface PairSpec {
 export interface CommandSink {
   /** Resolves once the command ring has room again. */
   writable(): Promise<void>;
-  sendLimit(orderId: number, user: number, side: 0 | 1, price: number, qty: number): boolean;
+  sendLimit(orderId: number, user: number, side: 0 | 1, price: number, qty: number, flags: number): boolean;
   sendMarket(orderId: number, user: number, side: 0 | 1, qty: number, budget: number): boolean;
   sendCancel(orderId: number): boolean;
 }
@@ -92,6 +93,9 @@ export interface OrderState {
   /** Market buy: quote (ledger units) still reserved for it. Market orders: ticks × lots spent. */
   budget: bigint;
   spent: bigint;
+  /** Options (src/orders.ts): time in force, post-only. */
+  flags: number;
+  clientOrderId: string | undefined;
 }
 
 /** The order as the interface shows it (2.1). */
@@ -106,6 +110,9 @@ export interface OrderView {
   isCancelled: boolean;
   createTime: string;
   updateTime?: string;
+  clientOrderId?: string;
+  timeInForce?: TimeInForce;
+  postOnly?: true;
 }
 
 /** A user's trade as the interface shows it (2.5). */
@@ -129,6 +136,8 @@ export interface CommitListener {
 
 export type CreateReply = (error: number, order: OrderView | null) => void;
 export type CancelReply = (error: number) => void;
+/** The ids of the orders a cancel-all cancelled, ascending. */
+export type CancelAllReply = (cancelled: number[]) => void;
 
 /** Commands a pair may hold while its command ring is full; past it, requests get 503. */
 const MAX_WAITING = 10_000;
@@ -178,6 +187,14 @@ export class Exchange {
   readonly open = new Map<number, OrderState>();
   /** Closed orders whose final row is not committed yet (cancel answers need them). */
   private readonly closing = new Map<number, OrderState>();
+  /** The resting orders of each user (cancel-all). */
+  private readonly openByUser = new Map<number, Set<OrderState>>();
+  /**
+   * `user:clientOrderId` -> order id (-1 until the command enters its ring) of every order ever
+   * accepted with a client order id: they are unique per user (CONTRACT 8.2). A key is dropped again
+   * only when the book refuses the order (nothing was created).
+   */
+  private readonly clientIds = new Map<string, number>();
   nextOrderId = 1;
   nextTradeId = 1;
   listener: CommitListener | null = null;
@@ -274,9 +291,26 @@ export class Exchange {
     price: number,
     amount: number,
     reply: CreateReply,
+    flags = 0,
+    clientOrderId?: string,
   ): boolean {
     const p = this.pairs[pairIndex];
     const ledger = this.ledger;
+    const marketBuy = type === MARKET && side === BUY;
+    if (marketBuy && this.marketBuys.has(user)) {
+      // A market buy holds the user's whole available quote balance while it is in the worker:
+      // the next one is decided against what the first leaves, one after the other.
+      this.afterMarketBuys(user, () => {
+        if (!this.createOrder(user, pairIndex, type, side, price, amount, reply, flags, clientOrderId))
+          reply(Code.BUSY, null);
+      });
+      return true;
+    }
+    const clientKey = clientOrderId === undefined ? undefined : `${user}:${clientOrderId}`;
+    if (clientKey !== undefined && this.clientIds.has(clientKey)) {
+      reply(Code.CLIENT_ORDER_ID_DUPLICATE, null);
+      return true;
+    }
     let hold: bigint;
     let currency: number;
     let budget = NO_BUDGET;
@@ -300,24 +334,26 @@ export class Exchange {
         // A market buy of this user holds its whole quote balance for a moment: decide this
         // order against the balance that buy leaves, as if the user's orders ran one by one.
         this.afterMarketBuys(user, () => {
-          if (!this.createOrder(user, pairIndex, type, side, price, amount, reply)) reply(Code.BUSY, null);
+          if (!this.createOrder(user, pairIndex, type, side, price, amount, reply, flags, clientOrderId))
+            reply(Code.BUSY, null);
         });
         return true;
       }
       reply(Code.INSUFFICIENT_FUNDS, null);
       return true;
     }
-    const marketBuy = type === MARKET && side === BUY;
     if (marketBuy) this.marketBuys.set(user, (this.marketBuys.get(user) ?? 0) + 1);
+    if (clientKey !== undefined) this.clientIds.set(clientKey, -1);
     // The id and time are taken when the command enters the ring, so ids follow matching order.
     const send = (): boolean => {
       const id = this.nextOrderId;
       const sent =
         type === LIMIT
-          ? p.sink.sendLimit(id, user, side, price, amount)
+          ? p.sink.sendLimit(id, user, side, price, amount, flags & ENGINE_FLAGS)
           : p.sink.sendMarket(id, user, side, amount, budget);
       if (!sent) return false;
       this.nextOrderId = id + 1;
+      if (clientKey !== undefined) this.clientIds.set(clientKey, id);
       const micro = nowMicro();
       const order: OrderState = {
         id,
@@ -333,6 +369,8 @@ export class Exchange {
         updateMicro: micro,
         budget: marketBuy ? hold : 0n,
         spent: 0n,
+        flags,
+        clientOrderId,
       };
       p.pending.push({ kind: CMD_CREATE, order, orderId: id, user, replyCreate: reply, replyCancel: null });
       return true;
@@ -340,7 +378,18 @@ export class Exchange {
     if (this.submit(p, send)) return true;
     ledger.release(user, currency, hold);
     if (marketBuy) this.marketBuyEnded(user);
+    if (clientKey !== undefined) this.clientIds.delete(clientKey);
     return false;
+  }
+
+  /** The id of the user's order with that client order id (-1: accepted, not in a ring yet). */
+  orderIdByClientId(user: number, clientOrderId: string): number | undefined {
+    return this.clientIds.get(`${user}:${clientOrderId}`);
+  }
+
+  /** Recovery: a stored order's client order id, so that it is never given again. */
+  restoreClientId(user: number, clientOrderId: string, orderId: number): void {
+    this.clientIds.set(`${user}:${clientOrderId}`, orderId);
   }
 
   private afterMarketBuys(user: number, run: () => void): void {
@@ -386,11 +435,91 @@ export class Exchange {
       return true;
     }
     const p = this.pairs[o.pair];
-    return this.submit(p, () => {
-      if (!p.sink.sendCancel(orderId)) return false;
-      p.pending.push({ kind: CMD_CANCEL, order: o, orderId, user, replyCreate: null, replyCancel: reply });
-      return true;
+    return this.submit(p, () => this.sendCancel(p, o, reply));
+  }
+
+  private sendCancel(p: PairState, o: OrderState, reply: CancelReply): boolean {
+    if (!p.sink.sendCancel(o.id)) return false;
+    p.pending.push({
+      kind: CMD_CANCEL,
+      order: o,
+      orderId: o.id,
+      user: o.user,
+      replyCreate: null,
+      replyCancel: reply,
     });
+    return true;
+  }
+
+  /**
+   * Cancels every open order of `user` on pair `pairIndex` (-1: every pair), CONTRACT 8.4, and
+   * answers the ids it cancelled, ascending, once every cancel committed. Each pair's cancels enter
+   * its command FIFO as one step, so they follow every command the user sent before: the orders
+   * resting then, and the creates still in the worker that may rest, are the ones cancelled (a
+   * create that ends filled or cancelled is not listed). Returns false when a command queue is full
+   * (nothing was sent on that pair; the caller answers 503).
+   */
+  cancelAll(user: number, pairIndex: number, reply: CancelAllReply): boolean {
+    const cancelled: number[] = [];
+    // Pairs whose cancels are not all sent, plus cancels not answered yet.
+    let outstanding = 0;
+    const settle = (): void => {
+      if (--outstanding === 0) reply(cancelled.sort((a, b) => a - b));
+    };
+    const onCancel = (orderId: number) => (err: number) => {
+      if (err === 0) cancelled.push(orderId);
+      settle();
+    };
+    let accepted = true;
+    for (const p of this.pairs) {
+      if (p === undefined || (pairIndex >= 0 && p.spec.index !== pairIndex)) continue;
+      let targets: OrderState[] | null = null;
+      let next = 0;
+      outstanding++;
+      const sendAll = (): boolean => {
+        if (targets === null) {
+          targets = this.cancelTargets(p, user);
+          outstanding += targets.length;
+        }
+        while (next < targets.length) {
+          const o = targets[next];
+          if (!this.sendCancel(p, o, onCancel(o.id))) return false;
+          next++;
+        }
+        // Deferred: the answer must not come before the caller learned the call was accepted.
+        queueMicrotask(settle);
+        return true;
+      };
+      if (!this.submit(p, sendAll)) accepted = false;
+    }
+    if (outstanding === 0) queueMicrotask(() => reply(cancelled));
+    return accepted;
+  }
+
+  /**
+   * Ids of the user's orders on a pair that are open, or were until a change not yet committed:
+   * the candidates of an open-orders read, which the committed rows then decide (CONTRACT 8.6).
+   */
+  openOrderIds(user: number, pairIndex: number): number[] {
+    const ids: number[] = [];
+    const mine = this.openByUser.get(user);
+    if (mine !== undefined) for (const o of mine) if (o.pair === pairIndex) ids.push(o.id);
+    for (const o of this.closing.values()) if (o.user === user && o.pair === pairIndex) ids.push(o.id);
+    return ids;
+  }
+
+  /** What a cancel-all sent now on pair `p` must cancel: resting orders and creates that may rest. */
+  private cancelTargets(p: PairState, user: number): OrderState[] {
+    const out: OrderState[] = [];
+    const mine = this.openByUser.get(user);
+    if (mine !== undefined) for (const o of mine) if (o.pair === p.spec.index) out.push(o);
+    for (let i = p.pendingHead; i < p.pending.length; i++) {
+      const cmd = p.pending[i];
+      const o = cmd.order;
+      if (cmd.kind !== CMD_CREATE || o === null || o.user !== user || o.type !== LIMIT) continue;
+      if ((o.flags & TIF_MASK) === TIF_GTC && !this.open.has(o.id)) out.push(o);
+    }
+    return out;
   }
 
   /**
@@ -418,8 +547,8 @@ export class Exchange {
   /** Recovery: puts a stored open order back into its book (it cannot cross: books never are). */
   restoreOrder(o: OrderState): boolean {
     const p = this.pairs[o.pair];
-    if (!p.sink.sendLimit(o.id, o.user, o.side, o.price, o.amount - o.used)) return false;
-    this.open.set(o.id, o);
+    if (!p.sink.sendLimit(o.id, o.user, o.side, o.price, o.amount - o.used, TIF_GTC)) return false;
+    this.setOpen(o);
     p.pending.push({
       kind: CMD_RESTORE,
       order: o,
@@ -489,8 +618,7 @@ export class Exchange {
   /** The taker of the current command now rests in the book. */
   onRested(pairIndex: number, orderId: number): void {
     const p = this.pairs[pairIndex];
-    const o = this.currentOrder(p, orderId);
-    this.open.set(orderId, o);
+    this.setOpen(this.currentOrder(p, orderId));
   }
 
   /** An order ends with `left` lots unfilled: releases what it still holds. */
@@ -539,7 +667,9 @@ export class Exchange {
         this.marketBuyEnded(o.user);
       }
       if (code !== OK) {
-        // Refused by the book (no liquidity, unaffordable): nothing happened but the hold.
+        // Refused by the book (no liquidity, unaffordable, post-only would take): nothing happened
+        // but the hold, and the client order id was not used.
+        if (o.clientOrderId !== undefined) this.clientIds.delete(`${o.user}:${o.clientOrderId}`);
         if (o.side === SELL) ledger.release(o.user, p.base, BigInt(o.amount) * p.baseMul);
         else if (o.type === LIMIT)
           ledger.release(o.user, p.quote, BigInt(o.price) * BigInt(o.amount) * p.quoteMul);
@@ -644,7 +774,7 @@ export class Exchange {
       createTime: formatDateTime(o.createMicro),
     };
     if (withUpdate) v.updateTime = formatDateTime(o.updateMicro);
-    return v;
+    return withOrderOptions(v, o.flags, o.clientOrderId);
   }
 
   private userTradeView(
@@ -682,8 +812,23 @@ export class Exchange {
     }
   }
 
+  private setOpen(o: OrderState): void {
+    this.open.set(o.id, o);
+    let mine = this.openByUser.get(o.user);
+    if (mine === undefined) {
+      mine = new Set();
+      this.openByUser.set(o.user, mine);
+    }
+    mine.add(o);
+  }
+
   private close(o: OrderState): void {
-    if (this.open.get(o.id) === o) this.open.delete(o.id);
+    if (this.open.get(o.id) === o) {
+      this.open.delete(o.id);
+      const mine = this.openByUser.get(o.user)!;
+      mine.delete(o);
+      if (mine.size === 0) this.openByUser.delete(o.user);
+    }
     this.closing.set(o.id, o);
   }
 

@@ -27,11 +27,17 @@ const orderProps = {
   createTime: str,
 };
 const orderRequired = Object.keys(orderProps);
+/** CONTRACT 8: present only when the order has them (src/orders.ts). */
+const orderOptionProps = {
+  clientOrderId: str,
+  timeInForce: { type: "string", enum: ["GTC", "IOC", "FOK"] },
+  postOnly: bool,
+} as const;
 
 /** 2.1 Order, with updateTime (create-order response). */
 export const orderWithUpdateSchema = {
   type: "object",
-  properties: { ...orderProps, updateTime: str },
+  properties: { ...orderProps, updateTime: str, ...orderOptionProps },
   required: [...orderRequired, "updateTime"],
   additionalProperties: false,
 } as const;
@@ -39,7 +45,7 @@ export const orderWithUpdateSchema = {
 /** 2.1 Order without updateTime (lists, pages, stream). */
 export const orderSchema = {
   type: "object",
-  properties: orderProps,
+  properties: { ...orderProps, ...orderOptionProps },
   required: orderRequired,
   additionalProperties: false,
 } as const;
@@ -193,6 +199,13 @@ export const serialize = {
   chart: compile({ type: "array", items: { type: "array", items: num } }),
   balances: compile({ type: "array", items: balanceSchema }),
   ordersPage: compile(page(orderSchema)),
+  orders: compile({ type: "array", items: orderSchema }),
+  cancelled: compile({
+    type: "object",
+    properties: { cancelled: { type: "array", items: int } },
+    required: ["cancelled"],
+  }),
+  triggerTime: compile({ type: "object", properties: { triggerTime: int }, required: ["triggerTime"] }),
   tradesPage: compile(page(userTradeSchema)),
   newUser: compile({
     type: "object",

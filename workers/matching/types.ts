@@ -19,6 +19,17 @@ export const SELL = 1;
 export type Side = typeof BUY | typeof SELL;
 
 /**
+ * Flags of a limit order (and of a move): time in force in the low two bits, then post-only.
+ * GTC rests what it cannot fill; IOC cancels the remainder; FOK fills completely against other
+ * users' orders at submission or not at all. A post-only order never trades on arrival.
+ */
+export const TIF_GTC = 0;
+export const TIF_IOC = 1;
+export const TIF_FOK = 2;
+export const TIF_MASK = 3;
+export const FLAG_POST_ONLY = 4;
+
+/**
  * Why an order ended without being fully filled. A fully filled order gets no `done` event: the
  * trade that fills it reports `takerLeft` or `makerLeft` 0.
  */
@@ -43,12 +54,18 @@ export const ERR_INSUFFICIENT_FUNDS = 102;
 export const ERR_ORDER_NOT_FOUND = 103;
 /** Limit order with an id that is already resting (a caller bug; nothing happened). */
 export const ERR_DUPLICATE_ID = 104;
+/** Post-only order (or move of one) whose price reaches the opposite best: nothing happened. */
+export const ERR_WOULD_TAKE = 105;
+/** Reduce or move that would leave the order with no open quantity: nothing happened. */
+export const ERR_AMEND_TOO_SMALL = 106;
 export type ResultCode =
   | typeof OK
   | typeof ERR_NO_LIQUIDITY
   | typeof ERR_INSUFFICIENT_FUNDS
   | typeof ERR_ORDER_NOT_FOUND
-  | typeof ERR_DUPLICATE_ID;
+  | typeof ERR_DUPLICATE_ID
+  | typeof ERR_WOULD_TAKE
+  | typeof ERR_AMEND_TOO_SMALL;
 
 /** 2^52: the largest market-buy budget (ticks × lots); callers clamp larger balances to it. */
 export const MAX_BUDGET = 2 ** 52;
