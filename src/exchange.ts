@@ -713,6 +713,8 @@ export class Exchange {
         o.cancelled,
         o.createMicro,
         o.updateMicro,
+        o.flags,
+        o.clientOrderId,
       );
     }
     const closed = touched.filter((o) => this.closing.get(o.id) === o);

@@ -20,6 +20,10 @@ export type DirectionType = "buy" | "sell";
 
 /** 2.1 Order as lists, pages and streams show it (no updateTime). */
 export interface Order {
+  /** CONTRACT 8: present only when the order has them. */
+  clientOrderId?: string;
+  timeInForce?: TimeInForce;
+  postOnly?: true;
   id: number;
   pairName: string;
   tradeType: TradeType;
@@ -144,6 +148,28 @@ export interface CreateOrderRequest {
   directionType: DirectionType;
   price?: DecimalInput;
   amount: DecimalInput;
+  /** CONTRACT 8.2: the client's own id, unique per user. */
+  clientOrderId?: string;
+  timeInForce?: TimeInForce;
+  postOnly?: boolean;
+}
+
+export type TimeInForce = "GTC" | "IOC" | "FOK";
+
+/** CONTRACT 8.3: the new total amount, the new price, or both. */
+export interface AmendOrderRequest {
+  orderId: number | string;
+  amount?: DecimalInput;
+  price?: DecimalInput;
+}
+
+/** An element of the create-orders answer (CONTRACT 8.5): the order, or its errors. */
+export type BatchOrderResult = CreatedOrder | ErrorBody;
+
+/** An element of the cancel-orders answer (CONTRACT 8.5). */
+export interface BatchCancelResult {
+  orderId: number;
+  errors?: Record<string, string[]>;
 }
 
 /** Nonce as a JSON number or a string of digits (CONTRACT 5). */
@@ -304,6 +330,54 @@ export class ExchangeClient {
   /** 4.2 POST /trade/cancel-order; answers `[]`. */
   cancelOrder(orderId: number | string, opts: CallOptions = {}): Promise<ApiResponse<[]>> {
     return this.post<[]>("/trade/cancel-order", { orderId }, opts);
+  }
+
+  // ---- CONTRACT 8: market-maker controls ---------------------------------------------------------
+
+  /** 8.3 POST /trade/amend-order: the order after the amend (and any matching). */
+  amendOrder(amend: AmendOrderRequest, opts: CallOptions = {}): Promise<ApiResponse<CreatedOrder>> {
+    return this.post<CreatedOrder>("/trade/amend-order", { ...amend }, opts);
+  }
+
+  /** 8.4 POST /trade/cancel-all-orders, every pair or one. */
+  cancelAllOrders(pairName?: string, opts: CallOptions = {}): Promise<ApiResponse<{ cancelled: number[] }>> {
+    return this.post("/trade/cancel-all-orders", pairName === undefined ? {} : { pairName }, opts);
+  }
+
+  /** 8.5 POST /trade/create-orders: one answer per order, in order. */
+  createOrders(
+    orders: CreateOrderRequest[],
+    opts: CallOptions = {},
+  ): Promise<ApiResponse<BatchOrderResult[]>> {
+    return this.post<BatchOrderResult[]>("/trade/create-orders", { orders }, opts);
+  }
+
+  /** 8.5 POST /trade/cancel-orders: one answer per id, in order. */
+  cancelOrders(
+    orderIds: (number | string)[],
+    opts: CallOptions = {},
+  ): Promise<ApiResponse<BatchCancelResult[]>> {
+    return this.post<BatchCancelResult[]>("/trade/cancel-orders", { orderIds }, opts);
+  }
+
+  /** 8.6 GET /trade/orders/{orderId}. */
+  order(orderId: number | string, opts: CallOptions = {}): Promise<ApiResponse<CreatedOrder>> {
+    return this.get<CreatedOrder>(`/trade/orders/${orderId}`, [], opts);
+  }
+
+  /** 8.6 GET /trade/orders?clientOrderId=X. */
+  orderByClientId(clientOrderId: string, opts: CallOptions = {}): Promise<ApiResponse<CreatedOrder>> {
+    return this.get<CreatedOrder>("/trade/orders", [["clientOrderId", clientOrderId]], opts);
+  }
+
+  /** 8.6 GET /trade/pairs/{pairName}/open-orders, newest first. */
+  openOrders(pairName: string, opts: CallOptions = {}): Promise<ApiResponse<Order[]>> {
+    return this.get<Order[]>(`/trade/pairs/${pairName}/open-orders`, [], opts);
+  }
+
+  /** 8.7 POST /trade/cancel-all-after: arms (timeout > 0) or disarms (0) the dead-man's switch. */
+  cancelAllAfter(timeout: number, opts: CallOptions = {}): Promise<ApiResponse<{ triggerTime: number }>> {
+    return this.post("/trade/cancel-all-after", { timeout }, opts);
   }
 
   // ---- 4.3-4.7 market data ----------------------------------------------------------------------
