@@ -21,10 +21,16 @@ import {
   SELL,
 } from "../workers/matching/types.ts";
 import {
+  AMENDED_NEW_LEFT,
+  AMENDED_NEW_PRICE,
+  AMENDED_OLD_LEFT,
+  AMENDED_OLD_PRICE,
+  AMENDED_ORDER_ID,
   DONE_LEFT,
   DONE_ORDER_ID,
   DONE_REASON,
   END_RESULT,
+  EV_AMENDED,
   EV_DONE,
   EV_END,
   EV_KIND,
@@ -45,7 +51,14 @@ import { Code } from "./errors.ts";
 import type { Ledger } from "./ledger.ts";
 import { type PairMarket, scaled } from "./market-data.ts";
 import { mulDivRoundHalfUp, pow10 } from "./numbers.ts";
-import { ENGINE_FLAGS, TIF_GTC, TIF_MASK, type TimeInForce, withOrderOptions } from "./orders.ts";
+import {
+  ENGINE_FLAGS,
+  FLAG_POST_ONLY,
+  TIF_GTC,
+  TIF_MASK,
+  type TimeInForce,
+  withOrderOptions,
+} from "./orders.ts";
 import { formatDateTime, nowMicro } from "./time.ts";
 
 export const LIMIT = 0;
@@ -68,6 +81,8 @@ export interface CommandSink {
   sendLimit(orderId: number, user: number, side: 0 | 1, price: number, qty: number, flags: number): boolean;
   sendMarket(orderId: number, user: number, side: 0 | 1, qty: number, budget: number): boolean;
   sendCancel(orderId: number): boolean;
+  sendReduce(orderId: number, by: number): boolean;
+  sendMove(orderId: number, price: number, delta: number, flags: number): boolean;
 }
 
 /** What the core needs from the database writer. */
@@ -96,6 +111,8 @@ export interface OrderState {
   /** Options (src/orders.ts): time in force, post-only. */
   flags: number;
   clientOrderId: string | undefined;
+  /** Set while an amend of the order is in the worker: the amends waiting behind it. */
+  amending?: (() => void)[] | null;
 }
 
 /** The order as the interface shows it (2.1). */
@@ -145,6 +162,7 @@ const MAX_WAITING = 10_000;
 const CMD_RESTORE = 0;
 const CMD_CREATE = 1;
 const CMD_CANCEL = 2;
+const CMD_AMEND = 3;
 
 interface Pending {
   kind: number;
@@ -153,6 +171,8 @@ interface Pending {
   user: number;
   replyCreate: CreateReply | null;
   replyCancel: CancelReply | null;
+  /** Amend: ledger units held at R1 for it and not settled yet (quote for a buy, base for a sell). */
+  hold?: bigint;
 }
 
 /** Per pair: scale factors between book units and ledger units, and the command FIFO. */
@@ -428,14 +448,127 @@ export class Exchange {
   ): boolean {
     const o = this.open.get(orderId);
     if (o === undefined || o.user !== user) {
-      const c = this.closing.get(orderId);
-      if (c !== undefined && c.user === user) reply(closedError(c));
-      else if (o !== undefined) reply(Code.ORDER_NOT_FOUND);
-      else lookupClosed(orderId);
+      const err = this.notOpenError(user, orderId);
+      if (err < 0) lookupClosed(orderId);
+      else reply(err);
       return true;
     }
     const p = this.pairs[o.pair];
     return this.submit(p, () => this.sendCancel(p, o, reply));
+  }
+
+  /** The open order `orderId` of `user`, or undefined. */
+  ownOpenOrder(user: number, orderId: number): OrderState | undefined {
+    const o = this.open.get(orderId);
+    return o !== undefined && o.user === user ? o : undefined;
+  }
+
+  /**
+   * Why `orderId` is not an open order of `user`, as cancel-order answers it (CONTRACT 3): another
+   * user's order and an unknown id alike are "not found". -1 when only the database can tell (the
+   * order closed and its row is committed).
+   */
+  notOpenError(user: number, orderId: number): number {
+    const c = this.closing.get(orderId);
+    if (c !== undefined) return c.user === user ? closedError(c) : Code.ORDER_NOT_FOUND;
+    return this.open.has(orderId) ? Code.ORDER_NOT_FOUND : -1;
+  }
+
+  /**
+   * Amends the open order `o` of its user (CONTRACT 8.3) to `price` (ticks) and the new total
+   * `amount` (lots). Only a lower amount at the same price keeps the order's place (a REDUCE
+   * command); anything else is a MOVE: the order goes to the back of its new level and may match.
+   * Calls `reply` once: with an error code (nothing changed), or with the order after the amend and
+   * any matching, once committed. Amends of one order run one after the other. Returns false when
+   * the command queue is full (nothing changed; the caller answers 503).
+   *
+   * R1 holds what the amended order may need beyond what it holds now. The order's open quantity
+   * can still drop (fills still in the worker), so the hold is the most the amend can cost over
+   * every open quantity from 0 to the one known now; the AMENDED event settles it exactly.
+   */
+  amendOrder(o: OrderState, price: number, amount: number, reply: CreateReply): boolean {
+    const user = o.user;
+    if (o.amending !== undefined && o.amending !== null) {
+      o.amending.push(() => {
+        if (!this.amendOrder(o, price, amount, reply)) reply(Code.BUSY, null);
+      });
+      return true;
+    }
+    if (this.open.get(o.id) !== o) {
+      const err = this.notOpenError(user, o.id);
+      reply(err < 0 ? closedError(o) : err, null);
+      return true;
+    }
+    if (amount <= o.used) {
+      reply(Code.AMEND_NOT_ABOVE_EXECUTED, null);
+      return true;
+    }
+    const p = this.pairs[o.pair];
+    const delta = amount - o.amount;
+    if (price === o.price && delta === 0) {
+      // Nothing to change: the order as it stands once what is in flight has committed.
+      this.db.afterCommit(() => reply(0, this.orderView(o, true)));
+      return true;
+    }
+    let currency: number;
+    let hold = 0n;
+    if (o.side === SELL) {
+      currency = p.base;
+      if (delta > 0) hold = BigInt(delta) * p.baseMul;
+    } else {
+      currency = p.quote;
+      const open = BigInt(o.amount - o.used);
+      const d = BigInt(delta);
+      const np = BigInt(price);
+      // Extra quote at open quantity L is np·(L + d) − price·L, linear in L: its most over
+      // [0, open] is at one end.
+      const atNone = np * d;
+      const atOpen = np * (open + d) - BigInt(o.price) * open;
+      const most = atNone > atOpen ? atNone : atOpen;
+      if (most > 0n) hold = most * p.quoteMul;
+    }
+    if (hold > 0n && !this.ledger.reserve(user, currency, hold)) {
+      if (this.marketBuys.has(user)) {
+        this.afterMarketBuys(user, () => {
+          if (!this.amendOrder(o, price, amount, reply)) reply(Code.BUSY, null);
+        });
+        return true;
+      }
+      reply(Code.INSUFFICIENT_FUNDS, null);
+      return true;
+    }
+    o.amending = [];
+    const reduce = price === o.price && delta < 0;
+    const send = (): boolean => {
+      const sent = reduce
+        ? p.sink.sendReduce(o.id, -delta)
+        : p.sink.sendMove(o.id, price, delta, o.flags & FLAG_POST_ONLY);
+      if (!sent) return false;
+      p.pending.push({
+        kind: CMD_AMEND,
+        order: o,
+        orderId: o.id,
+        user,
+        replyCreate: reply,
+        replyCancel: null,
+        hold,
+      });
+      return true;
+    };
+    if (this.submit(p, send)) return true;
+    if (hold > 0n) this.ledger.release(user, currency, hold);
+    this.amendEnded(o);
+    return false;
+  }
+
+  /** The amend of `o` in the worker ended: the next one waiting for it runs. */
+  private amendEnded(o: OrderState): void {
+    const waiting = o.amending;
+    o.amending = null;
+    if (waiting === undefined || waiting === null || waiting.length === 0) return;
+    queueMicrotask(() => {
+      for (const run of waiting) run();
+    });
   }
 
   private sendCancel(p: PairState, o: OrderState, reply: CancelReply): boolean {
@@ -615,6 +748,40 @@ export class Exchange {
     }
   }
 
+  /**
+   * The amend in progress took effect: the order is now `newLeft` lots open at `newPrice` (it was
+   * `oldLeft` at `oldPrice`). Settles the amend's hold against what the order now holds.
+   */
+  onAmended(
+    pairIndex: number,
+    orderId: number,
+    oldPrice: number,
+    newPrice: number,
+    oldLeft: number,
+    newLeft: number,
+  ): void {
+    const p = this.pairs[pairIndex];
+    const cmd = p.pending[p.pendingHead];
+    const o = cmd.order!;
+    let currency: number;
+    let change: bigint;
+    if (o.side === SELL) {
+      currency = p.base;
+      change = BigInt(newLeft - oldLeft) * p.baseMul;
+    } else {
+      currency = p.quote;
+      change = (BigInt(newPrice) * BigInt(newLeft) - BigInt(oldPrice) * BigInt(oldLeft)) * p.quoteMul;
+    }
+    const unused = (cmd.hold ?? 0n) - change;
+    if (unused < 0n) throw new Error(`amend of order ${orderId}: the hold falls short by ${-unused}`);
+    if (unused > 0n) this.ledger.release(o.user, currency, unused);
+    cmd.hold = 0n;
+    o.price = newPrice;
+    o.amount = o.used + newLeft;
+    o.updateMicro = nowMicro();
+    this.touch(p, o);
+  }
+
   /** The taker of the current command now rests in the book. */
   onRested(pairIndex: number, orderId: number): void {
     const p = this.pairs[pairIndex];
@@ -681,6 +848,23 @@ export class Exchange {
       this.touch(p, o);
       const view = this.orderView(o, true);
       reply = () => cb(0, view);
+    } else if (cmd.kind === CMD_AMEND) {
+      const o = cmd.order!;
+      const cb = cmd.replyCreate!;
+      this.amendEnded(o);
+      if (code !== OK) {
+        // Refused (post-only would take, not above what executed, no longer open): only the hold.
+        const hold = cmd.hold ?? 0n;
+        if (hold > 0n) ledger.release(o.user, o.side === SELL ? p.base : p.quote, hold);
+        const err = code === ERR_ORDER_NOT_FOUND ? closedError(o) : code;
+        reply = () => cb(err, null);
+      } else {
+        // A move may have filled it completely as a taker.
+        if (o.used === o.amount) this.close(o);
+        this.touch(p, o);
+        const view = this.orderView(o, true);
+        reply = () => cb(0, view);
+      }
     } else if (cmd.kind === CMD_CANCEL) {
       const cb = cmd.replyCancel!;
       if (code === ERR_ORDER_NOT_FOUND) {
@@ -872,6 +1056,16 @@ export function pairEventHandler(
         break;
       case EV_LEVEL:
         exchange.onLevel(pairIndex, f[o + LEVEL_SIDE], f[o + LEVEL_PRICE], f[o + LEVEL_TOTAL]);
+        break;
+      case EV_AMENDED:
+        exchange.onAmended(
+          pairIndex,
+          f[o + AMENDED_ORDER_ID],
+          f[o + AMENDED_OLD_PRICE],
+          f[o + AMENDED_NEW_PRICE],
+          f[o + AMENDED_OLD_LEFT],
+          f[o + AMENDED_NEW_LEFT],
+        );
         break;
       case EV_END:
         exchange.onEnd(pairIndex, f[o + END_RESULT]);

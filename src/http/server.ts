@@ -297,16 +297,21 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
    * (an order no longer in memory is judged by its committed row).
    */
   const cancelOne = (userId: number, orderId: number, reply: (err: number) => void): void => {
-    const accepted = exchange.cancelOrder(userId, orderId, reply, (missing) => {
-      reader.order(missing).then(
-        (row) => {
-          if (row === undefined || row.userId !== userId) reply(Code.ORDER_NOT_FOUND);
-          else reply(closedError({ cancelled: !!row.isCancelled, used: row.amountUsed, amount: row.amount }));
-        },
-        () => reply(Code.INTERNAL),
-      );
-    });
+    const accepted = exchange.cancelOrder(userId, orderId, reply, (missing) =>
+      readClosed(userId, missing, reply),
+    );
     if (!accepted) reply(Code.BUSY);
+  };
+
+  /** The cancel error of an order the core no longer holds, from its committed row. */
+  const readClosed = (userId: number, orderId: number, reply: (err: number) => void): void => {
+    reader.order(orderId).then(
+      (row) => {
+        if (row === undefined || row.userId !== userId) reply(Code.ORDER_NOT_FOUND);
+        else reply(closedError({ cancelled: !!row.isCancelled, used: row.amountUsed, amount: row.amount }));
+      },
+      () => reply(Code.INTERNAL),
+    );
   };
 
   signedPost("/trade/cancel-order", (res, info, key, body) => {
@@ -317,6 +322,31 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     cancelOne(key.userId, orderId, (err) =>
       err === 0 ? ok(res, info, "[]") : sendError(res, info, err, finish),
     );
+  });
+
+  // ---------------------------------------------------------------- 8.3 amend-order
+
+  signedPost("/trade/amend-order", (res, info, key, body) => {
+    const errors = unknownFields(body, AMEND_FIELDS);
+    const orderId = orderIdOf(body.orderId);
+    if (orderId < 0) errors.unshift([-orderId]);
+    const hasAmount = body.amount !== undefined && body.amount !== null;
+    const hasPrice = body.price !== undefined && body.price !== null;
+    if (!hasAmount && !hasPrice) errors.push([Code.AMEND_NOTHING]);
+    if (errors.length > 0) return send(res, info, 400, multiErrorBody(errors, info.lang), finish);
+    const reply = (err: number, order: OrderView | null) =>
+      err === 0 ? ok(res, info, serialize.order(order)) : sendError(res, info, err, finish);
+    const o = exchange.ownOpenOrder(key.userId, orderId);
+    if (o === undefined) {
+      const err = exchange.notOpenError(key.userId, orderId);
+      if (err >= 0) return reply(err, null);
+      return readClosed(key.userId, orderId, (e) => reply(e, null));
+    }
+    const pair = pairs[o.pair];
+    const amount = hasAmount ? parseAmount(body.amount, pair, errors) : o.amount;
+    const price = hasPrice ? parsePrice(body.price, pair, errors) : o.price;
+    if (errors.length > 0) return send(res, info, 400, multiErrorBody(errors, info.lang), finish);
+    if (!exchange.amendOrder(o, price, amount, reply)) sendError(res, info, Code.BUSY, finish);
   });
 
   // ---------------------------------------------------------------- 8.5 cancel-orders
@@ -621,6 +651,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     "/trade/cancel-order",
     "/trade/create-orders",
     "/trade/cancel-orders",
+    "/trade/amend-order",
     "/trade/cancel-all-orders",
     "/trade/cancel-all-after",
     "/trade/orders",
@@ -665,6 +696,7 @@ const ORDER_FIELDS = new Set([
 ]);
 const CREATE_FIELDS = new Set([...ORDER_FIELDS, "nonce"]);
 const CANCEL_FIELDS = new Set(["orderId", "nonce"]);
+const AMEND_FIELDS = new Set(["orderId", "amount", "price", "nonce"]);
 const BATCH_CREATE_FIELDS = new Set(["orders", "nonce"]);
 const BATCH_CANCEL_FIELDS = new Set(["orderIds", "nonce"]);
 const CANCEL_ALL_FIELDS = new Set(["pairName", "nonce"]);
@@ -680,6 +712,27 @@ function orderIdOf(id: unknown): number {
   const n = typeof id === "string" && /^[0-9]{1,15}$/.test(id) ? Number(id) : id;
   if (typeof n !== "number" || !Number.isSafeInteger(n) || n <= 0) return -Code.ORDER_ID_INVALID;
   return n;
+}
+
+/** An order amount of pair `p` in lots (CONTRACT 2.1 bounds), or 0 with its error pushed. */
+function parseAmount(value: unknown, p: PairConfig, errors: ErrorEntry[]): number {
+  const a = parseDecimal(value, p.amountDecimals);
+  if (typeof a !== "bigint") errors.push([amountParseError(a)]);
+  else if (a < p.minAmount)
+    errors.push([Code.AMOUNT_BELOW_MIN, formatDecimal(p.minAmount, p.amountDecimals)]);
+  else if (a > p.maxAmount)
+    errors.push([Code.AMOUNT_ABOVE_MAX, formatDecimal(p.maxAmount, p.amountDecimals)]);
+  else return Number(a);
+  return 0;
+}
+
+/** A limit price of pair `p` in ticks (CONTRACT 2.1 bounds), or 0 with its error pushed. */
+function parsePrice(value: unknown, p: PairConfig, errors: ErrorEntry[]): number {
+  const pr = parseDecimal(value, p.priceDecimals);
+  if (typeof pr !== "bigint") errors.push([priceParseError(pr)]);
+  else if (pr > p.maxPrice) errors.push([Code.PRICE_ABOVE_MAX, formatDecimal(p.maxPrice, p.priceDecimals)]);
+  else return Number(pr);
+  return 0;
 }
 
 interface ValidOrder {
@@ -733,24 +786,10 @@ export function validateOrder(
   else errors.push([Code.DIRECTION_INVALID]);
   const p = out.pair;
   if (body.amount === undefined || body.amount === null) errors.push([Code.AMOUNT_REQUIRED]);
-  else if (p !== undefined) {
-    const a = parseDecimal(body.amount, p.amountDecimals);
-    if (typeof a !== "bigint") errors.push([amountParseError(a)]);
-    else if (a < p.minAmount)
-      errors.push([Code.AMOUNT_BELOW_MIN, formatDecimal(p.minAmount, p.amountDecimals)]);
-    else if (a > p.maxAmount)
-      errors.push([Code.AMOUNT_ABOVE_MAX, formatDecimal(p.maxAmount, p.amountDecimals)]);
-    else out.amount = Number(a);
-  }
+  else if (p !== undefined) out.amount = parseAmount(body.amount, p, errors);
   if (out.type === LIMIT && tt === "limit") {
     if (body.price === undefined || body.price === null) errors.push([Code.PRICE_REQUIRED]);
-    else if (p !== undefined) {
-      const pr = parseDecimal(body.price, p.priceDecimals);
-      if (typeof pr !== "bigint") errors.push([priceParseError(pr)]);
-      else if (pr > p.maxPrice)
-        errors.push([Code.PRICE_ABOVE_MAX, formatDecimal(p.maxPrice, p.priceDecimals)]);
-      else out.price = Number(pr);
-    }
+    else if (p !== undefined) out.price = parsePrice(body.price, p, errors);
   }
   // Options: null counts as not given.
   const tif = body.timeInForce;
