@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import type { CreatedOrder, Order } from "../../src/client/index.ts";
+import { ERRORS } from "../../src/errors.ts";
 import { auditExchange } from "./audit.ts";
 import { expectError, expectOk, limit, market, sleep, TestServer, type TestUser } from "./harness.ts";
 
@@ -99,6 +100,56 @@ describe("market-maker controls", () => {
       expectError(res, 400, "note");
       const b = await server.balances(u);
       assert.equal(b.get("usdt")?.available ?? 0n, 0n);
+    });
+  });
+
+  describe("errors in both languages", () => {
+    it("answers each new field's error in English and Russian from the catalogue, changing nothing", async () => {
+      const u = await server.newUser({ usdt: "1000" });
+      const o = await place(u, "btc_usdt", "buy", "100", "1");
+      const base = limit("btc_usdt", "buy", "100", "1");
+      const cases: [string, string, string, keyof typeof ERRORS][] = [
+        [
+          "/trade/create-order",
+          JSON.stringify({ ...base, clientOrderId: "a b" }),
+          "clientOrderId",
+          "CLIENT_ORDER_ID_INVALID",
+        ],
+        [
+          "/trade/create-order",
+          JSON.stringify({ ...base, timeInForce: "X" }),
+          "timeInForce",
+          "TIME_IN_FORCE_INVALID",
+        ],
+        [
+          "/trade/create-order",
+          JSON.stringify({ ...market("btc_usdt", "buy", "1"), timeInForce: "IOC" }),
+          "timeInForce",
+          "TIME_IN_FORCE_NOT_LIMIT",
+        ],
+        ["/trade/create-order", JSON.stringify({ ...base, postOnly: 1 }), "postOnly", "POST_ONLY_INVALID"],
+        [
+          "/trade/create-order",
+          JSON.stringify({ ...base, postOnly: true, timeInForce: "IOC" }),
+          "postOnly",
+          "POST_ONLY_NOT_GTC",
+        ],
+        ["/trade/amend-order", JSON.stringify({ orderId: o.id }), "body", "AMEND_NOTHING"],
+        ["/trade/amend-order", JSON.stringify({ orderId: o.id, amount: "1", x: 1 }), "x", "UNKNOWN_FIELD"],
+        ["/trade/create-orders", JSON.stringify({ orders: [] }), "orders", "ORDERS_INVALID"],
+        ["/trade/cancel-orders", JSON.stringify({ orderIds: "1" }), "orderIds", "ORDER_IDS_INVALID"],
+        ["/trade/cancel-all-after", JSON.stringify({ timeout: 601 }), "timeout", "TIMEOUT_INVALID"],
+      ];
+      const before = await server.balanceTable(u);
+      for (const [route, body, field, name] of cases) {
+        assert.deepEqual(expectError(await postText(u, route, body), 400, field, route), [ERRORS[name].en]);
+        assert.deepEqual(expectError(await postText(u, route, body, RU), 400, field, route), [
+          ERRORS[name].ru,
+        ]);
+      }
+      assert.deepEqual(await server.balanceTable(u), before);
+      assert.deepEqual(expectOk(await u.client.order(o.id)), o);
+      assert.equal(expectOk(await u.client.openOrders("btc_usdt")).length, 1);
     });
   });
 
