@@ -127,7 +127,10 @@ export async function startExchange(
   writer.onFatal((err) => fail(`database writer failed: ${err.message}`));
   const reader = DbReader.start(settings.dbPath);
 
-  const metrics = new Metrics(() => writer.stats);
+  const metrics = new Metrics(
+    () => writer.stats,
+    config.pairs.map((p) => p.name),
+  );
   const exchange = new Exchange(ledger, writer);
   exchange.nextOrderId = state.nextOrderId;
   exchange.nextTradeId = state.nextTradeId;
@@ -152,10 +155,10 @@ export async function startExchange(
         }
       });
     }
-    const trades = metrics.trades.labels(p.name);
+
     const channel = new PairChannel({
       pairName: p.name,
-      onEvent: pairEventHandler(exchange, p.index, () => trades.inc()),
+      onEvent: pairEventHandler(exchange, p.index, () => metrics.trade(p.index)),
     });
     channels.push(channel);
     channel.exited.then((code) => {

@@ -93,24 +93,8 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
   const limiter = new RateLimiter(deps.rateLimit);
   const pairs = config.pairs;
 
-  // Labelled children are looked up once per (route, status), not per request.
-  const counters = new Map<string, { inc(): void }>();
-  const timers = new Map<string, { observe(v: number): void }>();
-  const finish = (info: RequestInfo, status: number): void => {
-    const key = `${info.route} ${status}`;
-    let counter = counters.get(key);
-    if (counter === undefined) {
-      counter = metrics.requests.labels(info.route, String(status));
-      counters.set(key, counter);
-    }
-    counter.inc();
-    let timer = timers.get(info.route);
-    if (timer === undefined) {
-      timer = metrics.latency.labels(info.route);
-      timers.set(info.route, timer);
-    }
-    timer.observe(Number(process.hrtime.bigint() - info.startNs) / 1e9);
-  };
+  const finish = (info: RequestInfo, status: number): void =>
+    metrics.request(info.route, status, Number(process.hrtime.bigint() - info.startNs) / 1e9);
 
   // ---------------------------------------------------------------- shared steps
 
@@ -243,7 +227,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
       v.amount,
       (err, order) => {
         if (err !== 0) return reply(err, "");
-        metrics.orders.inc({ pair: p.name, type: v.type === LIMIT ? "limit" : "market" });
+        metrics.order(p.index, v.type);
         reply(0, serialize.order(order));
       },
       v.flags,
@@ -626,12 +610,12 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
 
   app.get("/metrics", (res, req) => {
     const info = readRequest(res, req, "/metrics");
-    metrics.registry.metrics().then(
+    metrics.render().then(
       (text) => {
         if (info.aborted) return;
         info.done = true;
         res.cork(() => {
-          res.writeStatus("200 OK").writeHeader("content-type", metrics.registry.contentType).end(text);
+          res.writeStatus("200 OK").writeHeader("content-type", metrics.contentType).end(text);
         });
       },
       () => sendError(res, info, Code.INTERNAL, finish),
