@@ -19,7 +19,10 @@ import { checkPairs, loadState, resolveCurrencyScales } from "./db/recovery.ts";
 import { DbWriter } from "./db/writer.ts";
 import { Exchange, type OrderState, pairEventHandler } from "./exchange.ts";
 import { Admin } from "./http/admin.ts";
+import { CorsPolicy } from "./http/cors.ts";
+import { ListenKeys } from "./http/listen-keys.ts";
 import { mountRoutes } from "./http/server.ts";
+import { DEFAULT_WEB_DIR, loadStaticFiles, mountStatic } from "./http/static.ts";
 import { Ledger } from "./ledger.ts";
 import { PairMarket, PERIODS } from "./market-data.ts";
 import { Metrics } from "./metrics.ts";
@@ -210,6 +213,7 @@ export async function startExchange(
   const isReady = () => ready && fatal === null;
   const isAccepting = () => accepting;
   const nonceUsed = (token: string, nonce: bigint) => writer.nonce(token, nonce);
+  const listenKeys = new ListenKeys();
   mountRoutes(app, {
     config,
     exchange,
@@ -221,7 +225,10 @@ export async function startExchange(
     ready: isReady,
     accepting: isAccepting,
     nonceUsed,
+    listenKeys,
+    cors: new CorsPolicy(settings.corsOrigins),
   });
+  mountStatic(app, loadStaticFiles(DEFAULT_WEB_DIR));
   const hub = new StreamHub(app, {
     config,
     exchange,
@@ -237,6 +244,7 @@ export async function startExchange(
     ready: isReady,
     accepting: isAccepting,
     nonceUsed,
+    listenKeys,
   });
   const listenSocket = await new Promise<uws.us_listen_socket>((resolve, reject) => {
     app.listen(settings.host, settings.port, (s) => {

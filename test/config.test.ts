@@ -28,6 +28,7 @@ describe("parseSettings", () => {
       allowSlowUws: false,
       idleTimeoutSeconds: 120,
       maxBackpressureBytes: 1024 * 1024,
+      corsOrigins: [],
       warnings: [],
     });
     assert.equal(DEFAULT_SETTINGS.port, 8080);

@@ -20,6 +20,7 @@ import { nonceFromQuery, parseAuthorization, verifySignature } from "../auth.ts"
 import type { ExchangeConfig } from "../config.ts";
 import { Code, errorBody, errorStatus, multiErrorBody, pickLanguage } from "../errors.ts";
 import type { CommitListener, Exchange, OrderView, UserTradeView } from "../exchange.ts";
+import { type ListenKeys, listenKeyFromQuery } from "../http/listen-keys.ts";
 import { serialize } from "../http/schemas.ts";
 import { type PairMarket, type PublicTrade, scaled } from "../market-data.ts";
 import type { Metrics } from "../metrics.ts";
@@ -555,6 +556,8 @@ export interface StreamDeps {
   accepting: () => boolean;
   /** Persists the last nonce of a token (CONTRACT 5 replay guard). */
   nonceUsed: (token: string, nonce: bigint) => void;
+  /** `listenKey=K` in the query authenticates the upgrade as K's user (CONTRACT 10). */
+  listenKeys?: ListenKeys;
 }
 
 const STATUS_LINE: Record<number, string> = {
@@ -591,7 +594,16 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
     const userChannels = list.channels.filter((c) => c.kind === CH_USER_ORDERS || c.kind === CH_USER_HISTORY);
     let userId = -1;
     let nonceInvalid = false;
-    if (userChannels.length > 0 || authorization !== "" || signature !== "") {
+    const listenKey = deps.listenKeys === undefined ? undefined : listenKeyFromQuery(query);
+    if (listenKey !== undefined) {
+      // A listen key replaces the headers (a browser cannot set them); any headers sent are ignored.
+      const owner = deps.listenKeys!.userOf(listenKey);
+      if (owner === undefined) return reject(Code.AUTH_LISTEN_KEY_INVALID);
+      userId = owner;
+      for (const c of userChannels) {
+        if (users.idOf(c.uid) !== userId) return reject(Code.AUTH_FORBIDDEN_CHANNEL, c.name);
+      }
+    } else if (userChannels.length > 0 || authorization !== "" || signature !== "") {
       const token = parseAuthorization(authorization === "" ? undefined : authorization);
       if (token === null) return reject(Code.AUTH_TOKEN_MISSING);
       const key = users.key(token);
