@@ -38,6 +38,8 @@ export interface Settings {
    * and preflight answers for these only; `*` allows any. Empty (default): no CORS headers at all.
    */
   readonly corsOrigins: readonly string[];
+  /** Lifetime of a listen key (CONTRACT 10: 60 minutes); not a flag, tests shorten it. */
+  readonly listenKeyTtlMs?: number;
   /** Things worth printing at start that are not errors (e.g. a short admin token). */
   readonly warnings: readonly string[];
 }

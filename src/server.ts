@@ -213,7 +213,7 @@ export async function startExchange(
   const isReady = () => ready && fatal === null;
   const isAccepting = () => accepting;
   const nonceUsed = (token: string, nonce: bigint) => writer.nonce(token, nonce);
-  const listenKeys = new ListenKeys();
+  const listenKeys = new ListenKeys(settings.listenKeyTtlMs);
   mountRoutes(app, {
     config,
     exchange,

@@ -30,10 +30,12 @@ export type ListenKeyAnswer = { code: 0; body: string } | { code: number; body?:
 
 export class ListenKeys {
   readonly #keys = new Map<string, Entry>();
+  readonly #ttlMs: number;
   readonly #now: () => number;
   #lastSweep = 0;
 
-  constructor(now: () => number = Date.now) {
+  constructor(ttlMs: number = KEY_TTL_MS, now: () => number = Date.now) {
+    this.#ttlMs = ttlMs;
     this.#now = now;
   }
 
@@ -61,16 +63,16 @@ export class ListenKeys {
     }
     if (count >= MAX_KEYS_PER_USER && oldest !== undefined) this.#keys.delete(oldest);
     const listenKey = randomBytes(32).toString("hex");
-    const expiresAt = now + KEY_TTL_MS;
+    const expiresAt = now + this.#ttlMs;
     this.#keys.set(listenKey, { userId, expiresAt });
     return { listenKey, expiresAt };
   }
 
-  /** Extends a live key of `userId`; false when it is unknown, expired or another user's. */
+  /** Extends a live key of `userId`: its new expiry, or null when it is unknown, expired or another user's. */
   extend(userId: number, key: string): number | null {
     if (this.userOf(key) !== userId) return null;
     const e = this.#keys.get(key)!;
-    e.expiresAt = this.#now() + KEY_TTL_MS;
+    e.expiresAt = this.#now() + this.#ttlMs;
     return e.expiresAt;
   }
 
