@@ -7,70 +7,9 @@
  * arithmetic on money it sends.
  */
 
-export interface Key {
-  uid: string;
-  apiToken: string;
-  secretKey: string;
-}
+import type { Key, Order } from "./types.ts";
 
-export interface Level {
-  price: number;
-  amount: number;
-}
-
-export interface Book {
-  buy: Level[];
-  sell: Level[];
-  seq?: number;
-}
-
-export interface PublicTrade {
-  directionType: "buy" | "sell";
-  tradeType: string;
-  price: number;
-  amount: number;
-  tradeTime: number;
-}
-
-export interface Ticker {
-  pairName: string;
-  openValue: number;
-  minValue: number;
-  maxValue: number;
-  closeValue: number;
-  volume: number;
-}
-
-export interface Order {
-  id: number;
-  pairName: string;
-  tradeType: "limit" | "market";
-  directionType: "buy" | "sell";
-  price: number;
-  amount: number;
-  amountUsed: number;
-  isCancelled: boolean;
-  createTime: string;
-}
-
-export interface UserTrade {
-  id: number;
-  pairName: string;
-  tradeType: string;
-  directionType: "buy" | "sell";
-  price: number;
-  amount: number;
-  tradeTime: string;
-}
-
-export interface Balance {
-  currency: string;
-  balance: string;
-  reserved?: string;
-}
-
-/** [ms, open, min, max, close, volume] (interface 2.7). */
-export type Candle = [number, number, number, number, number, number];
+export type * from "./types.ts";
 
 export interface Answer<T> {
   status: number;

@@ -7,7 +7,7 @@
  * meanwhile are held, and those newer than the REST book are applied on top. Without `seq` the
  * stream alone is trusted (it is consistent by CONTRACT 7).
  */
-import type { Book, Level } from "./api.ts";
+import type { Book, Level } from "./types.ts";
 
 interface Delta {
   buy: Level[];

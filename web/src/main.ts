@@ -498,7 +498,8 @@ async function loadMine(): Promise<void> {
   if (key === null) return;
   const orders = await getSigned<{ items: Order[] }>(
     key,
-    "/trade/pairs/btc_usdt/user-orders",
+    // The path's pair does not restrict user-orders (interface 4.9): every pair's orders come back.
+    `/trade/pairs/${state.pair?.name ?? state.pairs[0].name}/user-orders`,
     "page=1&pageSize=100",
   );
   if (orders.status === 200 && state.key === key) {
