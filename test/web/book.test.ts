@@ -25,7 +25,9 @@ function counter() {
   return {
     changed: () => {
       calls++;
-      waiters = waiters.filter(([n, f]) => (calls >= n ? (f(), false) : true));
+      const due = waiters.filter(([n]) => calls >= n);
+      waiters = waiters.filter(([n]) => calls < n);
+      for (const [, f] of due) f();
     },
     reach: (n: number) =>
       new Promise<void>((resolve) => {
