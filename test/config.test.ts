@@ -46,6 +46,7 @@ describe("parseSettings", () => {
       ALLOW_SLOW_UWS: "1",
       STREAM_IDLE_TIMEOUT: "60",
       STREAM_MAX_BACKPRESSURE: "65536",
+      CORS_ORIGIN: "http://localhost:5173",
     });
     assert.deepEqual(settings, {
       host: "0.0.0.0",
@@ -58,6 +59,7 @@ describe("parseSettings", () => {
       allowSlowUws: true,
       idleTimeoutSeconds: 60,
       maxBackpressureBytes: 65536,
+      corsOrigins: ["http://localhost:5173"],
       warnings: [],
     });
   });

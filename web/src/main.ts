@@ -126,6 +126,7 @@ function applyTheme(theme: string): void {
   document.documentElement.dataset.theme = theme;
   localStorage.setItem(THEME_STORAGE, theme);
   chart?.applyOptions(chartColors());
+  renderBook();
 }
 
 // ---------------------------------------------------------------- chart
@@ -283,6 +284,62 @@ function renderBook(): void {
       ? `best ${fmt(bestBid, pair.priceDecimals)} / ${fmt(bestAsk, pair.priceDecimals)}`
       : "—";
   $("asks").parentElement!.dataset.seq = book.seq === null ? "" : String(book.seq);
+  drawDepth(book.levels("buy").slice(0, DEPTH_LEVELS), book.levels("sell").slice(0, DEPTH_LEVELS));
+}
+
+const DEPTH_LEVELS = 50;
+
+/** Cumulative amount against price, bids left and asks right of the spread (drawing only). */
+function drawDepth(bids: [number, number][], asks: [number, number][]): void {
+  const canvas = $("depth") as HTMLCanvasElement;
+  const ratio = window.devicePixelRatio || 1;
+  const w = canvas.clientWidth;
+  const h = canvas.clientHeight;
+  if (w === 0 || h === 0) return;
+  canvas.width = Math.round(w * ratio);
+  canvas.height = Math.round(h * ratio);
+  const g = canvas.getContext("2d");
+  if (g === null) return;
+  g.setTransform(ratio, 0, 0, ratio, 0, 0);
+  g.clearRect(0, 0, w, h);
+  if (bids.length === 0 && asks.length === 0) return;
+  const prices = [...bids, ...asks].map(([p]) => p);
+  const lo = Math.min(...prices);
+  const hi = Math.max(...prices);
+  const span = hi - lo || 1;
+  const steps = (levels: [number, number][]) => {
+    let total = 0;
+    return levels.map(([p, a]) => {
+      total += a;
+      return [p, total] as const;
+    });
+  };
+  const bidSteps = steps(bids);
+  const askSteps = steps(asks);
+  const top = Math.max(bidSteps.at(-1)?.[1] ?? 0, askSteps.at(-1)?.[1] ?? 0) || 1;
+  const x = (p: number) => 4 + ((p - lo) / span) * (w - 8);
+  const y = (v: number) => h - 2 - (v / top) * (h - 6);
+  const css = getComputedStyle(document.documentElement);
+  const area = (s: readonly (readonly [number, number])[], color: string, fill: string) => {
+    if (s.length === 0) return;
+    g.beginPath();
+    g.moveTo(x(s[0][0]), h);
+    let prev = y(0);
+    for (const [p, v] of s) {
+      g.lineTo(x(p), prev);
+      prev = y(v);
+      g.lineTo(x(p), prev);
+    }
+    g.lineTo(x(s[s.length - 1][0]), h);
+    g.closePath();
+    g.fillStyle = fill;
+    g.fill();
+    g.strokeStyle = color;
+    g.lineWidth = 1.5;
+    g.stroke();
+  };
+  area(bidSteps, css.getPropertyValue("--buy").trim(), css.getPropertyValue("--buy-bg").trim());
+  area(askSteps, css.getPropertyValue("--sell").trim(), css.getPropertyValue("--sell-bg").trim());
 }
 
 function renderTrades(): void {
