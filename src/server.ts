@@ -271,6 +271,7 @@ export async function startExchange(
       exchange.flushBalances();
       await writer.close();
       // After the last commit's messages went out: timers stop, streams get 1001.
+      listenKeys.stop();
       hub.shutdown();
       await reader.close();
     })();

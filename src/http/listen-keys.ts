@@ -18,6 +18,8 @@ export const KEY_TTL_MS = 60 * 60 * 1000;
 /** Live keys per user; creating one more drops that user's oldest (a leaky client cannot grow the map). */
 export const MAX_KEYS_PER_USER = 16;
 const SWEEP_EVERY_MS = 60 * 1000;
+/** How often expired keys are looked for, so that their streams end within this time. */
+const EXPIRY_CHECK_MS = 5 * 1000;
 const KEY_RE = /^[0-9a-f]{64}$/;
 
 interface Entry {
@@ -33,6 +35,9 @@ export class ListenKeys {
   readonly #ttlMs: number;
   readonly #now: () => number;
   #lastSweep = 0;
+  #timer: NodeJS.Timeout | null = null;
+  /** Called with each key that ends (closed or expired), e.g. to end the streams it opened. */
+  onEnd: ((key: string) => void) | null = null;
 
   constructor(ttlMs: number = KEY_TTL_MS, now: () => number = Date.now) {
     this.#ttlMs = ttlMs;
@@ -45,6 +50,7 @@ export class ListenKeys {
     if (e === undefined) return undefined;
     if (e.expiresAt <= this.#now()) {
       this.#keys.delete(key);
+      this.onEnd?.(key);
       return undefined;
     }
     return e.userId;
@@ -61,7 +67,10 @@ export class ListenKeys {
       oldest ??= k;
       count++;
     }
-    if (count >= MAX_KEYS_PER_USER && oldest !== undefined) this.#keys.delete(oldest);
+    if (count >= MAX_KEYS_PER_USER && oldest !== undefined) {
+      this.#keys.delete(oldest);
+      this.onEnd?.(oldest);
+    }
     const listenKey = randomBytes(32).toString("hex");
     const expiresAt = now + this.#ttlMs;
     this.#keys.set(listenKey, { userId, expiresAt });
@@ -79,7 +88,24 @@ export class ListenKeys {
   /** Ends a live key of `userId`; false when it is unknown, expired or another user's. */
   close(userId: number, key: string): boolean {
     if (this.userOf(key) !== userId) return false;
-    return this.#keys.delete(key);
+    this.#keys.delete(key);
+    this.onEnd?.(key);
+    return true;
+  }
+
+  /**
+   * Starts looking for expired keys every EXPIRY_CHECK_MS (or `everyMs`), calling `onEnd` for each;
+   * only needed while streams opened by keys may be open. `stop` ends it.
+   */
+  watch(everyMs = EXPIRY_CHECK_MS): void {
+    if (this.#timer !== null) return;
+    this.#timer = setInterval(() => this.#sweep(this.#now()), everyMs);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
   }
 
   get size(): number {
@@ -88,7 +114,11 @@ export class ListenKeys {
 
   #sweep(now: number): void {
     this.#lastSweep = now;
-    for (const [k, e] of this.#keys) if (e.expiresAt <= now) this.#keys.delete(k);
+    for (const [k, e] of this.#keys) {
+      if (e.expiresAt > now) continue;
+      this.#keys.delete(k);
+      this.onEnd?.(k);
+    }
   }
 
   // ---------------------------------------------------------------- route handlers

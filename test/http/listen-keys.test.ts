@@ -61,6 +61,42 @@ describe("ListenKeys", () => {
     assert.equal(keys.size, MAX_KEYS_PER_USER + 1);
   });
 
+  test(
+    "reports every key that ends: closed, found expired, swept, or pushed out",
+    { timeout: 10_000 },
+    async () => {
+      let now = 0;
+      const keys = new ListenKeys(1000, () => now);
+      const ended: string[] = [];
+      keys.onEnd = (k) => ended.push(k);
+      const a = keys.create(1).listenKey;
+      const b = keys.create(1).listenKey;
+      keys.close(1, a);
+      assert.deepEqual(ended, [a]);
+      now = 1000;
+      assert.equal(keys.userOf(b), undefined);
+      assert.deepEqual(ended, [a, b]);
+      const c = keys.create(2).listenKey;
+      now = 2000;
+      keys.watch(5);
+      try {
+        await new Promise<void>((resolve) => {
+          const poll = setInterval(() => {
+            if (ended.includes(c)) {
+              clearInterval(poll);
+              resolve();
+            }
+          }, 5);
+        });
+      } finally {
+        keys.stop();
+      }
+      assert.equal(keys.size, 0);
+      const many = Array.from({ length: MAX_KEYS_PER_USER + 1 }, () => keys.create(3).listenKey);
+      assert.equal(ended.at(-1), many[0]);
+    },
+  );
+
   test("reads listenKey from a raw query string", () => {
     assert.equal(listenKeyFromQuery("streams=exchanges"), undefined);
     assert.equal(listenKeyFromQuery("streams=exchanges&listenKey=ab12"), "ab12");
@@ -106,8 +142,14 @@ describe("listen keys over HTTP and the stream", () => {
     assert.equal((await c.next()).stream, "exchanges");
     c.close();
 
+    // A connection the key opened ends when the key is closed.
+    const open = await StreamClient.connect(
+      server,
+      `streams=user_orders:${server.users[0].uid}&listenKey=${k.listenKey}`,
+    );
     const closed = await post(server, server.users[0], "/trade/listen-key/close", { listenKey: k.listenKey });
     assert.deepEqual(closed, { status: 200, body: [] });
+    assert.equal(await open.closed, 4001);
     const r = await refused(server, `streams=exchanges&listenKey=${k.listenKey}`);
     assert.equal(r.status, 401);
     assert.match(r.body.errors.auth[0], /listen key/);
