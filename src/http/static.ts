@@ -5,11 +5,13 @@
  * ever joined onto the file system at request time, so no traversal is possible.
  *
  * Vite names assets by content hash (`/assets/index-3f2a1c.js`): those are cached for a year;
- * `index.html` must be revalidated so a new build is picked up.
+ * `index.html` must be revalidated so a new build is picked up. Text files are gzipped for clients
+ * that accept it, once, on the first such request (nothing is compressed at start).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, extname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
 import type { TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import { Code, errorBody, pickLanguage } from "../errors.ts";
 
@@ -42,6 +44,31 @@ export interface StaticFile {
   readonly body: Buffer;
   readonly contentType: string;
   readonly cacheControl: string;
+  /** The gzipped body, made on first use; null when gzip does not pay (images, tiny files). */
+  gzipped?: Buffer | null;
+}
+
+const COMPRESSIBLE = /^(text\/|application\/json|image\/svg)/;
+const MIN_GZIP_BYTES = 1024;
+
+function gzipped(file: StaticFile): Buffer | null {
+  if (file.gzipped === undefined) {
+    const worth = COMPRESSIBLE.test(file.contentType) && file.body.length >= MIN_GZIP_BYTES;
+    const z = worth ? gzipSync(file.body, { level: 9 }) : null;
+    file.gzipped = z !== null && z.length < file.body.length ? z : null;
+  }
+  return file.gzipped;
+}
+
+/** True when an Accept-Encoding header allows gzip (not refused with q=0). */
+export function acceptsGzip(header: string): boolean {
+  for (const part of header.toLowerCase().split(",")) {
+    const [coding, ...params] = part.trim().split(";");
+    if (coding.trim() !== "gzip" && coding.trim() !== "*") continue;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    return q === undefined || Number(q.slice(2)) > 0;
+  }
+  return false;
 }
 
 /** URL path → file, for every file under `dir` (an empty map when the page is not built). */
@@ -90,17 +117,20 @@ export function mountStatic(app: TemplatedApp, files: ReadonlyMap<string, Static
     return;
   }
   for (const [url, file] of files) {
-    app.get(url, (res) => {
+    app.get(url, (res, req) => {
+      const gz = acceptsGzip(req.getHeader("accept-encoding")) ? gzipped(file) : null;
       res.cork(() => {
         res
           .writeStatus("200 OK")
           .writeHeader("content-type", file.contentType)
           .writeHeader("cache-control", file.cacheControl)
-          .writeHeader("x-content-type-options", "nosniff");
+          .writeHeader("x-content-type-options", "nosniff")
+          .writeHeader("vary", "Accept-Encoding");
+        if (gz !== null) res.writeHeader("content-encoding", "gzip");
         if (file.contentType.startsWith("text/html")) {
           res.writeHeader("content-security-policy", CSP).writeHeader("referrer-policy", "no-referrer");
         }
-        res.end(file.body);
+        res.end(gz ?? file.body);
       });
     });
   }

@@ -8,27 +8,35 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { loadStaticFiles } from "../../src/http/static.ts";
+import { gunzipSync } from "node:zlib";
+import { acceptsGzip, loadStaticFiles } from "../../src/http/static.ts";
 import { startServer, type TestServer } from "../stream/helpers.ts";
 import { ensureWebBuilt } from "../web/build.ts";
 
 /** GET with the path exactly as written (fetch and http.request would normalise `..`). */
-function rawGet(server: TestServer, path: string): Promise<{ status: number; head: string; body: string }> {
+function rawGet(
+  server: TestServer,
+  path: string,
+  headers = "",
+): Promise<{ status: number; head: string; body: string; bytes: Buffer }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(server.port, "127.0.0.1");
     const chunks: Buffer[] = [];
     socket.on("connect", () =>
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`),
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${headers}\r\n`),
     );
     socket.on("data", (d: Buffer) => chunks.push(d));
     socket.on("error", reject);
     socket.on("end", () => {
-      const text = Buffer.concat(chunks).toString("utf8");
-      const split = text.indexOf("\r\n\r\n");
+      const all = Buffer.concat(chunks);
+      const split = all.indexOf("\r\n\r\n");
+      const head = all.subarray(0, split).toString("latin1");
+      const bytes = all.subarray(split + 4);
       resolve({
-        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0),
-        head: text.slice(0, split).toLowerCase(),
-        body: text.slice(split + 4),
+        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0),
+        head: head.toLowerCase(),
+        body: bytes.toString("utf8"),
+        bytes,
       });
     });
   });
@@ -80,6 +88,22 @@ describe("the web page", () => {
     }
   });
 
+  test("gzips text files for a client that accepts it, and only then", async () => {
+    const html = await (await fetch(`${server.url}/`, { headers: { connection: "close" } })).text();
+    const js = /src="(\/assets\/[^"]+\.js)"/.exec(html)![1];
+    const plain = await rawGet(server, js);
+    assert.doesNotMatch(plain.head, /content-encoding/);
+    const zipped = await rawGet(server, js, "Accept-Encoding: gzip, deflate, br\r\n");
+    assert.equal(zipped.status, 200);
+    assert.match(zipped.head, /content-encoding: gzip/);
+    assert.match(zipped.head, /vary: accept-encoding/);
+    assert.ok(zipped.bytes.length < plain.bytes.length);
+    assert.deepEqual(gunzipSync(zipped.bytes), plain.bytes);
+    const refused = await rawGet(server, js, "Accept-Encoding: gzip;q=0, identity\r\n");
+    assert.doesNotMatch(refused.head, /content-encoding/);
+    assert.deepEqual(refused.bytes, plain.bytes);
+  });
+
   test("answers 404 in the error format for an unknown asset", async () => {
     for (const path of ["/assets/nope.js", "/assets/", "/nope.html", "/favicon.ico"]) {
       const res = await fetch(`${server.url}${path}`, { headers: { connection: "close" } });
@@ -117,6 +141,15 @@ describe("loadStaticFiles", () => {
   });
   after(async () => {
     await rm(dir, { recursive: true, force: true });
+  });
+
+  test("reads Accept-Encoding", () => {
+    assert.equal(acceptsGzip(""), false);
+    assert.equal(acceptsGzip("gzip"), true);
+    assert.equal(acceptsGzip("br, GZIP;q=0.5"), true);
+    assert.equal(acceptsGzip("*"), true);
+    assert.equal(acceptsGzip("gzip;q=0"), false);
+    assert.equal(acceptsGzip("deflate, br"), false);
   });
 
   test("is empty when the page is not built", () => {
