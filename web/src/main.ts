@@ -304,8 +304,10 @@ function drawDepth(bids: [number, number][], asks: [number, number][]): void {
   g.clearRect(0, 0, w, h);
   if (bids.length === 0 && asks.length === 0) return;
   const prices = [...bids, ...asks].map(([p]) => p);
-  const lo = Math.min(...prices);
-  const hi = Math.max(...prices);
+  // Each side runs on to its edge at its full depth, so a single level still shows as an area.
+  const pad = Math.max((Math.max(...prices) - Math.min(...prices)) * 0.08, Math.max(...prices) * 0.0005);
+  const lo = Math.min(...prices) - pad;
+  const hi = Math.max(...prices) + pad;
   const span = hi - lo || 1;
   const steps = (levels: [number, number][]) => {
     let total = 0;
@@ -320,7 +322,7 @@ function drawDepth(bids: [number, number][], asks: [number, number][]): void {
   const x = (p: number) => 4 + ((p - lo) / span) * (w - 8);
   const y = (v: number) => h - 2 - (v / top) * (h - 6);
   const css = getComputedStyle(document.documentElement);
-  const area = (s: readonly (readonly [number, number])[], color: string, fill: string) => {
+  const area = (s: readonly (readonly [number, number])[], edge: number, color: string, fill: string) => {
     if (s.length === 0) return;
     g.beginPath();
     g.moveTo(x(s[0][0]), h);
@@ -330,7 +332,8 @@ function drawDepth(bids: [number, number][], asks: [number, number][]): void {
       prev = y(v);
       g.lineTo(x(p), prev);
     }
-    g.lineTo(x(s[s.length - 1][0]), h);
+    g.lineTo(x(edge), prev);
+    g.lineTo(x(edge), h);
     g.closePath();
     g.fillStyle = fill;
     g.fill();
@@ -338,8 +341,8 @@ function drawDepth(bids: [number, number][], asks: [number, number][]): void {
     g.lineWidth = 1.5;
     g.stroke();
   };
-  area(bidSteps, css.getPropertyValue("--buy").trim(), css.getPropertyValue("--buy-bg").trim());
-  area(askSteps, css.getPropertyValue("--sell").trim(), css.getPropertyValue("--sell-bg").trim());
+  area(bidSteps, lo, css.getPropertyValue("--buy").trim(), css.getPropertyValue("--buy-bg").trim());
+  area(askSteps, hi, css.getPropertyValue("--sell").trim(), css.getPropertyValue("--sell-bg").trim());
 }
 
 function renderTrades(): void {
