@@ -230,6 +230,8 @@ function candleTrade(t: PublicTrade): void {
 // ---------------------------------------------------------------- market stream
 
 let book: LiveBook | null = null;
+/** eventTimeMicro of the newest trade in the REST history read (null before it). */
+let newestMicro: bigint | null = null;
 let marketWs: WebSocket | null = null;
 let marketGen = 0;
 
@@ -418,6 +420,9 @@ function connectMarket(): void {
     } else if (msg.stream.startsWith("history:")) {
       const trades = msg.data as PublicTrade[];
       for (const t of trades) {
+        // A trade the REST history already showed (read after subscribing) is not added twice.
+        if (newestMicro !== null && t.eventTimeMicro !== undefined && BigInt(t.eventTimeMicro) <= newestMicro)
+          continue;
         state.trades.unshift(t);
         candleTrade(t);
       }
@@ -442,7 +447,15 @@ async function loadMarket(): Promise<void> {
   connectMarket();
   const hist = await getPublic<PublicTrade[]>(`/trade/pairs/${pair.name}/history`);
   if (hist.status === 200 && state.pair === pair) {
-    state.trades = hist.body.slice(0, MAX_ROWS);
+    // Trades the stream delivered while the history was read are in it, or newer than it.
+    const newest = hist.body[0]?.eventTimeMicro;
+    const later = state.trades.filter(
+      (t) =>
+        newest === undefined || t.eventTimeMicro === undefined || BigInt(t.eventTimeMicro) > BigInt(newest),
+    );
+    state.trades = [...later, ...hist.body].slice(0, MAX_ROWS);
+    if (newest !== undefined && (newestMicro === null || BigInt(newest) > newestMicro))
+      newestMicro = BigInt(newest);
     renderTrades();
   }
   await loadCandles();
@@ -455,6 +468,7 @@ function selectPair(name: string): void {
   ($("pair") as HTMLSelectElement).value = name;
   location.hash = name;
   state.trades = [];
+  newestMicro = null;
   renderTrades();
   renderTickers();
   void loadMarket();
@@ -501,7 +515,7 @@ async function useKey(key: Key): Promise<void> {
   sessionStorage.setItem(KEY_STORAGE, JSON.stringify(key));
   keyStatus(`Using key ${key.apiToken.slice(0, 6)}… for ${key.uid}`);
   document.body.classList.add("signed-in");
-  await loadMine();
+  // The stream first, then the REST reads (on open): nothing that happens in between is missed.
   await connectUser();
 }
 
@@ -553,6 +567,9 @@ function balancesSoon(): void {
   }, 150);
 }
 
+/** Every order state the current user stream delivered, by id (merged into the REST read). */
+const streamOrders = new Map<number, Order>();
+
 async function loadMine(): Promise<void> {
   const key = state.key;
   if (key === null) return;
@@ -563,8 +580,15 @@ async function loadMine(): Promise<void> {
     "page=1&pageSize=100",
   );
   if (orders.status === 200 && state.key === key) {
+    // Merged with what the stream already said: the later state of an order wins.
+    const progress = (o: Order) => (o.isCancelled ? Number.POSITIVE_INFINITY : o.amountUsed);
+    const merged = new Map(streamOrders);
+    for (const o of orders.body.items) {
+      const seen = merged.get(o.id);
+      if (seen === undefined || progress(o) > progress(seen)) merged.set(o.id, o);
+    }
     state.openOrders.clear();
-    for (const o of orders.body.items) if (isOpen(o)) state.openOrders.set(o.id, o);
+    for (const o of merged.values()) if (isOpen(o)) state.openOrders.set(o.id, o);
     renderOpenOrders();
   }
   const trades = await getSigned<{ items: UserTrade[] }>(
@@ -573,7 +597,9 @@ async function loadMine(): Promise<void> {
     "page=1&pageSize=50",
   );
   if (trades.status === 200 && state.key === key) {
-    state.myTrades = trades.body.items;
+    const byId = new Map(trades.body.items.map((t) => [t.id, t]));
+    for (const t of state.myTrades) byId.set(t.id, t);
+    state.myTrades = [...byId.values()].sort((a, b) => b.id - a.id).slice(0, MAX_ROWS);
     renderMyTrades();
   }
 }
@@ -596,19 +622,24 @@ async function connectUser(): Promise<void> {
   userWs?.close();
   const ws = new WebSocket(streamUrl([`user_orders:${key.uid}`, `user_history:${key.uid}`], listenKey));
   userWs = ws;
+  streamOrders.clear();
   ws.onopen = () => {
     document.body.dataset.userStream = "open";
+    void loadMine();
   };
   ws.onmessage = (ev) => {
     if (gen !== userGen) return;
     const msg = JSON.parse(String(ev.data)) as { stream: string; data: unknown };
     if (msg.stream.startsWith("user_orders:")) {
       const o = msg.data as Order;
+      streamOrders.set(o.id, o);
       if (isOpen(o)) state.openOrders.set(o.id, o);
       else state.openOrders.delete(o.id);
       renderOpenOrders();
     } else if (msg.stream.startsWith("user_history:")) {
-      state.myTrades.unshift(msg.data as UserTrade);
+      const t = msg.data as UserTrade;
+      // The REST read may already hold it (it can land before or after the stream message).
+      if (!state.myTrades.some((m) => m.id === t.id)) state.myTrades.unshift(t);
       state.myTrades.length = Math.min(state.myTrades.length, MAX_ROWS);
       renderMyTrades();
     }
@@ -620,7 +651,7 @@ async function connectUser(): Promise<void> {
     // A new listen key and a fresh read cover whatever happened while disconnected.
     setTimeout(() => {
       if (gen !== userGen || state.key === null) return;
-      void loadMine().then(connectUser);
+      void connectUser();
     }, RECONNECT_MS);
   };
 }

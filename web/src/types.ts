@@ -23,6 +23,8 @@ export interface PublicTrade {
   price: number;
   amount: number;
   tradeTime: number;
+  /** Stored trade time, strictly increasing per pair (CONTRACT 2.2): orders trades across REST and stream. */
+  eventTimeMicro?: string;
 }
 
 export interface Ticker {
