@@ -688,7 +688,14 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
     },
     open: (ws) => {
       const key = ws.getUserData().listenKey;
-      if (key !== undefined) addToSet(byKey, key, ws);
+      if (key !== undefined) {
+        // The key may have ended between the upgrade and now: then the connection ends at once.
+        if (deps.listenKeys?.userOf(key) === undefined) {
+          ws.end(CLOSE_LISTEN_KEY_ENDED, "listen key closed or expired");
+          return;
+        }
+        addToSet(byKey, key, ws);
+      }
       hub.open(ws);
     },
     message: () => {
