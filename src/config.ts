@@ -35,6 +35,13 @@ export interface Settings {
   readonly maxBackpressureBytes: number;
   /** How pair workers wait for commands (src/pair-client.ts `chooseWaitStrategy`). */
   readonly waitStrategy: WaitStrategyChoice;
+  /**
+   * Origins allowed to call the REST base from a browser (CONTRACT 10): `Access-Control-Allow-Origin`
+   * and preflight answers for these only; `*` allows any. Empty (default): no CORS headers at all.
+   */
+  readonly corsOrigins: readonly string[];
+  /** Lifetime of a listen key (CONTRACT 10: 60 minutes); not a flag, tests shorten it. */
+  readonly listenKeyTtlMs?: number;
   /** Things worth printing at start that are not errors (e.g. a short admin token). */
   readonly warnings: readonly string[];
 }
@@ -74,6 +81,7 @@ const FLAG_OPTIONS = {
   "idle-timeout": { type: "string" },
   "max-backpressure": { type: "string" },
   "wait-strategy": { type: "string" },
+  "cors-origin": { type: "string" },
 } as const;
 
 /**
@@ -93,6 +101,7 @@ const FLAG_OPTIONS = {
  * | --idle-timeout | STREAM_IDLE_TIMEOUT (seconds) | 120 (0 = off, else 8..900) |
  * | --max-backpressure | STREAM_MAX_BACKPRESSURE (bytes) | 1048576 |
  * | --wait-strategy | WAIT_STRATEGY | auto (or blocking, busy-spin) |
+ * | --cors-origin | CORS_ORIGIN (comma-separated origins, or `*`) | none |
  * | (none) | ADMIN_TOKEN | unset: admin interface off |
  */
 export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): Settings {
@@ -208,8 +217,25 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
       1,
       BACKPRESSURE_MAX,
     ),
+    corsOrigins: corsOrigins(pick("cors-origin", "CORS_ORIGIN")),
     warnings,
   };
+}
+
+/** `https://app.example.com,http://localhost:5173` or `*`: each an origin as browsers send it. */
+function corsOrigins(raw: [string, string] | undefined): string[] {
+  if (raw === undefined) return [];
+  const [value, source] = raw;
+  const out: string[] = [];
+  for (const entry of value.split(",")) {
+    const origin = entry.trim();
+    if (origin === "") continue;
+    if (origin !== "*" && !/^[a-z][a-z0-9+.-]*:\/\/[^/?#\s]+$/i.test(origin)) {
+      throw new ConfigError(`${source}: "${origin}" is not an origin (scheme://host[:port]) or *`);
+    }
+    out.push(origin === "*" ? origin : origin.toLowerCase());
+  }
+  return out;
 }
 
 function parseFlags(argv: readonly string[]) {

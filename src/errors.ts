@@ -506,6 +506,22 @@ export const ERRORS = {
     ru: "Список потоков имеет неверный формат",
   },
 
+  // 290-299 listen keys (CONTRACT 10)
+  LISTEN_KEY_REQUIRED: {
+    code: 290,
+    status: 400,
+    field: "listenKey",
+    en: "Listen key is required",
+    ru: "Нужно указать ключ прослушивания (listenKey)",
+  },
+  LISTEN_KEY_UNKNOWN: {
+    code: 291,
+    status: 400,
+    field: "listenKey",
+    en: "Unknown or expired listen key",
+    ru: "Неизвестный или истёкший ключ прослушивания (listenKey)",
+  },
+
   // 3xx authentication
   AUTH_TOKEN_MISSING: {
     code: 301,
@@ -555,6 +571,15 @@ export const ERRORS = {
     field: "auth",
     en: "Missing or invalid admin token",
     ru: "Отсутствует или неверен токен администратора",
+  },
+
+  /** A stream upgrade whose `listenKey` is unknown, closed or expired (CONTRACT 10). */
+  AUTH_LISTEN_KEY_INVALID: {
+    code: 320,
+    status: 401,
+    field: "auth",
+    en: "Unknown or expired listen key",
+    ru: "Неизвестный или истёкший ключ прослушивания (listenKey)",
   },
 
   // 4xx routing and limits

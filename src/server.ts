@@ -22,7 +22,10 @@ import { DbWriter } from "./db/writer.ts";
 import { DeadMansSwitch } from "./dead-man.ts";
 import { Exchange, type OrderState, pairEventHandler } from "./exchange.ts";
 import { Admin } from "./http/admin.ts";
+import { CorsPolicy } from "./http/cors.ts";
+import { ListenKeys } from "./http/listen-keys.ts";
 import { mountRoutes } from "./http/server.ts";
+import { DEFAULT_WEB_DIR, loadStaticFiles, mountStatic } from "./http/static.ts";
 import { Ledger } from "./ledger.ts";
 import { PairMarket, PERIODS } from "./market-data.ts";
 import { Metrics } from "./metrics.ts";
@@ -227,6 +230,7 @@ export async function startExchange(
   const deadMan = new DeadMansSwitch((user) => {
     if (accepting) exchange.cancelAll(user, -1, () => {});
   });
+  const listenKeys = new ListenKeys(settings.listenKeyTtlMs);
   mountRoutes(app, {
     config,
     exchange,
@@ -239,7 +243,10 @@ export async function startExchange(
     accepting: isAccepting,
     nonceUsed,
     deadMan,
+    listenKeys,
+    cors: new CorsPolicy(settings.corsOrigins),
   });
+  mountStatic(app, loadStaticFiles(DEFAULT_WEB_DIR));
   const hub = new StreamHub(app, {
     config,
     exchange,
@@ -255,6 +262,7 @@ export async function startExchange(
     ready: isReady,
     accepting: isAccepting,
     nonceUsed,
+    listenKeys,
   });
   const listenSocket = await new Promise<uws.us_listen_socket>((resolve, reject) => {
     app.listen(settings.host, settings.port, (s) => {
@@ -282,6 +290,7 @@ export async function startExchange(
       exchange.flushBalances();
       await writer.close();
       // After the last commit's messages went out: timers stop, streams get 1001.
+      listenKeys.stop();
       hub.shutdown();
       await reader.close();
     })();

@@ -30,6 +30,7 @@ describe("parseSettings", () => {
       idleTimeoutSeconds: 120,
       maxBackpressureBytes: 1024 * 1024,
       waitStrategy: "auto",
+      corsOrigins: [],
       warnings: [],
     });
     assert.equal(DEFAULT_SETTINGS.port, 8080);
@@ -48,6 +49,7 @@ describe("parseSettings", () => {
       STREAM_IDLE_TIMEOUT: "60",
       STREAM_MAX_BACKPRESSURE: "65536",
       WAIT_STRATEGY: "Busy-Spin",
+      CORS_ORIGIN: "http://localhost:5173",
     });
     assert.deepEqual(settings, {
       host: "0.0.0.0",
@@ -61,6 +63,7 @@ describe("parseSettings", () => {
       idleTimeoutSeconds: 60,
       maxBackpressureBytes: 65536,
       waitStrategy: "busy-spin",
+      corsOrigins: ["http://localhost:5173"],
       warnings: [],
     });
   });

@@ -6,6 +6,7 @@
  */
 import type { HttpRequest, HttpResponse } from "@trufflesuite/uws-js-unofficial";
 import { errorBody, errorStatus, type Lang, pickLanguage } from "../errors.ts";
+import { EXPOSE_HEADERS } from "./cors.ts";
 
 export const MAX_BODY = 64 * 1024;
 
@@ -36,6 +37,8 @@ export interface RequestInfo {
   readonly address: string | undefined;
   readonly startNs: bigint;
   aborted: boolean;
+  /** `Access-Control-Allow-Origin` to send (CONTRACT 10), set by the route when the origin is allowed. */
+  cors?: string;
   /** Set once an answer was written. */
   done: boolean;
 }
@@ -93,6 +96,10 @@ export function send(
   res.cork(() => {
     res.writeStatus(STATUS_LINE[status] ?? `${status} Error`).writeHeader("content-type", "application/json");
     if (retryAfter !== undefined) res.writeHeader("retry-after", String(retryAfter));
+    if (info.cors !== undefined) {
+      res.writeHeader("access-control-allow-origin", info.cors).writeHeader("vary", "Origin");
+      res.writeHeader("access-control-expose-headers", EXPOSE_HEADERS);
+    }
     res.end(body);
   });
   finish(info, status);

@@ -40,7 +40,9 @@ import {
 import { formatDateTime, nowMicro } from "../time.ts";
 import type { ApiKey, Users } from "../users.ts";
 import type { Admin } from "./admin.ts";
+import type { CorsPolicy } from "./cors.ts";
 import { parseJsonBody, unknownFields } from "./json-body.ts";
+import type { ListenKeys } from "./listen-keys.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import {
   isJsonMediaType,
@@ -83,6 +85,10 @@ export interface FrontEndDeps {
   nonceUsed: (token: string, nonce: bigint) => void;
   /** CONTRACT 8.7. */
   deadMan: DeadMansSwitch;
+  /** Listen keys for browser streams (CONTRACT 10). */
+  listenKeys: ListenKeys;
+  /** Browser origins allowed on the REST base (CONTRACT 10). */
+  cors: CorsPolicy;
 }
 
 const PREFIX = "/1.0";
@@ -144,6 +150,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
   ) => {
     app.post(PREFIX + route, (res, req) => {
       const info = readRequest(res, req, route);
+      if (deps.cors.enabled) info.cors = deps.cors.allowed(req);
       if (info.contentLength > MAX_BODY) return sendError(res, info, Code.BODY_TOO_LARGE, finish);
       if (!isJsonMediaType(info.contentType)) {
         sendError(res, info, Code.UNSUPPORTED_MEDIA_TYPE, finish);
@@ -190,6 +197,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
   ) => {
     app.get(PREFIX + route, (res, req) => {
       const info = readRequest(res, req, route, limiter.enabled);
+      if (deps.cors.enabled) info.cors = deps.cors.allowed(req);
       let pair: PairConfig | undefined;
       if (opts.pair) {
         pair = pairFromPath(req);
@@ -397,6 +405,17 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     }
     ok(res, info, serialize.triggerTime({ triggerTime: deps.deadMan.arm(key.userId, timeout) }));
   });
+
+  // ---------------------------------------------------------------- 10 listen keys
+
+  const listenKeyAnswer = (res: HttpResponse, info: RequestInfo, a: { code: number; body?: string }) =>
+    a.body !== undefined ? ok(res, info, a.body) : sendError(res, info, a.code, finish);
+  signedPost("/trade/listen-key", (res, info, key, body) =>
+    listenKeyAnswer(res, info, deps.listenKeys.handleCreateOrExtend(key.userId, body)),
+  );
+  signedPost("/trade/listen-key/close", (res, info, key, body) =>
+    listenKeyAnswer(res, info, deps.listenKeys.handleClose(key.userId, body)),
+  );
 
   // ---------------------------------------------------------------- public reads
 
@@ -630,6 +649,9 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
 
   // ---------------------------------------------------------------- 404 / 405
 
+  // CORS preflights (CONTRACT 10), answered for any path under the REST base.
+  app.options(`${PREFIX}/*`, (res, req) => deps.cors.preflight(res, req));
+
   const known = [
     "/trade/create-order",
     "/trade/cancel-order",
@@ -641,6 +663,8 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     "/trade/orders",
     "/trade/orders/:orderId",
     "/trade/pairs/:pairName/open-orders",
+    "/trade/listen-key",
+    "/trade/listen-key/close",
     "/trade/pairs",
     "/trade/pairs/user-history",
     "/trade/pairs/:pairName",
@@ -652,6 +676,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
   ];
   for (const route of known) {
     app.any(PREFIX + route, (res, req) => {
+      if (req.getMethod() === "options") return deps.cors.preflight(res, req);
       const info = readRequest(res, req, route);
       if (route.includes(":pairName") && pairFromPath(req) === undefined) {
         return sendError(res, info, Code.PAIR_UNKNOWN_IN_PATH, finish);
