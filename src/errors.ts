@@ -411,6 +411,14 @@ export const ERRORS = {
     en: "A user with this id already exists",
     ru: "Пользователь с таким идентификатором уже существует",
   },
+  /** CONTRACT 9: the fee account cannot log in, so it gets no API key. */
+  UID_FEE_ACCOUNT: {
+    code: 264,
+    status: 400,
+    field: "uid",
+    en: "This is the fee account, which cannot have API keys",
+    ru: "Это счёт комиссий, у него не может быть API-ключей",
+  },
   CURRENCY_REQUIRED: {
     code: 265,
     status: 400,

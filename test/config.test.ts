@@ -265,6 +265,9 @@ describe("loadConfig", () => {
       index: 0,
       baseLedgerFactor: 10_000n, // lots at 10^-6 -> btc ledger at 10^-10
       quoteLedgerFactor: 1n, // ticks × lots at 10^-8 = usdt ledger scale
+      makerFee: 0n,
+      takerFee: 0n,
+      feeDecimals: 0,
     });
     const ethBtc = config.pairsByName.get("eth_btc")!;
     assert.equal(ethBtc.index, 2);

@@ -35,6 +35,9 @@ export interface RequestInfo {
   /** The client address, read only when rate limiting needs it (see `readRequest`). */
   readonly address: string | undefined;
   readonly startNs: bigint;
+  /** Set by the rate-limit step (CONTRACT 9): the answer then carries X-RateLimit-* headers. */
+  rateLimit: number;
+  rateRemaining: number;
   aborted: boolean;
   /** Set once an answer was written. */
   done: boolean;
@@ -61,6 +64,8 @@ export function readRequest(
     contentLength: cl === "" ? -1 : Number(cl),
     address: withAddress ? decoder.decode(res.getRemoteAddressAsText()) : undefined,
     startNs: process.hrtime.bigint(),
+    rateLimit: 0,
+    rateRemaining: 0,
     aborted: false,
     done: false,
   };
@@ -93,6 +98,10 @@ export function send(
   res.cork(() => {
     res.writeStatus(STATUS_LINE[status] ?? `${status} Error`).writeHeader("content-type", "application/json");
     if (retryAfter !== undefined) res.writeHeader("retry-after", String(retryAfter));
+    if (info.rateLimit > 0) {
+      res.writeHeader("x-ratelimit-limit", String(info.rateLimit));
+      res.writeHeader("x-ratelimit-remaining", String(info.rateRemaining));
+    }
     res.end(body);
   });
   finish(info, status);

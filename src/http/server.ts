@@ -7,7 +7,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import { BUY, SELL } from "../../workers/matching/types.ts";
 import { nonceFromBody, nonceFromQuery, parseAuthorization, verifySignature } from "../auth.ts";
-import type { ExchangeConfig, PairConfig } from "../config.ts";
+import { type ExchangeConfig, FEE_DECIMALS, type PairConfig } from "../config.ts";
 import type { OrderRow, UserTradeRow } from "../db/rows.ts";
 import { amountParseError, Code, errorBody, multiErrorBody, priceParseError } from "../errors.ts";
 import {
@@ -16,6 +16,7 @@ import {
   LIMIT,
   MARKET,
   type OrderView,
+  tradeFee,
   type UserTradeView,
 } from "../exchange.ts";
 import { PERIODS, type Period, scaled } from "../market-data.ts";
@@ -116,8 +117,12 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
   const rateLimited = (res: HttpResponse, info: RequestInfo, key: string): boolean => {
     if (!limiter.enabled) return false;
     const now = Date.now();
-    if (limiter.allow(key, now)) return false;
-    send(res, info, 429, errorBody(Code.RATE_LIMITED, info.lang), finish, limiter.retryAfter());
+    const remaining = limiter.take(key, now);
+    // Every answer from here on counted against the limit: it says how much is left (CONTRACT 9).
+    info.rateLimit = limiter.limit;
+    info.rateRemaining = remaining < 0 ? 0 : remaining;
+    if (remaining >= 0) return false;
+    send(res, info, 429, errorBody(Code.RATE_LIMITED, info.lang), finish, limiter.retryAfter(key, now));
     return true;
   };
 
@@ -275,7 +280,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
       const cached = bookCache.get(p.index);
       if (cached !== undefined && cached.version === m.bookVersion) return cached.body;
     }
-    const body = serialize.book({ buy: m.levels(0, limit), sell: m.levels(1, limit) });
+    const body = serialize.book({ buy: m.levels(0, limit), sell: m.levels(1, limit), seq: m.seq });
     if (limit >= 1_000_000) bookCache.set(p.index, { version: m.bookVersion, body });
     return body;
   };
@@ -328,6 +333,31 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     },
   );
 
+  // ---------------------------------------------------------------- CONTRACT 9 venue data
+
+  get("/time", { pair: false, auth: "none" }, (res, info) => {
+    ok(res, info, serialize.time({ serverTime: Date.now() }));
+  });
+
+  // Everything but the clock is fixed at start: built once.
+  const infoPairs = pairs.map((p) => ({
+    name: p.name,
+    base: p.base,
+    quote: p.quote,
+    priceDecimals: p.priceDecimals,
+    amountDecimals: p.amountDecimals,
+    tickSize: formatDecimal(1n, p.priceDecimals),
+    stepSize: formatDecimal(1n, p.amountDecimals),
+    minAmount: formatDecimal(p.minAmount, p.amountDecimals),
+    maxAmount: formatDecimal(p.maxAmount, p.amountDecimals),
+    maxPrice: formatDecimal(p.maxPrice, p.priceDecimals),
+    makerFee: formatDecimal(p.makerFee, FEE_DECIMALS),
+    takerFee: formatDecimal(p.takerFee, FEE_DECIMALS),
+  }));
+  get("/info", { pair: false, auth: "none" }, (res, info) => {
+    ok(res, info, serialize.info({ serverTime: Date.now(), pairs: infoPairs }));
+  });
+
   // ---------------------------------------------------------------- 4.4 pair page
 
   get("/trade/pairs/:pairName", { pair: true, auth: "optional" }, (res, info, pair, key) => {
@@ -335,7 +365,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     const now = nowMicro();
     const page = {
       exchanges: pairs.map((p) => exchange.market(p.index).exchange(now)),
-      orders: { buy: m.levels(0, 1_000_000), sell: m.levels(1, 1_000_000) },
+      orders: { buy: m.levels(0, 1_000_000), sell: m.levels(1, 1_000_000), seq: m.seq },
       history: m.history,
       userOrders: null as OrderView[] | null,
       userHistory: null as UserTradeView[] | null,
@@ -447,6 +477,8 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
   // ---------------------------------------------------------------- 404 / 405
 
   const known = [
+    "/time",
+    "/info",
     "/trade/create-order",
     "/trade/cancel-order",
     "/trade/pairs",
@@ -556,5 +588,6 @@ export function tradeRowView(t: UserTradeRow, config: ExchangeConfig): UserTrade
     price: scaled(t.price, p.priceDecimals),
     amount: scaled(t.amount, p.amountDecimals),
     tradeTime: formatDateTime(t.timeMicro),
+    ...tradeFee(p, t.side, t.feeRate, t.price, t.amount),
   };
 }

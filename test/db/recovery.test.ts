@@ -192,6 +192,7 @@ describe("recovery", () => {
       lastPrice: 0,
       lastTimeMicro: 0,
       candles: new Map(),
+      bookSeq: 0,
     });
   });
 

@@ -129,7 +129,7 @@ describe("per-user rows written in bulk", () => {
          maker_user_id, taker_side, taker_type, maker_type, time_micro)
        VALUES (7, 'btc_usdt', 1, 1, 9, 4, 1, 2, 0, 0, 0, 1)`,
     ).run();
-    assert.deepEqual(migrate(db), [2]);
+    assert.deepEqual(migrate(db), [2, 3]);
     assert.equal(mark(db, "user_trades_through"), 7);
     const indexes = db
       .prepare<[], string>("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'orders'")
