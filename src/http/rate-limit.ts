@@ -44,10 +44,15 @@ export class RateLimiter {
       this.current = new Map();
       this.window = second;
     }
-    const prevWeightMs = 1000 - (nowMs - second * 1000);
-    const used = (this.previous.get(key) ?? 0) * prevWeightMs + (this.current.get(key) ?? 0) * 1000;
+    const curr = this.current.get(key) ?? 0;
+    // The previous second weighs by the part of it still inside the last 1000 ms.
+    let used = curr * 1000;
+    if (this.previous.size > 0) {
+      const prev = this.previous.get(key);
+      if (prev !== undefined) used += prev * (1000 - (nowMs - second * 1000));
+    }
     if (used + 1000 > this.limitMs) return -1;
-    this.current.set(key, (this.current.get(key) ?? 0) + 1);
+    this.current.set(key, curr + 1);
     return Math.floor((this.limitMs - used - 1000) / 1000);
   }
 
