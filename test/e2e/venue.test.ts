@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
 import type { ErrorBody, OrderBook, UserTrade } from "../../src/client/index.ts";
 import { StreamRejected } from "../../src/client/stream.ts";
@@ -362,5 +363,53 @@ describe("rate-limit headers (CONTRACT 9)", () => {
       }
       return;
     }
+  });
+});
+
+describe("turning fees on for an existing database (CONTRACT 9)", () => {
+  let server: TestServer;
+  before(async () => {
+    server = await TestServer.start();
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  it("rescales the stored balances exactly to the grown ledger scale and charges fees from then on", async () => {
+    const seller = await server.newUser({ btc: "1.234567" });
+    const buyer = await server.newUser({ usdt: "12345.67" });
+    expectOk(await seller.client.createOrder(limit("btc_usdt", "sell", "20000.01", "0.123457")));
+    expectOk(await buyer.client.createOrder(limit("btc_usdt", "buy", "20000.01", "0.1")));
+    expectOk(await buyer.client.createOrder(limit("btc_usdt", "buy", "19000", "0.2")));
+    const before = [await server.balanceTable(seller), await server.balanceTable(buyer)];
+    const book = expectOk(await server.public.orderBook("btc_usdt"));
+
+    // Same pairs, now with fees: btc and usdt need 4 more decimals.
+    await writeFile(
+      server.configPath,
+      JSON.stringify({
+        pairs: PAIRS.map(({ base: _b, quote: _q, ...rest }) =>
+          rest.name === "btc_usdt" ? { ...rest, makerFee: "0.0001", takerFee: "0.0004" } : rest,
+        ),
+      }),
+    );
+    await server.restart(); // the start-up ledger check passes on the rescaled integers
+    assert.deepEqual([await server.balanceTable(seller), await server.balanceTable(buyer)], before);
+    assert.deepEqual(expectOk(await server.public.orderBook("btc_usdt")), book);
+    assert.equal(expectOk(await server.public.info()).pairs[0].takerFee, "0.0004");
+
+    // The seller's rest (0.023457 at 20000.01) is taken by a new buyer: taker 0.04%, maker 0.01%.
+    const taker = await server.newUser({ usdt: "1000" });
+    expectOk(await taker.client.createOrder(limit("btc_usdt", "buy", "20000.01", "0.023457")));
+    const cost = mul(dec("20000.01"), dec("0.023457"));
+    const btcFee = mul(dec("0.023457"), dec("0.0004"));
+    const usdtFee = mul(cost, dec("0.0001"));
+    assert.deepEqual((await server.balanceTable(taker)).btc, [fmt(dec("0.023457") - btcFee), "0"]);
+    assert.deepEqual((await server.balanceTable(seller)).usdt, [
+      fmt(dec(before[0].usdt[0]) + cost - usdtFee),
+      "0",
+    ]);
+    const fees = Object.fromEntries(expectOk(await server.admin.fees()).map((f) => [f.currency, f.balance]));
+    assert.deepEqual(fees, { btc: fmt(btcFee), usdt: fmt(usdtFee), eth: "0" });
   });
 });
