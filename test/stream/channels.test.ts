@@ -50,7 +50,17 @@ const ORDER_KEYS = [
   "isCancelled",
   "createTime",
 ];
-const USER_TRADE_KEYS = ["id", "pairName", "tradeType", "directionType", "price", "amount", "tradeTime"];
+const USER_TRADE_KEYS = [
+  "id",
+  "pairName",
+  "tradeType",
+  "directionType",
+  "price",
+  "amount",
+  "tradeTime",
+  "fee",
+  "feeCurrency",
+];
 
 function withoutUpdate(o: Order): Omit<Order, "updateTime"> {
   const { updateTime: _, ...rest } = o;
@@ -215,6 +225,8 @@ describe("stream channels", () => {
         price: 30000.5,
         amount: 0.5,
         tradeTime: "",
+        fee: 0,
+        feeCurrency: "usdt",
       },
     );
 
