@@ -40,6 +40,7 @@ import {
   TRADE_QTY,
   TRADE_TAKER_ID,
 } from "../workers/pair/protocol.ts";
+import { FEE_DECIMALS } from "./config.ts";
 import type { DbWriter } from "./db/writer.ts";
 import { Code } from "./errors.ts";
 import type { Ledger } from "./ledger.ts";
@@ -63,9 +64,8 @@ export interface PairSpec {
   takerFee?: bigint;
 }
 
-/** Fee rates are integers in units of 10^-6 (config.ts FEE_DECIMALS). */
-const FEE_UNIT = 1_000_000n;
-const FEE_DECIMALS = 6;
+/** Fee rates are integers in units of 10^-FEE_DECIMALS. */
+const FEE_UNIT = pow10(FEE_DECIMALS);
 
 /**
  * The fee of one side of a trade (CONTRACT 9), as the views show it: the buyer pays `rate` of the

@@ -286,6 +286,18 @@ describe("venue data, codes and fees (CONTRACT 9)", () => {
       const items: UserTrade[] = expectOk(await seller.client.userHistory()).items;
       assert.ok(items.every((t) => typeof t.fee === "number" && typeof t.feeCurrency === "string"));
     });
+
+    it("keeps the acknowledged book sequence and fees through kill -9", async () => {
+      expectOk(await seller.client.createOrder(limit("btc_usdt", "sell", "32000", "0.05")));
+      const bidder = await server.newUser({ usdt: "1000" });
+      expectOk(await bidder.client.createOrder(limit("btc_usdt", "buy", "19000", "0.01")));
+      const book = expectOk(await server.public.orderBook("btc_usdt"));
+      const fees = await feeTable();
+      await server.kill();
+      await server.restart();
+      assert.deepEqual(expectOk(await server.public.orderBook("btc_usdt")), book);
+      assert.deepEqual(await feeTable(), fees);
+    });
   });
 });
 
