@@ -14,7 +14,7 @@
 
 import { availableParallelism } from "node:os";
 import uws from "@trufflesuite/uws-js-unofficial";
-import { type ExchangeConfig, loadConfig, type Settings } from "./config.ts";
+import { type ExchangeConfig, FEE_ACCOUNT_UID, loadConfig, type Settings } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
 import { DbReader } from "./db/reader.ts";
 import { checkPairs, loadState, resolveCurrencyScales } from "./db/recovery.ts";
@@ -179,6 +179,7 @@ export async function startExchange(
       channel,
       config.currencies.get(p.base)!.scale,
       config.currencies.get(p.quote)!.scale,
+      rec?.bookSeq ?? 0,
     );
   }
   await Promise.all(channels.map((c) => c.ready));
@@ -209,6 +210,9 @@ export async function startExchange(
 
   // 6. config users: created with their key and credited once.
   const admin = new Admin(settings.adminToken ?? "", users, ledger, writer, config);
+  // The fee account (CONTRACT 9): a user without API keys, created once; it holds every fee.
+  exchange.feeUser = users.idOf(FEE_ACCOUNT_UID) ?? admin.createUser(FEE_ACCOUNT_UID, null);
+  admin.feeUser = exchange.feeUser;
   for (const u of config.users) {
     if (users.idOf(u.uid) !== undefined) continue;
     if (users.hasToken(u.apiToken))

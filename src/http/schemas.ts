@@ -61,8 +61,20 @@ export const userTradeSchema = {
     price: num,
     amount: num,
     tradeTime: str,
+    fee: num,
+    feeCurrency: str,
   },
-  required: ["id", "pairName", "tradeType", "directionType", "price", "amount", "tradeTime"],
+  required: [
+    "id",
+    "pairName",
+    "tradeType",
+    "directionType",
+    "price",
+    "amount",
+    "tradeTime",
+    "fee",
+    "feeCurrency",
+  ],
   additionalProperties: false,
 } as const;
 
@@ -106,11 +118,15 @@ const levelSchema = {
   additionalProperties: false,
 } as const;
 
-/** Aggregated order book `{buy, sell}` (4.6). */
+/** Aggregated order book `{buy, sell, seq}` (4.6; `seq`: CONTRACT 9). */
 export const bookSchema = {
   type: "object",
-  properties: { buy: { type: "array", items: levelSchema }, sell: { type: "array", items: levelSchema } },
-  required: ["buy", "sell"],
+  properties: {
+    buy: { type: "array", items: levelSchema },
+    sell: { type: "array", items: levelSchema },
+    seq: int,
+  },
+  required: ["buy", "sell", "seq"],
   additionalProperties: false,
 } as const;
 
@@ -168,14 +184,15 @@ const streamLevelSchema = {
   additionalProperties: false,
 } as const;
 
-/** `orders:{pair}` data: a snapshot or the changed levels of each side. */
+/** `orders:{pair}` data: a snapshot or the changed levels of each side, and the book `seq`. */
 const streamBookSchema = {
   type: "object",
   properties: {
     buy: { type: "array", items: streamLevelSchema },
     sell: { type: "array", items: streamLevelSchema },
+    seq: int,
   },
-  required: ["buy", "sell"],
+  required: ["buy", "sell", "seq"],
   additionalProperties: false,
 } as const;
 
@@ -221,6 +238,64 @@ export const serialize = {
     type: "object",
     properties: { currency: str, balance: str },
     required: ["currency", "balance"],
+  }),
+  fees: compile({
+    type: "array",
+    items: {
+      type: "object",
+      properties: { currency: str, balance: str },
+      required: ["currency", "balance"],
+      additionalProperties: false,
+    },
+  }),
+  time: compile({
+    type: "object",
+    properties: { serverTime: int },
+    required: ["serverTime"],
+    additionalProperties: false,
+  }),
+  info: compile({
+    type: "object",
+    properties: {
+      serverTime: int,
+      pairs: {
+        type: "array",
+        items: {
+          type: "object",
+          properties: {
+            name: str,
+            base: str,
+            quote: str,
+            priceDecimals: int,
+            amountDecimals: int,
+            tickSize: str,
+            stepSize: str,
+            minAmount: str,
+            maxAmount: str,
+            maxPrice: str,
+            makerFee: str,
+            takerFee: str,
+          },
+          required: [
+            "name",
+            "base",
+            "quote",
+            "priceDecimals",
+            "amountDecimals",
+            "tickSize",
+            "stepSize",
+            "minAmount",
+            "maxAmount",
+            "maxPrice",
+            "makerFee",
+            "takerFee",
+          ],
+          additionalProperties: false,
+        },
+      },
+    },
+    required: ["serverTime", "pairs"],
+    additionalProperties: false,
   }),
   // Stream envelopes `{stream, data}` (CONTRACT 7), with the channel's data schema.
   streamExchanges: compile(envelope({ type: "array", items: exchangeStreamSchema })),

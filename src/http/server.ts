@@ -7,7 +7,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import { BUY, SELL } from "../../workers/matching/types.ts";
 import { nonceFromBody, nonceFromQuery, parseAuthorization, verifySignature } from "../auth.ts";
-import type { ExchangeConfig, PairConfig } from "../config.ts";
+import { type ExchangeConfig, FEE_DECIMALS, type PairConfig } from "../config.ts";
 import type { OrderRow, UserTradeRow } from "../db/rows.ts";
 import type { DeadMansSwitch } from "../dead-man.ts";
 import {
@@ -24,6 +24,7 @@ import {
   LIMIT,
   MARKET,
   type OrderView,
+  tradeFee,
   type UserTradeView,
 } from "../exchange.ts";
 import { PERIODS, type Period, scaled } from "../market-data.ts";
@@ -127,8 +128,12 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
   const rateLimited = (res: HttpResponse, info: RequestInfo, key: string): boolean => {
     if (!limiter.enabled) return false;
     const now = Date.now();
-    if (limiter.allow(key, now)) return false;
-    send(res, info, 429, errorBody(Code.RATE_LIMITED, info.lang), finish, limiter.retryAfter());
+    const remaining = limiter.take(key, now);
+    // Every answer from here on counted against the limit: it says how much is left (CONTRACT 9).
+    info.rateLimit = limiter.limit;
+    info.rateRemaining = remaining < 0 ? 0 : remaining;
+    if (remaining >= 0) return false;
+    send(res, info, 429, errorBody(Code.RATE_LIMITED, info.lang), finish, limiter.retryAfter(key, now));
     return true;
   };
 
@@ -441,7 +446,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
       const cached = bookCache.get(p.index);
       if (cached !== undefined && cached.version === m.bookVersion) return cached.body;
     }
-    const body = serialize.book({ buy: m.levels(0, limit), sell: m.levels(1, limit) });
+    const body = serialize.book({ buy: m.levels(0, limit), sell: m.levels(1, limit), seq: m.seq });
     if (limit >= 1_000_000) bookCache.set(p.index, { version: m.bookVersion, body });
     return body;
   };
@@ -494,6 +499,31 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     },
   );
 
+  // ---------------------------------------------------------------- CONTRACT 9 venue data
+
+  get("/time", { pair: false, auth: "none" }, (res, info) => {
+    ok(res, info, serialize.time({ serverTime: Date.now() }));
+  });
+
+  // Everything but the clock is fixed at start: built once.
+  const infoPairs = pairs.map((p) => ({
+    name: p.name,
+    base: p.base,
+    quote: p.quote,
+    priceDecimals: p.priceDecimals,
+    amountDecimals: p.amountDecimals,
+    tickSize: formatDecimal(1n, p.priceDecimals),
+    stepSize: formatDecimal(1n, p.amountDecimals),
+    minAmount: formatDecimal(p.minAmount, p.amountDecimals),
+    maxAmount: formatDecimal(p.maxAmount, p.amountDecimals),
+    maxPrice: formatDecimal(p.maxPrice, p.priceDecimals),
+    makerFee: formatDecimal(p.makerFee, FEE_DECIMALS),
+    takerFee: formatDecimal(p.takerFee, FEE_DECIMALS),
+  }));
+  get("/info", { pair: false, auth: "none" }, (res, info) => {
+    ok(res, info, serialize.info({ serverTime: Date.now(), pairs: infoPairs }));
+  });
+
   // ---------------------------------------------------------------- 4.4 pair page
 
   get("/trade/pairs/:pairName", { pair: true, auth: "optional" }, (res, info, pair, key) => {
@@ -501,7 +531,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     const now = nowMicro();
     const page = {
       exchanges: pairs.map((p) => exchange.market(p.index).exchange(now)),
-      orders: { buy: m.levels(0, 1_000_000), sell: m.levels(1, 1_000_000) },
+      orders: { buy: m.levels(0, 1_000_000), sell: m.levels(1, 1_000_000), seq: m.seq },
       history: m.history,
       userOrders: null as OrderView[] | null,
       userHistory: null as UserTradeView[] | null,
@@ -653,6 +683,8 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
   app.options(`${PREFIX}/*`, (res, req) => deps.cors.preflight(res, req));
 
   const known = [
+    "/time",
+    "/info",
     "/trade/create-order",
     "/trade/cancel-order",
     "/trade/create-orders",
@@ -853,5 +885,6 @@ export function tradeRowView(t: UserTradeRow, config: ExchangeConfig): UserTrade
     price: scaled(t.price, p.priceDecimals),
     amount: scaled(t.amount, p.amountDecimals),
     tradeTime: formatDateTime(t.timeMicro),
+    ...tradeFee(p, t.side, t.feeRate, t.price, t.amount),
   };
 }

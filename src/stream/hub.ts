@@ -255,13 +255,13 @@ export class StreamHub implements CommitListener {
 
   // ------------------------------------------------------------------ CommitListener
 
-  levelsChanged(pair: number, buy: Map<number, number>, sell: Map<number, number>): void {
+  levelsChanged(pair: number, buy: Map<number, number>, sell: Map<number, number>, seq: number): void {
     const topic = this.ordersTopic[pair];
     if (this.closed || !this.topics.has(topic)) return;
     try {
       const m = this.exchange.market(pair);
       const t = String(this.tick(pair));
-      const data = { buy: changedLevels(buy, m, t, true), sell: changedLevels(sell, m, t, false) };
+      const data = { buy: changedLevels(buy, m, t, true), sell: changedLevels(sell, m, t, false), seq };
       this.publish(topic, serialize.streamLevels({ stream: topic, data }));
     } catch (err) {
       this.failed("levels", err);
@@ -335,7 +335,7 @@ export class StreamHub implements CommitListener {
     const cached = this.snapshots[pair];
     if (cached.version === m.bookVersion) return cached.message;
     const t = String(this.tick(pair));
-    const data = { buy: allLevels(m, 0, t), sell: allLevels(m, 1, t) };
+    const data = { buy: allLevels(m, 0, t), sell: allLevels(m, 1, t), seq: m.seq };
     const message = serialize.streamLevels({ stream: topic, data });
     this.snapshots[pair] = { version: m.bookVersion, message };
     return message;

@@ -178,6 +178,8 @@ export interface Level {
 export interface BookData {
   buy: Level[];
   sell: Level[];
+  /** CONTRACT 9: the book sequence (snapshot: current; delta: previous + 1). */
+  seq: number;
 }
 
 /** Headers of a signed upgrade for `query` (the raw query string after `?`). */
