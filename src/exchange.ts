@@ -179,6 +179,15 @@ export interface UserTradeView {
 
 /** Receives what a committed command changed, for the stream fan-out. */
 export interface CommitListener {
+  /**
+   * Whether anyone holds a channel the records would go to. The core builds a view only for a
+   * channel with a subscriber (asked when the record is made; a subscriber that arrives before the
+   * commit may miss that one record, as if it had connected just after).
+   */
+  wantsOrders(user: number): boolean;
+  wantsUserTrades(user: number): boolean;
+  /** `history:{pair}` or `exchanges` (which counts the pair's trades). */
+  wantsTrades(pair: number): boolean;
   orderChanged(user: number, view: OrderView): void;
   userTrade(user: number, view: UserTradeView): void;
   publicTrades(pair: number, trades: ReturnType<PairMarket["publicTrade"]>[]): void;
@@ -835,11 +844,17 @@ export class Exchange {
       makerRate,
     );
     p.market.addTrade(taker.side, taker.type, price, qty, micro);
-    if (this.listener !== null) {
-      p.trades.push(p.market.history[0]);
-      const dt = formatDateTime(micro);
-      p.userTrades.push([taker.user, this.userTradeView(tradeId, p, taker, price, qty, dt, takerRate)]);
-      p.userTrades.push([maker.user, this.userTradeView(tradeId, p, maker, price, qty, dt, makerRate)]);
+    const listener = this.listener;
+    if (listener !== null) {
+      if (listener.wantsTrades(pairIndex)) p.trades.push(p.market.history[0]);
+      if (listener.wantsUserTrades(taker.user)) {
+        const view = this.userTradeView(tradeId, p, taker, price, qty, formatDateTime(micro), takerRate);
+        p.userTrades.push([taker.user, view]);
+      }
+      if (listener.wantsUserTrades(maker.user)) {
+        const view = this.userTradeView(tradeId, p, maker, price, qty, formatDateTime(micro), makerRate);
+        p.userTrades.push([maker.user, view]);
+      }
     }
   }
 
@@ -1011,18 +1026,25 @@ export class Exchange {
     }
     let publish: (() => void) | null = null;
     if (listener !== null) {
-      const views = touched.map((o) => [o.user, this.orderView(o, false)] as const);
+      const views: [number, OrderView][] = [];
+      for (let i = 0; i < touched.length; i++) {
+        const o = touched[i];
+        if (listener.wantsOrders(o.user)) views.push([o.user, this.orderView(o, false)]);
+      }
       const trades = p.trades;
       const userTrades = p.userTrades;
       p.trades = [];
       p.userTrades = [];
       const pairIdx = pairIndex;
-      publish = () => {
-        if (hasLevels) listener.levelsChanged(pairIdx, buy, sell, seq);
-        if (trades.length > 0) listener.publicTrades(pairIdx, trades);
-        for (const [u, v] of views) listener.orderChanged(u, v);
-        for (const [u, t] of userTrades) listener.userTrade(u, t);
-      };
+      // Nothing to tell when no channel wanted anything (levels go out only to `orders:` holders,
+      // which the hub checks itself).
+      if (hasLevels || trades.length > 0 || views.length > 0 || userTrades.length > 0)
+        publish = () => {
+          if (hasLevels) listener.levelsChanged(pairIdx, buy, sell, seq);
+          if (trades.length > 0) listener.publicTrades(pairIdx, trades);
+          for (const [u, v] of views) listener.orderChanged(u, v);
+          for (const [u, t] of userTrades) listener.userTrade(u, t);
+        };
     }
     const market = p.market;
     const answer = reply;

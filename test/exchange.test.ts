@@ -7,7 +7,14 @@ import { after, describe, it } from "node:test";
 import { openDatabase } from "../src/db/open.ts";
 import { DbWriter, type WriterOptions } from "../src/db/writer.ts";
 import { Code } from "../src/errors.ts";
-import { Exchange, LIMIT, MARKET, type OrderView, pairEventHandler } from "../src/exchange.ts";
+import {
+  type CommitListener,
+  Exchange,
+  LIMIT,
+  MARKET,
+  type OrderView,
+  pairEventHandler,
+} from "../src/exchange.ts";
 import { Ledger } from "../src/ledger.ts";
 import { PairMarket } from "../src/market-data.ts";
 import { PairChannel } from "../src/pair-client.ts";
@@ -135,6 +142,45 @@ describe("Exchange core", () => {
     assert.equal(refused.err, Code.INSUFFICIENT_FUNDS);
     assert.deepEqual(ledger.check([10n * BTC_UNIT, 1_000n * USDT_UNIT]), []);
     await close();
+  });
+
+  it("builds stream records only for the channels someone holds", async () => {
+    const { exchange, ledger, close } = await core(`${tmp.dbPath}-views`);
+    ledger.deposit(0, BTC, 10n * BTC_UNIT);
+    ledger.deposit(1, USDT, 10_000n * USDT_UNIT);
+    const calls: string[] = [];
+    let wantTrades = false;
+    const listener: CommitListener = {
+      wantsOrders: (user) => user === 1,
+      wantsUserTrades: (user) => user === 0,
+      wantsTrades: () => wantTrades,
+      orderChanged: (user, view) => calls.push(`order ${user} ${view.id}`),
+      userTrade: (user, view) => calls.push(`trade ${user} ${view.id}`),
+      publicTrades: (_pair, trades) => calls.push(`public ${trades.length}`),
+      levelsChanged: () => calls.push("levels"),
+    };
+    exchange.listener = listener;
+    try {
+      const sell = await place(exchange, 0, LIMIT, SELL, 10_000, 100);
+      const buy = await place(exchange, 1, LIMIT, BUY, 10_000, 40);
+      wantTrades = true;
+      await place(exchange, 1, LIMIT, BUY, 10_000, 10);
+      // User 0's orders and user 1's trades are wanted by nobody; public trades only once asked for.
+      assert.deepEqual(calls, [
+        "levels",
+        "levels",
+        `order 1 ${buy.order!.id}`,
+        "trade 0 1",
+        "levels",
+        "public 1",
+        `order 1 ${buy.order!.id + 1}`,
+        "trade 0 2",
+      ]);
+      assert.equal(sell.err, 0);
+    } finally {
+      exchange.listener = null;
+      await close();
+    }
   });
 
   it("moves the user_orders mark only past orders whose records the writer has, at every commit", async () => {
