@@ -4,8 +4,8 @@
  *
  *   R1  risk hold   reserve funds in the ledger, assign the order id and time   (`createOrder`)
  *   ME  matching    the pair worker runs the command on its book                 (ring, worker)
- *   R2  settle      apply each event: trades move reserved funds, dones release  (`onEvent`)
- *   DB  persist     every changed row goes into the writer's current batch       (`onEvent`, END)
+ *   R2  settle      apply each event: trades move reserved funds, dones release  (`onTrade`, `onDone`, `onAmended`)
+ *   DB  persist     every changed row goes into the writer's current batch       (`onTrade`, `onEnd`)
  *   OUT answer      the reply and the stream messages leave after that batch commits (`afterCommit`)
  *
  * Everything here runs on one thread, so ledger checks and reservations are atomic with respect to

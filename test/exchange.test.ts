@@ -144,6 +144,51 @@ describe("Exchange core", () => {
     await close();
   });
 
+  it("releases the price improvement of a limit buy filled below its limit", async () => {
+    const { exchange, ledger, close } = await core(`${tmp.dbPath}-improve`);
+    try {
+      ledger.deposit(0, BTC, 1n * BTC_UNIT);
+      ledger.deposit(1, USDT, 1_000n * USDT_UNIT);
+      assert.equal((await place(exchange, 0, LIMIT, SELL, 10_000, 300_000)).err, 0);
+      // 0.5 btc at 101.00: 0.3 fill at 100.00 (the maker's price), 0.2 rests at 101.00.
+      const buy = await place(exchange, 1, LIMIT, BUY, 10_100, 500_000);
+      assert.equal(buy.order?.amountUsed, 0.3);
+      assert.equal(ledger.reserved(1, USDT), 10_100n * 200_000n);
+      assert.equal(ledger.available(1, USDT), 1_000n * USDT_UNIT - 10_000n * 300_000n - 10_100n * 200_000n);
+      assert.equal(ledger.available(1, BTC), 300_000n);
+      assert.deepEqual(ledger.check([1n * BTC_UNIT, 1_000n * USDT_UNIT]), []);
+    } finally {
+      await close();
+    }
+  });
+
+  it("fills a market buy whose cost is exactly the available balance", async () => {
+    const { exchange, ledger, close } = await core(`${tmp.dbPath}-exact`);
+    try {
+      ledger.deposit(0, BTC, 1n * BTC_UNIT);
+      // 0.4 btc at 100.00 and 0.1 at 100.01: 40.001 usdt in all, exactly what the buyer has.
+      const cost = 10_000n * 400_000n + 10_001n * 100_000n;
+      ledger.deposit(1, USDT, cost);
+      assert.equal((await place(exchange, 0, LIMIT, SELL, 10_000, 400_000)).err, 0);
+      assert.equal((await place(exchange, 0, LIMIT, SELL, 10_001, 100_000)).err, 0);
+      const m = await place(exchange, 1, MARKET, BUY, 0, 500_000);
+      assert.equal(m.err, 0);
+      assert.equal(m.order?.amountUsed, 0.5);
+      assert.equal(m.order?.isCancelled, false);
+      assert.equal(ledger.available(1, USDT), 0n);
+      assert.equal(ledger.reserved(1, USDT), 0n);
+      // One tick more is refused, nothing changed.
+      ledger.deposit(2, USDT, cost - 1n);
+      assert.equal((await place(exchange, 0, LIMIT, SELL, 10_000, 400_000)).err, 0);
+      assert.equal((await place(exchange, 0, LIMIT, SELL, 10_001, 100_000)).err, 0);
+      const refused = await place(exchange, 2, MARKET, BUY, 0, 500_000);
+      assert.equal(refused.err, Code.INSUFFICIENT_FUNDS);
+      assert.equal(ledger.available(2, USDT), cost - 1n);
+    } finally {
+      await close();
+    }
+  });
+
   it("builds stream records only for the channels someone holds", async () => {
     const { exchange, ledger, close } = await core(`${tmp.dbPath}-views`);
     ledger.deposit(0, BTC, 10n * BTC_UNIT);
