@@ -3,7 +3,7 @@
  * ring), the real database writer on a temp file, the real ledger.
  */
 import assert from "node:assert/strict";
-import { after, describe, it } from "node:test";
+import { after, afterEach, describe, it } from "node:test";
 import { openDatabase } from "../src/db/open.ts";
 import { DbWriter, type WriterOptions } from "../src/db/writer.ts";
 import { Code } from "../src/errors.ts";
@@ -27,6 +27,12 @@ const USDT = 1;
 const BTC_UNIT = 10n ** 6n;
 const USDT_UNIT = 10n ** 8n;
 
+/** Cores not closed yet: closed after each test, passed or failed, so no thread outlives it. */
+const openCores: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (openCores.length > 0) await openCores.pop()!();
+});
+
 /** A core with one real pair worker (btc_usdt, 4-slot command ring) and the real writer. */
 async function core(file: string, writerOptions: WriterOptions = {}) {
   const writer = await DbWriter.start(file, writerOptions);
@@ -48,10 +54,13 @@ async function core(file: string, writerOptions: WriterOptions = {}) {
     amountDecimals: 6,
   };
   exchange.addPair(pair, market, channel, 6, 8);
-  const close = async () => {
-    await channel.close();
-    await writer.close();
-  };
+  let closing: Promise<void> | null = null;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      await channel.close();
+      await writer.close();
+    })());
+  openCores.push(close);
   return { exchange, ledger, market, writer, close };
 }
 
