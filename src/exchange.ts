@@ -60,6 +60,7 @@ import {
   type TimeInForce,
   withOrderOptions,
 } from "./orders.ts";
+import { amendHold, limitHold, type PairUnits, pairUnits } from "./risk.ts";
 import { formatDateTime, nowMicro } from "./time.ts";
 
 export const LIMIT = 0;
@@ -219,17 +220,13 @@ interface Pending {
   hold?: bigint;
 }
 
-/** Per pair: scale factors between book units and ledger units, and the command FIFO. */
-interface PairState {
+/** Per pair: scale factors between book units and ledger units (risk.ts), and the command FIFO. */
+interface PairState extends PairUnits {
   spec: PairSpec;
   market: PairMarket;
   sink: CommandSink;
   base: number;
   quote: number;
-  /** Ledger units of the quote currency per (tick × lot). */
-  quoteMul: bigint;
-  /** Ledger units of the base currency per lot. */
-  baseMul: bigint;
   /** False when both fee rates are 0: settlement then does no fee work at all. */
   hasFees: boolean;
   makerFee: bigint;
@@ -338,8 +335,7 @@ export class Exchange {
       sink,
       base: this.ledger.currencyIndex(spec.base),
       quote: this.ledger.currencyIndex(spec.quote),
-      quoteMul: pow10(quoteScale - spec.priceDecimals - spec.amountDecimals),
-      baseMul: pow10(baseScale - spec.amountDecimals),
+      ...pairUnits(spec, baseScale, quoteScale),
       hasFees: makerFee !== 0n || takerFee !== 0n,
       makerFee,
       takerFee,
@@ -407,12 +403,9 @@ export class Exchange {
     let hold: bigint;
     let currency: number;
     let budget = NO_BUDGET;
-    if (side === SELL) {
-      currency = p.base;
-      hold = BigInt(amount) * p.baseMul;
-    } else if (type === LIMIT) {
-      currency = p.quote;
-      hold = BigInt(price) * BigInt(amount) * p.quoteMul;
+    if (type === LIMIT || side === SELL) {
+      currency = side === SELL ? p.base : p.quote;
+      hold = limitHold(p, side, price, amount);
     } else {
       // Market buy: hold everything available (at most MAX_BUDGET ticks × lots); the worker
       // refuses the order when walking the book would cost more, and the unused part is released.
@@ -583,23 +576,8 @@ export class Exchange {
       this.db.afterCommit(() => reply(0, this.orderView(o, true)));
       return true;
     }
-    let currency: number;
-    let hold = 0n;
-    if (o.side === SELL) {
-      currency = p.base;
-      if (delta > 0) hold = BigInt(delta) * p.baseMul;
-    } else {
-      currency = p.quote;
-      const open = BigInt(o.amount - o.used);
-      const d = BigInt(delta);
-      const np = BigInt(price);
-      // Extra quote at open quantity L is np·(L + d) − price·L, linear in L: its most over
-      // [0, open] is at one end.
-      const atNone = np * d;
-      const atOpen = np * (open + d) - BigInt(o.price) * open;
-      const most = atNone > atOpen ? atNone : atOpen;
-      if (most > 0n) hold = most * p.quoteMul;
-    }
+    const currency = o.side === SELL ? p.base : p.quote;
+    const hold = amendHold(p, o.side, o.price, o.amount - o.used, price, delta);
     if (hold > 0n && !this.ledger.reserve(user, currency, hold)) {
       if (this.marketBuys.has(user)) {
         this.afterMarketBuys(user, () => {
@@ -816,7 +794,7 @@ export class Exchange {
     if (buyer.type === LIMIT) {
       // A limit buy reserved at its own price: a better price releases the difference.
       if (buyer.price !== price)
-        ledger.release(buyer.user, p.quote, BigInt(buyer.price - price) * lots * p.quoteMul);
+        ledger.release(buyer.user, p.quote, limitHold(p, BUY, buyer.price - price, qty));
     } else {
       buyer.budget -= cost;
     }
@@ -873,15 +851,8 @@ export class Exchange {
     const p = this.pairs[pairIndex];
     const cmd = p.pending[p.pendingHead];
     const o = cmd.order!;
-    let currency: number;
-    let change: bigint;
-    if (o.side === SELL) {
-      currency = p.base;
-      change = BigInt(newLeft - oldLeft) * p.baseMul;
-    } else {
-      currency = p.quote;
-      change = (BigInt(newPrice) * BigInt(newLeft) - BigInt(oldPrice) * BigInt(oldLeft)) * p.quoteMul;
-    }
+    const currency = o.side === SELL ? p.base : p.quote;
+    const change = limitHold(p, o.side, newPrice, newLeft) - limitHold(p, o.side, oldPrice, oldLeft);
     const unused = (cmd.hold ?? 0n) - change;
     if (unused < 0n) throw new Error(`amend of order ${orderId}: the hold falls short by ${-unused}`);
     if (unused > 0n) this.ledger.release(o.user, currency, unused);
@@ -903,8 +874,8 @@ export class Exchange {
     const p = this.pairs[pairIndex];
     const o = reason === DONE_REMAINDER ? this.currentOrder(p, orderId) : this.open.get(orderId)!;
     const ledger = this.ledger;
-    if (o.side === SELL) ledger.release(o.user, p.base, BigInt(left) * p.baseMul);
-    else if (o.type === LIMIT) ledger.release(o.user, p.quote, BigInt(o.price) * BigInt(left) * p.quoteMul);
+    if (o.type === LIMIT || o.side === SELL)
+      ledger.release(o.user, o.side === SELL ? p.base : p.quote, limitHold(p, o.side, o.price, left));
     // A market buy's unused budget is released when its command ends.
     o.cancelled = true;
     o.updateMicro = nowMicro();
@@ -947,9 +918,8 @@ export class Exchange {
         // Refused by the book (no liquidity, unaffordable, post-only would take): nothing happened
         // but the hold, and the client order id was not used.
         if (o.clientOrderId !== undefined) this.clientIds.delete(`${o.user}:${o.clientOrderId}`);
-        if (o.side === SELL) ledger.release(o.user, p.base, BigInt(o.amount) * p.baseMul);
-        else if (o.type === LIMIT)
-          ledger.release(o.user, p.quote, BigInt(o.price) * BigInt(o.amount) * p.quoteMul);
+        if (o.type === LIMIT || o.side === SELL)
+          ledger.release(o.user, o.side === SELL ? p.base : p.quote, limitHold(p, o.side, o.price, o.amount));
         cb(code, null);
         this.resetCommand(p);
         return;
