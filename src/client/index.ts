@@ -216,6 +216,23 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** Path prefix of the admin calls; default "" (`/admin/...` at the server root). */
   adminPrefix?: string;
+  /**
+   * Called with every answer before the call resolves; if it throws, the call rejects with that
+   * error (the end-to-end tests check each answer against the OpenAPI document this way).
+   */
+  onResponse?: (res: ResponseInfo) => void;
+}
+
+/** What `ClientOptions.onResponse` sees of one exchange. */
+export interface ResponseInfo {
+  method: string;
+  /** From the server root, with the query as sent: `/1.0/trade/pairs?x=1`. */
+  pathAndQuery: string;
+  status: number;
+  headers: Headers;
+  text: string;
+  /** Parsed JSON, `undefined` when the body is not JSON. */
+  body: unknown;
 }
 
 /** Thrown by `ok()` when a call did not answer 200. */
@@ -555,6 +572,8 @@ export class ExchangeClient {
     } catch {
       parsed = undefined;
     }
-    return { status: res.status, headers: res.headers, text, body: parsed };
+    const answer = { status: res.status, headers: res.headers, text, body: parsed };
+    this.options.onResponse?.({ method, pathAndQuery, ...answer });
+    return answer;
   }
 }

@@ -183,36 +183,57 @@ function envelope(data: object) {
   } as const;
 }
 
+/** Array and page bodies (named so the OpenAPI document refers to the objects compiled here). */
+export const pairsSchema = { type: "array", items: pairRecordSchema } as const;
+export const historySchema = { type: "array", items: publicTradeSchema } as const;
+/** 2.7 candles: [timestamp ms, open, min, max, close, volume]. */
+export const chartSchema = { type: "array", items: { type: "array", items: num } } as const;
+export const balancesSchema = { type: "array", items: balanceSchema } as const;
+export const ordersPageSchema = page(orderSchema);
+export const tradesPageSchema = page(userTradeSchema);
+/** CONTRACT 1.2 answers. */
+export const newUserSchema = {
+  type: "object",
+  properties: { uid: str, apiToken: str, secretKey: str },
+  required: ["uid", "apiToken", "secretKey"],
+} as const;
+export const newKeySchema = {
+  type: "object",
+  properties: { apiToken: str, secretKey: str },
+  required: ["apiToken", "secretKey"],
+} as const;
+export const transferSchema = {
+  type: "object",
+  properties: { currency: str, balance: str },
+  required: ["currency", "balance"],
+} as const;
+/** Stream messages (CONTRACT 7), one per channel kind. */
+export const streamSchemas = {
+  exchanges: envelope({ type: "array", items: exchangeStreamSchema }),
+  orders: envelope(streamBookSchema),
+  history: envelope({ type: "array", items: publicTradeSchema }),
+  user_orders: envelope(orderSchema),
+  user_history: envelope(userTradeSchema),
+};
+
 /** Compiled serializers, one per body. */
 export const serialize = {
   order: compile(orderWithUpdateSchema),
-  pairs: compile({ type: "array", items: pairRecordSchema }),
+  pairs: compile(pairsSchema),
   pairPage: compile(pairPageSchema),
   book: compile(bookSchema),
-  history: compile({ type: "array", items: publicTradeSchema }),
-  chart: compile({ type: "array", items: { type: "array", items: num } }),
-  balances: compile({ type: "array", items: balanceSchema }),
-  ordersPage: compile(page(orderSchema)),
-  tradesPage: compile(page(userTradeSchema)),
-  newUser: compile({
-    type: "object",
-    properties: { uid: str, apiToken: str, secretKey: str },
-    required: ["uid", "apiToken", "secretKey"],
-  }),
-  newKey: compile({
-    type: "object",
-    properties: { apiToken: str, secretKey: str },
-    required: ["apiToken", "secretKey"],
-  }),
-  balance: compile({
-    type: "object",
-    properties: { currency: str, balance: str },
-    required: ["currency", "balance"],
-  }),
+  history: compile(historySchema),
+  chart: compile(chartSchema),
+  balances: compile(balancesSchema),
+  ordersPage: compile(ordersPageSchema),
+  tradesPage: compile(tradesPageSchema),
+  newUser: compile(newUserSchema),
+  newKey: compile(newKeySchema),
+  balance: compile(transferSchema),
   // Stream envelopes `{stream, data}` (CONTRACT 7), with the channel's data schema.
-  streamExchanges: compile(envelope({ type: "array", items: exchangeStreamSchema })),
-  streamLevels: compile(envelope(streamBookSchema)),
-  streamHistory: compile(envelope({ type: "array", items: publicTradeSchema })),
-  streamOrder: compile(envelope(orderSchema)),
-  streamUserTrade: compile(envelope(userTradeSchema)),
+  streamExchanges: compile(streamSchemas.exchanges),
+  streamLevels: compile(streamSchemas.orders),
+  streamHistory: compile(streamSchemas.history),
+  streamOrder: compile(streamSchemas.user_orders),
+  streamUserTrade: compile(streamSchemas.user_history),
 };

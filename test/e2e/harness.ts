@@ -36,6 +36,7 @@ import {
 } from "../../src/client/index.ts";
 import { StreamClient } from "../../src/client/stream.ts";
 import { dec, fmt } from "./decimal.ts";
+import { assertOpenApi } from "./openapi-check.ts";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const START_TIMEOUT_MS = 15_000;
@@ -204,8 +205,13 @@ export class TestServer {
     this.options = options;
     this.adminToken =
       options.adminToken === null ? null : (options.adminToken ?? randomBytes(24).toString("hex"));
-    this.admin = new ExchangeClient({ baseUrl: () => this.origin, adminToken: this.adminToken ?? undefined });
-    this.public = new ExchangeClient({ baseUrl: () => this.origin });
+    // Every answer a test receives is checked against the OpenAPI document (openapi-check.ts).
+    this.admin = new ExchangeClient({
+      baseUrl: () => this.origin,
+      adminToken: this.adminToken ?? undefined,
+      onResponse: assertOpenApi,
+    });
+    this.public = new ExchangeClient({ baseUrl: () => this.origin, onResponse: assertOpenApi });
   }
 
   /** Writes the config and starts the server; rejects within START_TIMEOUT_MS with its stderr. */
@@ -411,6 +417,7 @@ export class TestServer {
       baseUrl: () => this.origin,
       apiToken: user.apiToken,
       secretKey: user.secretKey,
+      onResponse: assertOpenApi,
       ...extra,
     });
   }

@@ -1,0 +1,347 @@
+/**
+ * Schemas written from the text of CONTRACT 8-10 (and the request bodies of the seed and CONTRACT
+ * 1.2), for the OpenAPI document (openapi.ts). The server does not serialise with these yet: the
+ * routes of CONTRACT 8-10 are built elsewhere, and when they land with their own schemas in
+ * schemas.ts, the route table should point at those instead and the copies here go away.
+ *
+ * Response bodies the server already writes are NOT described here: openapi.ts takes them from
+ * schemas.ts, the objects fast-json-stringify compiles, so the document cannot drift from the wire.
+ */
+import { orderSchema } from "./schemas.ts";
+
+const int = { type: "integer" } as const;
+const str = { type: "string" } as const;
+
+/** A decimal as requests accept it: a JSON number or a decimal string (CONTRACT 2.1). */
+export const decimalInputSchema = {
+  description:
+    'A JSON number or a decimal string such as "0.015" (never rounded: too many decimals is a 400)',
+  oneOf: [{ type: "number" }, { type: "string", pattern: "^[0-9]+(\\.[0-9]+)?$" }],
+} as const;
+
+/** Replay guard (CONTRACT 5): an integer, as a JSON number or a string of digits. */
+export const nonceSchema = {
+  description: "Optional replay guard: strictly greater than the last nonce of this token",
+  oneOf: [
+    { type: "integer", minimum: 0 },
+    { type: "string", pattern: "^[0-9]{1,19}$" },
+  ],
+} as const;
+
+const messages = { type: "array", items: str } as const;
+
+/**
+ * CONTRACT 5 error body, with the machine-readable `codes` of CONTRACT 9 (optional until every
+ * server writes them).
+ */
+export const errorBodySchema = {
+  type: "object",
+  properties: {
+    errors: { type: "object", additionalProperties: messages, minProperties: 1 },
+    codes: {
+      type: "object",
+      additionalProperties: { type: "array", items: { type: "string", pattern: "^[A-Z][A-Z0-9_]*$" } },
+    },
+  },
+  required: ["errors"],
+  additionalProperties: false,
+} as const;
+
+// ---------------------------------------------------------------- requests (seed 4.1, 4.2; CONTRACT 8)
+
+const createOrderFields = {
+  pairName: { type: "string", description: "A configured pair" },
+  tradeType: { type: "string", enum: ["limit", "market"] },
+  directionType: { type: "string", enum: ["buy", "sell"] },
+  price: { ...decimalInputSchema, description: "Required for limit orders; ignored for market orders" },
+  amount: { ...decimalInputSchema, description: "In the base currency, for both directions" },
+  clientOrderId: {
+    type: "string",
+    pattern: "^[A-Za-z0-9_-]{1,36}$",
+    description: "CONTRACT 8.2: unique per user over all of that user's orders",
+  },
+  timeInForce: { type: "string", enum: ["GTC", "IOC", "FOK"], description: "CONTRACT 8.2; limit only" },
+  postOnly: { type: "boolean", description: "CONTRACT 8.2; limit GTC only" },
+} as const;
+
+/** 4.1 create-order body (with the optional fields of CONTRACT 8.2). */
+export const createOrderRequestSchema = {
+  type: "object",
+  properties: { ...createOrderFields, nonce: nonceSchema },
+  required: ["pairName", "tradeType", "directionType", "amount"],
+  additionalProperties: false,
+} as const;
+
+/** 4.2 cancel-order body. */
+export const cancelOrderRequestSchema = {
+  type: "object",
+  properties: {
+    orderId: {
+      oneOf: [
+        { type: "integer", minimum: 1 },
+        { type: "string", pattern: "^[0-9]{1,15}$" },
+      ],
+    },
+    nonce: nonceSchema,
+  },
+  required: ["orderId"],
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 8.3 amend-order body. */
+export const amendOrderRequestSchema = {
+  type: "object",
+  properties: {
+    orderId: { type: "integer", minimum: 1 },
+    amount: { ...decimalInputSchema, description: "The new total amount (above amountUsed)" },
+    price: decimalInputSchema,
+    nonce: nonceSchema,
+  },
+  required: ["orderId"],
+  anyOf: [{ required: ["amount"] }, { required: ["price"] }],
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 8.4 cancel-all-orders body. */
+export const cancelAllRequestSchema = {
+  type: "object",
+  properties: { pairName: str, nonce: nonceSchema },
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 8.5 create-orders body. */
+export const createOrdersRequestSchema = {
+  type: "object",
+  properties: {
+    orders: {
+      type: "array",
+      minItems: 1,
+      maxItems: 20,
+      items: {
+        type: "object",
+        properties: createOrderFields,
+        required: ["pairName", "tradeType", "directionType", "amount"],
+        additionalProperties: false,
+      },
+    },
+    nonce: nonceSchema,
+  },
+  required: ["orders"],
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 8.5 cancel-orders body. */
+export const cancelOrdersRequestSchema = {
+  type: "object",
+  properties: {
+    orderIds: { type: "array", minItems: 1, maxItems: 100, items: { type: "integer", minimum: 1 } },
+    nonce: nonceSchema,
+  },
+  required: ["orderIds"],
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 8.7 cancel-all-after body. */
+export const cancelAllAfterRequestSchema = {
+  type: "object",
+  properties: { timeout: { type: "integer", minimum: 0, maximum: 600 }, nonce: nonceSchema },
+  required: ["timeout"],
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 10 listen-key body: `{}` creates, `{"listenKey"}` extends. */
+export const listenKeyRequestSchema = {
+  type: "object",
+  properties: { listenKey: { type: "string", pattern: "^[0-9a-f]{64}$" }, nonce: nonceSchema },
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 10 listen-key/close body. */
+export const listenKeyCloseRequestSchema = {
+  type: "object",
+  properties: { listenKey: { type: "string", pattern: "^[0-9a-f]{64}$" }, nonce: nonceSchema },
+  required: ["listenKey"],
+  additionalProperties: false,
+} as const;
+
+const uuid = {
+  type: "string",
+  pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+} as const;
+
+/** CONTRACT 1.2 POST /admin/users body. */
+export const adminUserRequestSchema = {
+  type: "object",
+  properties: { uid: uuid },
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 1.2 POST /admin/api-keys body. */
+export const adminApiKeyRequestSchema = {
+  type: "object",
+  properties: { uid: uuid },
+  required: ["uid"],
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 1.2 POST /admin/api-keys/revoke body. */
+export const adminRevokeRequestSchema = {
+  type: "object",
+  properties: { apiToken: str },
+  required: ["apiToken"],
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 1.2 POST /admin/deposit and /admin/withdraw body. */
+export const adminTransferRequestSchema = {
+  type: "object",
+  properties: { uid: uuid, currency: str, amount: decimalInputSchema },
+  required: ["uid", "currency", "amount"],
+  additionalProperties: false,
+} as const;
+
+// ---------------------------------------------------------------- responses (CONTRACT 8-10)
+
+const contractOrderFields = {
+  clientOrderId: str,
+  timeInForce: { type: "string", enum: ["GTC", "IOC", "FOK"] },
+  postOnly: { type: "boolean", const: true },
+} as const;
+
+/** 2.1 Order with the optional fields of CONTRACT 8 (absent when not set) and updateTime. */
+export const contractOrderWithUpdateSchema = {
+  type: "object",
+  properties: { ...orderSchema.properties, ...contractOrderFields, updateTime: str },
+  required: [...orderSchema.required, "updateTime"],
+  additionalProperties: false,
+} as const;
+
+/** 2.1 Order with the optional fields of CONTRACT 8; updateTime may be present. */
+export const contractOrderSchema = {
+  type: "object",
+  properties: { ...orderSchema.properties, ...contractOrderFields, updateTime: str },
+  required: orderSchema.required,
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 8.4 answer. */
+export const cancelledIdsSchema = {
+  type: "object",
+  properties: { cancelled: { type: "array", items: { type: "integer", minimum: 1 } } },
+  required: ["cancelled"],
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 8.5 create-orders answer: per element the created order or its errors. */
+export const createOrdersResultSchema = {
+  type: "array",
+  items: { oneOf: [contractOrderWithUpdateSchema, errorBodySchema] },
+} as const;
+
+/** CONTRACT 8.5 cancel-orders answer. */
+export const cancelOrdersResultSchema = {
+  type: "array",
+  items: {
+    type: "object",
+    properties: {
+      orderId: int,
+      errors: errorBodySchema.properties.errors,
+      codes: errorBodySchema.properties.codes,
+    },
+    required: ["orderId"],
+    additionalProperties: false,
+  },
+} as const;
+
+/** CONTRACT 8.7 answer. */
+export const triggerTimeSchema = {
+  type: "object",
+  properties: { triggerTime: { type: "integer", minimum: 0, description: "Unix ms; 0 when disarmed" } },
+  required: ["triggerTime"],
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 9 GET /time. */
+export const timeSchema = {
+  type: "object",
+  properties: { serverTime: { type: "integer", description: "Unix ms" } },
+  required: ["serverTime"],
+  additionalProperties: false,
+} as const;
+
+const decimalText = { type: "string", pattern: "^[0-9]+(\\.[0-9]+)?$" } as const;
+
+/** CONTRACT 9 one pair of GET /info. */
+export const pairInfoSchema = {
+  type: "object",
+  properties: {
+    name: str,
+    base: str,
+    quote: str,
+    priceDecimals: int,
+    amountDecimals: int,
+    tickSize: decimalText,
+    stepSize: decimalText,
+    minAmount: decimalText,
+    maxAmount: decimalText,
+    maxPrice: decimalText,
+    makerFee: decimalText,
+    takerFee: decimalText,
+  },
+  required: [
+    "name",
+    "base",
+    "quote",
+    "priceDecimals",
+    "amountDecimals",
+    "tickSize",
+    "stepSize",
+    "minAmount",
+    "maxAmount",
+    "maxPrice",
+    "makerFee",
+    "takerFee",
+  ],
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 9 GET /info. */
+export const infoSchema = {
+  type: "object",
+  properties: { serverTime: int, pairs: { type: "array", items: pairInfoSchema } },
+  required: ["serverTime", "pairs"],
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 9 GET /admin/fees. */
+export const feeBalancesSchema = {
+  type: "array",
+  items: {
+    type: "object",
+    properties: { currency: str, balance: str },
+    required: ["currency", "balance"],
+    additionalProperties: false,
+  },
+} as const;
+
+/** CONTRACT 10 listen-key answer. */
+export const listenKeySchema = {
+  type: "object",
+  properties: {
+    listenKey: { type: "string", pattern: "^[0-9a-f]{64}$" },
+    expiresAt: { type: "integer", description: "Unix ms" },
+  },
+  required: ["listenKey", "expiresAt"],
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 10 listen-key/close answer: the contract does not name it; `[]` like cancel-order. */
+export const emptyArraySchema = { type: "array", maxItems: 0 } as const;
+
+/** `{status}` of /health. */
+export const healthSchema = {
+  type: "object",
+  properties: { status: { type: "string", enum: ["ok", "starting"] } },
+  required: ["status"],
+  additionalProperties: false,
+} as const;
