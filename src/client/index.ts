@@ -29,7 +29,13 @@ export interface Order {
   amountUsed: number;
   isCancelled: boolean;
   createTime: string;
+  /** CONTRACT 8: present only when the order has them. */
+  clientOrderId?: string;
+  timeInForce?: TimeInForce;
+  postOnly?: true;
 }
+
+export type TimeInForce = "GTC" | "IOC" | "FOK";
 
 /** 2.1 Order as create-order answers it. */
 export interface CreatedOrder extends Order {
@@ -61,6 +67,8 @@ export interface Level {
 export interface OrderBook {
   buy: Level[];
   sell: Level[];
+  /** CONTRACT 9: the book's sequence number, on servers that send it. */
+  seq?: number;
 }
 
 /** 2.4 Public trade history item. */
@@ -82,6 +90,9 @@ export interface UserTrade {
   price: number;
   amount: number;
   tradeTime: string;
+  /** CONTRACT 9: on servers with fees. */
+  fee?: number;
+  feeCurrency?: string;
 }
 
 /** 2.6 Balance item plus `reserved` (CONTRACT 2.3). */
@@ -112,6 +123,8 @@ export interface PairPage {
 /** Section 7 / CONTRACT 5 error body. */
 export interface ErrorBody {
   errors: Record<string, string[]>;
+  /** CONTRACT 9: one machine-readable code per message, on servers that send them. */
+  codes?: Record<string, string[]>;
 }
 
 export interface NewUser {
@@ -144,6 +157,45 @@ export interface CreateOrderRequest {
   directionType: DirectionType;
   price?: DecimalInput;
   amount: DecimalInput;
+  /** CONTRACT 8.2. */
+  clientOrderId?: string;
+  timeInForce?: TimeInForce;
+  postOnly?: boolean;
+}
+
+/** CONTRACT 8.3: the new total amount and/or price. */
+export interface AmendOrderRequest {
+  orderId: number;
+  amount?: DecimalInput;
+  price?: DecimalInput;
+}
+
+/** CONTRACT 8.5: one element of a cancel-orders answer. */
+export interface CancelResult {
+  orderId: number;
+  errors?: Record<string, string[]>;
+  codes?: Record<string, string[]>;
+}
+
+/** CONTRACT 9: one pair of GET /info. */
+export interface PairInfo {
+  name: string;
+  base: string;
+  quote: string;
+  priceDecimals: number;
+  amountDecimals: number;
+  tickSize: string;
+  stepSize: string;
+  minAmount: string;
+  maxAmount: string;
+  maxPrice: string;
+  makerFee: string;
+  takerFee: string;
+}
+
+export interface ListenKey {
+  listenKey: string;
+  expiresAt: number;
 }
 
 /** Nonce as a JSON number or a string of digits (CONTRACT 5). */
@@ -455,6 +507,115 @@ export class ExchangeClient {
     opts: CallOptions = {},
   ): Promise<ApiResponse<BalanceAnswer>> {
     return this.admin<BalanceAnswer>("/admin/withdraw", { uid, currency, amount }, opts);
+  }
+
+  // ---- CONTRACT 8-10 -------------------------------------------------------------------------------
+
+  /** 8.3 POST /trade/amend-order. */
+  amendOrder(amend: AmendOrderRequest, opts: CallOptions = {}): Promise<ApiResponse<CreatedOrder>> {
+    return this.post<CreatedOrder>("/trade/amend-order", { ...amend }, opts);
+  }
+
+  /** 8.4 POST /trade/cancel-all-orders: every open order of the caller, or of one pair. */
+  cancelAllOrders(pairName?: string, opts: CallOptions = {}): Promise<ApiResponse<{ cancelled: number[] }>> {
+    return this.post("/trade/cancel-all-orders", pairName === undefined ? {} : { pairName }, opts);
+  }
+
+  /**
+   * Cancels every open order of the caller (of one pair when given): through 8.4 cancel-all-orders,
+   * or, on a server that does not have it yet (404), by reading the caller's orders page by page
+   * and cancelling the open ones one at a time. Answers the ids cancelled, ascending.
+   */
+  async cancelAll(pairName?: string, opts: CallOptions = {}): Promise<number[]> {
+    const res = await this.cancelAllOrders(pairName, opts);
+    if (res.status === 200) return (res.body as { cancelled: number[] }).cancelled;
+    if (res.status !== 404 || errorsOf(res)?.path === undefined) ok(res, "cancel-all-orders");
+    const listPair = pairName ?? ok(await this.pairs(), "pairs")[0]?.pairName;
+    if (listPair === undefined) return [];
+    const open: number[] = [];
+    for (let page = 1; ; page++) {
+      const body = ok(await this.userOrders(listPair, { page, pageSize: 100 }), "user-orders");
+      for (const o of body.items) {
+        if (!o.isCancelled && o.amountUsed < o.amount && (pairName === undefined || o.pairName === pairName))
+          open.push(o.id);
+      }
+      if (body.items.length === 0 || page * 100 >= body.total) break;
+    }
+    const cancelled: number[] = [];
+    for (const id of open.sort((a, b) => a - b)) {
+      // 400: filled or cancelled in between, so not open any more.
+      if ((await this.cancelOrder(id)).status === 200) cancelled.push(id);
+    }
+    return cancelled;
+  }
+
+  /** 8.5 POST /trade/create-orders: element i is the created order or `{errors}`. */
+  createOrders(
+    orders: CreateOrderRequest[],
+    opts: CallOptions = {},
+  ): Promise<ApiResponse<Array<CreatedOrder | ErrorBody>>> {
+    return this.post("/trade/create-orders", { orders }, opts);
+  }
+
+  /** 8.5 POST /trade/cancel-orders. */
+  cancelOrders(orderIds: number[], opts: CallOptions = {}): Promise<ApiResponse<CancelResult[]>> {
+    return this.post("/trade/cancel-orders", { orderIds }, opts);
+  }
+
+  /** 8.6 GET /trade/orders/{orderId}. */
+  order(orderId: number, opts: CallOptions = {}): Promise<ApiResponse<CreatedOrder>> {
+    return this.get(`/trade/orders/${orderId}`, [], opts);
+  }
+
+  /** 8.6 GET /trade/orders?clientOrderId=X. */
+  orderByClientId(clientOrderId: string, opts: CallOptions = {}): Promise<ApiResponse<CreatedOrder>> {
+    return this.get("/trade/orders", [["clientOrderId", clientOrderId]], opts);
+  }
+
+  /** 8.6 GET /trade/pairs/{pairName}/open-orders. */
+  openOrders(pairName: string, opts: CallOptions = {}): Promise<ApiResponse<Order[]>> {
+    return this.get(`/trade/pairs/${pairName}/open-orders`, [], opts);
+  }
+
+  /** 8.7 POST /trade/cancel-all-after (`0` disarms). */
+  cancelAllAfter(timeout: number, opts: CallOptions = {}): Promise<ApiResponse<{ triggerTime: number }>> {
+    return this.post("/trade/cancel-all-after", { timeout }, opts);
+  }
+
+  /** 9 GET /time. */
+  time(opts: CallOptions = {}): Promise<ApiResponse<{ serverTime: number }>> {
+    return this.get("/time", [], { anonymous: true, ...opts });
+  }
+
+  /** 9 GET /info. */
+  info(opts: CallOptions = {}): Promise<ApiResponse<{ serverTime: number; pairs: PairInfo[] }>> {
+    return this.get("/info", [], { anonymous: true, ...opts });
+  }
+
+  /** 9 GET /admin/fees (admin token). */
+  fees(opts: CallOptions = {}): Promise<ApiResponse<BalanceAnswer[]>> {
+    const headers: Record<string, string> = {};
+    if (this.options.adminToken !== undefined) headers.Authorization = `Bearer ${this.options.adminToken}`;
+    this.addCommonHeaders(headers, opts);
+    return this.request("GET", `${this.options.adminPrefix ?? ""}/admin/fees`, {
+      headers,
+      timeoutMs: opts.timeoutMs,
+    });
+  }
+
+  /** 10 POST /trade/listen-key: a new key, or `listenKey` extended. */
+  listenKey(listenKey?: string, opts: CallOptions = {}): Promise<ApiResponse<ListenKey>> {
+    return this.post("/trade/listen-key", listenKey === undefined ? {} : { listenKey }, opts);
+  }
+
+  /** 10 POST /trade/listen-key/close. */
+  closeListenKey(listenKey: string, opts: CallOptions = {}): Promise<ApiResponse<unknown>> {
+    return this.post("/trade/listen-key/close", { listenKey }, opts);
+  }
+
+  /** GET /1.0/openapi.json: the OpenAPI 3.1 document of the server. */
+  openapi(opts: CallOptions = {}): Promise<ApiResponse<Record<string, unknown>>> {
+    return this.get("/openapi.json", [], { anonymous: true, ...opts });
   }
 
   // ---- escape hatch -------------------------------------------------------------------------------

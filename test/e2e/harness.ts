@@ -145,6 +145,8 @@ export interface StartOptions {
   /** Extra flags for the server. */
   args?: readonly string[];
   env?: Record<string, string>;
+  /** Entry script (default `E2E_SERVER_ENTRY` or src/main.ts); a `.js` entry runs without tsx. */
+  entry?: string;
 }
 
 const live = new Set<ChildProcess>();
@@ -257,10 +259,10 @@ export class TestServer {
   private async launch(): Promise<void> {
     if (this.child !== null) throw new Error("server already running");
     const rateLimit = String(this.options.rateLimit ?? 0);
+    const entry = this.options.entry ?? process.env.E2E_SERVER_ENTRY ?? "src/main.ts";
     const args = [
-      "--import",
-      "tsx",
-      process.env.E2E_SERVER_ENTRY ?? "src/main.ts",
+      ...(entry.endsWith(".ts") ? ["--import", "tsx"] : []),
+      entry,
       "--host",
       "127.0.0.1",
       "--port",
