@@ -101,3 +101,27 @@ export function assertOpenApi(res: ResponseInfo): void {
   const mismatch = openApiMismatch(res);
   if (mismatch !== null) throw new Error(`OpenAPI check failed: ${mismatch}`);
 }
+
+const STREAM_SCHEMAS: Record<string, string> = {
+  exchanges: "StreamExchangesMessage",
+  orders: "StreamOrdersMessage",
+  history: "StreamHistoryMessage",
+  user_orders: "StreamUserOrdersMessage",
+  user_history: "StreamUserHistoryMessage",
+};
+const streamValidators = new Map<string, ValidateFunction>();
+
+/** Why a stream message does not match the document's Stream*Message schema, or null. */
+export function streamMismatch(message: { stream: string; data: unknown }): string | null {
+  const kind = message.stream.split(":")[0];
+  const name = STREAM_SCHEMAS[kind];
+  if (name === undefined) return `stream ${message.stream}: no message schema for channel kind ${kind}`;
+  let validate = streamValidators.get(name);
+  if (validate === undefined) {
+    validate = ajv.compile(deref(components[name]) as object);
+    streamValidators.set(name, validate);
+  }
+  const valid: boolean = validate(message);
+  if (valid) return null;
+  return `stream ${message.stream}: ${ajv.errorsText(validate.errors)}\n  message: ${JSON.stringify(message).slice(0, 500)}`;
+}
