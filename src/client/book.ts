@@ -68,8 +68,8 @@ export class LocalBook {
 }
 
 export interface BookFeedOptions {
-  /** Server origin or REST base. */
-  baseUrl: string;
+  /** Server origin or REST base; a function is read at each (re)connect. */
+  baseUrl: string | (() => string);
   pairName: string;
   /** Called after every change with the whole book. */
   onBook?: (book: OrderBook) => void;
@@ -82,6 +82,9 @@ export interface BookFeedOptions {
 }
 
 const MAX_RESYNC_TRIES = 5;
+/** Reconnect attempts after a close, RECONNECT_DELAY_MS apart (10 s in all), before giving up. */
+const RECONNECT_TRIES = 100;
+const RECONNECT_DELAY_MS = 100;
 
 export class OrderBookFeed {
   readonly local = new LocalBook();
@@ -99,6 +102,11 @@ export class OrderBookFeed {
   private constructor(options: BookFeedOptions) {
     this.options = options;
     this.client = new ExchangeClient({ baseUrl: options.baseUrl });
+  }
+
+  private get baseUrl(): string {
+    const base = this.options.baseUrl;
+    return typeof base === "function" ? base() : base;
   }
 
   /** Connects and resolves once the first snapshot is applied. */
@@ -124,13 +132,15 @@ export class OrderBookFeed {
 
   private async connect(): Promise<void> {
     this.snapshotSeen = false;
-    this.stream = await StreamClient.connect({
-      baseUrl: this.options.baseUrl,
+    const stream = await StreamClient.connect({
+      baseUrl: this.baseUrl,
       streams: [`orders:${this.options.pairName}`],
       keep: false,
       onMessage: (m) => this.onMessage(m),
       onClose: () => this.onClose(),
     });
+    this.stream = stream;
+    if (this.closed) await stream.close(); // closed while connecting
   }
 
   private onMessage(message: StreamMessage): void {
@@ -184,9 +194,22 @@ export class OrderBookFeed {
     if (this.closed || this.options.reconnect === false) return;
     this.resyncs++;
     this.options.onResync?.("reconnect");
-    this.connect().catch((error: unknown) => {
-      this.options.onError?.(error instanceof Error ? error : new Error(String(error)));
-    });
+    void this.reconnect(1);
+  }
+
+  /** Connects again (the new snapshot replaces the book), retrying while the server is away. */
+  private async reconnect(attempt: number): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.connect();
+    } catch (error) {
+      if (attempt >= RECONNECT_TRIES) {
+        this.options.onError?.(error instanceof Error ? error : new Error(String(error)));
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, RECONNECT_DELAY_MS));
+      return this.reconnect(attempt + 1);
+    }
   }
 
   private changed(): void {
