@@ -674,6 +674,9 @@ export function buildOpenApi(version = "1.0"): Record<string, unknown> {
     for (const status of errors) {
       responses[String(status)] = {
         description: ERROR_DESCRIPTIONS[status] ?? "Error",
+        ...(status === 429
+          ? { headers: { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } }
+          : {}),
         content: json(errorBodySchema),
       };
     }
@@ -718,6 +721,12 @@ export function buildOpenApi(version = "1.0"): Record<string, unknown> {
     paths,
     components: {
       schemas,
+      headers: {
+        RetryAfter: {
+          description: "Seconds to wait before the next request",
+          schema: { type: "integer", minimum: 0 },
+        },
+      },
       securitySchemes: {
         apiToken: {
           type: "apiKey",

@@ -80,7 +80,7 @@ describe("OpenAPI document", () => {
       assert.ok(responses["200"]?.content !== undefined, `${r.method} ${r.path}: no 200 body`);
       for (const status of r.errors) {
         assert.deepEqual(
-          responses[String(status)].content,
+          (responses[String(status)] as { content?: object }).content,
           { "application/json": { schema: { $ref: "#/components/schemas/ErrorBody" } } },
           `${r.method} ${r.path} ${status}`,
         );
