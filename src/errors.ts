@@ -9,6 +9,7 @@
  *   3xx authentication and authorisation
  *   4xx routing and limits
  *   5xx server
+ *   6xx request validation of the market-maker controls (CONTRACT 8)
  * These are our codes, not HTTP statuses: 401 is "unknown path", answered with HTTP 404.
  *
  * Within 2xx the decimal fields keep a fixed layout, `<field base> + ParseError` (numbers.ts), so the
@@ -18,10 +19,12 @@
  */
 
 import {
+  ERR_AMEND_TOO_SMALL,
   ERR_DUPLICATE_ID,
   ERR_INSUFFICIENT_FUNDS,
   ERR_NO_LIQUIDITY,
   ERR_ORDER_NOT_FOUND,
+  ERR_WOULD_TAKE,
 } from "../workers/matching/types.ts";
 import type { ParseError } from "./numbers.ts";
 
@@ -70,6 +73,23 @@ export const ERRORS = {
     field: "server",
     en: INTERNAL_EN,
     ru: INTERNAL_RU,
+  },
+
+  /** A post-only order (or amend) whose price reaches the opposite side (CONTRACT 8.2). */
+  WOULD_TAKE_LIQUIDITY: {
+    code: ERR_WOULD_TAKE,
+    status: 400,
+    field: "price",
+    en: "Post-only order would take liquidity",
+    ru: "Заявка post-only забрала бы ликвидность",
+  },
+  /** An amend whose new amount is not above what the order already executed (CONTRACT 8.3). */
+  AMEND_NOT_ABOVE_EXECUTED: {
+    code: ERR_AMEND_TOO_SMALL,
+    status: 400,
+    field: "amount",
+    en: "Amount must be above the amount already executed",
+    ru: "Количество должно быть больше уже исполненного",
   },
 
   // 200-209 request body
@@ -588,6 +608,14 @@ export const ERRORS = {
     ru: "Этот путь принимает только WebSocket-соединения",
   },
 
+  ORDER_NOT_FOUND_PATH: {
+    code: 408,
+    status: 404,
+    field: "orderId",
+    en: "Order not found",
+    ru: "Заявка не найдена",
+  },
+
   // 5xx server
   INTERNAL: { code: 501, status: 500, field: "server", en: INTERNAL_EN, ru: INTERNAL_RU },
   BUSY: {
@@ -611,6 +639,100 @@ export const ERRORS = {
     en: "Service is shutting down",
     ru: "Сервис останавливается",
   },
+
+  // 600-619 market-maker controls (CONTRACT 8)
+  /** A body field the call does not define; the key under `errors` is that field (CONTRACT 8.1). */
+  UNKNOWN_FIELD: {
+    code: 600,
+    status: 400,
+    field: "body",
+    en: "Unknown field",
+    ru: "Неизвестное поле",
+  },
+  CLIENT_ORDER_ID_INVALID: {
+    code: 601,
+    status: 400,
+    field: "clientOrderId",
+    en: "Client order id must be 1 to 36 characters: letters, digits, _ or -",
+    ru: "Клиентский номер заявки должен состоять из 1-36 символов: буквы, цифры, _ или -",
+  },
+  CLIENT_ORDER_ID_DUPLICATE: {
+    code: 602,
+    status: 400,
+    field: "clientOrderId",
+    en: "An order with this client order id already exists",
+    ru: "Заявка с таким клиентским номером уже существует",
+  },
+  CLIENT_ORDER_ID_REQUIRED: {
+    code: 603,
+    status: 400,
+    field: "clientOrderId",
+    en: "Client order id is required",
+    ru: "Нужно указать клиентский номер заявки",
+  },
+  TIME_IN_FORCE_INVALID: {
+    code: 604,
+    status: 400,
+    field: "timeInForce",
+    en: "Time in force must be GTC, IOC or FOK",
+    ru: "Срок действия должен быть GTC, IOC или FOK",
+  },
+  TIME_IN_FORCE_NOT_LIMIT: {
+    code: 605,
+    status: 400,
+    field: "timeInForce",
+    en: "Time in force applies to limit orders only",
+    ru: "Срок действия задаётся только для лимитных заявок",
+  },
+  POST_ONLY_INVALID: {
+    code: 606,
+    status: 400,
+    field: "postOnly",
+    en: "Post-only must be true or false",
+    ru: "Параметр postOnly должен быть true или false",
+  },
+  POST_ONLY_NOT_GTC: {
+    code: 607,
+    status: 400,
+    field: "postOnly",
+    en: "Post-only applies to limit GTC orders only",
+    ru: "Параметр postOnly допустим только для лимитных заявок GTC",
+  },
+  AMEND_NOTHING: {
+    code: 608,
+    status: 400,
+    field: "body",
+    en: "Give a new amount, a new price or both",
+    ru: "Укажите новое количество, новую цену или оба",
+  },
+  ORDERS_INVALID: {
+    code: 609,
+    status: 400,
+    field: "orders",
+    en: "Orders must be an array of 1 to 20 order objects",
+    ru: "Поле orders должно быть массивом из 1-20 заявок",
+  },
+  ORDER_IDS_INVALID: {
+    code: 610,
+    status: 400,
+    field: "orderIds",
+    en: "Order ids must be an array of 1 to 100 order ids",
+    ru: "Поле orderIds должно быть массивом из 1-100 номеров заявок",
+  },
+  TIMEOUT_INVALID: {
+    code: 611,
+    status: 400,
+    field: "timeout",
+    en: "Timeout must be an integer number of seconds from 0 to 600",
+    ru: "Таймаут должен быть целым числом секунд от 0 до 600",
+  },
+  ORDER_NOT_OBJECT: {
+    code: 612,
+    status: 400,
+    field: "body",
+    en: "Each order must be a JSON object",
+    ru: "Каждая заявка должна быть JSON-объектом",
+  },
 } as const satisfies Record<string, ErrorDef>;
 
 export type ErrorName = keyof typeof ERRORS;
@@ -629,7 +751,7 @@ export const ERROR_LIST: readonly ErrorDef[] = Object.values(ERRORS as Record<st
 
 // ---- pre-serialised lookups, indexed by code ------------------------------------------------------
 
-const MAX_CODE = 599;
+const MAX_CODE = 699;
 const STATUS: number[] = new Array(MAX_CODE + 1).fill(0);
 const FIELD: string[] = new Array(MAX_CODE + 1).fill("");
 /** The plain message, per language. */
@@ -689,20 +811,24 @@ export function errorBody(code: number, lang: Lang, extra?: string): string {
 }
 
 /**
+ * One error of a validation: its code, an optional text appended to the message, and the key under
+ * `errors` when it is not the code's own (an unknown field is reported under its own name).
+ */
+export type ErrorEntry = readonly [code: number, extra?: string, field?: string];
+
+/**
  * One body reporting several errors: messages are grouped under their fields, fields in order of
  * first appearance, messages in the order given. The status is the caller's choice (normally
  * `errorStatus` of the first entry; validation errors are all 400).
  */
-export function multiErrorBody(
-  entries: ReadonlyArray<readonly [code: number, extra?: string]>,
-  lang: Lang,
-): string {
-  if (entries.length === 1) return errorBody(entries[0][0], lang, entries[0][1]);
+export function multiErrorBody(entries: readonly ErrorEntry[], lang: Lang): string {
+  if (entries.length === 1 && entries[0][2] === undefined)
+    return errorBody(entries[0][0], lang, entries[0][1]);
   const fields: string[] = [];
   const messages: string[][] = [];
-  for (const [code, extra] of entries) {
+  for (const [code, extra, fieldOverride] of entries) {
     const c = known(code);
-    const field = FIELD[c];
+    const field = fieldOverride ?? FIELD[c];
     let i = fields.indexOf(field);
     if (i === -1) {
       i = fields.push(field) - 1;

@@ -21,10 +21,16 @@ import {
   SELL,
 } from "../workers/matching/types.ts";
 import {
+  AMENDED_NEW_LEFT,
+  AMENDED_NEW_PRICE,
+  AMENDED_OLD_LEFT,
+  AMENDED_OLD_PRICE,
+  AMENDED_ORDER_ID,
   DONE_LEFT,
   DONE_ORDER_ID,
   DONE_REASON,
   END_RESULT,
+  EV_AMENDED,
   EV_DONE,
   EV_END,
   EV_KIND,
@@ -45,6 +51,14 @@ import { Code } from "./errors.ts";
 import type { Ledger } from "./ledger.ts";
 import { type PairMarket, scaled } from "./market-data.ts";
 import { mulDivRoundHalfUp, pow10 } from "./numbers.ts";
+import {
+  ENGINE_FLAGS,
+  FLAG_POST_ONLY,
+  TIF_GTC,
+  TIF_MASK,
+  type TimeInForce,
+  withOrderOptions,
+} from "./orders.ts";
 import { formatDateTime, nowMicro } from "./time.ts";
 
 export const LIMIT = 0;
@@ -64,9 +78,11 @@ export interface PairSpec {
 export interface CommandSink {
   /** Resolves once the command ring has room again. */
   writable(): Promise<void>;
-  sendLimit(orderId: number, user: number, side: 0 | 1, price: number, qty: number): boolean;
+  sendLimit(orderId: number, user: number, side: 0 | 1, price: number, qty: number, flags: number): boolean;
   sendMarket(orderId: number, user: number, side: 0 | 1, qty: number, budget: number): boolean;
   sendCancel(orderId: number): boolean;
+  sendReduce(orderId: number, by: number): boolean;
+  sendMove(orderId: number, price: number, delta: number, flags: number): boolean;
 }
 
 /** What the core needs from the database writer. */
@@ -92,6 +108,11 @@ export interface OrderState {
   /** Market buy: quote (ledger units) still reserved for it. Market orders: ticks × lots spent. */
   budget: bigint;
   spent: bigint;
+  /** Options (src/orders.ts): time in force, post-only. */
+  flags: number;
+  clientOrderId: string | undefined;
+  /** Set while an amend of the order is in the worker: the amends waiting behind it. */
+  amending?: (() => void)[] | null;
 }
 
 /** The order as the interface shows it (2.1). */
@@ -106,6 +127,9 @@ export interface OrderView {
   isCancelled: boolean;
   createTime: string;
   updateTime?: string;
+  clientOrderId?: string;
+  timeInForce?: TimeInForce;
+  postOnly?: true;
 }
 
 /** A user's trade as the interface shows it (2.5). */
@@ -129,6 +153,8 @@ export interface CommitListener {
 
 export type CreateReply = (error: number, order: OrderView | null) => void;
 export type CancelReply = (error: number) => void;
+/** The ids of the orders a cancel-all cancelled, ascending. */
+export type CancelAllReply = (cancelled: number[]) => void;
 
 /** Commands a pair may hold while its command ring is full; past it, requests get 503. */
 const MAX_WAITING = 10_000;
@@ -136,6 +162,7 @@ const MAX_WAITING = 10_000;
 const CMD_RESTORE = 0;
 const CMD_CREATE = 1;
 const CMD_CANCEL = 2;
+const CMD_AMEND = 3;
 
 interface Pending {
   kind: number;
@@ -144,6 +171,8 @@ interface Pending {
   user: number;
   replyCreate: CreateReply | null;
   replyCancel: CancelReply | null;
+  /** Amend: ledger units held at R1 for it and not settled yet (quote for a buy, base for a sell). */
+  hold?: bigint;
 }
 
 /** Per pair: scale factors between book units and ledger units, and the command FIFO. */
@@ -178,6 +207,14 @@ export class Exchange {
   readonly open = new Map<number, OrderState>();
   /** Closed orders whose final row is not committed yet (cancel answers need them). */
   private readonly closing = new Map<number, OrderState>();
+  /** The resting orders of each user (cancel-all). */
+  private readonly openByUser = new Map<number, Set<OrderState>>();
+  /**
+   * `user:clientOrderId` -> order id (-1 until the command enters its ring) of every order ever
+   * accepted with a client order id: they are unique per user (CONTRACT 8.2). A key is dropped again
+   * only when the book refuses the order (nothing was created).
+   */
+  private readonly clientIds = new Map<string, number>();
   nextOrderId = 1;
   nextTradeId = 1;
   listener: CommitListener | null = null;
@@ -274,9 +311,26 @@ export class Exchange {
     price: number,
     amount: number,
     reply: CreateReply,
+    flags = 0,
+    clientOrderId?: string,
   ): boolean {
     const p = this.pairs[pairIndex];
     const ledger = this.ledger;
+    const marketBuy = type === MARKET && side === BUY;
+    if (marketBuy && this.marketBuys.has(user)) {
+      // A market buy holds the user's whole available quote balance while it is in the worker:
+      // the next one is decided against what the first leaves, one after the other.
+      this.afterMarketBuys(user, () => {
+        if (!this.createOrder(user, pairIndex, type, side, price, amount, reply, flags, clientOrderId))
+          reply(Code.BUSY, null);
+      });
+      return true;
+    }
+    const clientKey = clientOrderId === undefined ? undefined : `${user}:${clientOrderId}`;
+    if (clientKey !== undefined && this.clientIds.has(clientKey)) {
+      reply(Code.CLIENT_ORDER_ID_DUPLICATE, null);
+      return true;
+    }
     let hold: bigint;
     let currency: number;
     let budget = NO_BUDGET;
@@ -300,24 +354,26 @@ export class Exchange {
         // A market buy of this user holds its whole quote balance for a moment: decide this
         // order against the balance that buy leaves, as if the user's orders ran one by one.
         this.afterMarketBuys(user, () => {
-          if (!this.createOrder(user, pairIndex, type, side, price, amount, reply)) reply(Code.BUSY, null);
+          if (!this.createOrder(user, pairIndex, type, side, price, amount, reply, flags, clientOrderId))
+            reply(Code.BUSY, null);
         });
         return true;
       }
       reply(Code.INSUFFICIENT_FUNDS, null);
       return true;
     }
-    const marketBuy = type === MARKET && side === BUY;
     if (marketBuy) this.marketBuys.set(user, (this.marketBuys.get(user) ?? 0) + 1);
+    if (clientKey !== undefined) this.clientIds.set(clientKey, -1);
     // The id and time are taken when the command enters the ring, so ids follow matching order.
     const send = (): boolean => {
       const id = this.nextOrderId;
       const sent =
         type === LIMIT
-          ? p.sink.sendLimit(id, user, side, price, amount)
+          ? p.sink.sendLimit(id, user, side, price, amount, flags & ENGINE_FLAGS)
           : p.sink.sendMarket(id, user, side, amount, budget);
       if (!sent) return false;
       this.nextOrderId = id + 1;
+      if (clientKey !== undefined) this.clientIds.set(clientKey, id);
       const micro = nowMicro();
       const order: OrderState = {
         id,
@@ -333,6 +389,8 @@ export class Exchange {
         updateMicro: micro,
         budget: marketBuy ? hold : 0n,
         spent: 0n,
+        flags,
+        clientOrderId,
       };
       p.pending.push({ kind: CMD_CREATE, order, orderId: id, user, replyCreate: reply, replyCancel: null });
       return true;
@@ -340,7 +398,18 @@ export class Exchange {
     if (this.submit(p, send)) return true;
     ledger.release(user, currency, hold);
     if (marketBuy) this.marketBuyEnded(user);
+    if (clientKey !== undefined) this.clientIds.delete(clientKey);
     return false;
+  }
+
+  /** The id of the user's order with that client order id (-1: accepted, not in a ring yet). */
+  orderIdByClientId(user: number, clientOrderId: string): number | undefined {
+    return this.clientIds.get(`${user}:${clientOrderId}`);
+  }
+
+  /** Recovery: a stored order's client order id, so that it is never given again. */
+  restoreClientId(user: number, clientOrderId: string, orderId: number): void {
+    this.clientIds.set(`${user}:${clientOrderId}`, orderId);
   }
 
   private afterMarketBuys(user: number, run: () => void): void {
@@ -379,18 +448,211 @@ export class Exchange {
   ): boolean {
     const o = this.open.get(orderId);
     if (o === undefined || o.user !== user) {
-      const c = this.closing.get(orderId);
-      if (c !== undefined && c.user === user) reply(closedError(c));
-      else if (o !== undefined) reply(Code.ORDER_NOT_FOUND);
-      else lookupClosed(orderId);
+      const err = this.notOpenError(user, orderId);
+      if (err < 0) lookupClosed(orderId);
+      else reply(err);
       return true;
     }
     const p = this.pairs[o.pair];
-    return this.submit(p, () => {
-      if (!p.sink.sendCancel(orderId)) return false;
-      p.pending.push({ kind: CMD_CANCEL, order: o, orderId, user, replyCreate: null, replyCancel: reply });
+    return this.submit(p, () => this.sendCancel(p, o, reply));
+  }
+
+  /** The open order `orderId` of `user`, or undefined. */
+  ownOpenOrder(user: number, orderId: number): OrderState | undefined {
+    const o = this.open.get(orderId);
+    return o !== undefined && o.user === user ? o : undefined;
+  }
+
+  /**
+   * Why `orderId` is not an open order of `user`, as cancel-order answers it (CONTRACT 3): another
+   * user's order and an unknown id alike are "not found". -1 when only the database can tell (the
+   * order closed and its row is committed).
+   */
+  notOpenError(user: number, orderId: number): number {
+    const c = this.closing.get(orderId);
+    if (c !== undefined) return c.user === user ? closedError(c) : Code.ORDER_NOT_FOUND;
+    return this.open.has(orderId) ? Code.ORDER_NOT_FOUND : -1;
+  }
+
+  /**
+   * Amends the open order `o` of its user (CONTRACT 8.3) to `price` (ticks) and the new total
+   * `amount` (lots). Only a lower amount at the same price keeps the order's place (a REDUCE
+   * command); anything else is a MOVE: the order goes to the back of its new level and may match.
+   * Calls `reply` once: with an error code (nothing changed), or with the order after the amend and
+   * any matching, once committed. Amends of one order run one after the other. Returns false when
+   * the command queue is full (nothing changed; the caller answers 503).
+   *
+   * R1 holds what the amended order may need beyond what it holds now. The order's open quantity
+   * can still drop (fills still in the worker), so the hold is the most the amend can cost over
+   * every open quantity from 0 to the one known now; the AMENDED event settles it exactly.
+   */
+  amendOrder(o: OrderState, price: number, amount: number, reply: CreateReply): boolean {
+    const user = o.user;
+    if (o.amending !== undefined && o.amending !== null) {
+      o.amending.push(() => {
+        if (!this.amendOrder(o, price, amount, reply)) reply(Code.BUSY, null);
+      });
       return true;
+    }
+    if (this.open.get(o.id) !== o) {
+      const err = this.notOpenError(user, o.id);
+      reply(err < 0 ? closedError(o) : err, null);
+      return true;
+    }
+    if (amount <= o.used) {
+      reply(Code.AMEND_NOT_ABOVE_EXECUTED, null);
+      return true;
+    }
+    const p = this.pairs[o.pair];
+    const delta = amount - o.amount;
+    if (price === o.price && delta === 0) {
+      // Nothing to change: the order as it stands once what is in flight has committed.
+      this.db.afterCommit(() => reply(0, this.orderView(o, true)));
+      return true;
+    }
+    let currency: number;
+    let hold = 0n;
+    if (o.side === SELL) {
+      currency = p.base;
+      if (delta > 0) hold = BigInt(delta) * p.baseMul;
+    } else {
+      currency = p.quote;
+      const open = BigInt(o.amount - o.used);
+      const d = BigInt(delta);
+      const np = BigInt(price);
+      // Extra quote at open quantity L is np·(L + d) − price·L, linear in L: its most over
+      // [0, open] is at one end.
+      const atNone = np * d;
+      const atOpen = np * (open + d) - BigInt(o.price) * open;
+      const most = atNone > atOpen ? atNone : atOpen;
+      if (most > 0n) hold = most * p.quoteMul;
+    }
+    if (hold > 0n && !this.ledger.reserve(user, currency, hold)) {
+      if (this.marketBuys.has(user)) {
+        this.afterMarketBuys(user, () => {
+          if (!this.amendOrder(o, price, amount, reply)) reply(Code.BUSY, null);
+        });
+        return true;
+      }
+      reply(Code.INSUFFICIENT_FUNDS, null);
+      return true;
+    }
+    o.amending = [];
+    const reduce = price === o.price && delta < 0;
+    const send = (): boolean => {
+      const sent = reduce
+        ? p.sink.sendReduce(o.id, -delta)
+        : p.sink.sendMove(o.id, price, delta, o.flags & FLAG_POST_ONLY);
+      if (!sent) return false;
+      p.pending.push({
+        kind: CMD_AMEND,
+        order: o,
+        orderId: o.id,
+        user,
+        replyCreate: reply,
+        replyCancel: null,
+        hold,
+      });
+      return true;
+    };
+    if (this.submit(p, send)) return true;
+    if (hold > 0n) this.ledger.release(user, currency, hold);
+    this.amendEnded(o);
+    return false;
+  }
+
+  /** The amend of `o` in the worker ended: the next one waiting for it runs. */
+  private amendEnded(o: OrderState): void {
+    const waiting = o.amending;
+    o.amending = null;
+    if (waiting === undefined || waiting === null || waiting.length === 0) return;
+    queueMicrotask(() => {
+      for (const run of waiting) run();
     });
+  }
+
+  private sendCancel(p: PairState, o: OrderState, reply: CancelReply): boolean {
+    if (!p.sink.sendCancel(o.id)) return false;
+    p.pending.push({
+      kind: CMD_CANCEL,
+      order: o,
+      orderId: o.id,
+      user: o.user,
+      replyCreate: null,
+      replyCancel: reply,
+    });
+    return true;
+  }
+
+  /**
+   * Cancels every open order of `user` on pair `pairIndex` (-1: every pair), CONTRACT 8.4, and
+   * answers the ids it cancelled, ascending, once every cancel committed. Each pair's cancels enter
+   * its command FIFO as one step, so they follow every command the user sent before: the orders
+   * resting then, and the creates still in the worker that may rest, are the ones cancelled (a
+   * create that ends filled or cancelled is not listed). Returns false when a command queue is full
+   * (nothing was sent on that pair; the caller answers 503).
+   */
+  cancelAll(user: number, pairIndex: number, reply: CancelAllReply): boolean {
+    const cancelled: number[] = [];
+    // Pairs whose cancels are not all sent, plus cancels not answered yet.
+    let outstanding = 0;
+    const settle = (): void => {
+      if (--outstanding === 0) reply(cancelled.sort((a, b) => a - b));
+    };
+    const onCancel = (orderId: number) => (err: number) => {
+      if (err === 0) cancelled.push(orderId);
+      settle();
+    };
+    let accepted = true;
+    for (const p of this.pairs) {
+      if (p === undefined || (pairIndex >= 0 && p.spec.index !== pairIndex)) continue;
+      let targets: OrderState[] | null = null;
+      let next = 0;
+      outstanding++;
+      const sendAll = (): boolean => {
+        if (targets === null) {
+          targets = this.cancelTargets(p, user);
+          outstanding += targets.length;
+        }
+        while (next < targets.length) {
+          const o = targets[next];
+          if (!this.sendCancel(p, o, onCancel(o.id))) return false;
+          next++;
+        }
+        // Deferred: the answer must not come before the caller learned the call was accepted.
+        queueMicrotask(settle);
+        return true;
+      };
+      if (!this.submit(p, sendAll)) accepted = false;
+    }
+    if (outstanding === 0) queueMicrotask(() => reply(cancelled));
+    return accepted;
+  }
+
+  /**
+   * Ids of the user's orders on a pair that are open, or were until a change not yet committed:
+   * the candidates of an open-orders read, which the committed rows then decide (CONTRACT 8.6).
+   */
+  openOrderIds(user: number, pairIndex: number): number[] {
+    const ids: number[] = [];
+    const mine = this.openByUser.get(user);
+    if (mine !== undefined) for (const o of mine) if (o.pair === pairIndex) ids.push(o.id);
+    for (const o of this.closing.values()) if (o.user === user && o.pair === pairIndex) ids.push(o.id);
+    return ids;
+  }
+
+  /** What a cancel-all sent now on pair `p` must cancel: resting orders and creates that may rest. */
+  private cancelTargets(p: PairState, user: number): OrderState[] {
+    const out: OrderState[] = [];
+    const mine = this.openByUser.get(user);
+    if (mine !== undefined) for (const o of mine) if (o.pair === p.spec.index) out.push(o);
+    for (let i = p.pendingHead; i < p.pending.length; i++) {
+      const cmd = p.pending[i];
+      const o = cmd.order;
+      if (cmd.kind !== CMD_CREATE || o === null || o.user !== user || o.type !== LIMIT) continue;
+      if ((o.flags & TIF_MASK) === TIF_GTC && !this.open.has(o.id)) out.push(o);
+    }
+    return out;
   }
 
   /**
@@ -418,8 +680,8 @@ export class Exchange {
   /** Recovery: puts a stored open order back into its book (it cannot cross: books never are). */
   restoreOrder(o: OrderState): boolean {
     const p = this.pairs[o.pair];
-    if (!p.sink.sendLimit(o.id, o.user, o.side, o.price, o.amount - o.used)) return false;
-    this.open.set(o.id, o);
+    if (!p.sink.sendLimit(o.id, o.user, o.side, o.price, o.amount - o.used, TIF_GTC)) return false;
+    this.setOpen(o);
     p.pending.push({
       kind: CMD_RESTORE,
       order: o,
@@ -486,11 +748,44 @@ export class Exchange {
     }
   }
 
+  /**
+   * The amend in progress took effect: the order is now `newLeft` lots open at `newPrice` (it was
+   * `oldLeft` at `oldPrice`). Settles the amend's hold against what the order now holds.
+   */
+  onAmended(
+    pairIndex: number,
+    orderId: number,
+    oldPrice: number,
+    newPrice: number,
+    oldLeft: number,
+    newLeft: number,
+  ): void {
+    const p = this.pairs[pairIndex];
+    const cmd = p.pending[p.pendingHead];
+    const o = cmd.order!;
+    let currency: number;
+    let change: bigint;
+    if (o.side === SELL) {
+      currency = p.base;
+      change = BigInt(newLeft - oldLeft) * p.baseMul;
+    } else {
+      currency = p.quote;
+      change = (BigInt(newPrice) * BigInt(newLeft) - BigInt(oldPrice) * BigInt(oldLeft)) * p.quoteMul;
+    }
+    const unused = (cmd.hold ?? 0n) - change;
+    if (unused < 0n) throw new Error(`amend of order ${orderId}: the hold falls short by ${-unused}`);
+    if (unused > 0n) this.ledger.release(o.user, currency, unused);
+    cmd.hold = 0n;
+    o.price = newPrice;
+    o.amount = o.used + newLeft;
+    o.updateMicro = nowMicro();
+    this.touch(p, o);
+  }
+
   /** The taker of the current command now rests in the book. */
   onRested(pairIndex: number, orderId: number): void {
     const p = this.pairs[pairIndex];
-    const o = this.currentOrder(p, orderId);
-    this.open.set(orderId, o);
+    this.setOpen(this.currentOrder(p, orderId));
   }
 
   /** An order ends with `left` lots unfilled: releases what it still holds. */
@@ -539,7 +834,9 @@ export class Exchange {
         this.marketBuyEnded(o.user);
       }
       if (code !== OK) {
-        // Refused by the book (no liquidity, unaffordable): nothing happened but the hold.
+        // Refused by the book (no liquidity, unaffordable, post-only would take): nothing happened
+        // but the hold, and the client order id was not used.
+        if (o.clientOrderId !== undefined) this.clientIds.delete(`${o.user}:${o.clientOrderId}`);
         if (o.side === SELL) ledger.release(o.user, p.base, BigInt(o.amount) * p.baseMul);
         else if (o.type === LIMIT)
           ledger.release(o.user, p.quote, BigInt(o.price) * BigInt(o.amount) * p.quoteMul);
@@ -551,6 +848,23 @@ export class Exchange {
       this.touch(p, o);
       const view = this.orderView(o, true);
       reply = () => cb(0, view);
+    } else if (cmd.kind === CMD_AMEND) {
+      const o = cmd.order!;
+      const cb = cmd.replyCreate!;
+      this.amendEnded(o);
+      if (code !== OK) {
+        // Refused (post-only would take, not above what executed, no longer open): only the hold.
+        const hold = cmd.hold ?? 0n;
+        if (hold > 0n) ledger.release(o.user, o.side === SELL ? p.base : p.quote, hold);
+        const err = code === ERR_ORDER_NOT_FOUND ? closedError(o) : code;
+        reply = () => cb(err, null);
+      } else {
+        // A move may have filled it completely as a taker.
+        if (o.used === o.amount) this.close(o);
+        this.touch(p, o);
+        const view = this.orderView(o, true);
+        reply = () => cb(0, view);
+      }
     } else if (cmd.kind === CMD_CANCEL) {
       const cb = cmd.replyCancel!;
       if (code === ERR_ORDER_NOT_FOUND) {
@@ -583,6 +897,8 @@ export class Exchange {
         o.cancelled,
         o.createMicro,
         o.updateMicro,
+        o.flags,
+        o.clientOrderId,
       );
     }
     const closed = touched.filter((o) => this.closing.get(o.id) === o);
@@ -644,7 +960,7 @@ export class Exchange {
       createTime: formatDateTime(o.createMicro),
     };
     if (withUpdate) v.updateTime = formatDateTime(o.updateMicro);
-    return v;
+    return withOrderOptions(v, o.flags, o.clientOrderId);
   }
 
   private userTradeView(
@@ -682,8 +998,23 @@ export class Exchange {
     }
   }
 
+  private setOpen(o: OrderState): void {
+    this.open.set(o.id, o);
+    let mine = this.openByUser.get(o.user);
+    if (mine === undefined) {
+      mine = new Set();
+      this.openByUser.set(o.user, mine);
+    }
+    mine.add(o);
+  }
+
   private close(o: OrderState): void {
-    if (this.open.get(o.id) === o) this.open.delete(o.id);
+    if (this.open.get(o.id) === o) {
+      this.open.delete(o.id);
+      const mine = this.openByUser.get(o.user)!;
+      mine.delete(o);
+      if (mine.size === 0) this.openByUser.delete(o.user);
+    }
     this.closing.set(o.id, o);
   }
 
@@ -725,6 +1056,16 @@ export function pairEventHandler(
         break;
       case EV_LEVEL:
         exchange.onLevel(pairIndex, f[o + LEVEL_SIDE], f[o + LEVEL_PRICE], f[o + LEVEL_TOTAL]);
+        break;
+      case EV_AMENDED:
+        exchange.onAmended(
+          pairIndex,
+          f[o + AMENDED_ORDER_ID],
+          f[o + AMENDED_OLD_PRICE],
+          f[o + AMENDED_NEW_PRICE],
+          f[o + AMENDED_OLD_LEFT],
+          f[o + AMENDED_NEW_LEFT],
+        );
         break;
       case EV_END:
         exchange.onEnd(pairIndex, f[o + END_RESULT]);

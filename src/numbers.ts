@@ -7,6 +7,8 @@
  * `mulDivRoundHalfUp` is the one explicit rounding (the average price of a market order, CONTRACT 3).
  */
 
+import { LosslessNumber } from "lossless-json";
+
 /**
  * Why `parseDecimal` refused its input. Small numbers, not exceptions, so the validator can map
  * them to the field's error code without allocating (STYLE 3). 0 is never used.
@@ -69,6 +71,7 @@ const CODE_MINUS = 45;
  * TooManyDecimals.
  */
 export function parseDecimal(input: unknown, decimals: number): bigint | ParseError {
+  if (input instanceof LosslessNumber) return parseLosslessNumber(input.value, decimals);
   if (typeof input === "number") {
     if (input > 0 && decimals <= 22) {
       // Fast path, without building the text. `scaled / 10^decimals` is the double nearest to the
@@ -92,6 +95,24 @@ export function parseDecimal(input: unknown, decimals: number): bigint | ParseEr
   }
   if (typeof input === "string") return parseDecimalText(input, decimals);
   return ParseError.NotNumber;
+}
+
+/**
+ * A JSON number's source text (src/http/json-body.ts keeps it when a double would lose digits):
+ * a valid JSON number literal, so only its exponent needs expanding before the decimal check.
+ */
+function parseLosslessNumber(text: string, decimals: number): bigint | ParseError {
+  const lower = text.toLowerCase();
+  const e = lower.indexOf("e");
+  if (e === -1) return parseDecimalText(text, decimals);
+  const exponent = Number(lower.slice(e + 1));
+  // A value of 10^21 or more, or a tiny one, is refused before its digits are ever written out.
+  if (!Number.isSafeInteger(exponent) || exponent > MAX_INTEGER_DIGITS) {
+    return text.charCodeAt(0) === CODE_MINUS ? ParseError.Negative : ParseError.TooLarge;
+  }
+  if (exponent < -64)
+    return text.charCodeAt(0) === CODE_MINUS ? ParseError.Negative : ParseError.TooManyDecimals;
+  return parseDecimalText(expandExponent(`${lower.slice(0, e)}e${exponent}`), decimals);
 }
 
 function parseDecimalText(text: string, decimals: number): bigint | ParseError {

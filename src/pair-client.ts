@@ -21,6 +21,8 @@ import {
   writeCancel,
   writeLimit,
   writeMarket,
+  writeMove,
+  writeReduce,
   writeShutdown,
 } from "../workers/pair/protocol.ts";
 import { SpscRing } from "./ring.ts";
@@ -140,11 +142,14 @@ export class PairChannel {
     return this.seq;
   }
 
-  /** Queues a limit order; false when the command ring is full or the channel is closing or dead. */
-  sendLimit(orderId: number, user: number, side: Side, price: number, qty: number): boolean {
+  /**
+   * Queues a limit order (`flags`: TIF_* | FLAG_POST_ONLY, see MatchingBook.limit); false when the
+   * command ring is full or the channel is closing or dead.
+   */
+  sendLimit(orderId: number, user: number, side: Side, price: number, qty: number, flags = 0): boolean {
     const o = this.reserve();
     if (o < 0) return false;
-    writeLimit(this.commands.f64, o, ++this.seq, orderId, user, side, price, qty);
+    writeLimit(this.commands.f64, o, ++this.seq, orderId, user, side, price, qty, flags);
     if (!this.corked) this.commands.publish();
     return true;
   }
@@ -163,6 +168,27 @@ export class PairChannel {
     const o = this.reserve();
     if (o < 0) return false;
     writeCancel(this.commands.f64, o, ++this.seq, orderId);
+    if (!this.corked) this.commands.publish();
+    return true;
+  }
+
+  /** Queues a reduce by `by` lots (MatchingBook.reduce); false when the command ring is full. */
+  sendReduce(orderId: number, by: number): boolean {
+    const o = this.reserve();
+    if (o < 0) return false;
+    writeReduce(this.commands.f64, o, ++this.seq, orderId, by);
+    if (!this.corked) this.commands.publish();
+    return true;
+  }
+
+  /**
+   * Queues a move to `price` with the open quantity changed by `delta` lots (MatchingBook.move);
+   * false when the command ring is full.
+   */
+  sendMove(orderId: number, price: number, delta: number, flags: number): boolean {
+    const o = this.reserve();
+    if (o < 0) return false;
+    writeMove(this.commands.f64, o, ++this.seq, orderId, price, delta, flags);
     if (!this.corked) this.commands.publish();
     return true;
   }

@@ -11,12 +11,14 @@
  *
  * and `close()` runs them backwards: stop accepting, drain the workers, commit, close.
  */
+
 import uws from "@trufflesuite/uws-js-unofficial";
 import { type ExchangeConfig, loadConfig, type Settings } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
 import { DbReader } from "./db/reader.ts";
 import { checkPairs, loadState, resolveCurrencyScales } from "./db/recovery.ts";
 import { DbWriter } from "./db/writer.ts";
+import { DeadMansSwitch } from "./dead-man.ts";
 import { Exchange, type OrderState, pairEventHandler } from "./exchange.ts";
 import { Admin } from "./http/admin.ts";
 import { mountRoutes } from "./http/server.ts";
@@ -125,10 +127,14 @@ export async function startExchange(
   writer.onFatal((err) => fail(`database writer failed: ${err.message}`));
   const reader = DbReader.start(settings.dbPath);
 
-  const metrics = new Metrics(() => writer.stats);
+  const metrics = new Metrics(
+    () => writer.stats,
+    config.pairs.map((p) => p.name),
+  );
   const exchange = new Exchange(ledger, writer);
   exchange.nextOrderId = state.nextOrderId;
   exchange.nextTradeId = state.nextTradeId;
+  for (const c of state.clientOrderIds) exchange.restoreClientId(c.userId, c.clientOrderId, c.id);
 
   let closing: Promise<void> | null = null;
 
@@ -149,10 +155,10 @@ export async function startExchange(
         }
       });
     }
-    const trades = metrics.trades.labels(p.name);
+
     const channel = new PairChannel({
       pairName: p.name,
-      onEvent: pairEventHandler(exchange, p.index, () => trades.inc()),
+      onEvent: pairEventHandler(exchange, p.index, () => metrics.trade(p.index)),
     });
     channels.push(channel);
     channel.exited.then((code) => {
@@ -185,6 +191,8 @@ export async function startExchange(
       updateMicro: row.updateMicro,
       budget: 0n,
       spent: 0n,
+      flags: row.flags,
+      clientOrderId: row.clientOrderId ?? undefined,
     };
     while (!exchange.restoreOrder(o)) await channels[p.index].writable();
   }
@@ -210,6 +218,9 @@ export async function startExchange(
   const isReady = () => ready && fatal === null;
   const isAccepting = () => accepting;
   const nonceUsed = (token: string, nonce: bigint) => writer.nonce(token, nonce);
+  const deadMan = new DeadMansSwitch((user) => {
+    if (accepting) exchange.cancelAll(user, -1, () => {});
+  });
   mountRoutes(app, {
     config,
     exchange,
@@ -221,6 +232,7 @@ export async function startExchange(
     ready: isReady,
     accepting: isAccepting,
     nonceUsed,
+    deadMan,
   });
   const hub = new StreamHub(app, {
     config,
@@ -253,6 +265,7 @@ export async function startExchange(
   const close = (): Promise<void> => {
     closing ??= (async () => {
       accepting = false;
+      deadMan.clear();
       uws.us_listen_socket_close(listenSocket);
       // Let commands already in the workers finish, so their answers commit and go out.
       const deadline = Date.now() + 10_000;

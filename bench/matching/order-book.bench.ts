@@ -25,11 +25,28 @@
  *
  * Env: BENCH_OPS (default 1,000,000 ops per workload) for quick runs.
  * Output: a table on stdout and bench/results/matching.json.
+ *
+ * Baseline mode, `--baseline <git rev>` (e.g. `npx tsx bench/matching/order-book.bench.ts --baseline
+ * bd7d18e`): a second question, "is this checkout's book slower than the book at <rev>?". The
+ * files of workers/matching/ at <rev> are written with `git show` into .tmp/ (ignored by git) next
+ * to a copy of this folder's engines.ts, tape.ts and workload.ts, and that copy of `OursRun` drives
+ * the old book. Two module copies give each book its own replay loop, so neither runs through call
+ * sites made polymorphic by the other. Both replay the same seeded workloads in alternating rounds
+ * (ABAB..., which of the two goes first flips each round), so a load spike on this shared machine
+ * hits both alike; each replay is timed in process CPU time (see `timeReplay`). Two ratios
+ * (candidate ops/s over baseline ops/s): the median of the per-round paired ratios, which is the
+ * verdict, and the ratio of each contender's best round. Bound: no more than 5% slower on the deep
+ * book. Trade checksums, counts and final books must match (else the run FAILS).
+ * Noise check, an A/A run (`--baseline HEAD`, both contenders the same book) at load ~10 on 2
+ * cores, 21 rounds: deep book 0.977 paired / 0.976 best, mixed 1.005 / 1.004. Timed in wall time
+ * instead, the same A/A run gave 0.83-1.10: wall time cannot see 5% on this machine.
+ * Env: BENCH_ROUNDS (default 21). Output: a table and bench/results/matching-baseline.json.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { Bench, type Task } from "tinybench";
@@ -44,7 +61,13 @@ const TIME_MS = Math.round(3_000 * Math.min(1, OPS / 1_000_000));
 const WARMUP_ITERATIONS = 1;
 const WARMUP_TIME_MS = Math.round(1_000 * Math.min(1, OPS / 1_000_000));
 
-const RESULTS = join(dirname(fileURLToPath(import.meta.url)), "..", "results", "matching.json");
+const HERE = dirname(fileURLToPath(import.meta.url));
+const RESULTS = join(HERE, "..", "results", "matching.json");
+const BASELINE_RESULTS = join(HERE, "..", "results", "matching-baseline.json");
+const REPO = join(HERE, "..", "..");
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21);
+/** The issue's bound: the candidate may be at most 5% slower than the baseline on the deep book. */
+const MAX_SLOWDOWN = 0.05;
 
 /** A forced full GC between iterations, so one engine's garbage is not collected on the other's clock. */
 function exposeGc(): (() => void) | undefined {
@@ -342,4 +365,135 @@ function main(): void {
   else console.log("checksums, trade counts, cancel misses and final books match.");
 }
 
-main();
+// ---------------------------------------------------------------------------------------------
+// Baseline mode: this checkout's book against the book at another git revision
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Writes the book at `rev` and a copy of this folder's engine drivers into .tmp/baseline-<rev>/
+ * (mirroring the repository layout, so the drivers' relative imports reach the old book) and
+ * returns the copy's `OursRun` class.
+ */
+async function loadBaseline(rev: string): Promise<typeof OursRun> {
+  const git = (...args: string[]): string => execFileSync("git", args, { cwd: REPO, encoding: "utf8" });
+  const commit = git("rev-parse", "--verify", `${rev}^{commit}`).trim();
+  const root = join(REPO, ".tmp", `baseline-${commit.slice(0, 12)}`);
+  rmSync(root, { recursive: true, force: true });
+  const files = git("ls-tree", "--name-only", commit, "workers/matching/").split("\n").filter(Boolean);
+  for (const f of files) {
+    mkdirSync(dirname(join(root, f)), { recursive: true });
+    writeFileSync(join(root, f), git("show", `${commit}:${f}`));
+  }
+  // The drivers come from this checkout's files: only the book differs between the contenders.
+  for (const f of ["engines.ts", "tape.ts", "workload.ts"]) {
+    const path = join("bench", "matching", f);
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    copyFileSync(join(REPO, path), join(root, path));
+  }
+  const mod = (await import(pathToFileURL(join(root, "bench", "matching", "engines.ts")).href)) as {
+    OursRun: typeof OursRun;
+  };
+  return mod.OursRun;
+}
+
+/**
+ * CPU milliseconds (user + system, this process) of one replay on a fresh, prefilled book. CPU time
+ * rather than wall time: on this shared 2-core machine a replay waits for a core as long as it
+ * runs, and that wait says nothing about either book.
+ */
+function timeReplay(run: EngineRun): number {
+  gc?.();
+  run.prepare();
+  const t0 = process.cpuUsage();
+  run.replay();
+  const d = process.cpuUsage(t0);
+  return (d.user + d.system) / 1000;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+async function mainBaseline(rev: string): Promise<void> {
+  const t0 = process.hrtime.bigint();
+  const BaselineRun = await loadBaseline(rev);
+  const workloads = [deepBook(OPS), mixedThinBook(OPS)];
+  console.log(
+    `baseline ${rev} vs this checkout, ${ROUNDS} alternating rounds per workload, CPU time;` +
+      ` load average ${loadavg()[0].toFixed(2)} on ${availableParallelism()} cores`,
+  );
+  const table: Record<string, string | number>[] = [];
+  const rows: Record<string, string | number>[] = [];
+  for (const [w, wl] of workloads.entries()) {
+    const base = new BaselineRun(wl);
+    const cand = new OursRun(wl);
+    // One untimed warm-up each, then the rounds.
+    timeReplay(base);
+    timeReplay(cand);
+    const baseMs: number[] = [];
+    const candMs: number[] = [];
+    const ratios: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      let b: number;
+      let c: number;
+      if (r % 2 === 0) {
+        b = timeReplay(base);
+        c = timeReplay(cand);
+      } else {
+        c = timeReplay(cand);
+        b = timeReplay(base);
+      }
+      baseMs.push(b);
+      candMs.push(c);
+      ratios.push(b / c);
+    }
+    const rb = copyResult(base.result());
+    const rc = copyResult(cand.result());
+    if (!sameResult(rb, rc)) fail(`${wl.name}: baseline ${describe(rb)} vs candidate ${describe(rc)}`);
+    const diff = depthDiff(base.depth(), cand.depth());
+    if (diff !== undefined) fail(`${wl.name}: final books differ: ${diff}`);
+    const n = wl.ops.n;
+    const ratio = median(ratios);
+    const best = Math.min(...baseMs) / Math.min(...candMs);
+    const bound = w === 0 ? `${ratio >= 1 - MAX_SLOWDOWN ? "MET" : "MISSED"} (>= ${1 - MAX_SLOWDOWN})` : "";
+    const row = {
+      workload: wl.name,
+      "baseline ops/s (median)": Math.round(n / (median(baseMs) / 1000)),
+      "candidate ops/s (median)": Math.round(n / (median(candMs) / 1000)),
+      "baseline ops/s (best)": Math.round(n / (Math.min(...baseMs) / 1000)),
+      "candidate ops/s (best)": Math.round(n / (Math.min(...candMs) / 1000)),
+      "cand/base (median of paired)": Number(ratio.toFixed(3)),
+      "cand/base (best rounds)": Number(best.toFixed(3)),
+      "paired min..max": `${Math.min(...ratios).toFixed(3)}..${Math.max(...ratios).toFixed(3)}`,
+      checksum: checksumOf(rc),
+      target: bound,
+    };
+    rows.push({ ...row, baseline: rev });
+    table.push({
+      ...row,
+      "baseline ops/s (median)": row["baseline ops/s (median)"].toLocaleString("en-US"),
+      "candidate ops/s (median)": row["candidate ops/s (median)"].toLocaleString("en-US"),
+      "baseline ops/s (best)": row["baseline ops/s (best)"].toLocaleString("en-US"),
+      "candidate ops/s (best)": row["candidate ops/s (best)"].toLocaleString("en-US"),
+    });
+    if (w === 0 && ratio < 1 - MAX_SLOWDOWN) process.exitCode = 1;
+  }
+  console.table(table);
+  mkdirSync(dirname(BASELINE_RESULTS), { recursive: true });
+  writeFileSync(BASELINE_RESULTS, `${JSON.stringify(rows, null, 2)}\n`);
+  console.log(`wrote ${BASELINE_RESULTS}`);
+  console.log(
+    `total ${(Number(process.hrtime.bigint() - t0) / 1e9).toFixed(1)} s, load average ${loadavg()[0].toFixed(2)}`,
+  );
+  if (failures > 0)
+    console.error("\n!!!!!!!! CHECKSUM / STATE MISMATCH between baseline and candidate. FAILED.");
+  else console.log("checksums, trade counts, cancel misses and final books match.");
+}
+
+const baselineArg = process.argv.indexOf("--baseline");
+const baselineRev =
+  process.argv.find((a) => a.startsWith("--baseline="))?.slice("--baseline=".length) ??
+  (baselineArg >= 0 ? process.argv[baselineArg + 1] : undefined);
+if (baselineRev !== undefined) await mainBaseline(baselineRev);
+else main();

@@ -118,6 +118,29 @@ export class RingSink implements BookEvents, ReplayResult {
     r[p + 3] = total;
     this.pos = p + 4;
   }
+
+  amended(
+    orderId: number,
+    user: number,
+    side: Side,
+    oldPrice: number,
+    newPrice: number,
+    oldLeft: number,
+    newLeft: number,
+  ): void {
+    const r = this.ring;
+    let p = this.pos;
+    if (p + 8 > RING) p = 0;
+    r[p] = 5;
+    r[p + 1] = orderId;
+    r[p + 2] = user;
+    r[p + 3] = side;
+    r[p + 4] = oldPrice;
+    r[p + 5] = newPrice;
+    r[p + 6] = oldLeft;
+    r[p + 7] = newLeft;
+    this.pos = p + 8;
+  }
 }
 
 /** The peer's side of the same bookkeeping: trades recovered from its responses, same ring and hash. */

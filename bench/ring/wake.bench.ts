@@ -138,6 +138,9 @@ class ChecksumEvents implements BookEvents {
     this.sum.levels++;
     this.sum.levelTotals += total;
   }
+  amended(): void {
+    // The benchmark sends no reduce or move.
+  }
 }
 
 // ------------------------------------------------------------------------------------ spin calibration

@@ -20,6 +20,10 @@ export type DirectionType = "buy" | "sell";
 
 /** 2.1 Order as lists, pages and streams show it (no updateTime). */
 export interface Order {
+  /** CONTRACT 8: present only when the order has them. */
+  clientOrderId?: string;
+  timeInForce?: TimeInForce;
+  postOnly?: true;
   id: number;
   pairName: string;
   tradeType: TradeType;
@@ -29,13 +33,7 @@ export interface Order {
   amountUsed: number;
   isCancelled: boolean;
   createTime: string;
-  /** CONTRACT 8: present only when the order has them. */
-  clientOrderId?: string;
-  timeInForce?: TimeInForce;
-  postOnly?: true;
 }
-
-export type TimeInForce = "GTC" | "IOC" | "FOK";
 
 /** 2.1 Order as create-order answers it. */
 export interface CreatedOrder extends Order {
@@ -157,21 +155,26 @@ export interface CreateOrderRequest {
   directionType: DirectionType;
   price?: DecimalInput;
   amount: DecimalInput;
-  /** CONTRACT 8.2. */
+  /** CONTRACT 8.2: the client's own id, unique per user. */
   clientOrderId?: string;
   timeInForce?: TimeInForce;
   postOnly?: boolean;
 }
 
-/** CONTRACT 8.3: the new total amount and/or price. */
+export type TimeInForce = "GTC" | "IOC" | "FOK";
+
+/** CONTRACT 8.3: the new total amount, the new price, or both. */
 export interface AmendOrderRequest {
-  orderId: number;
+  orderId: number | string;
   amount?: DecimalInput;
   price?: DecimalInput;
 }
 
-/** CONTRACT 8.5: one element of a cancel-orders answer. */
-export interface CancelResult {
+/** An element of the create-orders answer (CONTRACT 8.5): the order, or its errors. */
+export type BatchOrderResult = CreatedOrder | ErrorBody;
+
+/** An element of the cancel-orders answer (CONTRACT 8.5). */
+export interface BatchCancelResult {
   orderId: number;
   errors?: Record<string, string[]>;
   codes?: Record<string, string[]>;
@@ -193,6 +196,7 @@ export interface PairInfo {
   takerFee: string;
 }
 
+/** CONTRACT 10 listen key. */
 export interface ListenKey {
   listenKey: string;
   expiresAt: number;
@@ -375,6 +379,120 @@ export class ExchangeClient {
     return this.post<[]>("/trade/cancel-order", { orderId }, opts);
   }
 
+  // ---- CONTRACT 8: market-maker controls ---------------------------------------------------------
+
+  /** 8.3 POST /trade/amend-order: the order after the amend (and any matching). */
+  amendOrder(amend: AmendOrderRequest, opts: CallOptions = {}): Promise<ApiResponse<CreatedOrder>> {
+    return this.post<CreatedOrder>("/trade/amend-order", { ...amend }, opts);
+  }
+
+  /** 8.4 POST /trade/cancel-all-orders, every pair or one. */
+  cancelAllOrders(pairName?: string, opts: CallOptions = {}): Promise<ApiResponse<{ cancelled: number[] }>> {
+    return this.post("/trade/cancel-all-orders", pairName === undefined ? {} : { pairName }, opts);
+  }
+
+  /** 8.5 POST /trade/create-orders: one answer per order, in order. */
+  createOrders(
+    orders: CreateOrderRequest[],
+    opts: CallOptions = {},
+  ): Promise<ApiResponse<BatchOrderResult[]>> {
+    return this.post<BatchOrderResult[]>("/trade/create-orders", { orders }, opts);
+  }
+
+  /** 8.5 POST /trade/cancel-orders: one answer per id, in order. */
+  cancelOrders(
+    orderIds: (number | string)[],
+    opts: CallOptions = {},
+  ): Promise<ApiResponse<BatchCancelResult[]>> {
+    return this.post<BatchCancelResult[]>("/trade/cancel-orders", { orderIds }, opts);
+  }
+
+  /** 8.6 GET /trade/orders/{orderId}. */
+  order(orderId: number | string, opts: CallOptions = {}): Promise<ApiResponse<CreatedOrder>> {
+    return this.get<CreatedOrder>(`/trade/orders/${orderId}`, [], opts);
+  }
+
+  /** 8.6 GET /trade/orders?clientOrderId=X. */
+  orderByClientId(clientOrderId: string, opts: CallOptions = {}): Promise<ApiResponse<CreatedOrder>> {
+    return this.get<CreatedOrder>("/trade/orders", [["clientOrderId", clientOrderId]], opts);
+  }
+
+  /** 8.6 GET /trade/pairs/{pairName}/open-orders, newest first. */
+  openOrders(pairName: string, opts: CallOptions = {}): Promise<ApiResponse<Order[]>> {
+    return this.get<Order[]>(`/trade/pairs/${pairName}/open-orders`, [], opts);
+  }
+
+  /** 8.7 POST /trade/cancel-all-after: arms (timeout > 0) or disarms (0) the dead-man's switch. */
+  cancelAllAfter(timeout: number, opts: CallOptions = {}): Promise<ApiResponse<{ triggerTime: number }>> {
+    return this.post("/trade/cancel-all-after", { timeout }, opts);
+  }
+
+  /**
+   * Cancels every open order of the caller (of one pair when given): through 8.4 cancel-all-orders,
+   * or, on a server that does not have it yet (404), by reading the caller's orders page by page
+   * and cancelling the open ones one at a time. Answers the ids cancelled, ascending.
+   */
+  async cancelAll(pairName?: string, opts: CallOptions = {}): Promise<number[]> {
+    const res = await this.cancelAllOrders(pairName, opts);
+    if (res.status === 200) return (res.body as { cancelled: number[] }).cancelled;
+    if (res.status !== 404 || errorsOf(res)?.path === undefined) ok(res, "cancel-all-orders");
+    const listPair = pairName ?? ok(await this.pairs(), "pairs")[0]?.pairName;
+    if (listPair === undefined) return [];
+    const open: number[] = [];
+    for (let page = 1; ; page++) {
+      const body = ok(await this.userOrders(listPair, { page, pageSize: 100 }), "user-orders");
+      for (const o of body.items) {
+        if (!o.isCancelled && o.amountUsed < o.amount && (pairName === undefined || o.pairName === pairName))
+          open.push(o.id);
+      }
+      if (body.items.length === 0 || page * 100 >= body.total) break;
+    }
+    const cancelled: number[] = [];
+    for (const id of open.sort((a, b) => a - b)) {
+      // 400: filled or cancelled in between, so not open any more.
+      if ((await this.cancelOrder(id)).status === 200) cancelled.push(id);
+    }
+    return cancelled;
+  }
+
+  // ---- CONTRACT 9, 10 and the OpenAPI document ----------------------------------------------------
+
+  /** 9 GET /time. */
+  time(opts: CallOptions = {}): Promise<ApiResponse<{ serverTime: number }>> {
+    return this.get("/time", [], { anonymous: true, ...opts });
+  }
+
+  /** 9 GET /info. */
+  info(opts: CallOptions = {}): Promise<ApiResponse<{ serverTime: number; pairs: PairInfo[] }>> {
+    return this.get("/info", [], { anonymous: true, ...opts });
+  }
+
+  /** 9 GET /admin/fees (admin token). */
+  fees(opts: CallOptions = {}): Promise<ApiResponse<BalanceAnswer[]>> {
+    const headers: Record<string, string> = {};
+    if (this.options.adminToken !== undefined) headers.Authorization = `Bearer ${this.options.adminToken}`;
+    this.addCommonHeaders(headers, opts);
+    return this.request("GET", `${this.options.adminPrefix ?? ""}/admin/fees`, {
+      headers,
+      timeoutMs: opts.timeoutMs,
+    });
+  }
+
+  /** 10 POST /trade/listen-key: a new key, or `listenKey` extended. */
+  listenKey(listenKey?: string, opts: CallOptions = {}): Promise<ApiResponse<ListenKey>> {
+    return this.post("/trade/listen-key", listenKey === undefined ? {} : { listenKey }, opts);
+  }
+
+  /** 10 POST /trade/listen-key/close. */
+  closeListenKey(listenKey: string, opts: CallOptions = {}): Promise<ApiResponse<unknown>> {
+    return this.post("/trade/listen-key/close", { listenKey }, opts);
+  }
+
+  /** GET /1.0/openapi.json: the OpenAPI 3.1 document of the server. */
+  openapi(opts: CallOptions = {}): Promise<ApiResponse<Record<string, unknown>>> {
+    return this.get("/openapi.json", [], { anonymous: true, ...opts });
+  }
+
   // ---- 4.3-4.7 market data ----------------------------------------------------------------------
 
   /** 4.3 GET /trade/pairs. */
@@ -507,115 +625,6 @@ export class ExchangeClient {
     opts: CallOptions = {},
   ): Promise<ApiResponse<BalanceAnswer>> {
     return this.admin<BalanceAnswer>("/admin/withdraw", { uid, currency, amount }, opts);
-  }
-
-  // ---- CONTRACT 8-10 -------------------------------------------------------------------------------
-
-  /** 8.3 POST /trade/amend-order. */
-  amendOrder(amend: AmendOrderRequest, opts: CallOptions = {}): Promise<ApiResponse<CreatedOrder>> {
-    return this.post<CreatedOrder>("/trade/amend-order", { ...amend }, opts);
-  }
-
-  /** 8.4 POST /trade/cancel-all-orders: every open order of the caller, or of one pair. */
-  cancelAllOrders(pairName?: string, opts: CallOptions = {}): Promise<ApiResponse<{ cancelled: number[] }>> {
-    return this.post("/trade/cancel-all-orders", pairName === undefined ? {} : { pairName }, opts);
-  }
-
-  /**
-   * Cancels every open order of the caller (of one pair when given): through 8.4 cancel-all-orders,
-   * or, on a server that does not have it yet (404), by reading the caller's orders page by page
-   * and cancelling the open ones one at a time. Answers the ids cancelled, ascending.
-   */
-  async cancelAll(pairName?: string, opts: CallOptions = {}): Promise<number[]> {
-    const res = await this.cancelAllOrders(pairName, opts);
-    if (res.status === 200) return (res.body as { cancelled: number[] }).cancelled;
-    if (res.status !== 404 || errorsOf(res)?.path === undefined) ok(res, "cancel-all-orders");
-    const listPair = pairName ?? ok(await this.pairs(), "pairs")[0]?.pairName;
-    if (listPair === undefined) return [];
-    const open: number[] = [];
-    for (let page = 1; ; page++) {
-      const body = ok(await this.userOrders(listPair, { page, pageSize: 100 }), "user-orders");
-      for (const o of body.items) {
-        if (!o.isCancelled && o.amountUsed < o.amount && (pairName === undefined || o.pairName === pairName))
-          open.push(o.id);
-      }
-      if (body.items.length === 0 || page * 100 >= body.total) break;
-    }
-    const cancelled: number[] = [];
-    for (const id of open.sort((a, b) => a - b)) {
-      // 400: filled or cancelled in between, so not open any more.
-      if ((await this.cancelOrder(id)).status === 200) cancelled.push(id);
-    }
-    return cancelled;
-  }
-
-  /** 8.5 POST /trade/create-orders: element i is the created order or `{errors}`. */
-  createOrders(
-    orders: CreateOrderRequest[],
-    opts: CallOptions = {},
-  ): Promise<ApiResponse<Array<CreatedOrder | ErrorBody>>> {
-    return this.post("/trade/create-orders", { orders }, opts);
-  }
-
-  /** 8.5 POST /trade/cancel-orders. */
-  cancelOrders(orderIds: number[], opts: CallOptions = {}): Promise<ApiResponse<CancelResult[]>> {
-    return this.post("/trade/cancel-orders", { orderIds }, opts);
-  }
-
-  /** 8.6 GET /trade/orders/{orderId}. */
-  order(orderId: number, opts: CallOptions = {}): Promise<ApiResponse<CreatedOrder>> {
-    return this.get(`/trade/orders/${orderId}`, [], opts);
-  }
-
-  /** 8.6 GET /trade/orders?clientOrderId=X. */
-  orderByClientId(clientOrderId: string, opts: CallOptions = {}): Promise<ApiResponse<CreatedOrder>> {
-    return this.get("/trade/orders", [["clientOrderId", clientOrderId]], opts);
-  }
-
-  /** 8.6 GET /trade/pairs/{pairName}/open-orders. */
-  openOrders(pairName: string, opts: CallOptions = {}): Promise<ApiResponse<Order[]>> {
-    return this.get(`/trade/pairs/${pairName}/open-orders`, [], opts);
-  }
-
-  /** 8.7 POST /trade/cancel-all-after (`0` disarms). */
-  cancelAllAfter(timeout: number, opts: CallOptions = {}): Promise<ApiResponse<{ triggerTime: number }>> {
-    return this.post("/trade/cancel-all-after", { timeout }, opts);
-  }
-
-  /** 9 GET /time. */
-  time(opts: CallOptions = {}): Promise<ApiResponse<{ serverTime: number }>> {
-    return this.get("/time", [], { anonymous: true, ...opts });
-  }
-
-  /** 9 GET /info. */
-  info(opts: CallOptions = {}): Promise<ApiResponse<{ serverTime: number; pairs: PairInfo[] }>> {
-    return this.get("/info", [], { anonymous: true, ...opts });
-  }
-
-  /** 9 GET /admin/fees (admin token). */
-  fees(opts: CallOptions = {}): Promise<ApiResponse<BalanceAnswer[]>> {
-    const headers: Record<string, string> = {};
-    if (this.options.adminToken !== undefined) headers.Authorization = `Bearer ${this.options.adminToken}`;
-    this.addCommonHeaders(headers, opts);
-    return this.request("GET", `${this.options.adminPrefix ?? ""}/admin/fees`, {
-      headers,
-      timeoutMs: opts.timeoutMs,
-    });
-  }
-
-  /** 10 POST /trade/listen-key: a new key, or `listenKey` extended. */
-  listenKey(listenKey?: string, opts: CallOptions = {}): Promise<ApiResponse<ListenKey>> {
-    return this.post("/trade/listen-key", listenKey === undefined ? {} : { listenKey }, opts);
-  }
-
-  /** 10 POST /trade/listen-key/close. */
-  closeListenKey(listenKey: string, opts: CallOptions = {}): Promise<ApiResponse<unknown>> {
-    return this.post("/trade/listen-key/close", { listenKey }, opts);
-  }
-
-  /** GET /1.0/openapi.json: the OpenAPI 3.1 document of the server. */
-  openapi(opts: CallOptions = {}): Promise<ApiResponse<Record<string, unknown>>> {
-    return this.get("/openapi.json", [], { anonymous: true, ...opts });
   }
 
   // ---- escape hatch -------------------------------------------------------------------------------

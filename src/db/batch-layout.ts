@@ -27,7 +27,7 @@ export const K_CANDLE = 10;
 export const KIND_COUNT = 11;
 
 /** Slots per record of each kind, indexed by kind. */
-export const STRIDE: readonly number[] = [3, 2, 3, 4, 1, 2, 4, 5, 11, 12, 8];
+export const STRIDE: readonly number[] = [3, 2, 3, 4, 1, 2, 4, 5, 13, 12, 8];
 
 // Slot offsets inside a record. (Y) symbol id, (S) index into strs, others plain integers.
 export const PAIR_NAME = 0; // Y
@@ -75,6 +75,10 @@ export const ORD_USED = 7;
 export const ORD_CANCELLED = 8;
 export const ORD_CREATE = 9;
 export const ORD_UPDATE = 10;
+/** The order's options (src/orders.ts). */
+export const ORD_FLAGS = 11;
+/** S, or -1 when the order has no client order id. */
+export const ORD_CLIENT_ID = 12;
 
 export const TR_ID = 0;
 export const TR_PAIR = 1; // Y

@@ -24,7 +24,9 @@ export type ReaderTask =
   | { op: "userOrders"; userId: number; page: number; pageSize: number }
   | { op: "userTrades"; userId: number; page: number; pageSize: number }
   | { op: "recentForUser"; userId: number; n: number }
-  | { op: "order"; orderId: number };
+  | { op: "order"; orderId: number }
+  | { op: "orderByClientId"; userId: number; clientOrderId: string }
+  | { op: "openOrders"; ids: number[] };
 
 export interface ReaderWorkerData {
   /** URL of the task module, loaded by workers/ts-entry.mjs. */
@@ -80,6 +82,16 @@ export class DbReader {
   /** One order by id (any user), or undefined. */
   order(orderId: number): Promise<OrderRow | undefined> {
     return this.pool.run({ op: "order", orderId } satisfies ReaderTask);
+  }
+
+  /** The user's order with that client order id, or undefined. */
+  orderByClientId(userId: number, clientOrderId: string): Promise<OrderRow | undefined> {
+    return this.pool.run({ op: "orderByClientId", userId, clientOrderId } satisfies ReaderTask);
+  }
+
+  /** Those of the orders `ids` that are open as committed, newest first. */
+  openOrders(ids: number[]): Promise<OrderRow[]> {
+    return this.pool.run({ op: "openOrders", ids } satisfies ReaderTask);
   }
 
   /** Ends the threads; pending tasks are rejected. */

@@ -159,6 +159,8 @@ export interface RecoveredState {
   balances: RecoveredBalance[];
   /** Orders not cancelled and not fully executed, in id order (= time priority). */
   openOrders: OrderRow[];
+  /** Every order that has a client order id (they are unique per user, CONTRACT 8.2). */
+  clientOrderIds: { userId: number; clientOrderId: string; id: number }[];
   /** 1 + the largest order id ever stored (1 for an empty database). */
   nextOrderId: number;
   /** 1 + the largest trade id ever stored. */
@@ -260,6 +262,12 @@ export function loadState(
       )
       .all()
       .map(toOrderRow);
+    const clientOrderIds = db
+      .prepare<[], { userId: number; clientOrderId: string; id: number }>(
+        `SELECT user_id AS userId, client_order_id AS clientOrderId, id FROM orders INDEXED BY orders_client_id
+         WHERE client_order_id IS NOT NULL`,
+      )
+      .all();
     const maxOrder = db.prepare<[], { m: number | null }>("SELECT MAX(id) AS m FROM orders").get()!.m;
     const maxTrade = db.prepare<[], { m: number | null }>("SELECT MAX(id) AS m FROM trades").get()!.m;
 
@@ -299,6 +307,7 @@ export function loadState(
       nonces,
       balances,
       openOrders,
+      clientOrderIds,
       nextOrderId: (maxOrder ?? 0) + 1,
       nextTradeId: (maxTrade ?? 0) + 1,
       pairs: pairState,

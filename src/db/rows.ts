@@ -17,6 +17,9 @@ export interface OrderRow {
   isCancelled: boolean;
   createMicro: number;
   updateMicro: number;
+  /** The order's options (src/orders.ts). */
+  flags: number;
+  clientOrderId: string | null;
 }
 
 /** A trade as stored (public history: direction and type are the taker's). */
@@ -59,7 +62,7 @@ export interface CandleRow {
 /** SELECT list producing an OrderRow (is_cancelled still 0/1: see `toOrderRow`). */
 export const ORDER_COLUMNS = `id, user_id AS userId, pair, side, type, price, amount,
   amount_used AS amountUsed, is_cancelled AS isCancelled, create_micro AS createMicro,
-  update_micro AS updateMicro`;
+  update_micro AS updateMicro, flags, client_order_id AS clientOrderId`;
 
 export const TRADE_COLUMNS = `id, pair, price, amount, taker_order_id AS takerOrderId,
   maker_order_id AS makerOrderId, taker_user_id AS takerUserId, maker_user_id AS makerUserId,

@@ -55,7 +55,9 @@ import {
   NONCE_VALUE,
   ORD_AMOUNT,
   ORD_CANCELLED,
+  ORD_CLIENT_ID,
   ORD_CREATE,
+  ORD_FLAGS,
   ORD_ID,
   ORD_PAIR,
   ORD_PRICE,
@@ -324,6 +326,8 @@ export class DbWriter {
     isCancelled: boolean,
     createMicro: number,
     updateMicro: number,
+    flags = 0,
+    clientOrderId?: string,
   ): void {
     const r = this.rows(K_ORDER);
     const o = r.add();
@@ -339,6 +343,8 @@ export class DbWriter {
     b[o + ORD_CANCELLED] = isCancelled ? 1 : 0;
     b[o + ORD_CREATE] = createMicro;
     b[o + ORD_UPDATE] = updateMicro;
+    b[o + ORD_FLAGS] = flags;
+    b[o + ORD_CLIENT_ID] = clientOrderId === undefined ? -1 : this.str(clientOrderId);
     this.touch();
   }
 

@@ -6,11 +6,12 @@ import type { HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial
 import { parseAuthorization, secretsEqual } from "../auth.ts";
 import type { ExchangeConfig } from "../config.ts";
 import type { DbWriter } from "../db/writer.ts";
-import { Code } from "../errors.ts";
+import { Code, multiErrorBody } from "../errors.ts";
 import type { Ledger } from "../ledger.ts";
 import { formatDecimal, parseDecimal } from "../numbers.ts";
 import { nowMicro } from "../time.ts";
 import { Users } from "../users.ts";
+import { parseJsonBody, unknownFields } from "./json-body.ts";
 import {
   type Finish,
   isJsonMediaType,
@@ -28,6 +29,8 @@ export type AdminSink = Pick<
   DbWriter,
   "user" | "apiKey" | "revokeKey" | "transfer" | "balance" | "afterCommit"
 >;
+
+const TRANSFER_FIELDS = ["uid", "currency", "amount"];
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -73,8 +76,10 @@ export class Admin {
   mount(app: TemplatedApp, finish: Finish): void {
     const post = (
       route: string,
+      fields: readonly string[],
       handle: (res: HttpResponse, info: RequestInfo, body: Record<string, unknown>) => void,
     ) => {
+      const allowed = new Set(fields);
       app.post(route, (res, req) => {
         const info = readRequest(res, req, route);
         if (info.contentLength > MAX_BODY) return sendError(res, info, Code.BODY_TOO_LARGE, finish);
@@ -87,13 +92,15 @@ export class Admin {
           }
           let body: unknown;
           try {
-            body = JSON.parse(raw.toString("utf8"));
+            body = parseJsonBody(raw.toString("utf8"));
           } catch {
             return sendError(res, info, Code.BODY_NOT_JSON, finish);
           }
           if (typeof body !== "object" || body === null || Array.isArray(body)) {
             return sendError(res, info, Code.BODY_NOT_OBJECT, finish);
           }
+          const unknown = unknownFields(body as Record<string, unknown>, allowed);
+          if (unknown.length > 0) return send(res, info, 400, multiErrorBody(unknown, info.lang), finish);
           handle(res, info, body as Record<string, unknown>);
         });
       });
@@ -110,7 +117,7 @@ export class Admin {
       return id;
     };
 
-    post("/admin/users", (res, info, body) => {
+    post("/admin/users", ["uid"], (res, info, body) => {
       let uid = body.uid;
       if (uid === undefined || uid === null) uid = Users.newUid();
       else if (typeof uid !== "string" || !UUID_RE.test(uid))
@@ -122,7 +129,7 @@ export class Admin {
       committed(res, info, serialize.newUser({ uid: norm, ...key }));
     });
 
-    post("/admin/api-keys", (res, info, body) => {
+    post("/admin/api-keys", ["uid"], (res, info, body) => {
       const id = userOf(res, info, body.uid);
       if (id === undefined) return;
       const key = Users.newKeyPair();
@@ -130,7 +137,7 @@ export class Admin {
       committed(res, info, serialize.newKey(key));
     });
 
-    post("/admin/api-keys/revoke", (res, info, body) => {
+    post("/admin/api-keys/revoke", ["apiToken"], (res, info, body) => {
       const token = body.apiToken;
       if (typeof token !== "string" || token === "")
         return sendError(res, info, Code.API_TOKEN_REQUIRED, finish);
@@ -175,8 +182,8 @@ export class Admin {
           }),
         );
       };
-    post("/admin/deposit", transfer("deposit"));
-    post("/admin/withdraw", transfer("withdraw"));
+    post("/admin/deposit", TRANSFER_FIELDS, transfer("deposit"));
+    post("/admin/withdraw", TRANSFER_FIELDS, transfer("withdraw"));
     app.any("/admin/*", (res, req) =>
       sendError(res, readRequest(res, req, "/admin"), Code.UNKNOWN_PATH, finish),
     );

@@ -16,12 +16,14 @@ import {
   balanceSchema,
   balancesSchema,
   bookSchema,
+  cancelledSchema,
   chartSchema,
   exchangeSchema,
   exchangeStreamSchema,
   historySchema,
   newKeySchema,
   newUserSchema,
+  orderListSchema,
   orderSchema,
   ordersPageSchema,
   orderWithUpdateSchema,
@@ -32,6 +34,7 @@ import {
   streamSchemas,
   tradesPageSchema,
   transferSchema,
+  triggerTimeSchema,
   userTradeSchema,
 } from "./schemas.ts";
 import {
@@ -42,12 +45,9 @@ import {
   amendOrderRequestSchema,
   cancelAllAfterRequestSchema,
   cancelAllRequestSchema,
-  cancelledIdsSchema,
   cancelOrderRequestSchema,
   cancelOrdersRequestSchema,
   cancelOrdersResultSchema,
-  contractOrderSchema,
-  contractOrderWithUpdateSchema,
   createOrderRequestSchema,
   createOrdersRequestSchema,
   createOrdersResultSchema,
@@ -61,7 +61,6 @@ import {
   listenKeySchema,
   pairInfoSchema,
   timeSchema,
-  triggerTimeSchema,
 } from "./schemas-contract.ts";
 
 /** How a call authenticates (CONTRACT 5, 1.2). */
@@ -286,10 +285,9 @@ export const ROUTES: readonly RouteSpec[] = [
     operationId: "amendOrder",
     summary: "Change an open order's amount and/or price, keeping its id",
     source: "CONTRACT 8.3",
-    fromContractText: true,
     auth: "signedBody",
     body: amendOrderRequestSchema,
-    ok: contractOrderWithUpdateSchema,
+    ok: orderWithUpdateSchema,
     errors: SIGNED_POST,
   },
   {
@@ -298,10 +296,9 @@ export const ROUTES: readonly RouteSpec[] = [
     operationId: "cancelAllOrders",
     summary: "Cancel every open order of the caller (all pairs or one)",
     source: "CONTRACT 8.4",
-    fromContractText: true,
     auth: "signedBody",
     body: cancelAllRequestSchema,
-    ok: cancelledIdsSchema,
+    ok: cancelledSchema,
     errors: SIGNED_POST,
   },
   {
@@ -310,7 +307,6 @@ export const ROUTES: readonly RouteSpec[] = [
     operationId: "createOrders",
     summary: "Create 1..20 orders in array order (not atomic)",
     source: "CONTRACT 8.5",
-    fromContractText: true,
     auth: "signedBody",
     body: createOrdersRequestSchema,
     ok: createOrdersResultSchema,
@@ -322,7 +318,6 @@ export const ROUTES: readonly RouteSpec[] = [
     operationId: "cancelOrders",
     summary: "Cancel 1..100 orders by id",
     source: "CONTRACT 8.5",
-    fromContractText: true,
     auth: "signedBody",
     body: cancelOrdersRequestSchema,
     ok: cancelOrdersResultSchema,
@@ -334,10 +329,9 @@ export const ROUTES: readonly RouteSpec[] = [
     operationId: "order",
     summary: "One of the caller's orders by id",
     source: "CONTRACT 8.6",
-    fromContractText: true,
     auth: "signedQuery",
     query: [nonceQuery],
-    ok: contractOrderWithUpdateSchema,
+    ok: orderWithUpdateSchema,
     errors: [404, ...SIGNED_GET],
   },
   {
@@ -346,7 +340,6 @@ export const ROUTES: readonly RouteSpec[] = [
     operationId: "orderByClientId",
     summary: "One of the caller's orders by its client order id",
     source: "CONTRACT 8.6",
-    fromContractText: true,
     auth: "signedQuery",
     query: [
       {
@@ -357,7 +350,7 @@ export const ROUTES: readonly RouteSpec[] = [
       },
       nonceQuery,
     ],
-    ok: contractOrderWithUpdateSchema,
+    ok: orderWithUpdateSchema,
     errors: [404, ...SIGNED_GET],
   },
   {
@@ -366,10 +359,9 @@ export const ROUTES: readonly RouteSpec[] = [
     operationId: "openOrders",
     summary: "Every open order of the caller on the pair, newest first",
     source: "CONTRACT 8.6",
-    fromContractText: true,
     auth: "signedQuery",
     query: [nonceQuery],
-    ok: { type: "array", items: contractOrderSchema },
+    ok: orderListSchema,
     errors: SIGNED_GET_PAIR,
   },
   {
@@ -378,7 +370,6 @@ export const ROUTES: readonly RouteSpec[] = [
     operationId: "cancelAllAfter",
     summary: "Dead-man's switch: cancel all open orders unless renewed within `timeout` seconds",
     source: "CONTRACT 8.7",
-    fromContractText: true,
     auth: "signedBody",
     body: cancelAllAfterRequestSchema,
     ok: triggerTimeSchema,
@@ -593,8 +584,7 @@ const NAMED: ReadonlyArray<readonly [string, object]> = [
   ["StreamUserOrdersMessage", streamSchemas.user_orders],
   ["StreamUserHistoryMessage", streamSchemas.user_history],
   ["CreateOrderRequest", createOrderRequestSchema],
-  ["ContractOrder", contractOrderSchema],
-  ["ContractOrderWithUpdate", contractOrderWithUpdateSchema],
+  ["OrderList", orderListSchema],
   ["PairInfo", pairInfoSchema],
 ];
 

@@ -1,13 +1,14 @@
 /**
- * Schemas written from the text of CONTRACT 8-10 (and the request bodies of the seed and CONTRACT
- * 1.2), for the OpenAPI document (openapi.ts). The server does not serialise with these yet: the
- * routes of CONTRACT 8-10 are built elsewhere, and when they land with their own schemas in
- * schemas.ts, the route table should point at those instead and the copies here go away.
+ * Schemas the server does not serialise with, for the OpenAPI document (openapi.ts): request bodies
+ * (seed, CONTRACT 1.2, 8), the error body (CONTRACT 5, 9), the batch answers the server assembles
+ * from serialised parts (CONTRACT 8.5), and the answers of the CONTRACT 9-10 calls, written from
+ * the contract text (routes marked `fromContractText`) until those routes land with their own
+ * schemas in schemas.ts; the route table should then point at those and the copies here go away.
  *
- * Response bodies the server already writes are NOT described here: openapi.ts takes them from
- * schemas.ts, the objects fast-json-stringify compiles, so the document cannot drift from the wire.
+ * Response bodies the server writes with fast-json-stringify are NOT described here: openapi.ts
+ * takes them from schemas.ts, so the document cannot drift from the wire.
  */
-import { orderSchema } from "./schemas.ts";
+import { orderWithUpdateSchema } from "./schemas.ts";
 
 const int = { type: "integer" } as const;
 const str = { type: "string" } as const;
@@ -202,40 +203,10 @@ export const adminTransferRequestSchema = {
 
 // ---------------------------------------------------------------- responses (CONTRACT 8-10)
 
-const contractOrderFields = {
-  clientOrderId: str,
-  timeInForce: { type: "string", enum: ["GTC", "IOC", "FOK"] },
-  postOnly: { type: "boolean", const: true },
-} as const;
-
-/** 2.1 Order with the optional fields of CONTRACT 8 (absent when not set) and updateTime. */
-export const contractOrderWithUpdateSchema = {
-  type: "object",
-  properties: { ...orderSchema.properties, ...contractOrderFields, updateTime: str },
-  required: [...orderSchema.required, "updateTime"],
-  additionalProperties: false,
-} as const;
-
-/** 2.1 Order with the optional fields of CONTRACT 8; updateTime may be present. */
-export const contractOrderSchema = {
-  type: "object",
-  properties: { ...orderSchema.properties, ...contractOrderFields, updateTime: str },
-  required: orderSchema.required,
-  additionalProperties: false,
-} as const;
-
-/** CONTRACT 8.4 answer. */
-export const cancelledIdsSchema = {
-  type: "object",
-  properties: { cancelled: { type: "array", items: { type: "integer", minimum: 1 } } },
-  required: ["cancelled"],
-  additionalProperties: false,
-} as const;
-
 /** CONTRACT 8.5 create-orders answer: per element the created order or its errors. */
 export const createOrdersResultSchema = {
   type: "array",
-  items: { oneOf: [contractOrderWithUpdateSchema, errorBodySchema] },
+  items: { oneOf: [orderWithUpdateSchema, errorBodySchema] },
 } as const;
 
 /** CONTRACT 8.5 cancel-orders answer. */
@@ -244,21 +215,15 @@ export const cancelOrdersResultSchema = {
   items: {
     type: "object",
     properties: {
-      orderId: int,
+      orderId: {
+        description: "The id as sent: an integer, or whatever was sent in its place (then with errors)",
+      },
       errors: errorBodySchema.properties.errors,
       codes: errorBodySchema.properties.codes,
     },
     required: ["orderId"],
     additionalProperties: false,
   },
-} as const;
-
-/** CONTRACT 8.7 answer. */
-export const triggerTimeSchema = {
-  type: "object",
-  properties: { triggerTime: { type: "integer", minimum: 0, description: "Unix ms; 0 when disarmed" } },
-  required: ["triggerTime"],
-  additionalProperties: false,
 } as const;
 
 /** CONTRACT 9 GET /time. */

@@ -27,11 +27,17 @@ const orderProps = {
   createTime: str,
 };
 const orderRequired = Object.keys(orderProps);
+/** CONTRACT 8: present only when the order has them (src/orders.ts). */
+const orderOptionProps = {
+  clientOrderId: str,
+  timeInForce: { type: "string", enum: ["GTC", "IOC", "FOK"] },
+  postOnly: bool,
+} as const;
 
 /** 2.1 Order, with updateTime (create-order response). */
 export const orderWithUpdateSchema = {
   type: "object",
-  properties: { ...orderProps, updateTime: str },
+  properties: { ...orderProps, updateTime: str, ...orderOptionProps },
   required: [...orderRequired, "updateTime"],
   additionalProperties: false,
 } as const;
@@ -39,7 +45,7 @@ export const orderWithUpdateSchema = {
 /** 2.1 Order without updateTime (lists, pages, stream). */
 export const orderSchema = {
   type: "object",
-  properties: orderProps,
+  properties: { ...orderProps, ...orderOptionProps },
   required: orderRequired,
   additionalProperties: false,
 } as const;
@@ -190,6 +196,20 @@ export const historySchema = { type: "array", items: publicTradeSchema } as cons
 export const chartSchema = { type: "array", items: { type: "array", items: num } } as const;
 export const balancesSchema = { type: "array", items: balanceSchema } as const;
 export const ordersPageSchema = page(orderSchema);
+/** CONTRACT 8.6 open orders. */
+export const orderListSchema = { type: "array", items: orderSchema } as const;
+/** CONTRACT 8.4 answer. */
+export const cancelledSchema = {
+  type: "object",
+  properties: { cancelled: { type: "array", items: int } },
+  required: ["cancelled"],
+} as const;
+/** CONTRACT 8.7 answer. */
+export const triggerTimeSchema = {
+  type: "object",
+  properties: { triggerTime: int },
+  required: ["triggerTime"],
+} as const;
 export const tradesPageSchema = page(userTradeSchema);
 /** CONTRACT 1.2 answers. */
 export const newUserSchema = {
@@ -226,6 +246,9 @@ export const serialize = {
   chart: compile(chartSchema),
   balances: compile(balancesSchema),
   ordersPage: compile(ordersPageSchema),
+  orders: compile(orderListSchema),
+  cancelled: compile(cancelledSchema),
+  triggerTime: compile(triggerTimeSchema),
   tradesPage: compile(tradesPageSchema),
   newUser: compile(newUserSchema),
   newKey: compile(newKeySchema),

@@ -9,7 +9,15 @@ import { BUY, SELL } from "../../workers/matching/types.ts";
 import { nonceFromBody, nonceFromQuery, parseAuthorization, verifySignature } from "../auth.ts";
 import type { ExchangeConfig, PairConfig } from "../config.ts";
 import type { OrderRow, UserTradeRow } from "../db/rows.ts";
-import { amountParseError, Code, errorBody, multiErrorBody, priceParseError } from "../errors.ts";
+import type { DeadMansSwitch } from "../dead-man.ts";
+import {
+  amountParseError,
+  Code,
+  type ErrorEntry,
+  errorBody,
+  multiErrorBody,
+  priceParseError,
+} from "../errors.ts";
 import {
   closedError,
   type Exchange,
@@ -21,9 +29,18 @@ import {
 import { PERIODS, type Period, scaled } from "../market-data.ts";
 import type { Metrics } from "../metrics.ts";
 import { formatDecimal, parseDecimal } from "../numbers.ts";
+import {
+  CLIENT_ORDER_ID_RE,
+  FLAG_POST_ONLY,
+  TIF_GTC,
+  TIF_MASK,
+  timeInForceFlags,
+  withOrderOptions,
+} from "../orders.ts";
 import { formatDateTime, nowMicro } from "../time.ts";
 import type { ApiKey, Users } from "../users.ts";
 import type { Admin } from "./admin.ts";
+import { parseJsonBody, unknownFields } from "./json-body.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import {
@@ -47,6 +64,8 @@ export interface UserReads {
   ): Promise<{ total: number; items: UserTradeRow[] }>;
   recentForUser(userId: number, n: number): Promise<{ orders: OrderRow[]; trades: UserTradeRow[] }>;
   order(orderId: number): Promise<OrderRow | undefined>;
+  orderByClientId(userId: number, clientOrderId: string): Promise<OrderRow | undefined>;
+  openOrders(ids: number[]): Promise<OrderRow[]>;
 }
 
 export interface FrontEndDeps {
@@ -63,6 +82,8 @@ export interface FrontEndDeps {
   accepting: () => boolean;
   /** Persists the last nonce of a token. */
   nonceUsed: (token: string, nonce: bigint) => void;
+  /** CONTRACT 8.7. */
+  deadMan: DeadMansSwitch;
 }
 
 const PREFIX = "/1.0";
@@ -73,24 +94,8 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
   const limiter = new RateLimiter(deps.rateLimit);
   const pairs = config.pairs;
 
-  // Labelled children are looked up once per (route, status), not per request.
-  const counters = new Map<string, { inc(): void }>();
-  const timers = new Map<string, { observe(v: number): void }>();
-  const finish = (info: RequestInfo, status: number): void => {
-    const key = `${info.route} ${status}`;
-    let counter = counters.get(key);
-    if (counter === undefined) {
-      counter = metrics.requests.labels(info.route, String(status));
-      counters.set(key, counter);
-    }
-    counter.inc();
-    let timer = timers.get(info.route);
-    if (timer === undefined) {
-      timer = metrics.latency.labels(info.route);
-      timers.set(info.route, timer);
-    }
-    timer.observe(Number(process.hrtime.bigint() - info.startNs) / 1e9);
-  };
+  const finish = (info: RequestInfo, status: number): void =>
+    metrics.request(info.route, status, Number(process.hrtime.bigint() - info.startNs) / 1e9);
 
   // ---------------------------------------------------------------- shared steps
 
@@ -152,7 +157,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
         if (typeof key === "number") return sendError(res, info, key, finish);
         let body: unknown;
         try {
-          body = JSON.parse(raw.toString("utf8"));
+          body = parseJsonBody(raw.toString("utf8"));
         } catch {
           body = undefined;
         }
@@ -177,7 +182,10 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
       info: RequestInfo,
       pair: PairConfig | undefined,
       key: ApiKey | null,
-      /** The path parameter after the pair (the chart period), read while the request lives. */
+      /**
+       * The path parameter after the pair (the chart period), or the first one of a route without
+       * a pair (an order id), read while the request lives.
+       */
       param: string,
     ) => void,
   ) => {
@@ -188,7 +196,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
         pair = pairFromPath(req);
         if (pair === undefined) return sendError(res, info, Code.PAIR_UNKNOWN_IN_PATH, finish);
       }
-      const param = opts.pair ? (req.getParameter(1) ?? "") : "";
+      const param = req.getParameter(opts.pair ? 1 : 0) ?? "";
       let key: ApiKey | null = null;
       const hasAuth = info.authorization !== undefined || info.signature !== undefined;
       if (opts.auth === "required" || (opts.auth === "optional" && hasAuth)) {
@@ -208,48 +216,187 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
 
   // ---------------------------------------------------------------- 4.1 create-order
 
-  signedPost("/trade/create-order", (res, info, key, body) => {
-    const v = validateOrder(body, config);
-    if (v.errors.length > 0) {
-      return send(res, info, 400, multiErrorBody(v.errors, info.lang), finish);
-    }
+  /** Sends a valid order to the core; `reply` gets the error code or the serialised order. */
+  const placeOrder = (userId: number, v: ValidOrder, reply: (err: number, body: string) => void): void => {
     const p = v.pair!;
     const accepted = exchange.createOrder(
-      key.userId,
+      userId,
       p.index,
       v.type,
       v.side,
       v.price,
       v.amount,
       (err, order) => {
-        if (err !== 0) return sendError(res, info, err, finish);
-        metrics.orders.inc({ pair: p.name, type: v.type === LIMIT ? "limit" : "market" });
-        ok(res, info, serialize.order(order));
+        if (err !== 0) return reply(err, "");
+        metrics.order(p.index, v.type);
+        reply(0, serialize.order(order));
       },
+      v.flags,
+      v.clientOrderId,
     );
-    if (!accepted) sendError(res, info, Code.BUSY, finish);
+    if (!accepted) reply(Code.BUSY, "");
+  };
+
+  signedPost("/trade/create-order", (res, info, key, body) => {
+    const v = validateOrder(body, config, CREATE_FIELDS);
+    if (v.errors.length > 0) {
+      return send(res, info, 400, multiErrorBody(v.errors, info.lang), finish);
+    }
+    placeOrder(key.userId, v, (err, json) =>
+      err === 0 ? ok(res, info, json) : sendError(res, info, err, finish),
+    );
+  });
+
+  // ---------------------------------------------------------------- 8.5 create-orders
+
+  signedPost("/trade/create-orders", (res, info, key, body) => {
+    const bad = unknownFields(body, BATCH_CREATE_FIELDS);
+    if (bad.length > 0) return send(res, info, 400, multiErrorBody(bad, info.lang), finish);
+    const list = body.orders;
+    if (!Array.isArray(list) || list.length < 1 || list.length > MAX_BATCH_ORDERS) {
+      return sendError(res, info, Code.ORDERS_INVALID, finish);
+    }
+    // Element i's answer (an order or an error body) goes to out[i]; the array leaves once all are in.
+    const out: string[] = new Array(list.length);
+    let left = list.length;
+    const put = (i: number, json: string): void => {
+      out[i] = json;
+      if (--left === 0) ok(res, info, `[${out.join(",")}]`);
+    };
+    for (let i = 0; i < list.length; i++) {
+      const item: unknown = list[i];
+      if (typeof item !== "object" || item === null || Array.isArray(item)) {
+        put(i, errorBody(Code.ORDER_NOT_OBJECT, info.lang));
+        continue;
+      }
+      const v = validateOrder(item as Record<string, unknown>, config, ORDER_FIELDS);
+      if (v.errors.length > 0) put(i, multiErrorBody(v.errors, info.lang));
+      else placeOrder(key.userId, v, (err, json) => put(i, err === 0 ? json : errorBody(err, info.lang)));
+    }
   });
 
   // ---------------------------------------------------------------- 4.2 cancel-order
 
+  /**
+   * Cancels one order of `userId`; `reply` gets 0 once the cancel committed, or the error code
+   * (an order no longer in memory is judged by its committed row).
+   */
+  const cancelOne = (userId: number, orderId: number, reply: (err: number) => void): void => {
+    const accepted = exchange.cancelOrder(userId, orderId, reply, (missing) =>
+      readClosed(userId, missing, reply),
+    );
+    if (!accepted) reply(Code.BUSY);
+  };
+
+  /** The cancel error of an order the core no longer holds, from its committed row. */
+  const readClosed = (userId: number, orderId: number, reply: (err: number) => void): void => {
+    reader.order(orderId).then(
+      (row) => {
+        if (row === undefined || row.userId !== userId) reply(Code.ORDER_NOT_FOUND);
+        else reply(closedError({ cancelled: !!row.isCancelled, used: row.amountUsed, amount: row.amount }));
+      },
+      () => reply(Code.INTERNAL),
+    );
+  };
+
   signedPost("/trade/cancel-order", (res, info, key, body) => {
-    const id = body.orderId;
-    if (id === undefined || id === null) return sendError(res, info, Code.ORDER_ID_REQUIRED, finish);
-    const orderId = typeof id === "string" && /^[0-9]{1,15}$/.test(id) ? Number(id) : id;
-    if (typeof orderId !== "number" || !Number.isSafeInteger(orderId) || orderId <= 0) {
-      return sendError(res, info, Code.ORDER_ID_INVALID, finish);
+    const bad = unknownFields(body, CANCEL_FIELDS);
+    if (bad.length > 0) return send(res, info, 400, multiErrorBody(bad, info.lang), finish);
+    const orderId = orderIdOf(body.orderId);
+    if (orderId < 0) return sendError(res, info, -orderId, finish);
+    cancelOne(key.userId, orderId, (err) =>
+      err === 0 ? ok(res, info, "[]") : sendError(res, info, err, finish),
+    );
+  });
+
+  // ---------------------------------------------------------------- 8.3 amend-order
+
+  signedPost("/trade/amend-order", (res, info, key, body) => {
+    const errors = unknownFields(body, AMEND_FIELDS);
+    const orderId = orderIdOf(body.orderId);
+    if (orderId < 0) errors.unshift([-orderId]);
+    const hasAmount = body.amount !== undefined && body.amount !== null;
+    const hasPrice = body.price !== undefined && body.price !== null;
+    if (!hasAmount && !hasPrice) errors.push([Code.AMEND_NOTHING]);
+    if (errors.length > 0) return send(res, info, 400, multiErrorBody(errors, info.lang), finish);
+    const reply = (err: number, order: OrderView | null) =>
+      err === 0 ? ok(res, info, serialize.order(order)) : sendError(res, info, err, finish);
+    const o = exchange.ownOpenOrder(key.userId, orderId);
+    if (o === undefined) {
+      const err = exchange.notOpenError(key.userId, orderId);
+      if (err >= 0) return reply(err, null);
+      return readClosed(key.userId, orderId, (e) => reply(e, null));
     }
-    const reply = (err: number) => (err === 0 ? ok(res, info, "[]") : sendError(res, info, err, finish));
-    const accepted = exchange.cancelOrder(key.userId, orderId, reply, (missing) => {
-      reader.order(missing).then(
-        (row) => {
-          if (row === undefined || row.userId !== key.userId) reply(Code.ORDER_NOT_FOUND);
-          else reply(closedError({ cancelled: !!row.isCancelled, used: row.amountUsed, amount: row.amount }));
-        },
-        () => sendError(res, info, Code.INTERNAL, finish),
-      );
+    const pair = pairs[o.pair];
+    const amount = hasAmount ? parseAmount(body.amount, pair, errors) : o.amount;
+    const price = hasPrice ? parsePrice(body.price, pair, errors) : o.price;
+    if (errors.length > 0) return send(res, info, 400, multiErrorBody(errors, info.lang), finish);
+    if (!exchange.amendOrder(o, price, amount, reply)) sendError(res, info, Code.BUSY, finish);
+  });
+
+  // ---------------------------------------------------------------- 8.5 cancel-orders
+
+  signedPost("/trade/cancel-orders", (res, info, key, body) => {
+    const bad = unknownFields(body, BATCH_CANCEL_FIELDS);
+    if (bad.length > 0) return send(res, info, 400, multiErrorBody(bad, info.lang), finish);
+    const list = body.orderIds;
+    if (!Array.isArray(list) || list.length < 1 || list.length > MAX_BATCH_CANCELS) {
+      return sendError(res, info, Code.ORDER_IDS_INVALID, finish);
+    }
+    const out: string[] = new Array(list.length);
+    let left = list.length;
+    list.forEach((item, i) => {
+      const orderId = orderIdOf(item);
+      // The id as the client gave it, for an element that is not a valid id.
+      const echo = orderId > 0 ? String(orderId) : (JSON.stringify(item) ?? "null");
+      const put = (err: number): void => {
+        // `{"orderId":id}`, or the error body with the id put in front of `errors`.
+        out[i] =
+          err === 0 ? `{"orderId":${echo}}` : `{"orderId":${echo},${errorBody(err, info.lang).slice(1)}`;
+        if (--left === 0) ok(res, info, `[${out.join(",")}]`);
+      };
+      if (orderId < 0) put(-orderId);
+      else cancelOne(key.userId, orderId, put);
     });
+  });
+
+  // ---------------------------------------------------------------- 8.4 cancel-all-orders
+
+  /** Cancels the user's open orders on `pairIndex` (-1: all) and answers `{"cancelled": [...]}`. */
+  const cancelAll = (res: HttpResponse, info: RequestInfo, userId: number, pairIndex: number): void => {
+    const accepted = exchange.cancelAll(userId, pairIndex, (ids) =>
+      ok(res, info, serialize.cancelled({ cancelled: ids })),
+    );
     if (!accepted) sendError(res, info, Code.BUSY, finish);
+  };
+
+  signedPost("/trade/cancel-all-orders", (res, info, key, body) => {
+    const bad = unknownFields(body, CANCEL_ALL_FIELDS);
+    if (bad.length > 0) return send(res, info, 400, multiErrorBody(bad, info.lang), finish);
+    const pn = body.pairName;
+    if (pn === undefined || pn === null) return cancelAll(res, info, key.userId, -1);
+    if (typeof pn !== "string") return sendError(res, info, Code.PAIR_NOT_STRING, finish);
+    const pair = config.pairsByName.get(pn);
+    if (pair === undefined) return sendError(res, info, Code.PAIR_UNKNOWN, finish);
+    cancelAll(res, info, key.userId, pair.index);
+  });
+
+  // ---------------------------------------------------------------- 8.7 cancel-all-after
+
+  signedPost("/trade/cancel-all-after", (res, info, key, body) => {
+    const bad = unknownFields(body, CANCEL_AFTER_FIELDS);
+    if (bad.length > 0) return send(res, info, 400, multiErrorBody(bad, info.lang), finish);
+    const t = body.timeout;
+    const timeout = typeof t === "string" && /^[0-9]{1,3}$/.test(t) ? Number(t) : t;
+    if (
+      typeof timeout !== "number" ||
+      !Number.isInteger(timeout) ||
+      timeout < 0 ||
+      timeout > MAX_DEAD_MAN_SECONDS
+    ) {
+      return sendError(res, info, Code.TIMEOUT_INVALID, finish);
+    }
+    ok(res, info, serialize.triggerTime({ triggerTime: deps.deadMan.arm(key.userId, timeout) }));
   });
 
   // ---------------------------------------------------------------- public reads
@@ -417,6 +564,43 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     );
   });
 
+  // ---------------------------------------------------------------- 8.6 order reads
+
+  /** Answers the caller's order from its committed row: 404 when it is none of the caller's. */
+  const answerOrder = (
+    res: HttpResponse,
+    info: RequestInfo,
+    userId: number,
+    row: Promise<OrderRow | undefined>,
+  ) =>
+    row.then(
+      (o) =>
+        o === undefined || o.userId !== userId
+          ? sendError(res, info, Code.ORDER_NOT_FOUND_PATH, finish)
+          : ok(res, info, serialize.order(orderRowView(o, config, true))),
+      () => sendError(res, info, Code.INTERNAL, finish),
+    );
+
+  get("/trade/orders/:orderId", { pair: false, auth: "required" }, (res, info, _pair, key, orderId) => {
+    if (!/^[0-9]{1,15}$/.test(orderId) || Number(orderId) === 0)
+      return sendError(res, info, Code.ORDER_ID_INVALID, finish);
+    answerOrder(res, info, key!.userId, reader.order(Number(orderId)));
+  });
+
+  get("/trade/orders", { pair: false, auth: "required" }, (res, info, _pair, key) => {
+    const id = new URLSearchParams(info.query).get("clientOrderId");
+    if (id === null || id === "") return sendError(res, info, Code.CLIENT_ORDER_ID_REQUIRED, finish);
+    if (!CLIENT_ORDER_ID_RE.test(id)) return sendError(res, info, Code.CLIENT_ORDER_ID_INVALID, finish);
+    answerOrder(res, info, key!.userId, reader.orderByClientId(key!.userId, id));
+  });
+
+  get("/trade/pairs/:pairName/open-orders", { pair: true, auth: "required" }, (res, info, pair, key) => {
+    reader.openOrders(exchange.openOrderIds(key!.userId, pair!.index)).then(
+      (rows) => ok(res, info, serialize.orders(rows.map((o) => orderRowView(o, config)))),
+      () => sendError(res, info, Code.INTERNAL, finish),
+    );
+  });
+
   // ---------------------------------------------------------------- service
 
   const openapi = JSON.stringify(buildOpenApi()); // built once (src/http/openapi.ts)
@@ -430,12 +614,12 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
 
   app.get("/metrics", (res, req) => {
     const info = readRequest(res, req, "/metrics");
-    metrics.registry.metrics().then(
+    metrics.render().then(
       (text) => {
         if (info.aborted) return;
         info.done = true;
         res.cork(() => {
-          res.writeStatus("200 OK").writeHeader("content-type", metrics.registry.contentType).end(text);
+          res.writeStatus("200 OK").writeHeader("content-type", metrics.contentType).end(text);
         });
       },
       () => sendError(res, info, Code.INTERNAL, finish),
@@ -453,6 +637,14 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
   const known = [
     "/trade/create-order",
     "/trade/cancel-order",
+    "/trade/create-orders",
+    "/trade/cancel-orders",
+    "/trade/amend-order",
+    "/trade/cancel-all-orders",
+    "/trade/cancel-all-after",
+    "/trade/orders",
+    "/trade/orders/:orderId",
+    "/trade/pairs/:pairName/open-orders",
     "/trade/pairs",
     "/trade/pairs/user-history",
     "/trade/pairs/:pairName",
@@ -480,19 +672,90 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
 
 // ---------------------------------------------------------------- validation
 
+/** The fields each POST body may carry (CONTRACT 8.1); `nonce` with every authenticated call. */
+const ORDER_FIELDS = new Set([
+  "pairName",
+  "tradeType",
+  "directionType",
+  "price",
+  "amount",
+  "clientOrderId",
+  "timeInForce",
+  "postOnly",
+]);
+const CREATE_FIELDS = new Set([...ORDER_FIELDS, "nonce"]);
+const CANCEL_FIELDS = new Set(["orderId", "nonce"]);
+const AMEND_FIELDS = new Set(["orderId", "amount", "price", "nonce"]);
+const BATCH_CREATE_FIELDS = new Set(["orders", "nonce"]);
+const BATCH_CANCEL_FIELDS = new Set(["orderIds", "nonce"]);
+const CANCEL_ALL_FIELDS = new Set(["pairName", "nonce"]);
+const CANCEL_AFTER_FIELDS = new Set(["timeout", "nonce"]);
+
+const MAX_BATCH_ORDERS = 20;
+const MAX_BATCH_CANCELS = 100;
+const MAX_DEAD_MAN_SECONDS = 600;
+
+/** An order id as a body gives it (a positive integer, or a string of digits), or -(error code). */
+function orderIdOf(id: unknown): number {
+  if (id === undefined || id === null) return -Code.ORDER_ID_REQUIRED;
+  const n = typeof id === "string" && /^[0-9]{1,15}$/.test(id) ? Number(id) : id;
+  if (typeof n !== "number" || !Number.isSafeInteger(n) || n <= 0) return -Code.ORDER_ID_INVALID;
+  return n;
+}
+
+/** An order amount of pair `p` in lots (CONTRACT 2.1 bounds), or 0 with its error pushed. */
+function parseAmount(value: unknown, p: PairConfig, errors: ErrorEntry[]): number {
+  const a = parseDecimal(value, p.amountDecimals);
+  if (typeof a !== "bigint") errors.push([amountParseError(a)]);
+  else if (a < p.minAmount)
+    errors.push([Code.AMOUNT_BELOW_MIN, formatDecimal(p.minAmount, p.amountDecimals)]);
+  else if (a > p.maxAmount)
+    errors.push([Code.AMOUNT_ABOVE_MAX, formatDecimal(p.maxAmount, p.amountDecimals)]);
+  else return Number(a);
+  return 0;
+}
+
+/** A limit price of pair `p` in ticks (CONTRACT 2.1 bounds), or 0 with its error pushed. */
+function parsePrice(value: unknown, p: PairConfig, errors: ErrorEntry[]): number {
+  const pr = parseDecimal(value, p.priceDecimals);
+  if (typeof pr !== "bigint") errors.push([priceParseError(pr)]);
+  else if (pr > p.maxPrice) errors.push([Code.PRICE_ABOVE_MAX, formatDecimal(p.maxPrice, p.priceDecimals)]);
+  else return Number(pr);
+  return 0;
+}
+
 interface ValidOrder {
-  errors: [number, string?][];
+  errors: ErrorEntry[];
   pair: PairConfig | undefined;
   type: 0 | 1;
   side: 0 | 1;
   price: number;
   amount: number;
+  /** Options (src/orders.ts). */
+  flags: number;
+  clientOrderId: string | undefined;
 }
 
-/** Validates a create-order body (CONTRACT 2.1, 3); every failing field is reported. */
-export function validateOrder(body: Record<string, unknown>, config: ExchangeConfig): ValidOrder {
-  const errors: [number, string?][] = [];
-  const out: ValidOrder = { errors, pair: undefined, type: LIMIT, side: BUY, price: 0, amount: 0 };
+/**
+ * Validates a create-order body (CONTRACT 2.1, 3, 8.2) whose fields must be in `allowed`; every
+ * failing field is reported, unknown fields last.
+ */
+export function validateOrder(
+  body: Record<string, unknown>,
+  config: ExchangeConfig,
+  allowed: ReadonlySet<string> = CREATE_FIELDS,
+): ValidOrder {
+  const errors: ErrorEntry[] = [];
+  const out: ValidOrder = {
+    errors,
+    pair: undefined,
+    type: LIMIT,
+    side: BUY,
+    price: 0,
+    amount: 0,
+    flags: 0,
+    clientOrderId: undefined,
+  };
   const pn = body.pairName;
   if (pn === undefined || pn === null) errors.push([Code.PAIR_REQUIRED]);
   else if (typeof pn !== "string") errors.push([Code.PAIR_NOT_STRING]);
@@ -512,33 +775,40 @@ export function validateOrder(body: Record<string, unknown>, config: ExchangeCon
   else errors.push([Code.DIRECTION_INVALID]);
   const p = out.pair;
   if (body.amount === undefined || body.amount === null) errors.push([Code.AMOUNT_REQUIRED]);
-  else if (p !== undefined) {
-    const a = parseDecimal(body.amount, p.amountDecimals);
-    if (typeof a !== "bigint") errors.push([amountParseError(a)]);
-    else if (a < p.minAmount)
-      errors.push([Code.AMOUNT_BELOW_MIN, formatDecimal(p.minAmount, p.amountDecimals)]);
-    else if (a > p.maxAmount)
-      errors.push([Code.AMOUNT_ABOVE_MAX, formatDecimal(p.maxAmount, p.amountDecimals)]);
-    else out.amount = Number(a);
-  }
+  else if (p !== undefined) out.amount = parseAmount(body.amount, p, errors);
   if (out.type === LIMIT && tt === "limit") {
     if (body.price === undefined || body.price === null) errors.push([Code.PRICE_REQUIRED]);
-    else if (p !== undefined) {
-      const pr = parseDecimal(body.price, p.priceDecimals);
-      if (typeof pr !== "bigint") errors.push([priceParseError(pr)]);
-      else if (pr > p.maxPrice)
-        errors.push([Code.PRICE_ABOVE_MAX, formatDecimal(p.maxPrice, p.priceDecimals)]);
-      else out.price = Number(pr);
-    }
+    else if (p !== undefined) out.price = parsePrice(body.price, p, errors);
   }
+  // Options: null counts as not given.
+  const tif = body.timeInForce;
+  if (tif !== undefined && tif !== null) {
+    const flags = timeInForceFlags(tif);
+    if (flags < 0) errors.push([Code.TIME_IN_FORCE_INVALID]);
+    else if (tt === "market") errors.push([Code.TIME_IN_FORCE_NOT_LIMIT]);
+    else out.flags |= flags;
+  }
+  const po = body.postOnly;
+  if (po !== undefined && po !== null) {
+    if (typeof po !== "boolean") errors.push([Code.POST_ONLY_INVALID]);
+    else if (po && (tt === "market" || (out.flags & TIF_MASK) !== TIF_GTC))
+      errors.push([Code.POST_ONLY_NOT_GTC]);
+    else if (po) out.flags |= FLAG_POST_ONLY;
+  }
+  const cid = body.clientOrderId;
+  if (cid !== undefined && cid !== null) {
+    if (typeof cid !== "string" || !CLIENT_ORDER_ID_RE.test(cid)) errors.push([Code.CLIENT_ORDER_ID_INVALID]);
+    else out.clientOrderId = cid;
+  }
+  for (const e of unknownFields(body, allowed)) errors.push(e);
   return out;
 }
 
 // ---------------------------------------------------------------- row formatting
 
-export function orderRowView(o: OrderRow, config: ExchangeConfig): OrderView {
+export function orderRowView(o: OrderRow, config: ExchangeConfig, withUpdate = false): OrderView {
   const p = config.pairsByName.get(o.pair)!;
-  return {
+  const v: OrderView = {
     id: o.id,
     pairName: o.pair,
     tradeType: o.type === LIMIT ? "limit" : "market",
@@ -549,6 +819,8 @@ export function orderRowView(o: OrderRow, config: ExchangeConfig): OrderView {
     isCancelled: !!o.isCancelled,
     createTime: formatDateTime(o.createMicro),
   };
+  if (withUpdate) v.updateTime = formatDateTime(o.updateMicro);
+  return withOrderOptions(v, o.flags, o.clientOrderId);
 }
 
 export function tradeRowView(t: UserTradeRow, config: ExchangeConfig): UserTradeView {

@@ -569,7 +569,7 @@ const STATUS_LINE: Record<number, string> = {
 /** Registers `/stream`: the WebSocket route, and 426 for anything that is not an upgrade. */
 export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
   const { hub, users } = deps;
-  const count = (status: number) => hub.metrics.requests.inc({ route: "/stream", status });
+  const count = (status: number) => hub.metrics.request("/stream", status);
 
   /**
    * Admission of an upgrade, in the order CONTRACT 5 ranks failures (401 before 400), with 403

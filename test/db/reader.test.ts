@@ -48,6 +48,8 @@ describe("DbReader", () => {
       isCancelled: false,
       createMicro: 89,
       updateMicro: 90,
+      flags: 0,
+      clientOrderId: null,
     });
     assert.equal(p1.items.find((o) => o.id === 77)!.isCancelled, true);
     const p3 = await reader.userOrders(1, 3, 20);

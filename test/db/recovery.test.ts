@@ -52,6 +52,8 @@ describe("recovery", () => {
         isCancelled: cancelled,
         createMicro: 100 + id,
         updateMicro: 200 + id,
+        flags: 0,
+        clientOrderId: null,
       };
       w.order(
         id,

@@ -83,6 +83,8 @@ describe("DbWriter", () => {
         is_cancelled: 0,
         create_micro: 200,
         update_micro: 300,
+        flags: 0,
+        client_order_id: null,
       },
       {
         id: 8,
@@ -96,6 +98,8 @@ describe("DbWriter", () => {
         is_cancelled: 0,
         create_micro: 300,
         update_micro: 300,
+        flags: 0,
+        client_order_id: null,
       },
     ]);
     assert.deepEqual(db.prepare("SELECT * FROM trades").all(), [

@@ -104,7 +104,8 @@ describe("OpenAPI document", () => {
 
   test("marks the calls described from the contract text", () => {
     const doc = buildOpenApi() as unknown as { paths: Json };
-    assert.equal(doc.paths["/1.0/trade/amend-order"].post["x-from-contract-text"], true);
+    assert.equal(doc.paths["/1.0/time"].get["x-from-contract-text"], true);
+    assert.equal(doc.paths["/1.0/trade/amend-order"].post["x-from-contract-text"], undefined);
     assert.equal(doc.paths["/1.0/trade/create-order"].post["x-from-contract-text"], undefined);
   });
 });

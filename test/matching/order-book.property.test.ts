@@ -12,9 +12,27 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import { mulberry32 } from "../../bench/matching/workload.ts";
 import { OrderBook } from "../../workers/matching/order-book.ts";
-import { BUY, MAX_BUDGET, NO_BUDGET, SELL, type Side } from "../../workers/matching/types.ts";
+import {
+  BUY,
+  DONE_REMAINDER,
+  DONE_SELF_TRADE,
+  ERR_AMEND_TOO_SMALL,
+  ERR_ORDER_NOT_FOUND,
+  ERR_WOULD_TAKE,
+  FLAG_POST_ONLY,
+  MAX_BUDGET,
+  NO_BUDGET,
+  OK,
+  SELL,
+  type Side,
+  TIF_FOK,
+  TIF_GTC,
+  TIF_IOC,
+  TIF_MASK,
+} from "../../workers/matching/types.ts";
 import {
   applyCommand,
+  type BookEvent,
   BookMirror,
   type Command,
   checkBookInvariants,
@@ -30,13 +48,33 @@ import {
 // ---------------------------------------------------------------------------------------------
 
 type BudgetMode = "none" | "exact" | "short" | "spare" | "tiny" | "max";
+/** How much a reduce takes off: some lots that fit, all but one, exactly all, or more than all. */
+type ReduceMode = "fit" | "toOne" | "all" | "over";
+/** How a move changes the open quantity: not, up, down (still open), to exactly 0, below 0. */
+type DeltaMode = "zero" | "up" | "down" | "toZero" | "below";
+
+/** Every flag combination a limit order can carry: the three times in force, with and without post-only. */
+const ALL_FLAGS = [TIF_GTC, TIF_IOC, TIF_FOK].flatMap((tif) => [tif, tif | FLAG_POST_ONLY]);
 
 type Step =
   | { kind: "limit"; user: number; side: Side; price: number; qty: number }
   | { kind: "duplicate"; user: number; side: Side; price: number; qty: number; pick: number }
   | { kind: "market"; user: number; side: Side; qty: number; budget: BudgetMode; delta: number }
   | { kind: "cancel"; pick: number }
-  | { kind: "cancelMissing"; pick: number };
+  | { kind: "cancelMissing"; pick: number }
+  | { kind: "flagged"; user: number; side: Side; price: number; qty: number; flags: number }
+  | { kind: "reduce"; pick: number; mode: ReduceMode; amount: number }
+  | {
+      kind: "move";
+      pick: number;
+      /** Price to move to; ignored when `samePrice`. */
+      price: number;
+      samePrice: boolean;
+      mode: DeltaMode;
+      amount: number;
+      postOnly: boolean;
+    }
+  | { kind: "amendMissing"; pick: number; move: boolean };
 
 /** Runs every command through both books and checks everything after each one. */
 class Duel {
@@ -83,7 +121,60 @@ class Duel {
           return { op: "cancel", id: this.goneIds[step.pick % this.goneIds.length] };
         }
         return { op: "cancel", id: this.nextId + step.pick };
+      case "flagged":
+        return {
+          op: "limit",
+          id: this.nextId++,
+          user: step.user,
+          side: step.side,
+          price: step.price,
+          qty: step.qty,
+          flags: step.flags,
+        };
+      case "reduce": {
+        const o = this.pickResting(step.pick);
+        if (o === undefined) return { op: "reduce", id: this.nextId + step.pick, by: 1 };
+        const by =
+          step.mode === "fit"
+            ? 1 + (step.amount % Math.max(1, o.left - 1))
+            : step.mode === "toOne"
+              ? o.left - 1
+              : step.mode === "all"
+                ? o.left
+                : o.left + step.amount;
+        return { op: "reduce", id: o.id, by };
+      }
+      case "move": {
+        const o = this.pickResting(step.pick);
+        const flags = step.postOnly ? FLAG_POST_ONLY : 0;
+        if (o === undefined)
+          return { op: "move", id: this.nextId + step.pick, price: step.price, delta: 0, flags };
+        const delta =
+          step.mode === "zero"
+            ? 0
+            : step.mode === "up"
+              ? step.amount
+              : step.mode === "down"
+                ? -(step.amount % o.left)
+                : step.mode === "toZero"
+                  ? -o.left
+                  : -o.left - step.amount;
+        return { op: "move", id: o.id, price: step.samePrice ? o.price : step.price, delta, flags };
+      }
+      case "amendMissing": {
+        const id =
+          this.goneIds.length > 0 && step.pick % 2 === 0
+            ? this.goneIds[step.pick % this.goneIds.length]
+            : this.nextId + step.pick;
+        return step.move ? { op: "move", id, price: 100, delta: 1, flags: 0 } : { op: "reduce", id, by: 1 };
+      }
     }
+  }
+
+  /** A resting order of the reference book, or undefined when it is empty. */
+  private pickResting(pick: number): { id: number; price: number; left: number } | undefined {
+    const orders = this.ref.orders;
+    return orders.length === 0 ? undefined : orders[pick % orders.length];
   }
 
   /** A budget relative to what the walk would cost right now. */
@@ -103,6 +194,34 @@ class Duel {
         return step.delta - 1;
       case "max":
         return MAX_BUDGET;
+    }
+  }
+
+  /** How often each kind of outcome happened, so a long run can show it covered them. */
+  readonly seen = new Map<string, number>();
+
+  private tally(cmd: Command, code: number, events: readonly BookEvent[]): void {
+    const add = (k: string): void => {
+      this.seen.set(k, (this.seen.get(k) ?? 0) + 1);
+    };
+    add(`${cmd.op}:${code}`);
+    const traded = events.some((e) => e[0] === "trade");
+    const selfTrade = events.some((e) => e[0] === "done" && e[4] === DONE_SELF_TRADE);
+    const remainder = events.some((e) => e[0] === "done" && e[4] === DONE_REMAINDER);
+    if (cmd.op === "limit" && cmd.flags !== undefined && code === OK) {
+      const tif = cmd.flags & TIF_MASK;
+      const name = tif === TIF_IOC ? "ioc" : tif === TIF_FOK ? "fok" : "gtc";
+      if (traded) add(`${name} traded`);
+      if (remainder) add(`${name} remainder`);
+      if (tif === TIF_FOK && !traded && remainder) add("fok killed");
+      if (tif === TIF_FOK && selfTrade) add("fok self-trade");
+    }
+    if (cmd.op === "move" && code === OK) {
+      const amended = events[0];
+      if (amended[0] === "amended" && amended[4] === amended[5]) add("move same price");
+      if (traded) add("move traded");
+      if (traded && !events.some((e) => e[0] === "rested")) add("move filled");
+      if (selfTrade) add("move self-trade");
     }
   }
 
@@ -134,6 +253,7 @@ class Duel {
     assert.equal(fastCode, refCode, `${what}: result code`);
     assert.deepEqual(fastEvents, refEvents, `${what}: events`);
     this.mirror.record(cmd, refCode, refEvents);
+    this.tally(cmd, refCode, refEvents);
     if (cmd.op !== "cancel" && this.ref.remaining(cmd.id) === -1) this.goneIds.push(cmd.id);
     for (const e of refEvents) {
       if (e[0] === "done") this.goneIds.push(e[1]);
@@ -274,6 +394,39 @@ function stepArb(scale: Scale): fc.Arbitrary<Step> {
     },
     { weight: 4, arbitrary: fc.record({ kind: fc.constant("cancel"), pick }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant("cancelMissing"), pick }) },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        kind: fc.constant("flagged"),
+        user,
+        side,
+        price: scale.price,
+        qty: scale.qty,
+        flags: fc.constantFrom(...ALL_FLAGS),
+      }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        kind: fc.constant("reduce"),
+        pick,
+        mode: fc.constantFrom<ReduceMode>("fit", "fit", "toOne", "all", "over"),
+        amount: fc.integer({ min: 1, max: 50 }),
+      }),
+    },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        kind: fc.constant("move"),
+        pick,
+        price: scale.price,
+        samePrice: fc.boolean(),
+        mode: fc.constantFrom<DeltaMode>("zero", "up", "down", "down", "toZero", "below"),
+        amount: fc.integer({ min: 1, max: 50 }),
+        postOnly: fc.boolean(),
+      }),
+    },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant("amendMissing"), pick, move: fc.boolean() }) },
   ) as fc.Arbitrary<Step>;
 }
 
@@ -298,14 +451,33 @@ function randomStep(
   const cancelBias = book.size() > 150 ? 0.3 : 0;
   const r = rand();
   if (r < cancelBias) return { kind: "cancel", pick: int(0, 1000) };
-  if (r < 0.62) return { kind: "limit", user, side, price, qty };
+  if (r < 0.56) return { kind: "limit", user, side, price, qty };
+  if (r < 0.62)
+    return { kind: "flagged", user, side, price, qty, flags: ALL_FLAGS[int(0, ALL_FLAGS.length - 1)] };
   if (r < 0.64) return { kind: "duplicate", user, side, price, qty, pick: int(0, 1000) };
   if (r < 0.72) {
     const modes: BudgetMode[] = ["none", "none", "exact", "short", "spare", "tiny", "max"];
     return { kind: "market", user, side, qty, budget: modes[int(0, modes.length - 1)], delta: int(1, 200) };
   }
+  if (r < 0.76) {
+    const modes: ReduceMode[] = ["fit", "fit", "toOne", "all", "over"];
+    return { kind: "reduce", pick: int(0, 1000), mode: modes[int(0, modes.length - 1)], amount: int(1, 20) };
+  }
+  if (r < 0.8) {
+    const modes: DeltaMode[] = ["zero", "up", "down", "down", "toZero", "below"];
+    return {
+      kind: "move",
+      pick: int(0, 1000),
+      price,
+      samePrice: rand() < 0.4,
+      mode: modes[int(0, modes.length - 1)],
+      amount: int(1, 20),
+      postOnly: rand() < 0.3,
+    };
+  }
   if (r < 0.98) return { kind: "cancel", pick: int(0, 1000) };
-  return { kind: "cancelMissing", pick: int(0, 1000) };
+  if (r < 0.99) return { kind: "cancelMissing", pick: int(0, 1000) };
+  return { kind: "amendMissing", pick: int(0, 1000), move: rand() < 0.5 };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -351,6 +523,33 @@ describe("OrderBook against ReferenceOrderBook", () => {
     // ...and merged chunks after cancels (the layout's compaction path).
     const { merges } = duel.fast.layoutStats();
     assert.ok(merges > 100, `only ${merges} chunk merges`);
+    // ...and reached every outcome of the flags, reduces and moves.
+    const seen = duel.seen;
+    for (const k of [
+      `limit:${ERR_WOULD_TAKE}`,
+      `reduce:${OK}`,
+      `reduce:${ERR_AMEND_TOO_SMALL}`,
+      `reduce:${ERR_ORDER_NOT_FOUND}`,
+      `move:${OK}`,
+      `move:${ERR_AMEND_TOO_SMALL}`,
+      `move:${ERR_WOULD_TAKE}`,
+      `move:${ERR_ORDER_NOT_FOUND}`,
+      "gtc traded",
+      "ioc traded",
+      "ioc remainder",
+      "fok traded",
+      "fok killed",
+      "fok self-trade",
+      "move same price",
+      "move traded",
+      "move filled",
+      "move self-trade",
+    ]) {
+      assert.ok(
+        (seen.get(k) ?? 0) >= 5,
+        `${k}: seen ${seen.get(k) ?? 0} times (${JSON.stringify([...seen])})`,
+      );
+    }
   });
 
   it("agrees when old orders outlive the id window: deep orders rest through 20,000 newer ids, then trade", () => {

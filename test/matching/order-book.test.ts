@@ -13,10 +13,13 @@ import {
   DONE_CANCELLED,
   DONE_REMAINDER,
   DONE_SELF_TRADE,
+  ERR_AMEND_TOO_SMALL,
   ERR_DUPLICATE_ID,
   ERR_INSUFFICIENT_FUNDS,
   ERR_NO_LIQUIDITY,
   ERR_ORDER_NOT_FOUND,
+  ERR_WOULD_TAKE,
+  FLAG_POST_ONLY,
   MAX_BUDGET,
   type MatchingBook,
   NO_BUDGET,
@@ -24,6 +27,8 @@ import {
   type ResultCode,
   SELL,
   type Side,
+  TIF_FOK,
+  TIF_IOC,
 } from "../../workers/matching/types.ts";
 import {
   applyCommand,
@@ -53,8 +58,16 @@ class Harness {
     this.book = make(this.recorder);
   }
 
-  limit(id: number, user: number, side: Side, price: number, qty: number): Outcome {
-    return this.run({ op: "limit", id, user, side, price, qty });
+  limit(id: number, user: number, side: Side, price: number, qty: number, flags?: number): Outcome {
+    return this.run({ op: "limit", id, user, side, price, qty, flags });
+  }
+
+  reduce(id: number, by: number): Outcome {
+    return this.run({ op: "reduce", id, by });
+  }
+
+  move(id: number, price: number, delta: number, flags = 0): Outcome {
+    return this.run({ op: "move", id, price, delta, flags });
   }
 
   market(id: number, user: number, side: Side, qty: number, budget = NO_BUDGET): Outcome {
@@ -657,6 +670,399 @@ function contractSuite(make: BookFactory): void {
         ["level", SELL, 100, 2 ** 40 - 5],
       ]);
       assert.equal(h.book.remaining(2), 2 ** 40 - 5);
+      h.check();
+    });
+  });
+
+  describe("time in force and post-only", () => {
+    it("ends the remainder of an IOC order instead of resting it", () => {
+      const h = fresh();
+      h.limit(1, 1, SELL, 100, 3);
+      h.limit(2, 1, SELL, 102, 3);
+      assert.deepEqual(h.limit(3, 2, BUY, 101, 5, TIF_IOC), {
+        code: OK,
+        events: [
+          ["trade", 3, 2, BUY, 1, 1, 100, 3, 2, 0],
+          ["done", 3, 2, BUY, DONE_REMAINDER, 2],
+          ["level", SELL, 100, 0],
+        ],
+      });
+      assert.equal(h.book.remaining(3), -1);
+      assert.equal(h.book.bestBid(), -1);
+      h.check();
+    });
+
+    it("ends an IOC order that meets nothing at once, with its whole quantity", () => {
+      const h = fresh();
+      h.limit(1, 1, SELL, 105, 3);
+      assert.deepEqual(h.limit(2, 2, BUY, 100, 4, TIF_IOC), {
+        code: OK,
+        events: [["done", 2, 2, BUY, DONE_REMAINDER, 4]],
+      });
+      assert.equal(h.book.size(), 1);
+      h.check();
+    });
+
+    it("fully fills an IOC order without an outcome event", () => {
+      const h = fresh();
+      h.limit(1, 1, BUY, 100, 9);
+      assert.deepEqual(h.limit(2, 2, SELL, 99, 4, TIF_IOC).events, [
+        ["trade", 2, 2, SELL, 1, 1, 100, 4, 0, 5],
+        ["level", BUY, 100, 5],
+      ]);
+      h.check();
+    });
+
+    it("cancels own orders met by an IOC order and goes on matching other users", () => {
+      const h = fresh();
+      h.limit(1, 2, SELL, 100, 3);
+      h.limit(2, 1, SELL, 100, 3);
+      assert.deepEqual(h.limit(3, 2, BUY, 100, 5, TIF_IOC).events, [
+        ["done", 1, 2, SELL, DONE_SELF_TRADE, 3],
+        ["trade", 3, 2, BUY, 2, 1, 100, 3, 2, 0],
+        ["done", 3, 2, BUY, DONE_REMAINDER, 2],
+        ["level", SELL, 100, 0],
+      ]);
+      h.check();
+    });
+
+    it("fills a FOK order that other users' orders can fill exactly", () => {
+      const h = fresh();
+      h.limit(1, 1, SELL, 100, 3);
+      h.limit(2, 3, SELL, 101, 4);
+      h.limit(3, 1, SELL, 102, 9);
+      assert.deepEqual(h.limit(4, 2, BUY, 101, 7, TIF_FOK), {
+        code: OK,
+        events: [
+          ["trade", 4, 2, BUY, 1, 1, 100, 3, 4, 0],
+          ["trade", 4, 2, BUY, 2, 3, 101, 4, 0, 0],
+          ["level", SELL, 100, 0],
+          ["level", SELL, 101, 0],
+        ],
+      });
+      assert.equal(h.book.bestAsk(), 102);
+      h.check();
+    });
+
+    it("kills a FOK order one lot short of other users' liquidity: one done event, nothing else", () => {
+      const h = fresh();
+      h.limit(1, 1, SELL, 100, 3);
+      h.limit(2, 3, SELL, 101, 4);
+      // 102 is beyond the limit: it does not count.
+      h.limit(3, 1, SELL, 102, 9);
+      assert.deepEqual(h.limit(4, 2, BUY, 101, 8, TIF_FOK), {
+        code: OK,
+        events: [["done", 4, 2, BUY, DONE_REMAINDER, 8]],
+      });
+      assert.deepEqual(h.levels(SELL), [
+        [100, 3],
+        [101, 4],
+        [102, 9],
+      ]);
+      h.check();
+    });
+
+    it("kills a FOK order that only its own orders could fill, without self-trade cancels", () => {
+      const h = fresh();
+      h.limit(1, 2, SELL, 100, 5);
+      h.limit(2, 1, SELL, 100, 2);
+      assert.deepEqual(h.limit(3, 2, BUY, 100, 4, TIF_FOK), {
+        code: OK,
+        events: [["done", 3, 2, BUY, DONE_REMAINDER, 4]],
+      });
+      assert.equal(h.book.remaining(1), 5, "the own order was not self-trade cancelled");
+      assert.equal(h.book.size(), 2);
+      h.check();
+    });
+
+    it("fills a FOK order whose way crosses its own order, cancelling that order as self-trade", () => {
+      const h = fresh();
+      h.limit(1, 2, BUY, 100, 5);
+      h.limit(2, 1, BUY, 100, 4);
+      assert.deepEqual(h.limit(3, 2, SELL, 100, 4, TIF_FOK).events, [
+        ["done", 1, 2, BUY, DONE_SELF_TRADE, 5],
+        ["trade", 3, 2, SELL, 2, 1, 100, 4, 0, 0],
+        ["level", BUY, 100, 0],
+      ]);
+      h.check();
+    });
+
+    it("rests a post-only order that reaches nothing", () => {
+      const h = fresh();
+      h.limit(1, 1, SELL, 101, 5);
+      assert.deepEqual(h.limit(2, 2, BUY, 100, 5, FLAG_POST_ONLY), {
+        code: OK,
+        events: [
+          ["rested", 2, 2, BUY, 100, 5],
+          ["level", BUY, 100, 5],
+        ],
+      });
+      h.check();
+    });
+
+    it("rejects a post-only order priced equal to the best opposite price and changes nothing", () => {
+      const h = fresh();
+      h.limit(1, 1, SELL, 101, 5);
+      h.limit(2, 1, BUY, 99, 5);
+      assertRefusedUnchanged(h, ERR_WOULD_TAKE, () => h.limit(3, 2, BUY, 101, 5, FLAG_POST_ONLY));
+      assertRefusedUnchanged(h, ERR_WOULD_TAKE, () => h.limit(4, 2, SELL, 99, 5, FLAG_POST_ONLY));
+      assert.equal(h.book.remaining(3), -1);
+      h.check();
+    });
+
+    it("rejects a post-only order that would only meet the same user's order", () => {
+      const h = fresh();
+      h.limit(1, 1, SELL, 101, 5);
+      assertRefusedUnchanged(h, ERR_WOULD_TAKE, () => h.limit(2, 1, BUY, 105, 5, FLAG_POST_ONLY));
+      assert.equal(h.book.remaining(1), 5);
+      h.check();
+    });
+
+    it("checks a duplicate id before post-only", () => {
+      const h = fresh();
+      h.limit(1, 1, SELL, 101, 5);
+      assertRefusedUnchanged(h, ERR_DUPLICATE_ID, () => h.limit(1, 2, BUY, 101, 5, FLAG_POST_ONLY));
+      h.check();
+    });
+  });
+
+  describe("reduce", () => {
+    it("lowers a resting order's quantity and keeps its place in the level", () => {
+      const h = fresh();
+      h.limit(1, 1, SELL, 100, 5);
+      h.limit(2, 2, SELL, 100, 5);
+      assert.deepEqual(h.reduce(1, 3), {
+        code: OK,
+        events: [
+          ["amended", 1, 1, SELL, 100, 100, 5, 2],
+          ["level", SELL, 100, 7],
+        ],
+      });
+      assert.equal(h.book.remaining(1), 2);
+      // Order 1 is still first.
+      assert.deepEqual(h.limit(3, 3, BUY, 100, 3).events, [
+        ["trade", 3, 3, BUY, 1, 1, 100, 2, 1, 0],
+        ["trade", 3, 3, BUY, 2, 2, 100, 1, 0, 4],
+        ["level", SELL, 100, 4],
+      ]);
+      h.check();
+    });
+
+    it("reduces an order to exactly one lot", () => {
+      const h = fresh();
+      h.limit(1, 1, BUY, 100, 9);
+      assert.deepEqual(h.reduce(1, 8).events, [
+        ["amended", 1, 1, BUY, 100, 100, 9, 1],
+        ["level", BUY, 100, 1],
+      ]);
+      assert.equal(h.book.remaining(1), 1);
+      h.check();
+    });
+
+    it("rejects a reduce by the whole open quantity or more, or by less than one lot", () => {
+      const h = fresh();
+      h.limit(1, 1, BUY, 100, 9);
+      assertRefusedUnchanged(h, ERR_AMEND_TOO_SMALL, () => h.reduce(1, 9));
+      assertRefusedUnchanged(h, ERR_AMEND_TOO_SMALL, () => h.reduce(1, 10));
+      assertRefusedUnchanged(h, ERR_AMEND_TOO_SMALL, () => h.reduce(1, 0));
+      assertRefusedUnchanged(h, ERR_AMEND_TOO_SMALL, () => h.reduce(1, -1));
+      assert.equal(h.book.remaining(1), 9);
+      h.check();
+    });
+
+    it("rejects a reduce of an unknown, cancelled or filled order", () => {
+      const h = fresh();
+      assertRefusedUnchanged(h, ERR_ORDER_NOT_FOUND, () => h.reduce(7, 1));
+      h.limit(1, 1, BUY, 100, 5);
+      h.cancel(1);
+      assertRefusedUnchanged(h, ERR_ORDER_NOT_FOUND, () => h.reduce(1, 1));
+      h.limit(2, 1, BUY, 100, 5);
+      h.limit(3, 2, SELL, 100, 5);
+      assertRefusedUnchanged(h, ERR_ORDER_NOT_FOUND, () => h.reduce(2, 1));
+      h.check();
+    });
+
+    it("reduces a partially filled order from what is left", () => {
+      const h = fresh();
+      h.limit(1, 1, SELL, 100, 10);
+      h.limit(2, 2, BUY, 100, 4);
+      assert.deepEqual(h.reduce(1, 5).events, [
+        ["amended", 1, 1, SELL, 100, 100, 6, 1],
+        ["level", SELL, 100, 1],
+      ]);
+      h.check();
+    });
+  });
+
+  describe("move", () => {
+    it("moves an order to the back of its level when the price stays and the quantity does not change", () => {
+      const h = fresh();
+      h.limit(1, 1, SELL, 100, 5);
+      h.limit(2, 2, SELL, 100, 5);
+      assert.deepEqual(h.move(1, 100, 0), {
+        code: OK,
+        events: [
+          ["amended", 1, 1, SELL, 100, 100, 5, 5],
+          ["rested", 1, 1, SELL, 100, 5],
+          ["level", SELL, 100, 10],
+        ],
+      });
+      // Order 2 is now first.
+      assert.deepEqual(h.limit(3, 3, BUY, 100, 6).events, [
+        ["trade", 3, 3, BUY, 2, 2, 100, 5, 1, 0],
+        ["trade", 3, 3, BUY, 1, 1, 100, 1, 0, 4],
+        ["level", SELL, 100, 4],
+      ]);
+      h.check();
+    });
+
+    it("sends an order whose quantity goes up to the back of its level", () => {
+      const h = fresh();
+      h.limit(1, 1, BUY, 100, 5);
+      h.limit(2, 2, BUY, 100, 5);
+      assert.deepEqual(h.move(1, 100, 3).events, [
+        ["amended", 1, 1, BUY, 100, 100, 5, 8],
+        ["rested", 1, 1, BUY, 100, 8],
+        ["level", BUY, 100, 13],
+      ]);
+      assert.deepEqual(h.limit(3, 3, SELL, 100, 6).events.slice(0, 2), [
+        ["trade", 3, 3, SELL, 2, 2, 100, 5, 1, 0],
+        ["trade", 3, 3, SELL, 1, 1, 100, 1, 0, 7],
+      ]);
+      h.check();
+    });
+
+    it("moves the only order of a level in place, reporting the level once", () => {
+      const h = fresh();
+      h.limit(1, 1, BUY, 100, 5);
+      h.limit(2, 1, BUY, 99, 5);
+      assert.deepEqual(h.move(1, 100, -2).events, [
+        ["amended", 1, 1, BUY, 100, 100, 5, 3],
+        ["rested", 1, 1, BUY, 100, 3],
+        ["level", BUY, 100, 3],
+      ]);
+      h.check();
+    });
+
+    it("moves an order to a new price, reporting the old and the new level", () => {
+      const h = fresh();
+      h.limit(1, 1, SELL, 103, 5);
+      h.limit(2, 2, SELL, 103, 1);
+      h.limit(3, 2, SELL, 101, 2);
+      assert.deepEqual(h.move(1, 101, -1), {
+        code: OK,
+        events: [
+          ["amended", 1, 1, SELL, 103, 101, 5, 4],
+          ["rested", 1, 1, SELL, 101, 4],
+          ["level", SELL, 101, 6],
+          ["level", SELL, 103, 1],
+        ],
+      });
+      // At 101 it queues behind order 3.
+      assert.deepEqual(h.limit(4, 3, BUY, 101, 3).events.slice(0, 2), [
+        ["trade", 4, 3, BUY, 3, 2, 101, 2, 1, 0],
+        ["trade", 4, 3, BUY, 1, 1, 101, 1, 0, 3],
+      ]);
+      h.check();
+    });
+
+    it("empties the old level when the only order of the best level moves away", () => {
+      const h = fresh();
+      h.limit(1, 1, BUY, 100, 5);
+      h.limit(2, 1, BUY, 98, 5);
+      assert.deepEqual(h.move(1, 97, 0).events, [
+        ["amended", 1, 1, BUY, 100, 97, 5, 5],
+        ["rested", 1, 1, BUY, 97, 5],
+        ["level", BUY, 97, 5],
+        ["level", BUY, 100, 0],
+      ]);
+      assert.equal(h.book.bestBid(), 98);
+      h.check();
+    });
+
+    it("moves an order to a price that crosses and fills it completely as a taker", () => {
+      const h = fresh();
+      h.limit(1, 1, BUY, 95, 4);
+      h.limit(2, 2, SELL, 100, 3);
+      h.limit(3, 3, SELL, 101, 5);
+      assert.deepEqual(h.move(1, 101, 2), {
+        code: OK,
+        events: [
+          ["amended", 1, 1, BUY, 95, 101, 4, 6],
+          ["trade", 1, 1, BUY, 2, 2, 100, 3, 3, 0],
+          ["trade", 1, 1, BUY, 3, 3, 101, 3, 0, 2],
+          ["level", BUY, 95, 0],
+          ["level", SELL, 100, 0],
+          ["level", SELL, 101, 2],
+        ],
+      });
+      assert.equal(h.book.remaining(1), -1);
+      assert.equal(h.book.bestBid(), -1);
+      h.check();
+    });
+
+    it("moves an order across the book: it trades, cancels its user's orders it meets, and rests the remainder", () => {
+      const h = fresh();
+      h.limit(1, 1, SELL, 110, 4);
+      h.limit(2, 1, BUY, 99, 2);
+      h.limit(3, 2, BUY, 100, 3);
+      assert.deepEqual(h.move(1, 99, 2).events, [
+        ["amended", 1, 1, SELL, 110, 99, 4, 6],
+        ["trade", 1, 1, SELL, 3, 2, 100, 3, 3, 0],
+        ["done", 2, 1, BUY, DONE_SELF_TRADE, 2],
+        ["rested", 1, 1, SELL, 99, 3],
+        ["level", BUY, 99, 0],
+        ["level", BUY, 100, 0],
+        ["level", SELL, 99, 3],
+        ["level", SELL, 110, 0],
+      ]);
+      h.check();
+    });
+
+    it("rejects a move of an unknown id", () => {
+      const h = fresh();
+      assertRefusedUnchanged(h, ERR_ORDER_NOT_FOUND, () => h.move(1, 100, 1));
+      h.limit(1, 1, BUY, 100, 5);
+      assertRefusedUnchanged(h, ERR_ORDER_NOT_FOUND, () => h.move(2, 100, 1));
+      h.cancel(1);
+      assertRefusedUnchanged(h, ERR_ORDER_NOT_FOUND, () => h.move(1, 100, 1));
+      h.check();
+    });
+
+    it("rejects a move that leaves no open quantity", () => {
+      const h = fresh();
+      h.limit(1, 1, BUY, 100, 5);
+      assertRefusedUnchanged(h, ERR_AMEND_TOO_SMALL, () => h.move(1, 101, -5));
+      assertRefusedUnchanged(h, ERR_AMEND_TOO_SMALL, () => h.move(1, 100, -6));
+      assert.equal(h.move(1, 100, -4).code, OK);
+      assert.equal(h.book.remaining(1), 1);
+      h.check();
+    });
+
+    it("rejects a post-only move whose new price reaches the opposite best, any user's", () => {
+      const h = fresh();
+      h.limit(1, 1, BUY, 98, 5);
+      h.limit(2, 1, SELL, 101, 5);
+      h.limit(3, 2, SELL, 102, 5);
+      assertRefusedUnchanged(h, ERR_WOULD_TAKE, () => h.move(1, 101, 0, FLAG_POST_ONLY));
+      assertRefusedUnchanged(h, ERR_WOULD_TAKE, () => h.move(3, 98, 0, FLAG_POST_ONLY));
+      assert.deepEqual(h.move(1, 100, 1, FLAG_POST_ONLY).events, [
+        ["amended", 1, 1, BUY, 98, 100, 5, 6],
+        ["rested", 1, 1, BUY, 100, 6],
+        ["level", BUY, 98, 0],
+        ["level", BUY, 100, 6],
+      ]);
+      h.check();
+    });
+
+    it("keeps the order's id, user and side through moves and reduces", () => {
+      const h = fresh();
+      h.limit(5, 7, SELL, 120, 10);
+      h.move(5, 118, 0);
+      h.reduce(5, 4);
+      h.move(5, 125, 5);
+      assert.equal(h.book.remaining(5), 11);
+      assert.deepEqual(h.limit(6, 8, BUY, 125, 11).events[0], ["trade", 6, 8, BUY, 5, 7, 125, 11, 0, 0]);
       h.check();
     });
   });

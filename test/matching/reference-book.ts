@@ -20,16 +20,23 @@ import {
   DONE_REMAINDER,
   DONE_SELF_TRADE,
   type DoneReason,
+  ERR_AMEND_TOO_SMALL,
   ERR_DUPLICATE_ID,
   ERR_INSUFFICIENT_FUNDS,
   ERR_NO_LIQUIDITY,
   ERR_ORDER_NOT_FOUND,
+  ERR_WOULD_TAKE,
+  FLAG_POST_ONLY,
   type MatchingBook,
   NO_BUDGET,
   OK,
   type ResultCode,
   SELL,
   type Side,
+  TIF_FOK,
+  TIF_GTC,
+  TIF_IOC,
+  TIF_MASK,
 } from "../../workers/matching/types.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -65,7 +72,17 @@ export type DoneEvent = readonly [
   left: number,
 ];
 export type LevelEvent = readonly [kind: "level", side: Side, price: number, total: number];
-export type BookEvent = TradeEvent | RestedEvent | DoneEvent | LevelEvent;
+export type AmendedEvent = readonly [
+  kind: "amended",
+  orderId: number,
+  user: number,
+  side: Side,
+  oldPrice: number,
+  newPrice: number,
+  oldLeft: number,
+  newLeft: number,
+];
+export type BookEvent = TradeEvent | RestedEvent | DoneEvent | LevelEvent | AmendedEvent;
 
 /** Records every event as a tuple, in arrival order. */
 export class RecordingEvents implements BookEvents {
@@ -108,6 +125,18 @@ export class RecordingEvents implements BookEvents {
     this.events.push(["level", side, price, total]);
   }
 
+  amended(
+    orderId: number,
+    user: number,
+    side: Side,
+    oldPrice: number,
+    newPrice: number,
+    oldLeft: number,
+    newLeft: number,
+  ): void {
+    this.events.push(["amended", orderId, user, side, oldPrice, newPrice, oldLeft, newLeft]);
+  }
+
   /** Returns the events recorded since the last call and forgets them. */
   take(): BookEvent[] {
     const out = this.events;
@@ -121,19 +150,48 @@ export class RecordingEvents implements BookEvents {
 // ---------------------------------------------------------------------------------------------
 
 export type Command =
-  | { readonly op: "limit"; id: number; user: number; side: Side; price: number; qty: number }
+  | {
+      readonly op: "limit";
+      id: number;
+      user: number;
+      side: Side;
+      price: number;
+      qty: number;
+      /** TIF_* | FLAG_POST_ONLY; absent means 0 (GTC). */
+      flags?: number;
+    }
   | { readonly op: "market"; id: number; user: number; side: Side; qty: number; budget: number }
-  | { readonly op: "cancel"; id: number };
+  | { readonly op: "cancel"; id: number }
+  | { readonly op: "reduce"; id: number; by: number }
+  | { readonly op: "move"; id: number; price: number; delta: number; flags: number };
 
 export function applyCommand(book: MatchingBook, cmd: Command): ResultCode {
   switch (cmd.op) {
     case "limit":
-      return book.limit(cmd.id, cmd.user, cmd.side, cmd.price, cmd.qty);
+      return cmd.flags === undefined
+        ? book.limit(cmd.id, cmd.user, cmd.side, cmd.price, cmd.qty)
+        : book.limit(cmd.id, cmd.user, cmd.side, cmd.price, cmd.qty, cmd.flags);
     case "market":
       return book.market(cmd.id, cmd.user, cmd.side, cmd.qty, cmd.budget);
     case "cancel":
       return book.cancel(cmd.id);
+    case "reduce":
+      return book.reduce(cmd.id, cmd.by);
+    case "move":
+      return book.move(cmd.id, cmd.price, cmd.delta, cmd.flags);
   }
+}
+
+/** The flags as TypeScript constants, for reproductions. */
+export function formatFlags(flags: number): string {
+  const tif = flags & TIF_MASK;
+  const parts = [
+    tif === TIF_IOC ? "TIF_IOC" : tif === TIF_FOK ? "TIF_FOK" : tif === 0 ? "TIF_GTC" : `${tif}`,
+  ];
+  if ((flags & FLAG_POST_ONLY) !== 0) parts.push("FLAG_POST_ONLY");
+  const rest = flags & ~(TIF_MASK | FLAG_POST_ONLY);
+  if (rest !== 0) parts.push(`${rest}`);
+  return parts.join(" | ");
 }
 
 const sideName = (side: Side): string => (side === BUY ? "BUY" : "SELL");
@@ -142,11 +200,15 @@ const sideName = (side: Side): string => (side === BUY ? "BUY" : "SELL");
 export function formatCommand(cmd: Command): string {
   switch (cmd.op) {
     case "limit":
-      return `book.limit(${cmd.id}, ${cmd.user}, ${sideName(cmd.side)}, ${cmd.price}, ${cmd.qty});`;
+      return `book.limit(${cmd.id}, ${cmd.user}, ${sideName(cmd.side)}, ${cmd.price}, ${cmd.qty}${cmd.flags === undefined ? "" : `, ${formatFlags(cmd.flags)}`});`;
     case "market":
       return `book.market(${cmd.id}, ${cmd.user}, ${sideName(cmd.side)}, ${cmd.qty}, ${cmd.budget === NO_BUDGET ? "NO_BUDGET" : cmd.budget});`;
     case "cancel":
       return `book.cancel(${cmd.id});`;
+    case "reduce":
+      return `book.reduce(${cmd.id}, ${cmd.by});`;
+    case "move":
+      return `book.move(${cmd.id}, ${cmd.price}, ${cmd.delta}, ${formatFlags(cmd.flags)});`;
   }
 }
 
@@ -250,20 +312,56 @@ export class ReferenceOrderBook implements MatchingBook {
     this.events = events;
   }
 
-  limit(orderId: number, user: number, side: Side, price: number, qty: number): ResultCode {
+  limit(orderId: number, user: number, side: Side, price: number, qty: number, flags = 0): ResultCode {
     if (this.find(orderId) !== undefined) return ERR_DUPLICATE_ID;
+    if ((flags & FLAG_POST_ONLY) !== 0 && this.reachesAny(side, price)) return ERR_WOULD_TAKE;
+    const tif = flags & TIF_MASK;
+    if (tif === TIF_FOK) {
+      const others = inPriorityOrder(this.orders, opposite(side)).filter(
+        (m) => m.user !== user && reaches(side, price, m.price),
+      );
+      let lots = 0;
+      for (const m of others) lots += m.left;
+      if (lots < qty) {
+        this.events.done(orderId, user, side, DONE_REMAINDER, qty);
+        return OK;
+      }
+    }
+    this.arrive(orderId, user, side, price, qty, tif === TIF_IOC || tif === TIF_FOK, new LevelSet());
+    return OK;
+  }
+
+  reduce(orderId: number, by: number): ResultCode {
+    const order = this.find(orderId);
+    if (order === undefined) return ERR_ORDER_NOT_FOUND;
+    if (!(by >= 1) || order.left - by <= 0) return ERR_AMEND_TOO_SMALL;
+    this.events.amended(
+      order.id,
+      order.user,
+      order.side,
+      order.price,
+      order.price,
+      order.left,
+      order.left - by,
+    );
+    order.left -= by;
     const changed = new LevelSet();
-    let left = qty;
-    for (const maker of inPriorityOrder(this.orders, opposite(side))) {
-      if (left === 0 || !reaches(side, price, maker.price)) break;
-      left = this.meet(orderId, user, side, left, maker, { value: -1n }, changed);
-    }
-    if (left > 0) {
-      this.orders.push({ id: orderId, user, side, price, left, seq: this.nextSeq++ });
-      this.events.rested(orderId, user, side, price, left);
-      changed.add(side, price);
-    }
+    changed.add(order.side, order.price);
     this.reportLevels(changed);
+    return OK;
+  }
+
+  move(orderId: number, price: number, delta: number, flags: number): ResultCode {
+    const order = this.find(orderId);
+    if (order === undefined) return ERR_ORDER_NOT_FOUND;
+    const newLeft = order.left + delta;
+    if (newLeft <= 0) return ERR_AMEND_TOO_SMALL;
+    if ((flags & FLAG_POST_ONLY) !== 0 && this.reachesAny(order.side, price)) return ERR_WOULD_TAKE;
+    this.events.amended(order.id, order.user, order.side, order.price, price, order.left, newLeft);
+    this.remove(order);
+    const changed = new LevelSet();
+    changed.add(order.side, order.price);
+    this.arrive(order.id, order.user, order.side, price, newLeft, false, changed);
     return OK;
   }
 
@@ -347,6 +445,38 @@ export class ReferenceOrderBook implements MatchingBook {
 
   // -- internals ------------------------------------------------------------------------------
 
+  /** True when an order on `side` at `price` reaches any resting opposite order. */
+  private reachesAny(side: Side, price: number): boolean {
+    return this.orders.some((m) => m.side !== side && reaches(side, price, m.price));
+  }
+
+  /**
+   * An arriving limit order: match up to `price`, then rest the remainder at the back of its
+   * level, or end it (`done` DONE_REMAINDER) when `noRest`; then report `changed` levels.
+   */
+  private arrive(
+    orderId: number,
+    user: number,
+    side: Side,
+    price: number,
+    qty: number,
+    noRest: boolean,
+    changed: LevelSet,
+  ): void {
+    let left = qty;
+    for (const maker of inPriorityOrder(this.orders, opposite(side))) {
+      if (left === 0 || !reaches(side, price, maker.price)) break;
+      left = this.meet(orderId, user, side, left, maker, { value: -1n }, changed);
+    }
+    if (left > 0 && noRest) this.events.done(orderId, user, side, DONE_REMAINDER, left);
+    else if (left > 0) {
+      this.orders.push({ id: orderId, user, side, price, left, seq: this.nextSeq++ });
+      this.events.rested(orderId, user, side, price, left);
+      changed.add(side, price);
+    }
+    this.reportLevels(changed);
+  }
+
   private find(orderId: number): ReferenceOrder | undefined {
     return this.orders.find((o) => o.id === orderId);
   }
@@ -427,6 +557,18 @@ export function checkBookInvariants(book: ReferenceOrderBook): void {
 /** A resting order as the events described it. */
 type MirrorOrder = OrderLike;
 
+/** The incoming order a command matches with: a limit order, a market order, or a moved order. */
+interface Taker {
+  readonly id: number;
+  readonly user: number;
+  readonly side: Side;
+  /** Limit price, undefined for a market order. */
+  readonly price: number | undefined;
+  readonly qty: number;
+  /** TIF_* of a limit order (a moved order is GTC; a market order is treated as IOC). */
+  readonly tif: number;
+}
+
 /** Deepest snapshot `snapshotLevels` takes (the buffers are shared, so this stays allocation-free). */
 export const SNAPSHOT_DEPTH = 4096;
 const snapshotPrices = new Float64Array(SNAPSHOT_DEPTH);
@@ -472,7 +614,66 @@ export class BookMirror {
       this.recordCancel(cmd, events, ctx);
       return;
     }
-    assert.ok(!this.orders.has(cmd.id) || cmd.op === "market", `${ctx}: accepted a duplicate id`);
+    if (cmd.op === "reduce") {
+      this.recordReduce(cmd, events, ctx);
+      return;
+    }
+    const touched = new LevelSet();
+    let i = 0;
+    let taker: Taker;
+    if (cmd.op === "move") {
+      // amended first; then the order is out of its level and arrives again as a GTC limit order.
+      const o = this.orders.get(cmd.id);
+      assert.ok(o !== undefined, `${ctx}: moved an order that is not resting`);
+      const newLeft = o.left + cmd.delta;
+      assert.ok(newLeft > 0, `${ctx}: moved to no open quantity`);
+      if ((cmd.flags & FLAG_POST_ONLY) !== 0) {
+        assert.ok(
+          !this.reachesAny(o.side, cmd.price),
+          `${ctx}: a post-only move that reaches the book was accepted`,
+        );
+      }
+      assert.deepEqual(
+        events[0],
+        ["amended", o.id, o.user, o.side, o.price, cmd.price, o.left, newLeft],
+        `${ctx}: amended first`,
+      );
+      i = 1;
+      this.orders.delete(o.id);
+      touched.add(o.side, o.price);
+      taker = { id: o.id, user: o.user, side: o.side, price: cmd.price, qty: newLeft, tif: TIF_GTC };
+    } else if (cmd.op === "limit") {
+      assert.ok(!this.orders.has(cmd.id), `${ctx}: accepted a duplicate id`);
+      const flags = cmd.flags ?? 0;
+      const tif = flags & TIF_MASK;
+      taker = { id: cmd.id, user: cmd.user, side: cmd.side, price: cmd.price, qty: cmd.qty, tif };
+      if ((flags & FLAG_POST_ONLY) !== 0) {
+        assert.ok(
+          !this.reachesAny(cmd.side, cmd.price),
+          `${ctx}: a post-only order that reaches the book was accepted`,
+        );
+        assert.ok(
+          events.every((e) => e[0] !== "trade" && !(e[0] === "done" && e[4] === DONE_SELF_TRADE)),
+          `${ctx}: a post-only order traded`,
+        );
+      }
+      if (tif === TIF_FOK) {
+        let lots = 0;
+        for (const m of this.otherMakers(cmd.user, cmd.side))
+          if (reaches(cmd.side, cmd.price, m.price)) lots += m.left;
+        if (lots < cmd.qty) {
+          // Killed: all or nothing against other users' liquidity, so nothing at all happens.
+          assert.deepEqual(
+            events,
+            [["done", cmd.id, cmd.user, cmd.side, DONE_REMAINDER, cmd.qty]],
+            `${ctx}: a FOK order without enough liquidity of other users must only be killed`,
+          );
+          return;
+        }
+      }
+    } else {
+      taker = { id: cmd.id, user: cmd.user, side: cmd.side, price: undefined, qty: cmd.qty, tif: TIF_IOC };
+    }
     // Unspent budget of an accepted market buy (the full walk must fit it), or -1n for none.
     let budgetLeft = -1n;
     if (cmd.op === "market") {
@@ -486,9 +687,7 @@ export class BookMirror {
         );
       }
     }
-    const touched = new LevelSet();
-    let takerLeft = cmd.qty;
-    let i = 0;
+    let takerLeft = taker.qty;
     // Matching phase: trades and self-trade cancels, each against the head of the opposite side.
     for (; i < events.length; i++) {
       const e = events[i];
@@ -496,11 +695,11 @@ export class BookMirror {
         const [, takerId, takerUser, takerSide, makerId, makerUser, price, qty, tLeft, mLeft] = e;
         assert.deepEqual(
           [takerId, takerUser, takerSide],
-          [cmd.id, cmd.user, cmd.side],
+          [taker.id, taker.user, taker.side],
           `${ctx}: trade taker`,
         );
-        const maker = this.headCheck(cmd, makerId, takerLeft, ctx);
-        assert.notEqual(makerUser, cmd.user, `${ctx}: self-trade executed`);
+        const maker = this.headCheck(taker, makerId, takerLeft, ctx);
+        assert.notEqual(makerUser, taker.user, `${ctx}: self-trade executed`);
         assert.equal(makerUser, maker.user, `${ctx}: maker user`);
         assert.equal(price, maker.price, `${ctx}: trade not at the maker's price`);
         assert.ok(
@@ -519,8 +718,8 @@ export class BookMirror {
         touched.add(maker.side, maker.price);
       } else if (e[0] === "done" && e[4] === DONE_SELF_TRADE) {
         const [, id, user, side, , left] = e;
-        const maker = this.headCheck(cmd, id, takerLeft, ctx);
-        assert.equal(maker.user, cmd.user, `${ctx}: self-trade cancel of another user's order`);
+        const maker = this.headCheck(taker, id, takerLeft, ctx);
+        assert.equal(maker.user, taker.user, `${ctx}: self-trade cancel of another user's order`);
         assert.deepEqual([user, side, left], [maker.user, maker.side, maker.left], `${ctx}: self-trade done`);
         this.orders.delete(id);
         touched.add(maker.side, maker.price);
@@ -530,24 +729,41 @@ export class BookMirror {
     }
     // The taker's outcome.
     const outcome = i < events.length && events[i][0] !== "level" ? events[i++] : undefined;
-    if (cmd.op === "limit") {
+    if (taker.price !== undefined && taker.tif !== TIF_IOC && taker.tif !== TIF_FOK) {
       if (takerLeft === 0) {
         assert.equal(outcome, undefined, `${ctx}: a filled limit order has no outcome event`);
       } else {
         assert.deepEqual(
           outcome,
-          ["rested", cmd.id, cmd.user, cmd.side, cmd.price, takerLeft],
+          ["rested", taker.id, taker.user, taker.side, taker.price, takerLeft],
           `${ctx}: rested`,
         );
-        for (const m of this.orders.values()) {
-          if (m.side !== cmd.side && reaches(cmd.side, cmd.price, m.price)) {
-            assert.fail(`${ctx}: rested while order ${m.id} at ${m.price} was still reachable`);
-          }
-        }
-        this.orders.set(cmd.id, { ...cmd, left: takerLeft, seq: this.nextSeq++ });
-        touched.add(cmd.side, cmd.price);
+        this.assertNothingReachable(taker.side, taker.price, `${ctx}: rested`);
+        this.orders.set(taker.id, {
+          id: taker.id,
+          user: taker.user,
+          side: taker.side,
+          price: taker.price,
+          left: takerLeft,
+          seq: this.nextSeq++,
+        });
+        touched.add(taker.side, taker.price);
       }
-    } else {
+    } else if (taker.price !== undefined) {
+      // IOC, or FOK with enough liquidity: never rests; a FOK order that got here fills completely.
+      if (taker.tif === TIF_FOK)
+        assert.equal(takerLeft, 0, `${ctx}: a FOK order that was not killed must fill`);
+      if (takerLeft === 0) {
+        assert.equal(outcome, undefined, `${ctx}: a filled IOC order has no outcome event`);
+      } else {
+        assert.deepEqual(
+          outcome,
+          ["done", taker.id, taker.user, taker.side, DONE_REMAINDER, takerLeft],
+          `${ctx}: IOC remainder`,
+        );
+        this.assertNothingReachable(taker.side, taker.price, `${ctx}: IOC remainder`);
+      }
+    } else if (cmd.op === "market") {
       if (takerLeft === 0) {
         assert.equal(outcome, undefined, `${ctx}: a filled market order has no outcome event`);
       } else {
@@ -603,14 +819,50 @@ export class BookMirror {
    * of that side (best price, earliest arrival), reachable by the limit, and met only while the
    * incoming order still has lots to fill.
    */
-  private headCheck(cmd: Command, makerId: number, takerLeft: number, ctx: string): MirrorOrder {
-    assert.ok(cmd.op !== "cancel");
+  private headCheck(taker: Taker, makerId: number, takerLeft: number, ctx: string): MirrorOrder {
     assert.ok(takerLeft > 0, `${ctx}: met order ${makerId} after the incoming order was filled`);
-    const head = headOf(this.orders.values(), opposite(cmd.side));
+    const head = headOf(this.orders.values(), opposite(taker.side));
     assert.ok(head !== undefined, `${ctx}: met order ${makerId} on an empty side`);
     assert.equal(makerId, head.id, `${ctx}: met order ${makerId} before ${head.id} (price-time priority)`);
-    if (cmd.op === "limit") assert.ok(reaches(cmd.side, cmd.price, head.price), `${ctx}: beyond the limit`);
+    if (taker.price !== undefined) {
+      assert.ok(reaches(taker.side, taker.price, head.price), `${ctx}: beyond the limit`);
+    }
     return head;
+  }
+
+  /** True when an order on `side` at `price` reaches any resting opposite order (any user's). */
+  private reachesAny(side: Side, price: number): boolean {
+    for (const m of this.orders.values()) if (m.side !== side && reaches(side, price, m.price)) return true;
+    return false;
+  }
+
+  private assertNothingReachable(side: Side, price: number, ctx: string): void {
+    for (const m of this.orders.values()) {
+      if (m.side !== side && reaches(side, price, m.price)) {
+        assert.fail(`${ctx} while order ${m.id} at ${m.price} was still reachable`);
+      }
+    }
+  }
+
+  /** A reduce: amended at the same price, the level, and the order keeps its arrival number. */
+  private recordReduce(
+    cmd: Extract<Command, { op: "reduce" }>,
+    events: readonly BookEvent[],
+    ctx: string,
+  ): void {
+    const o = this.orders.get(cmd.id);
+    assert.ok(o !== undefined, `${ctx}: reduced an order that is not resting`);
+    assert.ok(cmd.by >= 1 && o.left - cmd.by > 0, `${ctx}: reduced to no open quantity`);
+    const oldLeft = o.left;
+    o.left -= cmd.by;
+    assert.deepEqual(
+      events,
+      [
+        ["amended", o.id, o.user, o.side, o.price, o.price, oldLeft, o.left],
+        ["level", o.side, o.price, this.total(o.side, o.price)],
+      ],
+      `${ctx}: reduce events`,
+    );
   }
 
   private recordCancel(cmd: Command, events: readonly BookEvent[], ctx: string): void {
@@ -630,7 +882,37 @@ export class BookMirror {
   private checkRefusal(cmd: Command, code: ResultCode, ctx: string): void {
     switch (code) {
       case ERR_ORDER_NOT_FOUND:
-        assert.ok(cmd.op === "cancel" && !this.orders.has(cmd.id), `${ctx}: wrong ERR_ORDER_NOT_FOUND`);
+        assert.ok(
+          (cmd.op === "cancel" || cmd.op === "reduce" || cmd.op === "move") && !this.orders.has(cmd.id),
+          `${ctx}: wrong ERR_ORDER_NOT_FOUND`,
+        );
+        return;
+      case ERR_AMEND_TOO_SMALL: {
+        const o = this.orders.get(cmd.id);
+        assert.ok(o !== undefined, `${ctx}: ERR_AMEND_TOO_SMALL for an order that is not resting`);
+        if (cmd.op === "reduce") assert.ok(!(cmd.by >= 1) || o.left - cmd.by <= 0, `${ctx}: the reduce fits`);
+        else assert.ok(cmd.op === "move" && o.left + cmd.delta <= 0, `${ctx}: wrong ERR_AMEND_TOO_SMALL`);
+        return;
+      }
+      case ERR_WOULD_TAKE:
+        if (cmd.op === "limit") {
+          assert.ok(
+            !this.orders.has(cmd.id) &&
+              ((cmd.flags ?? 0) & FLAG_POST_ONLY) !== 0 &&
+              this.reachesAny(cmd.side, cmd.price),
+            `${ctx}: wrong ERR_WOULD_TAKE`,
+          );
+        } else {
+          assert.ok(cmd.op === "move", `${ctx}: ERR_WOULD_TAKE for ${cmd.op}`);
+          const o = this.orders.get(cmd.id);
+          assert.ok(
+            o !== undefined &&
+              o.left + cmd.delta > 0 &&
+              (cmd.flags & FLAG_POST_ONLY) !== 0 &&
+              this.reachesAny(o.side, cmd.price),
+            `${ctx}: wrong ERR_WOULD_TAKE`,
+          );
+        }
         return;
       case ERR_DUPLICATE_ID:
         assert.ok(cmd.op === "limit" && this.orders.has(cmd.id), `${ctx}: wrong ERR_DUPLICATE_ID`);

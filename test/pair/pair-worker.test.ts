@@ -8,12 +8,18 @@ import { PairChannel, type PairChannelOptions } from "../../src/pair-client.ts";
 import { OrderBook } from "../../workers/matching/order-book.ts";
 import {
   BUY,
+  DONE_REMAINDER,
+  ERR_AMEND_TOO_SMALL,
   ERR_ORDER_NOT_FOUND,
+  ERR_WOULD_TAKE,
+  FLAG_POST_ONLY,
   NO_BUDGET,
   OK,
   type ResultCode,
   SELL,
   type Side,
+  TIF_FOK,
+  TIF_IOC,
 } from "../../workers/matching/types.ts";
 import * as protocol from "../../workers/pair/protocol.ts";
 import { dispatchEvent, END_RESULT, EV_END, EV_SEQ } from "../../workers/pair/protocol.ts";
@@ -76,11 +82,17 @@ function open(collector: AnswerCollector, options: Partial<PairChannelOptions> =
 function send(ch: PairChannel, cmd: Command): boolean {
   switch (cmd.op) {
     case "limit":
-      return ch.sendLimit(cmd.id, cmd.user, cmd.side, cmd.price, cmd.qty);
+      return cmd.flags === undefined
+        ? ch.sendLimit(cmd.id, cmd.user, cmd.side, cmd.price, cmd.qty)
+        : ch.sendLimit(cmd.id, cmd.user, cmd.side, cmd.price, cmd.qty, cmd.flags);
     case "market":
       return ch.sendMarket(cmd.id, cmd.user, cmd.side, cmd.qty, cmd.budget);
     case "cancel":
       return ch.sendCancel(cmd.id);
+    case "reduce":
+      return ch.sendReduce(cmd.id, cmd.by);
+    case "move":
+      return ch.sendMove(cmd.id, cmd.price, cmd.delta, cmd.flags);
   }
 }
 
@@ -98,8 +110,11 @@ async function runThroughWorker(commands: readonly Command[], options: Partial<P
   return commands.map((_, i) => collector.bySeq.get(i + 1) ?? []);
 }
 
-/** A deterministic mix of crossing limits, markets with and without budget, cancels and duplicates. */
-function randomCommands(n: number, seed: number): Command[] {
+/**
+ * A deterministic mix of crossing limits, markets with and without budget, cancels and duplicates;
+ * with `amends`, also limits with every flag combination, reduces and moves (some of unknown ids).
+ */
+function randomCommands(n: number, seed: number, amends = false): Command[] {
   let s = seed >>> 0;
   const rnd = (k: number): number => {
     s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
@@ -111,7 +126,15 @@ function randomCommands(n: number, seed: number): Command[] {
     const r = rnd(100);
     const side: Side = rnd(2) === 0 ? BUY : SELL;
     const user = 1 + rnd(4);
-    if (r < 60) {
+    if (amends && r < 30) {
+      const id = 1 + rnd(nextId);
+      const flags = rnd(3) | (rnd(2) === 0 ? FLAG_POST_ONLY : 0);
+      if (r < 10)
+        out.push({ op: "limit", id: nextId++, user, side, price: 95 + rnd(11), qty: 1 + rnd(20), flags });
+      else if (r < 18) out.push({ op: "reduce", id, by: 1 + rnd(6) });
+      else
+        out.push({ op: "move", id, price: 95 + rnd(11), delta: rnd(11) - 5, flags: rnd(2) * FLAG_POST_ONLY });
+    } else if (r < 60) {
       out.push({ op: "limit", id: nextId++, user, side, price: 95 + rnd(11), qty: 1 + rnd(20) });
     } else if (r < 75) {
       const budget = side === BUY && rnd(2) === 0 ? rnd(3000) : NO_BUDGET;
@@ -172,8 +195,26 @@ describe("pair protocol", () => {
         p.LEVEL_WORDS,
         p.EV_SLOT_WORDS,
       ],
+      [
+        "amended",
+        [
+          p.EV_KIND,
+          p.EV_SEQ,
+          p.AMENDED_ORDER_ID,
+          p.AMENDED_USER,
+          p.AMENDED_SIDE,
+          p.AMENDED_OLD_PRICE,
+          p.AMENDED_NEW_PRICE,
+          p.AMENDED_OLD_LEFT,
+          p.AMENDED_NEW_LEFT,
+        ],
+        p.AMENDED_WORDS,
+        p.EV_SLOT_WORDS,
+      ],
       ["end", [p.EV_KIND, p.EV_SEQ, p.END_RESULT], p.END_WORDS, p.EV_SLOT_WORDS],
     ];
+    // Word 7 is the budget of a MARKET and the flags of a LIMIT or MOVE (no kind has both).
+    assert.equal(p.CMD_FLAGS, p.CMD_BUDGET);
     for (const [name, fields, words, slotWords] of layouts) {
       const sorted = [...fields].sort((x, y) => x - y);
       assert.deepEqual(sorted, [...Array(fields.length).keys()], `${name} fields are not words 0..n-1`);
@@ -185,11 +226,14 @@ describe("pair protocol", () => {
       p.CMD_MARKET,
       p.CMD_CANCEL,
       p.CMD_SHUTDOWN,
+      p.CMD_REDUCE,
+      p.CMD_MOVE,
       p.EV_TRADE,
       p.EV_RESTED,
       p.EV_DONE,
       p.EV_LEVEL,
       p.EV_END,
+      p.EV_AMENDED,
     ];
     assert.equal(new Set([0, ...kinds]).size, kinds.length + 1, "kinds collide with each other or with 0");
   });
@@ -211,6 +255,61 @@ describe("pair worker", () => {
     }
     const codes = new Set(want.map((a) => a.at(-1)?.[1]));
     assert.ok(codes.size >= 4, `only result codes ${[...codes]}`);
+  });
+
+  test("a flagged limit, a reduce and a move round trip through the worker with their events and codes", async () => {
+    const commands: Command[] = [
+      { op: "limit", id: 1, user: 1, side: SELL, price: 101, qty: 5 },
+      { op: "limit", id: 2, user: 2, side: SELL, price: 101, qty: 3 },
+      // Post-only at the best ask: refused.
+      { op: "limit", id: 3, user: 3, side: BUY, price: 101, qty: 1, flags: FLAG_POST_ONLY },
+      // FOK for more than the book holds: killed whole.
+      { op: "limit", id: 4, user: 3, side: BUY, price: 101, qty: 9, flags: TIF_FOK },
+      // IOC: takes 5 + 3 lots, the remainder 2 ends.
+      { op: "limit", id: 5, user: 3, side: BUY, price: 101, qty: 10, flags: TIF_IOC },
+      { op: "limit", id: 6, user: 1, side: BUY, price: 99, qty: 8 },
+      { op: "reduce", id: 6, by: 3 },
+      { op: "reduce", id: 6, by: 5 },
+      // A negative delta travels exactly: 5 - 2 = 3 lots at 100.
+      { op: "move", id: 6, price: 100, delta: -2, flags: 0 },
+      { op: "move", id: 77, price: 100, delta: 1, flags: 0 },
+    ];
+    const want = expectedAnswers(commands);
+    // The expectations come from the in-process book; pin the points of this round trip.
+    const codes = want.map((a) => a.at(-1)?.[1]);
+    assert.deepEqual(codes, [
+      OK,
+      OK,
+      ERR_WOULD_TAKE,
+      OK,
+      OK,
+      OK,
+      OK,
+      ERR_AMEND_TOO_SMALL,
+      OK,
+      ERR_ORDER_NOT_FOUND,
+    ]);
+    assert.deepEqual(want[3][0], ["done", 4, 3, BUY, DONE_REMAINDER, 9]);
+    assert.deepEqual(want[4].at(-3), ["done", 5, 3, BUY, DONE_REMAINDER, 2]);
+    assert.deepEqual(want[6][0], ["amended", 6, 1, BUY, 99, 99, 8, 5]);
+    assert.deepEqual(want[8][0], ["amended", 6, 1, BUY, 99, 100, 5, 3]);
+    const got = await runThroughWorker(commands, { commandSlots: 4, eventSlots: 16 });
+    assert.deepEqual(got, want);
+  });
+
+  test("answers 3000 commands mixing flags, reduces and moves exactly like the in-process book", async () => {
+    const commands = randomCommands(3000, 11, true);
+    const want = expectedAnswers(commands);
+    const got = await runThroughWorker(commands, { commandSlots: 64, eventSlots: 256 });
+    assert.deepEqual(got, want);
+    const codes = new Set(want.map((a) => a.at(-1)?.[1]));
+    for (const code of [ERR_WOULD_TAKE, ERR_AMEND_TOO_SMALL, ERR_ORDER_NOT_FOUND]) {
+      assert.ok(codes.has(code), `no result code ${code}`);
+    }
+    assert.ok(
+      want.flat().some((e) => e[0] === "amended" && e[4] !== e[5]),
+      "no move to a new price",
+    );
   });
 
   test("a command with more events than the event ring holds waits for the main thread and loses none", async () => {

@@ -34,6 +34,16 @@ function prepare(db: Db) {
        ORDER BY id DESC`,
     ),
     order: db.prepare<[number], OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ?`),
+    orderByClientId: db.prepare<[number, string], OrderRow>(
+      `SELECT ${ORDER_COLUMNS} FROM orders INDEXED BY orders_client_id
+       WHERE user_id = ? AND client_order_id = ?`,
+    ),
+    // The candidates come from the main thread (its open orders of the user); the rows say which
+    // are open as committed.
+    openOrders: db.prepare<[string], OrderRow>(
+      `SELECT ${ORDER_COLUMNS} FROM orders WHERE id IN (SELECT value FROM json_each(?))
+         AND is_cancelled = 0 AND amount_used < amount ORDER BY id DESC`,
+    ),
     // A user's trades: user_trades up to the writer's mark, then the tail of trades above it as
     // the user saw them (the trade_sides view, which also defines the rows the writer adds).
     tradesThrough: db.prepare<[], number>("SELECT value FROM meta WHERE key = 'user_trades_through'").pluck(),
@@ -72,7 +82,7 @@ function checkPage(page: number, pageSize: number): number {
 
 export default function run(
   task: ReaderTask,
-): Page<OrderRow> | Page<UserTradeRow> | RecentForUser | OrderRow | undefined {
+): Page<OrderRow> | Page<UserTradeRow> | RecentForUser | OrderRow | OrderRow[] | undefined {
   if (db === null) connect();
   switch (task.op) {
     case "userOrders": {
@@ -99,6 +109,12 @@ export default function run(
       const row = st.order.get(task.orderId);
       return row === undefined ? undefined : toOrderRow(row);
     }
+    case "orderByClientId": {
+      const row = st.orderByClientId.get(task.userId, task.clientOrderId);
+      return row === undefined ? undefined : toOrderRow(row);
+    }
+    case "openOrders":
+      return st.openOrders.all(JSON.stringify(task.ids)).map(toOrderRow);
     case "recentForUser": {
       checkPage(1, task.n);
       return inSnapshot(() => ({

@@ -41,7 +41,9 @@ import {
   NONCE_VALUE,
   ORD_AMOUNT,
   ORD_CANCELLED,
+  ORD_CLIENT_ID,
   ORD_CREATE,
+  ORD_FLAGS,
   ORD_ID,
   ORD_PAIR,
   ORD_PRICE,
@@ -122,9 +124,10 @@ function prepare(db: Db) {
     ),
     order: db.prepare(
       `INSERT INTO orders (id, user_id, pair, side, type, price, amount, amount_used, is_cancelled,
-         create_micro, update_micro) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET price = excluded.price, amount_used = excluded.amount_used,
-         is_cancelled = excluded.is_cancelled, update_micro = excluded.update_micro`,
+         create_micro, update_micro, flags, client_order_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET price = excluded.price, amount = excluded.amount,
+         amount_used = excluded.amount_used, is_cancelled = excluded.is_cancelled,
+         update_micro = excluded.update_micro`,
     ),
     trade: db.prepare(
       `INSERT INTO trades (id, pair, price, amount, taker_order_id, maker_order_id, taker_user_id,
@@ -292,7 +295,7 @@ apply[K_TRANSFER] = (b, s) => {
     );
 };
 
-apply[K_ORDER] = (b) => {
+apply[K_ORDER] = (b, s) => {
   seenNum.clear();
   for (let o = b.length - STRIDE[K_ORDER]; o >= 0; o -= STRIDE[K_ORDER]) {
     const id = b[o + ORD_ID];
@@ -311,6 +314,8 @@ apply[K_ORDER] = (b) => {
       b[o + ORD_CANCELLED],
       b[o + ORD_CREATE],
       b[o + ORD_UPDATE],
+      b[o + ORD_FLAGS],
+      b[o + ORD_CLIENT_ID] === -1 ? null : s[b[o + ORD_CLIENT_ID]],
     );
   }
 };

@@ -35,15 +35,21 @@ import {
   DONE_CANCELLED,
   DONE_REMAINDER,
   DONE_SELF_TRADE,
+  ERR_AMEND_TOO_SMALL,
   ERR_DUPLICATE_ID,
   ERR_INSUFFICIENT_FUNDS,
   ERR_NO_LIQUIDITY,
   ERR_ORDER_NOT_FOUND,
+  ERR_WOULD_TAKE,
+  FLAG_POST_ONLY,
   type MatchingBook,
   OK,
   type ResultCode,
   SELL,
   type Side,
+  TIF_FOK,
+  TIF_IOC,
+  TIF_MASK,
 } from "./types.ts";
 
 const NIL = -1;
@@ -179,9 +185,11 @@ export class OrderBook implements MatchingBook {
 
   // ---------------------------------------------------------------- commands
 
-  limit(orderId: number, user: number, side: Side, price: number, qty: number): ResultCode {
+  limit(orderId: number, user: number, side: Side, price: number, qty: number, flags = 0): ResultCode {
     if (orderId > this.maxId) this.maxId = orderId;
     else if (this.find(orderId) !== NIL) return ERR_DUPLICATE_ID;
+    // Flags are read once per command; a plain GTC order takes the path it always took.
+    if (flags !== 0) return this.limitFlagged(orderId, user, side, price, qty, flags);
     const left = this.match(orderId, user, side, qty, side === BUY ? price : -price, -1);
     if (left > 0) {
       this.rest(orderId, user, side, price, left);
@@ -213,6 +221,66 @@ export class OrderBook implements MatchingBook {
     this.unlinkOrder(o);
     this.mergeSparse(o >> CHUNK_SHIFT);
     this.ev.done(orderId, user, side, DONE_CANCELLED, left);
+    this.flushLevels();
+    return OK;
+  }
+
+  reduce(orderId: number, by: number): ResultCode {
+    const o = this.find(orderId);
+    if (o === NIL) return ERR_ORDER_NOT_FOUND;
+    const left = this.of64[o * F64_WORDS + F_LEFT];
+    if (!(by >= 1) || left - by <= 0) return ERR_AMEND_TOO_SMALL;
+    const lvl = this.cMeta[(o >> CHUNK_SHIFT) * CHUNK_META + C_LEVEL];
+    const price = this.lPrice[lvl];
+    this.ev.amended(
+      orderId,
+      this.oi32[o * I32_WORDS + I_USER],
+      this.lSide[lvl] as Side,
+      price,
+      price,
+      left,
+      left - by,
+    );
+    // The record stays where it is: the order keeps its place in the level's FIFO.
+    this.of64[o * F64_WORDS + F_LEFT] = left - by;
+    this.lTotal[lvl] -= by;
+    this.markDirty(lvl);
+    this.flushLevels();
+    return OK;
+  }
+
+  move(orderId: number, price: number, delta: number, flags: number): ResultCode {
+    const o = this.find(orderId);
+    if (o === NIL) return ERR_ORDER_NOT_FOUND;
+    const left = this.of64[o * F64_WORDS + F_LEFT];
+    const newLeft = left + delta;
+    if (newLeft <= 0) return ERR_AMEND_TOO_SMALL;
+    const lvl = this.cMeta[(o >> CHUNK_SHIFT) * CHUNK_META + C_LEVEL];
+    const side = this.lSide[lvl] as Side;
+    if ((flags & FLAG_POST_ONLY) !== 0 && this.wouldTake(side, price)) return ERR_WOULD_TAKE;
+    const user = this.oi32[o * I32_WORDS + I_USER];
+    const oldPrice = this.lPrice[lvl];
+    this.ev.amended(orderId, user, side, oldPrice, price, left, newLeft);
+    if (price === oldPrice && this.lTotal[lvl] === left) {
+      // Alone in its level, so already at its back; nothing opposite reaches a price it rested
+      // at. Changing the quantity in place also keeps the level slot (unlinking would drop the
+      // level and re-create it, reporting one price twice).
+      this.of64[o * F64_WORDS + F_LEFT] = newLeft;
+      this.lTotal[lvl] = newLeft;
+      this.markDirty(lvl);
+      this.ev.rested(orderId, user, side, price, newLeft);
+      this.flushLevels();
+      return OK;
+    }
+    // At a new price the old level may be dropped: it is on the order's own side, which neither
+    // matching nor the new level (another price) touches again in this command.
+    this.unlinkOrder(o);
+    this.mergeSparse(o >> CHUNK_SHIFT);
+    const rest = this.match(orderId, user, side, newLeft, side === BUY ? price : -price, -1);
+    if (rest > 0) {
+      this.rest(orderId, user, side, price, rest);
+      this.ev.rested(orderId, user, side, price, rest);
+    }
     this.flushLevels();
     return OK;
   }
@@ -260,6 +328,70 @@ export class OrderBook implements MatchingBook {
   /** Number of price levels on one side. */
   depth(side: Side): number {
     return this.count[side] - this.parked[side];
+  }
+
+  // ---------------------------------------------------------------- flagged limit orders
+
+  /** A limit order with flags (post-only, IOC, FOK): off the plain GTC path on purpose. */
+  private limitFlagged(
+    orderId: number,
+    user: number,
+    side: Side,
+    price: number,
+    qty: number,
+    flags: number,
+  ): ResultCode {
+    if ((flags & FLAG_POST_ONLY) !== 0 && this.wouldTake(side, price)) return ERR_WOULD_TAKE;
+    const tif = flags & TIF_MASK;
+    const key = side === BUY ? price : -price;
+    if (tif === TIF_FOK && this.available(side === BUY ? SELL : BUY, user, qty, key) < qty) {
+      this.ev.done(orderId, user, side, DONE_REMAINDER, qty);
+      return OK;
+    }
+    const left = this.match(orderId, user, side, qty, key, -1);
+    if (left > 0) {
+      if (tif === TIF_IOC || tif === TIF_FOK) this.ev.done(orderId, user, side, DONE_REMAINDER, left);
+      else {
+        this.rest(orderId, user, side, price, left);
+        this.ev.rested(orderId, user, side, price, left);
+      }
+    }
+    this.flushLevels();
+    return OK;
+  }
+
+  /** True when an order on `side` at `price` reaches the best opposite order (any user's). */
+  private wouldTake(side: Side, price: number): boolean {
+    if (side === BUY) {
+      const ask = this.bestAsk();
+      return ask !== -1 && ask <= price;
+    }
+    const bid = this.bestBid();
+    return bid !== -1 && bid >= price;
+  }
+
+  /**
+   * Lots that other users' orders on side `opp` hold at keys up to `limitKey` (see `match`),
+   * counted until `qty` is reached.
+   */
+  private available(opp: Side, user: number, qty: number, limitKey: number): number {
+    const arr = this.sorted[opp];
+    const meta = this.cMeta;
+    let got = 0;
+    for (let i = this.count[opp] - 1; i >= 0 && got < qty; i--) {
+      const lvl = arr[i];
+      const price = this.lPrice[lvl];
+      if ((opp === SELL ? price : -price) > limitKey) break;
+      for (let c = this.lHead[lvl]; c !== NIL && got < qty; c = meta[c * CHUNK_META + C_NEXT]) {
+        const end = meta[c * CHUNK_META + C_FILL];
+        for (let pos = meta[c * CHUNK_META + C_HEAD]; pos < end && got < qty; pos++) {
+          const o = (c << CHUNK_SHIFT) + pos;
+          const open = this.of64[o * F64_WORDS + F_LEFT];
+          if (open !== 0 && this.oi32[o * I32_WORDS + I_USER] !== user) got += open;
+        }
+      }
+    }
+    return got;
   }
 
   // ---------------------------------------------------------------- matching

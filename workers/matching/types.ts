@@ -26,7 +26,10 @@ export type Side = typeof BUY | typeof SELL;
 export const DONE_CANCELLED = 2;
 /** A resting order cancelled because an incoming order of the same user met it (CONTRACT 3). */
 export const DONE_SELF_TRADE = 3;
-/** The unfilled remainder of a market order (no more liquidity, or the budget ran out). */
+/**
+ * The unfilled remainder of a market order (no more liquidity, or the budget ran out), of an IOC
+ * limit order, or of a FOK limit order that was killed (then `left` is its whole quantity).
+ */
 export const DONE_REMAINDER = 4;
 export type DoneReason = typeof DONE_CANCELLED | typeof DONE_SELF_TRADE | typeof DONE_REMAINDER;
 
@@ -43,12 +46,36 @@ export const ERR_INSUFFICIENT_FUNDS = 102;
 export const ERR_ORDER_NOT_FOUND = 103;
 /** Limit order with an id that is already resting (a caller bug; nothing happened). */
 export const ERR_DUPLICATE_ID = 104;
+/** Post-only limit order or move whose price reaches a resting opposite order: nothing happened. */
+export const ERR_WOULD_TAKE = 105;
+/** Reduce or move that would leave the order with no open quantity: nothing happened. */
+export const ERR_AMEND_TOO_SMALL = 106;
 export type ResultCode =
   | typeof OK
   | typeof ERR_NO_LIQUIDITY
   | typeof ERR_INSUFFICIENT_FUNDS
   | typeof ERR_ORDER_NOT_FOUND
-  | typeof ERR_DUPLICATE_ID;
+  | typeof ERR_DUPLICATE_ID
+  | typeof ERR_WOULD_TAKE
+  | typeof ERR_AMEND_TOO_SMALL;
+
+/**
+ * Flags of a limit order (and of a move), a bit field. The low two bits are the time in force:
+ * - TIF_GTC: match, then rest the remainder;
+ * - TIF_IOC: match, then end the remainder (`done` DONE_REMAINDER), never rest;
+ * - TIF_FOK: when other users' orders at the limit price or better hold less than the whole
+ *   quantity, end at once (`done` DONE_REMAINDER with the whole quantity; no trade, no self-trade
+ *   cancel, no level); otherwise match like IOC (it then ends fully filled).
+ * The value 3 of the two bits is not defined; the books treat it as GTC (the front end never sends it).
+ * FLAG_POST_ONLY: when the price reaches any resting opposite order (any user's, own included) the
+ * order is refused with ERR_WOULD_TAKE and nothing changes; otherwise the time in force applies.
+ * Only GTC orders are post-only at the HTTP edge; the book applies the check first for any.
+ */
+export const TIF_GTC = 0;
+export const TIF_IOC = 1;
+export const TIF_FOK = 2;
+export const TIF_MASK = 3;
+export const FLAG_POST_ONLY = 4;
 
 /** 2^52: the largest market-buy budget (ticks × lots); callers clamp larger balances to it. */
 export const MAX_BUDGET = 2 ** 52;
@@ -58,9 +85,9 @@ export const NO_BUDGET = -1;
 /**
  * Receiver of the book's events. Methods take only numbers so that an implementation can copy
  * them into a ring buffer without allocating. Within one command, events arrive in this order:
- * trades and self-trade cancels interleaved in execution order, then the taker's own outcome
- * (`rested` or `done`), then every aggregated level that changed during the command, once each
- * with its final total.
+ * `amended` (reduce and move only), then trades and self-trade cancels interleaved in execution
+ * order, then the taker's own outcome (`rested` or `done`), then every aggregated level that
+ * changed during the command, once each with its final total.
  */
 export interface BookEvents {
   /**
@@ -84,12 +111,28 @@ export interface BookEvents {
   done(orderId: number, user: number, side: Side, reason: DoneReason, left: number): void;
   /** The aggregated amount at `price` on `side` is now `total` lots (0: the level is gone). */
   level(side: Side, price: number, total: number): void;
+  /**
+   * A resting order was reduced (same price, keeps its place) or moved (taken out of its level;
+   * the events that follow treat it as an arriving limit order at `newPrice` for `newLeft` lots).
+   */
+  amended(
+    orderId: number,
+    user: number,
+    side: Side,
+    oldPrice: number,
+    newPrice: number,
+    oldLeft: number,
+    newLeft: number,
+  ): void;
 }
 
 /** The commands every book implementation accepts. */
 export interface MatchingBook {
-  /** Limit order: match against the opposite side up to `price`, rest the remainder. */
-  limit(orderId: number, user: number, side: Side, price: number, qty: number): ResultCode;
+  /**
+   * Limit order: match against the opposite side up to `price`, then rest the remainder (GTC) or
+   * end it (IOC, FOK). `flags`: TIF_* | FLAG_POST_ONLY (see there); 0 is a plain GTC order.
+   */
+  limit(orderId: number, user: number, side: Side, price: number, qty: number, flags?: number): ResultCode;
   /**
    * Market order for `qty` lots. `budget` (market buys only, ticks × lots, at most MAX_BUDGET, or
    * NO_BUDGET): when the full walk over other users' orders costs more than the budget, the order
@@ -99,6 +142,21 @@ export interface MatchingBook {
   market(orderId: number, user: number, side: Side, qty: number, budget: number): ResultCode;
   /** Cancel a resting order by id (ownership is checked by the caller). */
   cancel(orderId: number): ResultCode;
+  /**
+   * Lowers a resting order's open quantity by `by` lots (>= 1); it keeps its place in its level.
+   * ERR_ORDER_NOT_FOUND when it is not resting; ERR_AMEND_TOO_SMALL when `left - by <= 0` (or
+   * `by < 1`). Events: `amended` (same price twice), then the level.
+   */
+  reduce(orderId: number, by: number): ResultCode;
+  /**
+   * Moves a resting order to `price` with `left + delta` lots open (`delta`: signed lots, may be
+   * 0). ERR_ORDER_NOT_FOUND when it is not resting; ERR_AMEND_TOO_SMALL when `left + delta <= 0`;
+   * ERR_WOULD_TAKE when `flags & FLAG_POST_ONLY` and `price` reaches the opposite best. Otherwise
+   * `amended`, and the order leaves its level and arrives again as a GTC limit order with the same
+   * id, user and side (other flag bits are ignored): it may trade, and its remainder rests at the
+   * back of its level. Every changed level (the old one included) is reported once.
+   */
+  move(orderId: number, price: number, delta: number, flags: number): ResultCode;
   /** Best bid / best ask in ticks, or -1 when that side is empty. */
   bestBid(): number;
   bestAsk(): number;

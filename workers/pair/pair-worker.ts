@@ -55,6 +55,7 @@ import {
   type PairWorkerData,
   READY_MESSAGE,
   runCommand,
+  writeAmended,
   writeDone,
   writeEnd,
   writeLevel,
@@ -116,6 +117,18 @@ class RingEvents implements BookEvents {
 
   level(side: Side, price: number, total: number): void {
     writeLevel(this.f, this.slot(), this.seq, side, price, total);
+  }
+
+  amended(
+    orderId: number,
+    user: number,
+    side: Side,
+    oldPrice: number,
+    newPrice: number,
+    oldLeft: number,
+    newLeft: number,
+  ): void {
+    writeAmended(this.f, this.slot(), this.seq, orderId, user, side, oldPrice, newPrice, oldLeft, newLeft);
   }
 
   /** Offset of a reserved event slot, waiting for the main thread to free one if needed. */

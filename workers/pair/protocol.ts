@@ -24,12 +24,21 @@ export const CMD_SEQ = 1;
 export const CMD_ORDER_ID = 2;
 export const CMD_USER = 3;
 export const CMD_SIDE = 4;
-/** Limit price in ticks (LIMIT only). */
+/** Limit price in ticks (LIMIT), new price (MOVE). */
 export const CMD_PRICE = 5;
-/** Quantity in lots (LIMIT, MARKET). */
+/**
+ * Quantity in lots (LIMIT, MARKET); lots to take off (REDUCE: `by`); signed change of the open
+ * quantity (MOVE: `delta`, may be negative; a Float64 holds it exactly).
+ */
 export const CMD_QTY = 6;
+/**
+ * Word 7's meaning depends on the kind: MARKET reads it as CMD_BUDGET, LIMIT and MOVE as CMD_FLAGS.
+ * Sharing the word keeps a command in one 64-byte slot (one cache line); no kind uses both.
+ */
 /** Market-buy budget in ticks × lots, or NO_BUDGET (MARKET only). */
 export const CMD_BUDGET = 7;
+/** TIF_* | FLAG_POST_ONLY (matching/types.ts) of a LIMIT or MOVE. */
+export const CMD_FLAGS = 7;
 /** Words per command slot: 64 bytes, a cache line's size. */
 export const CMD_SLOT_WORDS = 8;
 
@@ -38,6 +47,10 @@ export const CMD_MARKET = 2;
 export const CMD_CANCEL = 3;
 /** Ends the worker's loop after an END record for it; the thread then exits. */
 export const CMD_SHUTDOWN = 4;
+/** Lowers a resting order's open quantity, keeping its place (MatchingBook.reduce). */
+export const CMD_REDUCE = 5;
+/** New price and/or quantity for a resting order, which goes to the back (MatchingBook.move). */
+export const CMD_MOVE = 6;
 
 // ------------------------------------------------------------------------------------ events
 
@@ -52,6 +65,7 @@ export const EV_DONE = 13;
 export const EV_LEVEL = 14;
 /** Last record of every command; carries its ResultCode. */
 export const EV_END = 15;
+export const EV_AMENDED = 16;
 
 // TRADE fields: the arguments of BookEvents.trade, in order.
 export const TRADE_TAKER_ID = 2;
@@ -87,6 +101,16 @@ export const LEVEL_PRICE = 3;
 export const LEVEL_TOTAL = 4;
 export const LEVEL_WORDS = 5;
 
+// AMENDED fields: the arguments of BookEvents.amended, in order.
+export const AMENDED_ORDER_ID = 2;
+export const AMENDED_USER = 3;
+export const AMENDED_SIDE = 4;
+export const AMENDED_OLD_PRICE = 5;
+export const AMENDED_NEW_PRICE = 6;
+export const AMENDED_OLD_LEFT = 7;
+export const AMENDED_NEW_LEFT = 8;
+export const AMENDED_WORDS = 9;
+
 // END fields.
 export const END_RESULT = 2;
 export const END_WORDS = 3;
@@ -94,10 +118,11 @@ export const END_WORDS = 3;
 /** Words per event slot: the largest record (TRADE, 11 words) plus one spare; 96 bytes. */
 export const EV_SLOT_WORDS = 12;
 
-if (Math.max(TRADE_WORDS, RESTED_WORDS, DONE_WORDS, LEVEL_WORDS, END_WORDS) > EV_SLOT_WORDS) {
+if (Math.max(TRADE_WORDS, RESTED_WORDS, DONE_WORDS, LEVEL_WORDS, END_WORDS, AMENDED_WORDS) > EV_SLOT_WORDS) {
   throw new Error("EV_SLOT_WORDS is smaller than the largest event record");
 }
-if (CMD_BUDGET >= CMD_SLOT_WORDS) throw new Error("CMD_SLOT_WORDS is smaller than a command record");
+if (Math.max(CMD_BUDGET, CMD_FLAGS) >= CMD_SLOT_WORDS)
+  throw new Error("CMD_SLOT_WORDS is smaller than a command record");
 
 // ------------------------------------------------------------------------------------ encode commands
 
@@ -110,6 +135,7 @@ export function writeLimit(
   side: Side,
   price: number,
   qty: number,
+  flags = 0,
 ): void {
   f[o + CMD_KIND] = CMD_LIMIT;
   f[o + CMD_SEQ] = seq;
@@ -118,6 +144,7 @@ export function writeLimit(
   f[o + CMD_SIDE] = side;
   f[o + CMD_PRICE] = price;
   f[o + CMD_QTY] = qty;
+  f[o + CMD_FLAGS] = flags;
 }
 
 export function writeMarket(
@@ -145,13 +172,37 @@ export function writeCancel(f: Float64Array, o: number, seq: number, orderId: nu
   f[o + CMD_ORDER_ID] = orderId;
 }
 
+export function writeReduce(f: Float64Array, o: number, seq: number, orderId: number, by: number): void {
+  f[o + CMD_KIND] = CMD_REDUCE;
+  f[o + CMD_SEQ] = seq;
+  f[o + CMD_ORDER_ID] = orderId;
+  f[o + CMD_QTY] = by;
+}
+
+export function writeMove(
+  f: Float64Array,
+  o: number,
+  seq: number,
+  orderId: number,
+  price: number,
+  delta: number,
+  flags: number,
+): void {
+  f[o + CMD_KIND] = CMD_MOVE;
+  f[o + CMD_SEQ] = seq;
+  f[o + CMD_ORDER_ID] = orderId;
+  f[o + CMD_PRICE] = price;
+  f[o + CMD_QTY] = delta;
+  f[o + CMD_FLAGS] = flags;
+}
+
 export function writeShutdown(f: Float64Array, o: number, seq: number): void {
   f[o + CMD_KIND] = CMD_SHUTDOWN;
   f[o + CMD_SEQ] = seq;
 }
 
 /**
- * Runs the LIMIT, MARKET or CANCEL command at `o` on `book` (whose events go wherever the book
+ * Runs the LIMIT, MARKET, CANCEL, REDUCE or MOVE command at `o` on `book` (whose events go wherever the book
  * sends them). SHUTDOWN and unknown kinds are the caller's business: this throws on them.
  */
 export function runCommand(book: MatchingBook, f: Float64Array, o: number): ResultCode {
@@ -163,6 +214,7 @@ export function runCommand(book: MatchingBook, f: Float64Array, o: number): Resu
         f[o + CMD_SIDE] as Side,
         f[o + CMD_PRICE],
         f[o + CMD_QTY],
+        f[o + CMD_FLAGS],
       );
     case CMD_MARKET:
       return book.market(
@@ -174,6 +226,10 @@ export function runCommand(book: MatchingBook, f: Float64Array, o: number): Resu
       );
     case CMD_CANCEL:
       return book.cancel(f[o + CMD_ORDER_ID]);
+    case CMD_REDUCE:
+      return book.reduce(f[o + CMD_ORDER_ID], f[o + CMD_QTY]);
+    case CMD_MOVE:
+      return book.move(f[o + CMD_ORDER_ID], f[o + CMD_PRICE], f[o + CMD_QTY], f[o + CMD_FLAGS]);
     default:
       throw new Error(`not a book command: kind ${f[o + CMD_KIND]} at offset ${o}`);
   }
@@ -261,6 +317,29 @@ export function writeLevel(
   f[o + LEVEL_TOTAL] = total;
 }
 
+export function writeAmended(
+  f: Float64Array,
+  o: number,
+  seq: number,
+  orderId: number,
+  user: number,
+  side: Side,
+  oldPrice: number,
+  newPrice: number,
+  oldLeft: number,
+  newLeft: number,
+): void {
+  f[o + EV_KIND] = EV_AMENDED;
+  f[o + EV_SEQ] = seq;
+  f[o + AMENDED_ORDER_ID] = orderId;
+  f[o + AMENDED_USER] = user;
+  f[o + AMENDED_SIDE] = side;
+  f[o + AMENDED_OLD_PRICE] = oldPrice;
+  f[o + AMENDED_NEW_PRICE] = newPrice;
+  f[o + AMENDED_OLD_LEFT] = oldLeft;
+  f[o + AMENDED_NEW_LEFT] = newLeft;
+}
+
 export function writeEnd(f: Float64Array, o: number, seq: number, result: ResultCode): void {
   f[o + EV_KIND] = EV_END;
   f[o + EV_SEQ] = seq;
@@ -309,6 +388,17 @@ export function dispatchEvent(f: Float64Array, o: number, sink: BookEvents): num
       break;
     case EV_LEVEL:
       sink.level(f[o + LEVEL_SIDE] as Side, f[o + LEVEL_PRICE], f[o + LEVEL_TOTAL]);
+      break;
+    case EV_AMENDED:
+      sink.amended(
+        f[o + AMENDED_ORDER_ID],
+        f[o + AMENDED_USER],
+        f[o + AMENDED_SIDE] as Side,
+        f[o + AMENDED_OLD_PRICE],
+        f[o + AMENDED_NEW_PRICE],
+        f[o + AMENDED_OLD_LEFT],
+        f[o + AMENDED_NEW_LEFT],
+      );
       break;
     case EV_END:
       break;

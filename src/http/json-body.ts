@@ -1,0 +1,39 @@
+/**
+ * Request bodies as JSON, with every number exactly as the client wrote it (CONTRACT 2.1: nothing is
+ * rounded silently). JSON.parse turns `1.0000000000000001` into the double 1, so a price with more
+ * decimals than the pair allows would pass as a valid one. A number of at most 15 significant digits
+ * without an exponent survives the double exactly (`parseDecimal` reads it back by its shortest
+ * text), so the fast path keeps JSON.parse for bodies that hold no longer run of digits and no
+ * exponent; any other body is parsed by lossless-json, which hands over each number whose double
+ * would lose information as a `LosslessNumber` carrying its source text.
+ *
+ * The two paths differ in one respect only: lossless-json refuses a key given twice with different
+ * values (JSON.parse keeps the last), and such a body answers 400 `body` like any malformed JSON.
+ */
+import { isSafeNumber, LosslessNumber, parse } from "lossless-json";
+import { Code, type ErrorEntry } from "../errors.ts";
+
+/** A run of 16 digits (or digits and a point), or a digit followed by an exponent. */
+const MAY_LOSE_PRECISION = /[0-9.]{16}|[0-9][eE]/;
+
+function parseNumber(text: string): number | LosslessNumber {
+  return isSafeNumber(text) ? Number(text) : new LosslessNumber(text);
+}
+
+/** Parses a request body; throws SyntaxError on malformed JSON. */
+export function parseJsonBody(text: string): unknown {
+  if (!MAY_LOSE_PRECISION.test(text)) return JSON.parse(text);
+  return parse(text, null, parseNumber);
+}
+
+export { LosslessNumber };
+
+/**
+ * CONTRACT 8.1: an UNKNOWN_FIELD error under each field of `body` that `allowed` does not hold (an
+ * ignored `postOnly` would be a silent taker fill).
+ */
+export function unknownFields(body: Record<string, unknown>, allowed: ReadonlySet<string>): ErrorEntry[] {
+  const out: ErrorEntry[] = [];
+  for (const k in body) if (!allowed.has(k)) out.push([Code.UNKNOWN_FIELD, undefined, k]);
+  return out;
+}
