@@ -164,6 +164,14 @@ describe("the e2e response check", () => {
     assert.match(openApiMismatch(answer("GET", "/1.0/trade/nothing", 200, {})) ?? "", /no operation/);
   });
 
+  test("leaves CORS preflights and the web page's files alone, but not a 200 from an unknown API path", () => {
+    const blank = { method: "OPTIONS", pathAndQuery: "/1.0/trade/create-order", status: 204 };
+    assert.equal(openApiMismatch({ ...blank, headers: new Headers(), text: "", body: undefined }), null);
+    const page = { method: "GET", pathAndQuery: "/app.js", status: 200, headers: new Headers() };
+    assert.equal(openApiMismatch({ ...page, text: "x", body: undefined }), null);
+    assert.match(openApiMismatch(answer("GET", "/admin/nothing", 200, {})) ?? "", /no operation/);
+  });
+
   test("matches a literal path before a template (user-history is not a pair)", () => {
     const page = { total: 0, items: [] };
     assert.equal(openApiMismatch(answer("GET", "/1.0/trade/pairs/user-history", 200, page)), null);
