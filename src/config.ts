@@ -33,6 +33,8 @@ export interface Settings {
   readonly idleTimeoutSeconds: number;
   /** Unsent bytes per stream connection above which it is closed with 1008 (CONTRACT 7). */
   readonly maxBackpressureBytes: number;
+  /** How pair workers wait for commands (src/pair-client.ts `chooseWaitStrategy`). */
+  readonly waitStrategy: WaitStrategyChoice;
   /** Things worth printing at start that are not errors (e.g. a short admin token). */
   readonly warnings: readonly string[];
 }
@@ -46,7 +48,11 @@ export const DEFAULT_SETTINGS = {
   synchronous: "FULL",
   idleTimeoutSeconds: 120,
   maxBackpressureBytes: 1024 * 1024,
+  waitStrategy: "auto",
 } as const;
+
+/** `auto` picks by core count at start; see src/pair-client.ts. */
+export type WaitStrategyChoice = "auto" | "blocking" | "busy-spin";
 
 /**
  * uWebSockets keeps socket timeouts on a 4-second wheel of 240 slots and refuses idle timeouts
@@ -67,6 +73,7 @@ const FLAG_OPTIONS = {
   "allow-slow-uws": { type: "boolean" },
   "idle-timeout": { type: "string" },
   "max-backpressure": { type: "string" },
+  "wait-strategy": { type: "string" },
 } as const;
 
 /**
@@ -85,6 +92,7 @@ const FLAG_OPTIONS = {
  * | --allow-slow-uws | ALLOW_SLOW_UWS (1/true/yes, 0/false/no) | off |
  * | --idle-timeout | STREAM_IDLE_TIMEOUT (seconds) | 120 (0 = off, else 8..900) |
  * | --max-backpressure | STREAM_MAX_BACKPRESSURE (bytes) | 1048576 |
+ * | --wait-strategy | WAIT_STRATEGY | auto (or blocking, busy-spin) |
  * | (none) | ADMIN_TOKEN | unset: admin interface off |
  */
 export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): Settings {
@@ -161,6 +169,16 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     );
   }
 
+  const waitRaw = pick("wait-strategy", "WAIT_STRATEGY");
+  let waitStrategy: WaitStrategyChoice = DEFAULT_SETTINGS.waitStrategy;
+  if (waitRaw !== undefined) {
+    const lower = waitRaw[0].trim().toLowerCase();
+    if (lower !== "auto" && lower !== "blocking" && lower !== "busy-spin") {
+      throw new ConfigError(`${waitRaw[1]}: "${waitRaw[0]}" must be auto, blocking or busy-spin`);
+    }
+    waitStrategy = lower;
+  }
+
   let adminToken = envValue("ADMIN_TOKEN");
   if (adminToken !== undefined) {
     adminToken = adminToken.trim();
@@ -181,6 +199,7 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     adminToken,
     synchronous,
     allowSlowUws,
+    waitStrategy,
     idleTimeoutSeconds,
     maxBackpressureBytes: integer(
       "max-backpressure",

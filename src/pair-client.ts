@@ -43,6 +43,37 @@ export const DEFAULT_PUBLISH_EVERY = 256;
 export const DEFAULT_MAIN_POLL_TURNS = 16;
 export const DEFAULT_MAX_EVENTS_PER_TURN = 4096;
 
+/**
+ * How a pair worker waits for commands (LMAX Disruptor's names):
+ * - `blocking` (BlockingWaitStrategy with a short spin): polls about 2 µs, then sleeps in
+ *   Atomics.wait until the main thread notifies it. An idle pair costs nothing, but a command that
+ *   finds its worker asleep pays a futex wake, measured at 10-25 µs of CPU across vCPUs here.
+ * - `busy-spin` (BusySpinWaitStrategy): never sleeps, so a command is picked up within
+ *   nanoseconds and no wake is ever paid, at the price of one core per pair at 100% forever, even
+ *   idle. Only for machines with a core to spare per pair beyond the main, writer and checkpointer
+ *   threads; on fewer, a spinning worker takes the core the main thread needs (bench/ring/wake.bench.ts:
+ *   0.86M/s against 1.34M/s pipelined on 2 vCPUs).
+ */
+export type WaitStrategy = "blocking" | "busy-spin";
+
+/** Threads besides the pair workers that want a core of their own: main, writer, checkpointer. */
+const OTHER_BUSY_THREADS = 3;
+
+/** `auto` is busy-spin when every pair worker and the other busy threads get a core each. */
+export function chooseWaitStrategy(
+  choice: "auto" | WaitStrategy,
+  cores: number,
+  pairs: number,
+): WaitStrategy {
+  if (choice !== "auto") return choice;
+  return cores >= pairs + OTHER_BUSY_THREADS ? "busy-spin" : "blocking";
+}
+
+/** The worker's polls of an empty command ring before it sleeps (PairChannelOptions.workerSpin). */
+export function workerSpinFor(strategy: WaitStrategy): number {
+  return strategy === "busy-spin" ? Number.POSITIVE_INFINITY : DEFAULT_WORKER_SPIN;
+}
+
 export interface PairChannelOptions {
   pairName: string;
   /**

@@ -12,6 +12,7 @@
  * and `close()` runs them backwards: stop accepting, drain the workers, commit, close.
  */
 
+import { availableParallelism } from "node:os";
 import uws from "@trufflesuite/uws-js-unofficial";
 import { type ExchangeConfig, loadConfig, type Settings } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
@@ -26,7 +27,7 @@ import { Ledger } from "./ledger.ts";
 import { PairMarket, PERIODS } from "./market-data.ts";
 import { Metrics } from "./metrics.ts";
 import { pow10 } from "./numbers.ts";
-import { PairChannel } from "./pair-client.ts";
+import { chooseWaitStrategy, PairChannel, workerSpinFor } from "./pair-client.ts";
 import { mountStream, StreamHub } from "./stream/hub.ts";
 import { nowMicro } from "./time.ts";
 import { Users } from "./users.ts";
@@ -139,6 +140,10 @@ export async function startExchange(
   let closing: Promise<void> | null = null;
 
   // 5. pair workers, each fed its open orders back in id order.
+  const waitStrategy = chooseWaitStrategy(settings.waitStrategy, availableParallelism(), config.pairs.length);
+  log(
+    `pair workers wait for commands: ${waitStrategy} (${availableParallelism()} cores, ${config.pairs.length} pairs)`,
+  );
   const channels: PairChannel[] = [];
   for (const p of config.pairs) {
     const market = new PairMarket(p.name, p.priceDecimals, p.amountDecimals);
@@ -159,6 +164,7 @@ export async function startExchange(
     const channel = new PairChannel({
       pairName: p.name,
       onEvent: pairEventHandler(exchange, p.index, () => metrics.trade(p.index)),
+      workerSpin: workerSpinFor(waitStrategy),
     });
     channels.push(channel);
     channel.exited.then((code) => {

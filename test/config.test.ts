@@ -13,6 +13,7 @@ import {
   parseSettings,
   validateConfig,
 } from "../src/config.ts";
+import { chooseWaitStrategy, workerSpinFor } from "../src/pair-client.ts";
 
 describe("parseSettings", () => {
   it("uses the defaults when neither flags nor environment say anything", () => {
@@ -28,6 +29,7 @@ describe("parseSettings", () => {
       allowSlowUws: false,
       idleTimeoutSeconds: 120,
       maxBackpressureBytes: 1024 * 1024,
+      waitStrategy: "auto",
       warnings: [],
     });
     assert.equal(DEFAULT_SETTINGS.port, 8080);
@@ -45,6 +47,7 @@ describe("parseSettings", () => {
       ALLOW_SLOW_UWS: "1",
       STREAM_IDLE_TIMEOUT: "60",
       STREAM_MAX_BACKPRESSURE: "65536",
+      WAIT_STRATEGY: "Busy-Spin",
     });
     assert.deepEqual(settings, {
       host: "0.0.0.0",
@@ -57,6 +60,7 @@ describe("parseSettings", () => {
       allowSlowUws: true,
       idleTimeoutSeconds: 60,
       maxBackpressureBytes: 65536,
+      waitStrategy: "busy-spin",
       warnings: [],
     });
   });
@@ -551,4 +555,24 @@ describe("loadConfig", () => {
       );
     });
   }
+});
+
+describe("wait strategy", () => {
+  it("takes --wait-strategy over WAIT_STRATEGY and refuses anything else", () => {
+    assert.equal(
+      parseSettings(["--wait-strategy", "blocking"], { WAIT_STRATEGY: "busy-spin" }).waitStrategy,
+      "blocking",
+    );
+    assert.throws(() => parseSettings(["--wait-strategy=spin"], {}), /must be auto, blocking or busy-spin/);
+  });
+
+  it("spins only when every pair worker and the main, writer and checkpointer threads get a core", () => {
+    assert.equal(chooseWaitStrategy("auto", 2, 3), "blocking");
+    assert.equal(chooseWaitStrategy("auto", 5, 3), "blocking");
+    assert.equal(chooseWaitStrategy("auto", 6, 3), "busy-spin");
+    assert.equal(chooseWaitStrategy("blocking", 64, 3), "blocking");
+    assert.equal(chooseWaitStrategy("busy-spin", 2, 3), "busy-spin");
+    assert.equal(workerSpinFor("busy-spin"), Number.POSITIVE_INFINITY);
+    assert.ok(Number.isFinite(workerSpinFor("blocking")));
+  });
 });

@@ -165,16 +165,19 @@ describe("Exchange core", () => {
         if (n > 0) violations.push(`${n} orders at or below the mark ${t} without their row`);
       });
     });
-    // 120 sells and 120 buys in one tick through the 4-slot ring: commands wait, a few are in the
-    // worker at each commit, and their ids are below ids already answered on the other side.
-    const orders: Promise<{ err: number }>[] = [];
-    for (let i = 0; i < 120; i++) {
-      orders.push(place(exchange, 0, LIMIT, SELL, 10_000 + (i % 7), 1));
-      orders.push(place(exchange, 1, LIMIT, BUY, 10_000 + (i % 5), 1));
-    }
+    // Four waves of 30 sells and 30 buys, each in one tick through the 4-slot ring: commands wait, a
+    // few are in the worker at each commit, and their ids are below ids already answered on the
+    // other side. The waves make sure of several commits however the machine schedules them.
     try {
-      for (const o of await Promise.all(orders)) assert.equal(o.err, 0);
-      await writer.flush();
+      for (let wave = 0; wave < 4; wave++) {
+        const orders: Promise<{ err: number }>[] = [];
+        for (let i = 0; i < 30; i++) {
+          orders.push(place(exchange, 0, LIMIT, SELL, 10_000 + (i % 7), 1));
+          orders.push(place(exchange, 1, LIMIT, BUY, 10_000 + (i % 5), 1));
+        }
+        for (const o of await Promise.all(orders)) assert.equal(o.err, 0);
+        await writer.flush();
+      }
       checking = false;
       assert.deepEqual(violations, []);
       // The mark moved during the run, not only at the end.

@@ -1,6 +1,8 @@
 /**
  * Question: how much CPU does persisting an order cost with SQLite's default WAL checkpoint
- * threshold (1,000 pages, baseline) against ours (DEFAULT_WAL_AUTOCHECKPOINT_PAGES), and how long
+ * threshold (1,000 pages, baseline) against a larger one (DEFAULT_WAL_AUTOCHECKPOINT_PAGES) and
+ * against the checkpointer thread (PASSIVE checkpoints from its own connection every
+ * DEFAULT_CHECKPOINT_INTERVAL_MS, the writer's own threshold only a far safety valve), and how long
  * is the longest wait for a commit?
  *
  * Each order is what the exchange writes for a create-order on the real writer thread
@@ -20,7 +22,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { DEFAULT_WAL_AUTOCHECKPOINT_PAGES, openDatabase } from "../../src/db/open.ts";
-import { DbWriter } from "../../src/db/writer.ts";
+import { DbWriter, DEFAULT_CHECKPOINT_INTERVAL_MS, WAL_SAFETY_VALVE_PAGES } from "../../src/db/writer.ts";
 import { mulberry32 } from "../matching/workload.ts";
 
 const QUICK = process.argv.includes("--quick");
@@ -29,9 +31,29 @@ const ROUNDS = QUICK ? 1 : 2;
 const USERS = 128;
 const BASELINE_PAGES = 1_000;
 
+interface Variant {
+  label: string;
+  pages: number;
+  /** Checkpointer thread interval; 0: none. */
+  intervalMs: number;
+}
+const VARIANTS: Variant[] = [
+  { label: `${BASELINE_PAGES} pages (baseline)`, pages: BASELINE_PAGES, intervalMs: 0 },
+  {
+    label: `${DEFAULT_WAL_AUTOCHECKPOINT_PAGES} pages`,
+    pages: DEFAULT_WAL_AUTOCHECKPOINT_PAGES,
+    intervalMs: 0,
+  },
+  {
+    label: `checkpointer every ${DEFAULT_CHECKPOINT_INTERVAL_MS} ms`,
+    pages: WAL_SAFETY_VALVE_PAGES,
+    intervalMs: DEFAULT_CHECKPOINT_INTERVAL_MS,
+  },
+];
+
 interface Result {
   file: string;
-  pages: number;
+  variant: Variant;
   clients: number;
   cpuUsPerOrder: number;
   ordersPerTx: number;
@@ -58,9 +80,12 @@ function addOrder(w: DbWriter, rand: () => number, id: number, tradeId: number):
   return 1;
 }
 
-async function run(dir: string, pages: number, clients: number, round: number): Promise<Result> {
-  const file = path.join(dir, `p${pages}-c${clients}-r${round}.db`);
-  const w = await DbWriter.start(file, { walAutocheckpointPages: pages });
+async function run(dir: string, variant: Variant, clients: number, round: number): Promise<Result> {
+  const file = path.join(dir, `p${variant.pages}-i${variant.intervalMs}-c${clients}-r${round}.db`);
+  const w = await DbWriter.start(file, {
+    walAutocheckpointPages: variant.pages,
+    checkpointIntervalMs: variant.intervalMs,
+  });
   w.onFatal((err) => {
     throw err;
   });
@@ -68,6 +93,7 @@ async function run(dir: string, pages: number, clients: number, round: number): 
   const waits = new Float64Array(ORDERS);
   let id = 0;
   let trades = 0;
+  // Process CPU: the main thread, the writer and (when there is one) the checkpointer thread.
   const cpu0 = process.cpuUsage();
   await new Promise<void>((resolve) => {
     let finished = 0;
@@ -93,7 +119,7 @@ async function run(dir: string, pages: number, clients: number, round: number): 
   waits.sort();
   return {
     file,
-    pages,
+    variant,
     clients,
     cpuUsPerOrder: (cpu.user + cpu.system) / ORDERS,
     ordersPerTx: ORDERS / transactions,
@@ -113,9 +139,7 @@ try {
   const results: Result[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     for (const clients of [20, 60]) {
-      for (const pages of [BASELINE_PAGES, DEFAULT_WAL_AUTOCHECKPOINT_PAGES]) {
-        results.push(await run(dir, pages, clients, round));
-      }
+      for (const variant of VARIANTS) results.push(await run(dir, variant, clients, round));
     }
   }
 
@@ -128,14 +152,14 @@ try {
   const rows = [];
   for (const clients of [20, 60]) {
     const base = median(
-      results.filter((r) => r.clients === clients && r.pages === BASELINE_PAGES).map((r) => r.cpuUsPerOrder),
+      results.filter((r) => r.clients === clients && r.variant === VARIANTS[0]).map((r) => r.cpuUsPerOrder),
     );
-    for (const pages of [BASELINE_PAGES, DEFAULT_WAL_AUTOCHECKPOINT_PAGES]) {
-      const rs = results.filter((r) => r.clients === clients && r.pages === pages);
+    for (const variant of VARIANTS) {
+      const rs = results.filter((r) => r.clients === clients && r.variant === variant);
       const cpu = median(rs.map((r) => r.cpuUsPerOrder));
       rows.push({
         clients,
-        "checkpoint pages": pages === BASELINE_PAGES ? `${pages} (baseline)` : pages,
+        checkpoints: variant.label,
         "orders/tx": median(rs.map((r) => r.ordersPerTx)).toFixed(1),
         "CPU µs/order": cpu.toFixed(1),
         "vs baseline": `${((cpu / base) * 100).toFixed(0)}%`,

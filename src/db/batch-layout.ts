@@ -139,3 +139,12 @@ export interface WriterWorkerData {
   /** See WriterOptions.userRowsFlushAt. */
   userRowsFlushAt: number;
 }
+
+export interface CheckpointWorkerData {
+  /** URL of the worker module, loaded by workers/ts-entry.mjs. */
+  entry: string;
+  path: string;
+  synchronous: "FULL" | "NORMAL";
+  /** Milliseconds between two PASSIVE checkpoints. */
+  intervalMs: number;
+}

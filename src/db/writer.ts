@@ -32,6 +32,7 @@ import {
   CDL_PERIOD,
   CDL_START,
   CDL_VOLUME,
+  type CheckpointWorkerData,
   CURRENCY_NAME,
   CURRENCY_SCALE,
   type FromWriter,
@@ -104,8 +105,17 @@ export const DEFAULT_USER_ROWS_FLUSH_AT = 1024;
 export interface WriterOptions {
   /** Default FULL. See OpenOptions.synchronous. */
   synchronous?: Synchronous;
-  /** See OpenOptions.walAutocheckpointPages. */
+  /**
+   * See OpenOptions.walAutocheckpointPages. Default: DEFAULT_WAL_AUTOCHECKPOINT_PAGES without a
+   * checkpointer thread, WAL_SAFETY_VALVE_PAGES with one.
+   */
   walAutocheckpointPages?: number;
+  /**
+   * Milliseconds between the PASSIVE checkpoints of the checkpointer thread
+   * (workers/db/checkpoint-worker.ts), which keeps checkpoints out of the commits. 0: no such
+   * thread; the writer's commits checkpoint by themselves. Default DEFAULT_CHECKPOINT_INTERVAL_MS.
+   */
+  checkpointIntervalMs?: number;
   /**
    * New orders (trades) whose `user_orders` (`user_trades`) rows the writer holds back before
    * writing them all at once, sorted by user, inside the next transaction (migration 002). Until
@@ -158,9 +168,22 @@ class Batch {
 }
 
 const MIN_CAPACITY = 16;
+
+/**
+ * One PASSIVE checkpoint a second: at 10,000 orders a second that copies about as many WAL pages
+ * per checkpoint as the writer's own threshold did (DEFAULT_WAL_AUTOCHECKPOINT_PAGES), so hot pages
+ * are copied as rarely, but never inside a commit.
+ */
+export const DEFAULT_CHECKPOINT_INTERVAL_MS = 1000;
+/**
+ * With the checkpointer thread, the writer still checkpoints by itself past this many WAL pages
+ * (about 400 MB): only if the checkpointer cannot keep up or failed.
+ */
+export const WAL_SAFETY_VALVE_PAGES = 100_000;
 // Under tsx the sources run as .ts; a compiled build would carry .js files side by side.
 const EXT = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
 const WORKER_URL = new URL(`../../workers/db/writer-worker${EXT}`, import.meta.url);
+const CHECKPOINT_URL = new URL(`../../workers/db/checkpoint-worker${EXT}`, import.meta.url);
 
 export class DbWriter {
   private cur = new Batch();
@@ -182,7 +205,10 @@ export class DbWriter {
   private committedBatches = 0;
   private committedRecords = 0;
 
-  private constructor(private readonly worker: Worker) {
+  private constructor(
+    private readonly worker: Worker,
+    private readonly checkpointer: Worker | null,
+  ) {
     worker.on("message", this.onMessage);
     worker.on("error", (err) => this.fail(new Error(`database writer thread crashed: ${err.message}`)));
     worker.on("exit", (code) => {
@@ -192,19 +218,50 @@ export class DbWriter {
 
   /** Starts the writer thread; resolves once its connection is open and migrated. */
   static async start(file: string, opts: WriterOptions = {}): Promise<DbWriter> {
+    const interval = opts.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS;
     const data: WriterWorkerData = {
       entry: WORKER_URL.href,
       path: path.resolve(file),
       synchronous: opts.synchronous ?? "FULL",
-      walAutocheckpointPages: opts.walAutocheckpointPages ?? DEFAULT_WAL_AUTOCHECKPOINT_PAGES,
+      walAutocheckpointPages:
+        opts.walAutocheckpointPages ??
+        (interval > 0 ? WAL_SAFETY_VALVE_PAGES : DEFAULT_WAL_AUTOCHECKPOINT_PAGES),
       userRowsFlushAt: opts.userRowsFlushAt ?? DEFAULT_USER_ROWS_FLUSH_AT,
     };
     const worker = startWorker(WORKER_URL, { workerData: data });
+    await DbWriter.started(worker, "database writer");
+    let checkpointer: Worker | null = null;
+    if (interval > 0) {
+      // Opened after the writer migrated the database.
+      const cpData: CheckpointWorkerData = {
+        entry: CHECKPOINT_URL.href,
+        path: data.path,
+        synchronous: data.synchronous,
+        intervalMs: interval,
+      };
+      checkpointer = startWorker(CHECKPOINT_URL, { workerData: cpData });
+      try {
+        await DbWriter.started(checkpointer, "WAL checkpointer");
+      } catch (err) {
+        await worker.terminate();
+        throw err;
+      }
+      // A failed checkpoint is retried at the next interval, and the writer's safety valve bounds
+      // the WAL meanwhile: worth a line in the log, not a stop.
+      checkpointer.on("message", (m: { t: string; message?: string }) => {
+        if (m.t === "error") console.error(`WAL checkpoint failed: ${m.message}`);
+      });
+    }
+    return new DbWriter(worker, checkpointer);
+  }
+
+  /** Resolves once `worker` posts ready; rejects (and ends the thread) if it fails first. */
+  private static async started(worker: Worker, what: string): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       const onMessage = (m: FromWriter): void => {
         cleanup();
         if (m.t === "ready") resolve();
-        else reject(new Error(`database writer failed to start: ${m.t === "error" ? m.message : m.t}`));
+        else reject(new Error(`${what} failed to start: ${m.t === "error" ? m.message : m.t}`));
       };
       const onError = (err: Error): void => {
         cleanup();
@@ -212,7 +269,7 @@ export class DbWriter {
       };
       const onExit = (code: number): void => {
         cleanup();
-        reject(new Error(`database writer thread exited during start (code ${code})`));
+        reject(new Error(`${what} thread exited during start (code ${code})`));
       };
       const cleanup = (): void => {
         worker.off("message", onMessage);
@@ -226,7 +283,6 @@ export class DbWriter {
       await worker.terminate();
       throw err;
     });
-    return new DbWriter(worker);
   }
 
   // ---- records: append only (no I/O, no promise) ----------------------------------------------
@@ -481,6 +537,7 @@ export class DbWriter {
 
   private async doClose(): Promise<void> {
     if (this.failure) {
+      await this.checkpointer?.terminate();
       await this.worker.terminate();
       throw this.failure;
     }
@@ -488,6 +545,13 @@ export class DbWriter {
     // and no record or callback is pending.
     do await this.flush();
     while (this.inFlight !== null || !this.cur.empty);
+    // The checkpointer stops first, so the writer's final TRUNCATE checkpoint has the WAL alone.
+    if (this.checkpointer !== null) {
+      const cp = this.checkpointer;
+      const cpExited = new Promise<void>((resolve) => cp.once("exit", () => resolve()));
+      cp.postMessage("close");
+      await cpExited;
+    }
     const exited = new Promise<void>((resolve) => this.worker.once("exit", () => resolve()));
     this.closeSent = true;
     this.post({ t: "close" });

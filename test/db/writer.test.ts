@@ -281,6 +281,29 @@ describe("DbWriter", () => {
     await assert.rejects(w.close(), /UNIQUE/);
   });
 
+  it("copies committed pages into the database file from the checkpointer thread while the writer runs", async () => {
+    /** Size of the main database file after writing 3,000 orders and waiting up to `waitMs`. */
+    const grown = async (name: string, checkpointIntervalMs: number, waitMs: number): Promise<number> => {
+      const f = `${tmp.dir}/${name}.db`;
+      const cw = await DbWriter.start(f, { checkpointIntervalMs, walAutocheckpointPages: 100_000 });
+      try {
+        const initial = fs.statSync(f).size;
+        for (let id = 1; id <= 3000; id++)
+          cw.order(id, id % 50, "btc_usdt", id & 1, 0, 100 + id, 10, 0, false, id, id);
+        await cw.flush();
+        const deadline = Date.now() + waitMs;
+        while (fs.statSync(f).size <= initial && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 10));
+        return fs.statSync(f).size - initial;
+      } finally {
+        await cw.close();
+      }
+    };
+    assert.ok((await grown("with-checkpointer", 20, 5000)) > 0, "the checkpointer copied pages");
+    // Control: no checkpointer and a threshold far away: every page stays in the WAL meanwhile.
+    assert.equal(await grown("without", 0, 200), 0);
+  });
+
   it("refuses to start on a path it cannot open", async () => {
     await assert.rejects(DbWriter.start(`${file}/not-a-folder/x.db`), /failed to start|EEXIST|ENOTDIR/);
   });
