@@ -57,6 +57,7 @@ describe("the built package", () => {
       "dist/workers/pair/pair-worker.js",
       "dist/workers/db/writer-worker.js",
       "dist/workers/db/reader-worker.js",
+      "dist/workers/db/checkpoint-worker.js",
       "dist/workers/ts-entry.mjs",
       "dist/src/db/migrations/001_init.sql",
       "dist/src/client/index.d.ts",
