@@ -36,7 +36,7 @@ import {
 } from "../../src/client/index.ts";
 import { StreamClient } from "../../src/client/stream.ts";
 import { dec, fmt } from "./decimal.ts";
-import { assertOpenApi } from "./openapi-check.ts";
+import { assertOpenApi, openApiMismatch } from "./openapi-check.ts";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const START_TIMEOUT_MS = 15_000;
@@ -631,8 +631,19 @@ export function rawHttp(
       done = true;
       clearTimeout(timer);
       socket.destroy();
-      if (answer !== null) resolveAnswer(answer);
-      else reject(error ?? new Error(`no complete HTTP answer (${Buffer.concat(chunks).length} bytes)`));
+      if (answer !== null) {
+        // Checked against the OpenAPI document like every client answer (openapi-check.ts).
+        const mismatch = openApiMismatch({
+          method,
+          pathAndQuery: path,
+          status: answer.status,
+          headers: new Headers(answer.headers),
+          text: answer.text,
+          body: answer.body,
+        });
+        if (mismatch === null) resolveAnswer(answer);
+        else reject(new Error(`OpenAPI check failed: ${mismatch}`));
+      } else reject(error ?? new Error(`no complete HTTP answer (${Buffer.concat(chunks).length} bytes)`));
     };
     const timer = setTimeout(() => finish(new Error(`rawHttp ${method} ${path}: timed out`)), timeoutMs);
     socket.on("data", (chunk: Buffer) => {
