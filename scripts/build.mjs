@@ -12,7 +12,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const out = join(root, "dist");
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
 
-rmSync(out, { recursive: true, force: true });
+// dist/web (the page, built by `npm run build:web` into the same folder) is left alone.
+rmSync(join(out, "src"), { recursive: true, force: true });
+rmSync(join(out, "workers"), { recursive: true, force: true });
 const run = spawnSync(process.execPath, [tsc, "-p", join(root, "tsconfig.build.json")], {
   cwd: root,
   stdio: "inherit",

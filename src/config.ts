@@ -35,6 +35,13 @@ export interface Settings {
   readonly maxBackpressureBytes: number;
   /** How pair workers wait for commands (src/pair-client.ts `chooseWaitStrategy`). */
   readonly waitStrategy: WaitStrategyChoice;
+  /**
+   * Origins allowed to call the REST base from a browser (CONTRACT 10): `Access-Control-Allow-Origin`
+   * and preflight answers for these only; `*` allows any. Empty (default): no CORS headers at all.
+   */
+  readonly corsOrigins: readonly string[];
+  /** Lifetime of a listen key (CONTRACT 10: 60 minutes); not a flag, tests shorten it. */
+  readonly listenKeyTtlMs?: number;
   /** Things worth printing at start that are not errors (e.g. a short admin token). */
   readonly warnings: readonly string[];
 }
@@ -74,6 +81,7 @@ const FLAG_OPTIONS = {
   "idle-timeout": { type: "string" },
   "max-backpressure": { type: "string" },
   "wait-strategy": { type: "string" },
+  "cors-origin": { type: "string" },
 } as const;
 
 /**
@@ -93,6 +101,7 @@ const FLAG_OPTIONS = {
  * | --idle-timeout | STREAM_IDLE_TIMEOUT (seconds) | 120 (0 = off, else 8..900) |
  * | --max-backpressure | STREAM_MAX_BACKPRESSURE (bytes) | 1048576 |
  * | --wait-strategy | WAIT_STRATEGY | auto (or blocking, busy-spin) |
+ * | --cors-origin | CORS_ORIGIN (comma-separated origins, or `*`) | none |
  * | (none) | ADMIN_TOKEN | unset: admin interface off |
  */
 export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): Settings {
@@ -208,8 +217,25 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
       1,
       BACKPRESSURE_MAX,
     ),
+    corsOrigins: corsOrigins(pick("cors-origin", "CORS_ORIGIN")),
     warnings,
   };
+}
+
+/** `https://app.example.com,http://localhost:5173` or `*`: each an origin as browsers send it. */
+function corsOrigins(raw: [string, string] | undefined): string[] {
+  if (raw === undefined) return [];
+  const [value, source] = raw;
+  const out: string[] = [];
+  for (const entry of value.split(",")) {
+    const origin = entry.trim();
+    if (origin === "") continue;
+    if (origin !== "*" && !/^[a-z][a-z0-9+.-]*:\/\/[^/?#\s]+$/i.test(origin)) {
+      throw new ConfigError(`${source}: "${origin}" is not an origin (scheme://host[:port]) or *`);
+    }
+    out.push(origin === "*" ? origin : origin.toLowerCase());
+  }
+  return out;
 }
 
 function parseFlags(argv: readonly string[]) {
@@ -240,6 +266,11 @@ export interface PairConfig {
   readonly baseLedgerFactor: bigint;
   /** Ticks × lots × quoteLedgerFactor = quote ledger units: 10^(scale of quote − priceDecimals − amountDecimals). */
   readonly quoteLedgerFactor: bigint;
+  /** Fee rates (CONTRACT 9) in units of 10^-FEE_DECIMALS (`"0.001"` is 1000n); 0n when not set. */
+  readonly makerFee: bigint;
+  readonly takerFee: bigint;
+  /** Decimals the two rates need (`"0.0015"`: 4); 0 when both are 0. Both currencies grow by it. */
+  readonly feeDecimals: number;
 }
 
 export interface CurrencyConfig {
@@ -274,30 +305,62 @@ export const MAX_LEDGER_VALUE = 2n ** 63n - 1n;
  */
 export const MAX_EXACT_UNITS = 10n ** 15n;
 export const MAX_DECIMALS = 8;
+/** The fee account (CONTRACT 9): a user with no API key that receives every fee. */
+export const FEE_ACCOUNT_UID = "00000000-0000-0000-0000-000000000000";
+/** A fee rate has at most this many decimals (CONTRACT 9: `"0.000125"` is the finest rate). */
+export const FEE_DECIMALS = 6;
+/** The largest fee rate, 0.1, in units of 10^-FEE_DECIMALS. */
+export const MAX_FEE = 100_000n;
 
 const PAIR_NAME = /^[a-z0-9]+_[a-z0-9]+$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const PRINTABLE_KEY = /^[\x20-\x7e]{8,128}$/;
 
 const TOP_KEYS = new Set(["pairs", "users"]);
-const PAIR_KEYS = new Set(["name", "priceDecimals", "amountDecimals", "minAmount", "maxAmount", "maxPrice"]);
+const PAIR_KEYS = new Set([
+  "name",
+  "priceDecimals",
+  "amountDecimals",
+  "minAmount",
+  "maxAmount",
+  "maxPrice",
+  "makerFee",
+  "takerFee",
+]);
 const USER_KEYS = new Set(["uid", "apiToken", "secretKey", "balances"]);
 
 /**
  * The ledger scale of a currency: the largest `amountDecimals` of the pairs where it is the base
  * and `priceDecimals + amountDecimals` of the pairs where it is the quote, so that no amount and no
- * `price × amount` of any pair is ever rounded in the ledger (CONTRACT 2.1). 0 for an unknown one.
+ * `price × amount` of any pair is ever rounded in the ledger (CONTRACT 2.1), plus the largest
+ * `feeDecimals` of the pairs that use it, so that every fee (amount × rate) is exact too
+ * (CONTRACT 9). 0 for an unknown one.
  */
 export function ledgerScale(
-  pairs: ReadonlyArray<Pick<PairConfig, "base" | "quote" | "priceDecimals" | "amountDecimals">>,
+  pairs: ReadonlyArray<
+    Pick<PairConfig, "base" | "quote" | "priceDecimals" | "amountDecimals"> & { feeDecimals?: number }
+  >,
   currency: string,
 ): number {
   let scale = 0;
+  let fee = 0;
   for (const pair of pairs) {
     if (pair.base === currency) scale = Math.max(scale, pair.amountDecimals);
     if (pair.quote === currency) scale = Math.max(scale, pair.priceDecimals + pair.amountDecimals);
+    if (pair.base === currency || pair.quote === currency) fee = Math.max(fee, pair.feeDecimals ?? 0);
   }
-  return scale;
+  return scale + fee;
+}
+
+/** Decimals a rate in units of 10^-FEE_DECIMALS needs (1000n, i.e. 0.001: 3; 0n: 0). */
+export function rateDecimals(rate: bigint): number {
+  if (rate === 0n) return 0;
+  let d = FEE_DECIMALS;
+  while (rate % 10n === 0n) {
+    rate /= 10n;
+    d--;
+  }
+  return d;
 }
 
 /** Read and validate the config file (CONTRACT 1.1). Throws ConfigError naming the bad entry. */
@@ -364,6 +427,21 @@ export function validateConfig(raw: unknown, source = "<inline>"): ExchangeConfi
     const minAmount = positive("minAmount", amountDecimals);
     const maxAmount = positive("maxAmount", amountDecimals);
     const maxPrice = positive("maxPrice", priceDecimals);
+    const fee = (key: "makerFee" | "takerFee"): bigint => {
+      const value = entry[key];
+      if (value === undefined) return 0n;
+      if (typeof value !== "string") return fail(where, `${key} must be a decimal string such as "0.001"`);
+      const parsed = parseDecimal(value, FEE_DECIMALS);
+      if (parsed === ParseError.Zero) return 0n;
+      if (typeof parsed !== "bigint") {
+        return fail(where, `${key} "${value}" ${describeParseError(parsed, FEE_DECIMALS)}`);
+      }
+      if (parsed > MAX_FEE) return fail(where, `${key} "${value}" must be from 0 to 0.1`);
+      return parsed;
+    };
+    const makerFee = fee("makerFee");
+    const takerFee = fee("takerFee");
+    const feeDecimals = Math.max(rateDecimals(makerFee), rateDecimals(takerFee));
     if (minAmount > maxAmount) return fail(where, "minAmount must not be greater than maxAmount");
     if (maxPrice >= MAX_EXACT_UNITS) {
       return fail(
@@ -379,7 +457,20 @@ export function validateConfig(raw: unknown, source = "<inline>"): ExchangeConfi
           "together they must not exceed 15 so that every amount is exact",
       );
     }
-    drafts.push({ name, base, quote, priceDecimals, amountDecimals, minAmount, maxAmount, maxPrice, index });
+    drafts.push({
+      name,
+      base,
+      quote,
+      priceDecimals,
+      amountDecimals,
+      minAmount,
+      maxAmount,
+      maxPrice,
+      index,
+      makerFee,
+      takerFee,
+      feeDecimals,
+    });
   }
 
   // Currencies and their ledger scales.
@@ -422,6 +513,7 @@ export function validateConfig(raw: unknown, source = "<inline>"): ExchangeConfi
       const uid = entry.uid.toLowerCase();
       where = `users[${index}] (${uid})`;
       checkKeys(entry, USER_KEYS, where, fail);
+      if (uid === FEE_ACCOUNT_UID) return fail(where, "this uid is the fee account, which cannot log in");
       if (uids.has(uid)) return fail(where, "duplicate uid");
       uids.add(uid);
       const { apiToken, secretKey } = entry;

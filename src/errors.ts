@@ -37,6 +37,12 @@ export interface ErrorDef {
   readonly field: string;
   readonly en: string;
   readonly ru: string;
+  /**
+   * The machine-readable code sent beside the message (CONTRACT 9 `codes`); by default the entry's
+   * key in ERRORS. Set only where the key would reveal internals (the code is then `INTERNAL`).
+   * A wire code never changes meaning: rename a key only together with a `name` keeping the old one.
+   */
+  readonly name?: string;
 }
 
 const INTERNAL_EN = "Internal server error";
@@ -71,6 +77,7 @@ export const ERRORS = {
     code: ERR_DUPLICATE_ID,
     status: 500,
     field: "server",
+    name: "INTERNAL",
     en: INTERNAL_EN,
     ru: INTERNAL_RU,
   },
@@ -424,6 +431,14 @@ export const ERRORS = {
     en: "A user with this id already exists",
     ru: "Пользователь с таким идентификатором уже существует",
   },
+  /** CONTRACT 9: the fee account cannot log in, so it gets no API key. */
+  UID_FEE_ACCOUNT: {
+    code: 264,
+    status: 400,
+    field: "uid",
+    en: "This is the fee account, which cannot have API keys",
+    ru: "Это счёт комиссий, у него не может быть API-ключей",
+  },
   CURRENCY_REQUIRED: {
     code: 265,
     status: 400,
@@ -506,6 +521,22 @@ export const ERRORS = {
     ru: "Список потоков имеет неверный формат",
   },
 
+  // 290-299 listen keys (CONTRACT 10)
+  LISTEN_KEY_REQUIRED: {
+    code: 290,
+    status: 400,
+    field: "listenKey",
+    en: "Listen key is required",
+    ru: "Нужно указать ключ прослушивания (listenKey)",
+  },
+  LISTEN_KEY_UNKNOWN: {
+    code: 291,
+    status: 400,
+    field: "listenKey",
+    en: "Unknown or expired listen key",
+    ru: "Неизвестный или истёкший ключ прослушивания (listenKey)",
+  },
+
   // 3xx authentication
   AUTH_TOKEN_MISSING: {
     code: 301,
@@ -555,6 +586,15 @@ export const ERRORS = {
     field: "auth",
     en: "Missing or invalid admin token",
     ru: "Отсутствует или неверен токен администратора",
+  },
+
+  /** A stream upgrade whose `listenKey` is unknown, closed or expired (CONTRACT 10). */
+  AUTH_LISTEN_KEY_INVALID: {
+    code: 320,
+    status: 401,
+    field: "auth",
+    en: "Unknown or expired listen key",
+    ru: "Неизвестный или истёкший ключ прослушивания (listenKey)",
   },
 
   // 4xx routing and limits
@@ -749,6 +789,14 @@ export const ERROR_LIST: readonly ErrorDef[] = Object.values(ERRORS as Record<st
   (a, b) => a.code - b.code,
 );
 
+/** The wire code (CONTRACT 9) of a definition: its explicit `name`, else its key in ERRORS. */
+export function wireCode(def: ErrorDef): string {
+  return def.name ?? KEY_OF.get(def)!;
+}
+const KEY_OF = new Map<ErrorDef, string>(
+  Object.entries(ERRORS as Record<string, ErrorDef>).map(([key, def]) => [def, key]),
+);
+
 // ---- pre-serialised lookups, indexed by code ------------------------------------------------------
 
 const MAX_CODE = 699;
@@ -758,11 +806,14 @@ const FIELD: string[] = new Array(MAX_CODE + 1).fill("");
 const MESSAGE: Record<Lang, string[]> = { en: [], ru: [] };
 /** `"<message>"` as a JSON string literal, per language. */
 const MESSAGE_JSON: Record<Lang, string[]> = { en: [], ru: [] };
-/** `{"errors":{"<field>":["<message>"]}}` per language. */
+/** The wire code of each code (CONTRACT 9), e.g. `INSUFFICIENT_FUNDS`. */
+const NAME: string[] = new Array(MAX_CODE + 1).fill("");
+/** `{"errors":{"<field>":["<message>"]},"codes":{"<field>":["<NAME>"]}}` per language. */
 const BODY: Record<Lang, string[]> = { en: [], ru: [] };
-/** The body up to (not including) the closing quote of the message, and the rest. */
+/** The body up to (not including) the closing quote of the message, and the rest (TAIL). */
 const HEAD: Record<Lang, string[]> = { en: [], ru: [] };
-const TAIL = '"]}}';
+/** `"]},"codes":{"<field>":["<NAME>"]}}`: closes the message and adds the code. */
+const TAIL: string[] = new Array(MAX_CODE + 1).fill("");
 
 for (const def of ERROR_LIST) {
   if (def.code < 100 || def.code > MAX_CODE || STATUS[def.code] !== 0) {
@@ -770,12 +821,14 @@ for (const def of ERROR_LIST) {
   }
   STATUS[def.code] = def.status;
   FIELD[def.code] = def.field;
+  NAME[def.code] = wireCode(def);
+  TAIL[def.code] = `"]},"codes":{${JSON.stringify(def.field)}:[${JSON.stringify(NAME[def.code])}]}}`;
   for (const lang of ["en", "ru"] as const) {
     const message = JSON.stringify(def[lang]);
     MESSAGE[lang][def.code] = def[lang];
     MESSAGE_JSON[lang][def.code] = message;
     HEAD[lang][def.code] = `{"errors":{${JSON.stringify(def.field)}:[${message.slice(0, -1)}`;
-    BODY[lang][def.code] = `${HEAD[lang][def.code]}${TAIL}`;
+    BODY[lang][def.code] = `${HEAD[lang][def.code]}${TAIL[def.code]}`;
   }
 }
 
@@ -794,20 +847,25 @@ export function errorField(code: number): string {
   return FIELD[known(code)];
 }
 
+/** The wire code (`codes` in error bodies) of a code. */
+export function errorName(code: number): string {
+  return NAME[known(code)];
+}
+
 /** The plain message text of a code. */
 export function errorMessage(code: number, lang: Lang): string {
   return MESSAGE[lang][known(code)];
 }
 
 /**
- * `{"errors":{"<field>":["<message>"]}}` for one code. Without `extra` this is a pre-built string.
+ * `{"errors":{"<field>":["<message>"]},"codes":{"<field>":["<NAME>"]}}` for one code. Without `extra` this is a pre-built string.
  * `extra` (a limit, a path, the offending channel) is appended to the message in parentheses,
  * JSON-escaped: `"Amount is below the minimum for this pair (0.000001)"`.
  */
 export function errorBody(code: number, lang: Lang, extra?: string): string {
   const c = known(code);
   if (extra === undefined) return BODY[lang][c];
-  return `${HEAD[lang][c]} (${escapeJsonText(extra)})${TAIL}`;
+  return `${HEAD[lang][c]} (${escapeJsonText(extra)})${TAIL[c]}`;
 }
 
 /**
@@ -826,6 +884,7 @@ export function multiErrorBody(entries: readonly ErrorEntry[], lang: Lang): stri
     return errorBody(entries[0][0], lang, entries[0][1]);
   const fields: string[] = [];
   const messages: string[][] = [];
+  const names: string[][] = [];
   for (const [code, extra, fieldOverride] of entries) {
     const c = known(code);
     const field = fieldOverride ?? FIELD[c];
@@ -833,16 +892,20 @@ export function multiErrorBody(entries: readonly ErrorEntry[], lang: Lang): stri
     if (i === -1) {
       i = fields.push(field) - 1;
       messages.push([]);
+      names.push([]);
     }
+    names[i].push(`"${NAME[c]}"`);
     const message = MESSAGE_JSON[lang][c];
     messages[i].push(extra === undefined ? message : `${message.slice(0, -1)} (${escapeJsonText(extra)})"`);
   }
   let body = '{"errors":{';
+  let codes = '},"codes":{';
   for (let i = 0; i < fields.length; i++) {
-    if (i > 0) body += ",";
-    body += `${JSON.stringify(fields[i])}:[${messages[i].join(",")}]`;
+    const sep = i > 0 ? "," : "";
+    body += `${sep}${JSON.stringify(fields[i])}:[${messages[i].join(",")}]`;
+    codes += `${sep}${JSON.stringify(fields[i])}:[${names[i].join(",")}]`;
   }
-  return `${body}}}`;
+  return `${body}${codes}}}`;
 }
 
 function escapeJsonText(text: string): string {

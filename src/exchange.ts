@@ -46,11 +46,12 @@ import {
   TRADE_QTY,
   TRADE_TAKER_ID,
 } from "../workers/pair/protocol.ts";
+import { FEE_DECIMALS } from "./config.ts";
 import type { DbWriter } from "./db/writer.ts";
 import { Code } from "./errors.ts";
 import type { Ledger } from "./ledger.ts";
 import { type PairMarket, scaled } from "./market-data.ts";
-import { mulDivRoundHalfUp, pow10 } from "./numbers.ts";
+import { formatDecimal, mulDivRoundHalfUp, pow10 } from "./numbers.ts";
 import {
   ENGINE_FLAGS,
   FLAG_POST_ONLY,
@@ -72,6 +73,36 @@ export interface PairSpec {
   quote: string;
   priceDecimals: number;
   amountDecimals: number;
+  /** Fee rates in units of 10^-FEE_DECIMALS (config.ts); absent or 0n: no fee. */
+  makerFee?: bigint;
+  takerFee?: bigint;
+}
+
+/** Fee rates are integers in units of 10^-FEE_DECIMALS. */
+const FEE_UNIT = pow10(FEE_DECIMALS);
+
+/**
+ * The fee of one side of a trade (CONTRACT 9), as the views show it: the buyer pays `rate` of the
+ * base it receives, the seller `rate` of the quote. Exact: computed in integers and printed from
+ * the exact decimal (`rate` is in units of 10^-6, so the fee has 6 more decimals than the amount).
+ */
+export function tradeFee(
+  spec: Pick<PairSpec, "base" | "quote" | "priceDecimals" | "amountDecimals">,
+  side: number,
+  rate: number,
+  price: number,
+  qty: number,
+): { fee: number; feeCurrency: string } {
+  const feeCurrency = side === BUY ? spec.base : spec.quote;
+  if (rate === 0) return { fee: 0, feeCurrency };
+  const fee =
+    side === BUY
+      ? formatDecimal(BigInt(qty) * BigInt(rate), spec.amountDecimals + FEE_DECIMALS)
+      : formatDecimal(
+          BigInt(price) * BigInt(qty) * BigInt(rate),
+          spec.priceDecimals + spec.amountDecimals + FEE_DECIMALS,
+        );
+  return { fee: Number(fee), feeCurrency };
 }
 
 /** What the core needs from a pair worker's command ring (see src/pair-client.ts). */
@@ -88,7 +119,7 @@ export interface CommandSink {
 /** What the core needs from the database writer. */
 export type RecordSink = Pick<
   DbWriter,
-  "order" | "trade" | "balance" | "candle" | "afterCommit" | "beforeSend" | "settledOrderIds"
+  "order" | "trade" | "balance" | "candle" | "meta" | "afterCommit" | "beforeSend" | "settledOrderIds"
 >;
 
 /** Live state of an order the core knows about (open, or finishing in the current command). */
@@ -141,6 +172,9 @@ export interface UserTradeView {
   price: number;
   amount: number;
   tradeTime: string;
+  /** CONTRACT 9: what this side paid (0 with no fee), in `feeCurrency` (buyer: base, seller: quote). */
+  fee: number;
+  feeCurrency: string;
 }
 
 /** Receives what a committed command changed, for the stream fan-out. */
@@ -148,7 +182,8 @@ export interface CommitListener {
   orderChanged(user: number, view: OrderView): void;
   userTrade(user: number, view: UserTradeView): void;
   publicTrades(pair: number, trades: ReturnType<PairMarket["publicTrade"]>[]): void;
-  levelsChanged(pair: number, buy: Map<number, number>, sell: Map<number, number>): void;
+  /** `seq`: the pair's book sequence after this change (CONTRACT 9), one more than the last. */
+  levelsChanged(pair: number, buy: Map<number, number>, sell: Map<number, number>, seq: number): void;
 }
 
 export type CreateReply = (error: number, order: OrderView | null) => void;
@@ -186,6 +221,17 @@ interface PairState {
   quoteMul: bigint;
   /** Ledger units of the base currency per lot. */
   baseMul: bigint;
+  /** False when both fee rates are 0: settlement then does no fee work at all. */
+  hasFees: boolean;
+  makerFee: bigint;
+  takerFee: bigint;
+  /** The same rates as numbers, for the trade rows. */
+  makerRate: number;
+  takerRate: number;
+  /** Book sequence (CONTRACT 9): the last number given to a change of this pair's book. */
+  seq: number;
+  /** `seq` changed since the last batch was sealed (then it is written to meta with that batch). */
+  seqDirty: boolean;
   /** Commands waiting for room in the command ring, oldest first (bounded by MAX_WAITING). */
   waiting: (() => boolean)[];
   /** Commands sent to the worker and not yet answered by END, oldest first. */
@@ -218,6 +264,8 @@ export class Exchange {
   nextOrderId = 1;
   nextTradeId = 1;
   listener: CommitListener | null = null;
+  /** The fee account's user id (CONTRACT 9); must be set before any pair with fees trades. */
+  feeUser = -1;
   /** Market buys in flight per user (each holds the user's whole available quote balance). */
   private readonly marketBuys = new Map<number, number>();
   /** Orders refused for funds while a market buy of the user was in flight, oldest first. */
@@ -233,6 +281,11 @@ export class Exchange {
       for (const p of this.pairs) {
         if (p === undefined) continue;
         const name = p.spec.name;
+        if (p.seqDirty) {
+          // The pair's book sequence commits with the changes it numbers: a restart goes on from it.
+          p.seqDirty = false;
+          db.meta(`book_seq:${name}`, p.seq);
+        }
         p.market.drainCandles((period, c) => db.candle(name, period, c[0], c[1], c[2], c[3], c[4], c[5]));
       }
     });
@@ -265,7 +318,11 @@ export class Exchange {
     sink: CommandSink,
     baseScale: number,
     quoteScale: number,
+    seq = 0,
   ): void {
+    const makerFee = spec.makerFee ?? 0n;
+    const takerFee = spec.takerFee ?? 0n;
+    market.seq = seq;
     this.pairs[spec.index] = {
       spec,
       market,
@@ -274,6 +331,13 @@ export class Exchange {
       quote: this.ledger.currencyIndex(spec.quote),
       quoteMul: pow10(quoteScale - spec.priceDecimals - spec.amountDecimals),
       baseMul: pow10(baseScale - spec.amountDecimals),
+      hasFees: makerFee !== 0n || takerFee !== 0n,
+      makerFee,
+      takerFee,
+      makerRate: Number(makerFee),
+      takerRate: Number(takerFee),
+      seq,
+      seqDirty: false,
       waiting: [],
       pending: [],
       pendingHead: 0,
@@ -707,10 +771,39 @@ export class Exchange {
     const seller = taker.side === BUY ? maker : taker;
     const lots = BigInt(qty);
     const cost = BigInt(price) * lots * p.quoteMul;
-    // Base: the seller's reserved base goes to the buyer.
-    ledger.transfer(seller.user, buyer.user, p.base, lots * p.baseMul);
-    // Quote: the buyer's reserved quote pays the seller at the maker's price.
-    ledger.transfer(buyer.user, seller.user, p.quote, cost);
+    let takerRate = 0;
+    let makerRate = 0;
+    if (!p.hasFees) {
+      // Base: the seller's reserved base goes to the buyer.
+      ledger.transfer(seller.user, buyer.user, p.base, lots * p.baseMul);
+      // Quote: the buyer's reserved quote pays the seller at the maker's price.
+      ledger.transfer(buyer.user, seller.user, p.quote, cost);
+    } else {
+      // The same legs, each less its receiver's fee, which goes to the fee account. Exact: the
+      // currency scales carry the rates' decimals (config.ts ledgerScale), so the division by
+      // FEE_UNIT never has a remainder.
+      takerRate = p.takerRate;
+      makerRate = p.makerRate;
+      const buyerRate = buyer === taker ? p.takerFee : p.makerFee;
+      const sellerRate = seller === taker ? p.takerFee : p.makerFee;
+      const base = lots * p.baseMul;
+      ledger.transferWithFee(
+        seller.user,
+        buyer.user,
+        this.feeUser,
+        p.base,
+        base,
+        (base * buyerRate) / FEE_UNIT,
+      );
+      ledger.transferWithFee(
+        buyer.user,
+        seller.user,
+        this.feeUser,
+        p.quote,
+        cost,
+        (cost * sellerRate) / FEE_UNIT,
+      );
+    }
     if (buyer.type === LIMIT) {
       // A limit buy reserved at its own price: a better price releases the difference.
       if (buyer.price !== price)
@@ -738,13 +831,15 @@ export class Exchange {
       taker.type,
       maker.type,
       micro,
+      takerRate,
+      makerRate,
     );
     p.market.addTrade(taker.side, taker.type, price, qty, micro);
     if (this.listener !== null) {
       p.trades.push(p.market.history[0]);
       const dt = formatDateTime(micro);
-      p.userTrades.push([taker.user, this.userTradeView(tradeId, p, taker, price, qty, dt)]);
-      p.userTrades.push([maker.user, this.userTradeView(tradeId, p, maker, price, qty, dt)]);
+      p.userTrades.push([taker.user, this.userTradeView(tradeId, p, taker, price, qty, dt, takerRate)]);
+      p.userTrades.push([maker.user, this.userTradeView(tradeId, p, maker, price, qty, dt, makerRate)]);
     }
   }
 
@@ -906,9 +1001,13 @@ export class Exchange {
     const buy = p.buyLevels;
     const sell = p.sellLevels;
     const hasLevels = buy.size > 0 || sell.size > 0;
+    let seq = p.seq;
     if (hasLevels) {
       p.buyLevels = new Map();
       p.sellLevels = new Map();
+      // One number per committed change of the book, in commit (= publish) order.
+      seq = ++p.seq;
+      p.seqDirty = true;
     }
     let publish: (() => void) | null = null;
     if (listener !== null) {
@@ -919,7 +1018,7 @@ export class Exchange {
       p.userTrades = [];
       const pairIdx = pairIndex;
       publish = () => {
-        if (hasLevels) listener.levelsChanged(pairIdx, buy, sell);
+        if (hasLevels) listener.levelsChanged(pairIdx, buy, sell, seq);
         if (trades.length > 0) listener.publicTrades(pairIdx, trades);
         for (const [u, v] of views) listener.orderChanged(u, v);
         for (const [u, t] of userTrades) listener.userTrade(u, t);
@@ -929,7 +1028,10 @@ export class Exchange {
     const answer = reply;
     db.afterCommit(() => {
       for (const o of closed) if (this.closing.get(o.id) === o) this.closing.delete(o.id);
-      if (hasLevels) applyLevels(market, buy, sell);
+      if (hasLevels) {
+        applyLevels(market, buy, sell);
+        market.seq = seq;
+      }
       answer();
       publish?.();
     });
@@ -970,7 +1072,9 @@ export class Exchange {
     price: number,
     qty: number,
     time: string,
+    feeRate: number,
   ): UserTradeView {
+    const { fee, feeCurrency } = tradeFee(p.spec, o.side, feeRate, price, qty);
     return {
       id,
       pairName: p.spec.name,
@@ -979,6 +1083,8 @@ export class Exchange {
       price: scaled(price, p.spec.priceDecimals),
       amount: scaled(qty, p.spec.amountDecimals),
       tradeTime: time,
+      fee,
+      feeCurrency,
     };
   }
 

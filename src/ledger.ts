@@ -90,6 +90,22 @@ export class Ledger {
     this.touch(to, c);
   }
 
+  /**
+   * One leg of a trade with a fee (CONTRACT 9): `amount` leaves `from`'s reserved funds, `to`
+   * receives `amount − fee` and `feeUser` (the fee account) `fee`. Nothing is created or lost.
+   */
+  transferWithFee(from: number, to: number, feeUser: number, c: number, amount: bigint, fee: bigint): void {
+    const r = this.resv[from];
+    if (r[c] < amount) throw new Error(`ledger: transfer of ${amount} exceeds reserved ${r[c]}`);
+    if (fee < 0n || fee > amount) throw new Error(`ledger: fee ${fee} outside 0..${amount}`);
+    r[c] -= amount;
+    this.avail[to][c] += amount - fee;
+    this.avail[feeUser][c] += fee;
+    this.touch(from, c);
+    this.touch(to, c);
+    this.touch(feeUser, c);
+  }
+
   deposit(user: number, c: number, amount: bigint): void {
     this.ensureUser(user);
     this.avail[user][c] += amount;

@@ -131,6 +131,8 @@ export class PairMarket {
   dirtyCandles = 0;
   /** Bumped on every change of the book; lets callers cache serialized output. */
   bookVersion = 0;
+  /** Book sequence (CONTRACT 9) of the state the levels show: the last change applied. */
+  seq = 0;
   historyVersion = 0;
 
   // Rolling 24 h window, oldest first; parallel arrays with a moving start index.

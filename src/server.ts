@@ -14,7 +14,7 @@
 
 import { availableParallelism } from "node:os";
 import uws from "@trufflesuite/uws-js-unofficial";
-import { type ExchangeConfig, loadConfig, type Settings } from "./config.ts";
+import { type ExchangeConfig, FEE_ACCOUNT_UID, loadConfig, type Settings } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
 import { DbReader } from "./db/reader.ts";
 import { checkPairs, loadState, resolveCurrencyScales } from "./db/recovery.ts";
@@ -22,7 +22,10 @@ import { DbWriter } from "./db/writer.ts";
 import { DeadMansSwitch } from "./dead-man.ts";
 import { Exchange, type OrderState, pairEventHandler } from "./exchange.ts";
 import { Admin } from "./http/admin.ts";
+import { CorsPolicy } from "./http/cors.ts";
+import { ListenKeys } from "./http/listen-keys.ts";
 import { mountRoutes } from "./http/server.ts";
+import { DEFAULT_WEB_DIR, loadStaticFiles, mountStatic } from "./http/static.ts";
 import { Ledger } from "./ledger.ts";
 import { PairMarket, PERIODS } from "./market-data.ts";
 import { Metrics } from "./metrics.ts";
@@ -176,6 +179,7 @@ export async function startExchange(
       channel,
       config.currencies.get(p.base)!.scale,
       config.currencies.get(p.quote)!.scale,
+      rec?.bookSeq ?? 0,
     );
   }
   await Promise.all(channels.map((c) => c.ready));
@@ -206,6 +210,9 @@ export async function startExchange(
 
   // 6. config users: created with their key and credited once.
   const admin = new Admin(settings.adminToken ?? "", users, ledger, writer, config);
+  // The fee account (CONTRACT 9): a user without API keys, created once; it holds every fee.
+  exchange.feeUser = users.idOf(FEE_ACCOUNT_UID) ?? admin.createUser(FEE_ACCOUNT_UID, null);
+  admin.feeUser = exchange.feeUser;
   for (const u of config.users) {
     if (users.idOf(u.uid) !== undefined) continue;
     if (users.hasToken(u.apiToken))
@@ -227,6 +234,7 @@ export async function startExchange(
   const deadMan = new DeadMansSwitch((user) => {
     if (accepting) exchange.cancelAll(user, -1, () => {});
   });
+  const listenKeys = new ListenKeys(settings.listenKeyTtlMs);
   mountRoutes(app, {
     config,
     exchange,
@@ -239,7 +247,10 @@ export async function startExchange(
     accepting: isAccepting,
     nonceUsed,
     deadMan,
+    listenKeys,
+    cors: new CorsPolicy(settings.corsOrigins),
   });
+  mountStatic(app, loadStaticFiles(DEFAULT_WEB_DIR));
   const hub = new StreamHub(app, {
     config,
     exchange,
@@ -255,6 +266,7 @@ export async function startExchange(
     ready: isReady,
     accepting: isAccepting,
     nonceUsed,
+    listenKeys,
   });
   const listenSocket = await new Promise<uws.us_listen_socket>((resolve, reject) => {
     app.listen(settings.host, settings.port, (s) => {
@@ -282,6 +294,7 @@ export async function startExchange(
       exchange.flushBalances();
       await writer.close();
       // After the last commit's messages went out: timers stop, streams get 1001.
+      listenKeys.stop();
       hub.shutdown();
       await reader.close();
     })();

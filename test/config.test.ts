@@ -11,6 +11,7 @@ import {
   loadConfig,
   MAX_LEDGER_VALUE,
   parseSettings,
+  rateDecimals,
   validateConfig,
 } from "../src/config.ts";
 import { chooseWaitStrategy, workerSpinFor } from "../src/pair-client.ts";
@@ -30,6 +31,7 @@ describe("parseSettings", () => {
       idleTimeoutSeconds: 120,
       maxBackpressureBytes: 1024 * 1024,
       waitStrategy: "auto",
+      corsOrigins: [],
       warnings: [],
     });
     assert.equal(DEFAULT_SETTINGS.port, 8080);
@@ -48,6 +50,7 @@ describe("parseSettings", () => {
       STREAM_IDLE_TIMEOUT: "60",
       STREAM_MAX_BACKPRESSURE: "65536",
       WAIT_STRATEGY: "Busy-Spin",
+      CORS_ORIGIN: "http://localhost:5173",
     });
     assert.deepEqual(settings, {
       host: "0.0.0.0",
@@ -61,6 +64,7 @@ describe("parseSettings", () => {
       idleTimeoutSeconds: 60,
       maxBackpressureBytes: 65536,
       waitStrategy: "busy-spin",
+      corsOrigins: ["http://localhost:5173"],
       warnings: [],
     });
   });
@@ -269,6 +273,9 @@ describe("loadConfig", () => {
       index: 0,
       baseLedgerFactor: 10_000n, // lots at 10^-6 -> btc ledger at 10^-10
       quoteLedgerFactor: 1n, // ticks × lots at 10^-8 = usdt ledger scale
+      makerFee: 0n,
+      takerFee: 0n,
+      feeDecimals: 0,
     });
     const ethBtc = config.pairsByName.get("eth_btc")!;
     assert.equal(ethBtc.index, 2);
@@ -333,6 +340,27 @@ describe("loadConfig", () => {
     assert.equal(ledgerScale(pairs, "eth"), 8);
     assert.equal(ledgerScale(pairs, "usdt"), 11);
     assert.equal(ledgerScale(pairs, "doge"), 0);
+  });
+
+  it("reads fee rates and grows both currencies' scales by the decimals the rates need", () => {
+    const config = validateConfig({
+      pairs: [
+        pair({ makerFee: "0.001", takerFee: "0.0025" }),
+        pair({ name: "btc_usdt", priceDecimals: 2, amountDecimals: 6, maxAmount: "100" }),
+        pair({ name: "doge_btc", priceDecimals: 8, amountDecimals: 0, minAmount: "1", maxAmount: "1000" }),
+      ],
+    });
+    const eth = config.pairsByName.get("eth_usdt")!;
+    assert.deepEqual([eth.makerFee, eth.takerFee, eth.feeDecimals], [1_000n, 2_500n, 4]);
+    const btc = config.pairsByName.get("btc_usdt")!;
+    assert.deepEqual([btc.makerFee, btc.takerFee, btc.feeDecimals], [0n, 0n, 0]);
+    assert.equal(config.currencies.get("eth")!.scale, 5 + 4);
+    assert.equal(config.currencies.get("usdt")!.scale, 8 + 4, "usdt is in eth_usdt, which has fees");
+    assert.equal(config.currencies.get("btc")!.scale, 8, "btc's pairs have no fees: unchanged");
+    assert.equal(btc.quoteLedgerFactor, 10_000n);
+    assert.equal(rateDecimals(100_000n), 1);
+    assert.equal(rateDecimals(1n), 6);
+    assert.equal(rateDecimals(0n), 0);
   });
 
   it("accepts the largest exact bounds: 15 digits of price and of amount", () => {
@@ -532,6 +560,28 @@ describe("loadConfig", () => {
       "a negative balance",
       { pairs: [pair()], users: [user({ balances: { eth: "-1" } })] },
       /balances.eth "-1" must not be negative/,
+    ],
+    [
+      "a fee above 0.1",
+      { pairs: [pair({ takerFee: "0.100001" })] },
+      /takerFee "0.100001" must be from 0 to 0.1/,
+    ],
+    ["a negative fee", { pairs: [pair({ makerFee: "-0.001" })] }, /makerFee "-0.001" must not be negative/],
+    [
+      "a fee with more than 6 decimals",
+      { pairs: [pair({ makerFee: "0.0000001" })] },
+      /makerFee "0.0000001" has more than 6 decimals/,
+    ],
+    ["a fee given as a number", { pairs: [pair({ makerFee: 0.001 })] }, /makerFee must be a decimal string/],
+    [
+      "fees whose decimals overflow the ledger",
+      { pairs: [pair({ maxAmount: "1000000000", makerFee: "0.000001" })] },
+      /maxAmount does not fit a 64-bit ledger value at the eth scale of 11 decimals/,
+    ],
+    [
+      "a config user with the fee account's uid",
+      { pairs: [pair()], users: [user({ uid: "00000000-0000-0000-0000-000000000000" })] },
+      /this uid is the fee account/,
     ],
     [
       "a balance finer than the ledger scale",

@@ -9,10 +9,12 @@ import {
   errorBody,
   errorField,
   errorMessage,
+  errorName,
   errorStatus,
   multiErrorBody,
   pickLanguage,
   priceParseError,
+  wireCode,
 } from "../src/errors.ts";
 import { ParseError } from "../src/numbers.ts";
 import {
@@ -26,6 +28,30 @@ const STATUSES = new Set([400, 401, 403, 404, 405, 413, 415, 426, 429, 500, 503]
 const CYRILLIC = /[а-яё]/i;
 
 describe("error catalogue", () => {
+  it("gives every message one stable upper-snake wire code, distinct messages distinct codes", () => {
+    const byName = new Map<string, (typeof ERROR_LIST)[number]>();
+    for (const def of ERROR_LIST) {
+      const name = wireCode(def);
+      assert.match(name, /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/, `${def.code}`);
+      assert.equal(errorName(def.code), name);
+      const seen = byName.get(name);
+      if (seen !== undefined) {
+        // A shared code is only allowed for the same message (the internal error).
+        assert.deepEqual(
+          [seen.status, seen.field, seen.en, seen.ru],
+          [def.status, def.field, def.en, def.ru],
+        );
+      } else byName.set(name, def);
+    }
+    assert.equal(wireCode(ERRORS.INSUFFICIENT_FUNDS), "INSUFFICIENT_FUNDS");
+    assert.equal(wireCode(ERRORS.ORDER_ALREADY_CANCELLED), "ORDER_ALREADY_CANCELLED");
+    assert.equal(errorName(Code.DUPLICATE_ORDER_ID), "INTERNAL");
+    // Every key is its own code unless it names one explicitly.
+    for (const [key, def] of Object.entries(ERRORS)) {
+      if (!("name" in def)) assert.equal(wireCode(def), key);
+    }
+  });
+
   it("has unique codes", () => {
     const codes = ERROR_LIST.map((def) => def.code);
     assert.equal(new Set(codes).size, codes.length);
@@ -139,7 +165,10 @@ describe("errorBody", () => {
     for (const def of ERROR_LIST) {
       for (const lang of ["en", "ru"] as const) {
         const body = errorBody(def.code, lang);
-        assert.deepEqual(JSON.parse(body), { errors: { [def.field]: [def[lang]] } });
+        assert.deepEqual(JSON.parse(body), {
+          errors: { [def.field]: [def[lang]] },
+          codes: { [def.field]: [wireCode(def)] },
+        });
         assert.equal(errorBody(def.code, lang), body);
       }
     }
@@ -148,11 +177,11 @@ describe("errorBody", () => {
   it("answers the contract's example cases", () => {
     assert.equal(
       errorBody(Code.ORDER_ALREADY_CANCELLED, "en"),
-      '{"errors":{"orderId":["Order already cancelled"]}}',
+      '{"errors":{"orderId":["Order already cancelled"]},"codes":{"orderId":["ORDER_ALREADY_CANCELLED"]}}',
     );
     assert.equal(
       errorBody(Code.INSUFFICIENT_FUNDS, "ru"),
-      '{"errors":{"amount":["Недостаточно средств на балансе"]}}',
+      '{"errors":{"amount":["Недостаточно средств на балансе"]},"codes":{"amount":["INSUFFICIENT_FUNDS"]}}',
     );
   });
 
@@ -160,10 +189,14 @@ describe("errorBody", () => {
     const body = errorBody(Code.AMOUNT_BELOW_MIN, "en", "0.000001");
     assert.deepEqual(JSON.parse(body), {
       errors: { amount: ["Amount is below the minimum for this pair (0.000001)"] },
+      codes: { amount: ["AMOUNT_BELOW_MIN"] },
     });
     const hostile = 'a"b\\c\n</script>\u2028';
     const parsed = JSON.parse(errorBody(Code.UNKNOWN_PATH, "ru", hostile));
-    assert.deepEqual(parsed, { errors: { path: [`Неизвестный путь (${hostile})`] } });
+    assert.deepEqual(parsed, {
+      errors: { path: [`Неизвестный путь (${hostile})`] },
+      codes: { path: ["UNKNOWN_PATH"] },
+    });
   });
 
   it("stays valid JSON whatever the extra text (property)", () => {
@@ -201,7 +234,8 @@ describe("multiErrorBody", () => {
     assert.equal(
       body,
       '{"errors":{"price":["Price must be greater than zero","Price is above the maximum for this pair (10000000)"],' +
-        '"amount":["Amount is required"],"tradeType":["Trade type must be limit or market"]}}',
+        '"amount":["Amount is required"],"tradeType":["Trade type must be limit or market"]},' +
+        '"codes":{"price":["PRICE_ZERO","PRICE_ABOVE_MAX"],"amount":["AMOUNT_REQUIRED"],"tradeType":["TRADE_TYPE_INVALID"]}}',
     );
     assert.deepEqual(Object.keys(JSON.parse(body).errors), ["price", "amount", "tradeType"]);
   });
@@ -228,12 +262,14 @@ describe("multiErrorBody", () => {
             ),
           ) as { errors: Record<string, string[]> };
           const expected: Record<string, string[]> = {};
+          const codes: Record<string, string[]> = {};
           for (const [code, extra] of entries) {
             const message = errorMessage(code, lang) + (extra === undefined ? "" : ` (${extra})`);
             const field = errorField(code);
             expected[field] = [...(expected[field] ?? []), message];
+            codes[field] = [...(codes[field] ?? []), errorName(code)];
           }
-          assert.deepEqual(parsed, { errors: expected });
+          assert.deepEqual(parsed, { errors: expected, codes });
         },
       ),
     );

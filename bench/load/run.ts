@@ -32,7 +32,8 @@
  *                  loop at --profile-rate); self time per function inside the measured window
  *                  (bench/load/profile.ts);
  *   ab             (only when named) two fresh exchanges, B with --ab-flags=<node flags> and/or
- *                  --ab-env K=V,..., closed-loop create-order in alternating rounds.
+ *                  --ab-env K=V,... and/or --ab-script <another checkout's src/main.ts>,
+ *                  closed-loop create-order in alternating rounds.
  * Every loop is bounded in time and count and targets 127.0.0.1. A row whose unexpected answers
  * (anything but 200, or an expected cancel race) exceed 1% of its requests is marked invalid.
  *
@@ -97,6 +98,7 @@ const { values: flags } = parseArgs({
     "profile-rate": { type: "string" },
     "ab-flags": { type: "string" },
     "ab-env": { type: "string" },
+    "ab-script": { type: "string" },
     out: { type: "string" },
   },
   allowPositionals: false,
@@ -632,6 +634,7 @@ async function startExchange(
   label: string,
   nodeFlags: string[] = [],
   extraEnv: Record<string, string> = {},
+  script = "src/main.ts",
 ): Promise<Exchange> {
   const dir = mkdtempSync(join(tmpdir(), "bench-load-"));
   const shipped = JSON.parse(readFileSync(join(REPO_ROOT, "data", "config.json"), "utf8")) as {
@@ -644,7 +647,7 @@ async function startExchange(
   const adminToken = randomBytes(24).toString("hex");
   const server = await spawnServer({
     name: label,
-    script: "src/main.ts",
+    script,
     nodeFlags,
     args: [
       "--host",
@@ -753,10 +756,12 @@ async function abTest(base: { client: ClientKind }): Promise<void> {
     if (eq <= 0) throw new Error(`--ab-env: expected KEY=VALUE, got ${kv}`);
     envB[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
-  const labelB = `exchange B (${[...flagsB, ...Object.entries(envB).map(([k, v]) => `${k}=${v}`)].join(" ") || "same"})`;
+  // --ab-script runs B from another checkout's entry (e.g. ../main/src/main.ts): A/B of two versions.
+  const scriptB = flags["ab-script"] ?? "src/main.ts";
+  const labelB = `exchange B (${[...flagsB, ...Object.entries(envB).map(([k, v]) => `${k}=${v}`), ...(flags["ab-script"] ? [scriptB] : [])].join(" ") || "same"})`;
   console.log(`A/B (closed-loop create-order): exchange A as npm start runs it, ${labelB}:`);
   const a = await startExchange("exchange A");
-  const b = await startExchange(labelB, flagsB, envB);
+  const b = await startExchange(labelB, flagsB, envB, scriptB);
   try {
     const runsA: OneRun[] = [];
     const runsB: OneRun[] = [];

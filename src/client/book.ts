@@ -8,7 +8,7 @@
  * buffered meanwhile whose `seq` is above the REST one, and goes on. A closed connection (a slow
  * consumer gets 1008) reconnects and starts again from the new snapshot.
  */
-import { ExchangeClient, type Level, type OrderBook, ok } from "./index.ts";
+import { ExchangeClient, type Level, ok } from "./index.ts";
 import { StreamClient, type StreamMessage } from "./stream.ts";
 
 /** A book message's data: a snapshot or the changed levels (levels may carry eventTimeMicro). */
@@ -58,10 +58,10 @@ export class LocalBook {
   }
 
   /** The book as `GET .../orders` answers it: buy descending, sell ascending. */
-  book(): OrderBook {
+  book(): BookData {
     const side = (m: Map<number, number>, dir: number) =>
       [...m].sort((a, b) => (a[0] - b[0]) * dir).map(([price, amount]) => ({ price, amount }));
-    const out: OrderBook = { buy: side(this.buy, -1), sell: side(this.sell, 1) };
+    const out: BookData = { buy: side(this.buy, -1), sell: side(this.sell, 1) };
     if (this.seq !== undefined) out.seq = this.seq;
     return out;
   }
@@ -72,7 +72,7 @@ export interface BookFeedOptions {
   baseUrl: string | (() => string);
   pairName: string;
   /** Called after every change with the whole book. */
-  onBook?: (book: OrderBook) => void;
+  onBook?: (book: BookData) => void;
   /** Called when the feed resyncs (`gap`: from REST by seq; `reconnect`: after a close). */
   onResync?: (reason: "gap" | "reconnect") => void;
   /** Called when the feed gives up (resync failed repeatedly, or reconnecting failed). */
@@ -121,7 +121,7 @@ export class OrderBookFeed {
   }
 
   /** The current book. */
-  book(): OrderBook {
+  book(): BookData {
     return this.local.book();
   }
 

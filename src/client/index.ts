@@ -65,8 +65,8 @@ export interface Level {
 export interface OrderBook {
   buy: Level[];
   sell: Level[];
-  /** CONTRACT 9: the book's sequence number, on servers that send it. */
-  seq?: number;
+  /** CONTRACT 9: the book sequence of the state shown. */
+  seq: number;
 }
 
 /** 2.4 Public trade history item. */
@@ -88,9 +88,25 @@ export interface UserTrade {
   price: number;
   amount: number;
   tradeTime: string;
-  /** CONTRACT 9: on servers with fees. */
-  fee?: number;
-  feeCurrency?: string;
+  /** CONTRACT 9: what this side paid (0 without fees), in `feeCurrency`. */
+  fee: number;
+  feeCurrency: string;
+}
+
+/** CONTRACT 9: GET /info, one entry per pair. */
+export interface PairInfo {
+  name: string;
+  base: string;
+  quote: string;
+  priceDecimals: number;
+  amountDecimals: number;
+  tickSize: string;
+  stepSize: string;
+  minAmount: string;
+  maxAmount: string;
+  maxPrice: string;
+  makerFee: string;
+  takerFee: string;
 }
 
 /** 2.6 Balance item plus `reserved` (CONTRACT 2.3). */
@@ -121,8 +137,8 @@ export interface PairPage {
 /** Section 7 / CONTRACT 5 error body. */
 export interface ErrorBody {
   errors: Record<string, string[]>;
-  /** CONTRACT 9: one machine-readable code per message, on servers that send them. */
-  codes?: Record<string, string[]>;
+  /** CONTRACT 9: one stable code per message, in the same order (docs/API-errors.md). */
+  codes: Record<string, string[]>;
 }
 
 export interface NewUser {
@@ -178,22 +194,6 @@ export interface BatchCancelResult {
   orderId: number;
   errors?: Record<string, string[]>;
   codes?: Record<string, string[]>;
-}
-
-/** CONTRACT 9: one pair of GET /info. */
-export interface PairInfo {
-  name: string;
-  base: string;
-  quote: string;
-  priceDecimals: number;
-  amountDecimals: number;
-  tickSize: string;
-  stepSize: string;
-  minAmount: string;
-  maxAmount: string;
-  maxPrice: string;
-  makerFee: string;
-  takerFee: string;
 }
 
 /** CONTRACT 10 listen key. */
@@ -455,28 +455,7 @@ export class ExchangeClient {
     return cancelled;
   }
 
-  // ---- CONTRACT 9, 10 and the OpenAPI document ----------------------------------------------------
-
-  /** 9 GET /time. */
-  time(opts: CallOptions = {}): Promise<ApiResponse<{ serverTime: number }>> {
-    return this.get("/time", [], { anonymous: true, ...opts });
-  }
-
-  /** 9 GET /info. */
-  info(opts: CallOptions = {}): Promise<ApiResponse<{ serverTime: number; pairs: PairInfo[] }>> {
-    return this.get("/info", [], { anonymous: true, ...opts });
-  }
-
-  /** 9 GET /admin/fees (admin token). */
-  fees(opts: CallOptions = {}): Promise<ApiResponse<BalanceAnswer[]>> {
-    const headers: Record<string, string> = {};
-    if (this.options.adminToken !== undefined) headers.Authorization = `Bearer ${this.options.adminToken}`;
-    this.addCommonHeaders(headers, opts);
-    return this.request("GET", `${this.options.adminPrefix ?? ""}/admin/fees`, {
-      headers,
-      timeoutMs: opts.timeoutMs,
-    });
-  }
+  // ---- CONTRACT 10 and the OpenAPI document ----------------------------------------------------
 
   /** 10 POST /trade/listen-key: a new key, or `listenKey` extended. */
   listenKey(listenKey?: string, opts: CallOptions = {}): Promise<ApiResponse<ListenKey>> {
@@ -590,7 +569,28 @@ export class ExchangeClient {
     return this.request<never>("GET", "/metrics", { headers: opts.headers, timeoutMs: opts.timeoutMs });
   }
 
+  /** CONTRACT 9: GET /time. */
+  time(opts: CallOptions = {}): Promise<ApiResponse<{ serverTime: number }>> {
+    return this.get<{ serverTime: number }>("/time", [], { anonymous: true, ...opts });
+  }
+
+  /** CONTRACT 9: GET /info, the venue's rules per pair. */
+  info(opts: CallOptions = {}): Promise<ApiResponse<{ serverTime: number; pairs: PairInfo[] }>> {
+    return this.get<{ serverTime: number; pairs: PairInfo[] }>("/info", [], { anonymous: true, ...opts });
+  }
+
   // ---- admin (CONTRACT 1.2) -------------------------------------------------------------------------
+
+  /** CONTRACT 9: GET /admin/fees, the fee account's balance per currency. */
+  fees(opts: CallOptions = {}): Promise<ApiResponse<BalanceAnswer[]>> {
+    const headers: Record<string, string> = {};
+    if (this.options.adminToken !== undefined) headers.Authorization = `Bearer ${this.options.adminToken}`;
+    this.addCommonHeaders(headers, opts);
+    return this.request<BalanceAnswer[]>("GET", `${this.options.adminPrefix ?? ""}/admin/fees`, {
+      headers,
+      timeoutMs: opts.timeoutMs,
+    });
+  }
 
   /** POST /admin/users: a new user (optionally with a given uid) and its first API key. */
   createUser(uid?: string, opts: CallOptions = {}): Promise<ApiResponse<NewUser>> {

@@ -24,10 +24,11 @@ export const K_TRANSFER = 7;
 export const K_ORDER = 8;
 export const K_TRADE = 9;
 export const K_CANDLE = 10;
-export const KIND_COUNT = 11;
+export const K_META = 11;
+export const KIND_COUNT = 12;
 
 /** Slots per record of each kind, indexed by kind. */
-export const STRIDE: readonly number[] = [3, 2, 3, 4, 1, 2, 4, 5, 13, 12, 8];
+export const STRIDE: readonly number[] = [3, 2, 3, 4, 1, 2, 4, 5, 13, 14, 8, 2];
 
 // Slot offsets inside a record. (Y) symbol id, (S) index into strs, others plain integers.
 export const PAIR_NAME = 0; // Y
@@ -92,6 +93,9 @@ export const TR_TAKER_SIDE = 8;
 export const TR_TAKER_TYPE = 9;
 export const TR_MAKER_TYPE = 10;
 export const TR_MICRO = 11;
+/** Fee rates of the two sides, in units of 10^-6 (config.ts FEE_DECIMALS). */
+export const TR_TAKER_FEE = 12;
+export const TR_MAKER_FEE = 13;
 
 export const CDL_PAIR = 0; // Y
 export const CDL_PERIOD = 1; // Y
@@ -101,6 +105,10 @@ export const CDL_HIGH = 4;
 export const CDL_LOW = 5;
 export const CDL_CLOSE = 6;
 export const CDL_VOLUME = 7;
+
+/** An upsert into `meta` (the book sequence of a pair, migration 003). */
+export const META_KEY = 0; // Y
+export const META_VALUE = 1;
 
 /** Main → writer thread. */
 export type ToWriter =

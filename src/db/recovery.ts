@@ -141,6 +141,8 @@ export interface RecoveredPair {
   lastTimeMicro: number;
   /** Per period present in the database: its newest `candleLimit` (1000) candles, oldest first. */
   candles: Map<string, CandleRow[]>;
+  /** The book sequence last committed (CONTRACT 9; meta 'book_seq:<pair>'), 0 if never changed. */
+  bookSeq: number;
 }
 
 export interface CurrencyTotals {
@@ -271,6 +273,7 @@ export function loadState(
     const maxOrder = db.prepare<[], { m: number | null }>("SELECT MAX(id) AS m FROM orders").get()!.m;
     const maxTrade = db.prepare<[], { m: number | null }>("SELECT MAX(id) AS m FROM trades").get()!.m;
 
+    const bookSeq = db.prepare<[string], { value: number }>("SELECT value FROM meta WHERE key = ?");
     const pairState = new Map<string, RecoveredPair>();
     for (const pair of pairs) {
       // Within a pair, id order is time order: one descending walk yields the newest trades and
@@ -298,6 +301,7 @@ export function loadState(
         lastPrice: newest?.price ?? 0,
         lastTimeMicro: newest?.timeMicro ?? 0,
         candles: byPeriod,
+        bookSeq: bookSeq.get(`book_seq:${pair}`)?.value ?? 0,
       });
     }
 

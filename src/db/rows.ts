@@ -48,6 +48,8 @@ export interface UserTradeRow {
   price: number;
   amount: number;
   timeMicro: number;
+  /** The fee rate this side paid, in units of 10^-6 (migration 003); 0 when none. */
+  feeRate: number;
 }
 
 export interface CandleRow {
@@ -68,7 +70,8 @@ export const TRADE_COLUMNS = `id, pair, price, amount, taker_order_id AS takerOr
   maker_order_id AS makerOrderId, taker_user_id AS takerUserId, maker_user_id AS makerUserId,
   taker_side AS takerSide, taker_type AS takerType, maker_type AS makerType, time_micro AS timeMicro`;
 
-export const USER_TRADE_COLUMNS = "trade_id AS id, pair, side, type, price, amount, time_micro AS timeMicro";
+export const USER_TRADE_COLUMNS =
+  "trade_id AS id, pair, side, type, price, amount, time_micro AS timeMicro, fee_rate AS feeRate";
 
 export const CANDLE_COLUMNS = "start_ms AS startMs, open, high, low, close, volume";
 

@@ -40,6 +40,7 @@ import {
   K_BALANCE,
   K_CANDLE,
   K_CURRENCY,
+  K_META,
   K_NONCE,
   K_ORDER,
   K_PAIR,
@@ -52,6 +53,8 @@ import {
   KEY_TOKEN,
   KEY_USER,
   KIND_COUNT,
+  META_KEY,
+  META_VALUE,
   NONCE_TOKEN,
   NONCE_VALUE,
   ORD_AMOUNT,
@@ -75,12 +78,14 @@ import {
   type ToWriter,
   TR_AMOUNT,
   TR_ID,
+  TR_MAKER_FEE,
   TR_MAKER_ORDER,
   TR_MAKER_TYPE,
   TR_MAKER_USER,
   TR_MICRO,
   TR_PAIR,
   TR_PRICE,
+  TR_TAKER_FEE,
   TR_TAKER_ORDER,
   TR_TAKER_SIDE,
   TR_TAKER_TYPE,
@@ -418,6 +423,8 @@ export class DbWriter {
     takerType: number,
     makerType: number,
     micro: number,
+    takerFeeRate = 0,
+    makerFeeRate = 0,
   ): void {
     const r = this.rows(K_TRADE);
     const o = r.add();
@@ -434,6 +441,18 @@ export class DbWriter {
     b[o + TR_TAKER_TYPE] = takerType;
     b[o + TR_MAKER_TYPE] = makerType;
     b[o + TR_MICRO] = micro;
+    b[o + TR_TAKER_FEE] = takerFeeRate;
+    b[o + TR_MAKER_FEE] = makerFeeRate;
+    this.touch();
+  }
+
+  /** Upsert of an integer in `meta` (a pair's book sequence: `book_seq:<pair>`). */
+  meta(key: string, value: number): void {
+    const r = this.rows(K_META);
+    const o = r.add();
+    const b = r.buf;
+    b[o + META_KEY] = this.sym(key);
+    b[o + META_VALUE] = value;
     this.touch();
   }
 

@@ -49,14 +49,17 @@ export class Admin {
     this.config = config;
   }
 
-  /** Creates a user (with a first API key). Used by the admin API and by config users. */
-  createUser(uid: string, key: { apiToken: string; secretKey: string }): number {
+  /** The fee account's user id (CONTRACT 9): it gets no API key; -1 until the server sets it. */
+  feeUser = -1;
+
+  /** Creates a user (with a first API key unless `key` is null). Admin API, config users, fee account. */
+  createUser(uid: string, key: { apiToken: string; secretKey: string } | null): number {
     const id = this.users.nextId();
     const micro = nowMicro();
     this.users.add(id, uid);
     this.ledger.ensureUser(id);
     this.db.user(id, uid, micro);
-    this.addKey(id, key);
+    if (key !== null) this.addKey(id, key);
     return id;
   }
 
@@ -132,6 +135,7 @@ export class Admin {
     post("/admin/api-keys", ["uid"], (res, info, body) => {
       const id = userOf(res, info, body.uid);
       if (id === undefined) return;
+      if (id === this.feeUser) return sendError(res, info, Code.UID_FEE_ACCOUNT, finish);
       const key = Users.newKeyPair();
       this.addKey(id, key);
       committed(res, info, serialize.newKey(key));
@@ -184,6 +188,25 @@ export class Admin {
       };
     post("/admin/deposit", TRANSFER_FIELDS, transfer("deposit"));
     post("/admin/withdraw", TRANSFER_FIELDS, transfer("withdraw"));
+
+    // CONTRACT 9: the fee account's balances, one per configured currency (the account never
+    // reserves anything, so its balance is its available amount). Taken out with /admin/withdraw.
+    app.get("/admin/fees", (res, req) => {
+      const info = readRequest(res, req, "/admin/fees");
+      if (!secretsEqual(this.token, parseAuthorization(info.authorization) ?? undefined)) {
+        return sendError(res, info, Code.AUTH_ADMIN_INVALID, finish);
+      }
+      const fee = this.feeUser;
+      const out = [...this.config.currencies.values()].map((cur) => {
+        const c = this.ledger.currencyIndex(cur.name);
+        const has = fee >= 0 && this.ledger.hasUser(fee);
+        return {
+          currency: cur.name,
+          balance: formatDecimal(has ? this.ledger.available(fee, c) : 0n, cur.scale),
+        };
+      });
+      send(res, info, 200, serialize.fees(out), finish);
+    });
     app.any("/admin/*", (res, req) =>
       sendError(res, readRequest(res, req, "/admin"), Code.UNKNOWN_PATH, finish),
     );

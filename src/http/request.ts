@@ -6,6 +6,7 @@
  */
 import type { HttpRequest, HttpResponse } from "@trufflesuite/uws-js-unofficial";
 import { errorBody, errorStatus, type Lang, pickLanguage } from "../errors.ts";
+import { EXPOSE_HEADERS } from "./cors.ts";
 
 export const MAX_BODY = 64 * 1024;
 
@@ -35,7 +36,12 @@ export interface RequestInfo {
   /** The client address, read only when rate limiting needs it (see `readRequest`). */
   readonly address: string | undefined;
   readonly startNs: bigint;
+  /** Set by the rate-limit step (CONTRACT 9): the answer then carries X-RateLimit-* headers. */
+  rateLimit: number;
+  rateRemaining: number;
   aborted: boolean;
+  /** `Access-Control-Allow-Origin` to send (CONTRACT 10), set by the route when the origin is allowed. */
+  cors?: string;
   /** Set once an answer was written. */
   done: boolean;
 }
@@ -61,6 +67,8 @@ export function readRequest(
     contentLength: cl === "" ? -1 : Number(cl),
     address: withAddress ? decoder.decode(res.getRemoteAddressAsText()) : undefined,
     startNs: process.hrtime.bigint(),
+    rateLimit: 0,
+    rateRemaining: 0,
     aborted: false,
     done: false,
   };
@@ -93,6 +101,14 @@ export function send(
   res.cork(() => {
     res.writeStatus(STATUS_LINE[status] ?? `${status} Error`).writeHeader("content-type", "application/json");
     if (retryAfter !== undefined) res.writeHeader("retry-after", String(retryAfter));
+    if (info.cors !== undefined) {
+      res.writeHeader("access-control-allow-origin", info.cors).writeHeader("vary", "Origin");
+      res.writeHeader("access-control-expose-headers", EXPOSE_HEADERS);
+    }
+    if (info.rateLimit > 0) {
+      res.writeHeader("x-ratelimit-limit", String(info.rateLimit));
+      res.writeHeader("x-ratelimit-remaining", String(info.rateRemaining));
+    }
     res.end(body);
   });
   finish(info, status);

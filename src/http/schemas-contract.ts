@@ -10,7 +10,6 @@
  */
 import { orderWithUpdateSchema } from "./schemas.ts";
 
-const int = { type: "integer" } as const;
 const str = { type: "string" } as const;
 
 /** A decimal as requests accept it: a JSON number or a decimal string (CONTRACT 2.1). */
@@ -222,69 +221,6 @@ export const cancelOrdersResultSchema = {
       codes: errorBodySchema.properties.codes,
     },
     required: ["orderId"],
-    additionalProperties: false,
-  },
-} as const;
-
-/** CONTRACT 9 GET /time. */
-export const timeSchema = {
-  type: "object",
-  properties: { serverTime: { type: "integer", description: "Unix ms" } },
-  required: ["serverTime"],
-  additionalProperties: false,
-} as const;
-
-const decimalText = { type: "string", pattern: "^[0-9]+(\\.[0-9]+)?$" } as const;
-
-/** CONTRACT 9 one pair of GET /info. */
-export const pairInfoSchema = {
-  type: "object",
-  properties: {
-    name: str,
-    base: str,
-    quote: str,
-    priceDecimals: int,
-    amountDecimals: int,
-    tickSize: decimalText,
-    stepSize: decimalText,
-    minAmount: decimalText,
-    maxAmount: decimalText,
-    maxPrice: decimalText,
-    makerFee: decimalText,
-    takerFee: decimalText,
-  },
-  required: [
-    "name",
-    "base",
-    "quote",
-    "priceDecimals",
-    "amountDecimals",
-    "tickSize",
-    "stepSize",
-    "minAmount",
-    "maxAmount",
-    "maxPrice",
-    "makerFee",
-    "takerFee",
-  ],
-  additionalProperties: false,
-} as const;
-
-/** CONTRACT 9 GET /info. */
-export const infoSchema = {
-  type: "object",
-  properties: { serverTime: int, pairs: { type: "array", items: pairInfoSchema } },
-  required: ["serverTime", "pairs"],
-  additionalProperties: false,
-} as const;
-
-/** CONTRACT 9 GET /admin/fees. */
-export const feeBalancesSchema = {
-  type: "array",
-  items: {
-    type: "object",
-    properties: { currency: str, balance: str },
-    required: ["currency", "balance"],
     additionalProperties: false,
   },
 } as const;

@@ -61,8 +61,20 @@ export const userTradeSchema = {
     price: num,
     amount: num,
     tradeTime: str,
+    fee: num,
+    feeCurrency: str,
   },
-  required: ["id", "pairName", "tradeType", "directionType", "price", "amount", "tradeTime"],
+  required: [
+    "id",
+    "pairName",
+    "tradeType",
+    "directionType",
+    "price",
+    "amount",
+    "tradeTime",
+    "fee",
+    "feeCurrency",
+  ],
   additionalProperties: false,
 } as const;
 
@@ -106,11 +118,15 @@ const levelSchema = {
   additionalProperties: false,
 } as const;
 
-/** Aggregated order book `{buy, sell}` (4.6). */
+/** Aggregated order book `{buy, sell, seq}` (4.6; `seq`: CONTRACT 9). */
 export const bookSchema = {
   type: "object",
-  properties: { buy: { type: "array", items: levelSchema }, sell: { type: "array", items: levelSchema } },
-  required: ["buy", "sell"],
+  properties: {
+    buy: { type: "array", items: levelSchema },
+    sell: { type: "array", items: levelSchema },
+    seq: int,
+  },
+  required: ["buy", "sell", "seq"],
   additionalProperties: false,
 } as const;
 
@@ -168,14 +184,15 @@ const streamLevelSchema = {
   additionalProperties: false,
 } as const;
 
-/** `orders:{pair}` data: a snapshot or the changed levels of each side. */
+/** `orders:{pair}` data: a snapshot or the changed levels of each side, and the book `seq`. */
 const streamBookSchema = {
   type: "object",
   properties: {
     buy: { type: "array", items: streamLevelSchema },
     sell: { type: "array", items: streamLevelSchema },
+    seq: int,
   },
-  required: ["buy", "sell"],
+  required: ["buy", "sell", "seq"],
   additionalProperties: false,
 } as const;
 
@@ -227,6 +244,63 @@ export const transferSchema = {
   properties: { currency: str, balance: str },
   required: ["currency", "balance"],
 } as const;
+/** CONTRACT 9 GET /admin/fees. */
+export const feesSchema = {
+  type: "array",
+  items: {
+    type: "object",
+    properties: { currency: str, balance: str },
+    required: ["currency", "balance"],
+    additionalProperties: false,
+  },
+} as const;
+/** CONTRACT 9 GET /time. */
+export const timeSchema = {
+  type: "object",
+  properties: { serverTime: int },
+  required: ["serverTime"],
+  additionalProperties: false,
+} as const;
+/** CONTRACT 9 one pair of GET /info. */
+export const pairInfoSchema = {
+  type: "object",
+  properties: {
+    name: str,
+    base: str,
+    quote: str,
+    priceDecimals: int,
+    amountDecimals: int,
+    tickSize: str,
+    stepSize: str,
+    minAmount: str,
+    maxAmount: str,
+    maxPrice: str,
+    makerFee: str,
+    takerFee: str,
+  },
+  required: [
+    "name",
+    "base",
+    "quote",
+    "priceDecimals",
+    "amountDecimals",
+    "tickSize",
+    "stepSize",
+    "minAmount",
+    "maxAmount",
+    "maxPrice",
+    "makerFee",
+    "takerFee",
+  ],
+  additionalProperties: false,
+} as const;
+/** CONTRACT 9 GET /info. */
+export const infoSchema = {
+  type: "object",
+  properties: { serverTime: int, pairs: { type: "array", items: pairInfoSchema } },
+  required: ["serverTime", "pairs"],
+  additionalProperties: false,
+} as const;
 /** Stream messages (CONTRACT 7), one per channel kind. */
 export const streamSchemas = {
   exchanges: envelope({ type: "array", items: exchangeStreamSchema }),
@@ -253,6 +327,9 @@ export const serialize = {
   newUser: compile(newUserSchema),
   newKey: compile(newKeySchema),
   balance: compile(transferSchema),
+  fees: compile(feesSchema),
+  time: compile(timeSchema),
+  info: compile(infoSchema),
   // Stream envelopes `{stream, data}` (CONTRACT 7), with the channel's data schema.
   streamExchanges: compile(streamSchemas.exchanges),
   streamLevels: compile(streamSchemas.orders),

@@ -7,7 +7,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import { BUY, SELL } from "../../workers/matching/types.ts";
 import { nonceFromBody, nonceFromQuery, parseAuthorization, verifySignature } from "../auth.ts";
-import type { ExchangeConfig, PairConfig } from "../config.ts";
+import { type ExchangeConfig, FEE_DECIMALS, type PairConfig } from "../config.ts";
 import type { OrderRow, UserTradeRow } from "../db/rows.ts";
 import type { DeadMansSwitch } from "../dead-man.ts";
 import {
@@ -24,6 +24,7 @@ import {
   LIMIT,
   MARKET,
   type OrderView,
+  tradeFee,
   type UserTradeView,
 } from "../exchange.ts";
 import { PERIODS, type Period, scaled } from "../market-data.ts";
@@ -40,7 +41,9 @@ import {
 import { formatDateTime, nowMicro } from "../time.ts";
 import type { ApiKey, Users } from "../users.ts";
 import type { Admin } from "./admin.ts";
+import type { CorsPolicy } from "./cors.ts";
 import { parseJsonBody, unknownFields } from "./json-body.ts";
+import type { ListenKeys } from "./listen-keys.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import {
@@ -84,6 +87,10 @@ export interface FrontEndDeps {
   nonceUsed: (token: string, nonce: bigint) => void;
   /** CONTRACT 8.7. */
   deadMan: DeadMansSwitch;
+  /** Listen keys for browser streams (CONTRACT 10). */
+  listenKeys: ListenKeys;
+  /** Browser origins allowed on the REST base (CONTRACT 10). */
+  cors: CorsPolicy;
 }
 
 const PREFIX = "/1.0";
@@ -122,8 +129,12 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
   const rateLimited = (res: HttpResponse, info: RequestInfo, key: string): boolean => {
     if (!limiter.enabled) return false;
     const now = Date.now();
-    if (limiter.allow(key, now)) return false;
-    send(res, info, 429, errorBody(Code.RATE_LIMITED, info.lang), finish, limiter.retryAfter());
+    const remaining = limiter.take(key, now);
+    // Every answer from here on counted against the limit: it says how much is left (CONTRACT 9).
+    info.rateLimit = limiter.limit;
+    info.rateRemaining = remaining < 0 ? 0 : remaining;
+    if (remaining >= 0) return false;
+    send(res, info, 429, errorBody(Code.RATE_LIMITED, info.lang), finish, limiter.retryAfter(key, now));
     return true;
   };
 
@@ -145,6 +156,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
   ) => {
     app.post(PREFIX + route, (res, req) => {
       const info = readRequest(res, req, route);
+      if (deps.cors.enabled) info.cors = deps.cors.allowed(req);
       if (info.contentLength > MAX_BODY) return sendError(res, info, Code.BODY_TOO_LARGE, finish);
       if (!isJsonMediaType(info.contentType)) {
         sendError(res, info, Code.UNSUPPORTED_MEDIA_TYPE, finish);
@@ -191,6 +203,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
   ) => {
     app.get(PREFIX + route, (res, req) => {
       const info = readRequest(res, req, route, limiter.enabled);
+      if (deps.cors.enabled) info.cors = deps.cors.allowed(req);
       let pair: PairConfig | undefined;
       if (opts.pair) {
         pair = pairFromPath(req);
@@ -399,6 +412,17 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     ok(res, info, serialize.triggerTime({ triggerTime: deps.deadMan.arm(key.userId, timeout) }));
   });
 
+  // ---------------------------------------------------------------- 10 listen keys
+
+  const listenKeyAnswer = (res: HttpResponse, info: RequestInfo, a: { code: number; body?: string }) =>
+    a.body !== undefined ? ok(res, info, a.body) : sendError(res, info, a.code, finish);
+  signedPost("/trade/listen-key", (res, info, key, body) =>
+    listenKeyAnswer(res, info, deps.listenKeys.handleCreateOrExtend(key.userId, body)),
+  );
+  signedPost("/trade/listen-key/close", (res, info, key, body) =>
+    listenKeyAnswer(res, info, deps.listenKeys.handleClose(key.userId, body)),
+  );
+
   // ---------------------------------------------------------------- public reads
 
   get("/trade/pairs", { pair: false, auth: "none" }, (res, info) => {
@@ -423,7 +447,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
       const cached = bookCache.get(p.index);
       if (cached !== undefined && cached.version === m.bookVersion) return cached.body;
     }
-    const body = serialize.book({ buy: m.levels(0, limit), sell: m.levels(1, limit) });
+    const body = serialize.book({ buy: m.levels(0, limit), sell: m.levels(1, limit), seq: m.seq });
     if (limit >= 1_000_000) bookCache.set(p.index, { version: m.bookVersion, body });
     return body;
   };
@@ -476,6 +500,31 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     },
   );
 
+  // ---------------------------------------------------------------- CONTRACT 9 venue data
+
+  get("/time", { pair: false, auth: "none" }, (res, info) => {
+    ok(res, info, serialize.time({ serverTime: Date.now() }));
+  });
+
+  // Everything but the clock is fixed at start: built once.
+  const infoPairs = pairs.map((p) => ({
+    name: p.name,
+    base: p.base,
+    quote: p.quote,
+    priceDecimals: p.priceDecimals,
+    amountDecimals: p.amountDecimals,
+    tickSize: formatDecimal(1n, p.priceDecimals),
+    stepSize: formatDecimal(1n, p.amountDecimals),
+    minAmount: formatDecimal(p.minAmount, p.amountDecimals),
+    maxAmount: formatDecimal(p.maxAmount, p.amountDecimals),
+    maxPrice: formatDecimal(p.maxPrice, p.priceDecimals),
+    makerFee: formatDecimal(p.makerFee, FEE_DECIMALS),
+    takerFee: formatDecimal(p.takerFee, FEE_DECIMALS),
+  }));
+  get("/info", { pair: false, auth: "none" }, (res, info) => {
+    ok(res, info, serialize.info({ serverTime: Date.now(), pairs: infoPairs }));
+  });
+
   // ---------------------------------------------------------------- 4.4 pair page
 
   get("/trade/pairs/:pairName", { pair: true, auth: "optional" }, (res, info, pair, key) => {
@@ -483,7 +532,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     const now = nowMicro();
     const page = {
       exchanges: pairs.map((p) => exchange.market(p.index).exchange(now)),
-      orders: { buy: m.levels(0, 1_000_000), sell: m.levels(1, 1_000_000) },
+      orders: { buy: m.levels(0, 1_000_000), sell: m.levels(1, 1_000_000), seq: m.seq },
       history: m.history,
       userOrders: null as OrderView[] | null,
       userHistory: null as UserTradeView[] | null,
@@ -634,7 +683,12 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
 
   // ---------------------------------------------------------------- 404 / 405
 
+  // CORS preflights (CONTRACT 10), answered for any path under the REST base.
+  app.options(`${PREFIX}/*`, (res, req) => deps.cors.preflight(res, req));
+
   const known = [
+    "/time",
+    "/info",
     "/trade/create-order",
     "/trade/cancel-order",
     "/trade/create-orders",
@@ -645,6 +699,8 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     "/trade/orders",
     "/trade/orders/:orderId",
     "/trade/pairs/:pairName/open-orders",
+    "/trade/listen-key",
+    "/trade/listen-key/close",
     "/trade/pairs",
     "/trade/pairs/user-history",
     "/trade/pairs/:pairName",
@@ -657,6 +713,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
   ];
   for (const route of known) {
     app.any(PREFIX + route, (res, req) => {
+      if (req.getMethod() === "options") return deps.cors.preflight(res, req);
       const info = readRequest(res, req, route);
       if (route.includes(":pairName") && pairFromPath(req) === undefined) {
         return sendError(res, info, Code.PAIR_UNKNOWN_IN_PATH, finish);
@@ -833,5 +890,6 @@ export function tradeRowView(t: UserTradeRow, config: ExchangeConfig): UserTrade
     price: scaled(t.price, p.priceDecimals),
     amount: scaled(t.amount, p.amountDecimals),
     tradeTime: formatDateTime(t.timeMicro),
+    ...tradeFee(p, t.side, t.feeRate, t.price, t.amount),
   };
 }

@@ -20,6 +20,7 @@ import { nonceFromQuery, parseAuthorization, verifySignature } from "../auth.ts"
 import type { ExchangeConfig } from "../config.ts";
 import { Code, errorBody, errorStatus, multiErrorBody, pickLanguage } from "../errors.ts";
 import type { CommitListener, Exchange, OrderView, UserTradeView } from "../exchange.ts";
+import { type ListenKeys, listenKeyFromQuery } from "../http/listen-keys.ts";
 import { serialize } from "../http/schemas.ts";
 import { type PairMarket, type PublicTrade, scaled } from "../market-data.ts";
 import type { Metrics } from "../metrics.ts";
@@ -67,6 +68,8 @@ const MAX_FLUSH_GAP_MS = 5;
 const MAX_QUEUED = 65_536;
 /** WebSocket close code for a consumer that fell behind (policy violation). */
 export const CLOSE_SLOW_CONSUMER = 1008;
+/** WebSocket close code when the listen key that admitted a connection was closed or expired. */
+export const CLOSE_LISTEN_KEY_ENDED = 4001;
 /** WebSocket close code when the server shuts down. */
 export const CLOSE_GOING_AWAY = 1001;
 const EXCHANGES = "exchanges";
@@ -76,6 +79,8 @@ export interface Conn {
   readonly channels: readonly Channel[];
   /** The authenticated user (-1 when the upgrade carried no credentials). */
   readonly userId: number;
+  /** The listen key that admitted the connection (CONTRACT 10); it ends when the key ends. */
+  readonly listenKey?: string;
   /**
    * Bytes of the snapshots sent at open: a big book may exceed the bound on its own, so they are
    * allowed on top of it until the unsent buffer first falls under the bound.
@@ -250,13 +255,13 @@ export class StreamHub implements CommitListener {
 
   // ------------------------------------------------------------------ CommitListener
 
-  levelsChanged(pair: number, buy: Map<number, number>, sell: Map<number, number>): void {
+  levelsChanged(pair: number, buy: Map<number, number>, sell: Map<number, number>, seq: number): void {
     const topic = this.ordersTopic[pair];
     if (this.closed || !this.topics.has(topic)) return;
     try {
       const m = this.exchange.market(pair);
       const t = String(this.tick(pair));
-      const data = { buy: changedLevels(buy, m, t, true), sell: changedLevels(sell, m, t, false) };
+      const data = { buy: changedLevels(buy, m, t, true), sell: changedLevels(sell, m, t, false), seq };
       this.publish(topic, serialize.streamLevels({ stream: topic, data }));
     } catch (err) {
       this.failed("levels", err);
@@ -330,7 +335,7 @@ export class StreamHub implements CommitListener {
     const cached = this.snapshots[pair];
     if (cached.version === m.bookVersion) return cached.message;
     const t = String(this.tick(pair));
-    const data = { buy: allLevels(m, 0, t), sell: allLevels(m, 1, t) };
+    const data = { buy: allLevels(m, 0, t), sell: allLevels(m, 1, t), seq: m.seq };
     const message = serialize.streamLevels({ stream: topic, data });
     this.snapshots[pair] = { version: m.bookVersion, message };
     return message;
@@ -498,6 +503,12 @@ export class StreamHub implements CommitListener {
   }
 }
 
+function addToSet<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  const set = map.get(key);
+  if (set === undefined) map.set(key, new Set([value]));
+  else set.add(value);
+}
+
 function addTopic(map: Map<number, string[]>, user: number, topic: string): void {
   const list = map.get(user);
   if (list === undefined) map.set(user, [topic]);
@@ -555,6 +566,8 @@ export interface StreamDeps {
   accepting: () => boolean;
   /** Persists the last nonce of a token (CONTRACT 5 replay guard). */
   nonceUsed: (token: string, nonce: bigint) => void;
+  /** `listenKey=K` in the query authenticates the upgrade as K's user (CONTRACT 10). */
+  listenKeys?: ListenKeys;
 }
 
 const STATUS_LINE: Record<number, string> = {
@@ -570,6 +583,17 @@ const STATUS_LINE: Record<number, string> = {
 export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
   const { hub, users } = deps;
   const count = (status: number) => hub.metrics.request("/stream", status);
+  // Connections per listen key: a key that is closed or expires ends its connections (CONTRACT 10).
+  const byKey = new Map<string, Set<Socket>>();
+  if (deps.listenKeys !== undefined) {
+    deps.listenKeys.onEnd = (key) => {
+      const sockets = byKey.get(key);
+      if (sockets === undefined) return;
+      byKey.delete(key);
+      for (const ws of sockets) ws.end(CLOSE_LISTEN_KEY_ENDED, "listen key closed or expired");
+    };
+    deps.listenKeys.watch();
+  }
 
   /**
    * Admission of an upgrade, in the order CONTRACT 5 ranks failures (401 before 400), with 403
@@ -591,7 +615,18 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
     const userChannels = list.channels.filter((c) => c.kind === CH_USER_ORDERS || c.kind === CH_USER_HISTORY);
     let userId = -1;
     let nonceInvalid = false;
-    if (userChannels.length > 0 || authorization !== "" || signature !== "") {
+    let admittedBy: string | undefined;
+    const listenKey = deps.listenKeys === undefined ? undefined : listenKeyFromQuery(query);
+    if (listenKey !== undefined) {
+      // A listen key replaces the headers (a browser cannot set them); any headers sent are ignored.
+      const owner = deps.listenKeys!.userOf(listenKey);
+      if (owner === undefined) return reject(Code.AUTH_LISTEN_KEY_INVALID);
+      userId = owner;
+      admittedBy = listenKey;
+      for (const c of userChannels) {
+        if (users.idOf(c.uid) !== userId) return reject(Code.AUTH_FORBIDDEN_CHANNEL, c.name);
+      }
+    } else if (userChannels.length > 0 || authorization !== "" || signature !== "") {
       const token = parseAuthorization(authorization === "" ? undefined : authorization);
       if (token === null) return reject(Code.AUTH_TOKEN_MISSING);
       const key = users.key(token);
@@ -611,7 +646,7 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
     const errors = list.errors;
     if (nonceInvalid) errors.push([Code.NONCE_INVALID]);
     if (errors.length > 0) return [400, multiErrorBody(errors, lang)];
-    return { channels: list.channels, userId, allowance: 0, checked: 0 };
+    return { channels: list.channels, userId, listenKey: admittedBy, allowance: 0, checked: 0 };
   };
 
   app.ws<Conn>("/stream", {
@@ -651,11 +686,27 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
       count(101);
       res.upgrade(verdict, wsKey, wsProtocol, wsExtensions, context);
     },
-    open: (ws) => hub.open(ws),
+    open: (ws) => {
+      const key = ws.getUserData().listenKey;
+      if (key !== undefined) {
+        // The key may have ended between the upgrade and now: then the connection ends at once.
+        if (deps.listenKeys?.userOf(key) === undefined) {
+          ws.end(CLOSE_LISTEN_KEY_ENDED, "listen key closed or expired");
+          return;
+        }
+        addToSet(byKey, key, ws);
+      }
+      hub.open(ws);
+    },
     message: () => {
       // Read only (CONTRACT 7): whatever a client sends is ignored.
     },
-    close: (ws) => hub.close(ws),
+    close: (ws) => {
+      const key = ws.getUserData().listenKey;
+      if (key !== undefined) byKey.get(key)?.delete(ws);
+      if (key !== undefined && byKey.get(key)?.size === 0) byKey.delete(key);
+      hub.close(ws);
+    },
   });
 
   // A request for /stream that is not a WebSocket upgrade (the ws route yields it to this one).

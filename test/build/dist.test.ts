@@ -1,5 +1,5 @@
 /**
- * The built package: `npm run build` once, then
+ * The built package: `npm run build` once (the web page, then server, workers, client and CLI), then
  *   - the production server (`node dist/src/main.js`, no tsx) starts, answers /health and trades,
  *   - the client is usable from plain JavaScript through the package exports (`exchange-server/client`),
  *   - the `exchange` CLI (the package's bin) drives a real server: user create, deposit, order
@@ -43,7 +43,7 @@ describe("the built package", () => {
   let server: TestServer;
 
   before(async () => {
-    await run(process.execPath, ["scripts/build.mjs"], { cwd: REPO_ROOT, timeout: 180_000 });
+    await run("npm", ["run", "build"], { cwd: REPO_ROOT, timeout: 180_000 }); // page, server, client
     server = await TestServer.start({ entry: "dist/src/main.js" });
   });
   after(async () => {
@@ -80,6 +80,13 @@ describe("the built package", () => {
     assert.equal(buy.status, 200, buy.text);
     assert.equal((buy.body as { amountUsed: number }).amountUsed, 0.2);
     await server.cancelOpenOrders([a]);
+  });
+
+  test("the production server serves the web page built into dist/web", async () => {
+    const page = await fetch(`${server.origin}/`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get("content-type") ?? "", /text\/html/);
+    assert.match(await page.text(), /<html/i);
   });
 
   test("the client is usable from plain JavaScript through the package exports", async () => {

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { LocalBook, OrderBookFeed } from "../../src/client/book.ts";
+import { type BookData, LocalBook, OrderBookFeed } from "../../src/client/book.ts";
 import type { OrderBook } from "../../src/client/index.ts";
 import { limit, sleep, TestServer } from "../e2e/harness.ts";
 
@@ -75,7 +75,7 @@ describe("OrderBookFeed on a real server", () => {
   test("follows the stream until the local book equals GET .../orders", async () => {
     const [a, b] = await server.newUsers(2, { usdt: "100000", btc: "10" });
     await a.client.createOrder(limit("btc_usdt", "buy", "100", "1"));
-    const books: OrderBook[] = [];
+    const books: BookData[] = [];
     const errors: Error[] = [];
     const feed = await OrderBookFeed.open({
       baseUrl: server.origin,

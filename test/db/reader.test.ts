@@ -78,11 +78,14 @@ describe("DbReader", () => {
       price: 73,
       amount: 23,
       timeMicro: 230,
+      feeRate: 0,
     });
     const maker = await reader.userTrades(2, 1, 1);
     assert.deepEqual(maker, {
       total: 30,
-      items: [{ id: 30, pair: "eth_btc", side: 0, type: 0, price: 80, amount: 30, timeMicro: 300 }],
+      items: [
+        { id: 30, pair: "eth_btc", side: 0, type: 0, price: 80, amount: 30, timeMicro: 300, feeRate: 0 },
+      ],
     });
   });
 

@@ -194,6 +194,7 @@ describe("recovery", () => {
       lastPrice: 0,
       lastTimeMicro: 0,
       candles: new Map(),
+      bookSeq: 0,
     });
   });
 

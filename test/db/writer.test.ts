@@ -39,7 +39,9 @@ describe("DbWriter", () => {
     w.order(7, 1, "btc_usdt", 0, 0, 5000000, 100, 40, false, 200, 300); // update
     w.order(8, 2, "btc_usdt", 1, 1, 0, 40, 0, false, 300, 300);
     w.order(8, 2, "btc_usdt", 1, 1, 5000000, 40, 40, false, 300, 300);
-    w.trade(1, "btc_usdt", 5000000, 40, 8, 7, 2, 1, 1, 1, 0, 1_700_000_000_000_001);
+    w.trade(1, "btc_usdt", 5000000, 40, 8, 7, 2, 1, 1, 1, 0, 1_700_000_000_000_001, 2000, 1000);
+    w.meta("book_seq:btc_usdt", 41);
+    w.meta("book_seq:btc_usdt", 42); // upsert
     w.candle("btc_usdt", "1m", 1_700_000_000_000, 5000000, 5000000, 5000000, 5000000, 10);
     w.candle("btc_usdt", "1m", 1_700_000_000_000, 5000000, 5000001, 4999999, 5000000, 40); // upsert
     await w.flush();
@@ -116,8 +118,14 @@ describe("DbWriter", () => {
         taker_type: 1,
         maker_type: 0,
         time_micro: 1_700_000_000_000_001,
+        taker_fee_rate: 2000,
+        maker_fee_rate: 1000,
       },
     ]);
+    assert.deepEqual(
+      db.prepare("SELECT value FROM meta WHERE key = 'book_seq:btc_usdt'").pluck().all(),
+      [42],
+    );
     assert.deepEqual(db.prepare("SELECT user_id, side, type FROM user_trades ORDER BY user_id").all(), [
       { user_id: 1, side: 0, type: 0 }, // maker: opposite direction, its own order type
       { user_id: 2, side: 1, type: 1 },

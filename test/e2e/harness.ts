@@ -142,6 +142,8 @@ export interface StartOptions {
   rateLimit?: number;
   /** Users written into the config file, with these balances (CONTRACT 1.1). */
   configUsers?: ReadonlyArray<Record<string, string>>;
+  /** Fee rates per pair written into the config (CONTRACT 9); default none (zero fees). */
+  pairFees?: Readonly<Record<string, { makerFee?: string; takerFee?: string }>>;
   /** Extra flags for the server. */
   args?: readonly string[];
   env?: Record<string, string>;
@@ -228,7 +230,17 @@ export class TestServer {
     }));
     await writeFile(
       server.configPath,
-      `${JSON.stringify({ pairs: PAIRS.map(({ base: _b, quote: _q, ...rest }) => rest), users: configUsers }, null, 2)}\n`,
+      `${JSON.stringify(
+        {
+          pairs: PAIRS.map(({ base: _b, quote: _q, ...rest }) => ({
+            ...rest,
+            ...options.pairFees?.[rest.name],
+          })),
+          users: configUsers,
+        },
+        null,
+        2,
+      )}\n`,
     );
     for (const u of configUsers) {
       const user = server.register(u.uid, u.apiToken, u.secretKey);

@@ -198,6 +198,8 @@ describe("orders", () => {
           price: 20000,
           amount: 0.4,
           tradeTime: "",
+          fee: 0,
+          feeCurrency: "btc",
         },
       );
       assert.match(buyerTrades[0].tradeTime, DATETIME);

@@ -96,7 +96,7 @@ describe("read endpoints", () => {
       })),
     );
     for (const pair of PAIR_NAMES) {
-      assert.deepEqual(expectOk(await server.public.orderBook(pair)), { buy: [], sell: [] });
+      assert.deepEqual(expectOk(await server.public.orderBook(pair)), { buy: [], sell: [], seq: 0 });
       assert.deepEqual(expectOk(await server.public.history(pair)), []);
       assert.deepEqual(expectOk(await server.public.chart(pair, "1m")), []);
     }
@@ -441,6 +441,8 @@ describe("read endpoints", () => {
         assert.deepEqual(Object.keys(h).sort(), [
           "amount",
           "directionType",
+          "fee",
+          "feeCurrency",
           "id",
           "pairName",
           "price",

@@ -50,7 +50,17 @@ const ORDER_KEYS = [
   "isCancelled",
   "createTime",
 ];
-const USER_TRADE_KEYS = ["id", "pairName", "tradeType", "directionType", "price", "amount", "tradeTime"];
+const USER_TRADE_KEYS = [
+  "id",
+  "pairName",
+  "tradeType",
+  "directionType",
+  "price",
+  "amount",
+  "tradeTime",
+  "fee",
+  "feeCurrency",
+];
 
 function withoutUpdate(o: Order): Omit<Order, "updateTime"> {
   const { updateTime: _, ...rest } = o;
@@ -120,7 +130,7 @@ describe("stream channels", () => {
     // orders:btc_usdt: every level, buy descending and sell ascending, one event time.
     const snap = await nextOn(pub, "orders:btc_usdt");
     const book = snap.data as BookData;
-    assert.deepEqual(Object.keys(book), ["buy", "sell"]);
+    assert.deepEqual(Object.keys(book), ["buy", "sell", "seq"]);
     const t0 = book.sell[0].eventTimeMicro;
     assert.match(t0, MICRO);
     assert.deepEqual(book, {
@@ -129,6 +139,7 @@ describe("stream channels", () => {
         { price: 30000.5, amount: 1.5, eventTimeMicro: t0 },
         { price: 30100, amount: 0.25, eventTimeMicro: t0 },
       ],
+      seq: 3, // three orders placed, three changes of the book
     });
     for (const l of [...book.buy, ...book.sell]) assert.deepEqual(Object.keys(l), LEVEL_KEYS);
     // history and the user channels send nothing on connect.
@@ -214,6 +225,8 @@ describe("stream channels", () => {
         price: 30000.5,
         amount: 0.5,
         tradeTime: "",
+        fee: 0,
+        feeCurrency: "usdt",
       },
     );
 

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { type Order as ClientOrder, signText } from "../../src/client/index.ts";
-import { parseSettings } from "../../src/config.ts";
+import { parseSettings, type Settings } from "../../src/config.ts";
 import { type RunningExchange, startExchange } from "../../src/server.ts";
 import type { StreamHub } from "../../src/stream/hub.ts";
 import { PAIRS as E2E_PAIRS } from "../e2e/harness.ts";
@@ -40,8 +40,15 @@ export interface TestServer extends RunningExchange {
   hub(): StreamHub;
 }
 
-/** Starts an exchange with the three pairs and `userCount` funded users; extra flags override. */
-export async function startServer(userCount = 4, flags: string[] = []): Promise<TestServer> {
+/**
+ * Starts an exchange with the three pairs and `userCount` funded users; extra flags override, and
+ * `overrides` sets what has no flag (e.g. a short listen-key lifetime).
+ */
+export async function startServer(
+  userCount = 4,
+  flags: string[] = [],
+  overrides: Partial<Settings> = {},
+): Promise<TestServer> {
   const dir = await mkdtemp(join(tmpdir(), "exchange-stream-"));
   const users = Array.from({ length: userCount }, newUser);
   const config = {
@@ -69,7 +76,7 @@ export async function startServer(userCount = 4, flags: string[] = []): Promise<
     ],
     {},
   );
-  const running = await startExchange(settings, () => {});
+  const running = await startExchange({ ...settings, ...overrides }, () => {});
   return {
     port: running.port,
     url: running.url,
@@ -187,6 +194,8 @@ export interface Level {
 export interface BookData {
   buy: Level[];
   sell: Level[];
+  /** CONTRACT 9: the book sequence (snapshot: current; delta: previous + 1). */
+  seq: number;
 }
 
 /** Headers of a signed upgrade for `query` (the raw query string after `?`). */

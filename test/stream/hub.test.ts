@@ -74,7 +74,8 @@ function setup() {
   /** A committed book change: the read model first, then the listener (as the core does). */
   const change = (price: number, total: number) => {
     market.setLevel(0, price, total);
-    hub.levelsChanged(0, new Map([[price, total]]), new Map());
+    market.seq++;
+    hub.levelsChanged(0, new Map([[price, total]]), new Map(), market.seq);
   };
   const published = () =>
     events.filter((e): e is { publish: string; message: string } => "publish" in e).map((e) => e.message);

@@ -25,6 +25,7 @@ import {
   K_BALANCE,
   K_CANDLE,
   K_CURRENCY,
+  K_META,
   K_NONCE,
   K_ORDER,
   K_PAIR,
@@ -37,6 +38,8 @@ import {
   KEY_TOKEN,
   KEY_USER,
   KIND_COUNT,
+  META_KEY,
+  META_VALUE,
   NONCE_TOKEN,
   NONCE_VALUE,
   ORD_AMOUNT,
@@ -60,12 +63,14 @@ import {
   type ToWriter,
   TR_AMOUNT,
   TR_ID,
+  TR_MAKER_FEE,
   TR_MAKER_ORDER,
   TR_MAKER_TYPE,
   TR_MAKER_USER,
   TR_MICRO,
   TR_PAIR,
   TR_PRICE,
+  TR_TAKER_FEE,
   TR_TAKER_ORDER,
   TR_TAKER_SIDE,
   TR_TAKER_TYPE,
@@ -131,8 +136,11 @@ function prepare(db: Db) {
     ),
     trade: db.prepare(
       `INSERT INTO trades (id, pair, price, amount, taker_order_id, maker_order_id, taker_user_id,
-         maker_user_id, taker_side, taker_type, maker_type, time_micro)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         maker_user_id, taker_side, taker_type, maker_type, time_micro, taker_fee_rate, maker_fee_rate)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    meta: db.prepare(
+      "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     ),
     candle: db.prepare(
       `INSERT INTO candles (pair, period, start_ms, open, high, low, close, volume)
@@ -177,8 +185,8 @@ const userOrdersAbove = db.prepare(
   "INSERT OR IGNORE INTO user_orders (user_id, order_id) SELECT user_id, id FROM orders WHERE id > ?",
 );
 const userTradesAbove = db.prepare(
-  `INSERT INTO user_trades (user_id, trade_id, pair, side, type, price, amount, time_micro)
-     SELECT user_id, trade_id, pair, side, type, price, amount, time_micro FROM trade_sides
+  `INSERT INTO user_trades (user_id, trade_id, pair, side, type, price, amount, time_micro, fee_rate)
+     SELECT user_id, trade_id, pair, side, type, price, amount, time_micro, fee_rate FROM trade_sides
      WHERE trade_id > ? ORDER BY user_id, trade_id`,
 );
 let ordersThrough = markOf.get("user_orders_through")!;
@@ -335,10 +343,16 @@ apply[K_TRADE] = (b) => {
       b[o + TR_TAKER_TYPE],
       b[o + TR_MAKER_TYPE],
       b[o + TR_MICRO],
+      b[o + TR_TAKER_FEE],
+      b[o + TR_MAKER_FEE],
     );
     // The user_trades rows follow in bulk (flushUserTrades).
     lastTrade = b[o + TR_ID];
   }
+};
+
+apply[K_META] = (b) => {
+  for (let o = 0; o < b.length; o += STRIDE[K_META]) st.meta.run(syms[b[o + META_KEY]], b[o + META_VALUE]);
 };
 
 apply[K_CANDLE] = (b) => {

@@ -1,0 +1,44 @@
+/**
+ * Renders the error catalogue (src/errors.ts) as docs/API-errors.md, the published list of wire
+ * codes (CONTRACT 9). `npx tsx src/errors-doc.ts` rewrites the file; test/errors-doc.test.ts fails
+ * when the file and the catalogue differ, so a new entry cannot ship undocumented.
+ */
+import { writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { ERROR_LIST, wireCode } from "./errors.ts";
+
+export const ERRORS_DOC_PATH = fileURLToPath(new URL("../docs/API-errors.md", import.meta.url));
+
+function cell(text: string): string {
+  return text.replaceAll("|", "\\|");
+}
+
+export function renderErrorCatalogue(): string {
+  const lines = [
+    "# Error codes",
+    "",
+    "<!-- Generated from src/errors.ts by `npx tsx src/errors-doc.ts`; do not edit by hand. -->",
+    "",
+    "Every error answer (REST, and the stream upgrade's rejections) has the body",
+    '`{"errors": {<field>: [<message>, ...]}, "codes": {<field>: [<CODE>, ...]}}`: one code per message,',
+    "in the same order, the same in every language. Messages may be worded differently over time and",
+    "carry a detail in parentheses (a limit, a path); a code never changes meaning. Clients should act",
+    "on `codes`, and show `errors` to people.",
+    "",
+    "| Code | HTTP | Field | Message (en) | Message (ru) |",
+    "| ---- | ---- | ----- | ------------ | ------------ |",
+  ];
+  const seen = new Set<string>();
+  for (const def of ERROR_LIST) {
+    const name = wireCode(def);
+    if (seen.has(name)) continue; // an internal failure listed once, as INTERNAL
+    seen.add(name);
+    lines.push(`| \`${name}\` | ${def.status} | \`${def.field}\` | ${cell(def.en)} | ${cell(def.ru)} |`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  writeFileSync(ERRORS_DOC_PATH, renderErrorCatalogue());
+  console.log(`wrote ${ERRORS_DOC_PATH}`);
+}

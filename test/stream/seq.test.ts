@@ -1,0 +1,136 @@
+/**
+ * Book sequence numbers (CONTRACT 9): a client that applies to a REST book with `seq` S every
+ * `orders:{pair}` message with `seq` > S, in order, reaches the live book, while orders keep
+ * arriving from several users at once; the numbers are consecutive on every connection, and a
+ * missing message shows as a jump.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { mulberry32 as random } from "../../bench/matching/workload.ts";
+import {
+  applyLevels,
+  type BookData,
+  cancelOrder,
+  entries,
+  get,
+  type Order,
+  pool,
+  post,
+  StreamClient,
+  startServer,
+  type TestServer,
+  textBook,
+} from "./helpers.ts";
+
+type RestBook = {
+  buy: { price: number; amount: number }[];
+  sell: { price: number; amount: number }[];
+  seq: number;
+};
+
+/**
+ * A client's book kept in step with the stream from a REST snapshot (the way a bot resyncs):
+ * messages with seq ≤ the snapshot's are already in it; the next must be exactly seq + 1.
+ * Returns the book, or the seq where a message is missing.
+ */
+function replay(
+  snapshot: RestBook,
+  messages: readonly BookData[],
+): { book: ReturnType<typeof textBook>; seq: number } | { gapAfter: number } {
+  const book = textBook(snapshot);
+  let seq = snapshot.seq;
+  for (const m of messages) {
+    if (m.seq <= seq) continue;
+    if (m.seq !== seq + 1) return { gapAfter: seq };
+    applyLevels(book, m);
+    seq = m.seq;
+  }
+  return { book, seq };
+}
+
+describe("book sequence", () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer(6);
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  test("a REST snapshot plus the stream messages after its seq reach the live book under concurrent orders", async () => {
+    const pair = "btc_usdt";
+    const topic = `orders:${pair}`;
+    const stream = await StreamClient.connect(server, `streams=${topic}`);
+    const rnd = random(99);
+    const open: number[][] = server.users.map(() => []);
+    const flow = Array.from({ length: 1500 }, (_, i) => i);
+    const snapshots: RestBook[] = [];
+
+    await pool(flow, 12, async (i) => {
+      const u = Math.floor(rnd() * server.users.length);
+      const user = server.users[u];
+      // REST snapshots taken in the middle of the flow, as a bot resyncing would.
+      if (i % 300 === 150) {
+        const r = await get<RestBook>(server, `/trade/pairs/${pair}/orders`);
+        assert.equal(r.status, 200);
+        snapshots.push(r.body);
+      }
+      if (rnd() < 0.2 && open[u].length > 0) {
+        const id = open[u].splice(Math.floor(rnd() * open[u].length), 1)[0];
+        const r = await cancelOrder(server, user, id);
+        assert.ok(r.status === 200 || r.status === 400);
+        return;
+      }
+      const side = rnd() < 0.5 ? "buy" : "sell";
+      const cents = side === "buy" ? -120 + Math.floor(rnd() * 150) : -30 + Math.floor(rnd() * 150);
+      const r = await post<Order>(server, user, "/trade/create-order", {
+        pairName: pair,
+        tradeType: "limit",
+        directionType: side,
+        price: (100 + cents / 100).toFixed(2),
+        amount: ((1 + Math.floor(rnd() * 3000)) / 1e6).toFixed(6),
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      if (!r.body.isCancelled && r.body.amountUsed < r.body.amount) open[u].push(r.body.id);
+    });
+
+    const live = await get<RestBook>(server, `/trade/pairs/${pair}/orders`);
+    assert.ok(live.body.seq >= 1500 * 0.5, `the flow changed the book (seq ${live.body.seq})`);
+    await stream.until(
+      () => stream.messages.length > 0 && (stream.messages.at(-1)!.data as BookData).seq === live.body.seq,
+      10_000,
+      "the stream to reach the live seq",
+    );
+    const messages = stream.messages.filter((m) => m.stream === topic).map((m) => m.data as BookData);
+
+    // On connect: the snapshot with the current seq; then every message the previous + 1.
+    for (let i = 1; i < messages.length; i++)
+      assert.equal(messages[i].seq, messages[i - 1].seq + 1, `message ${i}`);
+
+    // Every REST snapshot, replayed forward with the messages after its seq, ends at the live book.
+    const expected = textBook(live.body);
+    assert.equal(snapshots.length, 5);
+    for (const [n, snap] of snapshots.entries()) {
+      assert.ok(snap.seq >= messages[0].seq && snap.seq <= live.body.seq, `snapshot ${n} seq ${snap.seq}`);
+      const r = replay(snap, messages);
+      assert.ok("book" in r, `snapshot ${n}: no gap`);
+      assert.equal(r.seq, live.body.seq);
+      assert.deepEqual(entries(r.book.buy), entries(expected.buy), `snapshot ${n}: bids`);
+      assert.deepEqual(entries(r.book.sell), entries(expected.sell), `snapshot ${n}: asks`);
+    }
+
+    // A lost message is detected as a jump (the client then resyncs from a new snapshot).
+    const first = snapshots[0];
+    const after = messages.filter((m) => m.seq > first.seq);
+    assert.ok(after.length > 10);
+    const lost = after[Math.floor(after.length / 2)].seq;
+    assert.deepEqual(
+      replay(
+        first,
+        messages.filter((m) => m.seq !== lost),
+      ),
+      { gapAfter: lost - 1 },
+    );
+    stream.close();
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * The trading page in a real browser (Debian's chromium driven by playwright-core) against the
+ * real server (test/e2e/harness.ts): a user pastes a key, places a limit order that trades and
+ * one that rests, cancels it, and the page shows the book, trades, candle, open orders, own
+ * trades and balances change. Screenshots go to test-artifacts/web/.
+ *
+ * Without chromium the file is skipped with a message, unless CI is set: then it fails (CI
+ * installs chromium in .ci/run).
+ */
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { limit, REPO_ROOT, TestServer as Server, type TestServer, type TestUser } from "../e2e/harness.ts";
+import { ensureWebBuilt } from "./build.ts";
+
+const CHROMIUM_CANDIDATES = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"];
+const chromiumPath = CHROMIUM_CANDIDATES.find((p) => p !== undefined && p !== "" && existsSync(p));
+const inCi = process.env.CI !== undefined && process.env.CI !== "" && process.env.CI !== "false";
+const skip =
+  chromiumPath === undefined && !inCi
+    ? "no chromium found (apt-get install chromium, or set CHROMIUM_PATH); CI is not set, so skipped"
+    : false;
+
+/** Flags that keep chromium off the network beyond localhost (node.md: this machine's closed network). */
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const ARTIFACTS = join(REPO_ROOT, "test-artifacts", "web");
+/** Generous: waiting for a condition, never asserting on how long it took. */
+const WAIT = { timeout: 15_000 };
+
+describe("the trading page in chromium", { skip }, () => {
+  let server: TestServer | undefined;
+  let browser: Browser | undefined;
+  let page: Page;
+  let maker: TestUser;
+  let me: TestUser;
+  const pageErrors: string[] = [];
+
+  before(async () => {
+    if (chromiumPath === undefined) {
+      throw new Error(
+        "CI is set but no chromium was found: .ci/run must install it (apt-get install chromium)",
+      );
+    }
+    ensureWebBuilt();
+    await mkdir(ARTIFACTS, { recursive: true });
+    server = await Server.start();
+    maker = await server.newUser({ btc: "10", usdt: "100000" });
+    me = await server.newUser({ btc: "1", usdt: "50000" });
+    const placed = await maker.client.createOrder(limit("btc_usdt", "sell", "25000", "0.5"));
+    assert.equal(placed.status, 200, placed.text);
+    browser = await chromium.launch({ executablePath: chromiumPath, args: CHROMIUM_ARGS });
+    page = await browser.newPage({ viewport: { width: 1440, height: 900 }, colorScheme: "dark" });
+    page.on("pageerror", (e) => pageErrors.push(e.message));
+  });
+
+  after(async () => {
+    await browser?.close().catch(() => {});
+    await server?.close();
+  });
+
+  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  const cell = async (selector: string) =>
+    ((await page.locator(selector).first().textContent(WAIT)) ?? "").trim();
+  const balance = (currency: string, column: 2 | 3) =>
+    cell(`#balances tr[data-currency="${currency}"] td:nth-child(${column})`);
+  // Waits go through locators: the page's CSP forbids the string evaluation waitForFunction uses.
+  const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const waitText = (selector: string, expected: string) =>
+    page
+      .locator(selector, { hasText: new RegExp(`^\\s*${literal(expected)}\\s*$`) })
+      .first()
+      .waitFor(WAIT);
+  const waitStatus = (pattern: RegExp) => page.locator("#order-status", { hasText: pattern }).waitFor(WAIT);
+
+  test("shows the market: pairs, the book from the stream, live changes", async () => {
+    await page.goto(`${server!.origin}/`);
+    await page.waitForSelector("body[data-ready='1']", WAIT);
+    const pairs = await page.locator("#pair option").allTextContents();
+    assert.deepEqual(pairs, ["BTC/USDT", "ETH/USDT", "ETH/BTC"]);
+    await page.waitForSelector('#asks .level[data-price="25000"][data-amount="0.5"]', WAIT);
+    // A change made elsewhere arrives through orders:btc_usdt.
+    const more = await maker.client.createOrder(limit("btc_usdt", "sell", "25100", "1.2"));
+    assert.equal(more.status, 200, more.text);
+    await page.waitForSelector('#asks .level[data-price="25100"][data-amount="1.2"]', WAIT);
+    await shot("1-market");
+  });
+
+  test("takes a pasted key and shows my balances", async () => {
+    await page.fill("[name=uid]", me.uid);
+    await page.fill("[name=apiToken]", me.apiToken);
+    await page.fill("[name=secretKey]", me.secretKey);
+    await page.click("#key-use");
+    await waitText('#balances tr[data-currency="usdt"] td:nth-child(2)', "50000");
+    assert.equal(await balance("btc", 2), "1");
+    // Kept for this tab only.
+    const stored = await page.evaluate('[sessionStorage.length, localStorage.getItem("exchange.apiKey")]');
+    assert.deepEqual(stored, [1, null]);
+    await page.waitForSelector("body[data-user-stream='open']", WAIT);
+  });
+
+  test("a signed limit buy trades: book, trades, candle, my trades and balances update", async () => {
+    await page.check("input[name=side][value=buy]");
+    await page.selectOption("select[name=type]", "limit");
+    await page.fill("[name=price]", "25000");
+    await page.fill("[name=amount]", "0.2");
+    await page.click("#submit");
+    await waitStatus(/filled 0\.2\b/);
+    await page.waitForSelector('#asks .level[data-price="25000"][data-amount="0.3"]', WAIT);
+    await waitText("#trades .row .price", "25000");
+    await page.waitForSelector('#chart[data-last-close="25000"]:not([data-candles="0"])', WAIT);
+    await page.waitForSelector("#my-trades tr.buy", WAIT);
+    await waitText('#balances tr[data-currency="btc"] td:nth-child(2)', "1.2");
+    await waitText('#balances tr[data-currency="usdt"] td:nth-child(2)', "45000");
+    assert.equal(await cell("#my-trades tr td:nth-child(4)"), "25000");
+    await shot("2-traded");
+  });
+
+  test("a resting order shows in my open orders and the book, and its cancel button cancels it", async () => {
+    await page.fill("[name=price]", "24000");
+    await page.fill("[name=amount]", "0.1");
+    await page.click("#submit");
+    const row = page.locator("#open-orders tr").first();
+    await row.waitFor(WAIT);
+    const id = await row.getAttribute("data-order-id");
+    assert.ok(id !== null);
+    await page.waitForSelector('#bids .level[data-price="24000"][data-amount="0.1"]', WAIT);
+    await waitText('#balances tr[data-currency="usdt"] td:nth-child(3)', "2400");
+    await waitText('#balances tr[data-currency="usdt"] td:nth-child(2)', "42600");
+    await shot("3-open-order");
+
+    await row.locator("button.cancel").click();
+    await page.waitForSelector(`#open-orders tr[data-order-id="${id}"]`, { state: "detached", ...WAIT });
+    await page.waitForSelector('#bids .level[data-price="24000"]', { state: "detached", ...WAIT });
+    await waitText('#balances tr[data-currency="usdt"] td:nth-child(2)', "45000");
+    await waitText('#balances tr[data-currency="usdt"] td:nth-child(3)', "0");
+    // The server agrees: the order is cancelled.
+    const orders = await me.client.userOrders("btc_usdt", { page: 1, pageSize: 10 });
+    assert.equal(orders.status, 200);
+    const cancelled = (orders.body as { items: { id: number; isCancelled: boolean }[] }).items.find(
+      (o) => o.id === Number(id),
+    );
+    assert.equal(cancelled?.isCancelled, true);
+    await shot("4-cancelled");
+  });
+
+  test("a refused order shows the server's error and changes nothing", async () => {
+    await page.fill("[name=price]", "25000");
+    await page.fill("[name=amount]", "100");
+    await page.click("#submit");
+    await waitStatus(/amount:/);
+    assert.equal(await page.locator("#order-status.bad").count(), 1);
+    assert.equal(await page.locator("#open-orders tr").count(), 0);
+  });
+
+  test("switches to the light theme", async () => {
+    await page.click("#theme");
+    await page.waitForSelector("html[data-theme='light']", WAIT);
+    await shot("5-light");
+    assert.deepEqual(pageErrors, [], "no script errors in the page");
+  });
+});

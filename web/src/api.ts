@@ -1,0 +1,91 @@
+/**
+ * The page's side of the wire interface: REST calls under /1.0 on the same origin, requests signed
+ * with WebCrypto HMAC-SHA256 exactly as the server checks them (CONTRACT 5: POST signs the body
+ * text as sent, GET the raw query string), and stream URLs.
+ *
+ * Prices and amounts travel as the user typed them (decimal strings): the page never does
+ * arithmetic on money it sends.
+ */
+
+import type { Key, Order } from "./types.ts";
+
+export type * from "./types.ts";
+
+export interface Answer<T> {
+  status: number;
+  body: T;
+}
+
+export const isOpen = (o: Order): boolean => !o.isCancelled && o.amountUsed < o.amount;
+
+/** `{"errors": {field: [msg]}}` as one line for the status bar. */
+export function errorText(body: unknown): string {
+  const errors = (body as { errors?: Record<string, string[]> } | null)?.errors;
+  if (errors === undefined) return "request failed";
+  return Object.entries(errors)
+    .map(([field, msgs]) => `${field}: ${msgs.join("; ")}`)
+    .join(" · ");
+}
+
+const encoder = new TextEncoder();
+const keyCache = new Map<string, Promise<CryptoKey>>();
+
+/** Hex HMAC-SHA256 of `text` under `secret`. Needs a secure context (https or localhost). */
+export async function sign(secret: string, text: string): Promise<string> {
+  if (globalThis.crypto?.subtle === undefined) {
+    throw new Error("WebCrypto is unavailable: open the page over https or on localhost");
+  }
+  let key = keyCache.get(secret);
+  if (key === undefined) {
+    key = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+      "sign",
+    ]);
+    keyCache.set(secret, key);
+  }
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", await key, encoder.encode(text)));
+  let hex = "";
+  for (const b of mac) hex += b.toString(16).padStart(2, "0");
+  return hex;
+}
+
+async function answer<T>(res: Response): Promise<Answer<T>> {
+  const text = await res.text();
+  let body: unknown = null;
+  try {
+    body = text === "" ? null : JSON.parse(text);
+  } catch {
+    body = { errors: { body: [text.slice(0, 200)] } };
+  }
+  return { status: res.status, body: body as T };
+}
+
+export async function getPublic<T>(path: string): Promise<Answer<T>> {
+  return answer<T>(await fetch(`/1.0${path}`));
+}
+
+/** A signed GET: the signature covers the query string exactly as sent. */
+export async function getSigned<T>(key: Key, path: string, query = ""): Promise<Answer<T>> {
+  const headers = { Authorization: key.apiToken, "X-Signature": await sign(key.secretKey, query) };
+  return answer<T>(await fetch(`/1.0${path}${query === "" ? "" : `?${query}`}`, { headers }));
+}
+
+/** A signed POST: the signature covers the body text exactly as sent. */
+export async function postSigned<T>(
+  key: Key,
+  path: string,
+  body: Record<string, unknown>,
+): Promise<Answer<T>> {
+  const text = JSON.stringify(body);
+  const headers = {
+    Authorization: key.apiToken,
+    "X-Signature": await sign(key.secretKey, text),
+    "Content-Type": "application/json",
+  };
+  return answer<T>(await fetch(`/1.0${path}`, { method: "POST", headers, body: text }));
+}
+
+export function streamUrl(streams: string[], listenKey?: string): string {
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  const q = `streams=${encodeURIComponent(streams.join(","))}${listenKey === undefined ? "" : `&listenKey=${listenKey}`}`;
+  return `${scheme}//${location.host}/stream?${q}`;
+}

@@ -1,0 +1,887 @@
+/**
+ * The trading page, wired in one place:
+ *
+ *   market    GET /trade/pairs (pair list) → stream `exchanges,orders:P,history:P` (reconnects)
+ *             → book (LiveBook, by seq), trades, 24 h tickers; candles from the REST chart plus
+ *             the live trades
+ *   account   the pasted key (sessionStorage) → signed listen key → stream
+ *             `user_orders:U,user_history:U&listenKey=K` → open orders, my trades; balances
+ *             re-read (signed REST) after each of my events
+ *   orders    the form signs create-order with WebCrypto HMAC; cancel buttons sign cancel-order
+ *
+ * Numbers are shown as the server sent them (their JSON text is exact); floats are used only to
+ * size depth bars and draw the chart.
+ */
+import {
+  CandlestickSeries,
+  ColorType,
+  createChart,
+  type IChartApi,
+  type ISeriesApi,
+  type UTCTimestamp,
+} from "lightweight-charts";
+import {
+  type Balance,
+  type Book,
+  type Candle,
+  errorText,
+  getPublic,
+  getSigned,
+  isOpen,
+  type Key,
+  type Order,
+  type PublicTrade,
+  postSigned,
+  streamUrl,
+  type Ticker,
+  type UserTrade,
+} from "./api.ts";
+import { LiveBook } from "./book.ts";
+import "./style.css";
+
+interface PairInfo {
+  name: string;
+  base: string;
+  quote: string;
+  priceDecimals: number;
+  amountDecimals: number;
+}
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const KEY_STORAGE = "exchange.apiKey";
+const THEME_STORAGE = "exchange.theme";
+const LISTEN_KEY_RENEW_MS = 30 * 60 * 1000;
+const RECONNECT_MS = 1500;
+const MAX_ROWS = 100;
+const BOOK_ROWS = 14;
+
+const state = {
+  pairs: [] as PairInfo[],
+  pair: null as PairInfo | null,
+  period: "1m",
+  tickers: new Map<string, Ticker>(),
+  trades: [] as PublicTrade[],
+  key: null as Key | null,
+  openOrders: new Map<number, Order>(),
+  myTrades: [] as UserTrade[],
+  balances: [] as Balance[],
+};
+
+// ---------------------------------------------------------------- formatting
+
+/**
+ * A server number with the pair's decimals (the value already has at most that many, so toFixed
+ * only pads). With unknown decimals (-1, no /info): the number's own exact text, without exponent.
+ */
+function fmt(value: number, decimals: number): string {
+  if (decimals >= 0) return value.toFixed(decimals);
+  const s = String(value);
+  const m = /^-?(\d)(?:\.(\d+))?e-(\d+)$/.exec(s);
+  if (m === null) return s;
+  return value.toFixed(Math.min(100, (m[2]?.length ?? 0) + Number(m[3])));
+}
+
+/** Running totals of decimal amounts, added exactly (as scaled BigInts), as decimal text. */
+function runningTotals(amounts: number[], decimals: number): string[] {
+  const texts = amounts.map((a) => fmt(a, decimals));
+  const scale = Math.max(0, ...texts.map((t) => (t.includes(".") ? t.length - t.indexOf(".") - 1 : 0)));
+  let total = 0n;
+  return texts.map((t) => {
+    const [int, frac = ""] = t.split(".");
+    total += BigInt(int + frac.padEnd(scale, "0"));
+    const digits = total.toString().padStart(scale + 1, "0");
+    return scale === 0 ? digits : `${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+  });
+}
+
+function el(tag: string, text: string, cls?: string): HTMLElement {
+  const e = document.createElement(tag);
+  e.textContent = text;
+  if (cls !== undefined) e.className = cls;
+  return e;
+}
+
+function row(cells: (string | HTMLElement)[], cls?: string): HTMLTableRowElement {
+  const tr = document.createElement("tr");
+  if (cls !== undefined) tr.className = cls;
+  for (const c of cells) {
+    const td = document.createElement("td");
+    if (typeof c === "string") td.textContent = c;
+    else td.append(c);
+    tr.append(td);
+  }
+  return tr;
+}
+
+function pairInfo(name: string): PairInfo {
+  const known = state.pairs.find((p) => p.name === name);
+  if (known !== undefined) return known;
+  const [base, quote] = name.split("_");
+  return { name, base, quote, priceDecimals: -1, amountDecimals: -1 };
+}
+
+// ---------------------------------------------------------------- theme
+
+function applyTheme(theme: string): void {
+  document.documentElement.dataset.theme = theme;
+  localStorage.setItem(THEME_STORAGE, theme);
+  chart?.applyOptions(chartColors());
+  renderBook();
+}
+
+// ---------------------------------------------------------------- chart
+
+let chart: IChartApi | null = null;
+let candles: ISeriesApi<"Candlestick"> | null = null;
+let lastBar: { time: number; open: number; high: number; low: number; close: number } | null = null;
+let candleCount = 0;
+
+function chartColors() {
+  const css = getComputedStyle(document.documentElement);
+  return {
+    layout: {
+      background: { type: ColorType.Solid, color: css.getPropertyValue("--panel").trim() },
+      textColor: css.getPropertyValue("--text").trim(),
+    },
+    grid: {
+      vertLines: { color: css.getPropertyValue("--grid").trim() },
+      horzLines: { color: css.getPropertyValue("--grid").trim() },
+    },
+  };
+}
+
+function initChart(): void {
+  const box = $("chart");
+  chart = createChart(box, { autoSize: true, timeScale: { timeVisible: true }, ...chartColors() });
+  candles = chart.addSeries(CandlestickSeries, {
+    upColor: "#26a69a",
+    downColor: "#ef5350",
+    borderVisible: false,
+    wickUpColor: "#26a69a",
+    wickDownColor: "#ef5350",
+  });
+}
+
+const PERIOD_SECONDS: Record<string, number> = {
+  "1m": 60,
+  "5m": 300,
+  "15m": 900,
+  "30m": 1800,
+  "1h": 3600,
+  "2h": 7200,
+  "4h": 14400,
+  "6h": 21600,
+  "12h": 43200,
+  "1d": 86400,
+  "1w": 604800,
+};
+/** 1970-01-05 was the first Monday: weeks start there (CONTRACT 4). */
+const FIRST_MONDAY = 4 * 86400;
+
+function bucketOf(seconds: number, period: string): number {
+  const len = PERIOD_SECONDS[period];
+  if (period === "1w") return Math.floor((seconds - FIRST_MONDAY) / len) * len + FIRST_MONDAY;
+  return Math.floor(seconds / len) * len;
+}
+
+function showCandleState(): void {
+  const box = $("chart");
+  box.dataset.candles = String(candleCount);
+  box.dataset.lastClose = lastBar === null ? "" : String(lastBar.close);
+}
+
+async function loadCandles(): Promise<void> {
+  const pair = state.pair;
+  if (pair === null || candles === null) return;
+  const period = state.period;
+  const res = await getPublic<Candle[]>(`/trade/pairs/${pair.name}/chart/${period}?limit=500`);
+  if (res.status !== 200 || state.pair !== pair || state.period !== period) return;
+  const bars = res.body.map(([ms, open, low, high, close]) => ({
+    time: (ms / 1000) as UTCTimestamp,
+    open,
+    high,
+    low,
+    close,
+  }));
+  candles.setData(bars);
+  candleCount = bars.length;
+  lastBar = bars.length > 0 ? { ...bars[bars.length - 1] } : null;
+  chart?.timeScale().scrollToRealTime();
+  showCandleState();
+}
+
+/** A live trade moves the last candle or opens the next one. */
+function candleTrade(t: PublicTrade): void {
+  if (candles === null) return;
+  const time = bucketOf(t.tradeTime, state.period);
+  if (lastBar !== null && time < lastBar.time) return;
+  if (lastBar === null || time > lastBar.time) {
+    lastBar = { time, open: t.price, high: t.price, low: t.price, close: t.price };
+    candleCount++;
+  } else {
+    lastBar.high = Math.max(lastBar.high, t.price);
+    lastBar.low = Math.min(lastBar.low, t.price);
+    lastBar.close = t.price;
+  }
+  candles.update({ ...lastBar, time: lastBar.time as UTCTimestamp });
+  showCandleState();
+}
+
+// ---------------------------------------------------------------- market stream
+
+let book: LiveBook | null = null;
+/** eventTimeMicro of the newest trade in the REST history read (null before it). */
+let newestMicro: bigint | null = null;
+let marketWs: WebSocket | null = null;
+let marketGen = 0;
+
+function renderBook(): void {
+  const pair = state.pair;
+  if (book === null || pair === null) return;
+  const p: PairInfo = pair;
+  const asks = book.levels("sell").slice(0, BOOK_ROWS);
+  const bids = book.levels("buy").slice(0, BOOK_ROWS);
+  // Depth: each row's bar is the cumulative amount from the best price, against the deeper side.
+  const cum = (levels: [number, number][]) => {
+    let total = 0;
+    return levels.map(([, a]) => {
+      total += a;
+      return total;
+    });
+  };
+  const askCum = cum(asks);
+  const bidCum = cum(bids);
+  const max = Math.max(askCum[askCum.length - 1] ?? 0, bidCum[bidCum.length - 1] ?? 0, 1e-18);
+  const rows = (levels: [number, number][], totals: number[], cls: string) => {
+    const exact = runningTotals(
+      levels.map(([, a]) => a),
+      p.amountDecimals,
+    );
+    return levels.map(([price, amount], i) => {
+      const div = document.createElement("div");
+      div.className = `level ${cls}`;
+      div.dataset.price = String(price);
+      div.dataset.amount = String(amount);
+      div.style.setProperty("--depth", `${((totals[i] / max) * 100).toFixed(2)}%`);
+      div.append(
+        el("span", fmt(price, p.priceDecimals), "price"),
+        el("span", fmt(amount, p.amountDecimals)),
+        el("span", exact[i]),
+      );
+      div.addEventListener("click", () => {
+        ($("order-form").querySelector("[name=price]") as HTMLInputElement).value = fmt(
+          price,
+          p.priceDecimals,
+        );
+      });
+      return div;
+    });
+  };
+  $("asks").replaceChildren(...rows(asks, askCum, "ask").reverse());
+  $("bids").replaceChildren(...rows(bids, bidCum, "bid"));
+  const bestAsk = asks[0]?.[0];
+  const bestBid = bids[0]?.[0];
+  $("spread").textContent =
+    bestAsk !== undefined && bestBid !== undefined
+      ? `best ${fmt(bestBid, pair.priceDecimals)} / ${fmt(bestAsk, pair.priceDecimals)}`
+      : "—";
+  $("asks").parentElement!.dataset.seq = book.seq === null ? "" : String(book.seq);
+  drawDepth(book.levels("buy").slice(0, DEPTH_LEVELS), book.levels("sell").slice(0, DEPTH_LEVELS));
+}
+
+const DEPTH_LEVELS = 50;
+
+/** Cumulative amount against price, bids left and asks right of the spread (drawing only). */
+function drawDepth(bids: [number, number][], asks: [number, number][]): void {
+  const canvas = $("depth") as HTMLCanvasElement;
+  const ratio = window.devicePixelRatio || 1;
+  const w = canvas.clientWidth;
+  const h = canvas.clientHeight;
+  if (w === 0 || h === 0) return;
+  canvas.width = Math.round(w * ratio);
+  canvas.height = Math.round(h * ratio);
+  const g = canvas.getContext("2d");
+  if (g === null) return;
+  g.setTransform(ratio, 0, 0, ratio, 0, 0);
+  g.clearRect(0, 0, w, h);
+  if (bids.length === 0 && asks.length === 0) return;
+  const prices = [...bids, ...asks].map(([p]) => p);
+  // Each side runs on to its edge at its full depth, so a single level still shows as an area.
+  const pad = Math.max((Math.max(...prices) - Math.min(...prices)) * 0.08, Math.max(...prices) * 0.0005);
+  const lo = Math.min(...prices) - pad;
+  const hi = Math.max(...prices) + pad;
+  const span = hi - lo || 1;
+  const steps = (levels: [number, number][]) => {
+    let total = 0;
+    return levels.map(([p, a]) => {
+      total += a;
+      return [p, total] as const;
+    });
+  };
+  const bidSteps = steps(bids);
+  const askSteps = steps(asks);
+  const top = Math.max(bidSteps.at(-1)?.[1] ?? 0, askSteps.at(-1)?.[1] ?? 0) || 1;
+  const x = (p: number) => 4 + ((p - lo) / span) * (w - 8);
+  const y = (v: number) => h - 2 - (v / top) * (h - 6);
+  const css = getComputedStyle(document.documentElement);
+  const area = (s: readonly (readonly [number, number])[], edge: number, color: string, fill: string) => {
+    if (s.length === 0) return;
+    g.beginPath();
+    g.moveTo(x(s[0][0]), h);
+    let prev = y(0);
+    for (const [p, v] of s) {
+      g.lineTo(x(p), prev);
+      prev = y(v);
+      g.lineTo(x(p), prev);
+    }
+    g.lineTo(x(edge), prev);
+    g.lineTo(x(edge), h);
+    g.closePath();
+    g.fillStyle = fill;
+    g.fill();
+    g.strokeStyle = color;
+    g.lineWidth = 1.5;
+    g.stroke();
+  };
+  area(bidSteps, lo, css.getPropertyValue("--buy").trim(), css.getPropertyValue("--buy-bg").trim());
+  area(askSteps, hi, css.getPropertyValue("--sell").trim(), css.getPropertyValue("--sell-bg").trim());
+}
+
+function renderTrades(): void {
+  const pair = state.pair;
+  if (pair === null) return;
+  const rows = state.trades.slice(0, MAX_ROWS).map((t) => {
+    const div = document.createElement("div");
+    div.className = `row ${t.directionType}`;
+    div.append(
+      el("span", fmt(t.price, pair.priceDecimals), "price"),
+      el("span", fmt(t.amount, pair.amountDecimals)),
+      el("span", new Date(t.tradeTime * 1000).toLocaleTimeString([], { hour12: false })),
+    );
+    return div;
+  });
+  $("trades").replaceChildren(...rows);
+}
+
+function renderTickers(): void {
+  const body = $("tickers");
+  const rows: HTMLTableRowElement[] = [];
+  for (const p of state.pairs) {
+    const t = state.tickers.get(p.name);
+    if (t === undefined) continue;
+    const change = t.openValue === 0 ? 0 : ((t.closeValue - t.openValue) / t.openValue) * 100;
+    const tr = row(
+      [
+        p.name.replace("_", "/").toUpperCase(),
+        fmt(t.closeValue, p.priceDecimals),
+        `${change >= 0 ? "+" : ""}${change.toFixed(2)}%`,
+        fmt(t.volume, p.amountDecimals),
+      ],
+      p.name === state.pair?.name ? "selected" : undefined,
+    );
+    tr.dataset.pair = p.name;
+    tr.children[2].className = change >= 0 ? "up" : "down";
+    tr.addEventListener("click", () => selectPair(p.name));
+    rows.push(tr);
+  }
+  body.replaceChildren(...rows);
+  const cur = state.pair === null ? undefined : state.tickers.get(state.pair.name);
+  $("ticker").textContent =
+    cur === undefined || state.pair === null
+      ? ""
+      : `last ${fmt(cur.closeValue, state.pair.priceDecimals)} · 24h high ${fmt(cur.maxValue, state.pair.priceDecimals)} · low ${fmt(cur.minValue, state.pair.priceDecimals)} · vol ${fmt(cur.volume, state.pair.amountDecimals)}`;
+}
+
+function connectMarket(): void {
+  const pair = state.pair;
+  if (pair === null) return;
+  const gen = ++marketGen;
+  marketWs?.close();
+  book = new LiveBook(async () => {
+    const r = await getPublic<Book>(`/trade/pairs/${pair.name}/orders`);
+    if (r.status !== 200) throw new Error(`book ${r.status}`);
+    return r.body;
+  }, renderBook);
+  const ws = new WebSocket(streamUrl(["exchanges", `orders:${pair.name}`, `history:${pair.name}`]));
+  marketWs = ws;
+  const conn = $("conn");
+  ws.onopen = () => {
+    conn.className = "conn up";
+    conn.title = "Market stream connected";
+  };
+  ws.onmessage = (ev) => {
+    if (gen !== marketGen) return;
+    const msg = JSON.parse(String(ev.data)) as { stream: string; data: unknown };
+    if (msg.stream === "exchanges") {
+      for (const t of msg.data as Ticker[]) state.tickers.set(t.pairName, t);
+      renderTickers();
+    } else if (msg.stream.startsWith("orders:")) {
+      book?.receive(msg.data as Book);
+    } else if (msg.stream.startsWith("history:")) {
+      const trades = msg.data as PublicTrade[];
+      for (const t of trades) {
+        // A trade the REST history already showed (read after subscribing) is not added twice.
+        if (newestMicro !== null && t.eventTimeMicro !== undefined && BigInt(t.eventTimeMicro) <= newestMicro)
+          continue;
+        state.trades.unshift(t);
+        candleTrade(t);
+      }
+      state.trades.length = Math.min(state.trades.length, MAX_ROWS);
+      renderTrades();
+    }
+  };
+  ws.onclose = () => {
+    if (gen !== marketGen) return;
+    conn.className = "conn down";
+    conn.title = "Market stream disconnected; reconnecting";
+    // A new connection brings a new snapshot; trades and candles are reloaded to fill the gap.
+    setTimeout(() => {
+      if (gen === marketGen) void loadMarket();
+    }, RECONNECT_MS);
+  };
+}
+
+async function loadMarket(): Promise<void> {
+  const pair = state.pair;
+  if (pair === null) return;
+  connectMarket();
+  const hist = await getPublic<PublicTrade[]>(`/trade/pairs/${pair.name}/history`);
+  if (hist.status === 200 && state.pair === pair) {
+    // Trades the stream delivered while the history was read are in it, or newer than it.
+    const newest = hist.body[0]?.eventTimeMicro;
+    const later = state.trades.filter(
+      (t) =>
+        newest === undefined || t.eventTimeMicro === undefined || BigInt(t.eventTimeMicro) > BigInt(newest),
+    );
+    state.trades = [...later, ...hist.body].slice(0, MAX_ROWS);
+    if (newest !== undefined && (newestMicro === null || BigInt(newest) > newestMicro))
+      newestMicro = BigInt(newest);
+    renderTrades();
+  }
+  await loadCandles();
+}
+
+function selectPair(name: string): void {
+  const next = state.pairs.find((p) => p.name === name);
+  if (next === undefined || next === state.pair) return;
+  state.pair = next;
+  ($("pair") as HTMLSelectElement).value = name;
+  location.hash = name;
+  state.trades = [];
+  newestMicro = null;
+  renderTrades();
+  renderTickers();
+  void loadMarket();
+  void loadBalances();
+  renderOpenOrders();
+}
+
+// ---------------------------------------------------------------- account
+
+let userWs: WebSocket | null = null;
+let userGen = 0;
+let listenKey: string | null = null;
+let renewTimer: ReturnType<typeof setInterval> | null = null;
+
+function keyStatus(text: string, bad = false): void {
+  const s = $("key-status");
+  s.textContent = text;
+  s.className = bad ? "status bad" : "status";
+}
+
+function readKeyForm(): Key | null {
+  const form = $("key-form") as HTMLFormElement;
+  const get = (n: string) => (form.elements.namedItem(n) as HTMLInputElement).value.trim();
+  const key = { uid: get("uid"), apiToken: get("apiToken"), secretKey: get("secretKey") };
+  return key.uid !== "" && key.apiToken !== "" && key.secretKey !== "" ? key : null;
+}
+
+function fillKeyForm(key: Partial<Key>): void {
+  const form = $("key-form") as HTMLFormElement;
+  for (const n of ["uid", "apiToken", "secretKey"] as const) {
+    const v = key[n];
+    if (typeof v === "string") (form.elements.namedItem(n) as HTMLInputElement).value = v;
+  }
+}
+
+async function useKey(key: Key): Promise<void> {
+  // The key is checked with a signed read before it is kept.
+  state.key = key;
+  const check = await loadBalances();
+  if (!check) {
+    state.key = null;
+    return;
+  }
+  sessionStorage.setItem(KEY_STORAGE, JSON.stringify(key));
+  keyStatus(`Using key ${key.apiToken.slice(0, 6)}… for ${key.uid}`);
+  document.body.classList.add("signed-in");
+  // The stream first, then the REST reads (on open): nothing that happens in between is missed.
+  await connectUser();
+}
+
+function forgetKey(): void {
+  sessionStorage.removeItem(KEY_STORAGE);
+  const key = state.key;
+  state.key = null;
+  userGen++;
+  userWs?.close();
+  userWs = null;
+  if (renewTimer !== null) clearInterval(renewTimer);
+  if (key !== null && listenKey !== null) void postSigned(key, "/trade/listen-key/close", { listenKey });
+  listenKey = null;
+  state.openOrders.clear();
+  state.myTrades = [];
+  state.balances = [];
+  fillKeyForm({ uid: "", apiToken: "", secretKey: "" });
+  document.body.classList.remove("signed-in");
+  renderOpenOrders();
+  renderMyTrades();
+  renderBalances();
+  keyStatus("Key forgotten");
+}
+
+/** Re-reads the balances of the selected pair; false (and a message) when the key is refused. */
+async function loadBalances(): Promise<boolean> {
+  const key = state.key;
+  const pair = state.pair;
+  if (key === null || pair === null) return false;
+  const res = await getSigned<Balance[]>(key, `/trade/pairs/${pair.name}/user-balances`);
+  if (res.status !== 200) {
+    keyStatus(`Key refused: ${errorText(res.body)}`, true);
+    return false;
+  }
+  if (state.key === key && state.pair === pair) {
+    state.balances = res.body;
+    renderBalances();
+  }
+  return true;
+}
+
+let balancesTimer: ReturnType<typeof setTimeout> | null = null;
+/** Balances are not streamed: re-read them shortly after my orders or trades change. */
+function balancesSoon(): void {
+  if (balancesTimer !== null) return;
+  balancesTimer = setTimeout(() => {
+    balancesTimer = null;
+    void loadBalances();
+  }, 150);
+}
+
+/** Every order state the current user stream delivered, by id (merged into the REST read). */
+const streamOrders = new Map<number, Order>();
+
+async function loadMine(): Promise<void> {
+  const key = state.key;
+  if (key === null) return;
+  const orders = await getSigned<{ items: Order[] }>(
+    key,
+    // The path's pair does not restrict user-orders (interface 4.9): every pair's orders come back.
+    `/trade/pairs/${state.pair?.name ?? state.pairs[0].name}/user-orders`,
+    "page=1&pageSize=100",
+  );
+  if (orders.status === 200 && state.key === key) {
+    // Merged with what the stream already said: the later state of an order wins.
+    const progress = (o: Order) => (o.isCancelled ? Number.POSITIVE_INFINITY : o.amountUsed);
+    const merged = new Map(streamOrders);
+    for (const o of orders.body.items) {
+      const seen = merged.get(o.id);
+      if (seen === undefined || progress(o) > progress(seen)) merged.set(o.id, o);
+    }
+    state.openOrders.clear();
+    for (const o of merged.values()) if (isOpen(o)) state.openOrders.set(o.id, o);
+    renderOpenOrders();
+  }
+  const trades = await getSigned<{ items: UserTrade[] }>(
+    key,
+    "/trade/pairs/user-history",
+    "page=1&pageSize=50",
+  );
+  if (trades.status === 200 && state.key === key) {
+    const byId = new Map(trades.body.items.map((t) => [t.id, t]));
+    for (const t of state.myTrades) byId.set(t.id, t);
+    state.myTrades = [...byId.values()].sort((a, b) => b.id - a.id).slice(0, MAX_ROWS);
+    renderMyTrades();
+  }
+}
+
+async function connectUser(): Promise<void> {
+  const key = state.key;
+  if (key === null) return;
+  const gen = ++userGen;
+  const res = await postSigned<{ listenKey: string; expiresAt: number }>(key, "/trade/listen-key", {});
+  if (res.status !== 200 || gen !== userGen) {
+    if (res.status !== 200) keyStatus(`Listen key refused: ${errorText(res.body)}`, true);
+    return;
+  }
+  listenKey = res.body.listenKey;
+  if (renewTimer !== null) clearInterval(renewTimer);
+  renewTimer = setInterval(() => {
+    if (state.key !== null && listenKey !== null)
+      void postSigned(state.key, "/trade/listen-key", { listenKey });
+  }, LISTEN_KEY_RENEW_MS);
+  userWs?.close();
+  const ws = new WebSocket(streamUrl([`user_orders:${key.uid}`, `user_history:${key.uid}`], listenKey));
+  userWs = ws;
+  streamOrders.clear();
+  ws.onopen = () => {
+    document.body.dataset.userStream = "open";
+    void loadMine();
+  };
+  ws.onmessage = (ev) => {
+    if (gen !== userGen) return;
+    const msg = JSON.parse(String(ev.data)) as { stream: string; data: unknown };
+    if (msg.stream.startsWith("user_orders:")) {
+      const o = msg.data as Order;
+      streamOrders.set(o.id, o);
+      if (isOpen(o)) state.openOrders.set(o.id, o);
+      else state.openOrders.delete(o.id);
+      renderOpenOrders();
+    } else if (msg.stream.startsWith("user_history:")) {
+      const t = msg.data as UserTrade;
+      // The REST read may already hold it (it can land before or after the stream message).
+      if (!state.myTrades.some((m) => m.id === t.id)) state.myTrades.unshift(t);
+      state.myTrades.length = Math.min(state.myTrades.length, MAX_ROWS);
+      renderMyTrades();
+    }
+    balancesSoon();
+  };
+  ws.onclose = () => {
+    if (gen !== userGen) return;
+    document.body.dataset.userStream = "closed";
+    // A new listen key and a fresh read cover whatever happened while disconnected.
+    setTimeout(() => {
+      if (gen !== userGen || state.key === null) return;
+      void connectUser();
+    }, RECONNECT_MS);
+  };
+}
+
+function renderBalances(): void {
+  $("balances").replaceChildren(
+    ...state.balances.map((b) => {
+      const tr = row([b.currency.toUpperCase(), b.balance, b.reserved ?? "0"]);
+      tr.dataset.currency = b.currency;
+      return tr;
+    }),
+  );
+}
+
+function renderOpenOrders(): void {
+  const orders = [...state.openOrders.values()].sort((a, b) => b.id - a.id);
+  $("open-orders").replaceChildren(
+    ...orders.map((o) => {
+      const p = pairInfo(o.pairName);
+      const cancel = el("button", "Cancel", "cancel");
+      cancel.setAttribute("type", "button");
+      cancel.addEventListener("click", () => void cancelOrder(o.id, cancel as HTMLButtonElement));
+      const tr = row(
+        [
+          String(o.id),
+          o.pairName,
+          o.directionType,
+          o.tradeType,
+          fmt(o.price, p.priceDecimals),
+          fmt(o.amount, p.amountDecimals),
+          fmt(o.amountUsed, p.amountDecimals),
+          o.createTime,
+          cancel,
+        ],
+        o.directionType,
+      );
+      tr.dataset.orderId = String(o.id);
+      return tr;
+    }),
+  );
+}
+
+function renderMyTrades(): void {
+  $("my-trades").replaceChildren(
+    ...state.myTrades.map((t) => {
+      const p = pairInfo(t.pairName);
+      const tr = row(
+        [
+          String(t.id),
+          t.pairName,
+          t.directionType,
+          fmt(t.price, p.priceDecimals),
+          fmt(t.amount, p.amountDecimals),
+          t.tradeTime,
+        ],
+        t.directionType,
+      );
+      tr.dataset.tradeId = String(t.id);
+      return tr;
+    }),
+  );
+}
+
+// ---------------------------------------------------------------- orders
+
+function orderStatus(text: string, bad = false): void {
+  const s = $("order-status");
+  s.textContent = text;
+  s.className = bad ? "status bad" : "status";
+}
+
+async function cancelOrder(id: number, button: HTMLButtonElement): Promise<void> {
+  if (state.key === null) return;
+  button.disabled = true;
+  const res = await postSigned(state.key, "/trade/cancel-order", { orderId: id });
+  if (res.status === 200) {
+    orderStatus(`Order ${id} cancelled`);
+    state.openOrders.delete(id);
+    renderOpenOrders();
+    balancesSoon();
+  } else {
+    button.disabled = false;
+    orderStatus(`Cancel ${id}: ${errorText(res.body)}`, true);
+  }
+}
+
+function syncForm(): void {
+  const form = $("order-form") as HTMLFormElement;
+  const f = (n: string) => form.elements.namedItem(n) as HTMLInputElement;
+  const market = (f("type") as unknown as HTMLSelectElement).value === "market";
+  const side = (form.querySelector("[name=side]:checked") as HTMLInputElement).value;
+  form.classList.toggle("market", market);
+  f("price").disabled = market;
+  f("postOnly").disabled = market || f("ioc").checked;
+  f("ioc").disabled = market || f("postOnly").checked;
+  const btn = $("submit");
+  btn.textContent = `${side === "buy" ? "Buy" : "Sell"} ${state.pair?.base.toUpperCase() ?? ""}`;
+  btn.className = side;
+}
+
+async function submitOrder(ev: SubmitEvent): Promise<void> {
+  ev.preventDefault();
+  const form = ev.target as HTMLFormElement;
+  const pair = state.pair;
+  if (pair === null) return;
+  if (state.key === null) {
+    orderStatus("Paste an API key first (right panel)", true);
+    return;
+  }
+  const f = (n: string) => form.elements.namedItem(n) as HTMLInputElement;
+  const type = (f("type") as unknown as HTMLSelectElement).value;
+  const body: Record<string, unknown> = {
+    pairName: pair.name,
+    tradeType: type,
+    directionType: (form.querySelector("[name=side]:checked") as HTMLInputElement).value,
+    amount: f("amount").value.trim(),
+  };
+  if (type === "limit") {
+    body.price = f("price").value.trim();
+    // Sent only when chosen, so a server without them sees exactly the old request (CONTRACT 8).
+    if (f("postOnly").checked) body.postOnly = true;
+    if (f("ioc").checked) body.timeInForce = "IOC";
+  }
+  const btn = $("submit") as HTMLButtonElement;
+  btn.disabled = true;
+  try {
+    const res = await postSigned<Order>(state.key, "/trade/create-order", body);
+    if (res.status === 200) {
+      const o = res.body;
+      orderStatus(
+        `Order ${o.id}: ${o.directionType} ${o.amount} @ ${o.price}, filled ${o.amountUsed}${o.isCancelled ? ", rest cancelled" : ""}`,
+      );
+      if (isOpen(o)) state.openOrders.set(o.id, o);
+      renderOpenOrders();
+      balancesSoon();
+    } else {
+      orderStatus(errorText(res.body), true);
+    }
+  } catch (err) {
+    orderStatus((err as Error).message, true);
+  } finally {
+    btn.disabled = false;
+  }
+}
+
+// ---------------------------------------------------------------- start
+
+async function start(): Promise<void> {
+  const theme =
+    localStorage.getItem(THEME_STORAGE) ??
+    (matchMedia("(prefers-color-scheme: light)").matches ? "light" : "dark");
+  document.documentElement.dataset.theme = theme;
+  initChart();
+  $("theme").addEventListener("click", () =>
+    applyTheme(document.documentElement.dataset.theme === "dark" ? "light" : "dark"),
+  );
+
+  const list = await getPublic<Ticker[]>("/trade/pairs");
+  if (list.status !== 200) {
+    orderStatus(`Cannot read pairs: ${errorText(list.body)}`, true);
+    return;
+  }
+  const info = await getPublic<{ pairs: PairInfo[] }>("/info");
+  const decimals = new Map((info.status === 200 ? info.body.pairs : []).map((p) => [p.name, p]));
+  state.pairs = list.body.map((t) => {
+    const d = decimals.get(t.pairName);
+    const [base, quote] = t.pairName.split("_");
+    // Without /info (CONTRACT 9) numbers are shown as their own exact text.
+    return d ?? { name: t.pairName, base, quote, priceDecimals: -1, amountDecimals: -1 };
+  });
+  for (const t of list.body) state.tickers.set(t.pairName, t);
+  const select = $("pair") as HTMLSelectElement;
+  select.replaceChildren(
+    ...state.pairs.map((p) => {
+      const o = document.createElement("option");
+      o.value = p.name;
+      o.textContent = p.name.replace("_", "/").toUpperCase();
+      return o;
+    }),
+  );
+  select.addEventListener("change", () => selectPair(select.value));
+  ($("period") as HTMLSelectElement).addEventListener("change", (e) => {
+    state.period = (e.target as HTMLSelectElement).value;
+    void loadCandles();
+  });
+
+  const form = $("order-form") as HTMLFormElement;
+  form.addEventListener("change", syncForm);
+  form.addEventListener("submit", (e) => void submitOrder(e));
+
+  const keyForm = $("key-form") as HTMLFormElement;
+  keyForm.addEventListener("paste", (e) => {
+    // The admin API answers {"uid","apiToken","secretKey"}: pasting that fills every field.
+    const text = e.clipboardData?.getData("text") ?? "";
+    try {
+      const parsed = JSON.parse(text) as Partial<Key>;
+      if (typeof parsed === "object" && parsed !== null && "secretKey" in parsed) {
+        e.preventDefault();
+        fillKeyForm(parsed);
+      }
+    } catch {
+      // plain text: pasted into the field as usual
+    }
+  });
+  keyForm.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const key = readKeyForm();
+    if (key === null) keyStatus("Fill in the user id, the API token and the secret key", true);
+    else void useKey(key);
+  });
+  $("key-forget").addEventListener("click", forgetKey);
+
+  const wanted = location.hash.slice(1);
+  state.pair = state.pairs.find((p) => p.name === wanted) ?? state.pairs[0] ?? null;
+  if (state.pair !== null) select.value = state.pair.name;
+  syncForm();
+  renderTickers();
+  await loadMarket();
+
+  const saved = sessionStorage.getItem(KEY_STORAGE);
+  if (saved !== null) {
+    try {
+      const key = JSON.parse(saved) as Key;
+      fillKeyForm({ uid: key.uid, apiToken: key.apiToken });
+      await useKey(key);
+    } catch {
+      sessionStorage.removeItem(KEY_STORAGE);
+    }
+  }
+  document.body.dataset.ready = "1";
+}
+
+void start();
