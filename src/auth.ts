@@ -119,8 +119,9 @@ export function nonceFromBody(body: unknown): NonceResult {
 /**
  * Replay guard: the last accepted nonce per API token (CONTRACT 5). Call `check` only after the
  * signature verified, and before validating the request, so that a correctly signed request
- * consumes its nonce even when it then fails validation. Kept in memory: after a restart the first
- * nonce of each token is accepted again (clients using time-based nonces are unaffected).
+ * consumes its nonce even when it then fails validation. The guard itself is in memory; the server
+ * persists each accepted nonce (the `nonces` table, written with the next group commit) and loads
+ * them at start, so a replay is refused across restarts too.
  */
 export class NonceGuard {
   readonly #last = new Map<string, bigint>();

@@ -4,8 +4,8 @@
  *
  *   R1  risk hold   reserve funds in the ledger, assign the order id and time   (`createOrder`)
  *   ME  matching    the pair worker runs the command on its book                 (ring, worker)
- *   R2  settle      apply each event: trades move reserved funds, dones release  (`onEvent`)
- *   DB  persist     every changed row goes into the writer's current batch       (`onEvent`, END)
+ *   R2  settle      apply each event: trades move reserved funds, dones release  (`onTrade`, `onDone`, `onAmended`)
+ *   DB  persist     every changed row goes into the writer's current batch       (`onTrade`, `onEnd`)
  *   OUT answer      the reply and the stream messages leave after that batch commits (`afterCommit`)
  *
  * Everything here runs on one thread, so ledger checks and reservations are atomic with respect to
@@ -60,6 +60,7 @@ import {
   type TimeInForce,
   withOrderOptions,
 } from "./orders.ts";
+import { amendHold, limitHold, type PairUnits, pairUnits } from "./risk.ts";
 import { formatDateTime, nowMicro } from "./time.ts";
 
 export const LIMIT = 0;
@@ -179,6 +180,15 @@ export interface UserTradeView {
 
 /** Receives what a committed command changed, for the stream fan-out. */
 export interface CommitListener {
+  /**
+   * Whether anyone holds a channel the records would go to. The core builds a view only for a
+   * channel with a subscriber (asked when the record is made; a subscriber that arrives before the
+   * commit may miss that one record, as if it had connected just after).
+   */
+  wantsOrders(user: number): boolean;
+  wantsUserTrades(user: number): boolean;
+  /** `history:{pair}` or `exchanges` (which counts the pair's trades). */
+  wantsTrades(pair: number): boolean;
   orderChanged(user: number, view: OrderView): void;
   userTrade(user: number, view: UserTradeView): void;
   publicTrades(pair: number, trades: ReturnType<PairMarket["publicTrade"]>[]): void;
@@ -210,17 +220,13 @@ interface Pending {
   hold?: bigint;
 }
 
-/** Per pair: scale factors between book units and ledger units, and the command FIFO. */
-interface PairState {
+/** Per pair: scale factors between book units and ledger units (risk.ts), and the command FIFO. */
+interface PairState extends PairUnits {
   spec: PairSpec;
   market: PairMarket;
   sink: CommandSink;
   base: number;
   quote: number;
-  /** Ledger units of the quote currency per (tick × lot). */
-  quoteMul: bigint;
-  /** Ledger units of the base currency per lot. */
-  baseMul: bigint;
   /** False when both fee rates are 0: settlement then does no fee work at all. */
   hasFees: boolean;
   makerFee: bigint;
@@ -329,8 +335,7 @@ export class Exchange {
       sink,
       base: this.ledger.currencyIndex(spec.base),
       quote: this.ledger.currencyIndex(spec.quote),
-      quoteMul: pow10(quoteScale - spec.priceDecimals - spec.amountDecimals),
-      baseMul: pow10(baseScale - spec.amountDecimals),
+      ...pairUnits(spec, baseScale, quoteScale),
       hasFees: makerFee !== 0n || takerFee !== 0n,
       makerFee,
       takerFee,
@@ -398,12 +403,9 @@ export class Exchange {
     let hold: bigint;
     let currency: number;
     let budget = NO_BUDGET;
-    if (side === SELL) {
-      currency = p.base;
-      hold = BigInt(amount) * p.baseMul;
-    } else if (type === LIMIT) {
-      currency = p.quote;
-      hold = BigInt(price) * BigInt(amount) * p.quoteMul;
+    if (type === LIMIT || side === SELL) {
+      currency = side === SELL ? p.base : p.quote;
+      hold = limitHold(p, side, price, amount);
     } else {
       // Market buy: hold everything available (at most MAX_BUDGET ticks × lots); the worker
       // refuses the order when walking the book would cost more, and the unused part is released.
@@ -574,23 +576,8 @@ export class Exchange {
       this.db.afterCommit(() => reply(0, this.orderView(o, true)));
       return true;
     }
-    let currency: number;
-    let hold = 0n;
-    if (o.side === SELL) {
-      currency = p.base;
-      if (delta > 0) hold = BigInt(delta) * p.baseMul;
-    } else {
-      currency = p.quote;
-      const open = BigInt(o.amount - o.used);
-      const d = BigInt(delta);
-      const np = BigInt(price);
-      // Extra quote at open quantity L is np·(L + d) − price·L, linear in L: its most over
-      // [0, open] is at one end.
-      const atNone = np * d;
-      const atOpen = np * (open + d) - BigInt(o.price) * open;
-      const most = atNone > atOpen ? atNone : atOpen;
-      if (most > 0n) hold = most * p.quoteMul;
-    }
+    const currency = o.side === SELL ? p.base : p.quote;
+    const hold = amendHold(p, o.side, o.price, o.amount - o.used, price, delta);
     if (hold > 0n && !this.ledger.reserve(user, currency, hold)) {
       if (this.marketBuys.has(user)) {
         this.afterMarketBuys(user, () => {
@@ -807,7 +794,7 @@ export class Exchange {
     if (buyer.type === LIMIT) {
       // A limit buy reserved at its own price: a better price releases the difference.
       if (buyer.price !== price)
-        ledger.release(buyer.user, p.quote, BigInt(buyer.price - price) * lots * p.quoteMul);
+        ledger.release(buyer.user, p.quote, limitHold(p, BUY, buyer.price - price, qty));
     } else {
       buyer.budget -= cost;
     }
@@ -835,11 +822,17 @@ export class Exchange {
       makerRate,
     );
     p.market.addTrade(taker.side, taker.type, price, qty, micro);
-    if (this.listener !== null) {
-      p.trades.push(p.market.history[0]);
-      const dt = formatDateTime(micro);
-      p.userTrades.push([taker.user, this.userTradeView(tradeId, p, taker, price, qty, dt, takerRate)]);
-      p.userTrades.push([maker.user, this.userTradeView(tradeId, p, maker, price, qty, dt, makerRate)]);
+    const listener = this.listener;
+    if (listener !== null) {
+      if (listener.wantsTrades(pairIndex)) p.trades.push(p.market.history[0]);
+      if (listener.wantsUserTrades(taker.user)) {
+        const view = this.userTradeView(tradeId, p, taker, price, qty, formatDateTime(micro), takerRate);
+        p.userTrades.push([taker.user, view]);
+      }
+      if (listener.wantsUserTrades(maker.user)) {
+        const view = this.userTradeView(tradeId, p, maker, price, qty, formatDateTime(micro), makerRate);
+        p.userTrades.push([maker.user, view]);
+      }
     }
   }
 
@@ -858,15 +851,8 @@ export class Exchange {
     const p = this.pairs[pairIndex];
     const cmd = p.pending[p.pendingHead];
     const o = cmd.order!;
-    let currency: number;
-    let change: bigint;
-    if (o.side === SELL) {
-      currency = p.base;
-      change = BigInt(newLeft - oldLeft) * p.baseMul;
-    } else {
-      currency = p.quote;
-      change = (BigInt(newPrice) * BigInt(newLeft) - BigInt(oldPrice) * BigInt(oldLeft)) * p.quoteMul;
-    }
+    const currency = o.side === SELL ? p.base : p.quote;
+    const change = limitHold(p, o.side, newPrice, newLeft) - limitHold(p, o.side, oldPrice, oldLeft);
     const unused = (cmd.hold ?? 0n) - change;
     if (unused < 0n) throw new Error(`amend of order ${orderId}: the hold falls short by ${-unused}`);
     if (unused > 0n) this.ledger.release(o.user, currency, unused);
@@ -888,8 +874,8 @@ export class Exchange {
     const p = this.pairs[pairIndex];
     const o = reason === DONE_REMAINDER ? this.currentOrder(p, orderId) : this.open.get(orderId)!;
     const ledger = this.ledger;
-    if (o.side === SELL) ledger.release(o.user, p.base, BigInt(left) * p.baseMul);
-    else if (o.type === LIMIT) ledger.release(o.user, p.quote, BigInt(o.price) * BigInt(left) * p.quoteMul);
+    if (o.type === LIMIT || o.side === SELL)
+      ledger.release(o.user, o.side === SELL ? p.base : p.quote, limitHold(p, o.side, o.price, left));
     // A market buy's unused budget is released when its command ends.
     o.cancelled = true;
     o.updateMicro = nowMicro();
@@ -932,9 +918,8 @@ export class Exchange {
         // Refused by the book (no liquidity, unaffordable, post-only would take): nothing happened
         // but the hold, and the client order id was not used.
         if (o.clientOrderId !== undefined) this.clientIds.delete(`${o.user}:${o.clientOrderId}`);
-        if (o.side === SELL) ledger.release(o.user, p.base, BigInt(o.amount) * p.baseMul);
-        else if (o.type === LIMIT)
-          ledger.release(o.user, p.quote, BigInt(o.price) * BigInt(o.amount) * p.quoteMul);
+        if (o.type === LIMIT || o.side === SELL)
+          ledger.release(o.user, o.side === SELL ? p.base : p.quote, limitHold(p, o.side, o.price, o.amount));
         cb(code, null);
         this.resetCommand(p);
         return;
@@ -1011,18 +996,25 @@ export class Exchange {
     }
     let publish: (() => void) | null = null;
     if (listener !== null) {
-      const views = touched.map((o) => [o.user, this.orderView(o, false)] as const);
+      const views: [number, OrderView][] = [];
+      for (let i = 0; i < touched.length; i++) {
+        const o = touched[i];
+        if (listener.wantsOrders(o.user)) views.push([o.user, this.orderView(o, false)]);
+      }
       const trades = p.trades;
       const userTrades = p.userTrades;
       p.trades = [];
       p.userTrades = [];
       const pairIdx = pairIndex;
-      publish = () => {
-        if (hasLevels) listener.levelsChanged(pairIdx, buy, sell, seq);
-        if (trades.length > 0) listener.publicTrades(pairIdx, trades);
-        for (const [u, v] of views) listener.orderChanged(u, v);
-        for (const [u, t] of userTrades) listener.userTrade(u, t);
-      };
+      // Nothing to tell when no channel wanted anything (levels go out only to `orders:` holders,
+      // which the hub checks itself).
+      if (hasLevels || trades.length > 0 || views.length > 0 || userTrades.length > 0)
+        publish = () => {
+          if (hasLevels) listener.levelsChanged(pairIdx, buy, sell, seq);
+          if (trades.length > 0) listener.publicTrades(pairIdx, trades);
+          for (const [u, v] of views) listener.orderChanged(u, v);
+          for (const [u, t] of userTrades) listener.userTrade(u, t);
+        };
     }
     const market = p.market;
     const answer = reply;

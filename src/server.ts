@@ -14,6 +14,7 @@
 
 import { availableParallelism } from "node:os";
 import uws from "@trufflesuite/uws-js-unofficial";
+import { SELL } from "../workers/matching/types.ts";
 import { type ExchangeConfig, FEE_ACCOUNT_UID, loadConfig, type Settings } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
 import { DbReader } from "./db/reader.ts";
@@ -29,8 +30,8 @@ import { DEFAULT_WEB_DIR, loadStaticFiles, mountStatic } from "./http/static.ts"
 import { Ledger } from "./ledger.ts";
 import { PairMarket, PERIODS } from "./market-data.ts";
 import { Metrics } from "./metrics.ts";
-import { pow10 } from "./numbers.ts";
 import { chooseWaitStrategy, PairChannel, workerSpinFor } from "./pair-client.ts";
+import { limitHold, pairUnits } from "./risk.ts";
 import { mountStream, StreamHub } from "./stream/hub.ts";
 import { nowMicro } from "./time.ts";
 import { Users } from "./users.ts";
@@ -317,11 +318,12 @@ function recoverBalances(ledger: Ledger, config: ExchangeConfig, state: ReturnTy
   for (const o of state.openOrders) {
     const p = config.pairsByName.get(o.pair);
     if (p === undefined) continue;
-    const left = BigInt(o.amount - o.amountUsed);
-    const base = config.currencies.get(p.base)!.scale;
-    const quote = config.currencies.get(p.quote)!.scale;
-    if (o.side === 1) add(o.userId, p.base, left * pow10(base - p.amountDecimals));
-    else add(o.userId, p.quote, BigInt(o.price) * left * pow10(quote - p.priceDecimals - p.amountDecimals));
+    const units = pairUnits(p, config.currencies.get(p.base)!.scale, config.currencies.get(p.quote)!.scale);
+    add(
+      o.userId,
+      o.side === SELL ? p.base : p.quote,
+      limitHold(units, o.side, o.price, o.amount - o.amountUsed),
+    );
   }
   for (const b of state.balances) {
     if (!ledger.hasCurrency(b.currency)) continue;

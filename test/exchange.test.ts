@@ -3,11 +3,18 @@
  * ring), the real database writer on a temp file, the real ledger.
  */
 import assert from "node:assert/strict";
-import { after, describe, it } from "node:test";
+import { after, afterEach, describe, it } from "node:test";
 import { openDatabase } from "../src/db/open.ts";
 import { DbWriter, type WriterOptions } from "../src/db/writer.ts";
 import { Code } from "../src/errors.ts";
-import { Exchange, LIMIT, MARKET, type OrderView, pairEventHandler } from "../src/exchange.ts";
+import {
+  type CommitListener,
+  Exchange,
+  LIMIT,
+  MARKET,
+  type OrderView,
+  pairEventHandler,
+} from "../src/exchange.ts";
 import { Ledger } from "../src/ledger.ts";
 import { PairMarket } from "../src/market-data.ts";
 import { PairChannel } from "../src/pair-client.ts";
@@ -19,6 +26,12 @@ const USDT = 1;
 /** Ledger units per coin: btc at scale 6 (amountDecimals), usdt at 8 (price + amount decimals). */
 const BTC_UNIT = 10n ** 6n;
 const USDT_UNIT = 10n ** 8n;
+
+/** Cores not closed yet: closed after each test, passed or failed, so no thread outlives it. */
+const openCores: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (openCores.length > 0) await openCores.pop()!();
+});
 
 /** A core with one real pair worker (btc_usdt, 4-slot command ring) and the real writer. */
 async function core(file: string, writerOptions: WriterOptions = {}) {
@@ -41,10 +54,13 @@ async function core(file: string, writerOptions: WriterOptions = {}) {
     amountDecimals: 6,
   };
   exchange.addPair(pair, market, channel, 6, 8);
-  const close = async () => {
-    await channel.close();
-    await writer.close();
-  };
+  let closing: Promise<void> | null = null;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      await channel.close();
+      await writer.close();
+    })());
+  openCores.push(close);
   return { exchange, ledger, market, writer, close };
 }
 
@@ -135,6 +151,90 @@ describe("Exchange core", () => {
     assert.equal(refused.err, Code.INSUFFICIENT_FUNDS);
     assert.deepEqual(ledger.check([10n * BTC_UNIT, 1_000n * USDT_UNIT]), []);
     await close();
+  });
+
+  it("releases the price improvement of a limit buy filled below its limit", async () => {
+    const { exchange, ledger, close } = await core(`${tmp.dbPath}-improve`);
+    try {
+      ledger.deposit(0, BTC, 1n * BTC_UNIT);
+      ledger.deposit(1, USDT, 1_000n * USDT_UNIT);
+      assert.equal((await place(exchange, 0, LIMIT, SELL, 10_000, 300_000)).err, 0);
+      // 0.5 btc at 101.00: 0.3 fill at 100.00 (the maker's price), 0.2 rests at 101.00.
+      const buy = await place(exchange, 1, LIMIT, BUY, 10_100, 500_000);
+      assert.equal(buy.order?.amountUsed, 0.3);
+      assert.equal(ledger.reserved(1, USDT), 10_100n * 200_000n);
+      assert.equal(ledger.available(1, USDT), 1_000n * USDT_UNIT - 10_000n * 300_000n - 10_100n * 200_000n);
+      assert.equal(ledger.available(1, BTC), 300_000n);
+      assert.deepEqual(ledger.check([1n * BTC_UNIT, 1_000n * USDT_UNIT]), []);
+    } finally {
+      await close();
+    }
+  });
+
+  it("fills a market buy whose cost is exactly the available balance", async () => {
+    const { exchange, ledger, close } = await core(`${tmp.dbPath}-exact`);
+    try {
+      ledger.deposit(0, BTC, 1n * BTC_UNIT);
+      // 0.4 btc at 100.00 and 0.1 at 100.01: 40.001 usdt in all, exactly what the buyer has.
+      const cost = 10_000n * 400_000n + 10_001n * 100_000n;
+      ledger.deposit(1, USDT, cost);
+      assert.equal((await place(exchange, 0, LIMIT, SELL, 10_000, 400_000)).err, 0);
+      assert.equal((await place(exchange, 0, LIMIT, SELL, 10_001, 100_000)).err, 0);
+      const m = await place(exchange, 1, MARKET, BUY, 0, 500_000);
+      assert.equal(m.err, 0);
+      assert.equal(m.order?.amountUsed, 0.5);
+      assert.equal(m.order?.isCancelled, false);
+      assert.equal(ledger.available(1, USDT), 0n);
+      assert.equal(ledger.reserved(1, USDT), 0n);
+      // One tick more is refused, nothing changed.
+      ledger.deposit(2, USDT, cost - 1n);
+      assert.equal((await place(exchange, 0, LIMIT, SELL, 10_000, 400_000)).err, 0);
+      assert.equal((await place(exchange, 0, LIMIT, SELL, 10_001, 100_000)).err, 0);
+      const refused = await place(exchange, 2, MARKET, BUY, 0, 500_000);
+      assert.equal(refused.err, Code.INSUFFICIENT_FUNDS);
+      assert.equal(ledger.available(2, USDT), cost - 1n);
+    } finally {
+      await close();
+    }
+  });
+
+  it("builds stream records only for the channels someone holds", async () => {
+    const { exchange, ledger, close } = await core(`${tmp.dbPath}-views`);
+    ledger.deposit(0, BTC, 10n * BTC_UNIT);
+    ledger.deposit(1, USDT, 10_000n * USDT_UNIT);
+    const calls: string[] = [];
+    let wantTrades = false;
+    const listener: CommitListener = {
+      wantsOrders: (user) => user === 1,
+      wantsUserTrades: (user) => user === 0,
+      wantsTrades: () => wantTrades,
+      orderChanged: (user, view) => calls.push(`order ${user} ${view.id}`),
+      userTrade: (user, view) => calls.push(`trade ${user} ${view.id}`),
+      publicTrades: (_pair, trades) => calls.push(`public ${trades.length}`),
+      levelsChanged: () => calls.push("levels"),
+    };
+    exchange.listener = listener;
+    try {
+      const sell = await place(exchange, 0, LIMIT, SELL, 10_000, 100);
+      const buy = await place(exchange, 1, LIMIT, BUY, 10_000, 40);
+      wantTrades = true;
+      await place(exchange, 1, LIMIT, BUY, 10_000, 10);
+      // User 0's orders and user 1's trades are wanted by nobody; public trades only once asked for.
+      assert.deepEqual(calls, [
+        "levels",
+        "levels",
+        `order 1 ${buy.order!.id}`,
+        "trade 0 1",
+        "levels",
+        "public 1",
+        `order 1 ${buy.order!.id + 1}`,
+        "trade 0 2",
+      ]);
+      assert.equal(sell.err, 0);
+    } finally {
+      exchange.listener = null;
+      await close();
+    }
   });
 
   it("moves the user_orders mark only past orders whose records the writer has, at every commit", async () => {

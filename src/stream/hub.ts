@@ -268,6 +268,18 @@ export class StreamHub implements CommitListener {
     }
   }
 
+  wantsOrders(user: number): boolean {
+    return this.userOrderTopics.has(user);
+  }
+
+  wantsUserTrades(user: number): boolean {
+    return this.userTradeTopics.has(user);
+  }
+
+  wantsTrades(pair: number): boolean {
+    return this.topics.has(this.historyTopic[pair]) || this.topics.has(EXCHANGES);
+  }
+
   publicTrades(pair: number, trades: PublicTrade[]): void {
     if (this.closed) return;
     if (this.topics.has(EXCHANGES)) this.traded(pair);

@@ -1,12 +1,29 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import { after, before, describe, it } from "node:test";
+import { after, afterEach, before, describe, it } from "node:test";
 import { openDatabase } from "../../src/db/open.ts";
 import { DbWriter } from "../../src/db/writer.ts";
 import { tempDir } from "./helpers.ts";
 
 const tmp = tempDir("writer");
 after(tmp.cleanup);
+
+/** Writers a test started: closed after it, passed or failed, so no thread outlives it. */
+const started: DbWriter[] = [];
+afterEach(async () => {
+  while (started.length > 0)
+    await started
+      .pop()!
+      .close()
+      .catch(() => {});
+});
+
+/** DbWriter.start, closed after the test. */
+async function startWriter(...args: Parameters<typeof DbWriter.start>): Promise<DbWriter> {
+  const w = await DbWriter.start(...args);
+  started.push(w);
+  return w;
+}
 
 function fresh(file: string) {
   return openDatabase(file, { readonly: true });
@@ -176,7 +193,7 @@ describe("DbWriter", () => {
   });
 
   it("beforeSend hooks add their records to each batch as it is sealed, once per batch", async () => {
-    const own = await DbWriter.start(`${tmp.dir}/hooks.db`);
+    const own = await startWriter(`${tmp.dir}/hooks.db`);
     try {
       const reader = fresh(`${tmp.dir}/hooks.db`);
       const balance = reader.prepare<[], { available: string }>(
@@ -270,7 +287,7 @@ describe("DbWriter", () => {
   });
 
   it("fails for good on a write error: onFatal fires and no later callback ever runs", async () => {
-    const w = await DbWriter.start(`${tmp.dir}/fatal.db`);
+    const w = await startWriter(`${tmp.dir}/fatal.db`);
     const fatal: Error[] = [];
     w.onFatal((err) => fatal.push(err));
     const ran: string[] = [];
@@ -293,7 +310,7 @@ describe("DbWriter", () => {
     /** Size of the main database file after writing 3,000 orders and waiting up to `waitMs`. */
     const grown = async (name: string, checkpointIntervalMs: number, waitMs: number): Promise<number> => {
       const f = `${tmp.dir}/${name}.db`;
-      const cw = await DbWriter.start(f, { checkpointIntervalMs, walAutocheckpointPages: 100_000 });
+      const cw = await startWriter(f, { checkpointIntervalMs, walAutocheckpointPages: 100_000 });
       try {
         const initial = fs.statSync(f).size;
         for (let id = 1; id <= 3000; id++)

@@ -275,9 +275,10 @@ describe("market-maker controls", () => {
       const out = expectOk(res) as (CreatedOrder & { errors?: Record<string, string[]> })[];
       assert.equal(out.length, 5);
       assert.equal(out[0].price, 100);
-      assert.deepEqual(Object.keys(out[1]), ["errors"]);
+      assert.deepEqual(Object.keys(out[1]), ["errors", "codes"]);
       assert.deepEqual(Object.keys(out[1].errors!), ["price"]);
       assert.deepEqual(out[2].errors, { amount: ["Insufficient funds on balance"] });
+      assert.deepEqual((out[2] as { codes?: object }).codes, { amount: ["INSUFFICIENT_FUNDS"] });
       assert.equal(out[3].clientOrderId, "b1");
       assert.deepEqual(Object.keys(out[4].errors!), ["clientOrderId"]);
       assert.ok(out[0].id < out[3].id, "executed in array order");
@@ -307,13 +308,18 @@ describe("market-maker controls", () => {
       const b = await place(u, "eth_usdt", "buy", "100", "1");
       const theirs = await place(other, "btc_usdt", "buy", "100", "1");
       const res = expectOk(await u.client.cancelOrders([a.id, b.id, a.id, theirs.id, "x1", 999_999_999]));
+      const failed = (orderId: unknown, message: string, code: string) => ({
+        orderId,
+        errors: { orderId: [message] },
+        codes: { orderId: [code] },
+      });
       assert.deepEqual(res, [
         { orderId: a.id },
         { orderId: b.id },
-        { orderId: a.id, errors: { orderId: ["Order already cancelled"] } },
-        { orderId: theirs.id, errors: { orderId: ["Order not found"] } },
-        { orderId: "x1", errors: { orderId: ["Order id must be a positive integer"] } },
-        { orderId: 999_999_999, errors: { orderId: ["Order not found"] } },
+        failed(a.id, "Order already cancelled", "ORDER_ALREADY_CANCELLED"),
+        failed(theirs.id, "Order not found", "ORDER_NOT_FOUND"),
+        failed("x1", "Order id must be a positive integer", "ORDER_ID_INVALID"),
+        failed(999_999_999, "Order not found", "ORDER_NOT_FOUND"),
       ] as never);
       assert.equal(expectOk(await other.client.openOrders("btc_usdt")).length, 1);
       const bal = await server.balances(u);

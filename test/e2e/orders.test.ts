@@ -65,6 +65,20 @@ describe("orders", () => {
   }
 
   describe("create-order", () => {
+    it("accepts the minimum amount, the maximum amount and the maximum price exactly", async () => {
+      const u = await server.newUser({ usdt: "1", btc: "10000" });
+      const v = await server.newUser({ usdt: "20" });
+      const min = await place(u, "btc_usdt", "buy", "1", "0.000001");
+      assert.equal(min.amount, 0.000001);
+      const max = await place(u, "btc_usdt", "sell", "9999999", "10000");
+      assert.equal(max.amount, 10000);
+      const top = await place(v, "btc_usdt", "buy", "10000000", "0.000001");
+      assert.equal(top.price, 10000000);
+      assert.equal(top.amountUsed, 0.000001, "it bought at the maker's price");
+      assert.equal((await server.balances(u)).get("btc")!.reserved, dec("9999.999999"));
+      assert.equal((await server.balances(v)).get("usdt")!.available, dec("20") - dec("9.999999"));
+    });
+
     it("answers a new limit order with every field of 2.1 including updateTime", async () => {
       const u = await server.newUser({ usdt: "1000" });
       const started = Date.now();

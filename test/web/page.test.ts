@@ -117,12 +117,13 @@ describe("the trading page in chromium", { skip }, () => {
     await page.click("#submit");
     await waitStatus(/filled 0\.2\b/);
     await page.waitForSelector('#asks .level[data-price="25000"][data-amount="0.3"]', WAIT);
-    await waitText("#trades .row .price", "25000");
+    // Prices show the pair's decimals (priceDecimals 2, from GET /1.0/info).
+    await waitText("#trades .row .price", "25000.00");
     await page.waitForSelector('#chart[data-last-close="25000"]:not([data-candles="0"])', WAIT);
     await page.waitForSelector("#my-trades tr.buy", WAIT);
     await waitText('#balances tr[data-currency="btc"] td:nth-child(2)', "1.2");
     await waitText('#balances tr[data-currency="usdt"] td:nth-child(2)', "45000");
-    assert.equal(await cell("#my-trades tr td:nth-child(4)"), "25000");
+    assert.equal(await cell("#my-trades tr td:nth-child(4)"), "25000.00");
     await shot("2-traded");
   });
 

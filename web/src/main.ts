@@ -573,19 +573,19 @@ const streamOrders = new Map<number, Order>();
 async function loadMine(): Promise<void> {
   const key = state.key;
   if (key === null) return;
-  const orders = await getSigned<{ items: Order[] }>(
-    key,
-    // The path's pair does not restrict user-orders (interface 4.9): every pair's orders come back.
-    `/trade/pairs/${state.pair?.name ?? state.pairs[0].name}/user-orders`,
-    "page=1&pageSize=100",
+  // Every open order, pair by pair (GET /trade/pairs/{pair}/open-orders, CONTRACT 8.6).
+  const perPair = await Promise.all(
+    state.pairs.map((p) => getSigned<Order[]>(key, `/trade/pairs/${p.name}/open-orders`, "")),
   );
-  if (orders.status === 200 && state.key === key) {
+  if (perPair.every((r) => r.status === 200) && state.key === key) {
     // Merged with what the stream already said: the later state of an order wins.
     const progress = (o: Order) => (o.isCancelled ? Number.POSITIVE_INFINITY : o.amountUsed);
     const merged = new Map(streamOrders);
-    for (const o of orders.body.items) {
-      const seen = merged.get(o.id);
-      if (seen === undefined || progress(o) > progress(seen)) merged.set(o.id, o);
+    for (const r of perPair) {
+      for (const o of r.body) {
+        const seen = merged.get(o.id);
+        if (seen === undefined || progress(o) > progress(seen)) merged.set(o.id, o);
+      }
     }
     state.openOrders.clear();
     for (const o of merged.values()) if (isOpen(o)) state.openOrders.set(o.id, o);
