@@ -30,10 +30,7 @@ export const nonceSchema = {
 
 const messages = { type: "array", items: str } as const;
 
-/**
- * CONTRACT 5 error body, with the machine-readable `codes` of CONTRACT 9 (optional until every
- * server writes them).
- */
+/** CONTRACT 5 error body, with the machine-readable `codes` of CONTRACT 9 (one per message). */
 export const errorBodySchema = {
   type: "object",
   properties: {
@@ -43,7 +40,7 @@ export const errorBodySchema = {
       additionalProperties: { type: "array", items: { type: "string", pattern: "^[A-Z][A-Z0-9_]*$" } },
     },
   },
-  required: ["errors"],
+  required: ["errors", "codes"],
   additionalProperties: false,
 } as const;
 

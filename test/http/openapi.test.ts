@@ -135,7 +135,12 @@ describe("the e2e response check", () => {
       null,
     );
     assert.equal(
-      openApiMismatch(answer("POST", "/1.0/trade/cancel-order", 400, { errors: { orderId: ["x"] } })),
+      openApiMismatch(
+        answer("POST", "/1.0/trade/cancel-order", 400, {
+          errors: { orderId: ["x"] },
+          codes: { orderId: ["ORDER_NOT_FOUND"] },
+        }),
+      ),
       null,
     );
   });
