@@ -233,6 +233,20 @@ describe("GET /1.0/openapi.json", () => {
     }
   });
 
+  test("the venue, fee and listen-key answers match the document (checked by the client hook)", async () => {
+    const [user] = await server.newUsers(1);
+    assert.equal((await server.public.time()).status, 200);
+    assert.equal((await server.public.info()).status, 200);
+    assert.equal((await server.admin.fees()).status, 200);
+    const key = await user.client.listenKey();
+    assert.equal(key.status, 200, key.text);
+    const listenKey = (key.body as { listenKey: string }).listenKey;
+    assert.equal((await user.client.listenKey(listenKey)).status, 200);
+    const closed = await user.client.closeListenKey(listenKey);
+    assert.equal(closed.status, 200, closed.text);
+    assert.equal((await user.client.closeListenKey(listenKey)).status >= 400, true);
+  });
+
   test("answers 405 to another method, as the other known paths do", async () => {
     const res = await server.public.raw("POST", "/1.0/openapi.json", {
       body: "{}",
