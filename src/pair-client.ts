@@ -28,7 +28,9 @@ import {
 import { SpscRing } from "./ring.ts";
 import { startWorker } from "./threads.ts";
 
-const PAIR_WORKER_URL = new URL("../workers/pair/pair-worker.ts", import.meta.url);
+// .ts under tsx, .js in the build (dist/), as in src/db/writer.ts.
+const EXT = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
+const PAIR_WORKER_URL = new URL(`../workers/pair/pair-worker${EXT}`, import.meta.url);
 
 // Defaults chosen with bench/ring/wake.bench.ts; the numbers are in workers/pair/pair-worker.ts.
 export const DEFAULT_COMMAND_SLOTS = 1024;

@@ -193,6 +193,13 @@ export type BatchOrderResult = CreatedOrder | ErrorBody;
 export interface BatchCancelResult {
   orderId: number;
   errors?: Record<string, string[]>;
+  codes?: Record<string, string[]>;
+}
+
+/** CONTRACT 10 listen key. */
+export interface ListenKey {
+  listenKey: string;
+  expiresAt: number;
 }
 
 /** Nonce as a JSON number or a string of digits (CONTRACT 5). */
@@ -265,6 +272,23 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** Path prefix of the admin calls; default "" (`/admin/...` at the server root). */
   adminPrefix?: string;
+  /**
+   * Called with every answer before the call resolves; if it throws, the call rejects with that
+   * error (the end-to-end tests check each answer against the OpenAPI document this way).
+   */
+  onResponse?: (res: ResponseInfo) => void;
+}
+
+/** What `ClientOptions.onResponse` sees of one exchange. */
+export interface ResponseInfo {
+  method: string;
+  /** From the server root, with the query as sent: `/1.0/trade/pairs?x=1`. */
+  pathAndQuery: string;
+  status: number;
+  headers: Headers;
+  text: string;
+  /** Parsed JSON, `undefined` when the body is not JSON. */
+  body: unknown;
 }
 
 /** Thrown by `ok()` when a call did not answer 200. */
@@ -401,6 +425,51 @@ export class ExchangeClient {
   /** 8.7 POST /trade/cancel-all-after: arms (timeout > 0) or disarms (0) the dead-man's switch. */
   cancelAllAfter(timeout: number, opts: CallOptions = {}): Promise<ApiResponse<{ triggerTime: number }>> {
     return this.post("/trade/cancel-all-after", { timeout }, opts);
+  }
+
+  /**
+   * Cancels every open order of the caller (of one pair when given): through 8.4 cancel-all-orders,
+   * or, on a server that does not have it yet (404), by reading the caller's orders page by page
+   * and cancelling the open ones one at a time. Answers the ids cancelled, ascending.
+   */
+  async cancelAll(pairName?: string, opts: CallOptions = {}): Promise<number[]> {
+    const res = await this.cancelAllOrders(pairName, opts);
+    if (res.status === 200) return (res.body as { cancelled: number[] }).cancelled;
+    if (res.status !== 404 || errorsOf(res)?.path === undefined) ok(res, "cancel-all-orders");
+    const listPair = pairName ?? ok(await this.pairs(), "pairs")[0]?.pairName;
+    if (listPair === undefined) return [];
+    const open: number[] = [];
+    for (let page = 1; ; page++) {
+      const body = ok(await this.userOrders(listPair, { page, pageSize: 100 }), "user-orders");
+      for (const o of body.items) {
+        if (!o.isCancelled && o.amountUsed < o.amount && (pairName === undefined || o.pairName === pairName))
+          open.push(o.id);
+      }
+      if (body.items.length === 0 || page * 100 >= body.total) break;
+    }
+    const cancelled: number[] = [];
+    for (const id of open.sort((a, b) => a - b)) {
+      // 400: filled or cancelled in between, so not open any more.
+      if ((await this.cancelOrder(id)).status === 200) cancelled.push(id);
+    }
+    return cancelled;
+  }
+
+  // ---- CONTRACT 10 and the OpenAPI document ----------------------------------------------------
+
+  /** 10 POST /trade/listen-key: a new key, or `listenKey` extended. */
+  listenKey(listenKey?: string, opts: CallOptions = {}): Promise<ApiResponse<ListenKey>> {
+    return this.post("/trade/listen-key", listenKey === undefined ? {} : { listenKey }, opts);
+  }
+
+  /** 10 POST /trade/listen-key/close. */
+  closeListenKey(listenKey: string, opts: CallOptions = {}): Promise<ApiResponse<unknown>> {
+    return this.post("/trade/listen-key/close", { listenKey }, opts);
+  }
+
+  /** GET /1.0/openapi.json: the OpenAPI 3.1 document of the server. */
+  openapi(opts: CallOptions = {}): Promise<ApiResponse<Record<string, unknown>>> {
+    return this.get("/openapi.json", [], { anonymous: true, ...opts });
   }
 
   // ---- 4.3-4.7 market data ----------------------------------------------------------------------
@@ -673,6 +742,8 @@ export class ExchangeClient {
     } catch {
       parsed = undefined;
     }
-    return { status: res.status, headers: res.headers, text, body: parsed };
+    const answer = { status: res.status, headers: res.headers, text, body: parsed };
+    this.options.onResponse?.({ method, pathAndQuery, ...answer });
+    return answer;
   }
 }

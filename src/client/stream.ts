@@ -20,11 +20,19 @@ export interface StreamOptions {
   /** With both, the upgrade request is signed like a GET of the query string. */
   apiToken?: string;
   secretKey?: string;
+  /** CONTRACT 10: authenticates the upgrade with a listen key instead of the signed headers. */
+  listenKey?: string;
   /** Replaces the whole query string (without `?`), for malformed-list tests. */
   rawQuery?: string;
   headers?: Record<string, string>;
   /** How long to wait for the upgrade (default 5000 ms). */
   timeoutMs?: number;
+  /** Called with each message as it arrives. */
+  onMessage?: (message: StreamMessage) => void;
+  /** Called once when the connection closes, with the close code. */
+  onClose?: (code: number) => void;
+  /** Keep every message in `messages` for `next` (default true; false for long-running tails). */
+  keep?: boolean;
 }
 
 /** The upgrade was refused with an HTTP answer (400 / 401 / 403 per CONTRACT 7). */
@@ -54,8 +62,9 @@ export class StreamClient {
   private waiter: Waiter | null = null;
   private readonly closed: Promise<void>;
 
-  private constructor(ws: WebSocket) {
+  private constructor(ws: WebSocket, options: StreamOptions) {
     this.ws = ws;
+    const keep = options.keep !== false;
     ws.on("message", (data) => {
       let message: StreamMessage;
       try {
@@ -63,12 +72,15 @@ export class StreamClient {
       } catch {
         message = { stream: "<not json>", data: data.toString() };
       }
+      options.onMessage?.(message);
+      if (!keep) return;
       this.messages.push(message);
       this.poke();
     });
     this.closed = new Promise((resolve) => {
       ws.on("close", (code) => {
         this.closeCode = code;
+        options.onClose?.(code);
         resolve();
       });
     });
@@ -81,7 +93,8 @@ export class StreamClient {
   static connect(options: StreamOptions): Promise<StreamClient> {
     const base = typeof options.baseUrl === "function" ? options.baseUrl() : options.baseUrl;
     const origin = originOf(base).replace(/^http/, "ws");
-    const query = options.rawQuery ?? `streams=${options.streams.join(",")}`;
+    let query = options.rawQuery ?? `streams=${options.streams.join(",")}`;
+    if (options.listenKey !== undefined) query += `&listenKey=${encodeURIComponent(options.listenKey)}`;
     const headers: Record<string, string> = {};
     if (options.apiToken !== undefined && options.secretKey !== undefined) {
       headers.Authorization = options.apiToken;
@@ -92,7 +105,7 @@ export class StreamClient {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(`${origin}/stream?${query}`, { headers, handshakeTimeout: timeoutMs });
       // Created before `open` so no message sent right after the upgrade is missed.
-      const client = new StreamClient(ws);
+      const client = new StreamClient(ws, options);
       let settled = false;
       const timer = setTimeout(() => {
         if (settled) return;

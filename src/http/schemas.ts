@@ -206,101 +206,134 @@ function envelope(data: object) {
   } as const;
 }
 
-/** Compiled serializers, one per body. */
-export const serialize = {
-  order: compile(orderWithUpdateSchema),
-  pairs: compile({ type: "array", items: pairRecordSchema }),
-  pairPage: compile(pairPageSchema),
-  book: compile(bookSchema),
-  history: compile({ type: "array", items: publicTradeSchema }),
-  chart: compile({ type: "array", items: { type: "array", items: num } }),
-  balances: compile({ type: "array", items: balanceSchema }),
-  ordersPage: compile(page(orderSchema)),
-  orders: compile({ type: "array", items: orderSchema }),
-  cancelled: compile({
-    type: "object",
-    properties: { cancelled: { type: "array", items: int } },
-    required: ["cancelled"],
-  }),
-  triggerTime: compile({ type: "object", properties: { triggerTime: int }, required: ["triggerTime"] }),
-  tradesPage: compile(page(userTradeSchema)),
-  newUser: compile({
-    type: "object",
-    properties: { uid: str, apiToken: str, secretKey: str },
-    required: ["uid", "apiToken", "secretKey"],
-  }),
-  newKey: compile({
-    type: "object",
-    properties: { apiToken: str, secretKey: str },
-    required: ["apiToken", "secretKey"],
-  }),
-  balance: compile({
+/** Array and page bodies (named so the OpenAPI document refers to the objects compiled here). */
+export const pairsSchema = { type: "array", items: pairRecordSchema } as const;
+export const historySchema = { type: "array", items: publicTradeSchema } as const;
+/** 2.7 candles: [timestamp ms, open, min, max, close, volume]. */
+export const chartSchema = { type: "array", items: { type: "array", items: num } } as const;
+export const balancesSchema = { type: "array", items: balanceSchema } as const;
+export const ordersPageSchema = page(orderSchema);
+/** CONTRACT 8.6 open orders. */
+export const orderListSchema = { type: "array", items: orderSchema } as const;
+/** CONTRACT 8.4 answer. */
+export const cancelledSchema = {
+  type: "object",
+  properties: { cancelled: { type: "array", items: int } },
+  required: ["cancelled"],
+} as const;
+/** CONTRACT 8.7 answer. */
+export const triggerTimeSchema = {
+  type: "object",
+  properties: { triggerTime: int },
+  required: ["triggerTime"],
+} as const;
+export const tradesPageSchema = page(userTradeSchema);
+/** CONTRACT 1.2 answers. */
+export const newUserSchema = {
+  type: "object",
+  properties: { uid: str, apiToken: str, secretKey: str },
+  required: ["uid", "apiToken", "secretKey"],
+} as const;
+export const newKeySchema = {
+  type: "object",
+  properties: { apiToken: str, secretKey: str },
+  required: ["apiToken", "secretKey"],
+} as const;
+export const transferSchema = {
+  type: "object",
+  properties: { currency: str, balance: str },
+  required: ["currency", "balance"],
+} as const;
+/** CONTRACT 9 GET /admin/fees. */
+export const feesSchema = {
+  type: "array",
+  items: {
     type: "object",
     properties: { currency: str, balance: str },
     required: ["currency", "balance"],
-  }),
-  fees: compile({
-    type: "array",
-    items: {
-      type: "object",
-      properties: { currency: str, balance: str },
-      required: ["currency", "balance"],
-      additionalProperties: false,
-    },
-  }),
-  time: compile({
-    type: "object",
-    properties: { serverTime: int },
-    required: ["serverTime"],
     additionalProperties: false,
-  }),
-  info: compile({
-    type: "object",
-    properties: {
-      serverTime: int,
-      pairs: {
-        type: "array",
-        items: {
-          type: "object",
-          properties: {
-            name: str,
-            base: str,
-            quote: str,
-            priceDecimals: int,
-            amountDecimals: int,
-            tickSize: str,
-            stepSize: str,
-            minAmount: str,
-            maxAmount: str,
-            maxPrice: str,
-            makerFee: str,
-            takerFee: str,
-          },
-          required: [
-            "name",
-            "base",
-            "quote",
-            "priceDecimals",
-            "amountDecimals",
-            "tickSize",
-            "stepSize",
-            "minAmount",
-            "maxAmount",
-            "maxPrice",
-            "makerFee",
-            "takerFee",
-          ],
-          additionalProperties: false,
-        },
-      },
-    },
-    required: ["serverTime", "pairs"],
-    additionalProperties: false,
-  }),
+  },
+} as const;
+/** CONTRACT 9 GET /time. */
+export const timeSchema = {
+  type: "object",
+  properties: { serverTime: int },
+  required: ["serverTime"],
+  additionalProperties: false,
+} as const;
+/** CONTRACT 9 one pair of GET /info. */
+export const pairInfoSchema = {
+  type: "object",
+  properties: {
+    name: str,
+    base: str,
+    quote: str,
+    priceDecimals: int,
+    amountDecimals: int,
+    tickSize: str,
+    stepSize: str,
+    minAmount: str,
+    maxAmount: str,
+    maxPrice: str,
+    makerFee: str,
+    takerFee: str,
+  },
+  required: [
+    "name",
+    "base",
+    "quote",
+    "priceDecimals",
+    "amountDecimals",
+    "tickSize",
+    "stepSize",
+    "minAmount",
+    "maxAmount",
+    "maxPrice",
+    "makerFee",
+    "takerFee",
+  ],
+  additionalProperties: false,
+} as const;
+/** CONTRACT 9 GET /info. */
+export const infoSchema = {
+  type: "object",
+  properties: { serverTime: int, pairs: { type: "array", items: pairInfoSchema } },
+  required: ["serverTime", "pairs"],
+  additionalProperties: false,
+} as const;
+/** Stream messages (CONTRACT 7), one per channel kind. */
+export const streamSchemas = {
+  exchanges: envelope({ type: "array", items: exchangeStreamSchema }),
+  orders: envelope(streamBookSchema),
+  history: envelope({ type: "array", items: publicTradeSchema }),
+  user_orders: envelope(orderSchema),
+  user_history: envelope(userTradeSchema),
+};
+
+/** Compiled serializers, one per body. */
+export const serialize = {
+  order: compile(orderWithUpdateSchema),
+  pairs: compile(pairsSchema),
+  pairPage: compile(pairPageSchema),
+  book: compile(bookSchema),
+  history: compile(historySchema),
+  chart: compile(chartSchema),
+  balances: compile(balancesSchema),
+  ordersPage: compile(ordersPageSchema),
+  orders: compile(orderListSchema),
+  cancelled: compile(cancelledSchema),
+  triggerTime: compile(triggerTimeSchema),
+  tradesPage: compile(tradesPageSchema),
+  newUser: compile(newUserSchema),
+  newKey: compile(newKeySchema),
+  balance: compile(transferSchema),
+  fees: compile(feesSchema),
+  time: compile(timeSchema),
+  info: compile(infoSchema),
   // Stream envelopes `{stream, data}` (CONTRACT 7), with the channel's data schema.
-  streamExchanges: compile(envelope({ type: "array", items: exchangeStreamSchema })),
-  streamLevels: compile(envelope(streamBookSchema)),
-  streamHistory: compile(envelope({ type: "array", items: publicTradeSchema })),
-  streamOrder: compile(envelope(orderSchema)),
-  streamUserTrade: compile(envelope(userTradeSchema)),
+  streamExchanges: compile(streamSchemas.exchanges),
+  streamLevels: compile(streamSchemas.orders),
+  streamHistory: compile(streamSchemas.history),
+  streamOrder: compile(streamSchemas.user_orders),
+  streamUserTrade: compile(streamSchemas.user_history),
 };

@@ -44,6 +44,7 @@ import type { Admin } from "./admin.ts";
 import type { CorsPolicy } from "./cors.ts";
 import { parseJsonBody, unknownFields } from "./json-body.ts";
 import type { ListenKeys } from "./listen-keys.ts";
+import { buildOpenApi } from "./openapi.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import {
   isJsonMediaType,
@@ -651,6 +652,9 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
 
   // ---------------------------------------------------------------- service
 
+  const openapi = JSON.stringify(buildOpenApi()); // built once (src/http/openapi.ts)
+  get("/openapi.json", { pair: false, auth: "none" }, (res, info) => ok(res, info, openapi));
+
   app.get("/health", (res, req) => {
     const info = readRequest(res, req, "/health");
     if (deps.ready() && deps.accepting()) ok(res, info, '{"status":"ok"}');
@@ -705,6 +709,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     "/trade/pairs/:pairName/history",
     "/trade/pairs/:pairName/user-balances",
     "/trade/pairs/:pairName/user-orders",
+    "/openapi.json",
   ];
   for (const route of known) {
     app.any(PREFIX + route, (res, req) => {

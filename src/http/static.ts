@@ -16,7 +16,12 @@ import type { TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import { Code, errorBody, pickLanguage } from "../errors.ts";
 
 /** Where `npm run build:web` writes the page (web/vite.config.ts). */
-export const DEFAULT_WEB_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../dist/web");
+// From the sources (src/http/) the page is in ../../dist/web; from the build (dist/src/http/) the same
+// folder is ../../web.
+export const DEFAULT_WEB_DIR = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  import.meta.url.endsWith(".ts") ? "../../dist/web" : "../../web",
+);
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   ".html": "text/html; charset=utf-8",

@@ -36,6 +36,7 @@ import {
 } from "../../src/client/index.ts";
 import { StreamClient } from "../../src/client/stream.ts";
 import { dec, fmt } from "./decimal.ts";
+import { assertOpenApi, openApiMismatch } from "./openapi-check.ts";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const START_TIMEOUT_MS = 15_000;
@@ -146,6 +147,8 @@ export interface StartOptions {
   /** Extra flags for the server. */
   args?: readonly string[];
   env?: Record<string, string>;
+  /** Entry script (default `E2E_SERVER_ENTRY` or src/main.ts); a `.js` entry runs without tsx. */
+  entry?: string;
 }
 
 const live = new Set<ChildProcess>();
@@ -206,8 +209,13 @@ export class TestServer {
     this.options = options;
     this.adminToken =
       options.adminToken === null ? null : (options.adminToken ?? randomBytes(24).toString("hex"));
-    this.admin = new ExchangeClient({ baseUrl: () => this.origin, adminToken: this.adminToken ?? undefined });
-    this.public = new ExchangeClient({ baseUrl: () => this.origin });
+    // Every answer a test receives is checked against the OpenAPI document (openapi-check.ts).
+    this.admin = new ExchangeClient({
+      baseUrl: () => this.origin,
+      adminToken: this.adminToken ?? undefined,
+      onResponse: assertOpenApi,
+    });
+    this.public = new ExchangeClient({ baseUrl: () => this.origin, onResponse: assertOpenApi });
   }
 
   /** Writes the config and starts the server; rejects within START_TIMEOUT_MS with its stderr. */
@@ -263,10 +271,10 @@ export class TestServer {
   private async launch(): Promise<void> {
     if (this.child !== null) throw new Error("server already running");
     const rateLimit = String(this.options.rateLimit ?? 0);
+    const entry = this.options.entry ?? process.env.E2E_SERVER_ENTRY ?? "src/main.ts";
     const args = [
-      "--import",
-      "tsx",
-      process.env.E2E_SERVER_ENTRY ?? "src/main.ts",
+      ...(entry.endsWith(".ts") ? ["--import", "tsx"] : []),
+      entry,
       "--host",
       "127.0.0.1",
       "--port",
@@ -423,6 +431,7 @@ export class TestServer {
       baseUrl: () => this.origin,
       apiToken: user.apiToken,
       secretKey: user.secretKey,
+      onResponse: assertOpenApi,
       ...extra,
     });
   }
@@ -634,8 +643,19 @@ export function rawHttp(
       done = true;
       clearTimeout(timer);
       socket.destroy();
-      if (answer !== null) resolveAnswer(answer);
-      else reject(error ?? new Error(`no complete HTTP answer (${Buffer.concat(chunks).length} bytes)`));
+      if (answer !== null) {
+        // Checked against the OpenAPI document like every client answer (openapi-check.ts).
+        const mismatch = openApiMismatch({
+          method,
+          pathAndQuery: path,
+          status: answer.status,
+          headers: new Headers(answer.headers),
+          text: answer.text,
+          body: answer.body,
+        });
+        if (mismatch === null) resolveAnswer(answer);
+        else reject(new Error(`OpenAPI check failed: ${mismatch}`));
+      } else reject(error ?? new Error(`no complete HTTP answer (${Buffer.concat(chunks).length} bytes)`));
     };
     const timer = setTimeout(() => finish(new Error(`rawHttp ${method} ${path}: timed out`)), timeoutMs);
     socket.on("data", (chunk: Buffer) => {

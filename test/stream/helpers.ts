@@ -14,6 +14,7 @@ import { parseSettings, type Settings } from "../../src/config.ts";
 import { type RunningExchange, startExchange } from "../../src/server.ts";
 import type { StreamHub } from "../../src/stream/hub.ts";
 import { PAIRS as E2E_PAIRS } from "../e2e/harness.ts";
+import { assertOpenApi, streamMismatch } from "../e2e/openapi-check.ts";
 
 /** The e2e harness's three pairs, as config entries (the config file has no base/quote keys). */
 export const PAIRS = E2E_PAIRS.map(({ base: _base, quote: _quote, ...entry }) => entry);
@@ -122,7 +123,7 @@ export async function post<T = unknown>(
     },
     body: text,
   });
-  return { status: res.status, body: (await res.json()) as T };
+  return checked(res, "POST", path);
 }
 
 /** A GET under /1.0, signed when `user` is given (over the raw query string). */
@@ -138,7 +139,22 @@ export async function get<T = unknown>(
     headers["x-signature"] = sign(user.secretKey, q === -1 ? "" : path.slice(q + 1));
   }
   const res = await fetch(`${server.url}/1.0${path}`, { headers });
-  return { status: res.status, body: (await res.json()) as T };
+  return checked(res, "GET", path);
+}
+
+/** The answer, checked against the OpenAPI document like every e2e answer (openapi-check.ts). */
+async function checked<T>(res: Response, method: string, path: string): Promise<Answer<T>> {
+  const text = await res.text();
+  const body = JSON.parse(text) as T;
+  assertOpenApi({
+    method,
+    pathAndQuery: `/1.0${path}`,
+    status: res.status,
+    headers: res.headers,
+    text,
+    body,
+  });
+  return { status: res.status, body };
 }
 
 /** An order on the wire: the client's type, with `updateTime` where create-order answers it. */
@@ -199,6 +215,7 @@ export class StreamClient {
   pings = 0;
   private read = 0;
   private waiters: (() => void)[] = [];
+  private mismatch: string | null = null;
   readonly closed: Promise<number>;
 
   private constructor(ws: WebSocket) {
@@ -206,7 +223,10 @@ export class StreamClient {
     ws.on("message", (data: Buffer) => {
       const text = data.toString("utf8");
       this.raw.push(text);
-      this.messages.push(JSON.parse(text) as StreamMessage);
+      const message = JSON.parse(text) as StreamMessage;
+      // Checked against the OpenAPI document's message schemas; a mismatch fails the next wait.
+      this.mismatch ??= streamMismatch(message);
+      this.messages.push(message);
       this.times.push(performance.now());
       this.wake();
     });
@@ -253,6 +273,7 @@ export class StreamClient {
   async until(test: () => boolean, ms = 10_000, what = "condition"): Promise<void> {
     const deadline = performance.now() + ms;
     while (!test()) {
+      if (this.mismatch !== null) throw new Error(`OpenAPI check failed: ${this.mismatch}`);
       const left = deadline - performance.now();
       if (left <= 0) throw new Error(`timed out waiting for ${what}; got ${this.messages.length} messages`);
       await new Promise<void>((resolve) => {
@@ -263,6 +284,7 @@ export class StreamClient {
         });
       });
     }
+    if (this.mismatch !== null) throw new Error(`OpenAPI check failed: ${this.mismatch}`);
   }
 
   /** The next unread message (waiting up to `ms`). */

@@ -1,0 +1,268 @@
+#!/usr/bin/env node
+/**
+ * `exchange`: a command line over the typed client (src/client/). Installed as the package's `bin`
+ * (`npx exchange ...` after `npm run build`), or run from the sources with `npx tsx src/cli.ts`.
+ *
+ *   exchange user create [--uid UUID]                          admin: a new user and API key
+ *   exchange api-key create UID                                admin: another key
+ *   exchange deposit UID CURRENCY AMOUNT                       admin
+ *   exchange withdraw UID CURRENCY AMOUNT                      admin
+ *   exchange order place PAIR buy|sell AMOUNT [PRICE]          limit with a price, market without
+ *         [--client-order-id ID] [--time-in-force GTC|IOC|FOK] [--post-only]
+ *   exchange order cancel ORDER_ID
+ *   exchange order cancel-all [--pair PAIR]
+ *   exchange orders [--page N] [--page-size N]                 the caller's orders, newest first
+ *   exchange balances PAIR
+ *   exchange pairs | book PAIR | history PAIR
+ *   exchange tail CHANNEL... [--count N] [--book]              one JSON line per stream message
+ *
+ * Settings, flags winning over the environment:
+ *   --url     EXCHANGE_URL          default http://127.0.0.1:8080
+ *   --token   EXCHANGE_API_TOKEN    API token (signed calls, user channels)
+ *   --secret  EXCHANGE_SECRET_KEY   its secret key
+ *   --admin-token  ADMIN_TOKEN      for the admin calls
+ *   --lang    EXCHANGE_LANG         Accept-Language (en, ru)
+ *
+ * Answers are printed as JSON on stdout; a non-200 answer prints its body on stderr and exits 1;
+ * a usage error exits 2.
+ */
+import { parseArgs } from "node:util";
+import { OrderBookFeed } from "./client/book.ts";
+import {
+  type ApiResponse,
+  type CreateOrderRequest,
+  ExchangeClient,
+  type TimeInForce,
+} from "./client/index.ts";
+import { StreamClient } from "./client/stream.ts";
+
+const USAGE = `usage: exchange <command> [args] [--url URL] [--token T --secret S] [--admin-token A]
+  user create [--uid UUID]            api-key create UID
+  deposit UID CURRENCY AMOUNT         withdraw UID CURRENCY AMOUNT
+  order place PAIR buy|sell AMOUNT [PRICE] [--client-order-id ID] [--time-in-force T] [--post-only]
+  order cancel ORDER_ID               order cancel-all [--pair PAIR]
+  orders [--page N] [--page-size N]   balances PAIR
+  pairs | book PAIR | history PAIR    tail CHANNEL... [--count N] [--book]`;
+
+class UsageError extends Error {}
+
+const OPTIONS = {
+  url: { type: "string" },
+  token: { type: "string" },
+  secret: { type: "string" },
+  "admin-token": { type: "string" },
+  lang: { type: "string" },
+  uid: { type: "string" },
+  pair: { type: "string" },
+  page: { type: "string" },
+  "page-size": { type: "string" },
+  "client-order-id": { type: "string" },
+  "time-in-force": { type: "string" },
+  "post-only": { type: "boolean" },
+  count: { type: "string" },
+  book: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+export async function run(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  out: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
+  err: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
+): Promise<number> {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true });
+  } catch (error) {
+    err(`${(error as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const { values: v, positionals: p } = parsed;
+  if (v.help === true || p.length === 0) {
+    (v.help === true ? out : err)(USAGE);
+    return v.help === true ? 0 : 2;
+  }
+  const baseUrl = v.url ?? env.EXCHANGE_URL ?? "http://127.0.0.1:8080";
+  const client = new ExchangeClient({
+    baseUrl,
+    apiToken: v.token ?? env.EXCHANGE_API_TOKEN,
+    secretKey: v.secret ?? env.EXCHANGE_SECRET_KEY,
+    adminToken: v["admin-token"] ?? env.ADMIN_TOKEN,
+    lang: v.lang ?? env.EXCHANGE_LANG,
+  });
+  const print = (res: ApiResponse<unknown>): number => {
+    if (res.status === 200) {
+      out(res.text);
+      return 0;
+    }
+    err(`HTTP ${res.status}: ${res.text}`);
+    return 1;
+  };
+  const arg = (i: number, name: string): string => {
+    const value = p[i];
+    if (value === undefined) throw new UsageError(`missing ${name}`);
+    return value;
+  };
+  const needKey = () => {
+    if (!client.hasCredentials) throw new UsageError("this command needs --token and --secret");
+  };
+  const needAdmin = () => {
+    if (client.options.adminToken === undefined) throw new UsageError("this command needs --admin-token");
+  };
+
+  try {
+    const [cmd, sub] = p;
+    switch (cmd) {
+      case "user":
+        if (sub !== "create") throw new UsageError(`unknown: user ${sub ?? ""}`);
+        needAdmin();
+        return print(await client.createUser(v.uid));
+      case "api-key":
+        if (sub !== "create") throw new UsageError(`unknown: api-key ${sub ?? ""}`);
+        needAdmin();
+        return print(await client.createApiKey(arg(2, "UID")));
+      case "deposit":
+      case "withdraw": {
+        needAdmin();
+        const call = cmd === "deposit" ? client.deposit : client.withdraw;
+        return print(await call.call(client, arg(1, "UID"), arg(2, "CURRENCY"), arg(3, "AMOUNT")));
+      }
+      case "order":
+        needKey();
+        if (sub === "place") {
+          const side = arg(3, "buy|sell");
+          if (side !== "buy" && side !== "sell") throw new UsageError("direction must be buy or sell");
+          const price = p[5];
+          const order: CreateOrderRequest = {
+            pairName: arg(2, "PAIR"),
+            tradeType: price === undefined ? "market" : "limit",
+            directionType: side,
+            amount: arg(4, "AMOUNT"),
+          };
+          if (price !== undefined) order.price = price;
+          if (v["client-order-id"] !== undefined) order.clientOrderId = v["client-order-id"];
+          if (v["time-in-force"] !== undefined) order.timeInForce = v["time-in-force"] as TimeInForce;
+          if (v["post-only"] === true) order.postOnly = true;
+          return print(await client.createOrder(order));
+        }
+        if (sub === "cancel") return print(await client.cancelOrder(arg(2, "ORDER_ID")));
+        if (sub === "cancel-all") {
+          out(JSON.stringify({ cancelled: await client.cancelAll(v.pair) }));
+          return 0;
+        }
+        throw new UsageError(`unknown: order ${sub ?? ""}`);
+      case "orders":
+        needKey();
+        return print(
+          await client.userOrders(v.pair ?? "btc_usdt", { page: v.page, pageSize: v["page-size"] }),
+        );
+      case "balances":
+        needKey();
+        return print(await client.balances(arg(1, "PAIR")));
+      case "pairs":
+        return print(await client.pairs());
+      case "book":
+        return print(await client.orderBook(arg(1, "PAIR")));
+      case "history":
+        return print(await client.history(arg(1, "PAIR")));
+      case "tail":
+        return await tail(p.slice(1), v, client, baseUrl, out);
+      default:
+        throw new UsageError(`unknown command: ${cmd}`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      err(`${error.message}\n${USAGE}`);
+      return 2;
+    }
+    err(error instanceof Error ? error.message : String(error));
+    return 1;
+  }
+}
+
+/**
+ * Prints stream messages as JSON lines until `--count` messages (or forever). With `--book` and one
+ * `orders:{pair}` channel, prints the whole resynced book after each change instead.
+ */
+async function tail(
+  channels: string[],
+  v: { count?: string; book?: boolean },
+  client: ExchangeClient,
+  baseUrl: string,
+  out: (line: string) => void,
+): Promise<number> {
+  if (channels.length === 0) throw new UsageError("missing CHANNEL");
+  const count = v.count === undefined ? Number.POSITIVE_INFINITY : Number(v.count);
+  if (!(count >= 1)) throw new UsageError("--count must be a positive integer");
+  let seen = 0;
+  let finished = false;
+  let finish: (code: number) => void = () => {};
+  const done = new Promise<number>((resolve) => {
+    finish = (code) => {
+      finished = true;
+      resolve(code);
+    };
+  });
+  const onSignal = () => finish(0);
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    if (v.book === true) {
+      const channel = channels[0];
+      if (channels.length !== 1 || !channel.startsWith("orders:"))
+        throw new UsageError("--book takes one orders:{pair} channel");
+      const feed = await OrderBookFeed.open({
+        baseUrl,
+        pairName: channel.slice("orders:".length),
+        onBook: (book) => {
+          if (seen >= count) return;
+          out(JSON.stringify(book));
+          if (++seen >= count) finish(0);
+        },
+        onError: (error) => {
+          process.stderr.write(`${error.message}\n`);
+          finish(1);
+        },
+      });
+      const code = await done;
+      await feed.close();
+      return code;
+    }
+    const { apiToken, secretKey } = client.options;
+    const stream = await StreamClient.connect({
+      baseUrl,
+      streams: channels,
+      apiToken,
+      secretKey,
+      keep: false,
+      onMessage: (m) => {
+        if (seen >= count) return;
+        out(JSON.stringify(m));
+        if (++seen >= count) finish(0);
+      },
+      onClose: (code) => {
+        if (finished) return;
+        process.stderr.write(`stream closed (${code})\n`);
+        finish(1);
+      },
+    });
+    const code = await done;
+    await stream.close();
+    return code;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+// Run when executed directly (node dist/src/cli.js, the `exchange` bin, or tsx src/cli.ts).
+const invoked = process.argv[1] ?? "";
+if (/(?:^|[/\\])(?:cli\.[jt]s|exchange)$/.test(invoked)) {
+  run(process.argv.slice(2), process.env).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

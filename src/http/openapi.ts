@@ -1,0 +1,740 @@
+/**
+ * The OpenAPI 3.1 document of the REST interface, served at `GET /1.0/openapi.json`, generated from
+ * ONE declarative route table (ROUTES below): method, path, authentication, request body, query
+ * parameters and one response schema per status.
+ *
+ * Response bodies the server already writes come from schemas.ts, the very objects
+ * fast-json-stringify compiles, so the document cannot drift from the wire. Routes marked
+ * `fromContractText` (CONTRACT 8-10) are described from the contract's text with the schemas of
+ * schemas-contract.ts until the routes land with their own serialisers.
+ *
+ * Paths are written from the server root (`/1.0/...`, `/admin/...`, `/health`), so the one server
+ * entry is `/`.
+ */
+import { PERIODS } from "../market-data.ts";
+import {
+  balanceSchema,
+  balancesSchema,
+  bookSchema,
+  cancelledSchema,
+  chartSchema,
+  exchangeSchema,
+  exchangeStreamSchema,
+  feesSchema,
+  historySchema,
+  infoSchema,
+  newKeySchema,
+  newUserSchema,
+  orderListSchema,
+  orderSchema,
+  ordersPageSchema,
+  orderWithUpdateSchema,
+  pairInfoSchema,
+  pairPageSchema,
+  pairRecordSchema,
+  pairsSchema,
+  publicTradeSchema,
+  streamSchemas,
+  timeSchema,
+  tradesPageSchema,
+  transferSchema,
+  triggerTimeSchema,
+  userTradeSchema,
+} from "./schemas.ts";
+import {
+  adminApiKeyRequestSchema,
+  adminRevokeRequestSchema,
+  adminTransferRequestSchema,
+  adminUserRequestSchema,
+  amendOrderRequestSchema,
+  cancelAllAfterRequestSchema,
+  cancelAllRequestSchema,
+  cancelOrderRequestSchema,
+  cancelOrdersRequestSchema,
+  cancelOrdersResultSchema,
+  createOrderRequestSchema,
+  createOrdersRequestSchema,
+  createOrdersResultSchema,
+  emptyArraySchema,
+  errorBodySchema,
+  healthSchema,
+  listenKeyCloseRequestSchema,
+  listenKeyRequestSchema,
+  listenKeySchema,
+} from "./schemas-contract.ts";
+
+/** How a call authenticates (CONTRACT 5, 1.2). */
+export type Auth =
+  /** No credentials. */
+  | "none"
+  /** Authorization + X-Signature over the raw body bytes. */
+  | "signedBody"
+  /** Authorization + X-Signature over the raw query string ("" when there is none). */
+  | "signedQuery"
+  /** As signedQuery when the headers are sent; without them the call is public (pair page). */
+  | "optionalSignedQuery"
+  /** `Authorization: Bearer <ADMIN_TOKEN>`. */
+  | "admin";
+
+export interface QueryParam {
+  name: string;
+  description: string;
+  schema: object;
+  required?: boolean;
+}
+
+export interface RouteSpec {
+  method: "get" | "post";
+  /** From the server root, `{name}` for path parameters. */
+  path: string;
+  operationId: string;
+  summary: string;
+  /** Where the call is defined: "seed 4.1", "CONTRACT 8.3", ... */
+  source: string;
+  /** Described from the contract text; the server of this build may not serve it yet. */
+  fromContractText?: boolean;
+  auth: Auth;
+  body?: object;
+  query?: QueryParam[];
+  /** 200 body: a JSON schema, or "text" for a non-JSON answer (metrics). */
+  ok: object | "text";
+  /** Other statuses whose body is a JSON schema (not an error body), e.g. 503 of /health. */
+  other?: Record<number, { description: string; schema: object }>;
+  /** Statuses answered with the error body of CONTRACT 5. */
+  errors: readonly number[];
+  description?: string;
+}
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: "Validation failed: the key names the field (`body` when the body is not a JSON object)",
+  401: "Missing, unknown or revoked token, wrong signature, or a replayed nonce (key `auth`)",
+  403: "A stream channel of another user (key `auth`)",
+  404: "Unknown pair in the path (key `pairName`), unknown path (key `path`) or id",
+  405: "Method not allowed on this path",
+  413: "Body over 64 KiB (key `body`)",
+  415: "POST media type missing or not application/json (key `body`)",
+  426: "A plain GET of the stream endpoint (key `path`)",
+  429: "Rate limited (key `rate`); `Retry-After` gives the seconds to wait",
+  500: "Internal error (key `server`; no internals)",
+  503: "Starting, shutting down, or a pair worker too far behind (key `server`); nothing changed",
+};
+
+/** The statuses of each kind of call, in the order CONTRACT 5 ranks them. */
+const SIGNED_POST = [400, 401, 413, 415, 429, 500, 503] as const;
+const SIGNED_GET = [400, 401, 429, 500, 503] as const;
+const SIGNED_GET_PAIR = [400, 401, 404, 429, 500, 503] as const;
+const PUBLIC_GET = [429, 500, 503] as const;
+const PUBLIC_GET_PAIR = [404, 429, 500, 503] as const;
+const ADMIN_POST = [400, 401, 404, 413, 415, 500, 503] as const;
+
+const pageQuery: QueryParam[] = [
+  { name: "page", description: "From 1 (default 1)", schema: { type: "integer", minimum: 1 } },
+  {
+    name: "pageSize",
+    description: "1..100 (default 20)",
+    schema: { type: "integer", minimum: 1, maximum: 100 },
+  },
+];
+
+const nonceQuery: QueryParam = {
+  name: "nonce",
+  description: "Optional replay guard: an integer strictly greater than the last nonce of this token",
+  schema: { type: "integer", minimum: 0 },
+};
+
+/** The route table: every REST call of the seed, CONTRACT 1.2 and 8-10, and the service paths. */
+export const ROUTES: readonly RouteSpec[] = [
+  // ---------------------------------------------------------------- seed 4.1-4.10
+  {
+    method: "post",
+    path: "/1.0/trade/create-order",
+    operationId: "createOrder",
+    summary: "Create a limit or market order",
+    source: "seed 4.1; CONTRACT 3, 8.2",
+    auth: "signedBody",
+    body: createOrderRequestSchema,
+    ok: orderWithUpdateSchema,
+    errors: SIGNED_POST,
+    description:
+      "Answers the order as it stands after its own immediate matching, once it and its trades are " +
+      "committed. Insufficient funds, no liquidity (market), bounds and decimals: 400 `errors.amount` / " +
+      "`errors.price`; unknown pair: 400 `errors.pairName`.",
+  },
+  {
+    method: "post",
+    path: "/1.0/trade/cancel-order",
+    operationId: "cancelOrder",
+    summary: "Cancel one of the caller's orders",
+    source: "seed 4.2; CONTRACT 3",
+    auth: "signedBody",
+    body: cancelOrderRequestSchema,
+    ok: emptyArraySchema,
+    errors: SIGNED_POST,
+    description:
+      "Unknown id or another user's order: 400 `errors.orderId` (order not found); already cancelled or " +
+      "fully executed: 400 `errors.orderId`.",
+  },
+  {
+    method: "get",
+    path: "/1.0/trade/pairs",
+    operationId: "pairs",
+    summary: "24 h exchange records of every pair, in config order",
+    source: "seed 4.3; CONTRACT 4",
+    auth: "none",
+    ok: pairsSchema,
+    errors: PUBLIC_GET,
+  },
+  {
+    method: "get",
+    path: "/1.0/trade/pairs/user-history",
+    operationId: "userHistory",
+    summary: "The caller's trades over all pairs, newest first, paginated",
+    source: "seed 4.10; CONTRACT 4",
+    auth: "signedQuery",
+    query: [...pageQuery, nonceQuery],
+    ok: tradesPageSchema,
+    errors: SIGNED_GET,
+  },
+  {
+    method: "get",
+    path: "/1.0/trade/pairs/{pairName}",
+    operationId: "pairPage",
+    summary: "Initial data of a pair page",
+    source: "seed 4.4; CONTRACT 4",
+    auth: "optionalSignedQuery",
+    query: [nonceQuery],
+    ok: pairPageSchema,
+    errors: SIGNED_GET_PAIR,
+    description:
+      "Without auth headers `userOrders` and `userHistory` are null; with headers that fail: 401. " +
+      "`userOrders` / `userHistory`: the caller's 20 newest, over all pairs.",
+  },
+  {
+    method: "get",
+    path: "/1.0/trade/pairs/{pairName}/chart/{period}",
+    operationId: "chart",
+    summary: "Candles of intervals that hold a trade, oldest first",
+    source: "seed 4.5; CONTRACT 4",
+    auth: "none",
+    query: [
+      {
+        name: "limit",
+        description: "1..1000 (default 500): the newest N candles",
+        schema: { type: "integer", minimum: 1, maximum: 1000 },
+      },
+      { name: "from", description: "Unix ms, inclusive, by candle start", schema: { type: "integer" } },
+      { name: "to", description: "Unix ms, inclusive, by candle start", schema: { type: "integer" } },
+    ],
+    ok: chartSchema,
+    errors: [400, ...PUBLIC_GET_PAIR],
+  },
+  {
+    method: "get",
+    path: "/1.0/trade/pairs/{pairName}/orders",
+    operationId: "orderBook",
+    summary: "Aggregated order book: sell ascending, buy descending",
+    source: "seed 4.6; CONTRACT 4, 9 (seq)",
+    auth: "none",
+    query: [
+      {
+        name: "limit",
+        description: "1..1000: the best N levels of each side (default all)",
+        schema: { type: "integer", minimum: 1, maximum: 1000 },
+      },
+    ],
+    ok: bookSchema,
+    errors: [400, ...PUBLIC_GET_PAIR],
+  },
+  {
+    method: "get",
+    path: "/1.0/trade/pairs/{pairName}/history",
+    operationId: "history",
+    summary: "The last 200 trades of the pair, newest first",
+    source: "seed 4.7; CONTRACT 4",
+    auth: "none",
+    ok: historySchema,
+    errors: PUBLIC_GET_PAIR,
+  },
+  {
+    method: "get",
+    path: "/1.0/trade/pairs/{pairName}/user-balances",
+    operationId: "balances",
+    summary: "The caller's available and reserved balances of the pair's two currencies",
+    source: "seed 4.8; CONTRACT 2.3",
+    auth: "signedQuery",
+    query: [nonceQuery],
+    ok: balancesSchema,
+    errors: SIGNED_GET_PAIR,
+  },
+  {
+    method: "get",
+    path: "/1.0/trade/pairs/{pairName}/user-orders",
+    operationId: "userOrders",
+    summary: "The caller's orders over all pairs, newest first, paginated",
+    source: "seed 4.9; CONTRACT 4",
+    auth: "signedQuery",
+    query: [...pageQuery, nonceQuery],
+    ok: ordersPageSchema,
+    errors: SIGNED_GET_PAIR,
+  },
+
+  // ---------------------------------------------------------------- CONTRACT 8 market-maker controls
+  {
+    method: "post",
+    path: "/1.0/trade/amend-order",
+    operationId: "amendOrder",
+    summary: "Change an open order's amount and/or price, keeping its id",
+    source: "CONTRACT 8.3",
+    auth: "signedBody",
+    body: amendOrderRequestSchema,
+    ok: orderWithUpdateSchema,
+    errors: SIGNED_POST,
+  },
+  {
+    method: "post",
+    path: "/1.0/trade/cancel-all-orders",
+    operationId: "cancelAllOrders",
+    summary: "Cancel every open order of the caller (all pairs or one)",
+    source: "CONTRACT 8.4",
+    auth: "signedBody",
+    body: cancelAllRequestSchema,
+    ok: cancelledSchema,
+    errors: SIGNED_POST,
+  },
+  {
+    method: "post",
+    path: "/1.0/trade/create-orders",
+    operationId: "createOrders",
+    summary: "Create 1..20 orders in array order (not atomic)",
+    source: "CONTRACT 8.5",
+    auth: "signedBody",
+    body: createOrdersRequestSchema,
+    ok: createOrdersResultSchema,
+    errors: SIGNED_POST,
+  },
+  {
+    method: "post",
+    path: "/1.0/trade/cancel-orders",
+    operationId: "cancelOrders",
+    summary: "Cancel 1..100 orders by id",
+    source: "CONTRACT 8.5",
+    auth: "signedBody",
+    body: cancelOrdersRequestSchema,
+    ok: cancelOrdersResultSchema,
+    errors: SIGNED_POST,
+  },
+  {
+    method: "get",
+    path: "/1.0/trade/orders/{orderId}",
+    operationId: "order",
+    summary: "One of the caller's orders by id",
+    source: "CONTRACT 8.6",
+    auth: "signedQuery",
+    query: [nonceQuery],
+    ok: orderWithUpdateSchema,
+    errors: [404, ...SIGNED_GET],
+  },
+  {
+    method: "get",
+    path: "/1.0/trade/orders",
+    operationId: "orderByClientId",
+    summary: "One of the caller's orders by its client order id",
+    source: "CONTRACT 8.6",
+    auth: "signedQuery",
+    query: [
+      {
+        name: "clientOrderId",
+        description: "The id given at creation",
+        schema: { type: "string", pattern: "^[A-Za-z0-9_-]{1,36}$" },
+        required: true,
+      },
+      nonceQuery,
+    ],
+    ok: orderWithUpdateSchema,
+    errors: [404, ...SIGNED_GET],
+  },
+  {
+    method: "get",
+    path: "/1.0/trade/pairs/{pairName}/open-orders",
+    operationId: "openOrders",
+    summary: "Every open order of the caller on the pair, newest first",
+    source: "CONTRACT 8.6",
+    auth: "signedQuery",
+    query: [nonceQuery],
+    ok: orderListSchema,
+    errors: SIGNED_GET_PAIR,
+  },
+  {
+    method: "post",
+    path: "/1.0/trade/cancel-all-after",
+    operationId: "cancelAllAfter",
+    summary: "Dead-man's switch: cancel all open orders unless renewed within `timeout` seconds",
+    source: "CONTRACT 8.7",
+    auth: "signedBody",
+    body: cancelAllAfterRequestSchema,
+    ok: triggerTimeSchema,
+    errors: SIGNED_POST,
+    description: "`0` disarms. Held in memory: a restart disarms it.",
+  },
+
+  // ---------------------------------------------------------------- CONTRACT 9 venue data
+  {
+    method: "get",
+    path: "/1.0/time",
+    operationId: "time",
+    summary: "Server time (Unix ms)",
+    source: "CONTRACT 9",
+    auth: "none",
+    ok: timeSchema,
+    errors: PUBLIC_GET,
+  },
+  {
+    method: "get",
+    path: "/1.0/info",
+    operationId: "info",
+    summary: "Server time and every pair's trading rules, in config order",
+    source: "CONTRACT 9",
+    auth: "none",
+    ok: infoSchema,
+    errors: PUBLIC_GET,
+  },
+  {
+    method: "get",
+    path: "/admin/fees",
+    operationId: "adminFees",
+    summary: "The fee account's balances",
+    source: "CONTRACT 9",
+    auth: "admin",
+    ok: feesSchema,
+    errors: [401, 404, 500],
+  },
+
+  // ---------------------------------------------------------------- CONTRACT 10 browser access
+  {
+    method: "post",
+    path: "/1.0/trade/listen-key",
+    operationId: "listenKey",
+    summary: "Create (`{}`) or extend (`{listenKey}`) a stream listen key, valid 60 minutes",
+    source: "CONTRACT 10",
+    auth: "signedBody",
+    body: listenKeyRequestSchema,
+    ok: listenKeySchema,
+    errors: SIGNED_POST,
+  },
+  {
+    method: "post",
+    path: "/1.0/trade/listen-key/close",
+    operationId: "closeListenKey",
+    summary: "End a listen key",
+    source: "CONTRACT 10",
+    auth: "signedBody",
+    body: listenKeyCloseRequestSchema,
+    ok: emptyArraySchema,
+    errors: SIGNED_POST,
+    description: "The contract does not name the answer; `[]` is assumed, like cancel-order.",
+  },
+
+  // ---------------------------------------------------------------- CONTRACT 1.2 admin
+  {
+    method: "post",
+    path: "/admin/users",
+    operationId: "adminCreateUser",
+    summary: "A new user with a new API key (shown once)",
+    source: "CONTRACT 1.2",
+    auth: "admin",
+    body: adminUserRequestSchema,
+    ok: newUserSchema,
+    errors: ADMIN_POST,
+  },
+  {
+    method: "post",
+    path: "/admin/api-keys",
+    operationId: "adminCreateApiKey",
+    summary: "Another API key for a user",
+    source: "CONTRACT 1.2",
+    auth: "admin",
+    body: adminApiKeyRequestSchema,
+    ok: newKeySchema,
+    errors: ADMIN_POST,
+  },
+  {
+    method: "post",
+    path: "/admin/api-keys/revoke",
+    operationId: "adminRevokeApiKey",
+    summary: "Revoke an API key",
+    source: "CONTRACT 1.2",
+    auth: "admin",
+    body: adminRevokeRequestSchema,
+    ok: emptyArraySchema,
+    errors: ADMIN_POST,
+  },
+  {
+    method: "post",
+    path: "/admin/deposit",
+    operationId: "adminDeposit",
+    summary: "Credit a user's available balance",
+    source: "CONTRACT 1.2",
+    auth: "admin",
+    body: adminTransferRequestSchema,
+    ok: transferSchema,
+    errors: ADMIN_POST,
+  },
+  {
+    method: "post",
+    path: "/admin/withdraw",
+    operationId: "adminWithdraw",
+    summary: "Debit a user's available balance (more than available: 400 `errors.amount`)",
+    source: "CONTRACT 1.2",
+    auth: "admin",
+    body: adminTransferRequestSchema,
+    ok: transferSchema,
+    errors: ADMIN_POST,
+  },
+
+  // ---------------------------------------------------------------- service
+  {
+    method: "get",
+    path: "/health",
+    operationId: "health",
+    summary: "Readiness: 200 only once the server accepts orders",
+    source: "CONTRACT 1",
+    auth: "none",
+    ok: healthSchema,
+    other: { 503: { description: "Starting or shutting down", schema: healthSchema } },
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/metrics",
+    operationId: "metrics",
+    summary: "Prometheus text format",
+    source: "CONTRACT 1",
+    auth: "none",
+    ok: "text",
+    errors: [500],
+  },
+  {
+    method: "get",
+    path: "/1.0/openapi.json",
+    operationId: "openapi",
+    summary: "This document",
+    source: "issue 14",
+    auth: "none",
+    ok: { type: "object", required: ["openapi", "paths"] },
+    errors: PUBLIC_GET,
+  },
+  {
+    method: "get",
+    path: "/stream",
+    operationId: "stream",
+    summary: "WebSocket stream (CONTRACT 7): upgrade with `?streams=<channel>,...`",
+    source: "seed 6; CONTRACT 7, 10",
+    auth: "optionalSignedQuery",
+    query: [
+      {
+        name: "streams",
+        description:
+          "Comma-separated channels (1..100): `exchanges`, `orders:{pair}`, `history:{pair}`, " +
+          "`user_orders:{uid}`, `user_history:{uid}` (user channels need a signed upgrade or a listenKey)",
+        schema: { type: "string" },
+        required: true,
+      },
+      {
+        name: "listenKey",
+        description: "CONTRACT 10: authenticates the upgrade as the key's user instead of the headers",
+        schema: { type: "string", pattern: "^[0-9a-f]{64}$" },
+      },
+    ],
+    ok: "text",
+    errors: [400, 401, 403, 426, 429, 500, 503],
+    description:
+      "Not a REST call: a WebSocket upgrade (101). Every message is `{stream, data}`; the message " +
+      "schemas are in components.schemas (Stream*Message). A plain GET answers 426.",
+  },
+];
+
+/** Component names of the schema objects (identity), so the document refers instead of repeating. */
+const NAMED: ReadonlyArray<readonly [string, object]> = [
+  ["Order", orderSchema],
+  ["OrderWithUpdate", orderWithUpdateSchema],
+  ["UserTrade", userTradeSchema],
+  ["ExchangeRecord", exchangeSchema],
+  ["PairRecord", pairRecordSchema],
+  ["OrderBook", bookSchema],
+  ["PublicTrade", publicTradeSchema],
+  ["Balance", balanceSchema],
+  ["PairPage", pairPageSchema],
+  ["OrdersPage", ordersPageSchema],
+  ["UserTradesPage", tradesPageSchema],
+  ["Candles", chartSchema],
+  ["NewUser", newUserSchema],
+  ["NewApiKey", newKeySchema],
+  ["BalanceAnswer", transferSchema],
+  ["ErrorBody", errorBodySchema],
+  ["Health", healthSchema],
+  ["ExchangeStreamRecord", exchangeStreamSchema],
+  ["StreamExchangesMessage", streamSchemas.exchanges],
+  ["StreamOrdersMessage", streamSchemas.orders],
+  ["StreamHistoryMessage", streamSchemas.history],
+  ["StreamUserOrdersMessage", streamSchemas.user_orders],
+  ["StreamUserHistoryMessage", streamSchemas.user_history],
+  ["CreateOrderRequest", createOrderRequestSchema],
+  ["OrderList", orderListSchema],
+  ["PairInfo", pairInfoSchema],
+];
+
+/** A copy of `schema` where every named object below the root is a `$ref`. */
+function refify(schema: unknown, names: Map<object, string>, root = true): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => refify(s, names, false));
+  if (schema === null || typeof schema !== "object") return schema;
+  const name = root ? undefined : names.get(schema);
+  if (name !== undefined) return { $ref: `#/components/schemas/${name}` };
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) out[k] = refify(v, names, false);
+  return out;
+}
+
+const PARAMS: Record<string, object> = {
+  pairName: { type: "string", pattern: "^[a-z0-9]+_[a-z0-9]+$" },
+  period: { type: "string", enum: [...PERIODS] },
+  orderId: { type: "integer", minimum: 1 },
+};
+
+function security(auth: Auth): object[] {
+  switch (auth) {
+    case "none":
+      return [];
+    case "signedBody":
+    case "signedQuery":
+      return [{ apiToken: [], signature: [] }];
+    case "optionalSignedQuery":
+      return [{}, { apiToken: [], signature: [] }];
+    case "admin":
+      return [{ adminToken: [] }];
+  }
+}
+
+const SIGNED_TEXT: Record<Auth, string> = {
+  none: "",
+  signedBody: "Signed: X-Signature is the HMAC-SHA256 hex of the raw body bytes.",
+  signedQuery: 'Signed: X-Signature is the HMAC-SHA256 hex of the raw query string ("" when none).',
+  optionalSignedQuery:
+    'Optionally signed: X-Signature is the HMAC-SHA256 hex of the raw query string ("" when none).',
+  admin: "Admin: `Authorization: Bearer <ADMIN_TOKEN>`; 404 when ADMIN_TOKEN is not set.",
+};
+
+/** Builds the document (call once at start; the result is not shared mutable state). */
+export function buildOpenApi(version = "1.0"): Record<string, unknown> {
+  const names = new Map<object, string>(NAMED.map(([n, s]) => [s, n]));
+  const schemas: Record<string, unknown> = {};
+  for (const [name, schema] of NAMED) schemas[name] = refify(schema, names);
+  const json = (schema: object) => ({ "application/json": { schema: refify(schema, names, false) } });
+
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of ROUTES) {
+    const parameters: object[] = [];
+    for (const m of r.path.matchAll(/\{([A-Za-z]+)\}/g)) {
+      parameters.push({ name: m[1], in: "path", required: true, schema: PARAMS[m[1]] ?? { type: "string" } });
+    }
+    for (const q of r.query ?? []) {
+      parameters.push({
+        name: q.name,
+        in: "query",
+        required: q.required === true,
+        description: q.description,
+        schema: q.schema,
+      });
+    }
+    const responses: Record<string, unknown> = {
+      200:
+        r.ok === "text"
+          ? { description: "OK", content: { "text/plain": { schema: { type: "string" } } } }
+          : { description: "OK", content: json(r.ok) },
+    };
+    for (const [status, o] of Object.entries(r.other ?? {})) {
+      responses[status] = { description: o.description, content: json(o.schema) };
+    }
+    // A route not served by this build answers 404 `path` until it lands.
+    const errors = r.fromContractText === true && !r.errors.includes(404) ? [404, ...r.errors] : r.errors;
+    for (const status of errors) {
+      responses[String(status)] = {
+        description: ERROR_DESCRIPTIONS[status] ?? "Error",
+        ...(status === 429
+          ? { headers: { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } }
+          : {}),
+        content: json(errorBodySchema),
+      };
+    }
+    const op: Record<string, unknown> = {
+      operationId: r.operationId,
+      summary: r.summary,
+      description: [r.description ?? "", SIGNED_TEXT[r.auth], `Defined in ${r.source}.`]
+        .filter((s) => s !== "")
+        .join("\n\n"),
+      tags: [tagOf(r)],
+      security: security(r.auth),
+      "x-source": r.source,
+      "x-auth": r.auth,
+      responses,
+    };
+    if (r.fromContractText === true) op["x-from-contract-text"] = true;
+    if (parameters.length > 0) op.parameters = parameters;
+    if (r.body !== undefined) op.requestBody = { required: true, content: json(r.body) };
+    paths[r.path] ??= {};
+    paths[r.path][r.method] = op;
+  }
+
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Exchange server",
+      version,
+      description:
+        "REST interface of the exchange (interface document + CONTRACT). Money in answers is exact: JSON " +
+        "numbers whose decimal text is the value, balances as decimal strings. Requests accept a JSON " +
+        "number or a decimal string for price and amount. Errors are `{errors: {field: [message]}}` " +
+        "(plus `codes`), English or Russian by Accept-Language. See docs/API.md.",
+    },
+    servers: [{ url: "/" }],
+    tags: [
+      { name: "orders", description: "Signed order entry (seed 4.1-4.2, CONTRACT 8)" },
+      { name: "market", description: "Public market data (seed 4.3-4.7, CONTRACT 9)" },
+      { name: "user", description: "Signed reads of the caller's data (seed 4.8-4.10, CONTRACT 8.6)" },
+      { name: "admin", description: "Operator calls (CONTRACT 1.2, 9)" },
+      { name: "service", description: "Readiness, metrics, this document, the stream" },
+    ],
+    paths,
+    components: {
+      schemas,
+      headers: {
+        RetryAfter: {
+          description: "Seconds to wait before the next request",
+          schema: { type: "integer", minimum: 0 },
+        },
+      },
+      securitySchemes: {
+        apiToken: {
+          type: "apiKey",
+          in: "header",
+          name: "Authorization",
+          description: "The API token, alone or as `Bearer <token>`",
+        },
+        signature: {
+          type: "apiKey",
+          in: "header",
+          name: "X-Signature",
+          description:
+            "HMAC-SHA256 hex, keyed with the secret key, of the raw body (POST) or raw query string (GET)",
+        },
+        adminToken: { type: "http", scheme: "bearer", description: "ADMIN_TOKEN" },
+      },
+    },
+  };
+}
+
+function tagOf(r: RouteSpec): string {
+  if (r.path.startsWith("/admin")) return "admin";
+  if (!r.path.startsWith("/1.0") || r.path === "/1.0/openapi.json") return "service";
+  if (r.method === "post") return "orders";
+  return r.auth === "none" ? "market" : "user";
+}

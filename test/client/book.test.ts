@@ -1,0 +1,166 @@
+/**
+ * The client's local order book: the sequence rules of CONTRACT 9 on LocalBook, and OrderBookFeed
+ * following a real server's `orders:{pair}` stream until it equals the REST book.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { type BookData, LocalBook, OrderBookFeed } from "../../src/client/book.ts";
+import type { OrderBook } from "../../src/client/index.ts";
+import { limit, sleep, TestServer } from "../e2e/harness.ts";
+
+describe("LocalBook", () => {
+  test("applies changed levels to a snapshot; amount 0 removes a level", () => {
+    const book = new LocalBook();
+    book.reset({ buy: [{ price: 10, amount: 1 }], sell: [{ price: 12, amount: 2 }] });
+    book.apply({ buy: [{ price: 11, amount: 3 }], sell: [{ price: 12, amount: 0 }] });
+    assert.deepEqual(book.book(), {
+      buy: [
+        { price: 11, amount: 3 },
+        { price: 10, amount: 1 },
+      ],
+      sell: [],
+    });
+  });
+
+  test("lists buy descending and sell ascending, as the REST book does", () => {
+    const book = new LocalBook();
+    book.reset({
+      buy: [
+        { price: 1, amount: 1 },
+        { price: 3, amount: 1 },
+        { price: 2, amount: 1 },
+      ],
+      sell: [
+        { price: 9, amount: 1 },
+        { price: 7, amount: 1 },
+      ],
+    });
+    const b = book.book();
+    assert.deepEqual(
+      b.buy.map((l) => l.price),
+      [3, 2, 1],
+    );
+    assert.deepEqual(
+      b.sell.map((l) => l.price),
+      [7, 9],
+    );
+  });
+
+  test("applies seq + 1, ignores an old seq and reports a jump as a gap without applying it", () => {
+    const book = new LocalBook();
+    book.reset({ buy: [], sell: [], seq: 5 });
+    assert.equal(book.apply({ buy: [{ price: 1, amount: 1 }], sell: [], seq: 6 }), "applied");
+    assert.equal(book.apply({ buy: [{ price: 1, amount: 9 }], sell: [], seq: 6 }), "stale");
+    assert.equal(book.apply({ buy: [{ price: 2, amount: 1 }], sell: [], seq: 8 }), "gap");
+    assert.deepEqual(book.book(), { buy: [{ price: 1, amount: 1 }], sell: [], seq: 6 });
+  });
+
+  test("without seq (an older server) every change applies in arrival order", () => {
+    const book = new LocalBook();
+    book.reset({ buy: [], sell: [] });
+    assert.equal(book.apply({ buy: [{ price: 1, amount: 1 }], sell: [] }), "applied");
+    assert.equal(book.seq, undefined);
+  });
+});
+
+describe("OrderBookFeed on a real server", () => {
+  let server: TestServer;
+  before(async () => {
+    server = await TestServer.start();
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  test("follows the stream until the local book equals GET .../orders", async () => {
+    const [a, b] = await server.newUsers(2, { usdt: "100000", btc: "10" });
+    await a.client.createOrder(limit("btc_usdt", "buy", "100", "1"));
+    const books: BookData[] = [];
+    const errors: Error[] = [];
+    const feed = await OrderBookFeed.open({
+      baseUrl: server.origin,
+      pairName: "btc_usdt",
+      onBook: (book) => books.push(book),
+      onError: (error) => errors.push(error),
+    });
+    try {
+      assert.deepEqual(feed.book().buy, [{ price: 100, amount: 1 }]);
+      await a.client.createOrder(limit("btc_usdt", "buy", "101", "0.5"));
+      await b.client.createOrder(limit("btc_usdt", "sell", "105", "2"));
+      await b.client.createOrder(limit("btc_usdt", "sell", "100.5", "0.7")); // fills 0.5 at 101
+      const rest = await server.public.orderBook("btc_usdt");
+      assert.equal(rest.status, 200);
+      const want = rest.body as OrderBook;
+      for (let i = 0; i < 100 && JSON.stringify(feed.book()) !== JSON.stringify(want); i++) await sleep(20);
+      assert.deepEqual(feed.book(), want);
+      assert.deepEqual(errors, []);
+      assert.ok(books.length >= 4, `one book per change, got ${books.length}`);
+    } finally {
+      await feed.close();
+      await server.cancelOpenOrders();
+    }
+  });
+
+  test("reconnects after the server restarts and starts again from the new snapshot", async () => {
+    const [a] = await server.newUsers(1, { usdt: "100000" });
+    const resyncs: string[] = [];
+    const feed = await OrderBookFeed.open({
+      baseUrl: () => server.origin, // the restarted server listens on another port
+      pairName: "eth_usdt",
+      onResync: (reason) => resyncs.push(reason),
+    });
+    try {
+      await a.client.createOrder(limit("eth_usdt", "buy", "10", "1"));
+      await server.restart();
+      await a.client.createOrder(limit("eth_usdt", "buy", "11", "2"));
+      const want = (await server.public.orderBook("eth_usdt")).body as OrderBook;
+      assert.deepEqual(
+        want.buy.map((l) => l.price),
+        [11, 10],
+      );
+      for (let i = 0; i < 250 && JSON.stringify(feed.book()) !== JSON.stringify(want); i++) await sleep(20);
+      assert.deepEqual(feed.book(), want);
+      assert.ok(resyncs.includes("reconnect"), `resyncs: ${resyncs.join(",")}`);
+    } finally {
+      await feed.close();
+      await server.cancelOpenOrders();
+    }
+  });
+
+  test("on a seq gap re-reads the REST book and applies only what follows it", async (t) => {
+    const rest = (await server.public.orderBook("eth_btc")).body as OrderBook;
+    if (rest.seq === undefined) {
+      t.skip("this server's book carries no seq (CONTRACT 9 not merged yet)");
+      return;
+    }
+    const [a] = await server.newUsers(1, { btc: "100" });
+    const errors: Error[] = [];
+    const feed = await OrderBookFeed.open({
+      baseUrl: server.origin,
+      pairName: "eth_btc",
+      onError: (e) => errors.push(e),
+    });
+    try {
+      // Lose the next message on its way in, as a network path that drops one would: the one after
+      // it then jumps two seqs, and the feed must resync from REST.
+      const inner = feed as unknown as { onMessage(m: object): void };
+      const deliver = inner.onMessage.bind(feed);
+      let dropped = 0;
+      inner.onMessage = (m) => {
+        if (dropped === 0) dropped++;
+        else deliver(m);
+      };
+      await a.client.createOrder(limit("eth_btc", "buy", "0.05", "1"));
+      await a.client.createOrder(limit("eth_btc", "buy", "0.04", "1"));
+      const want = (await server.public.orderBook("eth_btc")).body as OrderBook;
+      for (let i = 0; i < 250 && JSON.stringify(feed.book()) !== JSON.stringify(want); i++) await sleep(20);
+      assert.equal(dropped, 1);
+      assert.deepEqual(feed.book(), want);
+      assert.equal(feed.resyncs, 1);
+      assert.deepEqual(errors, []);
+    } finally {
+      await feed.close();
+      await server.cancelOpenOrders();
+    }
+  });
+});

@@ -1,0 +1,257 @@
+/**
+ * The OpenAPI document: valid OpenAPI 3.1 by a standard validator, served at /1.0/openapi.json as
+ * built from the route table, covering every call of the seed, CONTRACT 1.2 and 8-10; and the e2e
+ * response check (test/e2e/openapi-check.ts) really rejects answers that do not match it.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import type { ResponseInfo } from "../../src/client/index.ts";
+import { buildOpenApi, ROUTES } from "../../src/http/openapi.ts";
+import { limit, market, TestServer } from "../e2e/harness.ts";
+import { openApiMismatch, streamMismatch } from "../e2e/openapi-check.ts";
+
+type Json = Record<string, Record<string, Record<string, unknown>>>;
+
+/** Every call the interface document and the contract define, as `METHOD path`. */
+const EXPECTED = [
+  // seed 4.1-4.10
+  "post /1.0/trade/create-order",
+  "post /1.0/trade/cancel-order",
+  "get /1.0/trade/pairs",
+  "get /1.0/trade/pairs/{pairName}",
+  "get /1.0/trade/pairs/{pairName}/chart/{period}",
+  "get /1.0/trade/pairs/{pairName}/orders",
+  "get /1.0/trade/pairs/{pairName}/history",
+  "get /1.0/trade/pairs/{pairName}/user-balances",
+  "get /1.0/trade/pairs/{pairName}/user-orders",
+  "get /1.0/trade/pairs/user-history",
+  // CONTRACT 1, 1.2
+  "get /health",
+  "get /metrics",
+  "post /admin/users",
+  "post /admin/api-keys",
+  "post /admin/api-keys/revoke",
+  "post /admin/deposit",
+  "post /admin/withdraw",
+  // CONTRACT 8
+  "post /1.0/trade/amend-order",
+  "post /1.0/trade/cancel-all-orders",
+  "post /1.0/trade/create-orders",
+  "post /1.0/trade/cancel-orders",
+  "get /1.0/trade/orders/{orderId}",
+  "get /1.0/trade/orders",
+  "get /1.0/trade/pairs/{pairName}/open-orders",
+  "post /1.0/trade/cancel-all-after",
+  // CONTRACT 9
+  "get /1.0/time",
+  "get /1.0/info",
+  "get /admin/fees",
+  // CONTRACT 10
+  "post /1.0/trade/listen-key",
+  "post /1.0/trade/listen-key/close",
+];
+
+function answer(method: string, pathAndQuery: string, status: number, body: unknown): ResponseInfo {
+  const text = JSON.stringify(body);
+  return { method, pathAndQuery, status, headers: new Headers(), text, body };
+}
+
+describe("OpenAPI document", () => {
+  test("is valid OpenAPI 3.1 according to @seriousme/openapi-schema-validator", async () => {
+    const validator = new Validator();
+    const result = await validator.validate(buildOpenApi() as never);
+    assert.equal(validator.version, "3.1");
+    assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
+  });
+
+  test("covers every call of the interface document and the contract", () => {
+    const doc = buildOpenApi() as unknown as { paths: Json };
+    const have = new Set<string>();
+    for (const [path, item] of Object.entries(doc.paths))
+      for (const method of Object.keys(item)) have.add(`${method} ${path}`);
+    for (const call of EXPECTED) assert.ok(have.has(call), `missing ${call}`);
+  });
+
+  test("documents a response schema per status, and the error body for every error status", () => {
+    const doc = buildOpenApi() as unknown as { paths: Json };
+    for (const r of ROUTES) {
+      const responses = doc.paths[r.path][r.method].responses as Record<string, { content?: object }>;
+      assert.ok(responses["200"]?.content !== undefined, `${r.method} ${r.path}: no 200 body`);
+      for (const status of r.errors) {
+        assert.deepEqual(
+          (responses[String(status)] as { content?: object }).content,
+          { "application/json": { schema: { $ref: "#/components/schemas/ErrorBody" } } },
+          `${r.method} ${r.path} ${status}`,
+        );
+      }
+    }
+  });
+
+  test("refers to the schemas the server serialises with, by name", () => {
+    const doc = buildOpenApi() as unknown as { paths: Json };
+    const ok = (path: string, method: string) =>
+      (doc.paths[path][method].responses as Record<string, unknown>)["200"];
+    assert.deepEqual(ok("/1.0/trade/create-order", "post"), {
+      description: "OK",
+      content: { "application/json": { schema: { $ref: "#/components/schemas/OrderWithUpdate" } } },
+    });
+    assert.deepEqual(ok("/1.0/trade/pairs/{pairName}", "get"), {
+      description: "OK",
+      content: { "application/json": { schema: { $ref: "#/components/schemas/PairPage" } } },
+    });
+  });
+
+  test("names where each call is defined, and every call is served (none left from the contract text)", () => {
+    const doc = buildOpenApi() as unknown as { paths: Json };
+    for (const r of ROUTES) {
+      const op = doc.paths[r.path][r.method];
+      assert.equal(typeof op["x-source"], "string", `${r.method} ${r.path}`);
+      assert.equal(op["x-from-contract-text"], undefined, `${r.method} ${r.path}`);
+    }
+  });
+});
+
+describe("the e2e response check", () => {
+  const order = {
+    id: 1,
+    pairName: "btc_usdt",
+    tradeType: "limit",
+    directionType: "buy",
+    price: 1.5,
+    amount: 2,
+    amountUsed: 0,
+    isCancelled: false,
+    createTime: "2026-11-23 10:00:00",
+    updateTime: "2026-11-23 10:00:00",
+  };
+
+  test("accepts an answer that matches its operation and status", () => {
+    assert.equal(openApiMismatch(answer("POST", "/1.0/trade/create-order", 200, order)), null);
+    assert.equal(
+      openApiMismatch(
+        answer("GET", "/1.0/trade/pairs/btc_usdt/orders?limit=5", 200, { buy: [], sell: [], seq: 0 }),
+      ),
+      null,
+    );
+    assert.equal(
+      openApiMismatch(
+        answer("POST", "/1.0/trade/cancel-order", 400, {
+          errors: { orderId: ["x"] },
+          codes: { orderId: ["ORDER_NOT_FOUND"] },
+        }),
+      ),
+      null,
+    );
+  });
+
+  test("rejects a body that misses a field, has an extra one or a wrong type", () => {
+    const { updateTime: _, ...noUpdate } = order;
+    assert.match(
+      openApiMismatch(answer("POST", "/1.0/trade/create-order", 200, noUpdate)) ?? "",
+      /updateTime/,
+    );
+    assert.notEqual(
+      openApiMismatch(answer("POST", "/1.0/trade/create-order", 200, { ...order, extra: 1 })),
+      null,
+    );
+    assert.notEqual(
+      openApiMismatch(answer("POST", "/1.0/trade/create-order", 200, { ...order, price: "1.5" })),
+      null,
+    );
+  });
+
+  test("rejects an undocumented status, a malformed error body and an unknown 200 route", () => {
+    assert.match(
+      openApiMismatch(answer("GET", "/1.0/trade/pairs", 418, { errors: { x: ["y"] } })) ?? "",
+      /not documented/,
+    );
+    assert.notEqual(
+      openApiMismatch(answer("POST", "/1.0/trade/cancel-order", 400, { errors: { orderId: "x" } })),
+      null,
+    );
+    assert.match(openApiMismatch(answer("GET", "/1.0/trade/nothing", 200, {})) ?? "", /no operation/);
+  });
+
+  test("leaves CORS preflights and the web page's files alone, but not a 200 from an unknown API path", () => {
+    const blank = { method: "OPTIONS", pathAndQuery: "/1.0/trade/create-order", status: 204 };
+    assert.equal(openApiMismatch({ ...blank, headers: new Headers(), text: "", body: undefined }), null);
+    const page = { method: "GET", pathAndQuery: "/app.js", status: 200, headers: new Headers() };
+    assert.equal(openApiMismatch({ ...page, text: "x", body: undefined }), null);
+    assert.match(openApiMismatch(answer("GET", "/admin/nothing", 200, {})) ?? "", /no operation/);
+  });
+
+  test("matches a literal path before a template (user-history is not a pair)", () => {
+    const page = { total: 0, items: [] };
+    assert.equal(openApiMismatch(answer("GET", "/1.0/trade/pairs/user-history", 200, page)), null);
+  });
+});
+
+describe("GET /1.0/openapi.json", () => {
+  let server: TestServer;
+  before(async () => {
+    server = await TestServer.start();
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  test("serves the document built from the route table", async () => {
+    const res = await server.public.raw("GET", "/1.0/openapi.json");
+    assert.equal(res.status, 200, res.text);
+    assert.match(res.headers.get("content-type") ?? "", /application\/json/);
+    assert.deepEqual(res.body, buildOpenApi());
+  });
+
+  test("every stream message of every channel kind matches its Stream*Message schema", async () => {
+    const [maker, taker] = await server.newUsers(2, { usdt: "10000", btc: "10" });
+    const channels = [
+      "exchanges",
+      "orders:btc_usdt",
+      "history:btc_usdt",
+      `user_orders:${taker.uid}`,
+      `user_history:${taker.uid}`,
+    ];
+    const stream = await server.stream(channels, taker);
+    try {
+      await maker.client.createOrder(limit("btc_usdt", "sell", "100", "1"));
+      await taker.client.createOrder(market("btc_usdt", "buy", "0.4"));
+      const last = await taker.client.createOrder(limit("btc_usdt", "buy", "99", "0.1"));
+      await taker.client.cancelOrder((last.body as { id: number }).id);
+      for (const kind of ["exchanges", "orders:", "history:", "user_orders:", "user_history:"]) {
+        await stream.next((m) => m.stream.startsWith(kind));
+      }
+      await stream.next(
+        (m) => m.stream.startsWith("user_orders:") && (m.data as { isCancelled: boolean }).isCancelled,
+      );
+      assert.ok(stream.messages.length >= 6);
+      for (const m of stream.messages) assert.equal(streamMismatch(m), null);
+      assert.notEqual(streamMismatch({ stream: "orders:btc_usdt", data: { buy: [] } }), null);
+    } finally {
+      await stream.close();
+      await server.cancelOpenOrders();
+    }
+  });
+
+  test("the venue, fee and listen-key answers match the document (checked by the client hook)", async () => {
+    const [user] = await server.newUsers(1);
+    assert.equal((await server.public.time()).status, 200);
+    assert.equal((await server.public.info()).status, 200);
+    assert.equal((await server.admin.fees()).status, 200);
+    const key = await user.client.listenKey();
+    assert.equal(key.status, 200, key.text);
+    const listenKey = (key.body as { listenKey: string }).listenKey;
+    assert.equal((await user.client.listenKey(listenKey)).status, 200);
+    const closed = await user.client.closeListenKey(listenKey);
+    assert.equal(closed.status, 200, closed.text);
+    assert.equal((await user.client.closeListenKey(listenKey)).status >= 400, true);
+  });
+
+  test("answers 405 to another method, as the other known paths do", async () => {
+    const res = await server.public.raw("POST", "/1.0/openapi.json", {
+      body: "{}",
+      headers: { "content-type": "application/json" },
+    });
+    assert.equal(res.status, 405, res.text);
+  });
+});
