@@ -240,7 +240,10 @@ export class PairChannel {
    */
   private sent(): void {
     if (this.corked) return;
-    if (!this.publishPerTurn) return this.commands.publish();
+    if (!this.publishPerTurn) {
+      this.commands.publish();
+      return;
+    }
     if (this.publishScheduled) return;
     this.publishScheduled = true;
     setImmediate(this.publishTurn);
