@@ -145,6 +145,8 @@ export interface OrderState {
   clientOrderId: string | undefined;
   /** Set while an amend of the order is in the worker: the amends waiting behind it. */
   amending?: (() => void)[] | null;
+  /** Index in its user's list of open orders (Exchange.openByUser); -1 or absent when not in it. */
+  userSlot?: number;
 }
 
 /** The order as the interface shows it (2.1). */
@@ -260,7 +262,7 @@ export class Exchange {
   /** Closed orders whose final row is not committed yet (cancel answers need them). */
   private readonly closing = new Map<number, OrderState>();
   /** The resting orders of each user (cancel-all). */
-  private readonly openByUser = new Map<number, Set<OrderState>>();
+  private readonly openByUser = new Map<number, OrderState[]>();
   /**
    * `user:clientOrderId` -> order id (-1 until the command enters its ring) of every order ever
    * accepted with a client order id: they are unique per user (CONTRACT 8.2). A key is dropped again
@@ -1098,20 +1100,28 @@ export class Exchange {
 
   private setOpen(o: OrderState): void {
     this.open.set(o.id, o);
+    // A moved order rests again: it is listed already.
+    if (o.userSlot !== undefined && o.userSlot >= 0) return;
     let mine = this.openByUser.get(o.user);
     if (mine === undefined) {
-      mine = new Set();
+      mine = [];
       this.openByUser.set(o.user, mine);
     }
-    mine.add(o);
+    o.userSlot = mine.push(o) - 1;
   }
 
   private close(o: OrderState): void {
     if (this.open.get(o.id) === o) {
       this.open.delete(o.id);
+      // Out of its user's list in O(1): the last order takes its slot.
       const mine = this.openByUser.get(o.user)!;
-      mine.delete(o);
-      if (mine.size === 0) this.openByUser.delete(o.user);
+      const last = mine.pop()!;
+      if (last !== o) {
+        mine[o.userSlot!] = last;
+        last.userSlot = o.userSlot;
+      }
+      o.userSlot = -1;
+      if (mine.length === 0) this.openByUser.delete(o.user);
     }
     this.closing.set(o.id, o);
   }
