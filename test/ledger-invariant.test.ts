@@ -175,9 +175,11 @@ describe("ledger invariant", () => {
               }
               assert.deepEqual(violations, []);
             }
-            // Leave an empty book for the next run.
+            // Leave an empty book for the next run: cancel-all must find every open order of a user.
             for (const u of users) await new Promise((r) => exchange.cancelAll(u, 0, r));
             await writer.flush();
+            for (const o of exchange.open.values())
+              assert.ok(!users.includes(o.user), `order ${o.id} left open`);
           },
         ),
         { numRuns: 25, seed: 20261123 },
