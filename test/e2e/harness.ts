@@ -22,10 +22,12 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { after, afterEach, before, beforeEach } from "node:test";
 import { fileURLToPath } from "node:url";
 import {
   type ApiResponse,
   type Balance,
+  type CreatedOrder,
   type CreateOrderRequest,
   type DirectionType,
   ExchangeClient,
@@ -533,6 +535,34 @@ export class TestServer {
       secretKey: user?.secretKey,
     });
   }
+}
+
+/**
+ * One server for the `describe` it is called in: started before its tests, closed after them; the
+ * users each test creates get their open orders cancelled after it, so every test starts from empty
+ * books. `onStart` receives the server once it runs.
+ */
+export function sharedServer(onStart: (server: TestServer) => void, options: StartOptions = {}): void {
+  let server: TestServer | undefined;
+  let firstUserOfTest = 0;
+  before(async () => {
+    server = await TestServer.start(options);
+    onStart(server);
+  });
+  after(async () => {
+    await server?.close();
+  });
+  beforeEach(() => {
+    firstUserOfTest = server?.users.length ?? 0;
+  });
+  afterEach(async () => {
+    if (server?.running) await server.cancelOpenOrders(server.users.slice(firstUserOfTest));
+  });
+}
+
+/** Places a limit order and answers it, failing the test on anything but a 200. */
+export async function placeLimit(user: TestUser, ...args: Parameters<typeof limit>): Promise<CreatedOrder> {
+  return expectOk(await user.client.createOrder(limit(...args)), `create ${args.join(" ")}`);
 }
 
 /** A limit order request with decimal-string price and amount. */

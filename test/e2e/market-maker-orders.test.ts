@@ -5,35 +5,30 @@
  */
 
 import assert from "node:assert/strict";
-import { after, afterEach, before, beforeEach, describe, it } from "node:test";
-import type { CreatedOrder, Order } from "../../src/client/index.ts";
+import { afterEach, describe, it } from "node:test";
+import type { Order } from "../../src/client/index.ts";
 import { auditExchange, textBook } from "./audit.ts";
 import { dec } from "./decimal.ts";
-import { expectError, expectOk, limit, TestServer, type TestUser } from "./harness.ts";
+import {
+  expectError,
+  expectOk,
+  limit,
+  placeLimit,
+  sharedServer,
+  type TestServer,
+  type TestUser,
+} from "./harness.ts";
 
 describe("time in force, post-only and amend", () => {
   let server: TestServer;
-  let firstUserOfTest = 0;
-
-  before(async () => {
-    server = await TestServer.start();
+  sharedServer((s) => {
+    server = s;
   });
-  after(async () => {
-    await server?.close();
-  });
-  beforeEach(() => {
-    firstUserOfTest = server?.users.length ?? 0;
-  });
+  // After each test's orders are cancelled: the whole exchange audited from the outside.
   afterEach(async () => {
-    if (server?.running) {
-      await server.cancelOpenOrders(server.users.slice(firstUserOfTest));
-      await auditExchange(server);
-    }
+    if (server?.running) await auditExchange(server);
   });
-
-  async function place(user: TestUser, ...args: Parameters<typeof limit>): Promise<CreatedOrder> {
-    return expectOk(await user.client.createOrder(limit(...args)), `create ${args.join(" ")}`);
-  }
+  const place = placeLimit;
 
   async function book(pair: string) {
     return textBook(expectOk(await server.public.orderBook(pair), `book ${pair}`));

@@ -7,34 +7,30 @@
  */
 
 import assert from "node:assert/strict";
-import { after, afterEach, before, beforeEach, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import type { CreatedOrder, Order } from "../../src/client/index.ts";
 import { ERRORS } from "../../src/errors.ts";
 import { auditExchange } from "./audit.ts";
-import { expectError, expectOk, limit, market, sleep, TestServer, type TestUser } from "./harness.ts";
+import {
+  expectError,
+  expectOk,
+  limit,
+  market,
+  placeLimit,
+  sharedServer,
+  sleep,
+  type TestServer,
+  type TestUser,
+} from "./harness.ts";
 
 const RU = { headers: { "Accept-Language": "ru" } };
 
 describe("market-maker controls", () => {
   let server: TestServer;
-  let firstUserOfTest = 0;
-
-  before(async () => {
-    server = await TestServer.start();
+  sharedServer((s) => {
+    server = s;
   });
-  after(async () => {
-    await server?.close();
-  });
-  beforeEach(() => {
-    firstUserOfTest = server?.users.length ?? 0;
-  });
-  afterEach(async () => {
-    if (server?.running) await server.cancelOpenOrders(server.users.slice(firstUserOfTest));
-  });
-
-  async function place(user: TestUser, ...args: Parameters<typeof limit>): Promise<CreatedOrder> {
-    return expectOk(await user.client.createOrder(limit(...args)), `create ${args.join(" ")}`);
-  }
+  const place = placeLimit;
 
   /** Sends `body` as it is (signed) to a POST route under /1.0. */
   function postText(user: TestUser, route: string, body: string, opts = {}) {

@@ -8,11 +8,20 @@
  */
 
 import assert from "node:assert/strict";
-import { after, afterEach, before, beforeEach, describe, it } from "node:test";
-import type { CreatedOrder, Order } from "../../src/client/index.ts";
+import { describe, it } from "node:test";
+import type { Order } from "../../src/client/index.ts";
 import { auditExchange, textBook } from "./audit.ts";
 import { dec, divRoundHalfUp, fmt, mul } from "./decimal.ts";
-import { expectError, expectOk, limit, market, TestServer, type TestUser } from "./harness.ts";
+import {
+  expectError,
+  expectOk,
+  limit,
+  market,
+  placeLimit,
+  sharedServer,
+  type TestServer,
+  type TestUser,
+} from "./harness.ts";
 
 const DATETIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 const ORDER_FIELDS = [
@@ -35,24 +44,10 @@ function utcMs(datetime: string): number {
 
 describe("orders", () => {
   let server: TestServer;
-  let firstUserOfTest = 0;
-
-  before(async () => {
-    server = await TestServer.start();
+  sharedServer((s) => {
+    server = s;
   });
-  after(async () => {
-    await server?.close();
-  });
-  beforeEach(() => {
-    firstUserOfTest = server?.users.length ?? 0;
-  });
-  afterEach(async () => {
-    if (server?.running) await server.cancelOpenOrders(server.users.slice(firstUserOfTest));
-  });
-
-  async function place(user: TestUser, ...args: Parameters<typeof limit>): Promise<CreatedOrder> {
-    return expectOk(await user.client.createOrder(limit(...args)), `create ${args.join(" ")}`);
-  }
+  const place = placeLimit;
 
   async function orderOf(user: TestUser, id: number): Promise<Order> {
     const found = (await server.allOrders(user)).find((o) => o.id === id);
