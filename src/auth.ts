@@ -6,6 +6,7 @@
 
 import { createHash, createHmac, type KeyObject, randomBytes, timingSafeEqual } from "node:crypto";
 import { Code } from "./errors.ts";
+import type { ApiKey, Users } from "./users.ts";
 
 /** Hex HMAC-SHA256 of `payload` keyed with `secret` (what a client puts in `X-Signature`). */
 export function sign(secret: string | Buffer | KeyObject, payload: string | Buffer): string {
@@ -152,4 +153,41 @@ export class NonceGuard {
   get size(): number {
     return this.#last.size;
   }
+}
+
+/**
+ * The 401 step of every authenticated call, REST and stream upgrade alike (CONTRACT 5): the API key
+ * whose secret signed `payload` (the raw body of a POST, the raw query of a GET or an upgrade), or
+ * the error code of the first check that fails.
+ */
+export function authenticate(
+  users: Users,
+  authorization: string | undefined,
+  signature: string | undefined,
+  payload: Buffer | string,
+): ApiKey | number {
+  const token = parseAuthorization(authorization);
+  if (token === null) return Code.AUTH_TOKEN_MISSING;
+  const key = users.key(token);
+  if (key === undefined) return Code.AUTH_TOKEN_UNKNOWN;
+  if (signature === undefined) return Code.AUTH_SIGNATURE_MISSING;
+  if (!verifySignature(key.secret, payload, signature)) return Code.AUTH_SIGNATURE_INVALID;
+  return key;
+}
+
+/**
+ * The replay step after a good signature: 0 when the request may go on (a nonce it carries is
+ * consumed and handed to `persist`), AUTH_NONCE_REPLAY (401), or NONCE_INVALID for a malformed one,
+ * which the caller reports as a 400 after the other checks.
+ */
+export function consumeNonce(
+  users: Users,
+  key: ApiKey,
+  nonce: NonceResult,
+  persist: (token: string, nonce: bigint) => void,
+): number {
+  if (typeof nonce !== "bigint") return nonce === NONCE_INVALID ? NONCE_INVALID : 0;
+  if (!users.nonces.check(key.token, nonce)) return Code.AUTH_NONCE_REPLAY;
+  persist(key.token, nonce);
+  return 0;
 }

@@ -10,7 +10,8 @@ import { EXPOSE_HEADERS } from "./cors.ts";
 
 export const MAX_BODY = 64 * 1024;
 
-const STATUS_LINE: Record<number, string> = {
+/** Status lines of every status the server answers (REST, admin, the stream upgrade). */
+export const STATUS_LINE: Record<number, string> = {
   200: "200 OK",
   400: "400 Bad Request",
   401: "401 Unauthorized",
@@ -19,6 +20,7 @@ const STATUS_LINE: Record<number, string> = {
   405: "405 Method Not Allowed",
   413: "413 Payload Too Large",
   415: "415 Unsupported Media Type",
+  426: "426 Upgrade Required",
   429: "429 Too Many Requests",
   500: "500 Internal Server Error",
   503: "503 Service Unavailable",

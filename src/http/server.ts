@@ -6,7 +6,7 @@
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import { BUY, SELL } from "../../workers/matching/types.ts";
-import { nonceFromBody, nonceFromQuery, parseAuthorization, verifySignature } from "../auth.ts";
+import { authenticate, consumeNonce, type NonceResult, nonceFromBody, nonceFromQuery } from "../auth.ts";
 import { type ExchangeConfig, FEE_DECIMALS, type PairConfig } from "../config.ts";
 import type { OrderRow, UserTradeRow } from "../db/rows.ts";
 import type { DeadMansSwitch } from "../dead-man.ts";
@@ -106,24 +106,13 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
 
   // ---------------------------------------------------------------- shared steps
 
-  /** 401 step: the API key whose secret signed `payload`, or an error code. */
-  const authenticate = (info: RequestInfo, payload: Buffer | string): ApiKey | number => {
-    const token = parseAuthorization(info.authorization);
-    if (token === null) return Code.AUTH_TOKEN_MISSING;
-    const key = users.key(token);
-    if (key === undefined) return Code.AUTH_TOKEN_UNKNOWN;
-    if (info.signature === undefined) return Code.AUTH_SIGNATURE_MISSING;
-    if (!verifySignature(key.secret, payload, info.signature)) return Code.AUTH_SIGNATURE_INVALID;
-    return key;
-  };
+  /** 401 step (src/auth.ts, shared with the stream upgrade). */
+  const signedBy = (info: RequestInfo, payload: Buffer | string): ApiKey | number =>
+    authenticate(users, info.authorization, info.signature, payload);
 
   /** Nonce step (401 on replay); a malformed nonce is a 400 reported later. */
-  const checkNonce = (key: ApiKey, nonce: bigint | undefined | number): number => {
-    if (typeof nonce !== "bigint") return nonce === Code.NONCE_INVALID ? Code.NONCE_INVALID : 0;
-    if (!users.nonces.check(key.token, nonce)) return Code.AUTH_NONCE_REPLAY;
-    deps.nonceUsed(key.token, nonce);
-    return 0;
-  };
+  const checkNonce = (key: ApiKey, nonce: NonceResult): number =>
+    consumeNonce(users, key, nonce, deps.nonceUsed);
 
   /** 429 step. */
   const rateLimited = (res: HttpResponse, info: RequestInfo, key: string): boolean => {
@@ -165,7 +154,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
       readBody(res, info, (raw) => {
         if (raw === null) return sendError(res, info, Code.BODY_TOO_LARGE, finish);
         if (notReady(res, info)) return;
-        const key = authenticate(info, raw);
+        const key = signedBy(info, raw);
         if (typeof key === "number") return sendError(res, info, key, finish);
         let body: unknown;
         try {
@@ -213,7 +202,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
       let key: ApiKey | null = null;
       const hasAuth = info.authorization !== undefined || info.signature !== undefined;
       if (opts.auth === "required" || (opts.auth === "optional" && hasAuth)) {
-        const k = authenticate(info, info.query);
+        const k = signedBy(info, info.query);
         if (typeof k === "number") return sendError(res, info, k, finish);
         key = k;
         const nonceErr = checkNonce(key, nonceFromQuery(info.query));

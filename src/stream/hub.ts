@@ -16,11 +16,12 @@
  * Nothing is serialised for a topic nobody holds.
  */
 import type { TemplatedApp, WebSocket } from "@trufflesuite/uws-js-unofficial";
-import { nonceFromQuery, parseAuthorization, verifySignature } from "../auth.ts";
+import { authenticate, consumeNonce, nonceFromQuery } from "../auth.ts";
 import type { ExchangeConfig } from "../config.ts";
 import { Code, errorBody, errorStatus, multiErrorBody, pickLanguage } from "../errors.ts";
 import type { CommitListener, Exchange, OrderView, UserTradeView } from "../exchange.ts";
 import { type ListenKeys, listenKeyFromQuery } from "../http/listen-keys.ts";
+import { STATUS_LINE } from "../http/request.ts";
 import { serialize } from "../http/schemas.ts";
 import { type PairMarket, type PublicTrade, scaled } from "../market-data.ts";
 import type { Metrics } from "../metrics.ts";
@@ -582,15 +583,6 @@ export interface StreamDeps {
   listenKeys?: ListenKeys;
 }
 
-const STATUS_LINE: Record<number, string> = {
-  400: "400 Bad Request",
-  401: "401 Unauthorized",
-  403: "403 Forbidden",
-  426: "426 Upgrade Required",
-  500: "500 Internal Server Error",
-  503: "503 Service Unavailable",
-};
-
 /** Registers `/stream`: the WebSocket route, and 426 for anything that is not an upgrade. */
 export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
   const { hub, users } = deps;
@@ -639,17 +631,17 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
         if (users.idOf(c.uid) !== userId) return reject(Code.AUTH_FORBIDDEN_CHANNEL, c.name);
       }
     } else if (userChannels.length > 0 || authorization !== "" || signature !== "") {
-      const token = parseAuthorization(authorization === "" ? undefined : authorization);
-      if (token === null) return reject(Code.AUTH_TOKEN_MISSING);
-      const key = users.key(token);
-      if (key === undefined) return reject(Code.AUTH_TOKEN_UNKNOWN);
-      if (signature === "") return reject(Code.AUTH_SIGNATURE_MISSING);
-      if (!verifySignature(key.secret, query, signature)) return reject(Code.AUTH_SIGNATURE_INVALID);
-      const nonce = nonceFromQuery(query);
-      if (typeof nonce === "bigint") {
-        if (!users.nonces.check(key.token, nonce)) return reject(Code.AUTH_NONCE_REPLAY);
-        deps.nonceUsed(key.token, nonce);
-      } else if (nonce !== undefined) nonceInvalid = true;
+      // The same steps as a signed REST GET (src/auth.ts): the raw query is what is signed.
+      const key = authenticate(
+        users,
+        authorization === "" ? undefined : authorization,
+        signature === "" ? undefined : signature,
+        query,
+      );
+      if (typeof key === "number") return reject(key);
+      const nonceErr = consumeNonce(users, key, nonceFromQuery(query), deps.nonceUsed);
+      if (nonceErr === Code.AUTH_NONCE_REPLAY) return reject(nonceErr);
+      nonceInvalid = nonceErr !== 0;
       userId = key.userId;
       for (const c of userChannels) {
         if (users.idOf(c.uid) !== userId) return reject(Code.AUTH_FORBIDDEN_CHANNEL, c.name);
