@@ -50,18 +50,15 @@ import { FEE_DECIMALS } from "./config.ts";
 import type { DbWriter } from "./db/writer.ts";
 import { Code } from "./errors.ts";
 import type { Ledger } from "./ledger.ts";
-import { type PairMarket, scaled } from "./market-data.ts";
-import { formatDecimal, mulDivRoundHalfUp, pow10 } from "./numbers.ts";
-import {
-  ENGINE_FLAGS,
-  FLAG_POST_ONLY,
-  TIF_GTC,
-  TIF_MASK,
-  type TimeInForce,
-  withOrderOptions,
-} from "./orders.ts";
+import type { PairMarket } from "./market-data.ts";
+import { mulDivRoundHalfUp, pow10 } from "./numbers.ts";
+import { ENGINE_FLAGS, FLAG_POST_ONLY, TIF_GTC, TIF_MASK } from "./orders.ts";
 import { amendHold, limitHold, type PairUnits, pairUnits } from "./risk.ts";
-import { formatDateTime, nowMicro } from "./time.ts";
+import { type OrderView, orderView, type UserTradeView, userTradeView } from "./views.ts";
+
+export type { OrderView, UserTradeView };
+
+import { nowMicro } from "./time.ts";
 
 export const LIMIT = 0;
 export const MARKET = 1;
@@ -81,30 +78,6 @@ export interface PairSpec {
 
 /** Fee rates are integers in units of 10^-FEE_DECIMALS. */
 const FEE_UNIT = pow10(FEE_DECIMALS);
-
-/**
- * The fee of one side of a trade (CONTRACT 9), as the views show it: the buyer pays `rate` of the
- * base it receives, the seller `rate` of the quote. Exact: computed in integers and printed from
- * the exact decimal (`rate` is in units of 10^-6, so the fee has 6 more decimals than the amount).
- */
-export function tradeFee(
-  spec: Pick<PairSpec, "base" | "quote" | "priceDecimals" | "amountDecimals">,
-  side: number,
-  rate: number,
-  price: number,
-  qty: number,
-): { fee: number; feeCurrency: string } {
-  const feeCurrency = side === BUY ? spec.base : spec.quote;
-  if (rate === 0) return { fee: 0, feeCurrency };
-  const fee =
-    side === BUY
-      ? formatDecimal(BigInt(qty) * BigInt(rate), spec.amountDecimals + FEE_DECIMALS)
-      : formatDecimal(
-          BigInt(price) * BigInt(qty) * BigInt(rate),
-          spec.priceDecimals + spec.amountDecimals + FEE_DECIMALS,
-        );
-  return { fee: Number(fee), feeCurrency };
-}
 
 /** What the core needs from a pair worker's command ring (see src/pair-client.ts). */
 export interface CommandSink {
@@ -147,37 +120,6 @@ export interface OrderState {
   amending?: (() => void)[] | null;
   /** Index in its user's list of open orders (Exchange.openByUser); -1 or absent when not in it. */
   userSlot?: number;
-}
-
-/** The order as the interface shows it (2.1). */
-export interface OrderView {
-  id: number;
-  pairName: string;
-  tradeType: "limit" | "market";
-  directionType: "buy" | "sell";
-  price: number;
-  amount: number;
-  amountUsed: number;
-  isCancelled: boolean;
-  createTime: string;
-  updateTime?: string;
-  clientOrderId?: string;
-  timeInForce?: TimeInForce;
-  postOnly?: true;
-}
-
-/** A user's trade as the interface shows it (2.5). */
-export interface UserTradeView {
-  id: number;
-  pairName: string;
-  tradeType: "limit" | "market";
-  directionType: "buy" | "sell";
-  price: number;
-  amount: number;
-  tradeTime: string;
-  /** CONTRACT 9: what this side paid (0 with no fee), in `feeCurrency` (buyer: base, seller: quote). */
-  fee: number;
-  feeCurrency: string;
 }
 
 /** Receives what a committed command changed, for the stream fan-out. */
@@ -828,11 +770,27 @@ export class Exchange {
     if (listener !== null) {
       if (listener.wantsTrades(pairIndex)) p.trades.push(p.market.history[0]);
       if (listener.wantsUserTrades(taker.user)) {
-        const view = this.userTradeView(tradeId, p, taker, price, qty, formatDateTime(micro), takerRate);
+        const view = userTradeView(p.spec, {
+          id: tradeId,
+          side: taker.side,
+          type: taker.type,
+          price,
+          amount: qty,
+          timeMicro: micro,
+          feeRate: takerRate,
+        });
         p.userTrades.push([taker.user, view]);
       }
       if (listener.wantsUserTrades(maker.user)) {
-        const view = this.userTradeView(tradeId, p, maker, price, qty, formatDateTime(micro), makerRate);
+        const view = userTradeView(p.spec, {
+          id: tradeId,
+          side: maker.side,
+          type: maker.type,
+          price,
+          amount: qty,
+          timeMicro: micro,
+          feeRate: makerRate,
+        });
         p.userTrades.push([maker.user, view]);
       }
     }
@@ -1043,43 +1001,7 @@ export class Exchange {
   // ------------------------------------------------------------------ views
 
   orderView(o: OrderState, withUpdate: boolean): OrderView {
-    const spec = this.pairs[o.pair].spec;
-    const v: OrderView = {
-      id: o.id,
-      pairName: spec.name,
-      tradeType: o.type === LIMIT ? "limit" : "market",
-      directionType: o.side === BUY ? "buy" : "sell",
-      price: scaled(o.price, spec.priceDecimals),
-      amount: scaled(o.amount, spec.amountDecimals),
-      amountUsed: scaled(o.used, spec.amountDecimals),
-      isCancelled: o.cancelled,
-      createTime: formatDateTime(o.createMicro),
-    };
-    if (withUpdate) v.updateTime = formatDateTime(o.updateMicro);
-    return withOrderOptions(v, o.flags, o.clientOrderId);
-  }
-
-  private userTradeView(
-    id: number,
-    p: PairState,
-    o: OrderState,
-    price: number,
-    qty: number,
-    time: string,
-    feeRate: number,
-  ): UserTradeView {
-    const { fee, feeCurrency } = tradeFee(p.spec, o.side, feeRate, price, qty);
-    return {
-      id,
-      pairName: p.spec.name,
-      tradeType: o.type === LIMIT ? "limit" : "market",
-      directionType: o.side === BUY ? "buy" : "sell",
-      price: scaled(price, p.spec.priceDecimals),
-      amount: scaled(qty, p.spec.amountDecimals),
-      tradeTime: time,
-      fee,
-      feeCurrency,
-    };
+    return orderView(this.pairs[o.pair].spec, o, withUpdate);
   }
 
   // ------------------------------------------------------------------ helpers

@@ -24,22 +24,15 @@ import {
   LIMIT,
   MARKET,
   type OrderView,
-  tradeFee,
   type UserTradeView,
 } from "../exchange.ts";
-import { PERIODS, type Period, scaled } from "../market-data.ts";
+import { PERIODS, type Period } from "../market-data.ts";
 import type { Metrics } from "../metrics.ts";
 import { formatDecimal, parseDecimal } from "../numbers.ts";
-import {
-  CLIENT_ORDER_ID_RE,
-  FLAG_POST_ONLY,
-  TIF_GTC,
-  TIF_MASK,
-  timeInForceFlags,
-  withOrderOptions,
-} from "../orders.ts";
-import { formatDateTime, nowMicro } from "../time.ts";
+import { CLIENT_ORDER_ID_RE, FLAG_POST_ONLY, TIF_GTC, TIF_MASK, timeInForceFlags } from "../orders.ts";
+import { nowMicro } from "../time.ts";
 import type { ApiKey, Users } from "../users.ts";
+import { orderView, userTradeView } from "../views.ts";
 import type { Admin } from "./admin.ts";
 import type { CorsPolicy } from "./cors.ts";
 import { parseJsonBody, unknownFields } from "./json-body.ts";
@@ -853,32 +846,10 @@ export function validateOrder(
 // ---------------------------------------------------------------- row formatting
 
 export function orderRowView(o: OrderRow, config: ExchangeConfig, withUpdate = false): OrderView {
-  const p = config.pairsByName.get(o.pair)!;
-  const v: OrderView = {
-    id: o.id,
-    pairName: o.pair,
-    tradeType: o.type === LIMIT ? "limit" : "market",
-    directionType: o.side === BUY ? "buy" : "sell",
-    price: scaled(o.price, p.priceDecimals),
-    amount: scaled(o.amount, p.amountDecimals),
-    amountUsed: scaled(o.amountUsed, p.amountDecimals),
-    isCancelled: !!o.isCancelled,
-    createTime: formatDateTime(o.createMicro),
-  };
-  if (withUpdate) v.updateTime = formatDateTime(o.updateMicro);
-  return withOrderOptions(v, o.flags, o.clientOrderId);
+  const facts = { ...o, used: o.amountUsed, cancelled: !!o.isCancelled };
+  return orderView(config.pairsByName.get(o.pair)!, facts, withUpdate);
 }
 
 export function tradeRowView(t: UserTradeRow, config: ExchangeConfig): UserTradeView {
-  const p = config.pairsByName.get(t.pair)!;
-  return {
-    id: t.id,
-    pairName: t.pair,
-    tradeType: t.type === LIMIT ? "limit" : "market",
-    directionType: t.side === BUY ? "buy" : "sell",
-    price: scaled(t.price, p.priceDecimals),
-    amount: scaled(t.amount, p.amountDecimals),
-    tradeTime: formatDateTime(t.timeMicro),
-    ...tradeFee(p, t.side, t.feeRate, t.price, t.amount),
-  };
+  return userTradeView(config.pairsByName.get(t.pair)!, t);
 }
