@@ -206,11 +206,11 @@ export class Exchange {
   /** The resting orders of each user (cancel-all). */
   private readonly openByUser = new Map<number, OrderState[]>();
   /**
-   * `user:clientOrderId` -> order id (-1 until the command enters its ring) of every order ever
-   * accepted with a client order id: they are unique per user (CONTRACT 8.2). A key is dropped again
-   * only when the book refuses the order (nothing was created).
+   * `user:clientOrderId` of every order ever accepted with a client order id: they are unique per
+   * user (CONTRACT 8.2). A key is dropped again only when the book refuses the order (nothing was
+   * created). Reads by client order id go to the committed rows, not here.
    */
-  private readonly clientIds = new Map<string, number>();
+  private readonly clientIds = new Set<string>();
   nextOrderId = 1;
   nextTradeId = 1;
   listener: CommitListener | null = null;
@@ -373,7 +373,7 @@ export class Exchange {
       return true;
     }
     if (marketBuy) this.marketBuys.set(user, (this.marketBuys.get(user) ?? 0) + 1);
-    if (clientKey !== undefined) this.clientIds.set(clientKey, -1);
+    if (clientKey !== undefined) this.clientIds.add(clientKey);
     // The id and time are taken when the command enters the ring, so ids follow matching order.
     const send = (): boolean => {
       const id = this.nextOrderId;
@@ -383,7 +383,6 @@ export class Exchange {
           : p.sink.sendMarket(id, user, side, amount, budget);
       if (!sent) return false;
       this.nextOrderId = id + 1;
-      if (clientKey !== undefined) this.clientIds.set(clientKey, id);
       const micro = nowMicro();
       const order: OrderState = {
         id,
@@ -412,14 +411,9 @@ export class Exchange {
     return false;
   }
 
-  /** The id of the user's order with that client order id (-1: accepted, not in a ring yet). */
-  orderIdByClientId(user: number, clientOrderId: string): number | undefined {
-    return this.clientIds.get(`${user}:${clientOrderId}`);
-  }
-
   /** Recovery: a stored order's client order id, so that it is never given again. */
-  restoreClientId(user: number, clientOrderId: string, orderId: number): void {
-    this.clientIds.set(`${user}:${clientOrderId}`, orderId);
+  restoreClientId(user: number, clientOrderId: string): void {
+    this.clientIds.add(`${user}:${clientOrderId}`);
   }
 
   private afterMarketBuys(user: number, run: () => void): void {

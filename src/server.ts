@@ -139,7 +139,7 @@ export async function startExchange(
   const exchange = new Exchange(ledger, writer);
   exchange.nextOrderId = state.nextOrderId;
   exchange.nextTradeId = state.nextTradeId;
-  for (const c of state.clientOrderIds) exchange.restoreClientId(c.userId, c.clientOrderId, c.id);
+  for (const c of state.clientOrderIds) exchange.restoreClientId(c.userId, c.clientOrderId);
 
   let closing: Promise<void> | null = null;
 

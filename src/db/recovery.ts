@@ -162,7 +162,7 @@ export interface RecoveredState {
   /** Orders not cancelled and not fully executed, in id order (= time priority). */
   openOrders: OrderRow[];
   /** Every order that has a client order id (they are unique per user, CONTRACT 8.2). */
-  clientOrderIds: { userId: number; clientOrderId: string; id: number }[];
+  clientOrderIds: { userId: number; clientOrderId: string }[];
   /** 1 + the largest order id ever stored (1 for an empty database). */
   nextOrderId: number;
   /** 1 + the largest trade id ever stored. */
@@ -265,8 +265,8 @@ export function loadState(
       .all()
       .map(toOrderRow);
     const clientOrderIds = db
-      .prepare<[], { userId: number; clientOrderId: string; id: number }>(
-        `SELECT user_id AS userId, client_order_id AS clientOrderId, id FROM orders INDEXED BY orders_client_id
+      .prepare<[], { userId: number; clientOrderId: string }>(
+        `SELECT user_id AS userId, client_order_id AS clientOrderId FROM orders INDEXED BY orders_client_id
          WHERE client_order_id IS NOT NULL`,
       )
       .all();
