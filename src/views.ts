@@ -37,7 +37,11 @@ export interface UserTradeView {
   amount: number;
   tradeTime: string;
   /** CONTRACT 9: what this side paid (0 with no fee), in `feeCurrency` (buyer: base, seller: quote). */
-  fee: number;
+  /**
+   * The fee as exact decimal text; it goes on the wire as a JSON number with these very digits
+   * (schemas.ts `exactFees`), since a double keeps only about 15 significant digits.
+   */
+  fee: string;
   feeCurrency: string;
 }
 
@@ -124,9 +128,9 @@ export function tradeFee(
   rate: number,
   price: number,
   qty: number,
-): { fee: number; feeCurrency: string } {
+): { fee: string; feeCurrency: string } {
   const feeCurrency = side === BUY ? spec.base : spec.quote;
-  if (rate === 0) return { fee: 0, feeCurrency };
+  if (rate === 0) return { fee: "0", feeCurrency };
   const fee =
     side === BUY
       ? formatDecimal(BigInt(qty) * BigInt(rate), spec.amountDecimals + FEE_DECIMALS)
@@ -134,5 +138,5 @@ export function tradeFee(
           BigInt(price) * BigInt(qty) * BigInt(rate),
           spec.priceDecimals + spec.amountDecimals + FEE_DECIMALS,
         );
-  return { fee: Number(fee), feeCurrency };
+  return { fee, feeCurrency };
 }

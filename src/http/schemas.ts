@@ -10,6 +10,31 @@ function compile(schema: object): (doc: unknown) => string {
   return fastJson(schema as Parameters<typeof fastJson>[0]) as (doc: unknown) => string;
 }
 
+/**
+ * A serializer for a body that holds user trades (CONTRACT 9 `fee`): the fee is an exact decimal that
+ * may have more significant digits than a double keeps, and fast-json-stringify prints numbers as
+ * doubles. So the fee is serialised as its decimal text in a string and the quotes are taken off
+ * after: `"fee":"0.000000000012345678"` becomes `"fee":0.000000000012345678`. Only our fee text can
+ * match: every other string in the body is JSON-escaped, so none holds a bare `"fee":"`.
+ */
+function compileExactFees(schema: object): (doc: unknown) => string {
+  const f = compile(feeAsText(schema) as object);
+  return (doc) => f(doc).replace(FEE_TEXT, '"fee":$1');
+}
+
+const FEE_TEXT = /"fee":"([0-9]+(?:\.[0-9]+)?)"/g;
+
+/** A copy of `schema` in which every `fee` property is a string. */
+function feeAsText(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(feeAsText);
+  if (typeof schema !== "object" || schema === null) return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) out[k] = feeAsText(v);
+  const props = out.properties as Record<string, unknown> | undefined;
+  if (props !== undefined && "fee" in props) props.fee = { type: "string" };
+  return out;
+}
+
 const num = { type: "number" } as const;
 const int = { type: "integer" } as const;
 const str = { type: "string" } as const;
@@ -314,7 +339,7 @@ export const streamSchemas = {
 export const serialize = {
   order: compile(orderWithUpdateSchema),
   pairs: compile(pairsSchema),
-  pairPage: compile(pairPageSchema),
+  pairPage: compileExactFees(pairPageSchema),
   book: compile(bookSchema),
   history: compile(historySchema),
   chart: compile(chartSchema),
@@ -323,7 +348,7 @@ export const serialize = {
   orders: compile(orderListSchema),
   cancelled: compile(cancelledSchema),
   triggerTime: compile(triggerTimeSchema),
-  tradesPage: compile(tradesPageSchema),
+  tradesPage: compileExactFees(tradesPageSchema),
   newUser: compile(newUserSchema),
   newKey: compile(newKeySchema),
   balance: compile(transferSchema),
@@ -335,5 +360,5 @@ export const serialize = {
   streamLevels: compile(streamSchemas.orders),
   streamHistory: compile(streamSchemas.history),
   streamOrder: compile(streamSchemas.user_orders),
-  streamUserTrade: compile(streamSchemas.user_history),
+  streamUserTrade: compileExactFees(streamSchemas.user_history),
 };

@@ -425,3 +425,28 @@ describe("turning fees on for an existing database (CONTRACT 9)", () => {
     assert.deepEqual(fees, { btc: fmt(btcFee), usdt: fmt(usdtFee), eth: "0" });
   });
 });
+
+describe("exact fee text (CONTRACT 9)", () => {
+  let server: TestServer;
+  before(async () => {
+    server = await TestServer.start({ pairFees: FEES });
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  it("writes a fee with more significant digits than a double holds exactly, as a JSON number", async () => {
+    const bigSeller = await server.newUser({ btc: "877" });
+    const bigBuyer = await server.newUser({ usdt: "86600000" });
+    expectOk(await bigSeller.client.createOrder(limit("btc_usdt", "sell", "98765.43", "876.543219")));
+    expectOk(await bigBuyer.client.createOrder(limit("btc_usdt", "buy", "98765.43", "876.543219")));
+    // The maker (seller) pays 0.1% of 86,572,167.93811917 usdt.
+    const fee = fmt(mul(mul(dec("98765.43"), dec("876.543219")), dec("0.001")));
+    assert.notEqual(String(Number(fee)), fee, `${fee} must not survive a double`);
+    const res = await bigSeller.client.userHistory();
+    expectOk(res);
+    assert.ok(res.text.includes(`"fee":${fee},"feeCurrency":"usdt"`), `${fee} not in ${res.text}`);
+    const page = await bigSeller.client.pairPage("btc_usdt");
+    assert.ok(page.text.includes(`"fee":${fee},`), "the pair page's user history too");
+  });
+});
