@@ -330,15 +330,20 @@ export class Exchange {
     const p = this.pairs[pairIndex];
     const ledger = this.ledger;
     const marketBuy = type === MARKET && side === BUY;
-    if (marketBuy && this.marketBuys.has(user)) {
-      // A market buy holds the user's whole available quote balance while it is in the worker:
-      // the next one is decided against what the first leaves, one after the other.
-      this.afterMarketBuys(user, () => {
-        if (!this.createOrder(user, pairIndex, type, side, price, amount, reply, flags, clientOrderId))
-          reply(Code.BUSY, null);
-      });
-      return true;
-    }
+    // A market buy holds the user's whole available quote balance while it is in the worker: the
+    // next one is decided against what the first leaves, one after the other.
+    if (marketBuy && this.marketBuys.has(user))
+      return this.createAfterMarketBuys(
+        user,
+        pairIndex,
+        type,
+        side,
+        price,
+        amount,
+        reply,
+        flags,
+        clientOrderId,
+      );
     const clientKey = clientOrderId === undefined ? undefined : `${user}:${clientOrderId}`;
     if (clientKey !== undefined && this.clientIds.has(clientKey)) {
       reply(Code.CLIENT_ORDER_ID_DUPLICATE, null);
@@ -360,15 +365,20 @@ export class Exchange {
       hold = units * p.quoteMul;
     }
     if (!ledger.reserve(user, currency, hold)) {
-      if (this.marketBuys.has(user)) {
-        // A market buy of this user holds its whole quote balance for a moment: decide this
-        // order against the balance that buy leaves, as if the user's orders ran one by one.
-        this.afterMarketBuys(user, () => {
-          if (!this.createOrder(user, pairIndex, type, side, price, amount, reply, flags, clientOrderId))
-            reply(Code.BUSY, null);
-        });
-        return true;
-      }
+      // A market buy of this user holds its whole quote balance for a moment: decide this order
+      // against the balance that buy leaves, as if the user's orders ran one by one.
+      if (this.marketBuys.has(user))
+        return this.createAfterMarketBuys(
+          user,
+          pairIndex,
+          type,
+          side,
+          price,
+          amount,
+          reply,
+          flags,
+          clientOrderId,
+        );
       reply(Code.INSUFFICIENT_FUNDS, null);
       return true;
     }
@@ -414,6 +424,25 @@ export class Exchange {
   /** Recovery: a stored order's client order id, so that it is never given again. */
   restoreClientId(user: number, clientOrderId: string): void {
     this.clientIds.add(`${user}:${clientOrderId}`);
+  }
+
+  /** Decides a create-order again once the user's market buys in flight have ended. */
+  private createAfterMarketBuys(
+    user: number,
+    pairIndex: number,
+    type: 0 | 1,
+    side: 0 | 1,
+    price: number,
+    amount: number,
+    reply: CreateReply,
+    flags: number,
+    clientOrderId: string | undefined,
+  ): true {
+    this.afterMarketBuys(user, () => {
+      if (!this.createOrder(user, pairIndex, type, side, price, amount, reply, flags, clientOrderId))
+        reply(Code.BUSY, null);
+    });
+    return true;
   }
 
   private afterMarketBuys(user: number, run: () => void): void {
@@ -492,10 +521,12 @@ export class Exchange {
    */
   amendOrder(o: OrderState, price: number, amount: number, reply: CreateReply): boolean {
     const user = o.user;
+    /** This amend, run again later (behind another amend of the order, or the user's market buys). */
+    const again = (): void => {
+      if (!this.amendOrder(o, price, amount, reply)) reply(Code.BUSY, null);
+    };
     if (o.amending !== undefined && o.amending !== null) {
-      o.amending.push(() => {
-        if (!this.amendOrder(o, price, amount, reply)) reply(Code.BUSY, null);
-      });
+      o.amending.push(again);
       return true;
     }
     if (this.open.get(o.id) !== o) {
@@ -518,9 +549,7 @@ export class Exchange {
     const hold = amendHold(p, o.side, o.price, o.amount - o.used, price, delta);
     if (hold > 0n && !this.ledger.reserve(user, currency, hold)) {
       if (this.marketBuys.has(user)) {
-        this.afterMarketBuys(user, () => {
-          if (!this.amendOrder(o, price, amount, reply)) reply(Code.BUSY, null);
-        });
+        this.afterMarketBuys(user, again);
         return true;
       }
       reply(Code.INSUFFICIENT_FUNDS, null);
