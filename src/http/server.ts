@@ -242,6 +242,19 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     );
   });
 
+  /**
+   * A batch's answer (CONTRACT 8.5): element i's JSON goes in place i, in any order, and the array
+   * leaves once all `n` are in.
+   */
+  const batchAnswer = (res: HttpResponse, info: RequestInfo, n: number) => {
+    const out: string[] = new Array(n);
+    let left = n;
+    return (i: number, json: string): void => {
+      out[i] = json;
+      if (--left === 0) ok(res, info, `[${out.join(",")}]`);
+    };
+  };
+
   // ---------------------------------------------------------------- 8.5 create-orders
 
   signedPost("/trade/create-orders", (res, info, key, body) => {
@@ -251,13 +264,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     if (!Array.isArray(list) || list.length < 1 || list.length > MAX_BATCH_ORDERS) {
       return sendError(res, info, Code.ORDERS_INVALID, finish);
     }
-    // Element i's answer (an order or an error body) goes to out[i]; the array leaves once all are in.
-    const out: string[] = new Array(list.length);
-    let left = list.length;
-    const put = (i: number, json: string): void => {
-      out[i] = json;
-      if (--left === 0) ok(res, info, `[${out.join(",")}]`);
-    };
+    const put = batchAnswer(res, info, list.length);
     for (let i = 0; i < list.length; i++) {
       const item: unknown = list[i];
       if (typeof item !== "object" || item === null || Array.isArray(item)) {
@@ -338,18 +345,17 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     if (!Array.isArray(list) || list.length < 1 || list.length > MAX_BATCH_CANCELS) {
       return sendError(res, info, Code.ORDER_IDS_INVALID, finish);
     }
-    const out: string[] = new Array(list.length);
-    let left = list.length;
+    const answer = batchAnswer(res, info, list.length);
     list.forEach((item, i) => {
       const orderId = orderIdOf(item);
       // The id as the client gave it, for an element that is not a valid id.
       const echo = orderId > 0 ? String(orderId) : (JSON.stringify(item) ?? "null");
-      const put = (err: number): void => {
-        // `{"orderId":id}`, or the error body with the id put in front of `errors`.
-        out[i] =
-          err === 0 ? `{"orderId":${echo}}` : `{"orderId":${echo},${errorBody(err, info.lang).slice(1)}`;
-        if (--left === 0) ok(res, info, `[${out.join(",")}]`);
-      };
+      // `{"orderId":id}`, or the error body with the id put in front of `errors`.
+      const put = (err: number): void =>
+        answer(
+          i,
+          err === 0 ? `{"orderId":${echo}}` : `{"orderId":${echo},${errorBody(err, info.lang).slice(1)}`,
+        );
       if (orderId < 0) put(-orderId);
       else cancelOne(key.userId, orderId, put);
     });
