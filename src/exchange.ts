@@ -856,9 +856,7 @@ export class Exchange {
   onDone(pairIndex: number, orderId: number, reason: number, left: number): void {
     const p = this.pairs[pairIndex];
     const o = reason === DONE_REMAINDER ? this.currentOrder(p, orderId) : this.open.get(orderId)!;
-    const ledger = this.ledger;
-    if (o.type === LIMIT || o.side === SELL)
-      ledger.release(o.user, o.side === SELL ? p.base : p.quote, limitHold(p, o.side, o.price, left));
+    this.releaseHold(p, o, left);
     // A market buy's unused budget is released when its command ends.
     o.cancelled = true;
     o.updateMicro = nowMicro();
@@ -901,8 +899,7 @@ export class Exchange {
         // Refused by the book (no liquidity, unaffordable, post-only would take): nothing happened
         // but the hold, and the client order id was not used.
         if (o.clientOrderId !== undefined) this.clientIds.delete(`${o.user}:${o.clientOrderId}`);
-        if (o.type === LIMIT || o.side === SELL)
-          ledger.release(o.user, o.side === SELL ? p.base : p.quote, limitHold(p, o.side, o.price, o.amount));
+        this.releaseHold(p, o, o.amount);
         cb(code, null);
         this.resetCommand(p);
         return;
@@ -1041,6 +1038,12 @@ export class Exchange {
     if (t.length === 0 || t[t.length - 1] !== o) {
       if (!t.includes(o)) t.push(o);
     }
+  }
+
+  /** Releases what `lots` of a limit order or a sell hold (a market buy's budget is released apart). */
+  private releaseHold(p: PairState, o: OrderState, lots: number): void {
+    if (o.type === LIMIT || o.side === SELL)
+      this.ledger.release(o.user, o.side === SELL ? p.base : p.quote, limitHold(p, o.side, o.price, lots));
   }
 
   private setOpen(o: OrderState): void {
