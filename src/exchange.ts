@@ -1,15 +1,19 @@
 /**
- * The exchange core on the main thread: the stages a command passes through between the HTTP edge
- * and the pair worker, in the order exchange-core names them (STYLE 1):
+ * The exchange core on the main thread: the stages a command record (src/command.ts) passes
+ * through between the HTTP edge and the pair worker, in the order exchange-core names them
+ * (STYLE 1):
  *
- *   R1  risk hold   reserve funds in the ledger, assign the order id and time   (`createOrder`)
- *   ME  matching    the pair worker runs the command on its book                 (ring, worker)
- *   R2  settle      apply each event: trades move reserved funds, dones release  (`onTrade`, `onDone`, `onAmended`)
- *   DB  persist     every changed row goes into the writer's current batch       (`onTrade`, `onEnd`)
- *   OUT answer      the reply and the stream messages leave after that batch commits (`afterCommit`)
+ *   R1   risk hold   reserve funds in the ledger (src/risk.ts), or refuse      (`place`, `amend`)
+ *   SEQ  sequencing  the pair's command FIFO and back-pressure; id and time    (src/sequencer.ts, `entered`)
+ *   ME   matching    the pair worker runs the command on its book              (ring, workers/pair)
+ *   R2   settle      apply each event: trades move reserved funds, dones release (`onTrade`, `onDone`, `onAmended`, `onEnd`)
+ *   DB   persist     every changed row goes into the writer's current batch    (src/results.ts `persist`)
+ *   OUT  results     after that batch commits: the edge is answered by request id and the stream
+ *                    is told                                                    (src/results.ts)
  *
  * Everything here runs on one thread, so ledger checks and reservations are atomic with respect to
- * every other request, whatever the pair.
+ * every other request, whatever the pair. No stage holds a closure of the edge: the edge gives each
+ * request an id and receives its result through `ResultSink`.
  */
 import {
   BUY,
@@ -46,22 +50,36 @@ import {
   TRADE_QTY,
   TRADE_TAKER_ID,
 } from "../workers/pair/protocol.ts";
+import {
+  type CancelAllGroup,
+  CMD_AMEND,
+  CMD_CANCEL,
+  CMD_CANCEL_ALL,
+  CMD_CREATE,
+  CMD_RESTORE,
+  type Command,
+  LIMIT,
+  MARKET,
+  NEEDS_ROW,
+  NO_REQUEST,
+  newCommand,
+  type OrderState,
+  type ResultSink,
+} from "./command.ts";
 import { FEE_DECIMALS } from "./config.ts";
-import type { DbWriter } from "./db/writer.ts";
 import { Code } from "./errors.ts";
 import type { Ledger } from "./ledger.ts";
 import type { PairMarket } from "./market-data.ts";
 import { mulDivRoundHalfUp, pow10 } from "./numbers.ts";
-import { ENGINE_FLAGS, FLAG_POST_ONLY, TIF_GTC, TIF_MASK } from "./orders.ts";
+import { TIF_GTC, TIF_MASK } from "./orders.ts";
+import { type CommitListener, type RecordSink, Results } from "./results.ts";
 import { amendHold, limitHold, type PairUnits, pairUnits } from "./risk.ts";
+import { type CommandSink, PairSequencer } from "./sequencer.ts";
+import { nowMicro } from "./time.ts";
 import { type OrderView, orderView, type UserTradeView, userTradeView } from "./views.ts";
 
-export type { OrderView, UserTradeView };
-
-import { nowMicro } from "./time.ts";
-
-export const LIMIT = 0;
-export const MARKET = 1;
+export type { CommandSink, CommitListener, OrderState, OrderView, RecordSink, ResultSink, UserTradeView };
+export { LIMIT, MARKET, NEEDS_ROW };
 
 /** A configured pair as the core needs it. */
 export interface PairSpec {
@@ -79,96 +97,11 @@ export interface PairSpec {
 /** Fee rates are integers in units of 10^-FEE_DECIMALS. */
 const FEE_UNIT = pow10(FEE_DECIMALS);
 
-/** What the core needs from a pair worker's command ring (see src/pair-client.ts). */
-export interface CommandSink {
-  /** Resolves once the command ring has room again. */
-  writable(): Promise<void>;
-  sendLimit(orderId: number, user: number, side: 0 | 1, price: number, qty: number, flags: number): boolean;
-  sendMarket(orderId: number, user: number, side: 0 | 1, qty: number, budget: number): boolean;
-  sendCancel(orderId: number): boolean;
-  sendReduce(orderId: number, by: number): boolean;
-  sendMove(orderId: number, price: number, delta: number, flags: number): boolean;
-}
-
-/** What the core needs from the database writer. */
-export type RecordSink = Pick<
-  DbWriter,
-  "order" | "trade" | "balance" | "candle" | "meta" | "afterCommit" | "beforeSend" | "settledOrderIds"
->;
-
-/** Live state of an order the core knows about (open, or finishing in the current command). */
-export interface OrderState {
-  id: number;
-  user: number;
-  pair: number;
-  side: 0 | 1;
-  type: 0 | 1;
-  /** Limit price in ticks; for a market order 0 until it is final, then the average price. */
-  price: number;
-  amount: number;
-  used: number;
-  cancelled: boolean;
-  createMicro: number;
-  updateMicro: number;
-  /** Market buy: quote (ledger units) still reserved for it. Market orders: ticks × lots spent. */
-  budget: bigint;
-  spent: bigint;
-  /** Options (src/orders.ts): time in force, post-only. */
-  flags: number;
-  clientOrderId: string | undefined;
-  /** Set while an amend of the order is in the worker: the amends waiting behind it. */
-  amending?: (() => void)[] | null;
-  /** Index in its user's list of open orders (Exchange.openByUser); -1 or absent when not in it. */
-  userSlot?: number;
-}
-
-/** Receives what a committed command changed, for the stream fan-out. */
-export interface CommitListener {
-  /**
-   * Whether anyone holds a channel the records would go to. The core builds a view only for a
-   * channel with a subscriber (asked when the record is made; a subscriber that arrives before the
-   * commit may miss that one record, as if it had connected just after).
-   */
-  wantsOrders(user: number): boolean;
-  wantsUserTrades(user: number): boolean;
-  /** `history:{pair}` or `exchanges` (which counts the pair's trades). */
-  wantsTrades(pair: number): boolean;
-  orderChanged(user: number, view: OrderView): void;
-  userTrade(user: number, view: UserTradeView): void;
-  publicTrades(pair: number, trades: ReturnType<PairMarket["publicTrade"]>[]): void;
-  /** `seq`: the pair's book sequence after this change (CONTRACT 9), one more than the last. */
-  levelsChanged(pair: number, buy: Map<number, number>, sell: Map<number, number>, seq: number): void;
-}
-
-export type CreateReply = (error: number, order: OrderView | null) => void;
-export type CancelReply = (error: number) => void;
-/** The ids of the orders a cancel-all cancelled, ascending. */
-export type CancelAllReply = (cancelled: number[]) => void;
-
-/** Commands a pair may hold while its command ring is full; past it, requests get 503. */
-const MAX_WAITING = 10_000;
-
-const CMD_RESTORE = 0;
-const CMD_CREATE = 1;
-const CMD_CANCEL = 2;
-const CMD_AMEND = 3;
-
-interface Pending {
-  kind: number;
-  order: OrderState | null;
-  orderId: number;
-  user: number;
-  replyCreate: CreateReply | null;
-  replyCancel: CancelReply | null;
-  /** Amend: ledger units held at R1 for it and not settled yet (quote for a buy, base for a sell). */
-  hold?: bigint;
-}
-
-/** Per pair: scale factors between book units and ledger units (risk.ts), and the command FIFO. */
+/** Per pair: scale factors between book units and ledger units (risk.ts), its FIFO, R2 scratch. */
 interface PairState extends PairUnits {
   spec: PairSpec;
   market: PairMarket;
-  sink: CommandSink;
+  seq: PairSequencer;
   base: number;
   quote: number;
   /** False when both fee rates are 0: settlement then does no fee work at all. */
@@ -179,14 +112,10 @@ interface PairState extends PairUnits {
   makerRate: number;
   takerRate: number;
   /** Book sequence (CONTRACT 9): the last number given to a change of this pair's book. */
-  seq: number;
-  /** `seq` changed since the last batch was sealed (then it is written to meta with that batch). */
+  bookSeq: number;
+  /** `bookSeq` changed since the last batch was sealed (then it is written to meta with that batch). */
   seqDirty: boolean;
-  /** Commands waiting for room in the command ring, oldest first (bounded by MAX_WAITING). */
-  waiting: (() => boolean)[];
-  /** Commands sent to the worker and not yet answered by END, oldest first. */
-  pending: Pending[];
-  pendingHead: number;
+  // R2 scratch of the command in progress, handed to its record at END.
   /** Orders changed by the command being processed (taker and makers). */
   touched: OrderState[];
   trades: ReturnType<PairMarket["publicTrade"]>[];
@@ -199,10 +128,10 @@ export class Exchange {
   readonly ledger: Ledger;
   private readonly pairs: PairState[] = [];
   private readonly db: RecordSink;
+  /** DB and OUT: rows into the writer, answers and stream messages after each commit. */
+  readonly results: Results;
   /** Resting orders (and the taker of the command in progress), by id. */
   readonly open = new Map<number, OrderState>();
-  /** Closed orders whose final row is not committed yet (cancel answers need them). */
-  private readonly closing = new Map<number, OrderState>();
   /** The resting orders of each user (cancel-all). */
   private readonly openByUser = new Map<number, OrderState[]>();
   /**
@@ -213,17 +142,19 @@ export class Exchange {
   private readonly clientIds = new Set<string>();
   nextOrderId = 1;
   nextTradeId = 1;
-  listener: CommitListener | null = null;
   /** The fee account's user id (CONTRACT 9); must be set before any pair with fees trades. */
   feeUser = -1;
   /** Market buys in flight per user (each holds the user's whole available quote balance). */
   private readonly marketBuys = new Map<number, number>();
-  /** Orders refused for funds while a market buy of the user was in flight, oldest first. */
-  private readonly waitingForMarketBuys = new Map<number, (() => void)[]>();
+  /** Commands refused for funds while a market buy of the user was in flight, oldest first. */
+  private readonly waitingForMarketBuys = new Map<number, Command[]>();
+  private readonly markets: PairMarket[] = [];
+  private readonly names: string[] = [];
 
   constructor(ledger: Ledger, db: RecordSink) {
     this.ledger = ledger;
     this.db = db;
+    this.results = new Results(db, this.markets, this.names, (o) => this.orderView(o, true));
     // Balances and candles keep only their latest values: they go into each batch as it is sealed
     // (one record per changed balance or candle per transaction, not one per command).
     db.beforeSend(() => {
@@ -234,7 +165,7 @@ export class Exchange {
         if (p.seqDirty) {
           // The pair's book sequence commits with the changes it numbers: a restart goes on from it.
           p.seqDirty = false;
-          db.meta(`book_seq:${name}`, p.seq);
+          db.meta(`book_seq:${name}`, p.bookSeq);
         }
         p.market.drainCandles((period, c) => db.candle(name, period, c[0], c[1], c[2], c[3], c[4], c[5]));
       }
@@ -242,22 +173,30 @@ export class Exchange {
     db.settledOrderIds(() => this.lowestUnsettledOrderId());
   }
 
+  /** The stream hub (src/stream/hub.ts), told of every committed change. */
+  get listener(): CommitListener | null {
+    return this.results.listener;
+  }
+  set listener(l: CommitListener | null) {
+    this.results.listener = l;
+  }
+
+  /** The edge (src/http/answers.ts): told each request's result, by request id. */
+  set sink(s: ResultSink) {
+    this.results.sink = s;
+  }
+
   /**
    * The lowest order id that may still get an order record: the oldest create still in a pair
-   * worker (a pair's pending creates are in id order), else the next id to be given. Every id
-   * below it has had all its records handed to the writer, or never will (refused by the book).
+   * worker (a pair's creates in the worker are in id order), else the next id to be given. Every
+   * id below it has had all its records handed to the writer, or never will (refused by the book).
    */
   private lowestUnsettledOrderId(): number {
     let low = this.nextOrderId;
     for (const p of this.pairs) {
       if (p === undefined) continue;
-      for (let i = p.pendingHead; i < p.pending.length; i++) {
-        const cmd = p.pending[i];
-        if (cmd.kind === CMD_CREATE) {
-          if (cmd.orderId < low) low = cmd.orderId;
-          break;
-        }
-      }
+      const oldest = p.seq.oldestCreate();
+      if (oldest < low) low = oldest;
     }
     return low;
   }
@@ -273,10 +212,12 @@ export class Exchange {
     const makerFee = spec.makerFee ?? 0n;
     const takerFee = spec.takerFee ?? 0n;
     market.seq = seq;
+    this.markets[spec.index] = market;
+    this.names[spec.index] = spec.name;
     this.pairs[spec.index] = {
       spec,
       market,
-      sink,
+      seq: new PairSequencer(spec.index, sink, this),
       base: this.ledger.currencyIndex(spec.base),
       quote: this.ledger.currencyIndex(spec.quote),
       ...pairUnits(spec, baseScale, quoteScale),
@@ -285,11 +226,8 @@ export class Exchange {
       takerFee,
       makerRate: Number(makerFee),
       takerRate: Number(takerFee),
-      seq,
+      bookSeq: seq,
       seqDirty: false,
-      waiting: [],
-      pending: [],
-      pendingHead: 0,
       touched: [],
       trades: [],
       userTrades: [],
@@ -302,123 +240,37 @@ export class Exchange {
     return this.pairs[pair].market;
   }
 
-  /** Commands sent to a pair's worker and not answered yet. */
+  /** Commands submitted to a pair and not finished yet. */
   inFlight(pair: number): number {
-    const p = this.pairs[pair];
-    return p.pending.length - p.pendingHead + p.waiting.length;
+    return this.pairs[pair].seq.inFlight;
   }
 
   // ------------------------------------------------------------------ R1: commands in
+  //
+  // Each entry point answers at once with a code: 0 when the command was accepted (its result then
+  // comes through the ResultSink under `request`, once committed), or why it was refused with
+  // nothing changed (Code.BUSY: the pair's command queue is full, the edge answers 503).
 
-  /**
-   * Places an order. `price` (ticks) is ignored for market orders. Calls `reply` once: with an
-   * error code (and nothing changed), or with the order after its own matching, once committed.
-   * Returns false when the command ring and the queue waiting for it are full (nothing changed; the
-   * caller answers 503).
-   */
+  /** Places an order. `price` (ticks) is ignored for market orders. */
   createOrder(
     user: number,
-    pairIndex: number,
+    pair: number,
     type: 0 | 1,
     side: 0 | 1,
     price: number,
     amount: number,
-    reply: CreateReply,
-    flags = 0,
-    clientOrderId?: string,
-  ): boolean {
-    const p = this.pairs[pairIndex];
-    const ledger = this.ledger;
-    const marketBuy = type === MARKET && side === BUY;
-    // A market buy holds the user's whole available quote balance while it is in the worker: the
-    // next one is decided against what the first leaves, one after the other.
-    if (marketBuy && this.marketBuys.has(user))
-      return this.createAfterMarketBuys(
-        user,
-        pairIndex,
-        type,
-        side,
-        price,
-        amount,
-        reply,
-        flags,
-        clientOrderId,
-      );
-    const clientKey = clientOrderId === undefined ? undefined : `${user}:${clientOrderId}`;
-    if (clientKey !== undefined && this.clientIds.has(clientKey)) {
-      reply(Code.CLIENT_ORDER_ID_DUPLICATE, null);
-      return true;
-    }
-    let hold: bigint;
-    let currency: number;
-    let budget = NO_BUDGET;
-    if (type === LIMIT || side === SELL) {
-      currency = side === SELL ? p.base : p.quote;
-      hold = limitHold(p, side, price, amount);
-    } else {
-      // Market buy: hold everything available (at most MAX_BUDGET ticks × lots); the worker
-      // refuses the order when walking the book would cost more, and the unused part is released.
-      currency = p.quote;
-      let units = ledger.available(user, currency) / p.quoteMul;
-      if (units > BigInt(MAX_BUDGET)) units = BigInt(MAX_BUDGET);
-      budget = Number(units);
-      hold = units * p.quoteMul;
-    }
-    if (!ledger.reserve(user, currency, hold)) {
-      // A market buy of this user holds its whole quote balance for a moment: decide this order
-      // against the balance that buy leaves, as if the user's orders ran one by one.
-      if (this.marketBuys.has(user))
-        return this.createAfterMarketBuys(
-          user,
-          pairIndex,
-          type,
-          side,
-          price,
-          amount,
-          reply,
-          flags,
-          clientOrderId,
-        );
-      reply(Code.INSUFFICIENT_FUNDS, null);
-      return true;
-    }
-    if (marketBuy) this.marketBuys.set(user, (this.marketBuys.get(user) ?? 0) + 1);
-    if (clientKey !== undefined) this.clientIds.add(clientKey);
-    // The id and time are taken when the command enters the ring, so ids follow matching order.
-    const send = (): boolean => {
-      const id = this.nextOrderId;
-      const sent =
-        type === LIMIT
-          ? p.sink.sendLimit(id, user, side, price, amount, flags & ENGINE_FLAGS)
-          : p.sink.sendMarket(id, user, side, amount, budget);
-      if (!sent) return false;
-      this.nextOrderId = id + 1;
-      const micro = nowMicro();
-      const order: OrderState = {
-        id,
-        user,
-        pair: pairIndex,
-        side,
-        type,
-        price: type === LIMIT ? price : 0,
-        amount,
-        used: 0,
-        cancelled: false,
-        createMicro: micro,
-        updateMicro: micro,
-        budget: marketBuy ? hold : 0n,
-        spent: 0n,
-        flags,
-        clientOrderId,
-      };
-      p.pending.push({ kind: CMD_CREATE, order, orderId: id, user, replyCreate: reply, replyCancel: null });
-      return true;
-    };
-    if (this.submit(p, send)) return true;
-    ledger.release(user, currency, hold);
-    if (marketBuy) this.marketBuyEnded(user);
-    if (clientKey !== undefined) this.clientIds.delete(clientKey);
-    return false;
+    flags: number,
+    clientOrderId: string | undefined,
+    request: number,
+  ): number {
+    const cmd = newCommand(CMD_CREATE, request, user, pair);
+    cmd.type = type;
+    cmd.side = side;
+    cmd.price = type === LIMIT ? price : 0;
+    cmd.amount = amount;
+    cmd.flags = flags;
+    cmd.clientOrderId = clientOrderId;
+    return this.place(cmd);
   }
 
   /** Recovery: a stored order's client order id, so that it is never given again. */
@@ -426,29 +278,52 @@ export class Exchange {
     this.clientIds.add(`${user}:${clientOrderId}`);
   }
 
-  /** Decides a create-order again once the user's market buys in flight have ended. */
-  private createAfterMarketBuys(
-    user: number,
-    pairIndex: number,
-    type: 0 | 1,
-    side: 0 | 1,
-    price: number,
-    amount: number,
-    reply: CreateReply,
-    flags: number,
-    clientOrderId: string | undefined,
-  ): true {
-    this.afterMarketBuys(user, () => {
-      if (!this.createOrder(user, pairIndex, type, side, price, amount, reply, flags, clientOrderId))
-        reply(Code.BUSY, null);
-    });
-    return true;
+  /** R1 of a create: hold what the order may cost, then hand it to its pair's FIFO. */
+  private place(cmd: Command): number {
+    const p = this.pairs[cmd.pair];
+    const ledger = this.ledger;
+    const user = cmd.user;
+    const marketBuy = cmd.type === MARKET && cmd.side === BUY;
+    // A market buy holds the user's whole available quote balance while it is in the worker: the
+    // next one is decided against what the first leaves, one after the other.
+    if (marketBuy && this.marketBuys.has(user)) return this.afterMarketBuys(cmd);
+    const clientKey = cmd.clientOrderId === undefined ? undefined : `${user}:${cmd.clientOrderId}`;
+    if (clientKey !== undefined && this.clientIds.has(clientKey)) return Code.CLIENT_ORDER_ID_DUPLICATE;
+    const currency = cmd.side === SELL ? p.base : p.quote;
+    let hold: bigint;
+    if (!marketBuy) {
+      hold = limitHold(p, cmd.side, cmd.price, cmd.amount);
+      cmd.budget = NO_BUDGET;
+    } else {
+      // Market buy: hold everything available (at most MAX_BUDGET ticks × lots); the worker
+      // refuses the order when walking the book would cost more, and the unused part is released.
+      let units = ledger.available(user, currency) / p.quoteMul;
+      if (units > BigInt(MAX_BUDGET)) units = BigInt(MAX_BUDGET);
+      cmd.budget = Number(units);
+      hold = units * p.quoteMul;
+    }
+    if (!ledger.reserve(user, currency, hold)) {
+      // A market buy of this user holds its whole quote balance for a moment: decide this order
+      // against the balance that buy leaves, as if the user's orders ran one by one.
+      if (this.marketBuys.has(user)) return this.afterMarketBuys(cmd);
+      return Code.INSUFFICIENT_FUNDS;
+    }
+    cmd.hold = hold;
+    if (marketBuy) this.marketBuys.set(user, (this.marketBuys.get(user) ?? 0) + 1);
+    if (clientKey !== undefined) this.clientIds.add(clientKey);
+    if (p.seq.submit(cmd)) return 0;
+    ledger.release(user, currency, hold);
+    if (marketBuy) this.marketBuyEnded(user);
+    if (clientKey !== undefined) this.clientIds.delete(clientKey);
+    return Code.BUSY;
   }
 
-  private afterMarketBuys(user: number, run: () => void): void {
-    const list = this.waitingForMarketBuys.get(user);
-    if (list === undefined) this.waitingForMarketBuys.set(user, [run]);
-    else list.push(run);
+  /** `cmd` is decided again once the user's market buys in flight have ended. */
+  private afterMarketBuys(cmd: Command): 0 {
+    const list = this.waitingForMarketBuys.get(cmd.user);
+    if (list === undefined) this.waitingForMarketBuys.set(cmd.user, [cmd]);
+    else list.push(cmd);
+    return 0;
   }
 
   /** A market buy of `user` released its hold: orders that waited for it are decided now. */
@@ -465,29 +340,29 @@ export class Exchange {
     // After the current event is handled, in arrival order (a run may start another market buy,
     // and the orders behind it wait again).
     queueMicrotask(() => {
-      for (const run of list) run();
+      for (const cmd of list) this.retry(cmd);
     });
   }
 
-  /**
-   * Cancels an order of `user`. Replies with 0 after the cancel committed, or an error code.
-   * Returns false when the command ring and the queue waiting for it are full.
-   */
-  cancelOrder(
-    user: number,
-    orderId: number,
-    reply: CancelReply,
-    lookupClosed: (id: number) => void,
-  ): boolean {
+  /** Runs R1 again for a command that waited; a refusal now is its result. */
+  private retry(cmd: Command): void {
+    const code = cmd.kind === CMD_CREATE ? this.place(cmd) : this.amend(cmd);
+    if (code === 0) return;
+    cmd.result = code;
+    this.results.answer(cmd);
+  }
+
+  /** Cancels an order of `user`; NEEDS_ROW when only the order's committed row can tell why not. */
+  cancelOrder(user: number, orderId: number, request: number): number {
     const o = this.open.get(orderId);
     if (o === undefined || o.user !== user) {
       const err = this.notOpenError(user, orderId);
-      if (err < 0) lookupClosed(orderId);
-      else reply(err);
-      return true;
+      return err < 0 ? NEEDS_ROW : err;
     }
-    const p = this.pairs[o.pair];
-    return this.submit(p, () => this.sendCancel(p, o, reply));
+    const cmd = newCommand(CMD_CANCEL, request, user, o.pair);
+    cmd.orderId = o.id;
+    cmd.order = o;
+    return this.pairs[o.pair].seq.submit(cmd) ? 0 : Code.BUSY;
   }
 
   /** The open order `orderId` of `user`, or undefined. */
@@ -502,7 +377,7 @@ export class Exchange {
    * order closed and its row is committed).
    */
   notOpenError(user: number, orderId: number): number {
-    const c = this.closing.get(orderId);
+    const c = this.results.closing.get(orderId);
     if (c !== undefined) return c.user === user ? closedError(c) : Code.ORDER_NOT_FOUND;
     return this.open.has(orderId) ? Code.ORDER_NOT_FOUND : -1;
   }
@@ -511,72 +386,54 @@ export class Exchange {
    * Amends the open order `o` of its user (CONTRACT 8.3) to `price` (ticks) and the new total
    * `amount` (lots). Only a lower amount at the same price keeps the order's place (a REDUCE
    * command); anything else is a MOVE: the order goes to the back of its new level and may match.
-   * Calls `reply` once: with an error code (nothing changed), or with the order after the amend and
-   * any matching, once committed. Amends of one order run one after the other. Returns false when
-   * the command queue is full (nothing changed; the caller answers 503).
+   * Amends of one order run one after the other.
    *
    * R1 holds what the amended order may need beyond what it holds now. The order's open quantity
    * can still drop (fills still in the worker), so the hold is the most the amend can cost over
    * every open quantity from 0 to the one known now; the AMENDED event settles it exactly.
    */
-  amendOrder(o: OrderState, price: number, amount: number, reply: CreateReply): boolean {
+  amendOrder(o: OrderState, price: number, amount: number, request: number): number {
+    const cmd = newCommand(CMD_AMEND, request, o.user, o.pair);
+    cmd.orderId = o.id;
+    cmd.order = o;
+    cmd.price = price;
+    cmd.amount = amount;
+    return this.amend(cmd);
+  }
+
+  /** R1 of an amend. */
+  private amend(cmd: Command): number {
+    const o = cmd.order!;
     const user = o.user;
-    /** This amend, run again later (behind another amend of the order, or the user's market buys). */
-    const again = (): void => {
-      if (!this.amendOrder(o, price, amount, reply)) reply(Code.BUSY, null);
-    };
     if (o.amending !== undefined && o.amending !== null) {
-      o.amending.push(again);
-      return true;
+      o.amending.push(cmd);
+      return 0;
     }
     if (this.open.get(o.id) !== o) {
       const err = this.notOpenError(user, o.id);
-      reply(err < 0 ? closedError(o) : err, null);
-      return true;
+      return err < 0 ? closedError(o) : err;
     }
-    if (amount <= o.used) {
-      reply(Code.AMEND_NOT_ABOVE_EXECUTED, null);
-      return true;
-    }
+    if (cmd.amount <= o.used) return Code.AMEND_NOT_ABOVE_EXECUTED;
     const p = this.pairs[o.pair];
-    const delta = amount - o.amount;
-    if (price === o.price && delta === 0) {
+    const delta = cmd.amount - o.amount;
+    if (cmd.price === o.price && delta === 0) {
       // Nothing to change: the order as it stands once what is in flight has committed.
-      this.db.afterCommit(() => reply(0, this.orderView(o, true)));
-      return true;
+      this.results.commit(cmd);
+      return 0;
     }
     const currency = o.side === SELL ? p.base : p.quote;
-    const hold = amendHold(p, o.side, o.price, o.amount - o.used, price, delta);
+    const hold = amendHold(p, o.side, o.price, o.amount - o.used, cmd.price, delta);
     if (hold > 0n && !this.ledger.reserve(user, currency, hold)) {
-      if (this.marketBuys.has(user)) {
-        this.afterMarketBuys(user, again);
-        return true;
-      }
-      reply(Code.INSUFFICIENT_FUNDS, null);
-      return true;
+      if (this.marketBuys.has(user)) return this.afterMarketBuys(cmd);
+      return Code.INSUFFICIENT_FUNDS;
     }
     o.amending = [];
-    const reduce = price === o.price && delta < 0;
-    const send = (): boolean => {
-      const sent = reduce
-        ? p.sink.sendReduce(o.id, -delta)
-        : p.sink.sendMove(o.id, price, delta, o.flags & FLAG_POST_ONLY);
-      if (!sent) return false;
-      p.pending.push({
-        kind: CMD_AMEND,
-        order: o,
-        orderId: o.id,
-        user,
-        replyCreate: reply,
-        replyCancel: null,
-        hold,
-      });
-      return true;
-    };
-    if (this.submit(p, send)) return true;
+    cmd.delta = delta;
+    cmd.hold = hold;
+    if (p.seq.submit(cmd)) return 0;
     if (hold > 0n) this.ledger.release(user, currency, hold);
     this.amendEnded(o);
-    return false;
+    return Code.BUSY;
   }
 
   /** The amend of `o` in the worker ended: the next one waiting for it runs. */
@@ -585,66 +442,32 @@ export class Exchange {
     o.amending = null;
     if (waiting === undefined || waiting === null || waiting.length === 0) return;
     queueMicrotask(() => {
-      for (const run of waiting) run();
+      for (const cmd of waiting) this.retry(cmd);
     });
-  }
-
-  private sendCancel(p: PairState, o: OrderState, reply: CancelReply): boolean {
-    if (!p.sink.sendCancel(o.id)) return false;
-    p.pending.push({
-      kind: CMD_CANCEL,
-      order: o,
-      orderId: o.id,
-      user: o.user,
-      replyCreate: null,
-      replyCancel: reply,
-    });
-    return true;
   }
 
   /**
-   * Cancels every open order of `user` on pair `pairIndex` (-1: every pair), CONTRACT 8.4, and
-   * answers the ids it cancelled, ascending, once every cancel committed. Each pair's cancels enter
-   * its command FIFO as one step, so they follow every command the user sent before: the orders
-   * resting then, and the creates still in the worker that may rest, are the ones cancelled (a
-   * create that ends filled or cancelled is not listed). Returns false when a command queue is full
-   * (nothing was sent on that pair; the caller answers 503).
+   * Cancels every open order of `user` on pair `pairIndex` (-1: every pair), CONTRACT 8.4; the
+   * result is the ids it cancelled, ascending, once every cancel committed. Each pair's cancels
+   * enter its command FIFO as one step (CMD_CANCEL_ALL), so they follow every command the user sent
+   * before: the orders resting then, and the creates still in the worker that may rest, are the
+   * ones cancelled (a create that ends filled or cancelled is not listed).
    */
-  cancelAll(user: number, pairIndex: number, reply: CancelAllReply): boolean {
-    const cancelled: number[] = [];
-    // Pairs whose cancels are not all sent, plus cancels not answered yet.
-    let outstanding = 0;
-    const settle = (): void => {
-      if (--outstanding === 0) reply(cancelled.sort((a, b) => a - b));
-    };
-    const onCancel = (orderId: number) => (err: number) => {
-      if (err === 0) cancelled.push(orderId);
-      settle();
-    };
+  cancelAll(user: number, pairIndex: number, request: number): number {
+    const group: CancelAllGroup = { request, outstanding: 0, cancelled: [] };
     let accepted = true;
     for (const p of this.pairs) {
       if (p === undefined || (pairIndex >= 0 && p.spec.index !== pairIndex)) continue;
-      let targets: OrderState[] | null = null;
-      let next = 0;
-      outstanding++;
-      const sendAll = (): boolean => {
-        if (targets === null) {
-          targets = this.cancelTargets(p, user);
-          outstanding += targets.length;
-        }
-        while (next < targets.length) {
-          const o = targets[next];
-          if (!this.sendCancel(p, o, onCancel(o.id))) return false;
-          next++;
-        }
-        // Deferred: the answer must not come before the caller learned the call was accepted.
-        queueMicrotask(settle);
-        return true;
-      };
-      if (!this.submit(p, sendAll)) accepted = false;
+      const cmd = newCommand(CMD_CANCEL_ALL, NO_REQUEST, user, p.spec.index);
+      cmd.group = group;
+      group.outstanding++;
+      if (!p.seq.submit(cmd)) {
+        group.outstanding--;
+        accepted = false;
+      }
     }
-    if (outstanding === 0) queueMicrotask(() => reply(cancelled));
-    return accepted;
+    if (group.outstanding === 0) queueMicrotask(() => this.results.sink.cancelAllResult(request, []));
+    return accepted ? 0 : Code.BUSY;
   }
 
   /**
@@ -655,17 +478,55 @@ export class Exchange {
     const ids: number[] = [];
     const mine = this.openByUser.get(user);
     if (mine !== undefined) for (const o of mine) if (o.pair === pairIndex) ids.push(o.id);
-    for (const o of this.closing.values()) if (o.user === user && o.pair === pairIndex) ids.push(o.id);
+    for (const o of this.results.closing.values())
+      if (o.user === user && o.pair === pairIndex) ids.push(o.id);
     return ids;
   }
 
-  /** What a cancel-all sent now on pair `p` must cancel: resting orders and creates that may rest. */
-  private cancelTargets(p: PairState, user: number): OrderState[] {
+  /** Recovery: puts a stored open order back into its book (it cannot cross: books never are). */
+  restoreOrder(o: OrderState): boolean {
+    const cmd = newCommand(CMD_RESTORE, NO_REQUEST, o.user, o.pair);
+    cmd.orderId = o.id;
+    cmd.order = o;
+    return this.pairs[o.pair].seq.submit(cmd);
+  }
+
+  // ------------------------------------------------------------------ SEQ: entering the ring
+
+  /** SequencerHost: `cmd` is in its pair's command ring. */
+  entered(cmd: Command): void {
+    if (cmd.kind === CMD_CREATE) {
+      // The id and time are taken as the command enters the ring, so ids follow matching order.
+      const id = cmd.orderId;
+      this.nextOrderId = id + 1;
+      const micro = nowMicro();
+      cmd.order = {
+        id,
+        user: cmd.user,
+        pair: cmd.pair,
+        side: cmd.side,
+        type: cmd.type,
+        price: cmd.price,
+        amount: cmd.amount,
+        used: 0,
+        cancelled: false,
+        createMicro: micro,
+        updateMicro: micro,
+        budget: cmd.budget === NO_BUDGET ? 0n : cmd.hold,
+        spent: 0n,
+        flags: cmd.flags,
+        clientOrderId: cmd.clientOrderId,
+      };
+    } else if (cmd.kind === CMD_RESTORE) this.setOpen(cmd.order!);
+  }
+
+  /** SequencerHost: what a cancel-all sent now on pair `pair` must cancel. */
+  cancelTargets(pair: number, user: number): OrderState[] {
     const out: OrderState[] = [];
     const mine = this.openByUser.get(user);
-    if (mine !== undefined) for (const o of mine) if (o.pair === p.spec.index) out.push(o);
-    for (let i = p.pendingHead; i < p.pending.length; i++) {
-      const cmd = p.pending[i];
+    if (mine !== undefined) for (const o of mine) if (o.pair === pair) out.push(o);
+    // Creates still in the worker that may rest.
+    for (const cmd of this.pairs[pair].seq.inWorker()) {
       const o = cmd.order;
       if (cmd.kind !== CMD_CREATE || o === null || o.user !== user || o.type !== LIMIT) continue;
       if ((o.flags & TIF_MASK) === TIF_GTC && !this.open.has(o.id)) out.push(o);
@@ -673,45 +534,14 @@ export class Exchange {
     return out;
   }
 
-  /**
-   * Sends a command now, or queues it behind the ones waiting for room in the pair's command
-   * ring (FIFO, so commands keep their order). False when the queue is full: the caller answers
-   * 503 and nothing changed.
-   */
-  private submit(p: PairState, send: () => boolean): boolean {
-    if (p.waiting.length === 0 && send()) return true;
-    if (p.waiting.length >= MAX_WAITING) return false;
-    p.waiting.push(send);
-    // The channel rejects `writable()` only when its worker is gone or it is closing; the server
-    // treats a dead pair worker as fatal, so the waiting commands are simply never sent.
-    if (p.waiting.length === 1) this.drainWaiting(p).catch(() => {});
-    return true;
+  /** SequencerHost: a cancel-all's cancels on one pair are all in the ring. */
+  cancelAllSent(cmd: Command): void {
+    const group = cmd.group!;
+    // Deferred: the answer must not come before the caller learned the call was accepted.
+    queueMicrotask(() => this.results.settle(group));
   }
 
-  private async drainWaiting(p: PairState): Promise<void> {
-    while (p.waiting.length > 0) {
-      await p.sink.writable();
-      while (p.waiting.length > 0 && p.waiting[0]()) p.waiting.shift();
-    }
-  }
-
-  /** Recovery: puts a stored open order back into its book (it cannot cross: books never are). */
-  restoreOrder(o: OrderState): boolean {
-    const p = this.pairs[o.pair];
-    if (!p.sink.sendLimit(o.id, o.user, o.side, o.price, o.amount - o.used, TIF_GTC)) return false;
-    this.setOpen(o);
-    p.pending.push({
-      kind: CMD_RESTORE,
-      order: o,
-      orderId: o.id,
-      user: o.user,
-      replyCreate: null,
-      replyCancel: null,
-    });
-    return true;
-  }
-
-  // ------------------------------------------------------------------ R2 + DB: events out
+  // ------------------------------------------------------------------ R2: events out
 
   /** A fill of `qty` lots at `price` between the current command's taker and a resting maker. */
   onTrade(pairIndex: number, takerId: number, makerId: number, price: number, qty: number): void {
@@ -789,7 +619,7 @@ export class Exchange {
       makerRate,
     );
     p.market.addTrade(taker.side, taker.type, price, qty, micro);
-    const listener = this.listener;
+    const listener = this.results.listener;
     if (listener !== null) {
       if (listener.wantsTrades(pairIndex)) p.trades.push(p.market.history[0]);
       if (listener.wantsUserTrades(taker.user)) {
@@ -832,11 +662,11 @@ export class Exchange {
     newLeft: number,
   ): void {
     const p = this.pairs[pairIndex];
-    const cmd = p.pending[p.pendingHead];
+    const cmd = p.seq.current()!;
     const o = cmd.order!;
     const currency = o.side === SELL ? p.base : p.quote;
     const change = limitHold(p, o.side, newPrice, newLeft) - limitHold(p, o.side, oldPrice, oldLeft);
-    const unused = (cmd.hold ?? 0n) - change;
+    const unused = cmd.hold - change;
     if (unused < 0n) throw new Error(`amend of order ${orderId}: the hold falls short by ${-unused}`);
     if (unused > 0n) this.ledger.release(o.user, currency, unused);
     cmd.hold = 0n;
@@ -873,141 +703,119 @@ export class Exchange {
     (side === BUY ? p.buyLevels : p.sellLevels).set(price, total);
   }
 
-  /** The worker finished the pair's oldest pending command with result `code`. */
+  /** The worker finished the pair's oldest command with result `code`. */
   onEnd(pairIndex: number, code: number): void {
     const p = this.pairs[pairIndex];
-    const cmd = p.pending[p.pendingHead];
-    // The worker also ends its SHUTDOWN command, which has no pending entry.
+    // The worker also ends its SHUTDOWN command, which is not in the FIFO.
+    const cmd = p.seq.finish();
     if (cmd === undefined) return;
-    p.pending[p.pendingHead++] = undefined as unknown as Pending;
-    if (p.pendingHead > 1024 && p.pendingHead * 2 > p.pending.length) {
-      p.pending = p.pending.slice(p.pendingHead);
-      p.pendingHead = 0;
-    }
     const ledger = this.ledger;
-    const db = this.db;
-    let reply: (() => void) | null = null;
-    if (cmd.kind === CMD_CREATE) {
-      const o = cmd.order!;
-      const cb = cmd.replyCreate!;
-      if (o.type === MARKET && o.side === BUY) {
-        if (o.budget > 0n) ledger.release(o.user, p.quote, o.budget);
-        o.budget = 0n;
-        this.marketBuyEnded(o.user);
+    switch (cmd.kind) {
+      case CMD_CREATE: {
+        const o = cmd.order!;
+        if (o.type === MARKET && o.side === BUY) {
+          if (o.budget > 0n) ledger.release(o.user, p.quote, o.budget);
+          o.budget = 0n;
+          this.marketBuyEnded(o.user);
+        }
+        if (code !== OK) {
+          // Refused by the book (no liquidity, unaffordable, post-only would take): nothing happened
+          // but the hold, and the client order id was not used.
+          if (o.clientOrderId !== undefined) this.clientIds.delete(`${o.user}:${o.clientOrderId}`);
+          this.releaseHold(p, o, o.amount);
+          cmd.result = code;
+          this.resetCommand(p);
+          this.results.answer(cmd);
+          return;
+        }
+        if (o.type === MARKET && o.used > 0) o.price = Number(mulDivRoundHalfUp(o.spent, 1n, BigInt(o.used)));
+        this.touch(p, o);
+        cmd.view = this.orderView(o, true);
+        break;
       }
-      if (code !== OK) {
-        // Refused by the book (no liquidity, unaffordable, post-only would take): nothing happened
-        // but the hold, and the client order id was not used.
-        if (o.clientOrderId !== undefined) this.clientIds.delete(`${o.user}:${o.clientOrderId}`);
-        this.releaseHold(p, o, o.amount);
-        cb(code, null);
+      case CMD_AMEND: {
+        const o = cmd.order!;
+        this.amendEnded(o);
+        if (code !== OK) {
+          // Refused (post-only would take, not above what executed, no longer open): only the hold.
+          if (cmd.hold > 0n) ledger.release(o.user, o.side === SELL ? p.base : p.quote, cmd.hold);
+          cmd.result = code === ERR_ORDER_NOT_FOUND ? closedError(o) : code;
+        } else {
+          // A move may have filled it completely as a taker.
+          if (o.used === o.amount) this.close(o);
+          this.touch(p, o);
+          cmd.view = this.orderView(o, true);
+        }
+        break;
+      }
+      case CMD_CANCEL:
+        // ERR_ORDER_NOT_FOUND: the order finished between the request and the command.
+        cmd.result = code === ERR_ORDER_NOT_FOUND ? closedError(cmd.order!) : 0;
+        break;
+      default: {
+        // Recovery replay: nothing to persist or answer; the book is as it was committed.
+        const market = p.market;
+        for (const [price, total] of p.buyLevels) market.setLevel(BUY, price, total);
+        for (const [price, total] of p.sellLevels) market.setLevel(SELL, price, total);
         this.resetCommand(p);
         return;
       }
-      if (o.type === MARKET && o.used > 0) o.price = Number(mulDivRoundHalfUp(o.spent, 1n, BigInt(o.used)));
-      this.touch(p, o);
-      const view = this.orderView(o, true);
-      reply = () => cb(0, view);
-    } else if (cmd.kind === CMD_AMEND) {
-      const o = cmd.order!;
-      const cb = cmd.replyCreate!;
-      this.amendEnded(o);
-      if (code !== OK) {
-        // Refused (post-only would take, not above what executed, no longer open): only the hold.
-        const hold = cmd.hold ?? 0n;
-        if (hold > 0n) ledger.release(o.user, o.side === SELL ? p.base : p.quote, hold);
-        const err = code === ERR_ORDER_NOT_FOUND ? closedError(o) : code;
-        reply = () => cb(err, null);
-      } else {
-        // A move may have filled it completely as a taker.
-        if (o.used === o.amount) this.close(o);
-        this.touch(p, o);
-        const view = this.orderView(o, true);
-        reply = () => cb(0, view);
-      }
-    } else if (cmd.kind === CMD_CANCEL) {
-      const cb = cmd.replyCancel!;
-      if (code === ERR_ORDER_NOT_FOUND) {
-        // The order finished between the request and the command (filled or cancelled).
-        const o = cmd.order!;
-        const err = closedError(o);
-        reply = () => cb(err);
-      } else {
-        reply = () => cb(0);
-      }
-    } else {
-      // Recovery replay: nothing to persist or answer; the book is as it was committed.
-      applyLevels(p.market, p.buyLevels, p.sellLevels);
-      this.resetCommand(p);
-      return;
     }
-    // DB: every order row the command changed, its balances and candles, then the answer.
+    this.persist(p, cmd);
+    this.results.commit(cmd);
+  }
+
+  /** DB: the command's changed orders, and what its commit must release and publish. */
+  private persist(p: PairState, cmd: Command): void {
     const touched = p.touched;
+    this.results.persist(p.spec.index, touched);
+    const closing = this.results.closing;
+    const listener = this.results.listener;
+    let closed: OrderState[] | null = null;
+    let orders: [number, OrderView][] | null = null;
     for (let i = 0; i < touched.length; i++) {
       const o = touched[i];
-      db.order(
-        o.id,
-        o.user,
-        p.spec.name,
-        o.side,
-        o.type,
-        o.price,
-        o.amount,
-        o.used,
-        o.cancelled,
-        o.createMicro,
-        o.updateMicro,
-        o.flags,
-        o.clientOrderId,
-      );
+      if (closing.get(o.id) === o) {
+        if (closed === null) closed = [];
+        closed.push(o);
+      }
+      if (listener?.wantsOrders(o.user)) {
+        if (orders === null) orders = [];
+        orders.push([o.user, this.orderView(o, false)]);
+      }
     }
-    const closed = touched.filter((o) => this.closing.get(o.id) === o);
-    const listener = this.listener;
-    const buy = p.buyLevels;
-    const sell = p.sellLevels;
-    const hasLevels = buy.size > 0 || sell.size > 0;
-    let seq = p.seq;
+    cmd.closed = closed;
+    touched.length = 0;
+    const hasLevels = p.buyLevels.size > 0 || p.sellLevels.size > 0;
+    const hasTrades = p.trades.length > 0 || p.userTrades.length > 0;
+    if (!hasLevels && !hasTrades && orders === null) return;
+    let buy: Map<number, number> | null = null;
+    let sell: Map<number, number> | null = null;
     if (hasLevels) {
+      buy = p.buyLevels;
+      sell = p.sellLevels;
       p.buyLevels = new Map();
       p.sellLevels = new Map();
       // One number per committed change of the book, in commit (= publish) order.
-      seq = ++p.seq;
+      p.bookSeq++;
       p.seqDirty = true;
     }
-    let publish: (() => void) | null = null;
-    if (listener !== null) {
-      const views: [number, OrderView][] = [];
-      for (let i = 0; i < touched.length; i++) {
-        const o = touched[i];
-        if (listener.wantsOrders(o.user)) views.push([o.user, this.orderView(o, false)]);
-      }
-      const trades = p.trades;
-      const userTrades = p.userTrades;
+    const trades = p.trades;
+    const userTrades = p.userTrades;
+    if (hasTrades) {
       p.trades = [];
       p.userTrades = [];
-      const pairIdx = pairIndex;
-      // Nothing to tell when no channel wanted anything (levels go out only to `orders:` holders,
-      // which the hub checks itself).
-      if (hasLevels || trades.length > 0 || views.length > 0 || userTrades.length > 0)
-        publish = () => {
-          if (hasLevels) listener.levelsChanged(pairIdx, buy, sell, seq);
-          if (trades.length > 0) listener.publicTrades(pairIdx, trades);
-          for (const [u, v] of views) listener.orderChanged(u, v);
-          for (const [u, t] of userTrades) listener.userTrade(u, t);
-        };
     }
-    const market = p.market;
-    const answer = reply;
-    db.afterCommit(() => {
-      for (const o of closed) if (this.closing.get(o.id) === o) this.closing.delete(o.id);
-      if (hasLevels) {
-        applyLevels(market, buy, sell);
-        market.seq = seq;
-      }
-      answer();
-      publish?.();
-    });
-    touched.length = 0;
+    // Nothing to tell when no channel wanted anything (levels go out only to `orders:` holders,
+    // which the hub checks itself).
+    cmd.publication = {
+      buy,
+      sell,
+      seq: p.bookSeq,
+      trades: hasTrades ? trades : [],
+      orders: orders ?? [],
+      userTrades: hasTrades ? userTrades : [],
+    };
   }
 
   /** Balance rows changed since the last flush go into the current batch. */
@@ -1028,7 +836,7 @@ export class Exchange {
 
   /** The taker of the pair's command in progress (or a resting order with that id). */
   private currentOrder(p: PairState, id: number): OrderState {
-    const cmd = p.pending[p.pendingHead];
+    const cmd = p.seq.current();
     if (cmd !== undefined && cmd.orderId === id && cmd.order !== null) return cmd.order;
     return this.open.get(id)!;
   }
@@ -1071,7 +879,7 @@ export class Exchange {
       o.userSlot = -1;
       if (mine.length === 0) this.openByUser.delete(o.user);
     }
-    this.closing.set(o.id, o);
+    this.results.closed(o);
   }
 
   private resetCommand(p: PairState): void {
@@ -1128,11 +936,6 @@ export function pairEventHandler(
         break;
     }
   };
-}
-
-function applyLevels(market: PairMarket, buy: Map<number, number>, sell: Map<number, number>): void {
-  for (const [price, total] of buy) market.setLevel(BUY, price, total);
-  for (const [price, total] of sell) market.setLevel(SELL, price, total);
 }
 
 /** The cancel error for an order that is no longer open. */

@@ -15,6 +15,7 @@
 import { availableParallelism } from "node:os";
 import uws from "@trufflesuite/uws-js-unofficial";
 import { SELL } from "../workers/matching/types.ts";
+import { NO_REQUEST } from "./command.ts";
 import { type ExchangeConfig, FEE_ACCOUNT_UID, loadConfig, type Settings } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
 import { DbReader } from "./db/reader.ts";
@@ -233,7 +234,7 @@ export async function startExchange(
   const isAccepting = () => accepting;
   const nonceUsed = (token: string, nonce: bigint) => writer.nonce(token, nonce);
   const deadMan = new DeadMansSwitch((user) => {
-    if (accepting) exchange.cancelAll(user, -1, () => {});
+    if (accepting) exchange.cancelAll(user, -1, NO_REQUEST);
   });
   const listenKeys = new ListenKeys(settings.listenKeyTtlMs);
   mountRoutes(app, {

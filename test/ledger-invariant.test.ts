@@ -15,7 +15,9 @@ import { after, describe, it } from "node:test";
 import fc from "fast-check";
 import { openDatabase } from "../src/db/open.ts";
 import { DbWriter } from "../src/db/writer.ts";
+import { Code } from "../src/errors.ts";
 import { Exchange, LIMIT, MARKET, pairEventHandler } from "../src/exchange.ts";
+import { Answers } from "../src/http/answers.ts";
 import { Ledger } from "../src/ledger.ts";
 import { PairMarket } from "../src/market-data.ts";
 import { FLAG_POST_ONLY, TIF_FOK, TIF_GIVEN, TIF_GTC, TIF_IOC } from "../src/orders.ts";
@@ -67,6 +69,8 @@ describe("ledger invariant", () => {
     const writer = await DbWriter.start(tmp.dbPath);
     const ledger = new Ledger(["btc", "usdt"]);
     const exchange = new Exchange(ledger, writer);
+    const edge = new Answers();
+    exchange.sink = edge;
     const channel = new PairChannel({
       pairName: "btc_usdt",
       commandSlots: 4,
@@ -128,33 +132,48 @@ describe("ledger invariant", () => {
                 answers.push(
                   new Promise<void>((resolve) => {
                     const done = () => resolve();
-                    let sent = true;
+                    // 0: accepted (the answer comes by request id); else refused now.
+                    let code = 0;
+                    let request = 0;
                     if (c.k === "limit" || c.k === "market") {
-                      sent = exchange.createOrder(
+                      request = edge.order((err, order) => {
+                        if (err === 0) ids[c.user].push(order!.id);
+                        done();
+                      });
+                      code = exchange.createOrder(
                         u,
                         0,
                         c.k === "limit" ? LIMIT : MARKET,
                         c.side,
                         c.k === "limit" ? c.price : 0,
                         c.amount,
-                        (err, order) => {
-                          if (err === 0) ids[c.user].push(order!.id);
-                          done();
-                        },
                         c.k === "limit" ? c.flags : 0,
+                        undefined,
+                        request,
                       );
                     } else if (c.k === "cancel" || c.k === "amend") {
                       const mine = ids[c.user];
                       if (mine.length === 0) return done();
                       const id = mine[c.pick % mine.length];
-                      if (c.k === "cancel") sent = exchange.cancelOrder(u, id, done, done);
-                      else {
+                      if (c.k === "cancel") {
+                        request = edge.cancel(done);
+                        code = exchange.cancelOrder(u, id, request);
+                      } else {
                         const o = exchange.ownOpenOrder(u, id);
                         if (o === undefined) return done();
-                        sent = exchange.amendOrder(o, c.price, c.amount, done);
+                        request = edge.order(done);
+                        code = exchange.amendOrder(o, c.price, c.amount, request);
                       }
-                    } else sent = exchange.cancelAll(u, 0, done);
-                    assert.equal(sent, true);
+                    } else {
+                      request = edge.cancelAll(done);
+                      code = exchange.cancelAll(u, 0, request);
+                    }
+                    if (code !== 0) {
+                      // Refused at once, nothing changed (funds, not above executed, ...): never busy.
+                      edge.drop(request);
+                      assert.notEqual(code, Code.BUSY);
+                      done();
+                    }
                   }),
                 );
               }
@@ -176,7 +195,8 @@ describe("ledger invariant", () => {
               assert.deepEqual(violations, []);
             }
             // Leave an empty book for the next run: cancel-all must find every open order of a user.
-            for (const u of users) await new Promise((r) => exchange.cancelAll(u, 0, r));
+            for (const u of users)
+              await new Promise((r) => assert.equal(exchange.cancelAll(u, 0, edge.cancelAll(r)), 0));
             await writer.flush();
             for (const o of exchange.open.values())
               assert.ok(!users.includes(o.user), `order ${o.id} left open`);

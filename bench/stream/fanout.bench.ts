@@ -35,6 +35,8 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import uws from "@trufflesuite/uws-js-unofficial";
 import { parseSettings } from "../../src/config.ts";
+import { Code } from "../../src/errors.ts";
+import { Answers } from "../../src/http/answers.ts";
 import { startExchange } from "../../src/server.ts";
 import type { StreamHub } from "../../src/stream/hub.ts";
 import { nowMicro } from "../../src/time.ts";
@@ -236,6 +238,9 @@ const exchange = await startExchange(
 );
 const hub = exchange.exchange.listener as StreamHub;
 const core = exchange.exchange;
+// The producer drives the core directly, so it takes the results (no HTTP request is made here).
+const answers = new Answers();
+core.sink = answers;
 
 function topicCounts(): Record<string, { messages: number; bytes: number }> {
   return Object.fromEntries(TOPICS.map((t) => [t, { ...(hub.stats.get(t) ?? { messages: 0, bytes: 0 }) }]));
@@ -265,12 +270,17 @@ async function runExchange(round: number): Promise<RunResult> {
       const offset = 1 + Math.floor(rnd() * 100);
       const price = 10_000 + (side === 0 ? (cross ? offset : -offset) : cross ? -offset : offset);
       const amount = 1000 + Math.floor(rnd() * 4000);
-      const ok = core.createOrder(submitted % 2, 0, 0, side, price, amount, (err) => {
+      const request = answers.order((err) => {
         inFlight--;
         if (err !== 0) refused++;
         nudge();
       });
-      if (!ok) break;
+      const code = core.createOrder(submitted % 2, 0, 0, side, price, amount, 0, undefined, request);
+      if (code !== 0) {
+        answers.drop(request);
+        if (code !== Code.BUSY) refused++;
+        break;
+      }
       inFlight++;
       submitted++;
       sent++;

@@ -23,6 +23,7 @@ import {
   type Exchange,
   LIMIT,
   MARKET,
+  NEEDS_ROW,
   type OrderView,
   type UserTradeView,
 } from "../exchange.ts";
@@ -34,6 +35,7 @@ import { nowMicro } from "../time.ts";
 import type { ApiKey, Users } from "../users.ts";
 import { orderView, userTradeView } from "../views.ts";
 import type { Admin } from "./admin.ts";
+import { Answers } from "./answers.ts";
 import type { CorsPolicy } from "./cors.ts";
 import { parseJsonBody, unknownFields } from "./json-body.ts";
 import type { ListenKeys } from "./listen-keys.ts";
@@ -91,6 +93,9 @@ const PAGE_RE = /^[0-9]{1,9}$/;
 
 export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
   const { config, exchange, users, reader, metrics } = deps;
+  // Results of trade commands come back by request id (src/command.ts).
+  const answers = new Answers();
+  exchange.sink = answers;
   const limiter = new RateLimiter(deps.rateLimit);
   const pairs = config.pairs;
 
@@ -214,22 +219,25 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
   /** Sends a valid order to the core; `reply` gets the error code or the serialised order. */
   const placeOrder = (userId: number, v: ValidOrder, reply: (err: number, body: string) => void): void => {
     const p = v.pair!;
-    const accepted = exchange.createOrder(
+    const request = answers.order((err, order) => {
+      if (err !== 0) return reply(err, "");
+      metrics.order(p.index, v.type);
+      reply(0, serialize.order(order));
+    });
+    const code = exchange.createOrder(
       userId,
       p.index,
       v.type,
       v.side,
       v.price,
       v.amount,
-      (err, order) => {
-        if (err !== 0) return reply(err, "");
-        metrics.order(p.index, v.type);
-        reply(0, serialize.order(order));
-      },
       v.flags,
       v.clientOrderId,
+      request,
     );
-    if (!accepted) reply(Code.BUSY, "");
+    if (code === 0) return;
+    answers.drop(request);
+    reply(code, "");
   };
 
   signedPost("/trade/create-order", (res, info, key, body) => {
@@ -284,10 +292,12 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
    * (an order no longer in memory is judged by its committed row).
    */
   const cancelOne = (userId: number, orderId: number, reply: (err: number) => void): void => {
-    const accepted = exchange.cancelOrder(userId, orderId, reply, (missing) =>
-      readClosed(userId, missing, reply),
-    );
-    if (!accepted) reply(Code.BUSY);
+    const request = answers.cancel(reply);
+    const code = exchange.cancelOrder(userId, orderId, request);
+    if (code === 0) return;
+    answers.drop(request);
+    if (code === NEEDS_ROW) readClosed(userId, orderId, reply);
+    else reply(code);
   };
 
   /** The cancel error of an order the core no longer holds, from its committed row. */
@@ -333,7 +343,11 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     const amount = hasAmount ? parseAmount(body.amount, pair, errors) : o.amount;
     const price = hasPrice ? parsePrice(body.price, pair, errors) : o.price;
     if (errors.length > 0) return send(res, info, 400, multiErrorBody(errors, info.lang), finish);
-    if (!exchange.amendOrder(o, price, amount, reply)) sendError(res, info, Code.BUSY, finish);
+    const request = answers.order(reply);
+    const code = exchange.amendOrder(o, price, amount, request);
+    if (code === 0) return;
+    answers.drop(request);
+    reply(code, null);
   });
 
   // ---------------------------------------------------------------- 8.5 cancel-orders
@@ -365,10 +379,11 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
 
   /** Cancels the user's open orders on `pairIndex` (-1: all) and answers `{"cancelled": [...]}`. */
   const cancelAll = (res: HttpResponse, info: RequestInfo, userId: number, pairIndex: number): void => {
-    const accepted = exchange.cancelAll(userId, pairIndex, (ids) =>
-      ok(res, info, serialize.cancelled({ cancelled: ids })),
-    );
-    if (!accepted) sendError(res, info, Code.BUSY, finish);
+    const request = answers.cancelAll((ids) => ok(res, info, serialize.cancelled({ cancelled: ids })));
+    const code = exchange.cancelAll(userId, pairIndex, request);
+    if (code === 0) return;
+    answers.drop(request);
+    sendError(res, info, code, finish);
   };
 
   signedPost("/trade/cancel-all-orders", (res, info, key, body) => {

@@ -1,0 +1,174 @@
+/**
+ * The command record (exchange-core's `OrderCommand`, STYLE 2): one object carries a request from
+ * the HTTP edge through every stage of the core, and each stage writes its part into it:
+ *
+ *   edge   request id, user and the validated inputs                 (src/http/trade.ts)
+ *   R1     what it holds in the ledger, or a refusal code             (Exchange.place, src/risk.ts)
+ *   SEQ    its place in the pair's command FIFO; the order id and time when it enters the ring
+ *                                                                     (src/sequencer.ts)
+ *   ME     the pair worker runs it; its events come back             (workers/pair)
+ *   R2     settlement of each event, the result code at END           (Exchange.on*)
+ *   DB     the rows it changed go into the writer's batch             (src/results.ts)
+ *   OUT    after that batch commits: the answer to the edge by request id, the stream messages
+ *                                                                     (src/results.ts)
+ *
+ * No stage holds a closure of another: the edge keeps a map from request id to the waiting
+ * response (src/http/answers.ts) and the core reports results through `ResultSink`.
+ */
+import type { PairMarket } from "./market-data.ts";
+import type { OrderView, UserTradeView } from "./views.ts";
+
+/** Order types. */
+export const LIMIT = 0;
+export const MARKET = 1;
+
+/** Recovery: a stored open order put back into its book. */
+export const CMD_RESTORE = 0;
+export const CMD_CREATE = 1;
+export const CMD_CANCEL = 2;
+/** Amend (CONTRACT 8.3): a REDUCE when `delta` < 0 at the same price, else a MOVE. */
+export const CMD_AMEND = 3;
+/** Cancel-all on one pair (CONTRACT 8.4): expands into one CMD_CANCEL per target when it is sent. */
+export const CMD_CANCEL_ALL = 4;
+
+/** No one waits for an answer (recovery, the dead-man's switch, a cancel inside a cancel-all). */
+export const NO_REQUEST = 0;
+
+/**
+ * A cancel's answer when the core no longer holds the order: only its committed row can tell
+ * (the edge reads it). Never a catalogue code (those are positive).
+ */
+export const NEEDS_ROW = -1;
+
+/** Live state of an order the core knows about (open, or finishing in the current command). */
+export interface OrderState {
+  id: number;
+  user: number;
+  pair: number;
+  side: 0 | 1;
+  type: 0 | 1;
+  /** Limit price in ticks; for a market order 0 until it is final, then the average price. */
+  price: number;
+  amount: number;
+  used: number;
+  cancelled: boolean;
+  createMicro: number;
+  updateMicro: number;
+  /** Market buy: quote (ledger units) still reserved for it. Market orders: ticks × lots spent. */
+  budget: bigint;
+  spent: bigint;
+  /** Options (src/orders.ts): time in force, post-only. */
+  flags: number;
+  clientOrderId: string | undefined;
+  /** Set while an amend of the order is in the worker: the amends waiting behind it. */
+  amending?: Command[] | null;
+  /** Index in its user's list of open orders (Exchange.openByUser); -1 or absent when not in it. */
+  userSlot?: number;
+}
+
+/** The cancels of one cancel-all request, over every pair it covers. */
+export interface CancelAllGroup {
+  request: number;
+  /** Pairs whose cancels are not all sent, plus cancels not answered yet. */
+  outstanding: number;
+  /** Ids of the orders cancelled so far. */
+  cancelled: number[];
+}
+
+export interface Command {
+  kind: number;
+  /** The edge's id for the response waiting for this command (NO_REQUEST: none). */
+  request: number;
+  user: number;
+  pair: number;
+  /** The order it creates (given when it enters the ring) or acts on. */
+  orderId: number;
+  /** That order's live state (create: built when it enters the ring). */
+  order: OrderState | null;
+
+  // ---- inputs (edge)
+  type: 0 | 1;
+  side: 0 | 1;
+  /** Ticks: the limit price, or an amend's new price. */
+  price: number;
+  /** Lots: the amount, or an amend's new total amount. */
+  amount: number;
+  flags: number;
+  clientOrderId: string | undefined;
+
+  // ---- R1
+  /** Market buy: ticks × lots the worker may spend (NO_BUDGET otherwise). */
+  budget: number;
+  /** Ledger units held for it and not settled yet (create: its hold; amend: the extra hold). */
+  hold: bigint;
+  /** Amend: new total amount minus the current one. */
+  delta: number;
+
+  // ---- cancel-all
+  group: CancelAllGroup | null;
+  /** CMD_CANCEL_ALL: the orders to cancel, chosen when it is sent, and how many are sent. */
+  targets: OrderState[] | null;
+  sent: number;
+
+  // ---- R2 / OUT
+  /** Result code: 0, or why it was refused. */
+  result: number;
+  /** The order as answered (create, amend), taken when the command ended. */
+  view: OrderView | null;
+  /** Orders it closed: cancels see them (Results.closing) until their final rows commit. */
+  closed: OrderState[] | null;
+  /** What the read model and the stream are told after the commit (null: nothing). */
+  publication: Publication | null;
+}
+
+/** Stream messages of one command, sent after its commit (CommitListener). */
+export interface Publication {
+  /** Book levels changed (price → total, 0 removed), numbered `seq` (CONTRACT 9); null: none. */
+  buy: Map<number, number> | null;
+  sell: Map<number, number> | null;
+  seq: number;
+  trades: ReturnType<PairMarket["publicTrade"]>[];
+  orders: [number, OrderView][];
+  userTrades: [number, UserTradeView][];
+}
+
+/** A command record with every field set (one shape for every kind keeps the stages monomorphic). */
+export function newCommand(kind: number, request: number, user: number, pair: number): Command {
+  return {
+    kind,
+    request,
+    user,
+    pair,
+    orderId: 0,
+    order: null,
+    type: 0,
+    side: 0,
+    price: 0,
+    amount: 0,
+    flags: 0,
+    clientOrderId: undefined,
+    budget: 0,
+    hold: 0n,
+    delta: 0,
+    group: null,
+    targets: null,
+    sent: 0,
+    result: 0,
+    view: null,
+    closed: null,
+    publication: null,
+  };
+}
+
+/**
+ * The edge's side of the core: each request's result, by the id the edge gave it. Called after
+ * the command's changes committed (or, for a refusal decided later, when nothing changed).
+ */
+export interface ResultSink {
+  /** create-order, amend-order: `code` 0 and the order, or an error code and null. */
+  orderResult(request: number, code: number, order: OrderView | null): void;
+  /** cancel-order: 0, an error code, or NEEDS_ROW. */
+  cancelResult(request: number, code: number): void;
+  /** cancel-all: the ids it cancelled, ascending. */
+  cancelAllResult(request: number, cancelled: number[]): void;
+}

@@ -1,0 +1,73 @@
+/**
+ * The edge's map from request id to the response waiting for it (src/command.ts). A trade route
+ * registers what to do with the result, passes the id into the core with the command, and the
+ * core reports the result under that id (ResultSink) once it has committed. Nothing below the
+ * edge holds an HTTP closure.
+ *
+ * An id is dropped when the core refuses the command at once (the route answers the refusal
+ * itself) or when its result arrives; a result for an id no longer here is ignored.
+ */
+import type { ResultSink } from "../command.ts";
+import type { OrderView } from "../views.ts";
+
+export type OrderAnswer = (code: number, order: OrderView | null) => void;
+export type CancelAnswer = (code: number) => void;
+export type CancelAllAnswer = (cancelled: number[]) => void;
+
+export class Answers implements ResultSink {
+  /** Ids start at 1: 0 is NO_REQUEST. */
+  private nextId = 1;
+  private readonly orders = new Map<number, OrderAnswer>();
+  private readonly cancels = new Map<number, CancelAnswer>();
+  private readonly cancelAlls = new Map<number, CancelAllAnswer>();
+
+  /** Registers a create-order or amend-order answer; returns its request id. */
+  order(answer: OrderAnswer): number {
+    const id = this.nextId++;
+    this.orders.set(id, answer);
+    return id;
+  }
+
+  cancel(answer: CancelAnswer): number {
+    const id = this.nextId++;
+    this.cancels.set(id, answer);
+    return id;
+  }
+
+  cancelAll(answer: CancelAllAnswer): number {
+    const id = this.nextId++;
+    this.cancelAlls.set(id, answer);
+    return id;
+  }
+
+  /** The core refused the request at once: nothing will come under `id`. */
+  drop(id: number): void {
+    if (!this.orders.delete(id) && !this.cancels.delete(id)) this.cancelAlls.delete(id);
+  }
+
+  /** Requests waiting for a result. */
+  get size(): number {
+    return this.orders.size + this.cancels.size + this.cancelAlls.size;
+  }
+
+  orderResult(request: number, code: number, order: OrderView | null): void {
+    const answer = this.orders.get(request);
+    if (answer === undefined) return;
+    this.orders.delete(request);
+    answer(code, order);
+  }
+
+  cancelResult(request: number, code: number): void {
+    const answer = this.cancels.get(request);
+    if (answer === undefined) return;
+    this.cancels.delete(request);
+    answer(code);
+  }
+
+  cancelAllResult(request: number, cancelled: number[]): void {
+    const answer = this.cancelAlls.get(request);
+    if (answer === undefined) return;
+    this.cancelAlls.delete(request);
+    answer(cancelled);
+  }
+}
