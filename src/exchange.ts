@@ -66,14 +66,13 @@ import {
   type OrderState,
   type ResultSink,
 } from "./command.ts";
-import { FEE_DECIMALS } from "./config.ts";
 import { Code } from "./errors.ts";
 import type { Ledger } from "./ledger.ts";
 import type { PairMarket } from "./market-data.ts";
-import { mulDivRoundHalfUp, pow10 } from "./numbers.ts";
+import { mulDivRoundHalfUp } from "./numbers.ts";
 import { TIF_GTC, TIF_MASK } from "./orders.ts";
 import { type CommitListener, type RecordSink, Results } from "./results.ts";
-import { amendHold, limitHold, type PairUnits, pairUnits } from "./risk.ts";
+import { amendHold, limitHold, pairUnits, type SettlementPair, settleFill } from "./risk.ts";
 import { type CommandSink, PairSequencer } from "./sequencer.ts";
 import { nowMicro } from "./time.ts";
 import { type OrderView, orderView, type UserTradeView, userTradeView } from "./views.ts";
@@ -94,21 +93,12 @@ export interface PairSpec {
   takerFee?: bigint;
 }
 
-/** Fee rates are integers in units of 10^-FEE_DECIMALS. */
-const FEE_UNIT = pow10(FEE_DECIMALS);
-
 /** Per pair: scale factors between book units and ledger units (risk.ts), its FIFO, R2 scratch. */
-interface PairState extends PairUnits {
+interface PairState extends SettlementPair {
   spec: PairSpec;
   market: PairMarket;
   seq: PairSequencer;
-  base: number;
-  quote: number;
-  /** False when both fee rates are 0: settlement then does no fee work at all. */
-  hasFees: boolean;
-  makerFee: bigint;
-  takerFee: bigint;
-  /** The same rates as numbers, for the trade rows. */
+  /** The fee rates as numbers, for the trade rows. */
   makerRate: number;
   takerRate: number;
   /** Book sequence (CONTRACT 9): the last number given to a change of this pair's book. */
@@ -553,49 +543,10 @@ export class Exchange {
     const micro = p.market.nextMicro(nowMicro());
     const buyer = taker.side === BUY ? taker : maker;
     const seller = taker.side === BUY ? maker : taker;
-    const lots = BigInt(qty);
-    const cost = BigInt(price) * lots * p.quoteMul;
-    let takerRate = 0;
-    let makerRate = 0;
-    if (!p.hasFees) {
-      // Base: the seller's reserved base goes to the buyer.
-      ledger.transfer(seller.user, buyer.user, p.base, lots * p.baseMul);
-      // Quote: the buyer's reserved quote pays the seller at the maker's price.
-      ledger.transfer(buyer.user, seller.user, p.quote, cost);
-    } else {
-      // The same legs, each less its receiver's fee, which goes to the fee account. Exact: the
-      // currency scales carry the rates' decimals (config.ts ledgerScale), so the division by
-      // FEE_UNIT never has a remainder.
-      takerRate = p.takerRate;
-      makerRate = p.makerRate;
-      const buyerRate = buyer === taker ? p.takerFee : p.makerFee;
-      const sellerRate = seller === taker ? p.takerFee : p.makerFee;
-      const base = lots * p.baseMul;
-      ledger.transferWithFee(
-        seller.user,
-        buyer.user,
-        this.feeUser,
-        p.base,
-        base,
-        (base * buyerRate) / FEE_UNIT,
-      );
-      ledger.transferWithFee(
-        buyer.user,
-        seller.user,
-        this.feeUser,
-        p.quote,
-        cost,
-        (cost * sellerRate) / FEE_UNIT,
-      );
-    }
-    if (buyer.type === LIMIT) {
-      // A limit buy reserved at its own price: a better price releases the difference.
-      if (buyer.price !== price)
-        ledger.release(buyer.user, p.quote, limitHold(p, BUY, buyer.price - price, qty));
-    } else {
-      buyer.budget -= cost;
-    }
-    if (taker.type === MARKET) taker.spent += BigInt(price) * lots;
+    settleFill(ledger, p, this.feeUser, buyer, seller, buyer === taker, price, qty);
+    const takerRate = p.hasFees ? p.takerRate : 0;
+    const makerRate = p.hasFees ? p.makerRate : 0;
+    if (taker.type === MARKET) taker.spent += BigInt(price) * BigInt(qty);
     taker.used += qty;
     maker.used += qty;
     taker.updateMicro = micro;

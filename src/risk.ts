@@ -8,6 +8,8 @@
  * is never rounded). A market buy holds a budget instead (Exchange.createOrder).
  */
 import { BUY } from "../workers/matching/types.ts";
+import { FEE_DECIMALS } from "./config.ts";
+import type { Ledger } from "./ledger.ts";
 import { pow10 } from "./numbers.ts";
 
 /** Ledger units per book unit of one pair. */
@@ -53,4 +55,66 @@ export function amendHold(
   const atOpen = limitHold(u, side, newPrice, open + delta) - limitHold(u, side, price, open);
   const most = atNone > atOpen ? atNone : atOpen;
   return most > 0n ? most : 0n;
+}
+
+/** Fee rates are integers in units of 10^-FEE_DECIMALS. */
+const FEE_UNIT = pow10(FEE_DECIMALS);
+
+/** A pair as settlement needs it: units, currency indexes and fee rates. */
+export interface SettlementPair extends PairUnits {
+  base: number;
+  quote: number;
+  /** False when both fee rates are 0: settlement then does no fee work at all. */
+  hasFees: boolean;
+  makerFee: bigint;
+  takerFee: bigint;
+}
+
+/** One side of a fill as settlement needs it. */
+export interface FillSide {
+  user: number;
+  /** 0 limit, 1 market. */
+  type: number;
+  /** Limit price in ticks (a limit buy reserved at it). */
+  price: number;
+  /** Market buy: quote (ledger units) still reserved for it. */
+  budget: bigint;
+}
+
+/**
+ * R2 of one fill of `qty` lots at `price` (ticks, the maker's): the seller's reserved base goes to
+ * the buyer and the buyer's reserved quote to the seller, each leg less its receiver's fee, which
+ * goes to `feeUser`. Exact: the currency scales carry the rates' decimals (config.ts ledgerScale),
+ * so the division by FEE_UNIT never has a remainder. A limit buy filled below its limit gets the
+ * difference of its hold back; a market buy's cost comes out of its budget.
+ */
+export function settleFill(
+  ledger: Ledger,
+  p: SettlementPair,
+  feeUser: number,
+  buyer: FillSide,
+  seller: FillSide,
+  buyerIsTaker: boolean,
+  price: number,
+  qty: number,
+): void {
+  const lots = BigInt(qty);
+  const base = lots * p.baseMul;
+  const cost = BigInt(price) * lots * p.quoteMul;
+  if (!p.hasFees) {
+    ledger.transfer(seller.user, buyer.user, p.base, base);
+    ledger.transfer(buyer.user, seller.user, p.quote, cost);
+  } else {
+    const buyerRate = buyerIsTaker ? p.takerFee : p.makerFee;
+    const sellerRate = buyerIsTaker ? p.makerFee : p.takerFee;
+    ledger.transferWithFee(seller.user, buyer.user, feeUser, p.base, base, (base * buyerRate) / FEE_UNIT);
+    ledger.transferWithFee(buyer.user, seller.user, feeUser, p.quote, cost, (cost * sellerRate) / FEE_UNIT);
+  }
+  if (buyer.type === 0) {
+    // A limit buy reserved at its own price: a better price releases the difference.
+    if (buyer.price !== price)
+      ledger.release(buyer.user, p.quote, limitHold(p, BUY, buyer.price - price, qty));
+  } else {
+    buyer.budget -= cost;
+  }
 }
