@@ -24,6 +24,7 @@ import { DbWriter } from "./db/writer.ts";
 import { DeadMansSwitch } from "./dead-man.ts";
 import { Exchange, type OrderState, pairEventHandler } from "./exchange.ts";
 import { Admin } from "./http/admin.ts";
+import { Answers } from "./http/answers.ts";
 import { CorsPolicy } from "./http/cors.ts";
 import { ListenKeys } from "./http/listen-keys.ts";
 import { mountRoutes } from "./http/server.ts";
@@ -237,9 +238,13 @@ export async function startExchange(
     if (accepting) exchange.cancelAll(user, -1, NO_REQUEST);
   });
   const listenKeys = new ListenKeys(settings.listenKeyTtlMs);
+  // The edge's map from request id to the waiting response: the core reports results into it.
+  const answers = new Answers();
+  exchange.sink = answers;
   mountRoutes(app, {
     config,
     exchange,
+    answers,
     users,
     reader,
     admin: settings.adminToken === undefined ? null : admin,

@@ -190,6 +190,12 @@ describe("listen keys over HTTP and the stream", () => {
     const notString = await post<Errors>(server, a, "/trade/listen-key", { listenKey: 5 });
     assert.equal(notString.status, 400);
     assert.deepEqual(Object.keys(notString.body.errors), ["listenKey"]);
+    // Strict bodies (CONTRACT 8.1) on both calls: an unknown field is refused under its own name.
+    for (const path of ["/trade/listen-key", "/trade/listen-key/close"]) {
+      const extra = await post<Errors>(server, a, path, { listenKey: "0".repeat(64), ttl: 5 });
+      assert.equal(extra.status, 400, path);
+      assert.deepEqual(Object.keys(extra.body.errors), ["ttl"], path);
+    }
 
     // Another user's key: the same answer as an unknown one, and it stays alive for its owner.
     const k = await create(a);

@@ -1,0 +1,33 @@
+/** CONTRACT 10 `POST /trade/listen-key/close`: end a listen key. */
+import { multiErrorBody } from "../../errors.ts";
+import { unknownFields } from "../json-body.ts";
+import { send } from "../request.ts";
+import { type PostRoute, SIGNED_POST } from "../route.ts";
+import { emptyArraySchema, listenKeyCloseRequestSchema } from "../schemas-contract.ts";
+import { listenKeyAnswer } from "./listen-key.ts";
+
+const FIELDS: ReadonlySet<string> = new Set(["listenKey", "nonce"]);
+
+export const closeListenKey: PostRoute = {
+  kind: "signedPost",
+  method: "post",
+  path: "/1.0/trade/listen-key/close",
+  auth: "signedBody",
+  fields: FIELDS,
+  body: listenKeyCloseRequestSchema,
+  ok: emptyArraySchema,
+  errors: SIGNED_POST,
+  operationId: "closeListenKey",
+  summary: "End a listen key",
+  source: "CONTRACT 10",
+  description: "The contract does not name the answer; `[]` is assumed, like cancel-order.",
+  handler: (ctx) => {
+    const listenKeys = ctx.deps.listenKeys;
+    return (res, info, key, body) => {
+      // Strict bodies (CONTRACT 8.1): an unknown field is a 400 under its own name.
+      const bad = unknownFields(body, FIELDS);
+      if (bad.length > 0) return send(res, info, 400, multiErrorBody(bad, info.lang), ctx.finish);
+      listenKeyAnswer(ctx, res, info, listenKeys.handleClose(key.userId, body));
+    };
+  },
+};
