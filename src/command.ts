@@ -16,7 +16,7 @@
  * response (src/http/answers.ts) and the core reports results through `ResultSink`.
  */
 import type { PairMarket } from "./market-data.ts";
-import type { OrderView, UserTradeView } from "./views.ts";
+import type { OrderFacts, OrderView, UserTradeView } from "./views.ts";
 
 /** Order types. */
 export const LIMIT = 0;
@@ -40,30 +40,39 @@ export const NO_REQUEST = 0;
  */
 export const NEEDS_ROW = -1;
 
-/** Live state of an order the core knows about (open, or finishing in the current command). */
-export interface OrderState {
-  id: number;
+/**
+ * Live state of an order the core knows about (open, or finishing in the current command). Its
+ * facts (id, type, side, price, amount, used, cancelled, times, flags, client order id) are the
+ * ones every order view is built from (src/views.ts).
+ */
+export interface OrderState extends OrderFacts {
   user: number;
   pair: number;
   side: 0 | 1;
   type: 0 | 1;
   /** Limit price in ticks; for a market order 0 until it is final, then the average price. */
   price: number;
-  amount: number;
-  used: number;
-  cancelled: boolean;
-  createMicro: number;
-  updateMicro: number;
+  clientOrderId: string | undefined;
   /** Market buy: quote (ledger units) still reserved for it. Market orders: ticks × lots spent. */
   budget: bigint;
   spent: bigint;
-  /** Options (src/orders.ts): time in force, post-only. */
-  flags: number;
-  clientOrderId: string | undefined;
   /** Set while an amend of the order is in the worker: the amends waiting behind it. */
   amending?: Command[] | null;
   /** Index in its user's list of open orders (Exchange.openByUser); -1 or absent when not in it. */
   userSlot?: number;
+}
+
+/** What a create-order asks for, validated by the edge (src/http/validate.ts) in book units. */
+export interface OrderInputs {
+  type: 0 | 1;
+  side: 0 | 1;
+  /** Ticks (ignored for a market order). */
+  price: number;
+  /** Lots. */
+  amount: number;
+  /** Options (src/orders.ts): time in force, post-only. */
+  flags: number;
+  clientOrderId: string | undefined;
 }
 
 /** The cancels of one cancel-all request, over every pair it covers. */
@@ -75,7 +84,7 @@ export interface CancelAllGroup {
   cancelled: number[];
 }
 
-export interface Command {
+export interface Command extends OrderInputs {
   kind: number;
   /** The edge's id for the response waiting for this command (NO_REQUEST: none). */
   request: number;
@@ -86,15 +95,7 @@ export interface Command {
   /** That order's live state (create: built when it enters the ring). */
   order: OrderState | null;
 
-  // ---- inputs (edge)
-  type: 0 | 1;
-  side: 0 | 1;
-  /** Ticks: the limit price, or an amend's new price. */
-  price: number;
-  /** Lots: the amount, or an amend's new total amount. */
-  amount: number;
-  flags: number;
-  clientOrderId: string | undefined;
+  // ---- inputs (edge): OrderInputs; for an amend, `price` and `amount` are the new ones.
 
   // ---- R1
   /** Market buy: ticks × lots the worker may spend (NO_BUDGET otherwise). */

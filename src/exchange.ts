@@ -63,6 +63,7 @@ import {
   NEEDS_ROW,
   NO_REQUEST,
   newCommand,
+  type OrderInputs,
   type OrderState,
   type ResultSink,
 } from "./command.ts";
@@ -77,7 +78,16 @@ import { type CommandSink, PairSequencer } from "./sequencer.ts";
 import { nowMicro } from "./time.ts";
 import { type OrderView, orderView, type UserTradeView, userTradeView } from "./views.ts";
 
-export type { CommandSink, CommitListener, OrderState, OrderView, RecordSink, ResultSink, UserTradeView };
+export type {
+  CommandSink,
+  CommitListener,
+  OrderInputs,
+  OrderState,
+  OrderView,
+  RecordSink,
+  ResultSink,
+  UserTradeView,
+};
 export { LIMIT, MARKET, NEEDS_ROW };
 
 /** A configured pair as the core needs it. */
@@ -241,25 +251,15 @@ export class Exchange {
   // comes through the ResultSink under `request`, once committed), or why it was refused with
   // nothing changed (Code.BUSY: the pair's command queue is full, the edge answers 503).
 
-  /** Places an order. `price` (ticks) is ignored for market orders. */
-  createOrder(
-    user: number,
-    pair: number,
-    type: 0 | 1,
-    side: 0 | 1,
-    price: number,
-    amount: number,
-    flags: number,
-    clientOrderId: string | undefined,
-    request: number,
-  ): number {
+  /** Places an order of `user` on `pair`. */
+  createOrder(user: number, pair: number, order: OrderInputs, request: number): number {
     const cmd = newCommand(CMD_CREATE, request, user, pair);
-    cmd.type = type;
-    cmd.side = side;
-    cmd.price = type === LIMIT ? price : 0;
-    cmd.amount = amount;
-    cmd.flags = flags;
-    cmd.clientOrderId = clientOrderId;
+    cmd.type = order.type;
+    cmd.side = order.side;
+    cmd.price = order.type === LIMIT ? order.price : 0;
+    cmd.amount = order.amount;
+    cmd.flags = order.flags;
+    cmd.clientOrderId = order.clientOrderId;
     return this.place(cmd);
   }
 

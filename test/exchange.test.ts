@@ -81,7 +81,12 @@ function place(
 ): Promise<{ err: number; order: OrderView | null }> {
   return new Promise((resolve) => {
     const request = answers.order((err, order) => resolve({ err, order }));
-    const code = exchange.createOrder(user, 0, type, side, price, amount, 0, undefined, request);
+    const code = exchange.createOrder(
+      user,
+      0,
+      { type, side, price, amount, flags: 0, clientOrderId: undefined },
+      request,
+    );
     if (code === 0) return;
     // Refused at once (nothing changed); a full queue would be a failure of the test itself.
     answers.drop(request);

@@ -143,12 +143,14 @@ describe("ledger invariant", () => {
                       code = exchange.createOrder(
                         u,
                         0,
-                        c.k === "limit" ? LIMIT : MARKET,
-                        c.side,
-                        c.k === "limit" ? c.price : 0,
-                        c.amount,
-                        c.k === "limit" ? c.flags : 0,
-                        undefined,
+                        {
+                          type: c.k === "limit" ? LIMIT : MARKET,
+                          side: c.side,
+                          price: c.k === "limit" ? c.price : 0,
+                          amount: c.amount,
+                          flags: c.k === "limit" ? c.flags : 0,
+                          clientOrderId: undefined,
+                        },
                         request,
                       );
                     } else if (c.k === "cancel" || c.k === "amend") {

@@ -275,7 +275,12 @@ async function runExchange(round: number): Promise<RunResult> {
         if (err !== 0) refused++;
         nudge();
       });
-      const code = core.createOrder(submitted % 2, 0, 0, side, price, amount, 0, undefined, request);
+      const code = core.createOrder(
+        submitted % 2,
+        0,
+        { type: 0, side, price, amount, flags: 0, clientOrderId: undefined },
+        request,
+      );
       if (code !== 0) {
         answers.drop(request);
         if (code !== Code.BUSY) refused++;

@@ -28,17 +28,7 @@ export function placeOrder(
     metrics.order(p.index, v.type);
     reply(0, serialize.order(order));
   });
-  const code = ctx.exchange.createOrder(
-    userId,
-    p.index,
-    v.type,
-    v.side,
-    v.price,
-    v.amount,
-    v.flags,
-    v.clientOrderId,
-    request,
-  );
+  const code = ctx.exchange.createOrder(userId, p.index, v, request);
   if (code === 0) return;
   // Refused at once, nothing changed: no result will come under the id.
   answers.drop(request);

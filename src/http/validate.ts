@@ -3,7 +3,9 @@
  * create-orders), an order id, an amount and a price within the pair's bounds (CONTRACT 2.1, 3,
  * 8.2). Every failing field is reported as an `ErrorEntry`; nothing here answers or changes state.
  */
+
 import { BUY, SELL } from "../../workers/matching/types.ts";
+import type { OrderInputs } from "../command.ts";
 import type { ExchangeConfig, PairConfig } from "../config.ts";
 import { amountParseError, Code, type ErrorEntry, priceParseError } from "../errors.ts";
 import { LIMIT, MARKET } from "../exchange.ts";
@@ -54,16 +56,9 @@ export function parsePrice(value: unknown, p: PairConfig, errors: ErrorEntry[]):
   return 0;
 }
 
-export interface ValidOrder {
+export interface ValidOrder extends OrderInputs {
   errors: ErrorEntry[];
   pair: PairConfig | undefined;
-  type: 0 | 1;
-  side: 0 | 1;
-  price: number;
-  amount: number;
-  /** Options (src/orders.ts). */
-  flags: number;
-  clientOrderId: string | undefined;
 }
 
 /**
