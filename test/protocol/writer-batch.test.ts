@@ -1,7 +1,17 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { openDatabase } from "../../src/db/open.ts";
-import { INT, KIND_COUNT, KINDS, ORDER, ORDER_UPDATE, STR, SYM } from "../../src/protocol/writer-batch.ts";
+import {
+  compileRunner,
+  INT,
+  KIND_COUNT,
+  KINDS,
+  ORDER,
+  ORDER_UPDATE,
+  STR,
+  SYM,
+  TRANSFER,
+} from "../../src/protocol/writer-batch.ts";
 import { tempDir } from "../db/helpers.ts";
 
 const tmp = tempDir("writer-batch");
@@ -66,6 +76,54 @@ describe("writer batch field tables", () => {
       for (const c of ORDER_UPDATE.columns) assert.ok(all.includes(c), c);
       assert.ok(ORDER_UPDATE.columns.includes("id"));
       assert.match(ORDER_UPDATE.sql, /^UPDATE orders SET .* WHERE id = \?$/);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("bind each slot by its type: INT as is, SYM as its name, STR as its string or NULL for -1", () => {
+    const db = openDatabase(`${tmp.dir}/bind.db`);
+    try {
+      const run = compileRunner(TRANSFER);
+      const b = new Float64Array(2 * TRANSFER.stride);
+      const a = TRANSFER.at;
+      b[a.user_id] = 7;
+      b[a.currency] = 1;
+      b[a.amount] = 0;
+      b[a.kind] = 2;
+      b[a.time_micro] = 123;
+      const o = TRANSFER.stride;
+      b[o + a.user_id] = 8;
+      b[o + a.currency] = 0;
+      b[o + a.amount] = 1;
+      b[o + a.kind] = 3;
+      b[o + a.time_micro] = 2 ** 52 + 1;
+      const st = db.prepare(TRANSFER.sql);
+      const strs = ["123456789012345678901234567890", "-5"];
+      const syms = ["btc", "usdt", "deposit", "withdraw"];
+      run(st, b, 0, strs, syms);
+      run(st, b, o, strs, syms);
+      assert.deepEqual(
+        db.prepare("SELECT user_id, currency, amount, kind, time_micro FROM transfers").all(),
+        [
+          {
+            user_id: 7,
+            currency: "usdt",
+            amount: "123456789012345678901234567890",
+            kind: "deposit",
+            time_micro: 123,
+          },
+          { user_id: 8, currency: "btc", amount: "-5", kind: "withdraw", time_micro: 2 ** 52 + 1 },
+        ],
+      );
+      // A STR slot holding -1 binds NULL (an order without a client order id).
+      const ob = new Float64Array(ORDER.stride);
+      ob[ORDER.at.id] = 1;
+      ob[ORDER.at.client_order_id] = -1;
+      compileRunner(ORDER)(db.prepare(ORDER.sql), ob, 0, [], ["btc_usdt"]);
+      assert.deepEqual(db.prepare("SELECT id, pair, client_order_id FROM orders").all(), [
+        { id: 1, pair: "btc_usdt", client_order_id: null },
+      ]);
     } finally {
       db.close();
     }

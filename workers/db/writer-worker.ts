@@ -10,15 +10,14 @@ import { type Db, openDatabase } from "../../src/db/open.ts";
 import {
   BALANCE,
   CANDLE,
+  compileRunner,
   type FromWriter,
-  INT,
   KIND_COUNT,
   KINDS,
   NONCE,
   ORDER,
   ORDER_UPDATE,
   type RecordKind,
-  SYM,
   type ToWriter,
   TRADE,
   type WriterWorkerData,
@@ -124,22 +123,12 @@ const syms: string[] = [];
 const seenNum = new Set<number>();
 const seenStr = new Set<string>();
 
-/** Per kind, the parameter array its records are bound through (reused: no array per record). */
-const args: unknown[][] = KINDS.map((k) => new Array(k.stride));
+/** Per kind, its statement's runner, compiled from the field table. */
+const runners = KINDS.map(compileRunner);
 
-/**
- * Runs kind `k`'s statement for the record at `o`: slot i binds parameter i, an INT as is, a SYM
- * as its name, a STR as its string (-1: NULL).
- */
+/** Runs kind `k`'s statement for the record at `o`. */
 function put(k: RecordKind, b: Float64Array, o: number, s: readonly string[]): void {
-  const slots = k.slots;
-  const a = args[k.id];
-  for (let i = 0; i < slots.length; i++) {
-    const v = b[o + i];
-    const t = slots[i];
-    a[i] = t === INT ? v : t === SYM ? syms[v] : v === -1 ? null : s[v];
-  }
-  st[k.id].run(a);
+  runners[k.id](st[k.id], b, o, s, syms);
 }
 
 /** Every record of the kind, in order. */
