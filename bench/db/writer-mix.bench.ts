@@ -20,6 +20,7 @@
  * database. Checksum: every order and trade read back.
  *
  * Run: npx tsx bench/db/writer-mix.bench.ts [--quick] [--baseline <checkout>] [--only candidate]
+ *      [--clients 64] [--synchronous FULL|NORMAL]
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -34,12 +35,14 @@ const { values: flags } = parseArgs({
     baseline: { type: "string" },
     only: { type: "string" },
     clients: { type: "string" },
+    synchronous: { type: "string" },
   },
 });
 const QUICK = flags.quick === true;
 const N = QUICK ? 10_000 : 40_000;
 const ROUNDS = QUICK ? 1 : 3;
 const CLIENTS = Number(flags.clients ?? 64);
+const SYNC = flags.synchronous === "NORMAL" ? "NORMAL" : "FULL";
 const USERS = 128; // as bench:load (bench/load/run.ts --users)
 const PAIRS = ["btc_usdt", "eth_usdt", "eth_btc"] as const;
 const CURS: [string, string][] = [
@@ -171,7 +174,7 @@ let roundNo = 0;
 async function round(label: string, W: WriterClass, dir: string): Promise<Round> {
   const file = path.join(dir, `round-${++roundNo}.db`);
   const before = threadCpuMs();
-  const w = await W.start(file, { synchronous: "FULL" });
+  const w = await W.start(file, { synchronous: SYNC });
   const t0 = threadCpuMs();
   const s0 = performance.now();
   await drive(w, N);
@@ -213,7 +216,7 @@ try {
     `node ${process.version}, ${os.cpus().length} CPUs, load average ${os
       .loadavg()
       .map((x) => x.toFixed(1))
-      .join(" ")}; ${N} orders per round, ${CLIENTS} clients, synchronous FULL`,
+      .join(" ")}; ${N} orders per round, ${CLIENTS} clients, synchronous ${SYNC}`,
   );
   console.log(
     "| contender | orders/s | orders/commit | writer thread µs/order | main thread µs/order | other new threads µs/order |",
