@@ -229,13 +229,14 @@ try {
     const orders = N * rs.length;
     const writerUs = (sum((x) => x.writerMs) * 1000) / orders;
     per.set(label, writerUs);
+    per.set(`${label} main`, (sum((x) => x.mainMs) * 1000) / orders);
     console.log(
       `| ${label} | ${Math.round(orders / sum((x) => x.seconds))} | ${(orders / sum((x) => x.batches)).toFixed(1)} | ${writerUs.toFixed(1)} | ${((sum((x) => x.mainMs) * 1000) / orders).toFixed(1)} | ${((sum((x) => x.otherMs) * 1000) / orders).toFixed(1)} |`,
     );
   }
   if (contenders.length === 2)
     console.log(
-      `writer thread CPU per order, candidate / baseline: ${(per.get(contenders[1][0])! / per.get(contenders[0][0])!).toFixed(2)}`,
+      `CPU per order, candidate / baseline: writer thread ${(per.get(contenders[1][0])! / per.get(contenders[0][0])!).toFixed(2)}, main thread ${(per.get(`${contenders[1][0]} main`)! / per.get(`${contenders[0][0]} main`)!).toFixed(2)}`,
     );
 
   // Checksum: every order of every round is in its database.

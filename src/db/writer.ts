@@ -26,6 +26,7 @@ import {
   CURRENCY,
   type FromWriter,
   KIND_COUNT,
+  KINDS,
   META,
   NONCE,
   ORDER,
@@ -77,16 +78,16 @@ export interface WriterStats {
 
 export type TransferKind = "deposit" | "withdraw";
 
-/** Growable column of fixed-stride records of one kind. */
+/**
+ * Growable column of fixed-stride records of one kind, reused from batch to batch: a batch's
+ * records are copied out when it is sent, so the next one starts writing at 0 again.
+ */
 class Rows {
   buf: Float64Array;
   /** Records held. */
   n = 0;
-  constructor(
-    readonly stride: number,
-    capacity: number,
-  ) {
-    this.buf = new Float64Array(stride * capacity);
+  constructor(readonly stride: number) {
+    this.buf = new Float64Array(stride * MIN_CAPACITY);
   }
   /** Reserves one record and returns the index of its first slot. Read `buf` after calling. */
   add(): number {
@@ -101,8 +102,8 @@ class Rows {
   }
 }
 
+/** What a batch holds besides its records (those are in DbWriter.rows until it is sent). */
 class Batch {
-  readonly rows: (Rows | null)[] = new Array(KIND_COUNT).fill(null);
   readonly strs: string[] = [];
   readonly syms: string[] = [];
   readonly callbacks: (() => void)[] = [];
@@ -130,12 +131,19 @@ const CHECKPOINT_URL = new URL(`../../workers/db/checkpoint-worker${EXT}`, impor
 
 export class DbWriter {
   private cur = new Batch();
+  /** Records of the current batch, per kind. */
+  private readonly rows: Rows[] = KINDS.map((k) => new Rows(k.stride));
+  /**
+   * The records of a batch side by side, kind after kind: the one buffer a batch message carries.
+   * postMessage copies it (structured clone) before returning, so it is reused for the next batch:
+   * one copy instead of a new buffer per kind and their transfer (about 35 µs less per batch on the
+   * main thread: BENCHMARKS.md, fifth session).
+   */
+  private wire = new Float64Array(1024);
   private inFlight: Batch | null = null;
   private scheduled = false;
   private seq = 0;
   private readonly symIds = new Map<string, number>();
-  /** Per kind, the record count of the last batch sent: initial capacity of the next one. */
-  private readonly capacity: number[] = new Array(KIND_COUNT).fill(MIN_CAPACITY);
   private failure: Error | null = null;
   private readonly fatalListeners: ((err: Error) => void)[] = [];
   private readonly sendHooks: (() => void)[] = [];
@@ -528,12 +536,7 @@ export class DbWriter {
    * the record's first slot is at `this.at`. (Two results without an object per record.)
    */
   private add(k: RecordKind): Float64Array {
-    const cur = this.cur;
-    let r = cur.rows[k.id];
-    if (r === null) {
-      r = new Rows(k.stride, this.capacity[k.id]);
-      cur.rows[k.id] = r;
-    }
+    const r = this.rows[k.id];
     this.at = r.add();
     this.touch();
     return r.buf;
@@ -571,7 +574,7 @@ export class DbWriter {
   private readonly onImmediate = (): void => {
     this.scheduled = false;
     if (this.failure || this.closeSent) {
-      this.cur = new Batch(); // dropped: nothing may be reported durable any more
+      this.drop(); // nothing may be reported durable any more
       return;
     }
     if (this.inFlight === null && !this.cur.empty) this.send();
@@ -582,31 +585,46 @@ export class DbWriter {
     const b = this.cur;
     this.cur = new Batch();
     this.inFlight = b;
-    const bufs: (ArrayBuffer | null)[] = new Array(KIND_COUNT);
+    const rows = this.rows;
+    let total = 0;
+    for (let k = 0; k < KIND_COUNT; k++) total += rows[k].n * rows[k].stride;
+    if (total > this.wire.length) {
+      let size = this.wire.length;
+      while (size < total) size *= 2;
+      this.wire = new Float64Array(size);
+    }
+    const wire = this.wire;
     const counts: number[] = new Array(KIND_COUNT);
-    const transfer: ArrayBuffer[] = [];
+    let at = 0;
     for (let k = 0; k < KIND_COUNT; k++) {
-      const r = b.rows[k];
-      if (r === null) {
-        bufs[k] = null;
-        counts[k] = 0;
-      } else {
-        const buf = r.buf.buffer as ArrayBuffer;
-        bufs[k] = buf;
-        counts[k] = r.n;
-        transfer.push(buf);
-        this.capacity[k] = Math.max(MIN_CAPACITY, r.n);
-      }
+      const r = rows[k];
+      const len = r.n * r.stride;
+      counts[k] = r.n;
+      if (len > 0) wire.set(r.buf.subarray(0, len), at);
+      at += len;
+      r.n = 0;
     }
     const settledBelow = this.settledBelow === null ? -1 : this.settledBelow();
-    this.post(
-      { t: "batch", seq: ++this.seq, syms: b.syms, strs: b.strs, bufs, counts, settledBelow },
-      transfer,
-    );
+    // Copied here (not transferred): `wire` and the rows are free again once this returns.
+    this.post({
+      t: "batch",
+      seq: ++this.seq,
+      syms: b.syms,
+      strs: b.strs,
+      slots: wire.buffer as ArrayBuffer,
+      counts,
+      settledBelow,
+    });
   }
 
-  private post(m: ToWriter, transfer?: ArrayBuffer[]): void {
-    this.worker.postMessage(m, transfer);
+  /** Forgets the current batch: its records, strings and callbacks. */
+  private drop(): void {
+    this.cur = new Batch();
+    for (const r of this.rows) r.n = 0;
+  }
+
+  private post(m: ToWriter): void {
+    this.worker.postMessage(m);
   }
 
   private readonly onMessage = (m: FromWriter): void => {
@@ -649,7 +667,7 @@ export class DbWriter {
     if (this.failure) return;
     this.failure = err;
     this.inFlight = null;
-    this.cur = new Batch();
+    this.drop();
     for (const reject of this.flushRejects) reject(err);
     this.flushRejects.clear();
     if (this.fatalListeners.length === 0) {

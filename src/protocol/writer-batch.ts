@@ -2,8 +2,9 @@
  * Wire layout of one writer batch, shared by the main side (`src/db/writer.ts`) and the writer
  * thread (`workers/db/writer-worker.ts`).
  *
- * A batch is one postMessage: per record kind a Float64Array of fixed-stride records whose
- * ArrayBuffer is transferred (moved, not copied), plus one string array. Each record kind is
+ * A batch is one postMessage: one buffer of fixed-stride float64 records, those of each kind side
+ * by side and the kinds one after the other in kind order (`counts` records of each), plus one
+ * string array. Each record kind is
  * defined once, by its field table below: a column name of its SQL table and the slot's type.
  *   INT  an integer value (ids, ticks, lots, micros: all below 2^53, so exact in a double);
  *   STR  an index into the batch's `strs` (uids, tokens, secrets, bigint texts), -1 for SQL NULL;
@@ -27,7 +28,7 @@ export const SYM = 2;
 export type Slot = typeof INT | typeof STR | typeof SYM;
 
 export interface RecordKind<C extends string = string> {
-  /** Kind number: index into a batch's `bufs`/`counts`, and the order kinds are applied in. */
+  /** Kind number: index into a batch's `counts`, and the order its records come and are applied in. */
   readonly id: number;
   readonly table: string;
   /** Column names, in slot order. */
@@ -253,8 +254,11 @@ export type ToWriter =
       /** Symbols first used in this batch; their ids continue the writer's symbol table. */
       syms: string[];
       strs: string[];
-      /** Per kind: the records' buffer (null when the batch has none of that kind). */
-      bufs: (ArrayBuffer | null)[];
+      /**
+       * The records, kind after kind in kind order: kind k's `counts[k]` records start after those
+       * of the kinds before it. May be longer than the records (the sender's buffer is reused).
+       */
+      slots: ArrayBuffer;
       /** Per kind: number of records. */
       counts: number[];
       /**

@@ -204,9 +204,12 @@ apply[CANDLE.id] = (b, s) => {
 
 /** Kinds in numeric order (see writer-batch.ts: a key's creation precedes its revocation). */
 function applyBatch(m: Batch): void {
+  const slots = new Float64Array(m.slots);
+  let at = 0;
   for (let k = 0; k < KIND_COUNT; k++) {
-    const buf = m.bufs[k];
-    if (buf !== null) apply[k](new Float64Array(buf, 0, m.counts[k] * KINDS[k].stride), m.strs);
+    const len = m.counts[k] * KINDS[k].stride;
+    if (len > 0) apply[k](slots.subarray(at, at + len), m.strs);
+    at += len;
   }
   if (m.settledBelow - 1 > settled) settled = m.settledBelow - 1;
   if (heldOrders.size >= data.userRowsFlushAt || lastTrade - tradesThrough >= data.userRowsFlushAt)
