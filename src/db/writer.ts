@@ -112,6 +112,8 @@ class Batch {
 }
 
 const MIN_CAPACITY = 16;
+/** The smallest buffer a batch is sent in: 2^10 slots (8 KiB). */
+const MIN_WIRE_BITS = 10;
 
 /**
  * One PASSIVE checkpoint a second: at 10,000 orders a second that copies about as many WAL pages
@@ -134,12 +136,13 @@ export class DbWriter {
   /** Records of the current batch, per kind. */
   private readonly rows: Rows[] = KINDS.map((k) => new Rows(k.stride));
   /**
-   * The records of a batch side by side, kind after kind: the one buffer a batch message carries.
-   * postMessage copies it (structured clone) before returning, so it is reused for the next batch:
-   * one copy instead of a new buffer per kind and their transfer (about 35 µs less per batch on the
-   * main thread: BENCHMARKS.md, fifth session).
+   * Buffers a batch's records are sent in, side by side, kind after kind; index i holds 2^i slots.
+   * postMessage copies the one a batch uses (structured clone, the whole buffer) before returning,
+   * so it is reused for later batches: one copy instead of a new buffer per kind and their transfer
+   * (about 35 µs less per batch on the main thread: BENCHMARKS.md, fifth session). A batch takes
+   * the smallest that holds it, so one large batch (start-up) does not make every later copy large.
    */
-  private wire = new Float64Array(1024);
+  private readonly wires: Float64Array[] = [];
   private inFlight: Batch | null = null;
   private scheduled = false;
   private seq = 0;
@@ -588,12 +591,13 @@ export class DbWriter {
     const rows = this.rows;
     let total = 0;
     for (let k = 0; k < KIND_COUNT; k++) total += rows[k].n * rows[k].stride;
-    if (total > this.wire.length) {
-      let size = this.wire.length;
-      while (size < total) size *= 2;
-      this.wire = new Float64Array(size);
+    let size = MIN_WIRE_BITS;
+    while (1 << size < total) size++;
+    let wire = this.wires[size];
+    if (wire === undefined) {
+      wire = new Float64Array(1 << size);
+      this.wires[size] = wire;
     }
-    const wire = this.wire;
     const counts: number[] = new Array(KIND_COUNT);
     let at = 0;
     for (let k = 0; k < KIND_COUNT; k++) {

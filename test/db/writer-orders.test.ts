@@ -139,4 +139,31 @@ describe("order records", () => {
       },
     ]);
   });
+
+  it("keeps batches of every size apart when their send buffers are reused", async () => {
+    const file = `${tmp.dir}/sizes.db`;
+    const w = await startWriter(file);
+    // One large batch, then small ones that reuse smaller buffers, then one in the large buffer
+    // again with fewer records than the stale slots it holds.
+    for (let id = 1; id <= 3000; id++)
+      w.order(id, 1 + (id % 7), "btc_usdt", id & 1, 0, 100 + id, 10, 0, false, id, id);
+    await w.flush();
+    w.order(3001, 2, "btc_usdt", 0, 0, 5, 10, 0, false, 3001, 3001);
+    await w.flush();
+    for (let id = 1; id <= 2000; id++)
+      w.order(id, 1 + (id % 7), "btc_usdt", id & 1, 0, 100 + id, 10, 10, false, id, 5000);
+    await w.flush();
+    assert.deepEqual(
+      rows(file, "SELECT COUNT(*) AS n, SUM(amount_used) AS used, MAX(price) AS top FROM orders"),
+      [{ n: 3001, used: 20000, top: 3100 }],
+    );
+    assert.deepEqual(
+      rows(file, "SELECT id, price, amount_used FROM orders WHERE id IN (2000, 2001, 3001) ORDER BY id"),
+      [
+        { id: 2000, price: 2100, amount_used: 10 },
+        { id: 2001, price: 2101, amount_used: 0 },
+        { id: 3001, price: 5, amount_used: 0 },
+      ],
+    );
+  });
 });
