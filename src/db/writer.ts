@@ -4,7 +4,7 @@
  *   main thread                                   writer thread (workers/db/writer-worker.ts)
  *   record methods append to `cur` ──┐
  *   afterCommit(cb) adds to `cur`    │ setImmediate / ack
- *                                    └─ postMessage(batch, transfer buffers) ──▶ BEGIN; apply; COMMIT
+ *                                    └─ postMessage(batch: one slot buffer) ──▶ BEGIN; apply; COMMIT
  *   callbacks of that batch run  ◀──────────────────────────── {ack, seq} ◀──┘
  *
  * Group commit: at most one batch is in flight. While it is, every new record and callback
