@@ -312,12 +312,13 @@ describe("rate-limit headers (CONTRACT 9)", () => {
     await server?.close();
   });
 
-  /** Waits until the wall clock is at least `ms` into a second (and not past 990). */
+  /** Waits until the wall clock is at least `ms` into a second (and not past 990): time is the condition. */
   async function atMsOfSecond(ms: number): Promise<void> {
     for (;;) {
-      const into = Date.now() % 1000;
+      const now = Date.now();
+      const into = now % 1000;
       if (into >= ms && into < 990) return;
-      await new Promise((r) => setTimeout(r, into < ms ? ms - into : 1010 - into));
+      await sleepUntil(now - into + (into < ms ? ms : 1000 + ms));
     }
   }
 
