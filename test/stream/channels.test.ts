@@ -349,27 +349,25 @@ describe("stream channels", () => {
       });
     }
     const started = performance.now();
-    const burst: Promise<Order>[] = [];
-    const buy = (i: number) => {
+    const buy = (i: number): Promise<Order> => {
       const pairName = i % 2 === 0 ? "eth_btc" : "btc_usdt";
       // Crossing limit buys (concurrent market buys of one user would each hold all its quote).
       const price = pairName === "eth_btc" ? "0.05" : "31000";
-      burst.push(
-        createOrder(server, taker, {
-          pairName,
-          tradeType: "limit",
-          directionType: "buy",
-          price,
-          amount: "0.001",
-        }),
-      );
+      return createOrder(server, taker, {
+        pairName,
+        tradeType: "limit",
+        directionType: "buy",
+        price,
+        amount: "0.001",
+      });
     };
-    // Half the burst, then the rest once its first message is out: the rest trades in a later
-    // period, so the burst spans several messages however fast the machine is.
-    for (let i = 0; i < 20; i++) buy(i);
+    // One trade, and its message awaited (it arrives while the server is idle): the rest trades in
+    // later periods, so the burst spans several messages however fast the machine is. The rest goes
+    // in groups of 8, each sent once the one before is answered.
+    await buy(0);
     await client.until(() => client.messages.length > 1, 10_000, "the burst's first exchanges message");
-    for (let i = 20; i < 40; i++) buy(i);
-    await Promise.all(burst);
+    for (let i = 1; i < 40; i += 8)
+      await Promise.all(Array.from({ length: Math.min(8, 40 - i) }, (_, k) => buy(i + k)));
     // Every trade is committed: wait until the stream's last record of each pair says what REST says.
     const traded = (await get<ExchangeRecord[]>(server, "/trade/pairs")).body.filter((r) =>
       ["eth_btc", "btc_usdt"].includes(r.pairName),
