@@ -4,7 +4,7 @@
  *   main thread                                   writer thread (workers/db/writer-worker.ts)
  *   record methods append to `cur` ──┐
  *   afterCommit(cb) adds to `cur`    │ setImmediate / ack
- *                                    └─ postMessage(batch, transfer buffers) ──▶ BEGIN; apply; COMMIT
+ *                                    └─ postMessage(batch: one slot buffer) ──▶ BEGIN; apply; COMMIT
  *   callbacks of that batch run  ◀──────────────────────────── {ack, seq} ◀──┘
  *
  * Group commit: at most one batch is in flight. While it is, every new record and callback
@@ -18,90 +18,29 @@
  */
 import path from "node:path";
 import type { Worker } from "node:worker_threads";
-import { startWorker } from "../threads.ts";
 import {
-  BAL_AVAILABLE,
-  BAL_CURRENCY,
-  BAL_RESERVED,
-  BAL_USER,
-  CDL_CLOSE,
-  CDL_HIGH,
-  CDL_LOW,
-  CDL_OPEN,
-  CDL_PAIR,
-  CDL_PERIOD,
-  CDL_START,
-  CDL_VOLUME,
+  API_KEY,
+  BALANCE,
+  CANDLE,
   type CheckpointWorkerData,
-  CURRENCY_NAME,
-  CURRENCY_SCALE,
+  CURRENCY,
   type FromWriter,
-  K_API_KEY,
-  K_BALANCE,
-  K_CANDLE,
-  K_CURRENCY,
-  K_META,
-  K_NONCE,
-  K_ORDER,
-  K_PAIR,
-  K_REVOKE_KEY,
-  K_TRADE,
-  K_TRANSFER,
-  K_USER,
-  KEY_MICRO,
-  KEY_SECRET,
-  KEY_TOKEN,
-  KEY_USER,
   KIND_COUNT,
-  META_KEY,
-  META_VALUE,
-  NONCE_TOKEN,
-  NONCE_VALUE,
-  ORD_AMOUNT,
-  ORD_CANCELLED,
-  ORD_CLIENT_ID,
-  ORD_CREATE,
-  ORD_FLAGS,
-  ORD_ID,
-  ORD_PAIR,
-  ORD_PRICE,
-  ORD_SIDE,
-  ORD_TYPE,
-  ORD_UPDATE,
-  ORD_USED,
-  ORD_USER,
-  PAIR_AMOUNT_DECIMALS,
-  PAIR_NAME,
-  PAIR_PRICE_DECIMALS,
-  REVOKE_TOKEN,
-  STRIDE,
+  KINDS,
+  META,
+  NONCE,
+  ORDER,
+  ORDER_UPDATE,
+  PAIR,
+  REVOKE_KEY,
+  type RecordKind,
   type ToWriter,
-  TR_AMOUNT,
-  TR_ID,
-  TR_MAKER_FEE,
-  TR_MAKER_ORDER,
-  TR_MAKER_TYPE,
-  TR_MAKER_USER,
-  TR_MICRO,
-  TR_PAIR,
-  TR_PRICE,
-  TR_TAKER_FEE,
-  TR_TAKER_ORDER,
-  TR_TAKER_SIDE,
-  TR_TAKER_TYPE,
-  TR_TAKER_USER,
-  USER_ID,
-  USER_MICRO,
-  USER_UID,
+  TRADE,
+  TRANSFER,
+  USER,
   type WriterWorkerData,
-  XFER_AMOUNT,
-  XFER_CURRENCY,
-  XFER_DEPOSIT,
-  XFER_KIND,
-  XFER_MICRO,
-  XFER_USER,
-  XFER_WITHDRAW,
-} from "./batch-layout.ts";
+} from "../protocol/writer-batch.ts";
+import { startWorker } from "../threads.ts";
 import { DEFAULT_WAL_AUTOCHECKPOINT_PAGES, type Synchronous } from "./open.ts";
 
 /** Default of WriterOptions.userRowsFlushAt. */
@@ -139,16 +78,16 @@ export interface WriterStats {
 
 export type TransferKind = "deposit" | "withdraw";
 
-/** Growable column of fixed-stride records of one kind. */
+/**
+ * Growable column of fixed-stride records of one kind, reused from batch to batch: a batch's
+ * records are copied out when it is sent, so the next one starts writing at 0 again.
+ */
 class Rows {
   buf: Float64Array;
   /** Records held. */
   n = 0;
-  constructor(
-    readonly stride: number,
-    capacity: number,
-  ) {
-    this.buf = new Float64Array(stride * capacity);
+  constructor(readonly stride: number) {
+    this.buf = new Float64Array(stride * MIN_CAPACITY);
   }
   /** Reserves one record and returns the index of its first slot. Read `buf` after calling. */
   add(): number {
@@ -163,8 +102,8 @@ class Rows {
   }
 }
 
+/** What a batch holds besides its records (those are in DbWriter.rows until it is sent). */
 class Batch {
-  readonly rows: (Rows | null)[] = new Array(KIND_COUNT).fill(null);
   readonly strs: string[] = [];
   readonly syms: string[] = [];
   readonly callbacks: (() => void)[] = [];
@@ -173,6 +112,8 @@ class Batch {
 }
 
 const MIN_CAPACITY = 16;
+/** The smallest buffer a batch is sent in: 2^10 slots (8 KiB). */
+const MIN_WIRE_BITS = 10;
 
 /**
  * One PASSIVE checkpoint a second: at 10,000 orders a second that copies about as many WAL pages
@@ -192,12 +133,20 @@ const CHECKPOINT_URL = new URL(`../../workers/db/checkpoint-worker${EXT}`, impor
 
 export class DbWriter {
   private cur = new Batch();
+  /** Records of the current batch, per kind. */
+  private readonly rows: Rows[] = KINDS.map((k) => new Rows(k.stride));
+  /**
+   * Buffers a batch's records are sent in, side by side, kind after kind; index i holds 2^i slots.
+   * postMessage copies the one a batch uses (structured clone, the whole buffer) before returning,
+   * so it is reused for later batches: one copy instead of a new buffer per kind and their transfer
+   * (about 35 µs less per batch on the main thread: BENCHMARKS.md, fifth session). A batch takes
+   * the smallest that holds it, so one large batch (start-up) does not make every later copy large.
+   */
+  private readonly wires: Float64Array[] = [];
   private inFlight: Batch | null = null;
   private scheduled = false;
   private seq = 0;
   private readonly symIds = new Map<string, number>();
-  /** Per kind, the record count of the last batch sent: initial capacity of the next one. */
-  private readonly capacity: number[] = new Array(KIND_COUNT).fill(MIN_CAPACITY);
   private failure: Error | null = null;
   private readonly fatalListeners: ((err: Error) => void)[] = [];
   private readonly sendHooks: (() => void)[] = [];
@@ -209,6 +158,14 @@ export class DbWriter {
   private closedAck = false;
   private committedBatches = 0;
   private committedRecords = 0;
+  /** Slot offset of the record `add` reserved last. */
+  private at = 0;
+  /**
+   * Orders sent as ORDER and still open: their later records are ORDER_UPDATE (fewer columns, no
+   * insert attempt). An order leaves the set with its closing record, so it holds about the open
+   * orders. One recovered from the database is not in it: its first record is ORDER, an upsert.
+   */
+  private readonly openSent = new Set<number>();
 
   private constructor(
     private readonly worker: Worker,
@@ -293,88 +250,77 @@ export class DbWriter {
   // ---- records: append only (no I/O, no promise) ----------------------------------------------
 
   pair(name: string, priceDecimals: number, amountDecimals: number): void {
-    const r = this.rows(K_PAIR);
-    const o = r.add();
-    const b = r.buf;
-    b[o + PAIR_NAME] = this.sym(name);
-    b[o + PAIR_PRICE_DECIMALS] = priceDecimals;
-    b[o + PAIR_AMOUNT_DECIMALS] = amountDecimals;
-    this.touch();
+    const b = this.add(PAIR);
+    const o = this.at;
+    b[o + PAIR.at.name] = this.sym(name);
+    b[o + PAIR.at.price_decimals] = priceDecimals;
+    b[o + PAIR.at.amount_decimals] = amountDecimals;
   }
 
   currency(name: string, scale: number): void {
-    const r = this.rows(K_CURRENCY);
-    const o = r.add();
-    const b = r.buf;
-    b[o + CURRENCY_NAME] = this.sym(name);
-    b[o + CURRENCY_SCALE] = scale;
-    this.touch();
+    const b = this.add(CURRENCY);
+    const o = this.at;
+    b[o + CURRENCY.at.name] = this.sym(name);
+    b[o + CURRENCY.at.scale] = scale;
   }
 
   user(id: number, uid: string, micro: number): void {
-    const r = this.rows(K_USER);
-    const o = r.add();
-    const b = r.buf;
-    b[o + USER_ID] = id;
-    b[o + USER_UID] = this.str(uid);
-    b[o + USER_MICRO] = micro;
-    this.touch();
+    const b = this.add(USER);
+    const o = this.at;
+    b[o + USER.at.id] = id;
+    b[o + USER.at.uid] = this.str(uid);
+    b[o + USER.at.created_micro] = micro;
   }
 
   apiKey(token: string, userId: number, secret: string, micro: number): void {
-    const r = this.rows(K_API_KEY);
-    const o = r.add();
-    const b = r.buf;
-    b[o + KEY_TOKEN] = this.str(token);
-    b[o + KEY_USER] = userId;
-    b[o + KEY_SECRET] = this.str(secret);
-    b[o + KEY_MICRO] = micro;
-    this.touch();
+    const b = this.add(API_KEY);
+    const o = this.at;
+    b[o + API_KEY.at.token] = this.str(token);
+    b[o + API_KEY.at.user_id] = userId;
+    b[o + API_KEY.at.secret] = this.str(secret);
+    b[o + API_KEY.at.created_micro] = micro;
   }
 
   revokeKey(token: string): void {
-    const r = this.rows(K_REVOKE_KEY);
-    const o = r.add();
-    r.buf[o + REVOKE_TOKEN] = this.str(token);
-    this.touch();
+    const b = this.add(REVOKE_KEY);
+    const o = this.at;
+    b[o + REVOKE_KEY.at.token] = this.str(token);
   }
 
   /** Last accepted nonce of a token (upsert; last wins). */
   nonce(token: string, nonce: bigint): void {
-    const r = this.rows(K_NONCE);
-    const o = r.add();
-    const b = r.buf;
-    b[o + NONCE_TOKEN] = this.str(token);
-    b[o + NONCE_VALUE] = this.str(nonce.toString());
-    this.touch();
+    const b = this.add(NONCE);
+    const o = this.at;
+    b[o + NONCE.at.token] = this.str(token);
+    b[o + NONCE.at.last_nonce] = this.str(nonce.toString());
   }
 
   /** Latest balance of (user, currency) (upsert; within a batch the last one wins). */
   balance(userId: number, currency: string, available: bigint, reserved: bigint): void {
-    const r = this.rows(K_BALANCE);
-    const o = r.add();
-    const b = r.buf;
-    b[o + BAL_USER] = userId;
-    b[o + BAL_CURRENCY] = this.sym(currency);
-    b[o + BAL_AVAILABLE] = this.str(available.toString());
-    b[o + BAL_RESERVED] = this.str(reserved.toString());
-    this.touch();
+    const b = this.add(BALANCE);
+    const o = this.at;
+    b[o + BALANCE.at.user_id] = userId;
+    b[o + BALANCE.at.currency] = this.sym(currency);
+    b[o + BALANCE.at.available] = this.str(available.toString());
+    b[o + BALANCE.at.reserved] = this.str(reserved.toString());
   }
 
   /** A deposit (amount > 0) or withdrawal (amount < 0), at the currency's ledger scale. */
   transfer(userId: number, currency: string, amount: bigint, kind: TransferKind, micro: number): void {
-    const r = this.rows(K_TRANSFER);
-    const o = r.add();
-    const b = r.buf;
-    b[o + XFER_USER] = userId;
-    b[o + XFER_CURRENCY] = this.sym(currency);
-    b[o + XFER_AMOUNT] = this.str(amount.toString());
-    b[o + XFER_KIND] = kind === "deposit" ? XFER_DEPOSIT : XFER_WITHDRAW;
-    b[o + XFER_MICRO] = micro;
-    this.touch();
+    const b = this.add(TRANSFER);
+    const o = this.at;
+    b[o + TRANSFER.at.user_id] = userId;
+    b[o + TRANSFER.at.currency] = this.sym(currency);
+    b[o + TRANSFER.at.amount] = this.str(amount.toString());
+    b[o + TRANSFER.at.kind] = this.sym(kind);
+    b[o + TRANSFER.at.time_micro] = micro;
   }
 
-  /** Inserts the order or updates its mutable fields (price, amountUsed, isCancelled, updateMicro). */
+  /**
+   * The order as it stands: its first record inserts the row, later ones update its mutable
+   * fields (price, amount, amountUsed, isCancelled, updateMicro). The other fields of a later
+   * record are not written again.
+   */
   order(
     id: number,
     userId: number,
@@ -390,23 +336,37 @@ export class DbWriter {
     flags = 0,
     clientOrderId?: string,
   ): void {
-    const r = this.rows(K_ORDER);
-    const o = r.add();
-    const b = r.buf;
-    b[o + ORD_ID] = id;
-    b[o + ORD_USER] = userId;
-    b[o + ORD_PAIR] = this.sym(pair);
-    b[o + ORD_SIDE] = side;
-    b[o + ORD_TYPE] = type;
-    b[o + ORD_PRICE] = price;
-    b[o + ORD_AMOUNT] = amount;
-    b[o + ORD_USED] = amountUsed;
-    b[o + ORD_CANCELLED] = isCancelled ? 1 : 0;
-    b[o + ORD_CREATE] = createMicro;
-    b[o + ORD_UPDATE] = updateMicro;
-    b[o + ORD_FLAGS] = flags;
-    b[o + ORD_CLIENT_ID] = clientOrderId === undefined ? -1 : this.str(clientOrderId);
-    this.touch();
+    const closed = isCancelled || amountUsed === amount;
+    if (this.openSent.has(id)) {
+      // Sent before (while open): only what changes. A closed order gets no further record.
+      if (closed) this.openSent.delete(id);
+      const b = this.add(ORDER_UPDATE);
+      const o = this.at;
+      b[o + ORDER_UPDATE.at.id] = id;
+      b[o + ORDER_UPDATE.at.price] = price;
+      b[o + ORDER_UPDATE.at.amount] = amount;
+      b[o + ORDER_UPDATE.at.amount_used] = amountUsed;
+      b[o + ORDER_UPDATE.at.is_cancelled] = isCancelled ? 1 : 0;
+      b[o + ORDER_UPDATE.at.update_micro] = updateMicro;
+      return;
+    }
+    // New (or recovered from the database: ORDER is an upsert, so that is fine too).
+    if (!closed) this.openSent.add(id);
+    const b = this.add(ORDER);
+    const o = this.at;
+    b[o + ORDER.at.id] = id;
+    b[o + ORDER.at.user_id] = userId;
+    b[o + ORDER.at.pair] = this.sym(pair);
+    b[o + ORDER.at.side] = side;
+    b[o + ORDER.at.type] = type;
+    b[o + ORDER.at.price] = price;
+    b[o + ORDER.at.amount] = amount;
+    b[o + ORDER.at.amount_used] = amountUsed;
+    b[o + ORDER.at.is_cancelled] = isCancelled ? 1 : 0;
+    b[o + ORDER.at.create_micro] = createMicro;
+    b[o + ORDER.at.update_micro] = updateMicro;
+    b[o + ORDER.at.flags] = flags;
+    b[o + ORDER.at.client_order_id] = clientOrderId === undefined ? -1 : this.str(clientOrderId);
   }
 
   /** A trade, plus its two user_trades rows (the maker's side is the opposite of the taker's). */
@@ -426,34 +386,30 @@ export class DbWriter {
     takerFeeRate = 0,
     makerFeeRate = 0,
   ): void {
-    const r = this.rows(K_TRADE);
-    const o = r.add();
-    const b = r.buf;
-    b[o + TR_ID] = id;
-    b[o + TR_PAIR] = this.sym(pair);
-    b[o + TR_PRICE] = price;
-    b[o + TR_AMOUNT] = amount;
-    b[o + TR_TAKER_ORDER] = takerOrderId;
-    b[o + TR_MAKER_ORDER] = makerOrderId;
-    b[o + TR_TAKER_USER] = takerUserId;
-    b[o + TR_MAKER_USER] = makerUserId;
-    b[o + TR_TAKER_SIDE] = takerSide;
-    b[o + TR_TAKER_TYPE] = takerType;
-    b[o + TR_MAKER_TYPE] = makerType;
-    b[o + TR_MICRO] = micro;
-    b[o + TR_TAKER_FEE] = takerFeeRate;
-    b[o + TR_MAKER_FEE] = makerFeeRate;
-    this.touch();
+    const b = this.add(TRADE);
+    const o = this.at;
+    b[o + TRADE.at.id] = id;
+    b[o + TRADE.at.pair] = this.sym(pair);
+    b[o + TRADE.at.price] = price;
+    b[o + TRADE.at.amount] = amount;
+    b[o + TRADE.at.taker_order_id] = takerOrderId;
+    b[o + TRADE.at.maker_order_id] = makerOrderId;
+    b[o + TRADE.at.taker_user_id] = takerUserId;
+    b[o + TRADE.at.maker_user_id] = makerUserId;
+    b[o + TRADE.at.taker_side] = takerSide;
+    b[o + TRADE.at.taker_type] = takerType;
+    b[o + TRADE.at.maker_type] = makerType;
+    b[o + TRADE.at.time_micro] = micro;
+    b[o + TRADE.at.taker_fee_rate] = takerFeeRate;
+    b[o + TRADE.at.maker_fee_rate] = makerFeeRate;
   }
 
   /** Upsert of an integer in `meta` (a pair's book sequence: `book_seq:<pair>`). */
   meta(key: string, value: number): void {
-    const r = this.rows(K_META);
-    const o = r.add();
-    const b = r.buf;
-    b[o + META_KEY] = this.sym(key);
-    b[o + META_VALUE] = value;
-    this.touch();
+    const b = this.add(META);
+    const o = this.at;
+    b[o + META.at.key] = this.sym(key);
+    b[o + META.at.value] = value;
   }
 
   /** Upsert of one candle (prices in ticks, volume in lots). */
@@ -467,18 +423,16 @@ export class DbWriter {
     close: number,
     volume: number,
   ): void {
-    const r = this.rows(K_CANDLE);
-    const o = r.add();
-    const b = r.buf;
-    b[o + CDL_PAIR] = this.sym(pair);
-    b[o + CDL_PERIOD] = this.sym(period);
-    b[o + CDL_START] = startMs;
-    b[o + CDL_OPEN] = open;
-    b[o + CDL_HIGH] = high;
-    b[o + CDL_LOW] = low;
-    b[o + CDL_CLOSE] = close;
-    b[o + CDL_VOLUME] = volume;
-    this.touch();
+    const b = this.add(CANDLE);
+    const o = this.at;
+    b[o + CANDLE.at.pair] = this.sym(pair);
+    b[o + CANDLE.at.period] = this.sym(period);
+    b[o + CANDLE.at.start_ms] = startMs;
+    b[o + CANDLE.at.open] = open;
+    b[o + CANDLE.at.high] = high;
+    b[o + CANDLE.at.low] = low;
+    b[o + CANDLE.at.close] = close;
+    b[o + CANDLE.at.volume] = volume;
   }
 
   // ---- commit notification ---------------------------------------------------------------------
@@ -580,14 +534,15 @@ export class DbWriter {
 
   // ---- internals -----------------------------------------------------------------------------
 
-  private rows(kind: number): Rows {
-    const cur = this.cur;
-    let r = cur.rows[kind];
-    if (r === null) {
-      r = new Rows(STRIDE[kind], this.capacity[kind]);
-      cur.rows[kind] = r;
-    }
-    return r;
+  /**
+   * Reserves one record of kind `k` in the current batch and returns the buffer to write it in;
+   * the record's first slot is at `this.at`. (Two results without an object per record.)
+   */
+  private add(k: RecordKind): Float64Array {
+    const r = this.rows[k.id];
+    this.at = r.add();
+    this.touch();
+    return r.buf;
   }
 
   private str(s: string): number {
@@ -622,7 +577,7 @@ export class DbWriter {
   private readonly onImmediate = (): void => {
     this.scheduled = false;
     if (this.failure || this.closeSent) {
-      this.cur = new Batch(); // dropped: nothing may be reported durable any more
+      this.drop(); // nothing may be reported durable any more
       return;
     }
     if (this.inFlight === null && !this.cur.empty) this.send();
@@ -633,31 +588,47 @@ export class DbWriter {
     const b = this.cur;
     this.cur = new Batch();
     this.inFlight = b;
-    const bufs: (ArrayBuffer | null)[] = new Array(KIND_COUNT);
+    const rows = this.rows;
+    let total = 0;
+    for (let k = 0; k < KIND_COUNT; k++) total += rows[k].n * rows[k].stride;
+    let size = MIN_WIRE_BITS;
+    while (1 << size < total) size++;
+    let wire = this.wires[size];
+    if (wire === undefined) {
+      wire = new Float64Array(1 << size);
+      this.wires[size] = wire;
+    }
     const counts: number[] = new Array(KIND_COUNT);
-    const transfer: ArrayBuffer[] = [];
+    let at = 0;
     for (let k = 0; k < KIND_COUNT; k++) {
-      const r = b.rows[k];
-      if (r === null) {
-        bufs[k] = null;
-        counts[k] = 0;
-      } else {
-        const buf = r.buf.buffer as ArrayBuffer;
-        bufs[k] = buf;
-        counts[k] = r.n;
-        transfer.push(buf);
-        this.capacity[k] = Math.max(MIN_CAPACITY, r.n);
-      }
+      const r = rows[k];
+      const len = r.n * r.stride;
+      counts[k] = r.n;
+      if (len > 0) wire.set(r.buf.subarray(0, len), at);
+      at += len;
+      r.n = 0;
     }
     const settledBelow = this.settledBelow === null ? -1 : this.settledBelow();
-    this.post(
-      { t: "batch", seq: ++this.seq, syms: b.syms, strs: b.strs, bufs, counts, settledBelow },
-      transfer,
-    );
+    // Copied here (not transferred): `wire` and the rows are free again once this returns.
+    this.post({
+      t: "batch",
+      seq: ++this.seq,
+      syms: b.syms,
+      strs: b.strs,
+      slots: wire.buffer as ArrayBuffer,
+      counts,
+      settledBelow,
+    });
   }
 
-  private post(m: ToWriter, transfer?: ArrayBuffer[]): void {
-    this.worker.postMessage(m, transfer);
+  /** Forgets the current batch: its records, strings and callbacks. */
+  private drop(): void {
+    this.cur = new Batch();
+    for (const r of this.rows) r.n = 0;
+  }
+
+  private post(m: ToWriter): void {
+    this.worker.postMessage(m);
   }
 
   private readonly onMessage = (m: FromWriter): void => {
@@ -700,7 +671,7 @@ export class DbWriter {
     if (this.failure) return;
     this.failure = err;
     this.inFlight = null;
-    this.cur = new Batch();
+    this.drop();
     for (const reject of this.flushRejects) reject(err);
     this.flushRejects.clear();
     if (this.fatalListeners.length === 0) {

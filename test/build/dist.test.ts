@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { limit, REPO_ROOT, TestServer } from "../e2e/harness.ts";
+import { waitFor } from "../wait.ts";
 
 const run = promisify(execFile);
 const CLI = join(REPO_ROOT, "dist/src/cli.js");
@@ -37,6 +38,13 @@ async function cli(server: TestServer, args: string[], env: Record<string, strin
     if (typeof e.code !== "number") throw error;
     return { code: e.code, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
   }
+}
+
+/** Stream upgrades the server has accepted so far (a counter: connections that closed stay counted). */
+async function upgrades(server: TestServer): Promise<number> {
+  const metrics = await server.public.metrics();
+  const m = /^exchange_http_requests_total\{route="\/stream",status="101"\} (\d+)$/m.exec(metrics.text);
+  return m === null ? 0 : Number(m[1]);
 }
 
 describe("the built package", () => {
@@ -164,6 +172,7 @@ describe("the built package", () => {
 
   test("the CLI tails a channel, one JSON line per message", async () => {
     const [maker, taker] = await server.newUsers(2, { usdt: "1000", btc: "1" });
+    const before = await upgrades(server);
     const child = spawn(process.execPath, [CLI, "tail", "history:btc_usdt", "--count", "1"], {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH ?? "", EXCHANGE_URL: server.origin },
@@ -171,17 +180,22 @@ describe("the built package", () => {
     });
     try {
       let stdout = "";
+      let stderr = "";
       child.stdout.setEncoding("utf8").on("data", (c: string) => {
         stdout += c;
       });
+      child.stderr.setEncoding("utf8").on("data", (c: string) => {
+        stderr += c;
+      });
       const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-      // The history channel sends nothing on connect: trade until the tail has its line.
+      // The history channel sends nothing on connect: once the tail's upgrade is counted (the
+      // server subscribes it in the same step), one trade gives it its line.
+      await waitFor(async () => (await upgrades(server)) > before, {
+        what: "the CLI's stream upgrade",
+        detail: () => `CLI stderr: ${stderr}`,
+      });
       await maker.client.createOrder(limit("btc_usdt", "sell", "200", "0.01"));
-      for (let i = 0; i < 50 && child.exitCode === null; i++) {
-        await maker.client.createOrder(limit("btc_usdt", "sell", "200", "0.01"));
-        await taker.client.createOrder(limit("btc_usdt", "buy", "200", "0.01"));
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await taker.client.createOrder(limit("btc_usdt", "buy", "200", "0.01"));
       assert.equal(await exited, 0);
       const lines = stdout.trim().split("\n");
       assert.equal(lines.length, 1);

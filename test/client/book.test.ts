@@ -6,7 +6,16 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type BookData, LocalBook, OrderBookFeed } from "../../src/client/book.ts";
 import type { OrderBook } from "../../src/client/index.ts";
-import { limit, sleep, TestServer } from "../e2e/harness.ts";
+import { limit, TestServer } from "../e2e/harness.ts";
+import { waitFor } from "../wait.ts";
+
+/** Waits until the feed's local book equals `want` (the REST book read after the last change). */
+function untilBook(feed: OrderBookFeed, want: OrderBook): Promise<true> {
+  return waitFor(() => JSON.stringify(feed.book()) === JSON.stringify(want), {
+    what: "the local book to equal the REST book",
+    detail: () => `local ${JSON.stringify(feed.book())}, REST ${JSON.stringify(want)}`,
+  });
+}
 
 describe("LocalBook", () => {
   test("applies changed levels to a snapshot; amount 0 removes a level", () => {
@@ -91,7 +100,7 @@ describe("OrderBookFeed on a real server", () => {
       const rest = await server.public.orderBook("btc_usdt");
       assert.equal(rest.status, 200);
       const want = rest.body as OrderBook;
-      for (let i = 0; i < 100 && JSON.stringify(feed.book()) !== JSON.stringify(want); i++) await sleep(20);
+      await untilBook(feed, want);
       assert.deepEqual(feed.book(), want);
       assert.deepEqual(errors, []);
       assert.ok(books.length >= 4, `one book per change, got ${books.length}`);
@@ -118,7 +127,7 @@ describe("OrderBookFeed on a real server", () => {
         want.buy.map((l) => l.price),
         [11, 10],
       );
-      for (let i = 0; i < 250 && JSON.stringify(feed.book()) !== JSON.stringify(want); i++) await sleep(20);
+      await untilBook(feed, want);
       assert.deepEqual(feed.book(), want);
       assert.ok(resyncs.includes("reconnect"), `resyncs: ${resyncs.join(",")}`);
     } finally {
@@ -153,7 +162,7 @@ describe("OrderBookFeed on a real server", () => {
       await a.client.createOrder(limit("eth_btc", "buy", "0.05", "1"));
       await a.client.createOrder(limit("eth_btc", "buy", "0.04", "1"));
       const want = (await server.public.orderBook("eth_btc")).body as OrderBook;
-      for (let i = 0; i < 250 && JSON.stringify(feed.book()) !== JSON.stringify(want); i++) await sleep(20);
+      await untilBook(feed, want);
       assert.equal(dropped, 1);
       assert.deepEqual(feed.book(), want);
       assert.equal(feed.resyncs, 1);

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import { after, afterEach, before, describe, it } from "node:test";
 import { openDatabase } from "../../src/db/open.ts";
 import { DbWriter } from "../../src/db/writer.ts";
+import { waitFor } from "../wait.ts";
 import { tempDir } from "./helpers.ts";
 
 const tmp = tempDir("writer");
@@ -299,15 +300,22 @@ describe("DbWriter", () => {
     await assert.rejects(w.flush(), /database write failed.*UNIQUE/);
     w.order(1, 1, "p", 0, 0, 1, 1, 0, false, 1, 1);
     w.afterCommit(() => ran.push("after"));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Rather than a guessed wait: close() ends the writer thread, the only source of acks, and
+    // rejects; a turn later the batch scheduled above has been dealt with too. Nothing is left that
+    // could run a callback.
+    await assert.rejects(w.close(), /UNIQUE/);
+    await new Promise<void>((resolve) => setImmediate(resolve));
     assert.deepEqual(ran, ["first"]);
     assert.equal(fatal.length, 1);
     assert.ok(w.failed);
-    await assert.rejects(w.close(), /UNIQUE/);
   });
 
   it("copies committed pages into the database file from the checkpointer thread while the writer runs", async () => {
-    /** Size of the main database file after writing 3,000 orders and waiting up to `waitMs`. */
+    /**
+     * Growth of the main database file after writing 3,000 orders, once it has grown or `waitMs`
+     * passed. For the control (no checkpointer) nothing can be observed to have not happened, so the
+     * wait is bounded: ten of the other run's checkpoint intervals.
+     */
     const grown = async (name: string, checkpointIntervalMs: number, waitMs: number): Promise<number> => {
       const f = `${tmp.dir}/${name}.db`;
       const cw = await startWriter(f, { checkpointIntervalMs, walAutocheckpointPages: 100_000 });
@@ -316,9 +324,10 @@ describe("DbWriter", () => {
         for (let id = 1; id <= 3000; id++)
           cw.order(id, id % 50, "btc_usdt", id & 1, 0, 100 + id, 10, 0, false, id, id);
         await cw.flush();
-        const deadline = Date.now() + waitMs;
-        while (fs.statSync(f).size <= initial && Date.now() < deadline)
-          await new Promise((r) => setTimeout(r, 10));
+        await waitFor(() => fs.statSync(f).size > initial, {
+          what: `pages copied into ${name}.db`,
+          timeoutMs: waitMs,
+        }).catch(() => {});
         return fs.statSync(f).size - initial;
       } finally {
         await cw.close();

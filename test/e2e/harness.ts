@@ -692,12 +692,13 @@ export function rawHttp(
       chunks.push(chunk);
       finish();
     });
+    // EPIPE / ECONNRESET after the server answered and closed: the answer may already be here.
+    // 'close' follows 'error' once the socket is torn down (no data comes after it): decide then.
+    let socketError: Error | undefined;
     socket.on("error", (error) => {
-      // EPIPE / ECONNRESET after the server answered and closed: the answer may already be here.
-      if (parseHttpAnswer(Buffer.concat(chunks)) !== null) finish();
-      else setTimeout(() => finish(error), 50);
+      socketError = error;
     });
-    socket.on("close", () => finish(new Error("connection closed without a complete answer")));
+    socket.on("close", () => finish(socketError ?? new Error("connection closed without a complete answer")));
     socket.on("connect", () => {
       const lines = [
         `${method} ${path} HTTP/1.1`,
@@ -765,6 +766,11 @@ function parseHttpAnswer(data: Buffer): RawHttpAnswer | null {
 /** A deterministic PRNG (mulberry32) so that bursts are reproducible from their seed. */
 export { mulberry32 as prng } from "../../bench/matching/workload.ts";
 
+/**
+ * A fixed pause. No test uses it any more: wait on the condition with `waitFor` (test/wait.ts), or
+ * where time itself is the condition, `sleepUntil` the instant and say why. Kept for branches that
+ * still import it.
+ */
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }

@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { CreatedOrder, Order } from "../../src/client/index.ts";
 import { ERRORS } from "../../src/errors.ts";
+import { waitFor } from "../wait.ts";
 import { auditExchange } from "./audit.ts";
 import {
   expectError,
@@ -18,7 +19,6 @@ import {
   market,
   placeLimit,
   sharedServer,
-  sleep,
   type TestServer,
   type TestUser,
 } from "./harness.ts";
@@ -427,13 +427,13 @@ describe("market-maker controls", () => {
         triggerTime >= before + 1000 && triggerTime <= Date.now() + 1000,
         `triggerTime ${triggerTime}`,
       );
-      for (let i = 0; i < 100; i++) {
-        const left =
+      await waitFor(
+        async () =>
           expectOk(await u.client.openOrders("btc_usdt")).length +
-          expectOk(await u.client.openOrders("eth_usdt")).length;
-        if (left === 0) break;
-        await sleep(100);
-      }
+            expectOk(await u.client.openOrders("eth_usdt")).length ===
+          0,
+        { what: "the dead-man's switch to cancel both open orders", intervalMs: 50 },
+      );
       assert.equal(expectOk(await u.client.openOrders("btc_usdt")).length, 0);
       assert.equal(expectOk(await u.client.openOrders("eth_usdt")).length, 0);
       assert.equal((await server.balances(u)).get("usdt")!.reserved, 0n);
@@ -442,9 +442,17 @@ describe("market-maker controls", () => {
     it("does nothing once disarmed, and refuses a bad timeout", async () => {
       const u = await server.newUser({ usdt: "1000" });
       const o = await place(u, "btc_usdt", "buy", "100", "1");
+      // A witness armed after u's switch fires after it would have: once the witness's order is
+      // cancelled, u's switch has had its chance (its cancel would have gone first, on the same pair).
+      const witness = await server.newUser({ usdt: "1000" });
+      await place(witness, "btc_usdt", "buy", "100", "1");
       expectOk(await u.client.cancelAllAfter(1));
       assert.deepEqual(expectOk(await u.client.cancelAllAfter(0)), { triggerTime: 0 });
-      await sleep(1500);
+      expectOk(await witness.client.cancelAllAfter(1));
+      await waitFor(async () => expectOk(await witness.client.openOrders("btc_usdt")).length === 0, {
+        what: "the witness's switch to cancel its order",
+        intervalMs: 50,
+      });
       assert.deepEqual(
         expectOk(await u.client.openOrders("btc_usdt")).map((x) => x.id),
         [o.id],

@@ -10,6 +10,7 @@ import { after, before, describe, it } from "node:test";
 import type { ErrorBody, OrderBook, UserTrade } from "../../src/client/index.ts";
 import { StreamRejected } from "../../src/client/stream.ts";
 import { ERRORS_DOC_PATH } from "../../src/errors-doc.ts";
+import { sleepUntil } from "../wait.ts";
 import { dec, fmt, mul } from "./decimal.ts";
 import { expectError, expectOk, limit, PAIRS, TestServer, type TestUser } from "./harness.ts";
 
@@ -311,17 +312,18 @@ describe("rate-limit headers (CONTRACT 9)", () => {
     await server?.close();
   });
 
-  /** Waits until the wall clock is at least `ms` into a second (and not past 990). */
+  /** Waits until the wall clock is at least `ms` into a second (and not past 990): time is the condition. */
   async function atMsOfSecond(ms: number): Promise<void> {
     for (;;) {
-      const into = Date.now() % 1000;
+      const now = Date.now();
+      const into = now % 1000;
       if (into >= ms && into < 990) return;
-      await new Promise((r) => setTimeout(r, into < ms ? ms - into : 1010 - into));
+      await sleepUntil(now - into + (into < ms ? ms : 1000 + ms));
     }
   }
 
   it("sends the limit and what is left on answers that counted, and not on those that did not", async () => {
-    await new Promise((r) => setTimeout(r, 1100)); // a fresh window
+    // No wait for a fresh window: this server is new, and /health (all the harness called) is not counted.
     const ok = await server.public.time();
     assert.equal(ok.status, 200);
     assert.equal(ok.headers.get("x-ratelimit-limit"), String(LIMIT));
@@ -346,11 +348,15 @@ describe("rate-limit headers (CONTRACT 9)", () => {
     const burst = () => Promise.all(Array.from({ length: LIMIT }, () => u.client.balances("btc_usdt")));
     // A loaded machine may stretch a burst over a window edge; such an attempt proves nothing and
     // is repeated (a fixed window would let every attempt's second burst through).
+    let lastSecond: number | null = null; // when the token was last counted (a new user: never)
     for (let attempt = 1; ; attempt++) {
-      await new Promise((r) => setTimeout(r, 2100)); // the token's earlier requests slid out
+      // Time is the condition: the token's earlier requests weigh on the second after the one they
+      // were counted in, and on nothing later.
+      if (lastSecond !== null) await sleepUntil((lastSecond + 2) * 1000);
       await atMsOfSecond(300);
       const second = Math.floor(Date.now() / 1000);
       const first = await burst();
+      lastSecond = Math.floor(Date.now() / 1000);
       assert.deepEqual(
         first.map((r) => r.status),
         first.map(() => 200),
@@ -358,9 +364,10 @@ describe("rate-limit headers (CONTRACT 9)", () => {
       );
       if (Math.floor(Date.now() / 1000) !== second && attempt < 5) continue;
       // Just after the next second begins, a fixed window would let a whole new burst through.
-      while (Math.floor(Date.now() / 1000) === second) await new Promise((r) => setTimeout(r, 2));
+      await sleepUntil((second + 1) * 1000);
       const startedInto = Date.now() % 1000;
       const next = await burst();
+      lastSecond = Math.floor(Date.now() / 1000);
       if (startedInto > 200 && attempt < 5) continue;
       const refused = next.filter((r) => r.status === 429);
       assert.ok(

@@ -14,6 +14,7 @@ import {
   startServer,
   type TestServer,
 } from "../stream/helpers.ts";
+import { sleepUntil, waitFor } from "../wait.ts";
 
 interface KeyAnswer {
   listenKey: string;
@@ -80,13 +81,9 @@ describe("ListenKeys", () => {
       now = 2000;
       keys.watch(5);
       try {
-        await new Promise<void>((resolve) => {
-          const poll = setInterval(() => {
-            if (ended.includes(c)) {
-              clearInterval(poll);
-              resolve();
-            }
-          }, 5);
+        await waitFor(() => ended.includes(c), {
+          what: "the watch to report the expired key",
+          intervalMs: 5,
         });
       } finally {
         keys.stop();
@@ -167,7 +164,8 @@ describe("listen keys over HTTP and the stream", () => {
       assert.deepEqual(Object.keys(r.body.errors), ["auth"]);
     }
     const k = await create();
-    await new Promise((r) => setTimeout(r, TTL_MS + 200));
+    // Time is the condition: a key has ended once the server's clock (this machine's) reaches expiresAt.
+    await sleepUntil(k.expiresAt);
     const r = await refused(server, `streams=exchanges&listenKey=${k.listenKey}`);
     assert.equal(r.status, 401);
     const ext = await post<Errors>(server, server.users[0], "/trade/listen-key", { listenKey: k.listenKey });

@@ -6,11 +6,13 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
+  type BookData,
   cancelOrder,
   createOrder,
   type Order,
   refused,
   StreamClient,
+  type StreamMessage,
   sign,
   signedHeaders,
   startServer,
@@ -62,24 +64,37 @@ describe("stream access", () => {
   test("subscribes a channel listed twice once, up to 100 entries, URL-encoded or not", async () => {
     const hundred = await StreamClient.connect(server, `streams=${Array(100).fill("exchanges").join(",")}`);
     assert.equal((await hundred.next()).stream, "exchanges");
-    assert.ok(await hundred.quiet(200), "one snapshot for a channel listed 100 times");
+    await hundred.settled(); // every snapshot sent on connect is here
+    assert.equal(hundred.messages.length, 1, "one snapshot for a channel listed 100 times");
     hundred.close();
 
     const encoded = encodeURIComponent("orders:btc_usdt, orders:btc_usdt,history:btc_usdt");
     const client = await StreamClient.connect(server, `streams=${encoded}`);
     assert.equal((await client.next()).stream, "orders:btc_usdt");
-    assert.ok(await client.quiet(200), "one book snapshot");
+    await client.settled();
+    assert.equal(client.messages.length, 1, "one book snapshot");
     const [maker] = server.users;
-    await createOrder(server, maker, {
-      pairName: "btc_usdt",
-      tradeType: "limit",
-      directionType: "buy",
-      price: "1",
-      amount: "0.01",
-    });
+    const buy = (price: string) =>
+      createOrder(server, maker, {
+        pairName: "btc_usdt",
+        tradeType: "limit",
+        directionType: "buy",
+        price,
+        amount: "0.01",
+      });
+    await buy("1");
     assert.equal((await client.next()).stream, "orders:btc_usdt");
-    assert.ok(await client.quiet(200), "one delta per change");
+    // A second change marks the end of the first one's messages: the next one must be its delta.
+    const marker = await buy("2");
+    const next = await client.next();
+    assert.equal(next.stream, "orders:btc_usdt");
+    assert.deepEqual(
+      (next.data as BookData).buy.map((l) => l.price),
+      [2],
+      "one delta per change",
+    );
     client.close();
+    assert.equal((await cancelOrder(server, maker, marker.id)).status, 200);
   });
 
   test("answers 401 to a user channel without valid credentials", async () => {
@@ -166,25 +181,38 @@ describe("stream access", () => {
     bobOrders.add(rest.id);
     assert.equal((await cancelOrder(server, bob, rest.id)).status, 200);
 
+    // Each user then places a marker order: what its connection got before the marker is all it got.
+    const markers = new Map<StreamClient, Order>();
+    const before = async (client: StreamClient, user: typeof alice): Promise<StreamMessage[]> => {
+      const marker = await createOrder(server, user, {
+        pairName: "btc_usdt",
+        tradeType: "limit",
+        directionType: "buy",
+        price: "1",
+        amount: "0.01",
+      });
+      markers.set(client, marker);
+      const isMarker = (m: StreamMessage) =>
+        m.stream.startsWith("user_orders:") && (m.data as Order).id === marker.id;
+      await client.until(() => client.messages.some(isMarker), 10_000, "the marker order");
+      return client.messages.slice(0, client.messages.findIndex(isMarker));
+    };
+    const [aGot, bGot, cGot] = [await before(a, alice), await before(b, bob), await before(c, carol)];
     // alice: 5 created + 4 fills; bob: created (already filled) + created + cancelled; 4 trades each.
-    await a.until(() => a.messages.length >= 13, 10_000, "alice's messages");
-    await b.until(() => b.messages.length >= 7, 10_000, "bob's messages");
-    assert.ok(await a.quiet(200));
-    assert.ok(await b.quiet(0));
-    assert.equal(c.messages.length, 0, "carol traded nothing and sees nothing");
+    assert.equal(aGot.length, 13, "alice's messages");
+    assert.equal(bGot.length, 7, "bob's messages");
+    assert.equal(cGot.length, 0, "carol traded nothing and sees nothing");
 
-    const split = (client: StreamClient, uid: string) => {
-      const orders = client.messages
-        .filter((m) => m.stream === `user_orders:${uid}`)
-        .map((m) => m.data as Order);
-      const trades = client.messages
+    const split = (messages: StreamMessage[], uid: string) => {
+      const orders = messages.filter((m) => m.stream === `user_orders:${uid}`).map((m) => m.data as Order);
+      const trades = messages
         .filter((m) => m.stream === `user_history:${uid}`)
         .map((m) => m.data as UserTrade);
-      assert.equal(orders.length + trades.length, client.messages.length, "only the subscribed channels");
+      assert.equal(orders.length + trades.length, messages.length, "only the subscribed channels");
       return { orders, trades };
     };
-    const av = split(a, alice.uid);
-    const bv = split(b, bob.uid.toUpperCase());
+    const av = split(aGot, alice.uid);
+    const bv = split(bGot, bob.uid.toUpperCase());
     assert.equal(av.orders.length, 9);
     assert.equal(bv.orders.length, 3);
     for (const o of av.orders) assert.ok(aliceOrders.has(o.id), `alice got order ${o.id}`);
@@ -206,5 +234,11 @@ describe("stream access", () => {
       "the same trades, each from its own side",
     );
     for (const client of [a, b, c]) client.close();
+    for (const [client, user] of [
+      [a, alice],
+      [b, bob],
+      [c, carol],
+    ] as const)
+      assert.equal((await cancelOrder(server, user, markers.get(client)!.id)).status, 200);
   });
 });

@@ -300,7 +300,26 @@ export class StreamClient {
     return out;
   }
 
-  /** True when no message arrives within `ms`. */
+  /**
+   * Resolves once the server has answered a ping sent now. Frames arrive in the order they were
+   * written, so every message the server wrote to this connection before it read the ping is here:
+   * the marker for what is sent on connect (the snapshots). Published messages may still wait in
+   * the hub's queue; for those the marker is a later change on the same channel.
+   */
+  async settled(ms = 10_000): Promise<void> {
+    let answered = false;
+    this.ws.once("pong", () => {
+      answered = true;
+      this.wake();
+    });
+    this.ws.ping();
+    await this.until(() => answered, ms, "the answer to a ping");
+  }
+
+  /**
+   * True when no message arrives within `ms`. A bounded guess: prefer `settled()` or a later marker
+   * message, which show that nothing came before them.
+   */
   async quiet(ms = 200): Promise<boolean> {
     const n = this.messages.length;
     await new Promise((r) => setTimeout(r, ms));

@@ -12,7 +12,8 @@ import type { Exchange } from "../../src/exchange.ts";
 import { PairMarket } from "../../src/market-data.ts";
 import { Metrics } from "../../src/metrics.ts";
 import { CH_ORDERS, type Channel } from "../../src/stream/channels.ts";
-import { type Conn, DELIVERIES_PER_TURN, StreamHub, SWEEP_MS } from "../../src/stream/hub.ts";
+import { type Conn, DELIVERIES_PER_TURN, StreamHub } from "../../src/stream/hub.ts";
+import { waitFor } from "../wait.ts";
 
 const TOPIC = "orders:btc_usdt";
 const CHANNEL: Channel = { kind: CH_ORDERS, name: TOPIC, pair: 0, uid: "" };
@@ -82,7 +83,6 @@ function setup() {
   return { hub, events, market, connect, change, published };
 }
 
-const turn = () => new Promise((r) => setImmediate(r));
 const prices = (messages: string[]) =>
   messages.map((m) => (JSON.parse(m) as { data: { buy: { price: number }[] } }).data.buy[0].price);
 
@@ -93,9 +93,11 @@ test("hands uWS at most a turn's budget of deliveries and the rest in order on l
   for (let i = 1; i <= 100; i++) change(i, i);
   assert.equal(published().length, perTurn, "one batch in the first turn");
   assert.equal(hub.backlog, 100 - perTurn);
-  const deadline = Date.now() + 2000;
-  while (hub.backlog > 0 && Date.now() < deadline) await turn();
-  assert.equal(hub.backlog, 0);
+  await waitFor(() => hub.backlog === 0, {
+    what: "the hub to hand over its backlog",
+    intervalMs: 0,
+    detail: () => `backlog ${hub.backlog}`,
+  });
   assert.deepEqual(
     prices(published()),
     Array.from({ length: 100 }, (_, i) => (i + 1) / 100),
@@ -109,6 +111,7 @@ test("sends a message after a quiet spell at once, whatever the subscriber count
   connect(1000);
   change(1, 1);
   assert.equal(published().length, 1);
+  // Time is the condition: a gap longer than the longest flush gap (5 ms) is a quiet spell.
   await new Promise((r) => setTimeout(r, 20));
   change(2, 2);
   assert.equal(published().length, 2, "no wait after the gap has passed");
@@ -140,7 +143,8 @@ test("closes with 1008 only the connections over the bound, after the sweep dela
   snapshotOnly.buffered = 5 * BOUND;
   change(1, 1);
   assert.equal(slow.closedWith, null, "not before the sweep");
-  await new Promise((r) => setTimeout(r, SWEEP_MS + 20));
+  // One sweep looks at every connection at once: when it has closed one, it has judged them all.
+  await waitFor(() => slow.closedWith !== null, { what: "the sweep to close the slow connection" });
   assert.equal(slow.closedWith, 1008);
   assert.equal(fine.closedWith, null);
   assert.equal(snapshotOnly.closedWith, null);
@@ -149,10 +153,14 @@ test("closes with 1008 only the connections over the bound, after the sweep dela
   // Once under the bound, the allowance is gone.
   snapshotOnly.buffered = 0;
   change(2, 2);
-  await new Promise((r) => setTimeout(r, SWEEP_MS + 20));
+  await waitFor(() => snapshotOnly.data.allowance === 0, {
+    what: "the sweep to see the buffer under the bound",
+  });
   snapshotOnly.buffered = 2 * BOUND;
   change(3, 3);
-  await new Promise((r) => setTimeout(r, SWEEP_MS + 20));
+  await waitFor(() => snapshotOnly.closedWith !== null, {
+    what: "the sweep to close the connection now over the bound",
+  });
   assert.equal(snapshotOnly.closedWith, 1008);
   hub.shutdown();
 });

@@ -11,8 +11,8 @@
  * ends. A failed checkpoint is reported as {t: "error"} and retried at the next interval.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import type { CheckpointWorkerData } from "../../src/db/batch-layout.ts";
 import { openDatabase } from "../../src/db/open.ts";
+import type { CheckpointWorkerData } from "../../src/protocol/writer-batch.ts";
 
 const port = parentPort!;
 const data = workerData as CheckpointWorkerData;

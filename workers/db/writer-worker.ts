@@ -5,88 +5,23 @@
  * answers every later batch with an error too, so nothing after a lost write is ever acknowledged.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import {
-  BAL_AVAILABLE,
-  BAL_CURRENCY,
-  BAL_RESERVED,
-  BAL_USER,
-  CDL_CLOSE,
-  CDL_HIGH,
-  CDL_LOW,
-  CDL_OPEN,
-  CDL_PAIR,
-  CDL_PERIOD,
-  CDL_START,
-  CDL_VOLUME,
-  CURRENCY_NAME,
-  CURRENCY_SCALE,
-  type FromWriter,
-  K_API_KEY,
-  K_BALANCE,
-  K_CANDLE,
-  K_CURRENCY,
-  K_META,
-  K_NONCE,
-  K_ORDER,
-  K_PAIR,
-  K_REVOKE_KEY,
-  K_TRADE,
-  K_TRANSFER,
-  K_USER,
-  KEY_MICRO,
-  KEY_SECRET,
-  KEY_TOKEN,
-  KEY_USER,
-  KIND_COUNT,
-  META_KEY,
-  META_VALUE,
-  NONCE_TOKEN,
-  NONCE_VALUE,
-  ORD_AMOUNT,
-  ORD_CANCELLED,
-  ORD_CLIENT_ID,
-  ORD_CREATE,
-  ORD_FLAGS,
-  ORD_ID,
-  ORD_PAIR,
-  ORD_PRICE,
-  ORD_SIDE,
-  ORD_TYPE,
-  ORD_UPDATE,
-  ORD_USED,
-  ORD_USER,
-  PAIR_AMOUNT_DECIMALS,
-  PAIR_NAME,
-  PAIR_PRICE_DECIMALS,
-  REVOKE_TOKEN,
-  STRIDE,
-  type ToWriter,
-  TR_AMOUNT,
-  TR_ID,
-  TR_MAKER_FEE,
-  TR_MAKER_ORDER,
-  TR_MAKER_TYPE,
-  TR_MAKER_USER,
-  TR_MICRO,
-  TR_PAIR,
-  TR_PRICE,
-  TR_TAKER_FEE,
-  TR_TAKER_ORDER,
-  TR_TAKER_SIDE,
-  TR_TAKER_TYPE,
-  TR_TAKER_USER,
-  USER_ID,
-  USER_MICRO,
-  USER_UID,
-  type WriterWorkerData,
-  XFER_AMOUNT,
-  XFER_CURRENCY,
-  XFER_DEPOSIT,
-  XFER_KIND,
-  XFER_MICRO,
-  XFER_USER,
-} from "../../src/db/batch-layout.ts";
+import type { Statement } from "better-sqlite3";
 import { type Db, openDatabase } from "../../src/db/open.ts";
+import {
+  BALANCE,
+  CANDLE,
+  compileRunner,
+  type FromWriter,
+  KIND_COUNT,
+  KINDS,
+  NONCE,
+  ORDER,
+  ORDER_UPDATE,
+  type RecordKind,
+  type ToWriter,
+  TRADE,
+  type WriterWorkerData,
+} from "../../src/protocol/writer-batch.ts";
 
 type Batch = Extract<ToWriter, { t: "batch" }>;
 
@@ -97,62 +32,13 @@ function post(m: FromWriter): void {
   port.postMessage(m);
 }
 
-function prepare(db: Db) {
-  return {
-    pair: db.prepare(
-      `INSERT INTO pairs (name, price_decimals, amount_decimals) VALUES (?, ?, ?)
-       ON CONFLICT (name) DO UPDATE SET price_decimals = excluded.price_decimals,
-         amount_decimals = excluded.amount_decimals`,
-    ),
-    currency: db.prepare(
-      `INSERT INTO currencies (name, scale) VALUES (?, ?)
-       ON CONFLICT (name) DO UPDATE SET scale = excluded.scale`,
-    ),
-    // Users, keys, transfers and trades are facts recorded once: a duplicate is a bug upstream and
-    // fails the writer instead of being silently merged.
-    user: db.prepare("INSERT INTO users (id, uid, created_micro) VALUES (?, ?, ?)"),
-    apiKey: db.prepare(
-      "INSERT INTO api_keys (token, user_id, secret, revoked, created_micro) VALUES (?, ?, ?, 0, ?)",
-    ),
-    revokeKey: db.prepare("UPDATE api_keys SET revoked = 1 WHERE token = ?"),
-    nonce: db.prepare(
-      `INSERT INTO nonces (token, last_nonce) VALUES (?, ?)
-       ON CONFLICT (token) DO UPDATE SET last_nonce = excluded.last_nonce`,
-    ),
-    balance: db.prepare(
-      `INSERT INTO balances (user_id, currency, available, reserved) VALUES (?, ?, ?, ?)
-       ON CONFLICT (user_id, currency) DO UPDATE SET available = excluded.available,
-         reserved = excluded.reserved`,
-    ),
-    transfer: db.prepare(
-      "INSERT INTO transfers (user_id, currency, amount, kind, time_micro) VALUES (?, ?, ?, ?, ?)",
-    ),
-    order: db.prepare(
-      `INSERT INTO orders (id, user_id, pair, side, type, price, amount, amount_used, is_cancelled,
-         create_micro, update_micro, flags, client_order_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET price = excluded.price, amount = excluded.amount,
-         amount_used = excluded.amount_used, is_cancelled = excluded.is_cancelled,
-         update_micro = excluded.update_micro`,
-    ),
-    trade: db.prepare(
-      `INSERT INTO trades (id, pair, price, amount, taker_order_id, maker_order_id, taker_user_id,
-         maker_user_id, taker_side, taker_type, maker_type, time_micro, taker_fee_rate, maker_fee_rate)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    meta: db.prepare(
-      "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-    ),
-    candle: db.prepare(
-      `INSERT INTO candles (pair, period, start_ms, open, high, low, close, volume)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (pair, period, start_ms) DO UPDATE SET open = excluded.open,
-         high = excluded.high, low = excluded.low, close = excluded.close, volume = excluded.volume`,
-    ),
-  };
+/** One statement per record kind, from its field table (writer-batch.ts). */
+function prepare(db: Db): Statement[] {
+  return KINDS.map((k) => db.prepare(k.sql));
 }
 
 let db: Db;
-let st: ReturnType<typeof prepare>;
+let st: Statement[];
 try {
   db = openDatabase(data.path, {
     synchronous: data.synchronous,
@@ -237,148 +123,93 @@ const syms: string[] = [];
 const seenNum = new Set<number>();
 const seenStr = new Set<string>();
 
+/** Per kind, its statement's runner, compiled from the field table. */
+const runners = KINDS.map(compileRunner);
+
+/** Runs kind `k`'s statement for the record at `o`. */
+function put(k: RecordKind, b: Float64Array, o: number, s: readonly string[]): void {
+  runners[k.id](st[k.id], b, o, s, syms);
+}
+
+/** Every record of the kind, in order. */
+function putAll(k: RecordKind, b: Float64Array, s: readonly string[]): void {
+  for (let o = 0; o < b.length; o += k.stride) put(k, b, o, s);
+}
+
 type Apply = (b: Float64Array, s: readonly string[]) => void;
 
 /** Per kind, how its records are written. `b` holds whole records; `s` is the batch's strings. */
-const apply: Apply[] = new Array(KIND_COUNT);
+const apply: Apply[] = KINDS.map((k) => (b: Float64Array, s: readonly string[]) => putAll(k, b, s));
 
-apply[K_PAIR] = (b) => {
-  for (let o = 0; o < b.length; o += STRIDE[K_PAIR])
-    st.pair.run(syms[b[o + PAIR_NAME]], b[o + PAIR_PRICE_DECIMALS], b[o + PAIR_AMOUNT_DECIMALS]);
-};
-
-apply[K_CURRENCY] = (b) => {
-  for (let o = 0; o < b.length; o += STRIDE[K_CURRENCY])
-    st.currency.run(syms[b[o + CURRENCY_NAME]], b[o + CURRENCY_SCALE]);
-};
-
-apply[K_USER] = (b, s) => {
-  for (let o = 0; o < b.length; o += STRIDE[K_USER])
-    st.user.run(b[o + USER_ID], s[b[o + USER_UID]], b[o + USER_MICRO]);
-};
-
-apply[K_API_KEY] = (b, s) => {
-  for (let o = 0; o < b.length; o += STRIDE[K_API_KEY])
-    st.apiKey.run(s[b[o + KEY_TOKEN]], b[o + KEY_USER], s[b[o + KEY_SECRET]], b[o + KEY_MICRO]);
-};
-
-apply[K_REVOKE_KEY] = (b, s) => {
-  for (let o = 0; o < b.length; o += STRIDE[K_REVOKE_KEY]) st.revokeKey.run(s[b[o + REVOKE_TOKEN]]);
-};
-
-apply[K_NONCE] = (b, s) => {
+// Upserts of which only the last value counts are coalesced: walking the records backwards, a key
+// seen once has had its final value written.
+apply[NONCE.id] = (b, s) => {
   seenStr.clear();
-  for (let o = b.length - STRIDE[K_NONCE]; o >= 0; o -= STRIDE[K_NONCE]) {
-    const token = s[b[o + NONCE_TOKEN]];
+  for (let o = b.length - NONCE.stride; o >= 0; o -= NONCE.stride) {
+    const token = s[b[o + NONCE.at.token]];
     if (seenStr.has(token)) continue;
     seenStr.add(token);
-    st.nonce.run(token, s[b[o + NONCE_VALUE]]);
+    put(NONCE, b, o, s);
   }
 };
 
-apply[K_BALANCE] = (b, s) => {
+apply[BALANCE.id] = (b, s) => {
   seenNum.clear();
-  for (let o = b.length - STRIDE[K_BALANCE]; o >= 0; o -= STRIDE[K_BALANCE]) {
+  for (let o = b.length - BALANCE.stride; o >= 0; o -= BALANCE.stride) {
     // User ids are small and symbol ids below 2^20: the key stays an exact integer.
-    const key = b[o + BAL_USER] * 1048576 + b[o + BAL_CURRENCY];
+    const key = b[o + BALANCE.at.user_id] * 1048576 + b[o + BALANCE.at.currency];
     if (seenNum.has(key)) continue;
     seenNum.add(key);
-    st.balance.run(
-      b[o + BAL_USER],
-      syms[b[o + BAL_CURRENCY]],
-      s[b[o + BAL_AVAILABLE]],
-      s[b[o + BAL_RESERVED]],
-    );
+    put(BALANCE, b, o, s);
   }
 };
 
-apply[K_TRANSFER] = (b, s) => {
-  for (let o = 0; o < b.length; o += STRIDE[K_TRANSFER])
-    st.transfer.run(
-      b[o + XFER_USER],
-      syms[b[o + XFER_CURRENCY]],
-      s[b[o + XFER_AMOUNT]],
-      b[o + XFER_KIND] === XFER_DEPOSIT ? "deposit" : "withdraw",
-      b[o + XFER_MICRO],
-    );
-};
-
-apply[K_ORDER] = (b, s) => {
+apply[ORDER.id] = (b, s) => {
   seenNum.clear();
-  for (let o = b.length - STRIDE[K_ORDER]; o >= 0; o -= STRIDE[K_ORDER]) {
-    const id = b[o + ORD_ID];
+  for (let o = b.length - ORDER.stride; o >= 0; o -= ORDER.stride) {
+    const id = b[o + ORDER.at.id];
     if (seenNum.has(id)) continue;
     seenNum.add(id);
-    if (id > ordersThrough) heldOrders.set(id, b[o + ORD_USER]);
-    st.order.run(
-      id,
-      b[o + ORD_USER],
-      syms[b[o + ORD_PAIR]],
-      b[o + ORD_SIDE],
-      b[o + ORD_TYPE],
-      b[o + ORD_PRICE],
-      b[o + ORD_AMOUNT],
-      b[o + ORD_USED],
-      b[o + ORD_CANCELLED],
-      b[o + ORD_CREATE],
-      b[o + ORD_UPDATE],
-      b[o + ORD_FLAGS],
-      b[o + ORD_CLIENT_ID] === -1 ? null : s[b[o + ORD_CLIENT_ID]],
-    );
+    if (id > ordersThrough) heldOrders.set(id, b[o + ORDER.at.user_id]);
+    put(ORDER, b, o, s);
   }
 };
 
-apply[K_TRADE] = (b) => {
-  for (let o = 0; o < b.length; o += STRIDE[K_TRADE]) {
-    st.trade.run(
-      b[o + TR_ID],
-      syms[b[o + TR_PAIR]],
-      b[o + TR_PRICE],
-      b[o + TR_AMOUNT],
-      b[o + TR_TAKER_ORDER],
-      b[o + TR_MAKER_ORDER],
-      b[o + TR_TAKER_USER],
-      b[o + TR_MAKER_USER],
-      b[o + TR_TAKER_SIDE],
-      b[o + TR_TAKER_TYPE],
-      b[o + TR_MAKER_TYPE],
-      b[o + TR_MICRO],
-      b[o + TR_TAKER_FEE],
-      b[o + TR_MAKER_FEE],
-    );
-    // The user_trades rows follow in bulk (flushUserTrades).
-    lastTrade = b[o + TR_ID];
+// After ORDER (kinds apply in id order), so an order inserted and changed in one batch ends as changed.
+apply[ORDER_UPDATE.id] = (b, s) => {
+  seenNum.clear();
+  for (let o = b.length - ORDER_UPDATE.stride; o >= 0; o -= ORDER_UPDATE.stride) {
+    const id = b[o + ORDER_UPDATE.at.id];
+    if (seenNum.has(id)) continue;
+    seenNum.add(id);
+    put(ORDER_UPDATE, b, o, s);
   }
 };
 
-apply[K_META] = (b) => {
-  for (let o = 0; o < b.length; o += STRIDE[K_META]) st.meta.run(syms[b[o + META_KEY]], b[o + META_VALUE]);
+apply[TRADE.id] = (b, s) => {
+  putAll(TRADE, b, s);
+  // The user_trades rows follow in bulk (flushUserTrades); trades come in id order.
+  if (b.length > 0) lastTrade = b[b.length - TRADE.stride + TRADE.at.id];
 };
 
-apply[K_CANDLE] = (b) => {
+apply[CANDLE.id] = (b, s) => {
   seenStr.clear();
-  for (let o = b.length - STRIDE[K_CANDLE]; o >= 0; o -= STRIDE[K_CANDLE]) {
-    const key = `${b[o + CDL_PAIR]}:${b[o + CDL_PERIOD]}:${b[o + CDL_START]}`;
+  for (let o = b.length - CANDLE.stride; o >= 0; o -= CANDLE.stride) {
+    const key = `${b[o + CANDLE.at.pair]}:${b[o + CANDLE.at.period]}:${b[o + CANDLE.at.start_ms]}`;
     if (seenStr.has(key)) continue;
     seenStr.add(key);
-    st.candle.run(
-      syms[b[o + CDL_PAIR]],
-      syms[b[o + CDL_PERIOD]],
-      b[o + CDL_START],
-      b[o + CDL_OPEN],
-      b[o + CDL_HIGH],
-      b[o + CDL_LOW],
-      b[o + CDL_CLOSE],
-      b[o + CDL_VOLUME],
-    );
+    put(CANDLE, b, o, s);
   }
 };
 
-/** Kinds in numeric order (see batch-layout.ts: a key's creation precedes its revocation). */
+/** Kinds in numeric order (see writer-batch.ts: a key's creation precedes its revocation). */
 function applyBatch(m: Batch): void {
+  const slots = new Float64Array(m.slots);
+  let at = 0;
   for (let k = 0; k < KIND_COUNT; k++) {
-    const buf = m.bufs[k];
-    if (buf !== null) apply[k](new Float64Array(buf, 0, m.counts[k] * STRIDE[k]), m.strs);
+    const len = m.counts[k] * KINDS[k].stride;
+    if (len > 0) apply[k](slots.subarray(at, at + len), m.strs);
+    at += len;
   }
   if (m.settledBelow - 1 > settled) settled = m.settledBelow - 1;
   if (heldOrders.size >= data.userRowsFlushAt || lastTrade - tradesThrough >= data.userRowsFlushAt)
