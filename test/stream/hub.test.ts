@@ -5,7 +5,7 @@
  * the end-to-end tests, so they are driven here directly.
  */
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { afterEach, test } from "node:test";
 import type { TemplatedApp, WebSocket } from "@trufflesuite/uws-js-unofficial";
 import type { ExchangeConfig } from "../../src/config.ts";
 import type { Exchange } from "../../src/exchange.ts";
@@ -53,6 +53,12 @@ class FakeSocket {
   }
 }
 
+/** Hubs of the tests: shut down after each test, passed or failed, so no timer outlives it. */
+const hubs: StreamHub[] = [];
+afterEach(() => {
+  while (hubs.length > 0) hubs.pop()!.shutdown();
+});
+
 function setup() {
   const events: Event[] = [];
   const app = {
@@ -66,6 +72,7 @@ function setup() {
   const config = { pairs: [pair], pairsByName: new Map([["btc_usdt", pair]]) } as unknown as ExchangeConfig;
   const exchange = { market: () => market } as unknown as Exchange;
   const hub = new StreamHub(app, { config, exchange, metrics: new Metrics(), maxBackpressureBytes: BOUND });
+  hubs.push(hub);
   const connect = (n: number) =>
     Array.from({ length: n }, () => {
       const ws = new FakeSocket(events, () => hub);
@@ -103,7 +110,6 @@ test("hands uWS at most a turn's budget of deliveries and the rest in order on l
     Array.from({ length: 100 }, (_, i) => (i + 1) / 100),
     "every message once, in publish order",
   );
-  hub.shutdown();
 });
 
 test("sends a message after a quiet spell at once, whatever the subscriber count", async () => {
@@ -115,7 +121,6 @@ test("sends a message after a quiet spell at once, whatever the subscriber count
   await new Promise((r) => setTimeout(r, 20));
   change(2, 2);
   assert.equal(published().length, 2, "no wait after the gap has passed");
-  hub.shutdown();
 });
 
 test("publishes what waits before a new connection subscribes, and its snapshot holds it", () => {
@@ -130,7 +135,6 @@ test("publishes what waits before a new connection subscribes, and its snapshot 
   assert.ok(lastPublish < subscribedAt, "every waiting delta went out before the subscription");
   const snapshot = JSON.parse(late.sent[0]) as { data: { buy: { price: number }[] } };
   assert.equal(snapshot.data.buy.length, 80, "the snapshot has every level the deltas made");
-  hub.shutdown();
 });
 
 test("closes with 1008 only the connections over the bound, after the sweep delay", async () => {
@@ -162,12 +166,10 @@ test("closes with 1008 only the connections over the bound, after the sweep dela
     what: "the sweep to close the connection now over the bound",
   });
   assert.equal(snapshotOnly.closedWith, 1008);
-  hub.shutdown();
 });
 
 test("publishes nothing for a topic nobody holds", () => {
   const { hub, change, published } = setup();
   change(1, 1);
   assert.equal(published().length, 0);
-  hub.shutdown();
 });
