@@ -11,6 +11,14 @@
  * Everything here runs on one thread, so ledger checks and reservations are atomic with respect to
  * every other request, whatever the pair.
  */
+
+import { FEE_DECIMALS } from "./config.ts";
+import type { DbWriter } from "./db/writer.ts";
+import { Code } from "./errors.ts";
+import type { Ledger } from "./ledger.ts";
+import type { PairMarket } from "./market-data.ts";
+import { mulDivRoundHalfUp, pow10 } from "./numbers.ts";
+import { ENGINE_FLAGS, FLAG_POST_ONLY, TIF_GTC, TIF_MASK } from "./orders.ts";
 import {
   BUY,
   DONE_REMAINDER,
@@ -19,7 +27,7 @@ import {
   NO_BUDGET,
   OK,
   SELL,
-} from "../workers/matching/types.ts";
+} from "./protocol/engine.ts";
 import {
   AMENDED_NEW_LEFT,
   AMENDED_NEW_PRICE,
@@ -45,14 +53,7 @@ import {
   TRADE_PRICE,
   TRADE_QTY,
   TRADE_TAKER_ID,
-} from "../workers/pair/protocol.ts";
-import { FEE_DECIMALS } from "./config.ts";
-import type { DbWriter } from "./db/writer.ts";
-import { Code } from "./errors.ts";
-import type { Ledger } from "./ledger.ts";
-import type { PairMarket } from "./market-data.ts";
-import { mulDivRoundHalfUp, pow10 } from "./numbers.ts";
-import { ENGINE_FLAGS, FLAG_POST_ONLY, TIF_GTC, TIF_MASK } from "./orders.ts";
+} from "./protocol/pair.ts";
 import { amendHold, limitHold, type PairUnits, pairUnits } from "./risk.ts";
 import { type OrderView, orderView, type UserTradeView, userTradeView } from "./views.ts";
 
@@ -1084,7 +1085,7 @@ export class Exchange {
 }
 
 /**
- * Decodes a pair worker's event records (workers/pair/protocol.ts) into the core's stages for
+ * Decodes a pair worker's event records (src/protocol/pair.ts) into the core's stages for
  * pair `pairIndex`. `onTrade` is told of each trade (metrics).
  */
 export function pairEventHandler(

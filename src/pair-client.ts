@@ -7,12 +7,12 @@
  * The pump drains every available event record and goes back to the event loop after
  * `maxEventsPerTurn` records (so HTTP and timers keep running under load). When the ring is empty
  * it re-checks it on the next `mainPollTurns` event-loop turns (setImmediate), then sleeps with
- * Atomics.waitAsync (the worker notifies only after we announce the sleep; see src/ring.ts).
+ * Atomics.waitAsync (the worker notifies only after we announce the sleep; see src/protocol/ring.ts).
  * postMessage is used once, for the worker's ready handshake.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Worker } from "node:worker_threads";
-import type { Side } from "../workers/matching/types.ts";
+import type { Side } from "./protocol/engine.ts";
 import {
   CMD_SLOT_WORDS,
   EV_SLOT_WORDS,
@@ -24,8 +24,8 @@ import {
   writeMove,
   writeReduce,
   writeShutdown,
-} from "../workers/pair/protocol.ts";
-import { SpscRing } from "./ring.ts";
+} from "./protocol/pair.ts";
+import { SpscRing } from "./protocol/ring.ts";
 import { startWorker } from "./threads.ts";
 
 // .ts under tsx, .js in the build (dist/), as in src/db/writer.ts.
@@ -78,7 +78,7 @@ export interface PairChannelOptions {
   pairName: string;
   /**
    * Called once per event record, in order; read the words at `offset` (names in
-   * workers/pair/protocol.ts) before returning: the slot is reused after the handler returns.
+   * src/protocol/pair.ts) before returning: the slot is reused after the handler returns.
    */
   onEvent: (f64: Float64Array, offset: number) => void;
   commandSlots?: number;

@@ -8,7 +8,7 @@
  *   (Math.imul and shifts only, so no float rounding);
  * - `notional`: sum of price * qty, an integer below 2^53 for these workloads.
  */
-import type { BookEvents, Side } from "../../workers/matching/types.ts";
+import type { BookEvents, Side } from "../../src/protocol/engine.ts";
 
 const RING = 1 << 14;
 

@@ -32,9 +32,7 @@
  */
 import { availableParallelism, loadavg } from "node:os";
 import { PairChannel, type PairChannelOptions } from "../../src/pair-client.ts";
-import { SpscRing } from "../../src/ring.ts";
-import { OrderBook } from "../../workers/matching/order-book.ts";
-import { type BookEvents, BUY, type DoneReason, type Side } from "../../workers/matching/types.ts";
+import { type BookEvents, BUY, type DoneReason, type Side } from "../../src/protocol/engine.ts";
 import {
   END_RESULT,
   EV_DONE,
@@ -46,7 +44,9 @@ import {
   LEVEL_TOTAL,
   TRADE_PRICE,
   TRADE_QTY,
-} from "../../workers/pair/protocol.ts";
+} from "../../src/protocol/pair.ts";
+import { SpscRing } from "../../src/protocol/ring.ts";
+import { OrderBook } from "../../workers/matching/order-book.ts";
 
 const OPS = Number(process.env.BENCH_OPS ?? 1_000_000);
 const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 5_000);

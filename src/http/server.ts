@@ -5,10 +5,8 @@
  * 404 (path, pair) → 413 (body size) → 415 (media type) → 401 (auth, nonce) → 429 (rate) → 400.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial";
-import { BUY, SELL } from "../../workers/matching/types.ts";
 import { authenticate, consumeNonce, type NonceResult, nonceFromBody, nonceFromQuery } from "../auth.ts";
 import { type ExchangeConfig, FEE_DECIMALS, type PairConfig } from "../config.ts";
-import type { OrderRow, UserTradeRow } from "../db/rows.ts";
 import type { DeadMansSwitch } from "../dead-man.ts";
 import {
   amountParseError,
@@ -30,6 +28,8 @@ import { PERIODS, type Period } from "../market-data.ts";
 import type { Metrics } from "../metrics.ts";
 import { formatDecimal, parseDecimal } from "../numbers.ts";
 import { CLIENT_ORDER_ID_RE, FLAG_POST_ONLY, TIF_GTC, TIF_MASK, timeInForceFlags } from "../orders.ts";
+import { BUY, SELL } from "../protocol/engine.ts";
+import type { OrderRow, UserTradeRow } from "../protocol/rows.ts";
 import { nowMicro } from "../time.ts";
 import type { ApiKey, Users } from "../users.ts";
 import { orderView, userTradeView } from "../views.ts";

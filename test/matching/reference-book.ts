@@ -37,7 +37,7 @@ import {
   TIF_GTC,
   TIF_IOC,
   TIF_MASK,
-} from "../../workers/matching/types.ts";
+} from "../../src/protocol/engine.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Events as data

@@ -5,7 +5,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { PairChannel, type PairChannelOptions } from "../../src/pair-client.ts";
-import { OrderBook } from "../../workers/matching/order-book.ts";
 import {
   BUY,
   DONE_REMAINDER,
@@ -20,9 +19,10 @@ import {
   type Side,
   TIF_FOK,
   TIF_IOC,
-} from "../../workers/matching/types.ts";
-import * as protocol from "../../workers/pair/protocol.ts";
-import { dispatchEvent, END_RESULT, EV_END, EV_SEQ } from "../../workers/pair/protocol.ts";
+} from "../../src/protocol/engine.ts";
+import * as protocol from "../../src/protocol/pair.ts";
+import { dispatchEvent, END_RESULT, EV_END, EV_SEQ } from "../../src/protocol/pair.ts";
+import { OrderBook } from "../../workers/matching/order-book.ts";
 import { applyCommand, type BookEvent, type Command, RecordingEvents } from "../matching/reference-book.ts";
 
 type Answer = BookEvent | readonly ["end", ResultCode];

@@ -12,7 +12,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import type { CheckpointWorkerData } from "../../src/db/batch-layout.ts";
-import { openDatabase } from "../../src/db/open.ts";
+import { openDatabase } from "../../src/protocol/db-open.ts";
 
 const port = parentPort!;
 const data = workerData as CheckpointWorkerData;

@@ -86,7 +86,7 @@ import {
   XFER_MICRO,
   XFER_USER,
 } from "../../src/db/batch-layout.ts";
-import { type Db, openDatabase } from "../../src/db/open.ts";
+import { type Db, openDatabase } from "../../src/protocol/db-open.ts";
 
 type Batch = Extract<ToWriter, { t: "batch" }>;
 

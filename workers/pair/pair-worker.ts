@@ -45,9 +45,7 @@
  * corked sends (1.39M/s) are within this VM's noise of the defaults.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { SpscRing } from "../../src/ring.ts";
-import { OrderBook } from "../matching/order-book.ts";
-import { type BookEvents, type DoneReason, OK, type Side } from "../matching/types.ts";
+import { type BookEvents, type DoneReason, OK, type Side } from "../../src/protocol/engine.ts";
 import {
   CMD_KIND,
   CMD_SEQ,
@@ -61,7 +59,9 @@ import {
   writeLevel,
   writeRested,
   writeTrade,
-} from "./protocol.ts";
+} from "../../src/protocol/pair.ts";
+import { SpscRing } from "../../src/protocol/ring.ts";
+import { OrderBook } from "../matching/order-book.ts";
 
 /** Sleep bound while the event ring is full; the main thread's release normally wakes us first. */
 const FULL_WAIT_MS = 50;

@@ -1,10 +1,10 @@
 /**
- * Binary records exchanged with a pair worker through two SpscRings (src/ring.ts):
+ * Binary records exchanged with a pair worker through two SpscRings (./ring.ts):
  *
  *   main thread ──commands (CMD_SLOT_WORDS per slot)──▶ pair worker ──events (EV_SLOT_WORDS)──▶ main thread
  *
  * Every word is a Float64, so ids, prices, quantities and budgets (integers below 2^53, see
- * matching/types.ts) travel exactly. Offsets below are word offsets from the start of a record.
+ * ./engine.ts) travel exactly. Offsets below are word offsets from the start of a record.
  * Word 0 is the record kind and word 1 the command's `seq`: a number the main thread assigns,
  * increasing per pair, and which the worker copies into every event the command produces. Each
  * command is answered by its book events, in BookEvents order, then one END record carrying the
@@ -13,7 +13,7 @@
  * Command kinds and event kinds do not overlap, so a record read from the wrong ring is detected.
  * The helpers take the ring's Float64Array and a slot offset and allocate nothing.
  */
-import type { BookEvents, DoneReason, MatchingBook, ResultCode, Side } from "../matching/types.ts";
+import type { BookEvents, DoneReason, MatchingBook, ResultCode, Side } from "./engine.ts";
 
 // ------------------------------------------------------------------------------------ commands
 
@@ -37,7 +37,7 @@ export const CMD_QTY = 6;
  */
 /** Market-buy budget in ticks × lots, or NO_BUDGET (MARKET only). */
 export const CMD_BUDGET = 7;
-/** TIF_* | FLAG_POST_ONLY (matching/types.ts) of a LIMIT or MOVE. */
+/** TIF_* | FLAG_POST_ONLY (./engine.ts) of a LIMIT or MOVE. */
 export const CMD_FLAGS = 7;
 /** Words per command slot: 64 bytes, a cache line's size. */
 export const CMD_SLOT_WORDS = 8;

@@ -1,6 +1,7 @@
 /**
- * The matching engine's contract, shared by the fast book (`order-book.ts`), the naive reference
- * book used in tests, and the pair worker that copies events into its ring.
+ * The matching engine's contract, shared by the fast book (workers/matching/order-book.ts), the
+ * naive reference book used in tests, the pair worker that copies events into its ring, and the
+ * main thread, which sends the commands and reads the codes and events (src/exchange.ts).
  *
  * Units: every price is an integer number of ticks (10^-priceDecimals of the quote currency) and
  * every quantity an integer number of lots (10^-amountDecimals of the base currency). They travel
