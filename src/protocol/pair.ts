@@ -4,43 +4,58 @@
  *   main thread ──commands (CMD_SLOT_WORDS per slot)──▶ pair worker ──events (EV_SLOT_WORDS)──▶ main thread
  *
  * Every word is a Float64, so ids, prices, quantities and budgets (integers below 2^53, see
- * ./engine.ts) travel exactly. Offsets below are word offsets from the start of a record.
- * Word 0 is the record kind and word 1 the command's `seq`: a number the main thread assigns,
- * increasing per pair, and which the worker copies into every event the command produces. Each
- * command is answered by its book events, in BookEvents order, then one END record carrying the
- * command's ResultCode. Words past a record's last field are left as they were (stale).
+ * ./engine.ts) travel exactly. Words 0 and 1 of every record are its kind and the command's `seq`:
+ * a number the main thread assigns, increasing per pair, and which the worker copies into every
+ * event the command produces. Each command is answered by its book events, in BookEvents order,
+ * then one END record carrying the command's ResultCode. Words past a record's last field are left
+ * as they were (stale).
+ *
+ * Each record kind is defined once, by its field table below: the names of its fields in order.
+ * The table gives each name its word offset (`f[o + TRADE.price]`), computed once at module load;
+ * the slot sizes are checked against the tables. The event tables list the arguments of the
+ * BookEvents method of the same name, in order. Adding a field to a record is: its name in the
+ * table, the code that writes it (the book's call, or PairChannel's send for a command) and the
+ * code that reads it (src/exchange.ts's `pairEventHandler`, or `runCommand`).
  *
  * Command kinds and event kinds do not overlap, so a record read from the wrong ring is detected.
- * The helpers take the ring's Float64Array and a slot offset and allocate nothing.
+ * Nothing here allocates per record.
  */
 import type { BookEvents, DoneReason, MatchingBook, ResultCode, Side } from "./engine.ts";
 
-// ------------------------------------------------------------------------------------ commands
+/** A record kind as data: its number, its name and its fields in order (after the two header words). */
+export interface RecordSpec {
+  readonly kind: number;
+  readonly name: string;
+  readonly fields: readonly string[];
+}
 
-/** Record word: command kind (CMD_LIMIT ...). */
+/** Header words of every record, command or event. */
 export const CMD_KIND = 0;
-/** Record word: command sequence number. */
 export const CMD_SEQ = 1;
-export const CMD_ORDER_ID = 2;
-export const CMD_USER = 3;
-export const CMD_SIDE = 4;
-/** Limit price in ticks (LIMIT), new price (MOVE). */
-export const CMD_PRICE = 5;
-/**
- * Quantity in lots (LIMIT, MARKET); lots to take off (REDUCE: `by`); signed change of the open
- * quantity (MOVE: `delta`, may be negative; a Float64 holds it exactly).
- */
-export const CMD_QTY = 6;
-/**
- * Word 7's meaning depends on the kind: MARKET reads it as CMD_BUDGET, LIMIT and MOVE as CMD_FLAGS.
- * Sharing the word keeps a command in one 64-byte slot (one cache line); no kind uses both.
- */
-/** Market-buy budget in ticks × lots, or NO_BUDGET (MARKET only). */
-export const CMD_BUDGET = 7;
-/** TIF_* | FLAG_POST_ONLY (./engine.ts) of a LIMIT or MOVE. */
-export const CMD_FLAGS = 7;
-/** Words per command slot: 64 bytes, a cache line's size. */
-export const CMD_SLOT_WORDS = 8;
+export const EV_KIND = 0;
+export const EV_SEQ = 1;
+const HEADER_WORDS = 2;
+
+/** Every command kind's table, then every event kind's, as data (tests, decoding, slot checks). */
+export const COMMAND_RECORDS: RecordSpec[] = [];
+export const EVENT_RECORDS: RecordSpec[] = [];
+
+/** Registers a record kind in `specs` and returns its word offsets by field name. */
+function record<const F extends readonly string[]>(
+  specs: RecordSpec[],
+  kind: number,
+  name: string,
+  fields: F,
+): { readonly [K in F[number]]: number } {
+  specs.push({ kind, name, fields });
+  const offsets: Record<string, number> = {};
+  fields.forEach((field, i) => {
+    offsets[field] = HEADER_WORDS + i;
+  });
+  return Object.freeze(offsets) as { readonly [K in F[number]]: number };
+}
+
+// ------------------------------------------------------------------------------------ commands
 
 export const CMD_LIMIT = 1;
 export const CMD_MARKET = 2;
@@ -52,12 +67,39 @@ export const CMD_REDUCE = 5;
 /** New price and/or quantity for a resting order, which goes to the back (MatchingBook.move). */
 export const CMD_MOVE = 6;
 
-// ------------------------------------------------------------------------------------ events
+/** MatchingBook.limit: `flags` TIF_* | FLAG_POST_ONLY (./engine.ts). */
+export const LIMIT_CMD = record(COMMAND_RECORDS, CMD_LIMIT, "limit", [
+  "orderId",
+  "user",
+  "side",
+  "price",
+  "qty",
+  "flags",
+] as const);
+/** MatchingBook.market: `budget` in ticks × lots, or NO_BUDGET. */
+export const MARKET_CMD = record(COMMAND_RECORDS, CMD_MARKET, "market", [
+  "orderId",
+  "user",
+  "side",
+  "qty",
+  "budget",
+] as const);
+export const CANCEL_CMD = record(COMMAND_RECORDS, CMD_CANCEL, "cancel", ["orderId"] as const);
+/** MatchingBook.reduce: `by` lots to take off. */
+export const REDUCE_CMD = record(COMMAND_RECORDS, CMD_REDUCE, "reduce", ["orderId", "by"] as const);
+/** MatchingBook.move: `delta` is the signed change of the open quantity (a Float64 holds it exactly). */
+export const MOVE_CMD = record(COMMAND_RECORDS, CMD_MOVE, "move", [
+  "orderId",
+  "price",
+  "delta",
+  "flags",
+] as const);
+record(COMMAND_RECORDS, CMD_SHUTDOWN, "shutdown", [] as const);
 
-/** Record word: event kind (EV_TRADE ...). */
-export const EV_KIND = 0;
-/** Record word: seq of the command that produced the event. */
-export const EV_SEQ = 1;
+/** Words per command slot: 64 bytes, a cache line's size. */
+export const CMD_SLOT_WORDS = 8;
+
+// ------------------------------------------------------------------------------------ events
 
 export const EV_TRADE = 11;
 export const EV_RESTED = 12;
@@ -67,345 +109,224 @@ export const EV_LEVEL = 14;
 export const EV_END = 15;
 export const EV_AMENDED = 16;
 
-// TRADE fields: the arguments of BookEvents.trade, in order.
-export const TRADE_TAKER_ID = 2;
-export const TRADE_TAKER_USER = 3;
-export const TRADE_TAKER_SIDE = 4;
-export const TRADE_MAKER_ID = 5;
-export const TRADE_MAKER_USER = 6;
-export const TRADE_PRICE = 7;
-export const TRADE_QTY = 8;
-export const TRADE_TAKER_LEFT = 9;
-export const TRADE_MAKER_LEFT = 10;
-export const TRADE_WORDS = 11;
-
-// RESTED fields.
-export const RESTED_ORDER_ID = 2;
-export const RESTED_USER = 3;
-export const RESTED_SIDE = 4;
-export const RESTED_PRICE = 5;
-export const RESTED_LEFT = 6;
-export const RESTED_WORDS = 7;
-
-// DONE fields.
-export const DONE_ORDER_ID = 2;
-export const DONE_USER = 3;
-export const DONE_SIDE = 4;
-export const DONE_REASON = 5;
-export const DONE_LEFT = 6;
-export const DONE_WORDS = 7;
-
-// LEVEL fields.
-export const LEVEL_SIDE = 2;
-export const LEVEL_PRICE = 3;
-export const LEVEL_TOTAL = 4;
-export const LEVEL_WORDS = 5;
-
-// AMENDED fields: the arguments of BookEvents.amended, in order.
-export const AMENDED_ORDER_ID = 2;
-export const AMENDED_USER = 3;
-export const AMENDED_SIDE = 4;
-export const AMENDED_OLD_PRICE = 5;
-export const AMENDED_NEW_PRICE = 6;
-export const AMENDED_OLD_LEFT = 7;
-export const AMENDED_NEW_LEFT = 8;
-export const AMENDED_WORDS = 9;
-
-// END fields.
-export const END_RESULT = 2;
-export const END_WORDS = 3;
+/** BookEvents.trade. */
+export const TRADE = record(EVENT_RECORDS, EV_TRADE, "trade", [
+  "takerId",
+  "takerUser",
+  "takerSide",
+  "makerId",
+  "makerUser",
+  "price",
+  "qty",
+  "takerLeft",
+  "makerLeft",
+] as const);
+/** BookEvents.rested. */
+export const RESTED = record(EVENT_RECORDS, EV_RESTED, "rested", [
+  "orderId",
+  "user",
+  "side",
+  "price",
+  "left",
+] as const);
+/** BookEvents.done. */
+export const DONE = record(EVENT_RECORDS, EV_DONE, "done", [
+  "orderId",
+  "user",
+  "side",
+  "reason",
+  "left",
+] as const);
+/** BookEvents.level. */
+export const LEVEL = record(EVENT_RECORDS, EV_LEVEL, "level", ["side", "price", "total"] as const);
+/** BookEvents.amended. */
+export const AMENDED = record(EVENT_RECORDS, EV_AMENDED, "amended", [
+  "orderId",
+  "user",
+  "side",
+  "oldPrice",
+  "newPrice",
+  "oldLeft",
+  "newLeft",
+] as const);
+/** The command's ResultCode; not a BookEvents call. */
+export const END = record(EVENT_RECORDS, EV_END, "end", ["result"] as const);
 
 /** Words per event slot: the largest record (TRADE, 11 words) plus one spare; 96 bytes. */
 export const EV_SLOT_WORDS = 12;
 
-if (Math.max(TRADE_WORDS, RESTED_WORDS, DONE_WORDS, LEVEL_WORDS, END_WORDS, AMENDED_WORDS) > EV_SLOT_WORDS) {
-  throw new Error("EV_SLOT_WORDS is smaller than the largest event record");
-}
-if (Math.max(CMD_BUDGET, CMD_FLAGS) >= CMD_SLOT_WORDS)
-  throw new Error("CMD_SLOT_WORDS is smaller than a command record");
-
-// ------------------------------------------------------------------------------------ encode commands
-
-export function writeLimit(
-  f: Float64Array,
-  o: number,
-  seq: number,
-  orderId: number,
-  user: number,
-  side: Side,
-  price: number,
-  qty: number,
-  flags = 0,
-): void {
-  f[o + CMD_KIND] = CMD_LIMIT;
-  f[o + CMD_SEQ] = seq;
-  f[o + CMD_ORDER_ID] = orderId;
-  f[o + CMD_USER] = user;
-  f[o + CMD_SIDE] = side;
-  f[o + CMD_PRICE] = price;
-  f[o + CMD_QTY] = qty;
-  f[o + CMD_FLAGS] = flags;
+for (const [specs, slotWords, ring] of [
+  [COMMAND_RECORDS, CMD_SLOT_WORDS, "CMD_SLOT_WORDS"],
+  [EVENT_RECORDS, EV_SLOT_WORDS, "EV_SLOT_WORDS"],
+] as const) {
+  for (const spec of specs) {
+    if (HEADER_WORDS + spec.fields.length > slotWords) {
+      throw new Error(`${ring} is smaller than the ${spec.name} record`);
+    }
+  }
 }
 
-export function writeMarket(
-  f: Float64Array,
-  o: number,
-  seq: number,
-  orderId: number,
-  user: number,
-  side: Side,
-  qty: number,
-  budget: number,
-): void {
-  f[o + CMD_KIND] = CMD_MARKET;
-  f[o + CMD_SEQ] = seq;
-  f[o + CMD_ORDER_ID] = orderId;
-  f[o + CMD_USER] = user;
-  f[o + CMD_SIDE] = side;
-  f[o + CMD_QTY] = qty;
-  f[o + CMD_BUDGET] = budget;
-}
-
-export function writeCancel(f: Float64Array, o: number, seq: number, orderId: number): void {
-  f[o + CMD_KIND] = CMD_CANCEL;
-  f[o + CMD_SEQ] = seq;
-  f[o + CMD_ORDER_ID] = orderId;
-}
-
-export function writeReduce(f: Float64Array, o: number, seq: number, orderId: number, by: number): void {
-  f[o + CMD_KIND] = CMD_REDUCE;
-  f[o + CMD_SEQ] = seq;
-  f[o + CMD_ORDER_ID] = orderId;
-  f[o + CMD_QTY] = by;
-}
-
-export function writeMove(
-  f: Float64Array,
-  o: number,
-  seq: number,
-  orderId: number,
-  price: number,
-  delta: number,
-  flags: number,
-): void {
-  f[o + CMD_KIND] = CMD_MOVE;
-  f[o + CMD_SEQ] = seq;
-  f[o + CMD_ORDER_ID] = orderId;
-  f[o + CMD_PRICE] = price;
-  f[o + CMD_QTY] = delta;
-  f[o + CMD_FLAGS] = flags;
-}
-
-export function writeShutdown(f: Float64Array, o: number, seq: number): void {
-  f[o + CMD_KIND] = CMD_SHUTDOWN;
-  f[o + CMD_SEQ] = seq;
-}
+// ------------------------------------------------------------------------------------ run commands
 
 /**
- * Runs the LIMIT, MARKET, CANCEL, REDUCE or MOVE command at `o` on `book` (whose events go wherever the book
- * sends them). SHUTDOWN and unknown kinds are the caller's business: this throws on them.
+ * Runs the LIMIT, MARKET, CANCEL, REDUCE or MOVE command at `o` on `book` (whose events go wherever
+ * the book sends them). SHUTDOWN and unknown kinds are the caller's business: this throws on them.
  */
 export function runCommand(book: MatchingBook, f: Float64Array, o: number): ResultCode {
   switch (f[o + CMD_KIND]) {
     case CMD_LIMIT:
       return book.limit(
-        f[o + CMD_ORDER_ID],
-        f[o + CMD_USER],
-        f[o + CMD_SIDE] as Side,
-        f[o + CMD_PRICE],
-        f[o + CMD_QTY],
-        f[o + CMD_FLAGS],
+        f[o + LIMIT_CMD.orderId],
+        f[o + LIMIT_CMD.user],
+        f[o + LIMIT_CMD.side] as Side,
+        f[o + LIMIT_CMD.price],
+        f[o + LIMIT_CMD.qty],
+        f[o + LIMIT_CMD.flags],
       );
     case CMD_MARKET:
       return book.market(
-        f[o + CMD_ORDER_ID],
-        f[o + CMD_USER],
-        f[o + CMD_SIDE] as Side,
-        f[o + CMD_QTY],
-        f[o + CMD_BUDGET],
+        f[o + MARKET_CMD.orderId],
+        f[o + MARKET_CMD.user],
+        f[o + MARKET_CMD.side] as Side,
+        f[o + MARKET_CMD.qty],
+        f[o + MARKET_CMD.budget],
       );
     case CMD_CANCEL:
-      return book.cancel(f[o + CMD_ORDER_ID]);
+      return book.cancel(f[o + CANCEL_CMD.orderId]);
     case CMD_REDUCE:
-      return book.reduce(f[o + CMD_ORDER_ID], f[o + CMD_QTY]);
+      return book.reduce(f[o + REDUCE_CMD.orderId], f[o + REDUCE_CMD.by]);
     case CMD_MOVE:
-      return book.move(f[o + CMD_ORDER_ID], f[o + CMD_PRICE], f[o + CMD_QTY], f[o + CMD_FLAGS]);
+      return book.move(
+        f[o + MOVE_CMD.orderId],
+        f[o + MOVE_CMD.price],
+        f[o + MOVE_CMD.delta],
+        f[o + MOVE_CMD.flags],
+      );
     default:
       throw new Error(`not a book command: kind ${f[o + CMD_KIND]} at offset ${o}`);
   }
 }
 
-// ------------------------------------------------------------------------------------ encode events
-
-export function writeTrade(
-  f: Float64Array,
-  o: number,
-  seq: number,
-  takerId: number,
-  takerUser: number,
-  takerSide: Side,
-  makerId: number,
-  makerUser: number,
-  price: number,
-  qty: number,
-  takerLeft: number,
-  makerLeft: number,
-): void {
-  f[o + EV_KIND] = EV_TRADE;
-  f[o + EV_SEQ] = seq;
-  f[o + TRADE_TAKER_ID] = takerId;
-  f[o + TRADE_TAKER_USER] = takerUser;
-  f[o + TRADE_TAKER_SIDE] = takerSide;
-  f[o + TRADE_MAKER_ID] = makerId;
-  f[o + TRADE_MAKER_USER] = makerUser;
-  f[o + TRADE_PRICE] = price;
-  f[o + TRADE_QTY] = qty;
-  f[o + TRADE_TAKER_LEFT] = takerLeft;
-  f[o + TRADE_MAKER_LEFT] = makerLeft;
-}
-
-export function writeRested(
-  f: Float64Array,
-  o: number,
-  seq: number,
-  orderId: number,
-  user: number,
-  side: Side,
-  price: number,
-  left: number,
-): void {
-  f[o + EV_KIND] = EV_RESTED;
-  f[o + EV_SEQ] = seq;
-  f[o + RESTED_ORDER_ID] = orderId;
-  f[o + RESTED_USER] = user;
-  f[o + RESTED_SIDE] = side;
-  f[o + RESTED_PRICE] = price;
-  f[o + RESTED_LEFT] = left;
-}
-
-export function writeDone(
-  f: Float64Array,
-  o: number,
-  seq: number,
-  orderId: number,
-  user: number,
-  side: Side,
-  reason: DoneReason,
-  left: number,
-): void {
-  f[o + EV_KIND] = EV_DONE;
-  f[o + EV_SEQ] = seq;
-  f[o + DONE_ORDER_ID] = orderId;
-  f[o + DONE_USER] = user;
-  f[o + DONE_SIDE] = side;
-  f[o + DONE_REASON] = reason;
-  f[o + DONE_LEFT] = left;
-}
-
-export function writeLevel(
-  f: Float64Array,
-  o: number,
-  seq: number,
-  side: Side,
-  price: number,
-  total: number,
-): void {
-  f[o + EV_KIND] = EV_LEVEL;
-  f[o + EV_SEQ] = seq;
-  f[o + LEVEL_SIDE] = side;
-  f[o + LEVEL_PRICE] = price;
-  f[o + LEVEL_TOTAL] = total;
-}
-
-export function writeAmended(
-  f: Float64Array,
-  o: number,
-  seq: number,
-  orderId: number,
-  user: number,
-  side: Side,
-  oldPrice: number,
-  newPrice: number,
-  oldLeft: number,
-  newLeft: number,
-): void {
-  f[o + EV_KIND] = EV_AMENDED;
-  f[o + EV_SEQ] = seq;
-  f[o + AMENDED_ORDER_ID] = orderId;
-  f[o + AMENDED_USER] = user;
-  f[o + AMENDED_SIDE] = side;
-  f[o + AMENDED_OLD_PRICE] = oldPrice;
-  f[o + AMENDED_NEW_PRICE] = newPrice;
-  f[o + AMENDED_OLD_LEFT] = oldLeft;
-  f[o + AMENDED_NEW_LEFT] = newLeft;
-}
-
-export function writeEnd(f: Float64Array, o: number, seq: number, result: ResultCode): void {
-  f[o + EV_KIND] = EV_END;
-  f[o + EV_SEQ] = seq;
-  f[o + END_RESULT] = result;
-}
-
-// ------------------------------------------------------------------------------------ decode events
+// ------------------------------------------------------------------------------------ write events
 
 /**
- * Replays the book event at `o` into `sink` (the same call the book made in the worker) and
- * returns its kind. END is not a BookEvents call: it is returned without calling `sink`.
+ * The book's events as records: each BookEvents call writes one record (kind, `seq`, the fields
+ * in table order) at the offset `slot()` returns, in `f`. The pair worker's subclass takes its
+ * slots from the event ring; tests and benchmarks take theirs from a buffer of their own. This is
+ * the one place where the BookEvents arguments meet the field tables.
  */
-export function dispatchEvent(f: Float64Array, o: number, sink: BookEvents): number {
-  const kind = f[o + EV_KIND];
-  switch (kind) {
-    case EV_TRADE:
-      sink.trade(
-        f[o + TRADE_TAKER_ID],
-        f[o + TRADE_TAKER_USER],
-        f[o + TRADE_TAKER_SIDE] as Side,
-        f[o + TRADE_MAKER_ID],
-        f[o + TRADE_MAKER_USER],
-        f[o + TRADE_PRICE],
-        f[o + TRADE_QTY],
-        f[o + TRADE_TAKER_LEFT],
-        f[o + TRADE_MAKER_LEFT],
-      );
-      break;
-    case EV_RESTED:
-      sink.rested(
-        f[o + RESTED_ORDER_ID],
-        f[o + RESTED_USER],
-        f[o + RESTED_SIDE] as Side,
-        f[o + RESTED_PRICE],
-        f[o + RESTED_LEFT],
-      );
-      break;
-    case EV_DONE:
-      sink.done(
-        f[o + DONE_ORDER_ID],
-        f[o + DONE_USER],
-        f[o + DONE_SIDE] as Side,
-        f[o + DONE_REASON] as DoneReason,
-        f[o + DONE_LEFT],
-      );
-      break;
-    case EV_LEVEL:
-      sink.level(f[o + LEVEL_SIDE] as Side, f[o + LEVEL_PRICE], f[o + LEVEL_TOTAL]);
-      break;
-    case EV_AMENDED:
-      sink.amended(
-        f[o + AMENDED_ORDER_ID],
-        f[o + AMENDED_USER],
-        f[o + AMENDED_SIDE] as Side,
-        f[o + AMENDED_OLD_PRICE],
-        f[o + AMENDED_NEW_PRICE],
-        f[o + AMENDED_OLD_LEFT],
-        f[o + AMENDED_NEW_LEFT],
-      );
-      break;
-    case EV_END:
-      break;
-    default:
-      throw new Error(`not an event record: kind ${kind} at offset ${o}`);
+export abstract class EventRecordWriter implements BookEvents {
+  /** Seq of the command being run; stamped on every event it produces. */
+  seq = 0;
+
+  constructor(
+    /** Where the records go; `slot()` offsets index into it. */
+    readonly f: Float64Array,
+  ) {}
+
+  /** Offset in `f` of the next record's first word. */
+  abstract slot(): number;
+
+  private start(kind: number): number {
+    const o = this.slot();
+    this.f[o + EV_KIND] = kind;
+    this.f[o + EV_SEQ] = this.seq;
+    return o;
   }
-  return kind;
+
+  trade(
+    takerId: number,
+    takerUser: number,
+    takerSide: Side,
+    makerId: number,
+    makerUser: number,
+    price: number,
+    qty: number,
+    takerLeft: number,
+    makerLeft: number,
+  ): void {
+    const o = this.start(EV_TRADE);
+    const f = this.f;
+    f[o + TRADE.takerId] = takerId;
+    f[o + TRADE.takerUser] = takerUser;
+    f[o + TRADE.takerSide] = takerSide;
+    f[o + TRADE.makerId] = makerId;
+    f[o + TRADE.makerUser] = makerUser;
+    f[o + TRADE.price] = price;
+    f[o + TRADE.qty] = qty;
+    f[o + TRADE.takerLeft] = takerLeft;
+    f[o + TRADE.makerLeft] = makerLeft;
+  }
+
+  rested(orderId: number, user: number, side: Side, price: number, left: number): void {
+    const o = this.start(EV_RESTED);
+    const f = this.f;
+    f[o + RESTED.orderId] = orderId;
+    f[o + RESTED.user] = user;
+    f[o + RESTED.side] = side;
+    f[o + RESTED.price] = price;
+    f[o + RESTED.left] = left;
+  }
+
+  done(orderId: number, user: number, side: Side, reason: DoneReason, left: number): void {
+    const o = this.start(EV_DONE);
+    const f = this.f;
+    f[o + DONE.orderId] = orderId;
+    f[o + DONE.user] = user;
+    f[o + DONE.side] = side;
+    f[o + DONE.reason] = reason;
+    f[o + DONE.left] = left;
+  }
+
+  level(side: Side, price: number, total: number): void {
+    const o = this.start(EV_LEVEL);
+    const f = this.f;
+    f[o + LEVEL.side] = side;
+    f[o + LEVEL.price] = price;
+    f[o + LEVEL.total] = total;
+  }
+
+  amended(
+    orderId: number,
+    user: number,
+    side: Side,
+    oldPrice: number,
+    newPrice: number,
+    oldLeft: number,
+    newLeft: number,
+  ): void {
+    const o = this.start(EV_AMENDED);
+    const f = this.f;
+    f[o + AMENDED.orderId] = orderId;
+    f[o + AMENDED.user] = user;
+    f[o + AMENDED.side] = side;
+    f[o + AMENDED.oldPrice] = oldPrice;
+    f[o + AMENDED.newPrice] = newPrice;
+    f[o + AMENDED.oldLeft] = oldLeft;
+    f[o + AMENDED.newLeft] = newLeft;
+  }
+
+  /** The END record of the command `seq`. */
+  end(result: ResultCode): void {
+    const o = this.start(EV_END);
+    this.f[o + END.result] = result;
+  }
+}
+
+// ------------------------------------------------------------------------------------ read events
+
+const EVENT_BY_KIND = new Map(EVENT_RECORDS.map((spec) => [spec.kind, spec]));
+
+/**
+ * The event record at `o` as a tuple: its table's name, then its fields in table order, e.g.
+ * `["trade", takerId, takerUser, ...]`, `["end", result]`. For tests and diagnostics: it allocates.
+ */
+export function eventTuple(f: Float64Array, o: number): [string, ...number[]] {
+  const spec = EVENT_BY_KIND.get(f[o + EV_KIND]);
+  if (spec === undefined) throw new Error(`not an event record: kind ${f[o + EV_KIND]} at offset ${o}`);
+  const tuple: [string, ...number[]] = [spec.name];
+  for (let i = 0; i < spec.fields.length; i++) tuple.push(f[o + HEADER_WORDS + i]);
+  return tuple;
 }
 
 // ------------------------------------------------------------------------------------ startup
