@@ -66,7 +66,6 @@ export class OursRun implements EngineRun {
     this.book = new OrderBook(this.sink);
     const p = this.wl.prefill;
     for (let i = 0; i < p.n; i++) stepOurs(this.book, this.sink, p, i);
-    this.sink.settle();
     if (this.sink.trades !== 0 || this.sink.errors !== 0) throw new Error("ours: prefill traded or failed");
   }
 
@@ -89,7 +88,6 @@ export class OursRun implements EngineRun {
   }
 
   result(): ReplayResult {
-    this.sink.settle();
     return this.sink;
   }
 

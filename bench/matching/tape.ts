@@ -8,7 +8,8 @@
  *   (Math.imul and shifts only, so no float rounding);
  * - `notional`: sum of price * qty, an integer below 2^53 for these workloads.
  */
-import { EV_KIND, EV_SLOT_WORDS, EV_TRADE, EventRecordWriter, TRADE } from "../../src/protocol/pair.ts";
+import type { Side } from "../../src/protocol/engine.ts";
+import { EV_SLOT_WORDS, EventRecordWriter } from "../../src/protocol/pair.ts";
 
 const RING = 1 << 14;
 
@@ -44,14 +45,10 @@ export function checksumOf(r: ReplayResult): string {
 
 /**
  * Our engine's sink: every event written as a ring record, as the pair worker writes it
- * (src/protocol/pair.ts), into a ring of its own, plus the trade checksum. A trade is folded into
- * the checksum when the next record starts (the book has written its fields by then) and by
- * `settle()`, which `OursRun.result()` calls after a replay.
+ * (src/protocol/pair.ts's EventRecordWriter), into a ring of its own, plus the trade checksum.
  */
 export class RingSink extends EventRecordWriter implements ReplayResult {
   pos = 0;
-  /** Offset of the last record handed out, not yet looked at (-1: none). */
-  private last = -1;
   trades = 0;
   hash = HASH_SEED;
   notional = 0;
@@ -63,25 +60,26 @@ export class RingSink extends EventRecordWriter implements ReplayResult {
   }
 
   slot(): number {
-    this.settle();
     let p = this.pos;
     if (p + EV_SLOT_WORDS > RING) p = 0;
     this.pos = p + EV_SLOT_WORDS;
-    this.last = p;
     return p;
   }
 
-  /** Folds the last record into the checksum if it is a trade. */
-  settle(): void {
-    const p = this.last;
-    if (p < 0) return;
-    this.last = -1;
-    const r = this.f;
-    if (r[p + EV_KIND] !== EV_TRADE) return;
-    const price = r[p + TRADE.price];
-    const qty = r[p + TRADE.qty];
+  override trade(
+    takerId: number,
+    takerUser: number,
+    takerSide: Side,
+    makerId: number,
+    makerUser: number,
+    price: number,
+    qty: number,
+    takerLeft: number,
+    makerLeft: number,
+  ): void {
+    super.trade(takerId, takerUser, takerSide, makerId, makerUser, price, qty, takerLeft, makerLeft);
     this.trades++;
-    this.hash = mixTrade(this.hash, r[p + TRADE.takerId], r[p + TRADE.makerId], price, qty);
+    this.hash = mixTrade(this.hash, takerId, makerId, price, qty);
     this.notional += price * qty;
   }
 }

@@ -227,13 +227,6 @@ export abstract class EventRecordWriter implements BookEvents {
   /** Offset in `f` of the next record's first word. */
   abstract slot(): number;
 
-  private start(kind: number): number {
-    const o = this.slot();
-    this.f[o + EV_KIND] = kind;
-    this.f[o + EV_SEQ] = this.seq;
-    return o;
-  }
-
   trade(
     takerId: number,
     takerUser: number,
@@ -245,8 +238,10 @@ export abstract class EventRecordWriter implements BookEvents {
     takerLeft: number,
     makerLeft: number,
   ): void {
-    const o = this.start(EV_TRADE);
     const f = this.f;
+    const o = this.slot();
+    f[o + EV_KIND] = EV_TRADE;
+    f[o + EV_SEQ] = this.seq;
     f[o + TRADE.takerId] = takerId;
     f[o + TRADE.takerUser] = takerUser;
     f[o + TRADE.takerSide] = takerSide;
@@ -259,8 +254,10 @@ export abstract class EventRecordWriter implements BookEvents {
   }
 
   rested(orderId: number, user: number, side: Side, price: number, left: number): void {
-    const o = this.start(EV_RESTED);
     const f = this.f;
+    const o = this.slot();
+    f[o + EV_KIND] = EV_RESTED;
+    f[o + EV_SEQ] = this.seq;
     f[o + RESTED.orderId] = orderId;
     f[o + RESTED.user] = user;
     f[o + RESTED.side] = side;
@@ -269,8 +266,10 @@ export abstract class EventRecordWriter implements BookEvents {
   }
 
   done(orderId: number, user: number, side: Side, reason: DoneReason, left: number): void {
-    const o = this.start(EV_DONE);
     const f = this.f;
+    const o = this.slot();
+    f[o + EV_KIND] = EV_DONE;
+    f[o + EV_SEQ] = this.seq;
     f[o + DONE.orderId] = orderId;
     f[o + DONE.user] = user;
     f[o + DONE.side] = side;
@@ -279,8 +278,10 @@ export abstract class EventRecordWriter implements BookEvents {
   }
 
   level(side: Side, price: number, total: number): void {
-    const o = this.start(EV_LEVEL);
     const f = this.f;
+    const o = this.slot();
+    f[o + EV_KIND] = EV_LEVEL;
+    f[o + EV_SEQ] = this.seq;
     f[o + LEVEL.side] = side;
     f[o + LEVEL.price] = price;
     f[o + LEVEL.total] = total;
@@ -295,8 +296,10 @@ export abstract class EventRecordWriter implements BookEvents {
     oldLeft: number,
     newLeft: number,
   ): void {
-    const o = this.start(EV_AMENDED);
     const f = this.f;
+    const o = this.slot();
+    f[o + EV_KIND] = EV_AMENDED;
+    f[o + EV_SEQ] = this.seq;
     f[o + AMENDED.orderId] = orderId;
     f[o + AMENDED.user] = user;
     f[o + AMENDED.side] = side;
@@ -308,8 +311,11 @@ export abstract class EventRecordWriter implements BookEvents {
 
   /** The END record of the command `seq`. */
   end(result: ResultCode): void {
-    const o = this.start(EV_END);
-    this.f[o + END.result] = result;
+    const f = this.f;
+    const o = this.slot();
+    f[o + EV_KIND] = EV_END;
+    f[o + EV_SEQ] = this.seq;
+    f[o + END.result] = result;
   }
 }
 
