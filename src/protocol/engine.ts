@@ -88,7 +88,8 @@ export const NO_BUDGET = -1;
  * them into a ring buffer without allocating. Within one command, events arrive in this order:
  * `amended` (reduce and move only), then trades and self-trade cancels interleaved in execution
  * order, then the taker's own outcome (`rested` or `done`), then every aggregated level that
- * changed during the command, once each with its final total.
+ * changed during the command, once each with its final total. Each method's arguments, in order,
+ * are the fields of the ring record of the same name (./pair.ts), which EventRecordWriter writes.
  */
 export interface BookEvents {
   /**

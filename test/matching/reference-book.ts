@@ -20,7 +20,6 @@ import {
   DONE_CANCELLED,
   DONE_REMAINDER,
   DONE_SELF_TRADE,
-  type DoneReason,
   ERR_AMEND_TOO_SMALL,
   ERR_DUPLICATE_ID,
   ERR_INSUFFICIENT_FUNDS,
@@ -45,46 +44,10 @@ import { EV_SLOT_WORDS, EventRecordWriter, eventTuple } from "../../src/protocol
 // Events as data
 // ---------------------------------------------------------------------------------------------
 
-export type TradeEvent = readonly [
-  kind: "trade",
-  takerId: number,
-  takerUser: number,
-  takerSide: Side,
-  makerId: number,
-  makerUser: number,
-  price: number,
-  qty: number,
-  takerLeft: number,
-  makerLeft: number,
-];
-export type RestedEvent = readonly [
-  kind: "rested",
-  orderId: number,
-  user: number,
-  side: Side,
-  price: number,
-  left: number,
-];
-export type DoneEvent = readonly [
-  kind: "done",
-  orderId: number,
-  user: number,
-  side: Side,
-  reason: DoneReason,
-  left: number,
-];
-export type LevelEvent = readonly [kind: "level", side: Side, price: number, total: number];
-export type AmendedEvent = readonly [
-  kind: "amended",
-  orderId: number,
-  user: number,
-  side: Side,
-  oldPrice: number,
-  newPrice: number,
-  oldLeft: number,
-  newLeft: number,
-];
-export type BookEvent = TradeEvent | RestedEvent | DoneEvent | LevelEvent | AmendedEvent;
+/** An event as a tuple: the BookEvents method's name, then its arguments (with their names and types). */
+export type BookEvent = {
+  [K in keyof BookEvents]: readonly [kind: K, ...Parameters<BookEvents[K]>];
+}[keyof BookEvents];
 
 /**
  * Records every event as a tuple, in arrival order: each event is written as a ring record
