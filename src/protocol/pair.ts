@@ -12,13 +12,15 @@
  *
  * Each record kind is defined once, by its field table below: the names of its fields in order.
  * The table gives each name its word offset (`f[o + TRADE.price]`), computed once at module load;
- * the slot sizes are checked against the tables. The event tables list the arguments of the
- * BookEvents method of the same name, in order. Adding a field to a record is: its name in the
- * table, the code that writes it (the book's call, or PairChannel's send for a command) and the
- * code that reads it (src/exchange.ts's `pairEventHandler`, or `runCommand`).
+ * the slot sizes are checked against the tables. An event table lists the arguments of the
+ * BookEvents method of the same name, in order, and EventRecordWriter (below) is the one place
+ * that turns those arguments into records. Adding a field to an event is: its name in the table,
+ * the argument in BookEvents and EventRecordWriter, the books that produce it and the code that
+ * reads it (src/exchange.ts's `pairEventHandler`); to a command: the table, PairChannel's send
+ * (src/pair-client.ts) and `runCommand`.
  *
  * Command kinds and event kinds do not overlap, so a record read from the wrong ring is detected.
- * Nothing here allocates per record.
+ * Writing and running records allocates nothing (`eventTuple`, for tests, does).
  */
 import type { BookEvents, DoneReason, MatchingBook, ResultCode, Side } from "./engine.ts";
 
