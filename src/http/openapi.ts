@@ -1,7 +1,8 @@
 /**
  * The OpenAPI 3.1 document of the REST interface, served at `GET /1.0/openapi.json`, generated from
  * ONE declarative route table (ROUTES below): method, path, authentication, request body, query
- * parameters and one response schema per status.
+ * parameters and one response schema per status. The REST routes are their own entries (each file
+ * of routes/ names its path, schemas and text); the admin calls and the stream are written here.
  *
  * Response bodies the server already writes come from schemas.ts, the very objects
  * fast-json-stringify compiles, so the document cannot drift from the wire. Routes marked
@@ -12,17 +13,14 @@
  * entry is `/`.
  */
 import { PERIODS } from "../market-data.ts";
+import { REST_ROUTES } from "./routes/index.ts";
 import {
   balanceSchema,
-  balancesSchema,
   bookSchema,
-  cancelledSchema,
   chartSchema,
   exchangeSchema,
   exchangeStreamSchema,
   feesSchema,
-  historySchema,
-  infoSchema,
   newKeySchema,
   newUserSchema,
   orderListSchema,
@@ -32,13 +30,10 @@ import {
   pairInfoSchema,
   pairPageSchema,
   pairRecordSchema,
-  pairsSchema,
   publicTradeSchema,
   streamSchemas,
-  timeSchema,
   tradesPageSchema,
   transferSchema,
-  triggerTimeSchema,
   userTradeSchema,
 } from "./schemas.ts";
 import {
@@ -46,21 +41,10 @@ import {
   adminRevokeRequestSchema,
   adminTransferRequestSchema,
   adminUserRequestSchema,
-  amendOrderRequestSchema,
-  cancelAllAfterRequestSchema,
-  cancelAllRequestSchema,
-  cancelOrderRequestSchema,
-  cancelOrdersRequestSchema,
-  cancelOrdersResultSchema,
   createOrderRequestSchema,
-  createOrdersRequestSchema,
-  createOrdersResultSchema,
   emptyArraySchema,
   errorBodySchema,
   healthSchema,
-  listenKeyCloseRequestSchema,
-  listenKeyRequestSchema,
-  listenKeySchema,
 } from "./schemas-contract.ts";
 
 /** How a call authenticates (CONTRACT 5, 1.2). */
@@ -119,285 +103,17 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: "Starting, shutting down, or a pair worker too far behind (key `server`); nothing changed",
 };
 
-/** The statuses of each kind of call, in the order CONTRACT 5 ranks them. */
-const SIGNED_POST = [400, 401, 413, 415, 429, 500, 503] as const;
-const SIGNED_GET = [400, 401, 429, 500, 503] as const;
-const SIGNED_GET_PAIR = [400, 401, 404, 429, 500, 503] as const;
-const PUBLIC_GET = [429, 500, 503] as const;
-const PUBLIC_GET_PAIR = [404, 429, 500, 503] as const;
 const ADMIN_POST = [400, 401, 404, 413, 415, 500, 503] as const;
 
-const pageQuery: QueryParam[] = [
-  { name: "page", description: "From 1 (default 1)", schema: { type: "integer", minimum: 1 } },
-  {
-    name: "pageSize",
-    description: "1..100 (default 20)",
-    schema: { type: "integer", minimum: 1, maximum: 100 },
-  },
-];
-
-const nonceQuery: QueryParam = {
-  name: "nonce",
-  description: "Optional replay guard: an integer strictly greater than the last nonce of this token",
-  schema: { type: "integer", minimum: 0 },
-};
-
-/** The route table: every REST call of the seed, CONTRACT 1.2 and 8-10, and the service paths. */
+/**
+ * The route table: every REST call of the seed, CONTRACT 1.2 and 8-10, and the service paths. The
+ * REST routes describe themselves (src/http/routes/, one file each); the admin calls (mounted by
+ * admin.ts) and the stream upgrade (src/stream/) are described here.
+ */
 export const ROUTES: readonly RouteSpec[] = [
-  // ---------------------------------------------------------------- seed 4.1-4.10
-  {
-    method: "post",
-    path: "/1.0/trade/create-order",
-    operationId: "createOrder",
-    summary: "Create a limit or market order",
-    source: "seed 4.1; CONTRACT 3, 8.2",
-    auth: "signedBody",
-    body: createOrderRequestSchema,
-    ok: orderWithUpdateSchema,
-    errors: SIGNED_POST,
-    description:
-      "Answers the order as it stands after its own immediate matching, once it and its trades are " +
-      "committed. Insufficient funds, no liquidity (market), bounds and decimals: 400 `errors.amount` / " +
-      "`errors.price`; unknown pair: 400 `errors.pairName`.",
-  },
-  {
-    method: "post",
-    path: "/1.0/trade/cancel-order",
-    operationId: "cancelOrder",
-    summary: "Cancel one of the caller's orders",
-    source: "seed 4.2; CONTRACT 3",
-    auth: "signedBody",
-    body: cancelOrderRequestSchema,
-    ok: emptyArraySchema,
-    errors: SIGNED_POST,
-    description:
-      "Unknown id or another user's order: 400 `errors.orderId` (order not found); already cancelled or " +
-      "fully executed: 400 `errors.orderId`.",
-  },
-  {
-    method: "get",
-    path: "/1.0/trade/pairs",
-    operationId: "pairs",
-    summary: "24 h exchange records of every pair, in config order",
-    source: "seed 4.3; CONTRACT 4",
-    auth: "none",
-    ok: pairsSchema,
-    errors: PUBLIC_GET,
-  },
-  {
-    method: "get",
-    path: "/1.0/trade/pairs/user-history",
-    operationId: "userHistory",
-    summary: "The caller's trades over all pairs, newest first, paginated",
-    source: "seed 4.10; CONTRACT 4",
-    auth: "signedQuery",
-    query: [...pageQuery, nonceQuery],
-    ok: tradesPageSchema,
-    errors: SIGNED_GET,
-  },
-  {
-    method: "get",
-    path: "/1.0/trade/pairs/{pairName}",
-    operationId: "pairPage",
-    summary: "Initial data of a pair page",
-    source: "seed 4.4; CONTRACT 4",
-    auth: "optionalSignedQuery",
-    query: [nonceQuery],
-    ok: pairPageSchema,
-    errors: SIGNED_GET_PAIR,
-    description:
-      "Without auth headers `userOrders` and `userHistory` are null; with headers that fail: 401. " +
-      "`userOrders` / `userHistory`: the caller's 20 newest, over all pairs.",
-  },
-  {
-    method: "get",
-    path: "/1.0/trade/pairs/{pairName}/chart/{period}",
-    operationId: "chart",
-    summary: "Candles of intervals that hold a trade, oldest first",
-    source: "seed 4.5; CONTRACT 4",
-    auth: "none",
-    query: [
-      {
-        name: "limit",
-        description: "1..1000 (default 500): the newest N candles",
-        schema: { type: "integer", minimum: 1, maximum: 1000 },
-      },
-      { name: "from", description: "Unix ms, inclusive, by candle start", schema: { type: "integer" } },
-      { name: "to", description: "Unix ms, inclusive, by candle start", schema: { type: "integer" } },
-    ],
-    ok: chartSchema,
-    errors: [400, ...PUBLIC_GET_PAIR],
-  },
-  {
-    method: "get",
-    path: "/1.0/trade/pairs/{pairName}/orders",
-    operationId: "orderBook",
-    summary: "Aggregated order book: sell ascending, buy descending",
-    source: "seed 4.6; CONTRACT 4, 9 (seq)",
-    auth: "none",
-    query: [
-      {
-        name: "limit",
-        description: "1..1000: the best N levels of each side (default all)",
-        schema: { type: "integer", minimum: 1, maximum: 1000 },
-      },
-    ],
-    ok: bookSchema,
-    errors: [400, ...PUBLIC_GET_PAIR],
-  },
-  {
-    method: "get",
-    path: "/1.0/trade/pairs/{pairName}/history",
-    operationId: "history",
-    summary: "The last 200 trades of the pair, newest first",
-    source: "seed 4.7; CONTRACT 4",
-    auth: "none",
-    ok: historySchema,
-    errors: PUBLIC_GET_PAIR,
-  },
-  {
-    method: "get",
-    path: "/1.0/trade/pairs/{pairName}/user-balances",
-    operationId: "balances",
-    summary: "The caller's available and reserved balances of the pair's two currencies",
-    source: "seed 4.8; CONTRACT 2.3",
-    auth: "signedQuery",
-    query: [nonceQuery],
-    ok: balancesSchema,
-    errors: SIGNED_GET_PAIR,
-  },
-  {
-    method: "get",
-    path: "/1.0/trade/pairs/{pairName}/user-orders",
-    operationId: "userOrders",
-    summary: "The caller's orders over all pairs, newest first, paginated",
-    source: "seed 4.9; CONTRACT 4",
-    auth: "signedQuery",
-    query: [...pageQuery, nonceQuery],
-    ok: ordersPageSchema,
-    errors: SIGNED_GET_PAIR,
-  },
+  ...REST_ROUTES,
 
-  // ---------------------------------------------------------------- CONTRACT 8 market-maker controls
-  {
-    method: "post",
-    path: "/1.0/trade/amend-order",
-    operationId: "amendOrder",
-    summary: "Change an open order's amount and/or price, keeping its id",
-    source: "CONTRACT 8.3",
-    auth: "signedBody",
-    body: amendOrderRequestSchema,
-    ok: orderWithUpdateSchema,
-    errors: SIGNED_POST,
-  },
-  {
-    method: "post",
-    path: "/1.0/trade/cancel-all-orders",
-    operationId: "cancelAllOrders",
-    summary: "Cancel every open order of the caller (all pairs or one)",
-    source: "CONTRACT 8.4",
-    auth: "signedBody",
-    body: cancelAllRequestSchema,
-    ok: cancelledSchema,
-    errors: SIGNED_POST,
-  },
-  {
-    method: "post",
-    path: "/1.0/trade/create-orders",
-    operationId: "createOrders",
-    summary: "Create 1..20 orders in array order (not atomic)",
-    source: "CONTRACT 8.5",
-    auth: "signedBody",
-    body: createOrdersRequestSchema,
-    ok: createOrdersResultSchema,
-    errors: SIGNED_POST,
-  },
-  {
-    method: "post",
-    path: "/1.0/trade/cancel-orders",
-    operationId: "cancelOrders",
-    summary: "Cancel 1..100 orders by id",
-    source: "CONTRACT 8.5",
-    auth: "signedBody",
-    body: cancelOrdersRequestSchema,
-    ok: cancelOrdersResultSchema,
-    errors: SIGNED_POST,
-  },
-  {
-    method: "get",
-    path: "/1.0/trade/orders/{orderId}",
-    operationId: "order",
-    summary: "One of the caller's orders by id",
-    source: "CONTRACT 8.6",
-    auth: "signedQuery",
-    query: [nonceQuery],
-    ok: orderWithUpdateSchema,
-    errors: [404, ...SIGNED_GET],
-  },
-  {
-    method: "get",
-    path: "/1.0/trade/orders",
-    operationId: "orderByClientId",
-    summary: "One of the caller's orders by its client order id",
-    source: "CONTRACT 8.6",
-    auth: "signedQuery",
-    query: [
-      {
-        name: "clientOrderId",
-        description: "The id given at creation",
-        schema: { type: "string", pattern: "^[A-Za-z0-9_-]{1,36}$" },
-        required: true,
-      },
-      nonceQuery,
-    ],
-    ok: orderWithUpdateSchema,
-    errors: [404, ...SIGNED_GET],
-  },
-  {
-    method: "get",
-    path: "/1.0/trade/pairs/{pairName}/open-orders",
-    operationId: "openOrders",
-    summary: "Every open order of the caller on the pair, newest first",
-    source: "CONTRACT 8.6",
-    auth: "signedQuery",
-    query: [nonceQuery],
-    ok: orderListSchema,
-    errors: SIGNED_GET_PAIR,
-  },
-  {
-    method: "post",
-    path: "/1.0/trade/cancel-all-after",
-    operationId: "cancelAllAfter",
-    summary: "Dead-man's switch: cancel all open orders unless renewed within `timeout` seconds",
-    source: "CONTRACT 8.7",
-    auth: "signedBody",
-    body: cancelAllAfterRequestSchema,
-    ok: triggerTimeSchema,
-    errors: SIGNED_POST,
-    description: "`0` disarms. Held in memory: a restart disarms it.",
-  },
-
-  // ---------------------------------------------------------------- CONTRACT 9 venue data
-  {
-    method: "get",
-    path: "/1.0/time",
-    operationId: "time",
-    summary: "Server time (Unix ms)",
-    source: "CONTRACT 9",
-    auth: "none",
-    ok: timeSchema,
-    errors: PUBLIC_GET,
-  },
-  {
-    method: "get",
-    path: "/1.0/info",
-    operationId: "info",
-    summary: "Server time and every pair's trading rules, in config order",
-    source: "CONTRACT 9",
-    auth: "none",
-    ok: infoSchema,
-    errors: PUBLIC_GET,
-  },
+  // ---------------------------------------------------------------- CONTRACT 1.2, 9 admin
   {
     method: "get",
     path: "/admin/fees",
@@ -408,33 +124,6 @@ export const ROUTES: readonly RouteSpec[] = [
     ok: feesSchema,
     errors: [401, 404, 500],
   },
-
-  // ---------------------------------------------------------------- CONTRACT 10 browser access
-  {
-    method: "post",
-    path: "/1.0/trade/listen-key",
-    operationId: "listenKey",
-    summary: "Create (`{}`) or extend (`{listenKey}`) a stream listen key, valid 60 minutes",
-    source: "CONTRACT 10",
-    auth: "signedBody",
-    body: listenKeyRequestSchema,
-    ok: listenKeySchema,
-    errors: SIGNED_POST,
-  },
-  {
-    method: "post",
-    path: "/1.0/trade/listen-key/close",
-    operationId: "closeListenKey",
-    summary: "End a listen key",
-    source: "CONTRACT 10",
-    auth: "signedBody",
-    body: listenKeyCloseRequestSchema,
-    ok: emptyArraySchema,
-    errors: SIGNED_POST,
-    description: "The contract does not name the answer; `[]` is assumed, like cancel-order.",
-  },
-
-  // ---------------------------------------------------------------- CONTRACT 1.2 admin
   {
     method: "post",
     path: "/admin/users",
@@ -492,37 +181,6 @@ export const ROUTES: readonly RouteSpec[] = [
   },
 
   // ---------------------------------------------------------------- service
-  {
-    method: "get",
-    path: "/health",
-    operationId: "health",
-    summary: "Readiness: 200 only once the server accepts orders",
-    source: "CONTRACT 1",
-    auth: "none",
-    ok: healthSchema,
-    other: { 503: { description: "Starting or shutting down", schema: healthSchema } },
-    errors: [],
-  },
-  {
-    method: "get",
-    path: "/metrics",
-    operationId: "metrics",
-    summary: "Prometheus text format",
-    source: "CONTRACT 1",
-    auth: "none",
-    ok: "text",
-    errors: [500],
-  },
-  {
-    method: "get",
-    path: "/1.0/openapi.json",
-    operationId: "openapi",
-    summary: "This document",
-    source: "issue 14",
-    auth: "none",
-    ok: { type: "object", required: ["openapi", "paths"] },
-    errors: PUBLIC_GET,
-  },
   {
     method: "get",
     path: "/stream",

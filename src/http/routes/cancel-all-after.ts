@@ -1,0 +1,43 @@
+/** CONTRACT 8.7 `POST /trade/cancel-all-after`: the dead-man's switch (src/dead-man.ts). */
+import { Code, multiErrorBody } from "../../errors.ts";
+import { unknownFields } from "../json-body.ts";
+import { send, sendError } from "../request.ts";
+import { ok, type PostRoute, SIGNED_POST } from "../route.ts";
+import { serialize, triggerTimeSchema } from "../schemas.ts";
+import { cancelAllAfterRequestSchema } from "../schemas-contract.ts";
+
+const FIELDS: ReadonlySet<string> = new Set(["timeout", "nonce"]);
+const MAX_DEAD_MAN_SECONDS = 600;
+
+export const cancelAllAfter: PostRoute = {
+  kind: "signedPost",
+  method: "post",
+  path: "/1.0/trade/cancel-all-after",
+  auth: "signedBody",
+  fields: FIELDS,
+  body: cancelAllAfterRequestSchema,
+  ok: triggerTimeSchema, // serialize.triggerTime
+  errors: SIGNED_POST,
+  operationId: "cancelAllAfter",
+  summary: "Dead-man's switch: cancel all open orders unless renewed within `timeout` seconds",
+  source: "CONTRACT 8.7",
+  description: "`0` disarms. Held in memory: a restart disarms it.",
+  handler: (ctx) => {
+    const { deps, finish } = ctx;
+    return (res, info, key, body) => {
+      const bad = unknownFields(body, FIELDS);
+      if (bad.length > 0) return send(res, info, 400, multiErrorBody(bad, info.lang), finish);
+      const t = body.timeout;
+      const timeout = typeof t === "string" && /^[0-9]{1,3}$/.test(t) ? Number(t) : t;
+      if (
+        typeof timeout !== "number" ||
+        !Number.isInteger(timeout) ||
+        timeout < 0 ||
+        timeout > MAX_DEAD_MAN_SECONDS
+      ) {
+        return sendError(res, info, Code.TIMEOUT_INVALID, finish);
+      }
+      ok(ctx, res, info, serialize.triggerTime({ triggerTime: deps.deadMan.arm(key.userId, timeout) }));
+    };
+  },
+};

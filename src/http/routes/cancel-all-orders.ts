@@ -1,0 +1,37 @@
+/** CONTRACT 8.4 `POST /trade/cancel-all-orders`: every open order of the caller, or of one pair. */
+import { Code, multiErrorBody } from "../../errors.ts";
+import { unknownFields } from "../json-body.ts";
+import { send, sendError } from "../request.ts";
+import { type PostRoute, SIGNED_POST } from "../route.ts";
+import { cancelledSchema } from "../schemas.ts";
+import { cancelAllRequestSchema } from "../schemas-contract.ts";
+import { cancelAll } from "../trade.ts";
+
+const FIELDS: ReadonlySet<string> = new Set(["pairName", "nonce"]);
+
+export const cancelAllOrders: PostRoute = {
+  kind: "signedPost",
+  method: "post",
+  path: "/1.0/trade/cancel-all-orders",
+  auth: "signedBody",
+  fields: FIELDS,
+  body: cancelAllRequestSchema,
+  ok: cancelledSchema, // serialize.cancelled (in cancelAll)
+  errors: SIGNED_POST,
+  operationId: "cancelAllOrders",
+  summary: "Cancel every open order of the caller (all pairs or one)",
+  source: "CONTRACT 8.4",
+  handler: (ctx) => {
+    const { config, finish } = ctx;
+    return (res, info, key, body) => {
+      const bad = unknownFields(body, FIELDS);
+      if (bad.length > 0) return send(res, info, 400, multiErrorBody(bad, info.lang), finish);
+      const pn = body.pairName;
+      if (pn === undefined || pn === null) return cancelAll(ctx, res, info, key.userId, -1);
+      if (typeof pn !== "string") return sendError(res, info, Code.PAIR_NOT_STRING, finish);
+      const pair = config.pairsByName.get(pn);
+      if (pair === undefined) return sendError(res, info, Code.PAIR_UNKNOWN, finish);
+      cancelAll(ctx, res, info, key.userId, pair.index);
+    };
+  },
+};

@@ -1,0 +1,62 @@
+/** seed 4.5 `GET /trade/pairs/{pairName}/chart/{period}`: candles, oldest first (CONTRACT 4). */
+import { Code } from "../../errors.ts";
+import { PERIODS, type Period } from "../../market-data.ts";
+import { sendError } from "../request.ts";
+import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";
+import { chartSchema, serialize } from "../schemas.ts";
+import { PAGE_RE } from "../validate.ts";
+
+export const chart: GetRoute = {
+  kind: "get",
+  method: "get",
+  path: "/1.0/trade/pairs/{pairName}/chart/{period}",
+  auth: "none",
+  query: [
+    {
+      name: "limit",
+      description: "1..1000 (default 500): the newest N candles",
+      schema: { type: "integer", minimum: 1, maximum: 1000 },
+    },
+    { name: "from", description: "Unix ms, inclusive, by candle start", schema: { type: "integer" } },
+    { name: "to", description: "Unix ms, inclusive, by candle start", schema: { type: "integer" } },
+  ],
+  ok: chartSchema, // serialize.chart
+  errors: [400, ...PUBLIC_GET_PAIR],
+  operationId: "chart",
+  summary: "Candles of intervals that hold a trade, oldest first",
+  source: "seed 4.5; CONTRACT 4",
+  handler: (ctx) => {
+    const { exchange, finish } = ctx;
+    return (res, info, pair, _key, period) => {
+      if (!(PERIODS as readonly string[]).includes(period))
+        return sendError(res, info, Code.PERIOD_UNKNOWN, finish);
+      const q = new URLSearchParams(info.query);
+      let limit = 500;
+      let from = Number.NEGATIVE_INFINITY;
+      let to = Number.POSITIVE_INFINITY;
+      const l = q.get("limit");
+      if (l !== null) {
+        if (!PAGE_RE.test(l)) return sendError(res, info, Code.LIMIT_INVALID, finish);
+        limit = Number(l);
+        if (limit < 1 || limit > 1000) return sendError(res, info, Code.LIMIT_OUT_OF_RANGE, finish);
+      }
+      const f = q.get("from");
+      if (f !== null) {
+        if (!/^[0-9]{1,16}$/.test(f)) return sendError(res, info, Code.FROM_INVALID, finish);
+        from = Number(f);
+      }
+      const t = q.get("to");
+      if (t !== null) {
+        if (!/^[0-9]{1,16}$/.test(t)) return sendError(res, info, Code.TO_INVALID, finish);
+        to = Number(t);
+      }
+      if (from > to) return sendError(res, info, Code.FROM_AFTER_TO, finish);
+      ok(
+        ctx,
+        res,
+        info,
+        serialize.chart(exchange.market(pair!.index).chart(period as Period, limit, from, to)),
+      );
+    };
+  },
+};

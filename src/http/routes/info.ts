@@ -1,0 +1,35 @@
+/** CONTRACT 9 `GET /info`: the server's clock and every pair's trading rules, in config order. */
+import { FEE_DECIMALS } from "../../config.ts";
+import { formatDecimal } from "../../numbers.ts";
+import { type GetRoute, ok, PUBLIC_GET } from "../route.ts";
+import { infoSchema, serialize } from "../schemas.ts";
+
+export const venueInfo: GetRoute = {
+  kind: "get",
+  method: "get",
+  path: "/1.0/info",
+  auth: "none",
+  ok: infoSchema, // serialize.info
+  errors: PUBLIC_GET,
+  operationId: "info",
+  summary: "Server time and every pair's trading rules, in config order",
+  source: "CONTRACT 9",
+  handler: (ctx) => {
+    // Everything but the clock is fixed at start: built once.
+    const infoPairs = ctx.config.pairs.map((p) => ({
+      name: p.name,
+      base: p.base,
+      quote: p.quote,
+      priceDecimals: p.priceDecimals,
+      amountDecimals: p.amountDecimals,
+      tickSize: formatDecimal(1n, p.priceDecimals),
+      stepSize: formatDecimal(1n, p.amountDecimals),
+      minAmount: formatDecimal(p.minAmount, p.amountDecimals),
+      maxAmount: formatDecimal(p.maxAmount, p.amountDecimals),
+      maxPrice: formatDecimal(p.maxPrice, p.priceDecimals),
+      makerFee: formatDecimal(p.makerFee, FEE_DECIMALS),
+      takerFee: formatDecimal(p.takerFee, FEE_DECIMALS),
+    }));
+    return (res, info) => ok(ctx, res, info, serialize.info({ serverTime: Date.now(), pairs: infoPairs }));
+  },
+};

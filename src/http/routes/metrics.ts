@@ -1,0 +1,32 @@
+/** CONTRACT 1 `GET /metrics`: Prometheus text, rendered at scrape time (src/metrics.ts). */
+import { Code } from "../../errors.ts";
+import { readRequest, sendError } from "../request.ts";
+import type { PlainRoute } from "../route.ts";
+
+export const metrics: PlainRoute = {
+  kind: "plain",
+  method: "get",
+  path: "/metrics",
+  auth: "none",
+  ok: "text",
+  errors: [500],
+  operationId: "metrics",
+  summary: "Prometheus text format",
+  source: "CONTRACT 1",
+  handler: (ctx) => {
+    const m = ctx.metrics;
+    return (res, req) => {
+      const info = readRequest(res, req, "/metrics");
+      m.render().then(
+        (text) => {
+          if (info.aborted) return;
+          info.done = true;
+          res.cork(() => {
+            res.writeStatus("200 OK").writeHeader("content-type", m.contentType).end(text);
+          });
+        },
+        () => sendError(res, info, Code.INTERNAL, ctx.finish),
+      );
+    };
+  },
+};

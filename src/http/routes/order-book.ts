@@ -1,0 +1,56 @@
+/** seed 4.6 `GET /trade/pairs/{pairName}/orders`: the aggregated book with its `seq` (CONTRACT 4, 9). */
+import type { PairConfig } from "../../config.ts";
+import { Code } from "../../errors.ts";
+import { sendError } from "../request.ts";
+import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";
+import { bookSchema, serialize } from "../schemas.ts";
+import { PAGE_RE } from "../validate.ts";
+
+/** "Every level": the book without `?limit=`. */
+const ALL = 1_000_000;
+
+export const orderBook: GetRoute = {
+  kind: "get",
+  method: "get",
+  path: "/1.0/trade/pairs/{pairName}/orders",
+  auth: "none",
+  query: [
+    {
+      name: "limit",
+      description: "1..1000: the best N levels of each side (default all)",
+      schema: { type: "integer", minimum: 1, maximum: 1000 },
+    },
+  ],
+  ok: bookSchema, // serialize.book
+  errors: [400, ...PUBLIC_GET_PAIR],
+  operationId: "orderBook",
+  summary: "Aggregated order book: sell ascending, buy descending",
+  source: "seed 4.6; CONTRACT 4, 9 (seq)",
+  handler: (ctx) => {
+    const { exchange, finish } = ctx;
+    // The whole book's body per pair, kept until the book changes (its version moves).
+    const bookCache = new Map<number, { version: number; body: string }>();
+    const bookBody = (p: PairConfig, limit: number): string => {
+      const m = exchange.market(p.index);
+      if (limit >= ALL) {
+        const cached = bookCache.get(p.index);
+        if (cached !== undefined && cached.version === m.bookVersion) return cached.body;
+      }
+      const body = serialize.book({ buy: m.levels(0, limit), sell: m.levels(1, limit), seq: m.seq });
+      if (limit >= ALL) bookCache.set(p.index, { version: m.bookVersion, body });
+      return body;
+    };
+    return (res, info, pair) => {
+      let limit = ALL;
+      if (info.query !== "") {
+        const l = new URLSearchParams(info.query).get("limit");
+        if (l !== null) {
+          if (!PAGE_RE.test(l)) return sendError(res, info, Code.LIMIT_INVALID, finish);
+          limit = Number(l);
+          if (limit < 1 || limit > 1000) return sendError(res, info, Code.LIMIT_OUT_OF_RANGE, finish);
+        }
+      }
+      ok(ctx, res, info, bookBody(pair!, limit));
+    };
+  },
+};

@@ -1,0 +1,48 @@
+/** seed 4.4 `GET /trade/pairs/{pairName}`: the initial data of a pair page, optionally signed. */
+import { Code } from "../../errors.ts";
+import type { OrderView, UserTradeView } from "../../exchange.ts";
+import { nowMicro } from "../../time.ts";
+import { sendError } from "../request.ts";
+import { type GetRoute, nonceQuery, ok, SIGNED_GET_PAIR } from "../route.ts";
+import { orderRowView, tradeRowView } from "../row-views.ts";
+import { pairPageSchema, serialize } from "../schemas.ts";
+
+export const pairPage: GetRoute = {
+  kind: "get",
+  method: "get",
+  path: "/1.0/trade/pairs/{pairName}",
+  auth: "optionalSignedQuery",
+  query: [nonceQuery],
+  ok: pairPageSchema, // serialize.pairPage
+  errors: SIGNED_GET_PAIR,
+  operationId: "pairPage",
+  summary: "Initial data of a pair page",
+  source: "seed 4.4; CONTRACT 4",
+  description:
+    "Without auth headers `userOrders` and `userHistory` are null; with headers that fail: 401. " +
+    "`userOrders` / `userHistory`: the caller's 20 newest, over all pairs.",
+  handler: (ctx) => {
+    const { config, exchange, reader, finish } = ctx;
+    const list = config.pairs;
+    return (res, info, pair, key) => {
+      const m = exchange.market(pair!.index);
+      const now = nowMicro();
+      const page = {
+        exchanges: list.map((p) => exchange.market(p.index).exchange(now)),
+        orders: { buy: m.levels(0, 1_000_000), sell: m.levels(1, 1_000_000), seq: m.seq },
+        history: m.history,
+        userOrders: null as OrderView[] | null,
+        userHistory: null as UserTradeView[] | null,
+      };
+      if (key === null) return ok(ctx, res, info, serialize.pairPage(page));
+      reader.recentForUser(key.userId, 20).then(
+        (r) => {
+          page.userOrders = r.orders.map((o) => orderRowView(o, config));
+          page.userHistory = r.trades.map((t) => tradeRowView(t, config));
+          ok(ctx, res, info, serialize.pairPage(page));
+        },
+        () => sendError(res, info, Code.INTERNAL, finish),
+      );
+    };
+  },
+};

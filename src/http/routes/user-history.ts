@@ -1,0 +1,37 @@
+/** seed 4.10 `GET /trade/pairs/user-history`: the caller's trades over all pairs, paginated. */
+import { Code } from "../../errors.ts";
+import { sendError } from "../request.ts";
+import { type GetRoute, nonceQuery, ok, pageQuery, SIGNED_GET } from "../route.ts";
+import { tradeRowView } from "../row-views.ts";
+import { serialize, tradesPageSchema } from "../schemas.ts";
+import { pageParams } from "../validate.ts";
+
+export const userHistory: GetRoute = {
+  kind: "get",
+  method: "get",
+  path: "/1.0/trade/pairs/user-history",
+  auth: "signedQuery",
+  query: [...pageQuery, nonceQuery],
+  ok: tradesPageSchema, // serialize.tradesPage
+  errors: SIGNED_GET,
+  operationId: "userHistory",
+  summary: "The caller's trades over all pairs, newest first, paginated",
+  source: "seed 4.10; CONTRACT 4",
+  handler: (ctx) => {
+    const { config, reader, finish } = ctx;
+    return (res, info, _pair, key) => {
+      const pp = pageParams(info.query);
+      if (typeof pp === "number") return sendError(res, info, pp, finish);
+      reader.userTrades(key!.userId, pp[0], pp[1]).then(
+        (r) =>
+          ok(
+            ctx,
+            res,
+            info,
+            serialize.tradesPage({ total: r.total, items: r.items.map((t) => tradeRowView(t, config)) }),
+          ),
+        () => sendError(res, info, Code.INTERNAL, finish),
+      );
+    };
+  },
+};

@@ -1,0 +1,37 @@
+/** seed 4.9 `GET /trade/pairs/{pairName}/user-orders`: the caller's orders over all pairs, paginated. */
+import { Code } from "../../errors.ts";
+import { sendError } from "../request.ts";
+import { type GetRoute, nonceQuery, ok, pageQuery, SIGNED_GET_PAIR } from "../route.ts";
+import { orderRowView } from "../row-views.ts";
+import { ordersPageSchema, serialize } from "../schemas.ts";
+import { pageParams } from "../validate.ts";
+
+export const userOrders: GetRoute = {
+  kind: "get",
+  method: "get",
+  path: "/1.0/trade/pairs/{pairName}/user-orders",
+  auth: "signedQuery",
+  query: [...pageQuery, nonceQuery],
+  ok: ordersPageSchema, // serialize.ordersPage
+  errors: SIGNED_GET_PAIR,
+  operationId: "userOrders",
+  summary: "The caller's orders over all pairs, newest first, paginated",
+  source: "seed 4.9; CONTRACT 4",
+  handler: (ctx) => {
+    const { config, reader, finish } = ctx;
+    return (res, info, _pair, key) => {
+      const pp = pageParams(info.query);
+      if (typeof pp === "number") return sendError(res, info, pp, finish);
+      reader.userOrders(key!.userId, pp[0], pp[1]).then(
+        (r) =>
+          ok(
+            ctx,
+            res,
+            info,
+            serialize.ordersPage({ total: r.total, items: r.items.map((o) => orderRowView(o, config)) }),
+          ),
+        () => sendError(res, info, Code.INTERNAL, finish),
+      );
+    };
+  },
+};

@@ -1,0 +1,130 @@
+/**
+ * The one place where the order routes talk to the core (src/exchange.ts): create, cancel, amend,
+ * cancel-all, and the committed row that judges an order the core no longer holds. Routes call
+ * these after validation; every `exchange.*` command call of the REST front end is in this file.
+ */
+import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
+import { Code, type ErrorEntry, multiErrorBody } from "../errors.ts";
+import { closedError, type OrderView } from "../exchange.ts";
+import { type RequestInfo, send, sendError } from "./request.ts";
+import { ok, type RouteContext } from "./route.ts";
+import { serialize } from "./schemas.ts";
+import { parseAmount, parsePrice, type ValidOrder } from "./validate.ts";
+
+/** Sends a valid order to the core; `reply` gets the error code or the serialised order. */
+export function placeOrder(
+  ctx: RouteContext,
+  userId: number,
+  v: ValidOrder,
+  reply: (err: number, body: string) => void,
+): void {
+  const p = v.pair!;
+  const metrics = ctx.metrics;
+  const accepted = ctx.exchange.createOrder(
+    userId,
+    p.index,
+    v.type,
+    v.side,
+    v.price,
+    v.amount,
+    (err, order) => {
+      if (err !== 0) return reply(err, "");
+      metrics.order(p.index, v.type);
+      reply(0, serialize.order(order));
+    },
+    v.flags,
+    v.clientOrderId,
+  );
+  if (!accepted) reply(Code.BUSY, "");
+}
+
+/**
+ * A batch's answer (CONTRACT 8.5): element i's JSON goes in place i, in any order, and the array
+ * leaves once all `n` are in.
+ */
+export function batchAnswer(ctx: RouteContext, res: HttpResponse, info: RequestInfo, n: number) {
+  const out: string[] = new Array(n);
+  let left = n;
+  return (i: number, json: string): void => {
+    out[i] = json;
+    if (--left === 0) ok(ctx, res, info, `[${out.join(",")}]`);
+  };
+}
+
+/**
+ * Cancels one order of `userId`; `reply` gets 0 once the cancel committed, or the error code
+ * (an order no longer in memory is judged by its committed row).
+ */
+export function cancelOne(
+  ctx: RouteContext,
+  userId: number,
+  orderId: number,
+  reply: (err: number) => void,
+): void {
+  const accepted = ctx.exchange.cancelOrder(userId, orderId, reply, (missing) =>
+    readClosed(ctx, userId, missing, reply),
+  );
+  if (!accepted) reply(Code.BUSY);
+}
+
+/** The cancel error of an order the core no longer holds, from its committed row. */
+export function readClosed(
+  ctx: RouteContext,
+  userId: number,
+  orderId: number,
+  reply: (err: number) => void,
+): void {
+  ctx.reader.order(orderId).then(
+    (row) => {
+      if (row === undefined || row.userId !== userId) reply(Code.ORDER_NOT_FOUND);
+      else reply(closedError({ cancelled: !!row.isCancelled, used: row.amountUsed, amount: row.amount }));
+    },
+    () => reply(Code.INTERNAL),
+  );
+}
+
+/**
+ * Amends the caller's order `orderId` (CONTRACT 8.3) and answers: the new amount and price are read
+ * against the order's pair (the body's errors so far are in `errors`, empty here).
+ */
+export function amendOne(
+  ctx: RouteContext,
+  res: HttpResponse,
+  info: RequestInfo,
+  userId: number,
+  orderId: number,
+  body: Record<string, unknown>,
+  errors: ErrorEntry[],
+): void {
+  const { exchange, finish } = ctx;
+  const reply = (err: number, order: OrderView | null) =>
+    err === 0 ? ok(ctx, res, info, serialize.order(order)) : sendError(res, info, err, finish);
+  const o = exchange.ownOpenOrder(userId, orderId);
+  if (o === undefined) {
+    const err = exchange.notOpenError(userId, orderId);
+    if (err >= 0) reply(err, null);
+    else readClosed(ctx, userId, orderId, (e) => reply(e, null));
+    return;
+  }
+  const pair = ctx.config.pairs[o.pair];
+  const hasAmount = body.amount !== undefined && body.amount !== null;
+  const hasPrice = body.price !== undefined && body.price !== null;
+  const amount = hasAmount ? parseAmount(body.amount, pair, errors) : o.amount;
+  const price = hasPrice ? parsePrice(body.price, pair, errors) : o.price;
+  if (errors.length > 0) send(res, info, 400, multiErrorBody(errors, info.lang), finish);
+  else if (!exchange.amendOrder(o, price, amount, reply)) sendError(res, info, Code.BUSY, finish);
+}
+
+/** Cancels the user's open orders on `pairIndex` (-1: all) and answers `{"cancelled": [...]}`. */
+export function cancelAll(
+  ctx: RouteContext,
+  res: HttpResponse,
+  info: RequestInfo,
+  userId: number,
+  pairIndex: number,
+): void {
+  const accepted = ctx.exchange.cancelAll(userId, pairIndex, (ids) =>
+    ok(ctx, res, info, serialize.cancelled({ cancelled: ids })),
+  );
+  if (!accepted) sendError(res, info, Code.BUSY, ctx.finish);
+}

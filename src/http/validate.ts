@@ -1,0 +1,159 @@
+/**
+ * Request validation shared by the order routes: an order body (create-order and each element of
+ * create-orders), an order id, an amount and a price within the pair's bounds (CONTRACT 2.1, 3,
+ * 8.2). Every failing field is reported as an `ErrorEntry`; nothing here answers or changes state.
+ */
+
+import type { ExchangeConfig, PairConfig } from "../config.ts";
+import { amountParseError, Code, type ErrorEntry, priceParseError } from "../errors.ts";
+import { LIMIT, MARKET } from "../exchange.ts";
+import { formatDecimal, parseDecimal } from "../numbers.ts";
+import { CLIENT_ORDER_ID_RE, FLAG_POST_ONLY, TIF_GTC, TIF_MASK, timeInForceFlags } from "../orders.ts";
+import { BUY, SELL } from "../protocol/engine.ts";
+import { unknownFields } from "./json-body.ts";
+
+/** The fields an order carries (CONTRACT 2.1, 8.2): an element of create-orders. */
+export const ORDER_FIELDS: ReadonlySet<string> = new Set([
+  "pairName",
+  "tradeType",
+  "directionType",
+  "price",
+  "amount",
+  "clientOrderId",
+  "timeInForce",
+  "postOnly",
+]);
+/** A create-order body: an order and the `nonce` every authenticated call may carry. */
+export const CREATE_FIELDS: ReadonlySet<string> = new Set([...ORDER_FIELDS, "nonce"]);
+
+/** An order id as a body gives it (a positive integer, or a string of digits), or -(error code). */
+export function orderIdOf(id: unknown): number {
+  if (id === undefined || id === null) return -Code.ORDER_ID_REQUIRED;
+  const n = typeof id === "string" && /^[0-9]{1,15}$/.test(id) ? Number(id) : id;
+  if (typeof n !== "number" || !Number.isSafeInteger(n) || n <= 0) return -Code.ORDER_ID_INVALID;
+  return n;
+}
+
+/** An order amount of pair `p` in lots (CONTRACT 2.1 bounds), or 0 with its error pushed. */
+export function parseAmount(value: unknown, p: PairConfig, errors: ErrorEntry[]): number {
+  const a = parseDecimal(value, p.amountDecimals);
+  if (typeof a !== "bigint") errors.push([amountParseError(a)]);
+  else if (a < p.minAmount)
+    errors.push([Code.AMOUNT_BELOW_MIN, formatDecimal(p.minAmount, p.amountDecimals)]);
+  else if (a > p.maxAmount)
+    errors.push([Code.AMOUNT_ABOVE_MAX, formatDecimal(p.maxAmount, p.amountDecimals)]);
+  else return Number(a);
+  return 0;
+}
+
+/** A limit price of pair `p` in ticks (CONTRACT 2.1 bounds), or 0 with its error pushed. */
+export function parsePrice(value: unknown, p: PairConfig, errors: ErrorEntry[]): number {
+  const pr = parseDecimal(value, p.priceDecimals);
+  if (typeof pr !== "bigint") errors.push([priceParseError(pr)]);
+  else if (pr > p.maxPrice) errors.push([Code.PRICE_ABOVE_MAX, formatDecimal(p.maxPrice, p.priceDecimals)]);
+  else return Number(pr);
+  return 0;
+}
+
+export interface ValidOrder {
+  errors: ErrorEntry[];
+  pair: PairConfig | undefined;
+  type: 0 | 1;
+  side: 0 | 1;
+  price: number;
+  amount: number;
+  /** Options (src/orders.ts). */
+  flags: number;
+  clientOrderId: string | undefined;
+}
+
+/**
+ * Validates a create-order body (CONTRACT 2.1, 3, 8.2) whose fields must be in `allowed`; every
+ * failing field is reported, unknown fields last.
+ */
+export function validateOrder(
+  body: Record<string, unknown>,
+  config: ExchangeConfig,
+  allowed: ReadonlySet<string> = CREATE_FIELDS,
+): ValidOrder {
+  const errors: ErrorEntry[] = [];
+  const out: ValidOrder = {
+    errors,
+    pair: undefined,
+    type: LIMIT,
+    side: BUY,
+    price: 0,
+    amount: 0,
+    flags: 0,
+    clientOrderId: undefined,
+  };
+  const pn = body.pairName;
+  if (pn === undefined || pn === null) errors.push([Code.PAIR_REQUIRED]);
+  else if (typeof pn !== "string") errors.push([Code.PAIR_NOT_STRING]);
+  else {
+    out.pair = config.pairsByName.get(pn);
+    if (out.pair === undefined) errors.push([Code.PAIR_UNKNOWN]);
+  }
+  const tt = body.tradeType;
+  if (tt === undefined || tt === null) errors.push([Code.TRADE_TYPE_REQUIRED]);
+  else if (tt === "limit") out.type = LIMIT;
+  else if (tt === "market") out.type = MARKET;
+  else errors.push([Code.TRADE_TYPE_INVALID]);
+  const dt = body.directionType;
+  if (dt === undefined || dt === null) errors.push([Code.DIRECTION_REQUIRED]);
+  else if (dt === "buy") out.side = BUY;
+  else if (dt === "sell") out.side = SELL;
+  else errors.push([Code.DIRECTION_INVALID]);
+  const p = out.pair;
+  if (body.amount === undefined || body.amount === null) errors.push([Code.AMOUNT_REQUIRED]);
+  else if (p !== undefined) out.amount = parseAmount(body.amount, p, errors);
+  if (out.type === LIMIT && tt === "limit") {
+    if (body.price === undefined || body.price === null) errors.push([Code.PRICE_REQUIRED]);
+    else if (p !== undefined) out.price = parsePrice(body.price, p, errors);
+  }
+  // Options: null counts as not given.
+  const tif = body.timeInForce;
+  if (tif !== undefined && tif !== null) {
+    const flags = timeInForceFlags(tif);
+    if (flags < 0) errors.push([Code.TIME_IN_FORCE_INVALID]);
+    else if (tt === "market") errors.push([Code.TIME_IN_FORCE_NOT_LIMIT]);
+    else out.flags |= flags;
+  }
+  const po = body.postOnly;
+  if (po !== undefined && po !== null) {
+    if (typeof po !== "boolean") errors.push([Code.POST_ONLY_INVALID]);
+    else if (po && (tt === "market" || (out.flags & TIF_MASK) !== TIF_GTC))
+      errors.push([Code.POST_ONLY_NOT_GTC]);
+    else if (po) out.flags |= FLAG_POST_ONLY;
+  }
+  const cid = body.clientOrderId;
+  if (cid !== undefined && cid !== null) {
+    if (typeof cid !== "string" || !CLIENT_ORDER_ID_RE.test(cid)) errors.push([Code.CLIENT_ORDER_ID_INVALID]);
+    else out.clientOrderId = cid;
+  }
+  for (const e of unknownFields(body, allowed)) errors.push(e);
+  return out;
+}
+
+/** A positive integer of a query parameter (`page`, `pageSize`, `limit`). */
+export const PAGE_RE = /^[0-9]{1,9}$/;
+
+/** `page` (default 1) and `pageSize` (1..100, default 20) of a query, or the error code. */
+export function pageParams(query: string): [number, number] | number {
+  const q = new URLSearchParams(query);
+  let page = 1;
+  let size = 20;
+  const p = q.get("page");
+  if (p !== null) {
+    if (!PAGE_RE.test(p)) return Code.PAGE_INVALID;
+    page = Number(p);
+    if (page < 1) return Code.PAGE_OUT_OF_RANGE;
+  }
+  const s = q.get("pageSize");
+  if (s !== null) {
+    if (!PAGE_RE.test(s)) return Code.PAGE_SIZE_INVALID;
+    size = Number(s);
+    if (size < 1 || size > 100) return Code.PAGE_SIZE_OUT_OF_RANGE;
+  }
+  return [page, size];
+}
