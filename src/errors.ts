@@ -4,7 +4,7 @@
  * Stages pass codes around; only the HTTP/stream edge turns a code into a status and a body.
  *
  * Code ranges (a code is never reused, even when its error is retired):
- *   1xx matching engine (the numbers are defined in workers/matching/types.ts and reused here)
+ *   1xx matching engine (the numbers are defined in src/protocol/engine.ts and reused here)
  *   2xx request validation (body shape and each field)
  *   3xx authentication and authorisation
  *   4xx routing and limits
@@ -18,6 +18,7 @@
  * Bodies are serialised once at start-up, per code and language; the hot path only indexes arrays.
  */
 
+import type { ParseError } from "./numbers.ts";
 import {
   ERR_AMEND_TOO_SMALL,
   ERR_DUPLICATE_ID,
@@ -25,8 +26,7 @@ import {
   ERR_NO_LIQUIDITY,
   ERR_ORDER_NOT_FOUND,
   ERR_WOULD_TAKE,
-} from "../workers/matching/types.ts";
-import type { ParseError } from "./numbers.ts";
+} from "./protocol/engine.ts";
 
 export type Lang = "en" | "ru";
 
@@ -50,7 +50,7 @@ const INTERNAL_RU = "Внутренняя ошибка сервера";
 
 /** The catalogue. Grouped by range; keep codes ascending within a group. */
 export const ERRORS = {
-  // 1xx matching engine (workers/matching/types.ts)
+  // 1xx matching engine (src/protocol/engine.ts)
   NO_LIQUIDITY: {
     code: ERR_NO_LIQUIDITY,
     status: 400,

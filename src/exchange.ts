@@ -16,41 +16,6 @@
  * request an id and receives its result through `ResultSink`.
  */
 import {
-  BUY,
-  DONE_REMAINDER,
-  ERR_ORDER_NOT_FOUND,
-  MAX_BUDGET,
-  NO_BUDGET,
-  OK,
-  SELL,
-} from "../workers/matching/types.ts";
-import {
-  AMENDED_NEW_LEFT,
-  AMENDED_NEW_PRICE,
-  AMENDED_OLD_LEFT,
-  AMENDED_OLD_PRICE,
-  AMENDED_ORDER_ID,
-  DONE_LEFT,
-  DONE_ORDER_ID,
-  DONE_REASON,
-  END_RESULT,
-  EV_AMENDED,
-  EV_DONE,
-  EV_END,
-  EV_KIND,
-  EV_LEVEL,
-  EV_RESTED,
-  EV_TRADE,
-  LEVEL_PRICE,
-  LEVEL_SIDE,
-  LEVEL_TOTAL,
-  RESTED_ORDER_ID,
-  TRADE_MAKER_ID,
-  TRADE_PRICE,
-  TRADE_QTY,
-  TRADE_TAKER_ID,
-} from "../workers/pair/protocol.ts";
-import {
   type CancelAllGroup,
   CMD_AMEND,
   CMD_CANCEL,
@@ -72,6 +37,30 @@ import type { Ledger } from "./ledger.ts";
 import type { PairMarket } from "./market-data.ts";
 import { mulDivRoundHalfUp } from "./numbers.ts";
 import { TIF_GTC, TIF_MASK } from "./orders.ts";
+import {
+  BUY,
+  DONE_REMAINDER,
+  ERR_ORDER_NOT_FOUND,
+  MAX_BUDGET,
+  NO_BUDGET,
+  OK,
+  SELL,
+} from "./protocol/engine.ts";
+import {
+  AMENDED,
+  DONE,
+  END,
+  EV_AMENDED,
+  EV_DONE,
+  EV_END,
+  EV_KIND,
+  EV_LEVEL,
+  EV_RESTED,
+  EV_TRADE,
+  LEVEL,
+  RESTED,
+  TRADE,
+} from "./protocol/pair.ts";
 import { type CommitListener, type RecordSink, Results } from "./results.ts";
 import { amendHold, limitHold, pairUnits, type SettlementPair, settleFill } from "./risk.ts";
 import { type CommandSink, PairSequencer } from "./sequencer.ts";
@@ -843,7 +832,7 @@ export class Exchange {
 }
 
 /**
- * Decodes a pair worker's event records (workers/pair/protocol.ts) into the core's stages for
+ * Decodes a pair worker's event records (src/protocol/pair.ts) into the core's stages for
  * pair `pairIndex`. `onTrade` is told of each trade (metrics).
  */
 export function pairEventHandler(
@@ -856,34 +845,34 @@ export function pairEventHandler(
       case EV_TRADE:
         exchange.onTrade(
           pairIndex,
-          f[o + TRADE_TAKER_ID],
-          f[o + TRADE_MAKER_ID],
-          f[o + TRADE_PRICE],
-          f[o + TRADE_QTY],
+          f[o + TRADE.takerId],
+          f[o + TRADE.makerId],
+          f[o + TRADE.price],
+          f[o + TRADE.qty],
         );
         onTrade();
         break;
       case EV_RESTED:
-        exchange.onRested(pairIndex, f[o + RESTED_ORDER_ID]);
+        exchange.onRested(pairIndex, f[o + RESTED.orderId]);
         break;
       case EV_DONE:
-        exchange.onDone(pairIndex, f[o + DONE_ORDER_ID], f[o + DONE_REASON], f[o + DONE_LEFT]);
+        exchange.onDone(pairIndex, f[o + DONE.orderId], f[o + DONE.reason], f[o + DONE.left]);
         break;
       case EV_LEVEL:
-        exchange.onLevel(pairIndex, f[o + LEVEL_SIDE], f[o + LEVEL_PRICE], f[o + LEVEL_TOTAL]);
+        exchange.onLevel(pairIndex, f[o + LEVEL.side], f[o + LEVEL.price], f[o + LEVEL.total]);
         break;
       case EV_AMENDED:
         exchange.onAmended(
           pairIndex,
-          f[o + AMENDED_ORDER_ID],
-          f[o + AMENDED_OLD_PRICE],
-          f[o + AMENDED_NEW_PRICE],
-          f[o + AMENDED_OLD_LEFT],
-          f[o + AMENDED_NEW_LEFT],
+          f[o + AMENDED.orderId],
+          f[o + AMENDED.oldPrice],
+          f[o + AMENDED.newPrice],
+          f[o + AMENDED.oldLeft],
+          f[o + AMENDED.newLeft],
         );
         break;
       case EV_END:
-        exchange.onEnd(pairIndex, f[o + END_RESULT]);
+        exchange.onEnd(pairIndex, f[o + END.result]);
         break;
     }
   };

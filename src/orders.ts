@@ -1,11 +1,11 @@
 /**
  * An order's options (CONTRACT 8.2), as the core keeps them in one integer (`OrderState.flags`, the
  * `flags` column of migration 003): the matching engine's flags (time in force in bits 0-1,
- * post-only in bit 2, workers/matching/types.ts) plus bit 3, set when the client named the time in
+ * post-only in bit 2, src/protocol/engine.ts) plus bit 3, set when the client named the time in
  * force. A record shows `timeInForce` only when that bit is set and `postOnly` only when true, so
  * an order placed without options looks exactly as it did before they existed.
  */
-import { FLAG_POST_ONLY, TIF_FOK, TIF_GTC, TIF_IOC, TIF_MASK } from "../workers/matching/types.ts";
+import { FLAG_POST_ONLY, TIF_FOK, TIF_GTC, TIF_IOC, TIF_MASK } from "./protocol/engine.ts";
 
 export { FLAG_POST_ONLY, TIF_FOK, TIF_GTC, TIF_IOC, TIF_MASK };
 

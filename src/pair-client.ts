@@ -7,25 +7,32 @@
  * The pump drains every available event record and goes back to the event loop after
  * `maxEventsPerTurn` records (so HTTP and timers keep running under load). When the ring is empty
  * it re-checks it on the next `mainPollTurns` event-loop turns (setImmediate), then sleeps with
- * Atomics.waitAsync (the worker notifies only after we announce the sleep; see src/ring.ts).
+ * Atomics.waitAsync (the worker notifies only after we announce the sleep; see src/protocol/ring.ts).
  * postMessage is used once, for the worker's ready handshake.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Worker } from "node:worker_threads";
-import type { Side } from "../workers/matching/types.ts";
+import type { Side } from "./protocol/engine.ts";
 import {
+  CANCEL_CMD,
+  CMD_CANCEL,
+  CMD_KIND,
+  CMD_LIMIT,
+  CMD_MARKET,
+  CMD_MOVE,
+  CMD_REDUCE,
+  CMD_SEQ,
+  CMD_SHUTDOWN,
   CMD_SLOT_WORDS,
   EV_SLOT_WORDS,
+  LIMIT_CMD,
+  MARKET_CMD,
+  MOVE_CMD,
   type PairWorkerData,
   READY_MESSAGE,
-  writeCancel,
-  writeLimit,
-  writeMarket,
-  writeMove,
-  writeReduce,
-  writeShutdown,
-} from "../workers/pair/protocol.ts";
-import { SpscRing } from "./ring.ts";
+  REDUCE_CMD,
+} from "./protocol/pair.ts";
+import { SpscRing } from "./protocol/ring.ts";
 import { startWorker } from "./threads.ts";
 
 // .ts under tsx, .js in the build (dist/), as in src/db/writer.ts.
@@ -78,7 +85,7 @@ export interface PairChannelOptions {
   pairName: string;
   /**
    * Called once per event record, in order; read the words at `offset` (names in
-   * workers/pair/protocol.ts) before returning: the slot is reused after the handler returns.
+   * src/protocol/pair.ts) before returning: the slot is reused after the handler returns.
    */
   onEvent: (f64: Float64Array, offset: number) => void;
   commandSlots?: number;
@@ -188,36 +195,49 @@ export class PairChannel {
    * command ring is full or the channel is closing or dead.
    */
   sendLimit(orderId: number, user: number, side: Side, price: number, qty: number, flags = 0): boolean {
-    const o = this.reserve();
+    const o = this.reserve(CMD_LIMIT);
     if (o < 0) return false;
-    writeLimit(this.commands.f64, o, ++this.seq, orderId, user, side, price, qty, flags);
+    const f = this.commands.f64;
+    f[o + LIMIT_CMD.orderId] = orderId;
+    f[o + LIMIT_CMD.user] = user;
+    f[o + LIMIT_CMD.side] = side;
+    f[o + LIMIT_CMD.price] = price;
+    f[o + LIMIT_CMD.qty] = qty;
+    f[o + LIMIT_CMD.flags] = flags;
     this.sent();
     return true;
   }
 
   /** Queues a market order (`budget`: see MatchingBook.market); false when the ring is full. */
   sendMarket(orderId: number, user: number, side: Side, qty: number, budget: number): boolean {
-    const o = this.reserve();
+    const o = this.reserve(CMD_MARKET);
     if (o < 0) return false;
-    writeMarket(this.commands.f64, o, ++this.seq, orderId, user, side, qty, budget);
+    const f = this.commands.f64;
+    f[o + MARKET_CMD.orderId] = orderId;
+    f[o + MARKET_CMD.user] = user;
+    f[o + MARKET_CMD.side] = side;
+    f[o + MARKET_CMD.qty] = qty;
+    f[o + MARKET_CMD.budget] = budget;
     this.sent();
     return true;
   }
 
   /** Queues a cancel; false when the command ring is full. */
   sendCancel(orderId: number): boolean {
-    const o = this.reserve();
+    const o = this.reserve(CMD_CANCEL);
     if (o < 0) return false;
-    writeCancel(this.commands.f64, o, ++this.seq, orderId);
+    this.commands.f64[o + CANCEL_CMD.orderId] = orderId;
     this.sent();
     return true;
   }
 
   /** Queues a reduce by `by` lots (MatchingBook.reduce); false when the command ring is full. */
   sendReduce(orderId: number, by: number): boolean {
-    const o = this.reserve();
+    const o = this.reserve(CMD_REDUCE);
     if (o < 0) return false;
-    writeReduce(this.commands.f64, o, ++this.seq, orderId, by);
+    const f = this.commands.f64;
+    f[o + REDUCE_CMD.orderId] = orderId;
+    f[o + REDUCE_CMD.by] = by;
     this.sent();
     return true;
   }
@@ -227,9 +247,13 @@ export class PairChannel {
    * false when the command ring is full.
    */
   sendMove(orderId: number, price: number, delta: number, flags: number): boolean {
-    const o = this.reserve();
+    const o = this.reserve(CMD_MOVE);
     if (o < 0) return false;
-    writeMove(this.commands.f64, o, ++this.seq, orderId, price, delta, flags);
+    const f = this.commands.f64;
+    f[o + MOVE_CMD.orderId] = orderId;
+    f[o + MOVE_CMD.price] = price;
+    f[o + MOVE_CMD.delta] = delta;
+    f[o + MOVE_CMD.flags] = flags;
     this.sent();
     return true;
   }
@@ -287,7 +311,7 @@ export class PairChannel {
       for (;;) {
         const o = this.gone ? -1 : this.commands.tryReserve();
         if (o >= 0) {
-          writeShutdown(this.commands.f64, o, ++this.seq);
+          this.header(o, CMD_SHUTDOWN);
           this.commands.publish();
           break;
         }
@@ -309,8 +333,17 @@ export class PairChannel {
     }
   }
 
-  private reserve(): number {
-    return this.closing || this.gone ? -1 : this.commands.tryReserve();
+  /** A reserved command slot with its header (kind, next seq) written, or -1 (see `sendLimit`). */
+  private reserve(kind: number): number {
+    const o = this.closing || this.gone ? -1 : this.commands.tryReserve();
+    if (o >= 0) this.header(o, kind);
+    return o;
+  }
+
+  private header(o: number, kind: number): void {
+    const f = this.commands.f64;
+    f[o + CMD_KIND] = kind;
+    f[o + CMD_SEQ] = ++this.seq;
   }
 
   private async pump(): Promise<void> {

@@ -7,10 +7,10 @@
  * currency's scale is at least priceDecimals + amountDecimals of every pair it quotes, so a hold
  * is never rounded). A market buy holds a budget instead (Exchange.createOrder).
  */
-import { BUY } from "../workers/matching/types.ts";
 import { FEE_DECIMALS } from "./config.ts";
 import type { Ledger } from "./ledger.ts";
 import { pow10 } from "./numbers.ts";
+import { BUY } from "./protocol/engine.ts";
 
 /** Ledger units per book unit of one pair. */
 export interface PairUnits {

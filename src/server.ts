@@ -14,10 +14,8 @@
 
 import { availableParallelism } from "node:os";
 import uws from "@trufflesuite/uws-js-unofficial";
-import { SELL } from "../workers/matching/types.ts";
 import { NO_REQUEST } from "./command.ts";
 import { type ExchangeConfig, FEE_ACCOUNT_UID, loadConfig, type Settings } from "./config.ts";
-import { openDatabase } from "./db/open.ts";
 import { DbReader } from "./db/reader.ts";
 import { checkPairs, loadState, resolveCurrencyScales } from "./db/recovery.ts";
 import { DbWriter } from "./db/writer.ts";
@@ -33,6 +31,8 @@ import { Ledger } from "./ledger.ts";
 import { PairMarket, PERIODS } from "./market-data.ts";
 import { Metrics } from "./metrics.ts";
 import { chooseWaitStrategy, PairChannel, workerSpinFor } from "./pair-client.ts";
+import { openDatabase } from "./protocol/db-open.ts";
+import { SELL } from "./protocol/engine.ts";
 import { limitHold, pairUnits } from "./risk.ts";
 import { mountStream, StreamHub } from "./stream/hub.ts";
 import { nowMicro } from "./time.ts";

@@ -3,11 +3,12 @@
  * live state and from stored rows: REST answers, pages, the pair page and stream messages all show
  * an object through the function here.
  */
-import { BUY } from "../workers/matching/types.ts";
+
 import { FEE_DECIMALS } from "./config.ts";
 import { scaled } from "./market-data.ts";
 import { formatDecimal } from "./numbers.ts";
 import { type TimeInForce, withOrderOptions } from "./orders.ts";
+import { BUY } from "./protocol/engine.ts";
 import { formatDateTime } from "./time.ts";
 
 /** The order as the interface shows it (2.1). */

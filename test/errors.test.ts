@@ -22,7 +22,7 @@ import {
   ERR_INSUFFICIENT_FUNDS,
   ERR_NO_LIQUIDITY,
   ERR_ORDER_NOT_FOUND,
-} from "../workers/matching/types.ts";
+} from "../src/protocol/engine.ts";
 
 const STATUSES = new Set([400, 401, 403, 404, 405, 413, 415, 426, 429, 500, 503]);
 const CYRILLIC = /[а-яё]/i;

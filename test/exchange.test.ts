@@ -4,7 +4,6 @@
  */
 import assert from "node:assert/strict";
 import { after, afterEach, describe, it } from "node:test";
-import { openDatabase } from "../src/db/open.ts";
 import { DbWriter, type WriterOptions } from "../src/db/writer.ts";
 import { Code } from "../src/errors.ts";
 import {
@@ -19,7 +18,8 @@ import { Answers } from "../src/http/answers.ts";
 import { Ledger } from "../src/ledger.ts";
 import { PairMarket } from "../src/market-data.ts";
 import { PairChannel } from "../src/pair-client.ts";
-import { BUY, SELL } from "../workers/matching/types.ts";
+import { openDatabase } from "../src/protocol/db-open.ts";
+import { BUY, SELL } from "../src/protocol/engine.ts";
 import { tempDir } from "./db/helpers.ts";
 
 const BTC = 0;

@@ -13,7 +13,6 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import fc from "fast-check";
-import { openDatabase } from "../src/db/open.ts";
 import { DbWriter } from "../src/db/writer.ts";
 import { Code } from "../src/errors.ts";
 import { Exchange, LIMIT, MARKET, pairEventHandler } from "../src/exchange.ts";
@@ -22,7 +21,8 @@ import { Ledger } from "../src/ledger.ts";
 import { PairMarket } from "../src/market-data.ts";
 import { FLAG_POST_ONLY, TIF_FOK, TIF_GIVEN, TIF_GTC, TIF_IOC } from "../src/orders.ts";
 import { PairChannel } from "../src/pair-client.ts";
-import { BUY, SELL } from "../workers/matching/types.ts";
+import { openDatabase } from "../src/protocol/db-open.ts";
+import { BUY, SELL } from "../src/protocol/engine.ts";
 import { tempDir } from "./db/helpers.ts";
 
 const BTC = 0;

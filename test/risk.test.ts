@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { BUY, SELL } from "../src/protocol/engine.ts";
 import { amendHold, limitHold, pairUnits } from "../src/risk.ts";
-import { BUY, SELL } from "../workers/matching/types.ts";
 
 // btc_usdt: priceDecimals 2, amountDecimals 6; btc at scale 6, usdt at 8.
 const U = pairUnits({ priceDecimals: 2, amountDecimals: 6 }, 6, 8);

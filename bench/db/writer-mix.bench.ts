@@ -26,8 +26,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { openDatabase } from "../../src/db/open.ts";
 import { DbWriter } from "../../src/db/writer.ts";
+import { openDatabase } from "../../src/protocol/db-open.ts";
 
 const { values: flags } = parseArgs({
   options: {

@@ -22,7 +22,7 @@ import uws from "@trufflesuite/uws-js-unofficial";
 import { DbWriter } from "../../src/db/writer.ts";
 import { readBody } from "../../src/http/request.ts";
 import { PairChannel } from "../../src/pair-client.ts";
-import { EV_END, EV_KIND } from "../../workers/pair/protocol.ts";
+import { EV_END, EV_KIND } from "../../src/protocol/pair.ts";
 import { listenOnLoopback, readBodies, sendJson, serveConstantGets } from "./constant-routes.ts";
 
 const [file, dbFile] = process.argv.slice(2);

@@ -8,7 +8,6 @@
  * tinybench) or `replayTimed(lat)` (one timestamp per op, for the latency percentiles).
  */
 import { type IProcessOrder, OrderBook as PeerBook, Side as PeerSide } from "nodejs-order-book";
-import { OrderBook } from "../../workers/matching/order-book.ts";
 import {
   BUY,
   ERR_NO_LIQUIDITY,
@@ -17,7 +16,8 @@ import {
   OK,
   SELL,
   type Side,
-} from "../../workers/matching/types.ts";
+} from "../../src/protocol/engine.ts";
+import { OrderBook } from "../../workers/matching/order-book.ts";
 import { type ReplayResult, RingSink, TradeTape } from "./tape.ts";
 import { OP_LIMIT, OP_MARKET, type Ops, type Workload } from "./workload.ts";
 

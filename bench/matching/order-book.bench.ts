@@ -28,7 +28,8 @@
  *
  * Baseline mode, `--baseline <git rev>` (e.g. `npx tsx bench/matching/order-book.bench.ts --baseline
  * bd7d18e`): a second question, "is this checkout's book slower than the book at <rev>?". The
- * files of workers/matching/ at <rev> are written with `git show` into .tmp/ (ignored by git) next
+ * files of workers/matching/ and src/protocol/ at <rev> (this checkout's src/protocol/ when <rev> has
+ * none) are written with `git show` into .tmp/ (ignored by git) next
  * to a copy of this folder's engines.ts, tape.ts and workload.ts, and that copy of `OursRun` drives
  * the old book. Two module copies give each book its own replay loop, so neither runs through call
  * sites made polymorphic by the other. Both replay the same seeded workloads in alternating rounds
@@ -43,7 +44,7 @@
  * Env: BENCH_ROUNDS (default 21). Output: a table and bench/results/matching-baseline.json.
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -380,9 +381,18 @@ async function loadBaseline(rev: string): Promise<typeof OursRun> {
   const root = join(REPO, ".tmp", `baseline-${commit.slice(0, 12)}`);
   rmSync(root, { recursive: true, force: true });
   const files = git("ls-tree", "--name-only", commit, "workers/matching/").split("\n").filter(Boolean);
-  for (const f of files) {
+  // The engine's shared constants and record layouts (src/protocol/): the revision's own when it has
+  // them, else this checkout's, which the drivers below import (same values).
+  const protocol = git("ls-tree", "--name-only", commit, "src/protocol/").split("\n").filter(Boolean);
+  for (const f of [...files, ...protocol]) {
     mkdirSync(dirname(join(root, f)), { recursive: true });
     writeFileSync(join(root, f), git("show", `${commit}:${f}`));
+  }
+  if (protocol.length === 0) {
+    mkdirSync(join(root, "src", "protocol"), { recursive: true });
+    for (const f of readdirSync(join(REPO, "src", "protocol"))) {
+      copyFileSync(join(REPO, "src", "protocol", f), join(root, "src", "protocol", f));
+    }
   }
   // The drivers come from this checkout's files: only the book differs between the contenders.
   for (const f of ["engines.ts", "tape.ts", "workload.ts"]) {

@@ -1,14 +1,15 @@
 /**
  * What each engine's output costs and how it is checked: both engines feed their trades through
- * the same checksum (`mixTrade`), and our engine's `BookEvents` sink also copies every event into a
- * preallocated Float64Array ring, as the pair worker does, so that events are not free.
+ * the same checksum (`mixTrade`), and our engine's `BookEvents` sink also writes every event into a
+ * preallocated Float64Array ring with the pair worker's record writer, so that events are not free.
  *
  * The checksum has two lanes, both exact:
  * - `hash`: murmur3-style 32-bit mix of (takerId, makerId, price, qty) of every trade, in order
  *   (Math.imul and shifts only, so no float rounding);
  * - `notional`: sum of price * qty, an integer below 2^53 for these workloads.
  */
-import type { BookEvents, Side } from "../../workers/matching/types.ts";
+import type { Side } from "../../src/protocol/engine.ts";
+import { EV_SLOT_WORDS, EventRecordWriter } from "../../src/protocol/pair.ts";
 
 const RING = 1 << 14;
 
@@ -42,9 +43,11 @@ export function checksumOf(r: ReplayResult): string {
   return `${(r.hash >>> 0).toString(16).padStart(8, "0")}/${r.notional}`;
 }
 
-/** Our engine's sink: ring copy of every event plus the trade checksum. */
-export class RingSink implements BookEvents, ReplayResult {
-  readonly ring = new Float64Array(RING);
+/**
+ * Our engine's sink: every event written as a ring record, as the pair worker writes it
+ * (src/protocol/pair.ts's EventRecordWriter), into a ring of its own, plus the trade checksum.
+ */
+export class RingSink extends EventRecordWriter implements ReplayResult {
   pos = 0;
   trades = 0;
   hash = HASH_SEED;
@@ -52,7 +55,18 @@ export class RingSink implements BookEvents, ReplayResult {
   cancelMisses = 0;
   errors = 0;
 
-  trade(
+  constructor() {
+    super(new Float64Array(RING));
+  }
+
+  slot(): number {
+    let p = this.pos;
+    if (p + EV_SLOT_WORDS > RING) p = 0;
+    this.pos = p + EV_SLOT_WORDS;
+    return p;
+  }
+
+  override trade(
     takerId: number,
     takerUser: number,
     takerSide: Side,
@@ -63,83 +77,10 @@ export class RingSink implements BookEvents, ReplayResult {
     takerLeft: number,
     makerLeft: number,
   ): void {
-    const r = this.ring;
-    let p = this.pos;
-    if (p + 10 > RING) p = 0;
-    r[p] = 1;
-    r[p + 1] = takerId;
-    r[p + 2] = takerUser;
-    r[p + 3] = takerSide;
-    r[p + 4] = makerId;
-    r[p + 5] = makerUser;
-    r[p + 6] = price;
-    r[p + 7] = qty;
-    r[p + 8] = takerLeft;
-    r[p + 9] = makerLeft;
-    this.pos = p + 10;
+    super.trade(takerId, takerUser, takerSide, makerId, makerUser, price, qty, takerLeft, makerLeft);
     this.trades++;
     this.hash = mixTrade(this.hash, takerId, makerId, price, qty);
     this.notional += price * qty;
-  }
-
-  rested(orderId: number, user: number, side: Side, price: number, left: number): void {
-    const r = this.ring;
-    let p = this.pos;
-    if (p + 6 > RING) p = 0;
-    r[p] = 2;
-    r[p + 1] = orderId;
-    r[p + 2] = user;
-    r[p + 3] = side;
-    r[p + 4] = price;
-    r[p + 5] = left;
-    this.pos = p + 6;
-  }
-
-  done(orderId: number, user: number, side: Side, reason: number, left: number): void {
-    const r = this.ring;
-    let p = this.pos;
-    if (p + 6 > RING) p = 0;
-    r[p] = 3;
-    r[p + 1] = orderId;
-    r[p + 2] = user;
-    r[p + 3] = side;
-    r[p + 4] = reason;
-    r[p + 5] = left;
-    this.pos = p + 6;
-  }
-
-  level(side: Side, price: number, total: number): void {
-    const r = this.ring;
-    let p = this.pos;
-    if (p + 4 > RING) p = 0;
-    r[p] = 4;
-    r[p + 1] = side;
-    r[p + 2] = price;
-    r[p + 3] = total;
-    this.pos = p + 4;
-  }
-
-  amended(
-    orderId: number,
-    user: number,
-    side: Side,
-    oldPrice: number,
-    newPrice: number,
-    oldLeft: number,
-    newLeft: number,
-  ): void {
-    const r = this.ring;
-    let p = this.pos;
-    if (p + 8 > RING) p = 0;
-    r[p] = 5;
-    r[p + 1] = orderId;
-    r[p + 2] = user;
-    r[p + 3] = side;
-    r[p + 4] = oldPrice;
-    r[p + 5] = newPrice;
-    r[p + 6] = oldLeft;
-    r[p + 7] = newLeft;
-    this.pos = p + 8;
   }
 }
 

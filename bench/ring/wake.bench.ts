@@ -32,21 +32,20 @@
  */
 import { availableParallelism, loadavg } from "node:os";
 import { PairChannel, type PairChannelOptions } from "../../src/pair-client.ts";
-import { SpscRing } from "../../src/ring.ts";
-import { OrderBook } from "../../workers/matching/order-book.ts";
-import { type BookEvents, BUY, type DoneReason, type Side } from "../../workers/matching/types.ts";
+import { type BookEvents, BUY, type DoneReason, type Side } from "../../src/protocol/engine.ts";
 import {
-  END_RESULT,
+  END,
   EV_DONE,
   EV_END,
   EV_KIND,
   EV_LEVEL,
   EV_RESTED,
   EV_TRADE,
-  LEVEL_TOTAL,
-  TRADE_PRICE,
-  TRADE_QTY,
-} from "../../workers/pair/protocol.ts";
+  LEVEL,
+  TRADE,
+} from "../../src/protocol/pair.ts";
+import { SpscRing } from "../../src/protocol/ring.ts";
+import { OrderBook } from "../../workers/matching/order-book.ts";
 
 const OPS = Number(process.env.BENCH_OPS ?? 1_000_000);
 const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 5_000);
@@ -81,8 +80,8 @@ class Checksum {
     switch (kind) {
       case EV_TRADE:
         this.trades++;
-        this.lots += f[o + TRADE_QTY];
-        this.notional += f[o + TRADE_QTY] * f[o + TRADE_PRICE];
+        this.lots += f[o + TRADE.qty];
+        this.notional += f[o + TRADE.qty] * f[o + TRADE.price];
         break;
       case EV_RESTED:
         this.rested++;
@@ -92,11 +91,11 @@ class Checksum {
         break;
       case EV_LEVEL:
         this.levels++;
-        this.levelTotals += f[o + LEVEL_TOTAL];
+        this.levelTotals += f[o + LEVEL.total];
         break;
       case EV_END:
         this.ends++;
-        this.results += f[o + END_RESULT];
+        this.results += f[o + END.result];
         break;
     }
   }

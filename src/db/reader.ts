@@ -5,34 +5,9 @@
  */
 import path from "node:path";
 import { Piscina } from "piscina";
+import type { Page, ReaderTask, ReaderWorkerData, RecentForUser } from "../protocol/reader.ts";
+import type { OrderRow, UserTradeRow } from "../protocol/rows.ts";
 import { TS_ENTRY } from "../threads.ts";
-import type { OrderRow, UserTradeRow } from "./rows.ts";
-
-export interface Page<T> {
-  /** All of the user's records (not only this page's). */
-  total: number;
-  /** Newest first (id descending). */
-  items: T[];
-}
-
-export interface RecentForUser {
-  orders: OrderRow[];
-  trades: UserTradeRow[];
-}
-
-export type ReaderTask =
-  | { op: "userOrders"; userId: number; page: number; pageSize: number }
-  | { op: "userTrades"; userId: number; page: number; pageSize: number }
-  | { op: "recentForUser"; userId: number; n: number }
-  | { op: "order"; orderId: number }
-  | { op: "orderByClientId"; userId: number; clientOrderId: string }
-  | { op: "openOrders"; ids: number[] };
-
-export interface ReaderWorkerData {
-  /** URL of the task module, loaded by workers/ts-entry.mjs. */
-  entry: string;
-  path: string;
-}
 
 export interface ReaderOptions {
   /** Default 1. */

@@ -5,7 +5,7 @@
  *   2. resolveCurrencyScales agree on each currency's ledger scale (rescaling stored integers up)
  *   3. loadState             everything the in-memory state is rebuilt from
  */
-import type { Db } from "./open.ts";
+import type { Db } from "../protocol/db-open.ts";
 import {
   CANDLE_COLUMNS,
   type CandleRow,
@@ -14,7 +14,7 @@ import {
   TRADE_COLUMNS,
   type TradeRow,
   toOrderRow,
-} from "./rows.ts";
+} from "../protocol/rows.ts";
 
 export interface PairConfig {
   name: string;

@@ -18,6 +18,7 @@
  */
 import path from "node:path";
 import type { Worker } from "node:worker_threads";
+import { DEFAULT_WAL_AUTOCHECKPOINT_PAGES, type Synchronous } from "../protocol/db-open.ts";
 import {
   API_KEY,
   BALANCE,
@@ -41,7 +42,6 @@ import {
   type WriterWorkerData,
 } from "../protocol/writer-batch.ts";
 import { startWorker } from "../threads.ts";
-import { DEFAULT_WAL_AUTOCHECKPOINT_PAGES, type Synchronous } from "./open.ts";
 
 /** Default of WriterOptions.userRowsFlushAt. */
 export const DEFAULT_USER_ROWS_FLUSH_AT = 1024;

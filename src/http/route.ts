@@ -14,11 +14,11 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import { authenticate, consumeNonce, nonceFromBody, nonceFromQuery } from "../auth.ts";
 import type { ExchangeConfig, PairConfig } from "../config.ts";
-import type { OrderRow, UserTradeRow } from "../db/rows.ts";
 import type { DeadMansSwitch } from "../dead-man.ts";
 import { Code, errorBody } from "../errors.ts";
 import type { Exchange } from "../exchange.ts";
 import type { Metrics } from "../metrics.ts";
+import type { OrderRow, UserTradeRow } from "../protocol/rows.ts";
 import type { ApiKey, Users } from "../users.ts";
 import type { Admin } from "./admin.ts";
 import type { Answers } from "./answers.ts";

@@ -1,7 +1,7 @@
-/** Wire views of committed rows (src/db/rows.ts) that the read routes answer with. */
+/** Wire views of committed rows (src/protocol/rows.ts) that the read routes answer with. */
 import type { ExchangeConfig } from "../config.ts";
-import type { OrderRow, UserTradeRow } from "../db/rows.ts";
 import type { OrderView, UserTradeView } from "../exchange.ts";
+import type { OrderRow, UserTradeRow } from "../protocol/rows.ts";
 import { orderView, userTradeView } from "../views.ts";
 
 export function orderRowView(o: OrderRow, config: ExchangeConfig, withUpdate = false): OrderView {

@@ -4,13 +4,13 @@
  * 8.2). Every failing field is reported as an `ErrorEntry`; nothing here answers or changes state.
  */
 
-import { BUY, SELL } from "../../workers/matching/types.ts";
 import type { OrderInputs } from "../command.ts";
 import type { ExchangeConfig, PairConfig } from "../config.ts";
 import { amountParseError, Code, type ErrorEntry, priceParseError } from "../errors.ts";
 import { LIMIT, MARKET } from "../exchange.ts";
 import { formatDecimal, parseDecimal } from "../numbers.ts";
 import { CLIENT_ORDER_ID_RE, FLAG_POST_ONLY, TIF_GTC, TIF_MASK, timeInForceFlags } from "../orders.ts";
+import { BUY, SELL } from "../protocol/engine.ts";
 import { unknownFields } from "./json-body.ts";
 
 /** The fields an order carries (CONTRACT 2.1, 8.2): an element of create-orders. */

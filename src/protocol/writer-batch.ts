@@ -22,6 +22,8 @@
  */
 
 /** Slot types. */
+import type { Synchronous } from "./db-open.ts";
+
 export const INT = 0;
 export const STR = 1;
 export const SYM = 2;
@@ -280,7 +282,7 @@ export interface WriterWorkerData {
   /** URL of the worker module, loaded by workers/ts-entry.mjs. */
   entry: string;
   path: string;
-  synchronous: "FULL" | "NORMAL";
+  synchronous: Synchronous;
   /** See OpenOptions.walAutocheckpointPages. */
   walAutocheckpointPages: number;
   /** See WriterOptions.userRowsFlushAt. */
@@ -291,7 +293,7 @@ export interface CheckpointWorkerData {
   /** URL of the worker module, loaded by workers/ts-entry.mjs. */
   entry: string;
   path: string;
-  synchronous: "FULL" | "NORMAL";
+  synchronous: Synchronous;
   /** Milliseconds between two PASSIVE checkpoints. */
   intervalMs: number;
 }

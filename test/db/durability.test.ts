@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { openDatabase, type Synchronous } from "../../src/db/open.ts";
+import { openDatabase, type Synchronous } from "../../src/protocol/db-open.ts";
 import { tempDir } from "./helpers.ts";
 
 const tmp = tempDir("durability");

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { after, afterEach, describe, it } from "node:test";
-import { openDatabase } from "../../src/db/open.ts";
 import { DbWriter } from "../../src/db/writer.ts";
+import { openDatabase } from "../../src/protocol/db-open.ts";
 import { tempDir } from "./helpers.ts";
 
 const tmp = tempDir("writer-orders");

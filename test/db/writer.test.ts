@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import { after, afterEach, before, describe, it } from "node:test";
-import { openDatabase } from "../../src/db/open.ts";
 import { DbWriter } from "../../src/db/writer.ts";
+import { openDatabase } from "../../src/protocol/db-open.ts";
 import { waitFor } from "../wait.ts";
 import { tempDir } from "./helpers.ts";
 

@@ -11,7 +11,6 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { mulberry32 } from "../../bench/matching/workload.ts";
-import { OrderBook } from "../../workers/matching/order-book.ts";
 import {
   BUY,
   DONE_REMAINDER,
@@ -29,7 +28,8 @@ import {
   TIF_GTC,
   TIF_IOC,
   TIF_MASK,
-} from "../../workers/matching/types.ts";
+} from "../../src/protocol/engine.ts";
+import { OrderBook } from "../../workers/matching/order-book.ts";
 import {
   applyCommand,
   type BookEvent,

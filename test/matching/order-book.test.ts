@@ -6,7 +6,6 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { OrderBook } from "../../workers/matching/order-book.ts";
 import {
   type BookEvents,
   BUY,
@@ -29,7 +28,8 @@ import {
   type Side,
   TIF_FOK,
   TIF_IOC,
-} from "../../workers/matching/types.ts";
+} from "../../src/protocol/engine.ts";
+import { OrderBook } from "../../workers/matching/order-book.ts";
 import {
   applyCommand,
   type BookEvent,

@@ -2,7 +2,8 @@
  * Test helpers for the matching engine:
  * - `ReferenceOrderBook`: the naive, obviously-correct book (one array of order objects, linear
  *   scans, sorting on every command) that the fast book is compared against.
- * - `RecordingEvents`: a `BookEvents` sink that records every event as a plain tuple.
+ * - `RecordingEvents`: a `BookEvents` sink that records every event as a plain tuple (its ring
+ *   record's fields, in the order of its field table in src/protocol/pair.ts).
  * - `checkBookInvariants`: structural invariants of the reference book's internals.
  * - `BookMirror`: rebuilds the resting orders from the event stream alone, checks every command's
  *   events against the rules (price-time priority, self-trade prevention, event order, levels
@@ -19,7 +20,6 @@ import {
   DONE_CANCELLED,
   DONE_REMAINDER,
   DONE_SELF_TRADE,
-  type DoneReason,
   ERR_AMEND_TOO_SMALL,
   ERR_DUPLICATE_ID,
   ERR_INSUFFICIENT_FUNDS,
@@ -37,108 +37,45 @@ import {
   TIF_GTC,
   TIF_IOC,
   TIF_MASK,
-} from "../../workers/matching/types.ts";
+} from "../../src/protocol/engine.ts";
+import { EV_SLOT_WORDS, EventRecordWriter, eventTuple } from "../../src/protocol/pair.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Events as data
 // ---------------------------------------------------------------------------------------------
 
-export type TradeEvent = readonly [
-  kind: "trade",
-  takerId: number,
-  takerUser: number,
-  takerSide: Side,
-  makerId: number,
-  makerUser: number,
-  price: number,
-  qty: number,
-  takerLeft: number,
-  makerLeft: number,
-];
-export type RestedEvent = readonly [
-  kind: "rested",
-  orderId: number,
-  user: number,
-  side: Side,
-  price: number,
-  left: number,
-];
-export type DoneEvent = readonly [
-  kind: "done",
-  orderId: number,
-  user: number,
-  side: Side,
-  reason: DoneReason,
-  left: number,
-];
-export type LevelEvent = readonly [kind: "level", side: Side, price: number, total: number];
-export type AmendedEvent = readonly [
-  kind: "amended",
-  orderId: number,
-  user: number,
-  side: Side,
-  oldPrice: number,
-  newPrice: number,
-  oldLeft: number,
-  newLeft: number,
-];
-export type BookEvent = TradeEvent | RestedEvent | DoneEvent | LevelEvent | AmendedEvent;
+/** An event as a tuple: the BookEvents method's name, then its arguments (with their names and types). */
+export type BookEvent = {
+  [K in keyof BookEvents]: readonly [kind: K, ...Parameters<BookEvents[K]>];
+}[keyof BookEvents];
 
-/** Records every event as a tuple, in arrival order. */
-export class RecordingEvents implements BookEvents {
-  events: BookEvent[] = [];
+/**
+ * Records every event as a tuple, in arrival order: each event is written as a ring record
+ * (src/protocol/pair.ts) into a one-slot buffer and read back with `eventTuple` once the book has
+ * written it (at the next event, or at `take`), so the tuples are exactly the records' fields.
+ */
+export class RecordingEvents extends EventRecordWriter {
+  private events: BookEvent[] = [];
+  private pending = false;
 
-  trade(
-    takerId: number,
-    takerUser: number,
-    takerSide: Side,
-    makerId: number,
-    makerUser: number,
-    price: number,
-    qty: number,
-    takerLeft: number,
-    makerLeft: number,
-  ): void {
-    this.events.push([
-      "trade",
-      takerId,
-      takerUser,
-      takerSide,
-      makerId,
-      makerUser,
-      price,
-      qty,
-      takerLeft,
-      makerLeft,
-    ]);
+  constructor() {
+    super(new Float64Array(EV_SLOT_WORDS));
   }
 
-  rested(orderId: number, user: number, side: Side, price: number, left: number): void {
-    this.events.push(["rested", orderId, user, side, price, left]);
+  slot(): number {
+    this.flush();
+    this.pending = true;
+    return 0;
   }
 
-  done(orderId: number, user: number, side: Side, reason: DoneReason, left: number): void {
-    this.events.push(["done", orderId, user, side, reason, left]);
-  }
-
-  level(side: Side, price: number, total: number): void {
-    this.events.push(["level", side, price, total]);
-  }
-
-  amended(
-    orderId: number,
-    user: number,
-    side: Side,
-    oldPrice: number,
-    newPrice: number,
-    oldLeft: number,
-    newLeft: number,
-  ): void {
-    this.events.push(["amended", orderId, user, side, oldPrice, newPrice, oldLeft, newLeft]);
+  private flush(): void {
+    if (this.pending) this.events.push(eventTuple(this.f, 0) as unknown as BookEvent);
+    this.pending = false;
   }
 
   /** Returns the events recorded since the last call and forgets them. */
   take(): BookEvent[] {
+    this.flush();
     const out = this.events;
     this.events = [];
     return out;

@@ -5,7 +5,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { PairChannel, type PairChannelOptions } from "../../src/pair-client.ts";
-import { OrderBook } from "../../workers/matching/order-book.ts";
 import {
   BUY,
   DONE_REMAINDER,
@@ -20,9 +19,10 @@ import {
   type Side,
   TIF_FOK,
   TIF_IOC,
-} from "../../workers/matching/types.ts";
-import * as protocol from "../../workers/pair/protocol.ts";
-import { dispatchEvent, END_RESULT, EV_END, EV_SEQ } from "../../workers/pair/protocol.ts";
+} from "../../src/protocol/engine.ts";
+import * as protocol from "../../src/protocol/pair.ts";
+import { EV_SEQ, eventTuple } from "../../src/protocol/pair.ts";
+import { OrderBook } from "../../workers/matching/order-book.ts";
 import { applyCommand, type BookEvent, type Command, RecordingEvents } from "../matching/reference-book.ts";
 
 type Answer = BookEvent | readonly ["end", ResultCode];
@@ -40,7 +40,6 @@ function expectedAnswers(commands: readonly Command[]): Answer[][] {
 /** Collects the event records of a channel into answers by seq, resolving when `lastSeq` ends. */
 class AnswerCollector {
   readonly bySeq = new Map<number, Answer[]>();
-  private readonly rec = new RecordingEvents();
   private waitingFor = 0;
   private resolveWait: () => void = () => {};
 
@@ -51,12 +50,9 @@ class AnswerCollector {
       list = [];
       this.bySeq.set(seq, list);
     }
-    if (dispatchEvent(f, o, this.rec) === EV_END) {
-      list.push(["end", f[o + END_RESULT] as ResultCode]);
-      if (seq === this.waitingFor) this.resolveWait();
-    } else {
-      list.push(...this.rec.take());
-    }
+    const event = eventTuple(f, o) as unknown as Answer;
+    list.push(event);
+    if (event[0] === "end" && seq === this.waitingFor) this.resolveWait();
   };
 
   /** Resolves once the END of command `seq` has been handled; rejects if the worker exits first. */
@@ -152,75 +148,57 @@ function randomCommands(n: number, seed: number, amends = false): Command[] {
 describe("pair protocol", () => {
   test("every record's fields are distinct words 0..n-1 and fit in its ring's slot", () => {
     const p = protocol;
-    const layouts: Array<[string, number[], number, number]> = [
-      [
-        "command",
-        [p.CMD_KIND, p.CMD_SEQ, p.CMD_ORDER_ID, p.CMD_USER, p.CMD_SIDE, p.CMD_PRICE, p.CMD_QTY, p.CMD_BUDGET],
-        p.CMD_BUDGET + 1,
-        p.CMD_SLOT_WORDS,
-      ],
-      [
-        "trade",
-        [
-          p.EV_KIND,
-          p.EV_SEQ,
-          p.TRADE_TAKER_ID,
-          p.TRADE_TAKER_USER,
-          p.TRADE_TAKER_SIDE,
-          p.TRADE_MAKER_ID,
-          p.TRADE_MAKER_USER,
-          p.TRADE_PRICE,
-          p.TRADE_QTY,
-          p.TRADE_TAKER_LEFT,
-          p.TRADE_MAKER_LEFT,
-        ],
-        p.TRADE_WORDS,
-        p.EV_SLOT_WORDS,
-      ],
-      [
-        "rested",
-        [p.EV_KIND, p.EV_SEQ, p.RESTED_ORDER_ID, p.RESTED_USER, p.RESTED_SIDE, p.RESTED_PRICE, p.RESTED_LEFT],
-        p.RESTED_WORDS,
-        p.EV_SLOT_WORDS,
-      ],
-      [
-        "done",
-        [p.EV_KIND, p.EV_SEQ, p.DONE_ORDER_ID, p.DONE_USER, p.DONE_SIDE, p.DONE_REASON, p.DONE_LEFT],
-        p.DONE_WORDS,
-        p.EV_SLOT_WORDS,
-      ],
-      [
-        "level",
-        [p.EV_KIND, p.EV_SEQ, p.LEVEL_SIDE, p.LEVEL_PRICE, p.LEVEL_TOTAL],
-        p.LEVEL_WORDS,
-        p.EV_SLOT_WORDS,
-      ],
-      [
-        "amended",
-        [
-          p.EV_KIND,
-          p.EV_SEQ,
-          p.AMENDED_ORDER_ID,
-          p.AMENDED_USER,
-          p.AMENDED_SIDE,
-          p.AMENDED_OLD_PRICE,
-          p.AMENDED_NEW_PRICE,
-          p.AMENDED_OLD_LEFT,
-          p.AMENDED_NEW_LEFT,
-        ],
-        p.AMENDED_WORDS,
-        p.EV_SLOT_WORDS,
-      ],
-      ["end", [p.EV_KIND, p.EV_SEQ, p.END_RESULT], p.END_WORDS, p.EV_SLOT_WORDS],
+    const rings: Array<[string, protocol.RecordSpec[], number]> = [
+      ["command", p.COMMAND_RECORDS, p.CMD_SLOT_WORDS],
+      ["event", p.EVENT_RECORDS, p.EV_SLOT_WORDS],
     ];
-    // Word 7 is the budget of a MARKET and the flags of a LIMIT or MOVE (no kind has both).
-    assert.equal(p.CMD_FLAGS, p.CMD_BUDGET);
-    for (const [name, fields, words, slotWords] of layouts) {
-      const sorted = [...fields].sort((x, y) => x - y);
-      assert.deepEqual(sorted, [...Array(fields.length).keys()], `${name} fields are not words 0..n-1`);
-      assert.equal(words, fields.length, `${name} word count`);
-      assert.ok(words <= slotWords, `${name} does not fit its slot`);
+    const tables: Record<string, Readonly<Record<string, number>>> = {
+      limit: p.LIMIT_CMD,
+      market: p.MARKET_CMD,
+      cancel: p.CANCEL_CMD,
+      reduce: p.REDUCE_CMD,
+      move: p.MOVE_CMD,
+      trade: p.TRADE,
+      rested: p.RESTED,
+      done: p.DONE,
+      level: p.LEVEL,
+      amended: p.AMENDED,
+      end: p.END,
+    };
+    assert.deepEqual([p.CMD_KIND, p.CMD_SEQ, p.EV_KIND, p.EV_SEQ], [0, 1, 0, 1]);
+    for (const [ring, specs, slotWords] of rings) {
+      for (const spec of specs) {
+        const offsets = spec.fields.map((field) => tables[spec.name]?.[field] ?? -1);
+        if (spec.name !== "shutdown") {
+          assert.deepEqual(
+            Object.keys(tables[spec.name]),
+            [...spec.fields],
+            `${spec.name}: table and spec differ`,
+          );
+        }
+        const words = [0, 1, ...offsets];
+        assert.deepEqual(words, [...Array(words.length).keys()], `${spec.name} fields are not words 0..n-1`);
+        assert.ok(words.length <= slotWords, `${spec.name} does not fit a ${ring} slot`);
+      }
     }
+    // Every BookEvents method has its record, with as many fields as it has arguments.
+    const sink = new RecordingEvents();
+    const arity: Record<string, number> = {
+      trade: sink.trade.length,
+      rested: sink.rested.length,
+      done: sink.done.length,
+      level: sink.level.length,
+      amended: sink.amended.length,
+      end: sink.end.length,
+    };
+    assert.deepEqual(
+      Object.fromEntries(p.EVENT_RECORDS.map((spec) => [spec.name, spec.fields.length])),
+      arity,
+    );
+    assert.deepEqual(
+      p.COMMAND_RECORDS.map((spec) => spec.kind).sort(),
+      [p.CMD_LIMIT, p.CMD_MARKET, p.CMD_CANCEL, p.CMD_SHUTDOWN, p.CMD_REDUCE, p.CMD_MOVE].sort(),
+    );
     const kinds = [
       p.CMD_LIMIT,
       p.CMD_MARKET,

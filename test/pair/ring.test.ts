@@ -13,7 +13,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
-import { HEAD, SpscRing, TAIL } from "../../src/ring.ts";
+import { HEAD, SpscRing, TAIL } from "../../src/protocol/ring.ts";
 import { startWorker } from "../../src/threads.ts";
 
 interface StressData {

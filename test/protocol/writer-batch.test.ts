@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
-import { openDatabase } from "../../src/db/open.ts";
+import { openDatabase } from "../../src/protocol/db-open.ts";
 import {
   compileRunner,
   INT,

@@ -113,7 +113,7 @@ test("hands uWS at most a turn's budget of deliveries and the rest in order on l
 });
 
 test("sends a message after a quiet spell at once, whatever the subscriber count", async () => {
-  const { hub, connect, change, published } = setup();
+  const { connect, change, published } = setup();
   connect(1000);
   change(1, 1);
   assert.equal(published().length, 1);
@@ -169,7 +169,7 @@ test("closes with 1008 only the connections over the bound, after the sweep dela
 });
 
 test("publishes nothing for a topic nobody holds", () => {
-  const { hub, change, published } = setup();
+  const { change, published } = setup();
   change(1, 1);
   assert.equal(published().length, 0);
 });

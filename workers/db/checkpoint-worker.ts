@@ -11,7 +11,7 @@
  * ends. A failed checkpoint is reported as {t: "error"} and retried at the next interval.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { openDatabase } from "../../src/db/open.ts";
+import { openDatabase } from "../../src/protocol/db-open.ts";
 import type { CheckpointWorkerData } from "../../src/protocol/writer-batch.ts";
 
 const port = parentPort!;

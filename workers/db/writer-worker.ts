@@ -6,7 +6,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import type { Statement } from "better-sqlite3";
-import { type Db, openDatabase } from "../../src/db/open.ts";
+import { type Db, openDatabase } from "../../src/protocol/db-open.ts";
 import {
   BALANCE,
   CANDLE,

@@ -4,7 +4,7 @@
  *   main thread ──command ring──▶ [ drain commands → book → events + END ] ──event ring──▶ main thread
  *
  * The loop drains every available command, runs each on the book (whose BookEvents sink writes
- * straight into the event ring), appends an END record with the ResultCode, and publishes the
+ * straight into the event ring, src/protocol/pair.ts's EventRecordWriter), appends an END record with the ResultCode, and publishes the
  * events and releases the commands every `publishEvery` commands and at the end of the batch.
  * With nothing to do it polls the command ring `spinIterations` times, then sleeps in Atomics.wait
  * until the main thread publishes (the ring's wake protocol makes the main thread notify only when
@@ -45,90 +45,29 @@
  * corked sends (1.39M/s) are within this VM's noise of the defaults.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { SpscRing } from "../../src/ring.ts";
-import { OrderBook } from "../matching/order-book.ts";
-import { type BookEvents, type DoneReason, OK, type Side } from "../matching/types.ts";
+import { OK } from "../../src/protocol/engine.ts";
 import {
   CMD_KIND,
   CMD_SEQ,
   CMD_SHUTDOWN,
+  EventRecordWriter,
   type PairWorkerData,
   READY_MESSAGE,
   runCommand,
-  writeAmended,
-  writeDone,
-  writeEnd,
-  writeLevel,
-  writeRested,
-  writeTrade,
-} from "./protocol.ts";
+} from "../../src/protocol/pair.ts";
+import { SpscRing } from "../../src/protocol/ring.ts";
+import { OrderBook } from "../matching/order-book.ts";
 
 /** Sleep bound while the event ring is full; the main thread's release normally wakes us first. */
 const FULL_WAIT_MS = 50;
 
-/** BookEvents sink that encodes each event into the next slot of the event ring. */
-class RingEvents implements BookEvents {
-  /** Seq of the command being run; stamped on every event it produces. */
-  seq = 0;
-  private readonly f: Float64Array;
-
+/** The book's events, each encoded into the next slot of the event ring. */
+class RingEvents extends EventRecordWriter {
   constructor(
     private readonly ring: SpscRing,
     private readonly spins: number,
   ) {
-    this.f = ring.f64;
-  }
-
-  trade(
-    takerId: number,
-    takerUser: number,
-    takerSide: Side,
-    makerId: number,
-    makerUser: number,
-    price: number,
-    qty: number,
-    takerLeft: number,
-    makerLeft: number,
-  ): void {
-    const o = this.slot();
-    writeTrade(
-      this.f,
-      o,
-      this.seq,
-      takerId,
-      takerUser,
-      takerSide,
-      makerId,
-      makerUser,
-      price,
-      qty,
-      takerLeft,
-      makerLeft,
-    );
-  }
-
-  rested(orderId: number, user: number, side: Side, price: number, left: number): void {
-    writeRested(this.f, this.slot(), this.seq, orderId, user, side, price, left);
-  }
-
-  done(orderId: number, user: number, side: Side, reason: DoneReason, left: number): void {
-    writeDone(this.f, this.slot(), this.seq, orderId, user, side, reason, left);
-  }
-
-  level(side: Side, price: number, total: number): void {
-    writeLevel(this.f, this.slot(), this.seq, side, price, total);
-  }
-
-  amended(
-    orderId: number,
-    user: number,
-    side: Side,
-    oldPrice: number,
-    newPrice: number,
-    oldLeft: number,
-    newLeft: number,
-  ): void {
-    writeAmended(this.f, this.slot(), this.seq, orderId, user, side, oldPrice, newPrice, oldLeft, newLeft);
+    super(ring.f64);
   }
 
   /** Offset of a reserved event slot, waiting for the main thread to free one if needed. */
@@ -156,7 +95,6 @@ function serve(data: PairWorkerData, port: NonNullable<typeof parentPort>): void
   const sink = new RingEvents(events, spins);
   const book = new OrderBook(sink, data.initialCapacity);
   const cf = commands.f64;
-  const ef = events.f64;
 
   port.postMessage(READY_MESSAGE);
 
@@ -171,16 +109,14 @@ function serve(data: PairWorkerData, port: NonNullable<typeof parentPort>): void
     let unpublished = 0;
     for (let i = 0; i < n; i++) {
       const o = commands.peekOffset(i - released);
-      const seq = cf[o + CMD_SEQ];
-      sink.seq = seq;
+      sink.seq = cf[o + CMD_SEQ];
       if (cf[o + CMD_KIND] === CMD_SHUTDOWN) {
-        writeEnd(ef, sink.slot(), seq, OK);
+        sink.end(OK);
         events.publish();
         commands.release(i + 1 - released);
         return;
       }
-      const result = runCommand(book, cf, o);
-      writeEnd(ef, sink.slot(), seq, result);
+      sink.end(runCommand(book, cf, o));
       if (++unpublished >= publishEvery) {
         events.publish();
         commands.release(unpublished);

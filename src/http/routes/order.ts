@@ -1,7 +1,7 @@
 /** CONTRACT 8.6 `GET /trade/orders/{orderId}`: one of the caller's orders, from its committed row. */
 import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
-import type { OrderRow } from "../../db/rows.ts";
 import { Code } from "../../errors.ts";
+import type { OrderRow } from "../../protocol/rows.ts";
 import { type RequestInfo, sendError } from "../request.ts";
 import { type GetRoute, nonceQuery, ok, type RouteContext, SIGNED_GET } from "../route.ts";
 import { orderRowView } from "../row-views.ts";

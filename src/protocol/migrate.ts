@@ -8,7 +8,7 @@ import fs from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Database } from "better-sqlite3";
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations/", import.meta.url));
+export const MIGRATIONS_DIR = fileURLToPath(new URL("../db/migrations/", import.meta.url));
 
 export interface Migration {
   version: number;

@@ -1,6 +1,7 @@
 /**
- * The matching engine's contract, shared by the fast book (`order-book.ts`), the naive reference
- * book used in tests, and the pair worker that copies events into its ring.
+ * The matching engine's contract, shared by the fast book (workers/matching/order-book.ts), the
+ * naive reference book used in tests, the pair worker that copies events into its ring, and the
+ * main thread, which sends the commands and reads the codes and events (src/exchange.ts).
  *
  * Units: every price is an integer number of ticks (10^-priceDecimals of the quote currency) and
  * every quantity an integer number of lots (10^-amountDecimals of the base currency). They travel
@@ -87,7 +88,8 @@ export const NO_BUDGET = -1;
  * them into a ring buffer without allocating. Within one command, events arrive in this order:
  * `amended` (reduce and move only), then trades and self-trade cancels interleaved in execution
  * order, then the taker's own outcome (`rested` or `done`), then every aggregated level that
- * changed during the command, once each with its final total.
+ * changed during the command, once each with its final total. Each method's arguments, in order,
+ * are the fields of the ring record of the same name (./pair.ts), which EventRecordWriter writes.
  */
 export interface BookEvents {
   /**

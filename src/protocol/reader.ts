@@ -1,0 +1,32 @@
+/**
+ * What the main thread's reader pool (src/db/reader.ts) and its task file
+ * (workers/db/reader-worker.ts) exchange: the task objects, the worker's start data and the
+ * answers' shapes. Types only.
+ */
+import type { OrderRow, UserTradeRow } from "./rows.ts";
+
+export interface Page<T> {
+  /** All of the user's records (not only this page's). */
+  total: number;
+  /** Newest first (id descending). */
+  items: T[];
+}
+
+export interface RecentForUser {
+  orders: OrderRow[];
+  trades: UserTradeRow[];
+}
+
+export type ReaderTask =
+  | { op: "userOrders"; userId: number; page: number; pageSize: number }
+  | { op: "userTrades"; userId: number; page: number; pageSize: number }
+  | { op: "recentForUser"; userId: number; n: number }
+  | { op: "order"; orderId: number }
+  | { op: "orderByClientId"; userId: number; clientOrderId: string }
+  | { op: "openOrders"; ids: number[] };
+
+export interface ReaderWorkerData {
+  /** URL of the task module, loaded by workers/ts-entry.mjs. */
+  entry: string;
+  path: string;
+}

@@ -1,0 +1,118 @@
+/**
+ * The thread boundary in the import graph (issue 13): what the main thread (src/) and the worker
+ * threads (workers/) both need lives in src/protocol/, and nothing else crosses.
+ * - a file under workers/ imports from src/ only src/protocol/**;
+ * - a file under src/ imports nothing from workers/ (starting a worker by URL is not an import);
+ * - a file under src/protocol/ imports only src/protocol/ (and packages, node: modules).
+ * Every static `import`/`export ... from`, side-effect `import "x"` and `import("x")` with a literal
+ * specifier of every .ts file under src/ and workers/ is checked.
+ */
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+function tsFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+    const path = `${dir}/${e.name}`;
+    if (e.isDirectory()) out.push(...tsFiles(path));
+    else if (e.name.endsWith(".ts")) out.push(path);
+  }
+  return out;
+}
+
+/** Every module specifier a source text names, static or dynamic (literal strings only). */
+export function specifiers(text: string): string[] {
+  // Comments could name a path in a sentence; they are not imports.
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:])\/\/.*$/gm, "$1");
+  const found: string[] = [];
+  const patterns = [
+    /\b(?:import|export)\s[^;"'`]*?\bfrom\s*["']([^"']+)["']/g,
+    /\bimport\s*["']([^"']+)["']/g,
+    /\bimport\s*\(\s*["']([^"']+)["']\s*\)/g,
+  ];
+  for (const re of patterns) for (const m of code.matchAll(re)) found.push(m[1]);
+  return found;
+}
+
+/** The violation of importing `spec` from `file` (both repository-relative), or undefined. */
+export function violation(file: string, spec: string): string | undefined {
+  if (!spec.startsWith(".")) return undefined; // a package or node: module
+  const target = relative(ROOT, resolve(ROOT, dirname(file), spec))
+    .split(sep)
+    .join("/");
+  const inProtocol = target.startsWith("src/protocol/");
+  if (file.startsWith("src/protocol/")) {
+    return inProtocol ? undefined : `${file} imports ${target}: src/protocol/ imports only itself`;
+  }
+  if (file.startsWith("workers/") && target.startsWith("src/") && !inProtocol) {
+    return `${file} imports ${target}: workers/ may import from src/ only src/protocol/`;
+  }
+  if (file.startsWith("src/") && target.startsWith("workers/")) {
+    return `${file} imports ${target}: src/ imports nothing from workers/ (share it through src/protocol/)`;
+  }
+  return undefined;
+}
+
+describe("imports across the thread boundary", () => {
+  test("no file under src/ or workers/ imports across it other than through src/protocol/", () => {
+    const files = [...tsFiles("src"), ...tsFiles("workers")];
+    assert.ok(files.length > 50, `scanned only ${files.length} files`);
+    const bad: string[] = [];
+    let checked = 0;
+    for (const file of files) {
+      for (const spec of specifiers(readFileSync(join(ROOT, file), "utf8"))) {
+        checked++;
+        const v = violation(file, spec);
+        if (v !== undefined) bad.push(v);
+      }
+    }
+    assert.ok(checked > 100, `found only ${checked} imports: the scanner is broken`);
+    assert.deepEqual(bad, []);
+  });
+
+  test("the scanner finds each form of import and flags each kind of crossing", () => {
+    const text = [
+      'import { a } from "../workers/x.ts";',
+      "import {",
+      "  b,",
+      '} from "./y.ts";',
+      'import type { C } from "../../src/z.ts";',
+      'export { d } from "./w.ts";',
+      'import "./side-effect.ts";',
+      'const m = await import("./lazy.ts");',
+      '// import { e } from "./commented.ts";',
+      '/* import { f } from "./also-commented.ts"; */',
+      'const url = new URL("../workers/pair/pair-worker.ts", import.meta.url);',
+    ].join("\n");
+    assert.deepEqual(specifiers(text).sort(), [
+      "../../src/z.ts",
+      "../workers/x.ts",
+      "./lazy.ts",
+      "./side-effect.ts",
+      "./w.ts",
+      "./y.ts",
+    ]);
+    assert.match(
+      violation("src/exchange.ts", "../workers/matching/order-book.ts") ?? "",
+      /src\/ imports nothing/,
+    );
+    assert.match(
+      violation("workers/pair/pair-worker.ts", "../../src/exchange.ts") ?? "",
+      /only src\/protocol/,
+    );
+    assert.match(violation("src/protocol/pair.ts", "../exchange.ts") ?? "", /imports only itself/);
+    assert.equal(violation("workers/pair/pair-worker.ts", "../../src/protocol/ring.ts"), undefined);
+    assert.match(
+      violation("workers/db/writer-worker.ts", "../../src/db/writer.ts") ?? "",
+      /only src\/protocol/,
+    );
+    assert.equal(violation("workers/db/writer-worker.ts", "../../src/protocol/writer-batch.ts"), undefined);
+    assert.equal(violation("src/protocol/db-open.ts", "better-sqlite3"), undefined);
+    assert.equal(violation("src/exchange.ts", "./protocol/pair.ts"), undefined);
+  });
+});
