@@ -121,6 +121,11 @@ export class Ledger {
     return true;
   }
 
+  /** Counts (user, currency) as changed, so the next drain hands it over (recovery). */
+  markDirty(user: number, c: number): void {
+    this.touch(user, c);
+  }
+
   /** Calls `fn` for each balance changed since the last drain, then forgets them. */
   drainDirty(fn: (user: number, c: number, available: bigint, reserved: bigint) => void): void {
     const n = this.currencies.length;

@@ -31,7 +31,15 @@ const SELL = 1;
 /** What the core needs from the database writer. */
 export type RecordSink = Pick<
   DbWriter,
-  "order" | "trade" | "balance" | "candle" | "meta" | "afterCommit" | "beforeSend" | "settledOrderIds"
+  | "order"
+  | "trade"
+  | "balance"
+  | "candle"
+  | "meta"
+  | "afterCommit"
+  | "beforeSend"
+  | "settledOrderIds"
+  | "tradesThroughMark"
 >;
 
 /** Receives what a committed command changed, for the stream fan-out. */

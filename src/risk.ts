@@ -60,6 +60,14 @@ export function amendHold(
 /** Fee rates are integers in units of 10^-FEE_DECIMALS. */
 const FEE_UNIT = pow10(FEE_DECIMALS);
 
+/**
+ * The fee on `amount` (ledger units) at `rate` (units of 10^-FEE_DECIMALS). Exact: the currency
+ * scales carry the rates' decimals (config.ts ledgerScale), so the division has no remainder.
+ */
+export function feeOf(amount: bigint, rate: bigint): bigint {
+  return (amount * rate) / FEE_UNIT;
+}
+
 /** A pair as settlement needs it: units, currency indexes and fee rates. */
 export interface SettlementPair extends PairUnits {
   base: number;
@@ -107,8 +115,8 @@ export function settleFill(
   } else {
     const buyerRate = buyerIsTaker ? p.takerFee : p.makerFee;
     const sellerRate = buyerIsTaker ? p.makerFee : p.takerFee;
-    ledger.transferWithFee(seller.user, buyer.user, feeUser, p.base, base, (base * buyerRate) / FEE_UNIT);
-    ledger.transferWithFee(buyer.user, seller.user, feeUser, p.quote, cost, (cost * sellerRate) / FEE_UNIT);
+    ledger.transferWithFee(seller.user, buyer.user, feeUser, p.base, base, feeOf(base, buyerRate));
+    ledger.transferWithFee(buyer.user, seller.user, feeUser, p.quote, cost, feeOf(cost, sellerRate));
   }
   if (buyer.type === 0) {
     // A limit buy reserved at its own price: a better price releases the difference.
@@ -117,4 +125,33 @@ export function settleFill(
   } else {
     buyer.budget -= cost;
   }
+}
+
+/**
+ * Recovery (migration 005): what one committed fill did to the totals (available + reserved) of
+ * its buyer, its seller and the fee account, leg by leg, exactly as settleFill moved them; `add`
+ * receives each (user, currency, amount). Rates are the ones the trade row keeps.
+ */
+export function fillTotals(
+  p: PairUnits & { base: number; quote: number },
+  buyer: number,
+  seller: number,
+  feeUser: number,
+  buyerRate: bigint,
+  sellerRate: bigint,
+  price: number,
+  qty: number,
+  add: (user: number, currency: number, amount: bigint) => void,
+): void {
+  const lots = BigInt(qty);
+  const base = lots * p.baseMul;
+  const cost = BigInt(price) * lots * p.quoteMul;
+  const buyerFee = feeOf(base, buyerRate);
+  const sellerFee = feeOf(cost, sellerRate);
+  add(seller, p.base, -base);
+  add(buyer, p.base, base - buyerFee);
+  add(buyer, p.quote, -cost);
+  add(seller, p.quote, cost - sellerFee);
+  if (buyerFee !== 0n) add(feeUser, p.base, buyerFee);
+  if (sellerFee !== 0n) add(feeUser, p.quote, sellerFee);
 }

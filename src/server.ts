@@ -17,7 +17,7 @@ import uws from "@trufflesuite/uws-js-unofficial";
 import { NO_REQUEST } from "./command.ts";
 import { type ExchangeConfig, FEE_ACCOUNT_UID, loadConfig, type Settings } from "./config.ts";
 import { DbReader } from "./db/reader.ts";
-import { checkPairs, loadState, resolveCurrencyScales } from "./db/recovery.ts";
+import { balanceTotals, checkPairs, loadState, resolveCurrencyScales } from "./db/recovery.ts";
 import { DbWriter } from "./db/writer.ts";
 import { DeadMansSwitch } from "./dead-man.ts";
 import { Exchange, type OrderState, pairEventHandler } from "./exchange.ts";
@@ -118,10 +118,12 @@ export async function startExchange(
   const currencyNames = [...config.currencies.keys()];
   const ledger = new Ledger(currencyNames);
   for (const u of state.users) ledger.ensureUser(u.id);
-  recoverBalances(ledger, config, state);
+  const replayed = recoverBalances(ledger, users, config, state);
   const problems = ledger.check(currencyNames.map((c) => state.currencies.get(c)?.transfers ?? 0n));
   if (problems.length > 0) throw new Error(`ledger check failed at start:\n  ${problems.join("\n  ")}`);
-  ledger.drainDirty(() => {});
+  // Balances brought up to date from trades go into the first snapshot: from then on the rows hold
+  // those trades (migration 005). Nothing else is marked changed: recovery only loads.
+  for (const [user, c] of replayed) ledger.markDirty(user, c);
 
   // 4. writer and readers
   const writer = await DbWriter.start(settings.dbPath, { synchronous: settings.synchronous });
@@ -223,7 +225,8 @@ export async function startExchange(
     const id = admin.createUser(u.uid, { apiToken: u.apiToken, secretKey: u.secretKey });
     for (const [currency, amount] of u.balances) if (amount > 0n) admin.deposit(id, currency, amount);
   }
-  ledger.drainDirty(() => {});
+  // The deposits' balances stay marked changed: the next snapshot writes them again. A snapshot
+  // may move meta 'balances_through' only when every balance changed since the last one is in it.
   await writer.flush();
 
   // 7. front end
@@ -311,11 +314,19 @@ export async function startExchange(
 }
 
 /**
- * Balances as stored, with `reserved` recomputed from the open orders: a reservation of an order
- * that was never acknowledged (in flight at a crash) may have been committed with another batch,
- * so what open orders hold is the truth and the rest of the user's total is available.
+ * Balances as stored, brought up to the last committed trade, with `reserved` recomputed from the
+ * open orders. A balance row is a snapshot (migration 005): it holds the trades up to its
+ * `throughTrade`, and the legs of every later committed trade are added to it here, with the fees
+ * the trade row keeps. A reservation of an order that was never acknowledged (in flight at a crash)
+ * may have been committed with a snapshot, so what open orders hold is the truth and the rest of
+ * the user's total is available. The ledger check that follows proves the sums.
  */
-function recoverBalances(ledger: Ledger, config: ExchangeConfig, state: ReturnType<typeof loadState>): void {
+function recoverBalances(
+  ledger: Ledger,
+  users: Users,
+  config: ExchangeConfig,
+  state: ReturnType<typeof loadState>,
+): [number, number][] {
   const held = new Map<string, bigint>();
   const add = (user: number, currency: string, amount: bigint) => {
     const key = `${user}:${currency}`;
@@ -331,19 +342,22 @@ function recoverBalances(ledger: Ledger, config: ExchangeConfig, state: ReturnTy
       limitHold(units, o.side, o.price, o.amount - o.amountUsed),
     );
   }
-  for (const b of state.balances) {
-    if (!ledger.hasCurrency(b.currency)) continue;
-    const c = ledger.currencyIndex(b.currency);
-    const total = b.available + b.reserved;
-    const reserved = held.get(`${b.userId}:${b.currency}`) ?? 0n;
-    held.delete(`${b.userId}:${b.currency}`);
+  const totals = balanceTotals(state, config, ledger, users.idOf(FEE_ACCOUNT_UID) ?? -1);
+  const replayed: [number, number][] = [];
+  for (const { user, c, total, replayed: changed } of totals.values()) {
+    if (changed) replayed.push([user, c]);
+    const currency = ledger.currencies[c];
+    const reserved = held.get(`${user}:${currency}`) ?? 0n;
+    held.delete(`${user}:${currency}`);
     if (reserved > total) {
       throw new Error(
-        `user ${b.userId} ${b.currency}: open orders hold ${reserved}, more than the balance ${total}`,
+        `user ${user} ${currency}: open orders hold ${reserved}, more than the balance ${total}`,
       );
     }
-    ledger.load(b.userId, c, total - reserved, reserved);
+    ledger.ensureUser(user);
+    ledger.load(user, c, total - reserved, reserved);
   }
   if (held.size > 0)
     throw new Error(`open orders hold funds of users without a balance row: ${[...held.keys()]}`);
+  return replayed;
 }

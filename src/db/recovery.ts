@@ -5,6 +5,7 @@
  *   2. resolveCurrencyScales agree on each currency's ledger scale (rescaling stored integers up)
  *   3. loadState             everything the in-memory state is rebuilt from
  */
+
 import type { Db } from "../protocol/db-open.ts";
 import {
   CANDLE_COLUMNS,
@@ -15,6 +16,7 @@ import {
   type TradeRow,
   toOrderRow,
 } from "../protocol/rows.ts";
+import { fillTotals, pairUnits } from "../risk.ts";
 
 export interface PairConfig {
   name: string;
@@ -128,6 +130,21 @@ export interface RecoveredBalance {
   currency: string;
   available: bigint;
   reserved: bigint;
+  /** The row holds the legs of every trade up to this id, none after (migration 005). */
+  throughTrade: number;
+}
+
+/** A committed trade after the balance snapshot, as recovery replays it into the balances. */
+export interface ReplayTrade {
+  id: number;
+  pair: string;
+  price: number;
+  amount: number;
+  takerUserId: number;
+  makerUserId: number;
+  takerSide: number;
+  takerFeeRate: number;
+  makerFeeRate: number;
 }
 
 export interface RecoveredPair {
@@ -159,6 +176,11 @@ export interface RecoveredState {
   /** token → last accepted nonce. */
   nonces: Map<string, bigint>;
   balances: RecoveredBalance[];
+  /**
+   * The trades above meta 'balances_through' (the last balance snapshot), in id order: their legs
+   * belong to every balance row whose `throughTrade` is below them (src/server.ts replays them).
+   */
+  tradesAfterSnapshot: ReplayTrade[];
   /** Orders not cancelled and not fully executed, in id order (= time priority). */
   openOrders: OrderRow[];
   /** Every order that has a client order id (they are unique per user, CONTRACT 8.2). */
@@ -237,8 +259,12 @@ export function loadState(
 
     const balances: RecoveredBalance[] = [];
     for (const b of db
-      .prepare<[], { userId: number; currency: string; available: string; reserved: string }>(
-        "SELECT user_id AS userId, currency, available, reserved FROM balances ORDER BY user_id, currency",
+      .prepare<
+        [],
+        { userId: number; currency: string; available: string; reserved: string; throughTrade: number }
+      >(
+        `SELECT user_id AS userId, currency, available, reserved, through_trade AS throughTrade
+         FROM balances ORDER BY user_id, currency`,
       )
       .iterate()) {
       const row = {
@@ -246,6 +272,7 @@ export function loadState(
         currency: b.currency,
         available: BigInt(b.available),
         reserved: BigInt(b.reserved),
+        throughTrade: b.throughTrade,
       };
       balances.push(row);
       totals(b.currency).balances += row.available + row.reserved;
@@ -270,6 +297,16 @@ export function loadState(
          WHERE client_order_id IS NOT NULL`,
       )
       .all();
+    const snapshot =
+      db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'balances_through'").get()
+        ?.value ?? 0;
+    const tradesAfterSnapshot = db
+      .prepare<[number], ReplayTrade>(
+        `SELECT id, pair, price, amount, taker_user_id AS takerUserId, maker_user_id AS makerUserId,
+           taker_side AS takerSide, taker_fee_rate AS takerFeeRate, maker_fee_rate AS makerFeeRate
+         FROM trades WHERE id > ? ORDER BY id`,
+      )
+      .all(snapshot);
     const maxOrder = db.prepare<[], { m: number | null }>("SELECT MAX(id) AS m FROM orders").get()!.m;
     const maxTrade = db.prepare<[], { m: number | null }>("SELECT MAX(id) AS m FROM trades").get()!.m;
 
@@ -310,6 +347,7 @@ export function loadState(
       apiKeys,
       nonces,
       balances,
+      tradesAfterSnapshot,
       openOrders,
       clientOrderIds,
       nextOrderId: (maxOrder ?? 0) + 1,
@@ -318,4 +356,80 @@ export function loadState(
       currencies,
     };
   })();
+}
+
+/** What replaying balances needs of the configuration. */
+export interface ReplayConfig {
+  pairsByName: ReadonlyMap<
+    string,
+    { base: string; quote: string; priceDecimals: number; amountDecimals: number }
+  >;
+  currencies: ReadonlyMap<string, { scale: number }>;
+}
+
+/**
+ * Each balance's total (available + reserved) as of the last committed trade (migration 005): the
+ * snapshot rows, plus the legs of every trade above a row's `throughTrade` (with the fees the trade
+ * row keeps), exactly as the core settled them (risk.ts fillTotals). Keyed `user:currencyIndex`;
+ * currencies the ledger does not have are left out. `replayed`: trades were added to the row, so
+ * the next snapshot must write it (its row no longer holds every trade below the next mark).
+ */
+export function balanceTotals(
+  state: Pick<RecoveredState, "balances" | "tradesAfterSnapshot">,
+  config: ReplayConfig,
+  ledger: { hasCurrency(name: string): boolean; currencyIndex(name: string): number },
+  feeUser: number,
+): Map<string, { user: number; c: number; total: bigint; replayed: boolean }> {
+  const totals = new Map<
+    string,
+    { user: number; c: number; total: bigint; through: number; replayed: boolean }
+  >();
+  for (const b of state.balances) {
+    if (!ledger.hasCurrency(b.currency)) continue;
+    const c = ledger.currencyIndex(b.currency);
+    totals.set(`${b.userId}:${c}`, {
+      user: b.userId,
+      c,
+      total: b.available + b.reserved,
+      through: b.throughTrade,
+      replayed: false,
+    });
+  }
+  for (const t of state.tradesAfterSnapshot) {
+    const p = config.pairsByName.get(t.pair);
+    if (p === undefined)
+      throw new Error(
+        `trade ${t.id} after the last balance snapshot is on pair ${t.pair}, which the config no longer has`,
+      );
+    const units = {
+      ...pairUnits(p, config.currencies.get(p.base)!.scale, config.currencies.get(p.quote)!.scale),
+      base: ledger.currencyIndex(p.base),
+      quote: ledger.currencyIndex(p.quote),
+    };
+    const takerBuys = t.takerSide === 0;
+    fillTotals(
+      units,
+      takerBuys ? t.takerUserId : t.makerUserId,
+      takerBuys ? t.makerUserId : t.takerUserId,
+      feeUser,
+      BigInt(takerBuys ? t.takerFeeRate : t.makerFeeRate),
+      BigInt(takerBuys ? t.makerFeeRate : t.takerFeeRate),
+      t.price,
+      t.amount,
+      (user, c, amount) => {
+        const key = `${user}:${c}`;
+        let row = totals.get(key);
+        if (row === undefined) {
+          // No snapshot of it yet: the balance was 0 before its first trade.
+          row = { user, c, total: 0n, through: 0, replayed: false };
+          totals.set(key, row);
+        }
+        if (t.id > row.through) {
+          row.total += amount;
+          row.replayed = true;
+        }
+      },
+    );
+  }
+  return totals;
 }

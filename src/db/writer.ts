@@ -151,6 +151,7 @@ export class DbWriter {
   private readonly fatalListeners: ((err: Error) => void)[] = [];
   private readonly sendHooks: (() => void)[] = [];
   private settledBelow: (() => number) | null = null;
+  private tradesThrough: () => number = () => Number.MAX_SAFE_INTEGER;
   private readonly flushRejects = new Set<(err: Error) => void>();
   private closing: Promise<void> | null = null;
   /** The close message has been posted: nothing more may be sent. */
@@ -303,6 +304,7 @@ export class DbWriter {
     b[o + BALANCE.at.currency] = this.sym(currency);
     b[o + BALANCE.at.available] = this.str(available.toString());
     b[o + BALANCE.at.reserved] = this.str(reserved.toString());
+    b[o + BALANCE.at.through_trade] = this.tradesThrough();
   }
 
   /** A deposit (amount > 0) or withdrawal (amount < 0), at the currency's ledger scale. */
@@ -466,6 +468,15 @@ export class DbWriter {
    */
   settledOrderIds(fn: () => number): void {
     this.settledBelow = fn;
+  }
+
+  /**
+   * `fn` tells the id of the last trade whose legs the ledger holds now (the core's last trade id):
+   * every balance record is stamped with it (migration 005). Without it a balance is taken to hold
+   * every trade there will ever be (no trades are written through this writer then).
+   */
+  tradesThroughMark(fn: () => number): void {
+    this.tradesThrough = fn;
   }
 
   /** Sends what is pending now (if nothing is in flight); resolves once all of it is committed. */

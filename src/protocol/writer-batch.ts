@@ -110,8 +110,17 @@ export const NONCE = kind(
   upsert(["token"], ["token", "last_nonce"]),
 );
 
-/** Latest balance of (user, currency) (last wins); bigint texts at the currency's ledger scale. */
-const BALANCE_FIELDS = { user_id: INT, currency: SYM, available: STR, reserved: STR } as const;
+/**
+ * Latest balance of (user, currency) (last wins); bigint texts at the currency's ledger scale, as
+ * of every trade up to `through_trade` (migration 005).
+ */
+const BALANCE_FIELDS = {
+  user_id: INT,
+  currency: SYM,
+  available: STR,
+  reserved: STR,
+  through_trade: INT,
+} as const;
 export const BALANCE = kind(
   "balances",
   BALANCE_FIELDS,

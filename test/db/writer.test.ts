@@ -83,7 +83,7 @@ describe("DbWriter", () => {
     assert.deepEqual(db.prepare("SELECT * FROM nonces").all(), [
       { token: "tok-1", last_nonce: "18446744073709551617" },
     ]);
-    assert.deepEqual(db.prepare("SELECT * FROM balances").all(), [
+    assert.deepEqual(db.prepare("SELECT user_id, currency, available, reserved FROM balances").all(), [
       { user_id: 1, currency: "usdt", available: "123456789012345678901234567890", reserved: "5" },
     ]);
     assert.deepEqual(db.prepare("SELECT user_id, currency, amount, kind FROM transfers ORDER BY id").all(), [
