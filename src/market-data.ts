@@ -129,6 +129,8 @@ export class PairMarket {
   readonly candles: Candle[][] = PERIODS.map(() => []);
   /** Periods whose last candle changed since the last drain (bit i = PERIODS[i]). */
   dirtyCandles = 0;
+  /** Candles closed by a newer one while changed since the last drain: [period index, candle]. */
+  private readonly closedCandles: [number, Candle][] = [];
   /** Bumped on every change of the book; lets callers cache serialized output. */
   bookVersion = 0;
   /** Book sequence (CONTRACT 9) of the state the levels show: the last change applied. */
@@ -230,6 +232,8 @@ export class PairMarket {
         last[4] = price;
         last[5] += amount;
       } else {
+        // The candle it closes may have changed since the last drain: it is written then too.
+        if (last !== undefined && (this.dirtyCandles & (1 << i)) !== 0) this.closedCandles.push([i, last]);
         list.push([start, price, price, price, price, amount]);
         if (list.length > CANDLES_KEPT) list.shift();
       }
@@ -246,10 +250,16 @@ export class PairMarket {
     this.candles[periodIndex].push(c);
   }
 
-  /** Calls `fn` with each period's current candle changed since the last drain. */
+  /**
+   * Calls `fn` with each candle changed since the last drain: the candles closed since then (a
+   * later trade opened the next one), then each period's current candle.
+   */
   drainCandles(fn: (period: Period, c: Candle) => void): void {
     const d = this.dirtyCandles;
     if (d === 0) return;
+    const closed = this.closedCandles;
+    for (let j = 0; j < closed.length; j++) fn(PERIODS[closed[j][0]], closed[j][1]);
+    closed.length = 0;
     for (let i = 0; i < PERIODS.length; i++) {
       if ((d & (1 << i)) !== 0) {
         const list = this.candles[i];

@@ -1,0 +1,40 @@
+/** The public read models of one pair (src/market-data.ts): what they hand to the writer. */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { type Candle, PairMarket } from "../src/market-data.ts";
+
+const MINUTE_MICRO = 60_000_000;
+
+function drained(m: PairMarket, period: string): Candle[] {
+  const out: Candle[] = [];
+  m.drainCandles((p, c) => {
+    if (p === period) out.push([...c] as Candle);
+  });
+  return out;
+}
+
+describe("PairMarket candles", () => {
+  it("hands over a candle closed since the last drain with its last trade, then the new one", () => {
+    const m = new PairMarket("btc_usdt", 2, 6);
+    const t0 = 28_000_000 * MINUTE_MICRO; // a minute boundary (2023)
+    m.addTrade(0, 0, 100, 5, t0 + 1);
+    assert.deepEqual(drained(m, "1m"), [[t0 / 1000, 100, 100, 100, 100, 5]]);
+    // Between two drains: the minute's last trade, then one in the next minute.
+    m.addTrade(0, 0, 120, 2, t0 + MINUTE_MICRO - 1);
+    m.addTrade(1, 0, 90, 1, t0 + MINUTE_MICRO + 1);
+    assert.deepEqual(drained(m, "1m"), [
+      [t0 / 1000, 100, 120, 100, 120, 7],
+      [t0 / 1000 + 60_000, 90, 90, 90, 90, 1],
+    ]);
+    assert.deepEqual(drained(m, "1m"), [], "nothing changed since");
+  });
+
+  it("does not hand over again a candle already drained when the next one opens", () => {
+    const m = new PairMarket("btc_usdt", 2, 6);
+    const t0 = 28_000_000 * MINUTE_MICRO; // a minute boundary (2023)
+    m.addTrade(0, 0, 100, 5, t0 + 1);
+    drained(m, "1m");
+    m.addTrade(0, 0, 101, 1, t0 + MINUTE_MICRO + 1);
+    assert.deepEqual(drained(m, "1m"), [[t0 / 1000 + 60_000, 101, 101, 101, 101, 1]]);
+  });
+});
