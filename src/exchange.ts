@@ -80,11 +80,12 @@ export type {
 export { LIMIT, MARKET, NEEDS_ROW };
 
 /**
- * How often balances are written (ms): a snapshot of every changed balance at most once a second
- * instead of with every group commit, which saves about two balance rows per order under load.
- * Recovery adds the trades committed after a row's snapshot (migration 005, src/server.ts).
+ * How often balances and candles are written (ms): a snapshot of every changed balance and candle
+ * at most once a second instead of with every group commit, which saves about two balance rows and
+ * half a candle row per order under load. Recovery adds the trades committed after the snapshot
+ * (migration 005, src/server.ts).
  */
-export const BALANCE_SNAPSHOT_MS = 1000;
+export const SNAPSHOT_MS = 1000;
 
 /** A configured pair as the core needs it. */
 export interface PairSpec {
@@ -147,35 +148,31 @@ export class Exchange {
   private readonly markets: PairMarket[] = [];
   private readonly names: string[] = [];
 
-  /** Milliseconds between two balance snapshots (BALANCE_SNAPSHOT_MS; 0: with every batch). */
+  /** Milliseconds between two snapshots (SNAPSHOT_MS; 0: with every batch). */
   private readonly snapshotMs: number;
   /** When the next batch takes a balance snapshot (Date.now() ms). */
   private snapshotDue = 0;
 
-  constructor(ledger: Ledger, db: RecordSink, opts: { balanceSnapshotMs?: number } = {}) {
+  constructor(ledger: Ledger, db: RecordSink, opts: { snapshotMs?: number } = {}) {
     this.ledger = ledger;
     this.db = db;
-    this.snapshotMs = opts.balanceSnapshotMs ?? BALANCE_SNAPSHOT_MS;
+    this.snapshotMs = opts.snapshotMs ?? SNAPSHOT_MS;
     this.results = new Results(db, this.markets, this.names, (o) => this.orderView(o, true));
     // Every balance record says which trades it holds: all those settled so far.
     db.tradesThroughMark(() => this.nextTradeId - 1);
-    // Balances and candles keep only their latest values: they go into a batch as it is sealed
-    // (one record per changed balance or candle per transaction, not one per command). Balances
-    // only every `snapshotMs`: between snapshots the trades are the record (migration 005).
+    // Balances and candles keep only their latest values: they go into a batch as it is sealed,
+    // every `snapshotMs` (one record per changed balance or candle per snapshot, not one per
+    // command); between snapshots the trades are the record (migration 005).
     db.beforeSend(() => {
       if (this.snapshotMs === 0 || Date.now() >= this.snapshotDue) {
-        this.flushBalances();
+        this.snapshot();
         this.snapshotDue = Date.now() + this.snapshotMs;
       }
       for (const p of this.pairs) {
-        if (p === undefined) continue;
-        const name = p.spec.name;
-        if (p.seqDirty) {
-          // The pair's book sequence commits with the changes it numbers: a restart goes on from it.
-          p.seqDirty = false;
-          db.meta(`book_seq:${name}`, p.bookSeq);
-        }
-        p.market.drainCandles((period, c) => db.candle(name, period, c[0], c[1], c[2], c[3], c[4], c[5]));
+        if (p === undefined || !p.seqDirty) continue;
+        // The pair's book sequence commits with the changes it numbers: a restart goes on from it.
+        p.seqDirty = false;
+        db.meta(`book_seq:${p.spec.name}`, p.bookSeq);
       }
     });
     db.settledOrderIds(() => this.lowestUnsettledOrderId());
@@ -779,15 +776,22 @@ export class Exchange {
 
   /** Balance rows changed since the last flush go into the current batch. */
   /**
-   * A balance snapshot: every balance changed since the last one goes into the current batch, and
-   * meta 'balances_through' says that every trade up to now is in the rows (migration 005).
+   * A snapshot (migration 005): every balance and candle changed since the last one goes into the
+   * current batch, and meta 'balances_through' / 'candles_through' say that the rows hold every
+   * trade up to now. Also written at shutdown (src/server.ts).
    */
-  flushBalances(): void {
+  snapshot(): void {
+    const db = this.db;
     const names = this.ledger.currencies;
-    this.ledger.drainDirty((user, c, available, reserved) =>
-      this.db.balance(user, names[c], available, reserved),
-    );
-    this.db.meta("balances_through", this.nextTradeId - 1);
+    this.ledger.drainDirty((user, c, available, reserved) => db.balance(user, names[c], available, reserved));
+    for (const p of this.pairs) {
+      if (p === undefined) continue;
+      const name = p.spec.name;
+      p.market.drainCandles((period, c) => db.candle(name, period, c[0], c[1], c[2], c[3], c[4], c[5]));
+    }
+    const through = this.nextTradeId - 1;
+    db.meta("balances_through", through);
+    db.meta("candles_through", through);
   }
 
   // ------------------------------------------------------------------ views

@@ -246,6 +246,14 @@ export class PairMarket {
     this.lastPrice = price;
   }
 
+  /**
+   * Recovery: a committed trade after the last candle snapshot (migration 005) goes into the
+   * candles again; they count as changed, so the next snapshot writes them.
+   */
+  replayCandles(price: number, amount: number, micro: number): void {
+    this.addToCandles(price, amount, micro);
+  }
+
   restoreCandle(periodIndex: number, c: Candle): void {
     this.candles[periodIndex].push(c);
   }

@@ -168,6 +168,10 @@ export async function startExchange(
         }
       });
     }
+    // The candles hold the trades up to the last snapshot; the later committed ones go in again.
+    for (const t of state.tradesAfterSnapshot)
+      if (t.pair === p.name && t.id > state.candlesThrough)
+        market.replayCandles(t.price, t.amount, t.timeMicro);
 
     const channel = new PairChannel({
       pairName: p.name,
@@ -301,7 +305,7 @@ export async function startExchange(
         await new Promise((r) => setTimeout(r, 1));
       }
       await Promise.all(channels.map((c) => c.close()));
-      exchange.flushBalances();
+      exchange.snapshot();
       await writer.close();
       // After the last commit's messages went out: timers stop, streams get 1001.
       listenKeys.stop();

@@ -140,6 +140,7 @@ export interface ReplayTrade {
   pair: string;
   price: number;
   amount: number;
+  timeMicro: number;
   takerUserId: number;
   makerUserId: number;
   takerSide: number;
@@ -177,10 +178,13 @@ export interface RecoveredState {
   nonces: Map<string, bigint>;
   balances: RecoveredBalance[];
   /**
-   * The trades above meta 'balances_through' (the last balance snapshot), in id order: their legs
-   * belong to every balance row whose `throughTrade` is below them (src/server.ts replays them).
+   * The trades above the last snapshot (the lower of meta 'balances_through' and
+   * 'candles_through'), in id order: their legs belong to every balance row whose `throughTrade`
+   * is below them, and those above `candlesThrough` to their pair's candles (src/server.ts).
    */
   tradesAfterSnapshot: ReplayTrade[];
+  /** meta 'candles_through': the stored candles hold every trade up to it. */
+  candlesThrough: number;
   /** Orders not cancelled and not fully executed, in id order (= time priority). */
   openOrders: OrderRow[];
   /** Every order that has a client order id (they are unique per user, CONTRACT 8.2). */
@@ -297,12 +301,13 @@ export function loadState(
          WHERE client_order_id IS NOT NULL`,
       )
       .all();
-    const snapshot =
-      db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'balances_through'").get()
-        ?.value ?? 0;
+    const metaValue = db.prepare<[string], { value: number }>("SELECT value FROM meta WHERE key = ?");
+    const balancesThrough = metaValue.get("balances_through")?.value ?? 0;
+    const candlesThrough = metaValue.get("candles_through")?.value ?? 0;
+    const snapshot = Math.min(balancesThrough, candlesThrough);
     const tradesAfterSnapshot = db
       .prepare<[number], ReplayTrade>(
-        `SELECT id, pair, price, amount, taker_user_id AS takerUserId, maker_user_id AS makerUserId,
+        `SELECT id, pair, price, amount, time_micro AS timeMicro, taker_user_id AS takerUserId, maker_user_id AS makerUserId,
            taker_side AS takerSide, taker_fee_rate AS takerFeeRate, maker_fee_rate AS makerFeeRate
          FROM trades WHERE id > ? ORDER BY id`,
       )
@@ -348,6 +353,7 @@ export function loadState(
       nonces,
       balances,
       tradesAfterSnapshot,
+      candlesThrough,
       openOrders,
       clientOrderIds,
       nextOrderId: (maxOrder ?? 0) + 1,
