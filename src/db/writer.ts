@@ -137,10 +137,11 @@ export class DbWriter {
   private readonly rows: Rows[] = KINDS.map((k) => new Rows(k.stride));
   /**
    * Buffers a batch's records are sent in, side by side, kind after kind; index i holds 2^i slots.
-   * postMessage copies the one a batch uses (structured clone, the whole buffer) before returning,
-   * so it is reused for later batches: one copy instead of a new buffer per kind and their transfer
-   * (about 35 µs less per batch on the main thread: BENCHMARKS.md, fifth session). A batch takes
-   * the smallest that holds it, so one large batch (start-up) does not make every later copy large.
+   * They are SharedArrayBuffers: postMessage shares the one a batch uses instead of copying it.
+   * The main thread writes a buffer again only for a later batch, and a later batch is sent only
+   * after the writer acknowledged this one (at most one batch is in flight), which it does after
+   * it has read every record: the writer never sees a buffer change under it. A batch takes the
+   * smallest that holds it.
    */
   private readonly wires: Float64Array[] = [];
   private inFlight: Batch | null = null;
@@ -606,7 +607,7 @@ export class DbWriter {
     while (1 << size < total) size++;
     let wire = this.wires[size];
     if (wire === undefined) {
-      wire = new Float64Array(1 << size);
+      wire = new Float64Array(new SharedArrayBuffer(8 << size));
       this.wires[size] = wire;
     }
     const counts: number[] = new Array(KIND_COUNT);
@@ -620,13 +621,13 @@ export class DbWriter {
       r.n = 0;
     }
     const settledBelow = this.settledBelow === null ? -1 : this.settledBelow();
-    // Copied here (not transferred): `wire` and the rows are free again once this returns.
+    // Shared, not copied: `wire` is written again only after this batch's ack (see `wires`).
     this.post({
       t: "batch",
       seq: ++this.seq,
       syms: b.syms,
       strs: b.strs,
-      slots: wire.buffer as ArrayBuffer,
+      slots: wire.buffer as SharedArrayBuffer,
       counts,
       settledBelow,
     });

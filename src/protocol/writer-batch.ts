@@ -268,8 +268,9 @@ export type ToWriter =
       /**
        * The records, kind after kind in kind order: kind k's `counts[k]` records start after those
        * of the kinds before it. May be longer than the records (the sender's buffer is reused).
+       * Shared with the sender, which writes it again only after this batch's ack.
        */
-      slots: ArrayBuffer;
+      slots: SharedArrayBuffer;
       /** Per kind: number of records. */
       counts: number[];
       /**
