@@ -7,6 +7,7 @@
  */
 
 import type { Db } from "../protocol/db-open.ts";
+import { BUY } from "../protocol/engine.ts";
 import {
   CANDLE_COLUMNS,
   type CandleRow,
@@ -16,7 +17,7 @@ import {
   type TradeRow,
   toOrderRow,
 } from "../protocol/rows.ts";
-import { fillTotals, pairUnits } from "../risk.ts";
+import { fillTotals, type PairUnits, pairUnits } from "../risk.ts";
 
 export interface PairConfig {
   name: string;
@@ -166,7 +167,11 @@ export interface RecoveredPair {
 export interface CurrencyTotals {
   /** Sum of transfer amounts: deposits − withdrawals. */
   transfers: bigint;
-  /** Sum over users of available + reserved. Equal to `transfers` when the ledger is sound. */
+  /**
+   * Sum over users of available + reserved in the stored rows, which are snapshots (migration
+   * 005): with the trades committed after each row (`balanceTotals`) it equals `transfers` when
+   * the ledger is sound; the rows alone do only as of a snapshot with no trade after it.
+   */
   balances: bigint;
 }
 
@@ -315,7 +320,6 @@ export function loadState(
     const maxOrder = db.prepare<[], { m: number | null }>("SELECT MAX(id) AS m FROM orders").get()!.m;
     const maxTrade = db.prepare<[], { m: number | null }>("SELECT MAX(id) AS m FROM trades").get()!.m;
 
-    const bookSeq = db.prepare<[string], { value: number }>("SELECT value FROM meta WHERE key = ?");
     const pairState = new Map<string, RecoveredPair>();
     for (const pair of pairs) {
       // Within a pair, id order is time order: one descending walk yields the newest trades and
@@ -343,7 +347,7 @@ export function loadState(
         lastPrice: newest?.price ?? 0,
         lastTimeMicro: newest?.timeMicro ?? 0,
         candles: byPeriod,
-        bookSeq: bookSeq.get(`book_seq:${pair}`)?.value ?? 0,
+        bookSeq: metaValue.get(`book_seq:${pair}`)?.value ?? 0,
       });
     }
 
@@ -401,18 +405,24 @@ export function balanceTotals(
       replayed: false,
     });
   }
+  // Units and currency indexes of each pair, worked out once.
+  const pairs = new Map<string, PairUnits & { base: number; quote: number }>();
   for (const t of state.tradesAfterSnapshot) {
-    const p = config.pairsByName.get(t.pair);
-    if (p === undefined)
-      throw new Error(
-        `trade ${t.id} after the last balance snapshot is on pair ${t.pair}, which the config no longer has`,
-      );
-    const units = {
-      ...pairUnits(p, config.currencies.get(p.base)!.scale, config.currencies.get(p.quote)!.scale),
-      base: ledger.currencyIndex(p.base),
-      quote: ledger.currencyIndex(p.quote),
-    };
-    const takerBuys = t.takerSide === 0;
+    let units = pairs.get(t.pair);
+    if (units === undefined) {
+      const p = config.pairsByName.get(t.pair);
+      if (p === undefined)
+        throw new Error(
+          `trade ${t.id} after the last balance snapshot is on pair ${t.pair}, which the config no longer has`,
+        );
+      units = {
+        ...pairUnits(p, config.currencies.get(p.base)!.scale, config.currencies.get(p.quote)!.scale),
+        base: ledger.currencyIndex(p.base),
+        quote: ledger.currencyIndex(p.quote),
+      };
+      pairs.set(t.pair, units);
+    }
+    const takerBuys = t.takerSide === BUY;
     fillTotals(
       units,
       takerBuys ? t.takerUserId : t.makerUserId,
