@@ -145,28 +145,23 @@ export class Exchange {
   private readonly marketBuys = new Map<number, number>();
   /** Commands refused for funds while a market buy of the user was in flight, oldest first. */
   private readonly waitingForMarketBuys = new Map<number, Command[]>();
-  private readonly markets: PairMarket[] = [];
-  private readonly names: string[] = [];
-
-  /** Milliseconds between two snapshots (SNAPSHOT_MS; 0: with every batch). */
-  private readonly snapshotMs: number;
-  /** When the next batch takes a balance snapshot (Date.now() ms). */
+  /** When the next batch takes a snapshot of balances and candles (Date.now() ms). */
   private snapshotDue = 0;
 
-  constructor(ledger: Ledger, db: RecordSink, opts: { snapshotMs?: number } = {}) {
+  constructor(ledger: Ledger, db: RecordSink) {
     this.ledger = ledger;
     this.db = db;
-    this.snapshotMs = opts.snapshotMs ?? SNAPSHOT_MS;
-    this.results = new Results(db, this.markets, this.names, (o) => this.orderView(o, true));
+    this.results = new Results(db, this.pairs, (o) => this.orderView(o, true));
     // Every balance record says which trades it holds: all those settled so far.
     db.tradesThroughMark(() => this.nextTradeId - 1);
     // Balances and candles keep only their latest values: they go into a batch as it is sealed,
-    // every `snapshotMs` (one record per changed balance or candle per snapshot, not one per
+    // every SNAPSHOT_MS (one record per changed balance or candle per snapshot, not one per
     // command); between snapshots the trades are the record (migration 005).
     db.beforeSend(() => {
-      if (this.snapshotMs === 0 || Date.now() >= this.snapshotDue) {
+      const now = Date.now();
+      if (now >= this.snapshotDue) {
         this.snapshot();
-        this.snapshotDue = Date.now() + this.snapshotMs;
+        this.snapshotDue = now + SNAPSHOT_MS;
       }
       for (const p of this.pairs) {
         if (p === undefined || !p.seqDirty) continue;
@@ -217,8 +212,6 @@ export class Exchange {
     const makerFee = spec.makerFee ?? 0n;
     const takerFee = spec.takerFee ?? 0n;
     market.seq = seq;
-    this.markets[spec.index] = market;
-    this.names[spec.index] = spec.name;
     this.pairs[spec.index] = {
       spec,
       market,

@@ -60,6 +60,12 @@ export interface CommitListener {
   levelsChanged(pair: number, buy: Map<number, number>, sell: Map<number, number>, seq: number): void;
 }
 
+/** What results need of a pair: its name for the rows, its read model for the book. */
+export interface ResultPair {
+  spec: { name: string };
+  market: PairMarket;
+}
+
 /** Answers nobody: the core's sink until the edge attaches its own. */
 const NOBODY: ResultSink = {
   orderResult() {},
@@ -79,8 +85,8 @@ export class Results {
 
   constructor(
     private readonly db: RecordSink,
-    private readonly markets: PairMarket[],
-    private readonly names: string[],
+    /** The core's pairs, by index (the core's own array: pairs added later are seen). */
+    private readonly pairs: readonly ResultPair[],
     /** The order as answered, for an amend that changed nothing (built when it is released). */
     private readonly viewOf: (o: OrderState) => OrderView,
   ) {
@@ -93,7 +99,7 @@ export class Results {
   /** DB: the order rows the command changed (each once, in the order they changed). */
   persist(pair: number, touched: OrderState[]): void {
     const db = this.db;
-    const name = this.names[pair];
+    const name = this.pairs[pair].spec.name;
     for (let i = 0; i < touched.length; i++) {
       const o = touched[i];
       db.order(
@@ -173,7 +179,7 @@ export class Results {
         }
       const pub = cmd.publication;
       if (pub !== null && pub.buy !== null) {
-        const market = this.markets[cmd.pair];
+        const market = this.pairs[cmd.pair].market;
         for (const [price, total] of pub.buy) market.setLevel(BUY, price, total);
         for (const [price, total] of pub.sell!) market.setLevel(SELL, price, total);
         market.seq = pub.seq;
