@@ -45,11 +45,6 @@ export class Answers implements ResultSink {
     if (!this.orders.delete(id) && !this.cancels.delete(id)) this.cancelAlls.delete(id);
   }
 
-  /** Requests waiting for a result. */
-  get size(): number {
-    return this.orders.size + this.cancels.size + this.cancelAlls.size;
-  }
-
   orderResult(request: number, code: number, order: OrderView | null): void {
     const answer = this.orders.get(request);
     if (answer === undefined) return;
