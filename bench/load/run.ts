@@ -40,7 +40,8 @@
  * Flags: --quick (≈30 s smoke run), --only a,b (select, reads, create-closed, create-open, mix,
  * floor, profile, ab), --rates 1000,5000,max, --conns N (64), --procs N (closed loops; 2..4 by cores; open
  * loops use one process per 25k/s offered), --users N (128), --duration ms,
- * --warmup ms, --client raw|agent, --pacing spin|timer|thread (open loop; spin), --profile-workload
+ * --warmup ms, --server-flags="<node flags>" (exchange and floor, e.g. --server-flags=--trace-gc), --server-log dir
+ * (each server's output in dir/<name>-<pid>.log), --client raw|agent, --pacing spin|timer|thread (open loop; spin), --profile-workload
  * create|mix, --profile-rate N (profile an open loop at N/s), --profile-dir dir (keep the
  * .cpuprofile files there), --out path.
  * Output: a table on stdout, bench/results/load.json.
@@ -99,6 +100,8 @@ const { values: flags } = parseArgs({
     "ab-flags": { type: "string" },
     "ab-env": { type: "string" },
     "ab-script": { type: "string" },
+    "server-flags": { type: "string" },
+    "server-log": { type: "string" },
     out: { type: "string" },
   },
   allowPositionals: false,
@@ -118,6 +121,10 @@ const RATES: (number | "max")[] = (flags.rates ?? (QUICK ? "1000,5000" : "1000,5
 for (const r of RATES)
   if (r !== "max" && !(r > 0 && r <= 1_000_000)) throw new Error(`--rates: bad rate ${r}`);
 const CONNS = Number(flags.conns ?? 64);
+/** Node flags for every exchange and the design floor (e.g. `--trace-gc`), before their own. */
+const SERVER_FLAGS = (flags["server-flags"] ?? "").split(" ").filter((f) => f !== "");
+/** A folder that receives each server's stdout and stderr, one file per process (`<name>-<pid>.log`). */
+const SERVER_LOG = flags["server-log"];
 /**
  * Load generator processes for closed loops. One Node process tops out near 30k requests/s here, far
  * below what uWS serves (wrk: ~89k POST/s), so the default uses two, more on bigger machines.
@@ -648,7 +655,8 @@ async function startExchange(
   const server = await spawnServer({
     name: label,
     script,
-    nodeFlags,
+    nodeFlags: [...SERVER_FLAGS, ...nodeFlags],
+    logDir: SERVER_LOG,
     args: [
       "--host",
       "127.0.0.1",
@@ -855,6 +863,8 @@ async function main(): Promise<void> {
       ? await spawnServer({
           name: "design-floor",
           script: "bench/load/floor-server.ts",
+          nodeFlags: SERVER_FLAGS,
+          logDir: SERVER_LOG,
           args: [bodiesFile, join(ex.dir, "floor.db")],
         })
       : null;

@@ -5,7 +5,7 @@
  * (then SIGKILL after a grace period). Every wait is bounded.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -39,6 +39,8 @@ export interface SpawnOptions {
   nodeFlags?: readonly string[];
   env?: Record<string, string>;
   startTimeoutMs?: number;
+  /** A folder that receives the process's stdout and stderr as `<name>-<pid>.log`. */
+  logDir?: string;
 }
 
 export async function spawnServer(opts: SpawnOptions): Promise<ServerProcess> {
@@ -51,7 +53,13 @@ export async function spawnServer(opts: SpawnOptions): Promise<ServerProcess> {
   );
   live.add(child);
   let log = "";
+  const logFile =
+    opts.logDir === undefined
+      ? undefined
+      : resolve(opts.logDir, `${opts.name.replace(/\W+/g, "-")}-${child.pid}.log`);
+  if (opts.logDir !== undefined) mkdirSync(opts.logDir, { recursive: true });
   const keep = (chunk: string) => {
+    if (logFile !== undefined) appendFileSync(logFile, chunk);
     log += chunk;
     if (log.length > LOG_LIMIT) log = log.slice(-LOG_LIMIT);
   };
