@@ -124,9 +124,12 @@ export interface Command extends OrderInputs {
 
 /** Stream messages of one command, sent after its commit (CommitListener). */
 export interface Publication {
-  /** Book levels changed (price → total, 0 removed), numbered `seq` (CONTRACT 9); null: none. */
-  buy: Map<number, number> | null;
-  sell: Map<number, number> | null;
+  /**
+   * Book levels changed, as the worker reported them: `side, price, total` triples (total 0:
+   * removed), in order, so a price repeated later wins; numbered `seq` (CONTRACT 9). null: none.
+   * One flat array per command instead of a Map per side: fewer allocations per order.
+   */
+  levels: number[] | null;
   seq: number;
   trades: ReturnType<PairMarket["publicTrade"]>[];
   orders: [number, OrderView][];

@@ -117,8 +117,8 @@ interface PairState extends SettlementPair {
   touched: OrderState[];
   trades: ReturnType<PairMarket["publicTrade"]>[];
   userTrades: [number, UserTradeView][];
-  buyLevels: Map<number, number>;
-  sellLevels: Map<number, number>;
+  /** Level changes of the command in progress: `side, price, total` triples (Publication.levels). */
+  levels: number[];
 }
 
 export class Exchange {
@@ -229,8 +229,7 @@ export class Exchange {
       touched: [],
       trades: [],
       userTrades: [],
-      buyLevels: new Map(),
-      sellLevels: new Map(),
+      levels: [],
     };
   }
 
@@ -649,7 +648,7 @@ export class Exchange {
    */
   onLevel(pairIndex: number, side: number, price: number, total: number): void {
     const p = this.pairs[pairIndex];
-    (side === BUY ? p.buyLevels : p.sellLevels).set(price, total);
+    p.levels.push(side, price, total);
   }
 
   /** The worker finished the pair's oldest command with result `code`. */
@@ -703,9 +702,7 @@ export class Exchange {
         break;
       default: {
         // Recovery replay: nothing to persist or answer; the book is as it was committed.
-        const market = p.market;
-        for (const [price, total] of p.buyLevels) market.setLevel(BUY, price, total);
-        for (const [price, total] of p.sellLevels) market.setLevel(SELL, price, total);
+        p.market.applyLevels(p.levels);
         this.resetCommand(p);
         return;
       }
@@ -735,16 +732,13 @@ export class Exchange {
     }
     cmd.closed = closed;
     touched.length = 0;
-    const hasLevels = p.buyLevels.size > 0 || p.sellLevels.size > 0;
+    const hasLevels = p.levels.length > 0;
     const hasTrades = p.trades.length > 0 || p.userTrades.length > 0;
     if (!hasLevels && !hasTrades && orders === null) return;
-    let buy: Map<number, number> | null = null;
-    let sell: Map<number, number> | null = null;
+    let levels: number[] | null = null;
     if (hasLevels) {
-      buy = p.buyLevels;
-      sell = p.sellLevels;
-      p.buyLevels = new Map();
-      p.sellLevels = new Map();
+      levels = p.levels;
+      p.levels = [];
       // One number per committed change of the book, in commit (= publish) order.
       p.bookSeq++;
       p.seqDirty = true;
@@ -758,8 +752,7 @@ export class Exchange {
     // Nothing to tell when no channel wanted anything (levels go out only to `orders:` holders,
     // which the hub checks itself).
     cmd.publication = {
-      buy,
-      sell,
+      levels,
       seq: p.bookSeq,
       trades: hasTrades ? trades : [],
       orders: orders ?? [],
@@ -847,8 +840,7 @@ export class Exchange {
     p.touched.length = 0;
     p.trades.length = 0;
     p.userTrades.length = 0;
-    p.buyLevels.clear();
-    p.sellLevels.clear();
+    p.levels.length = 0;
   }
 }
 

@@ -164,6 +164,12 @@ export class PairMarket {
     this.bookVersion++;
   }
 
+  /** A command's level changes (`side, price, total` triples, Publication.levels), in order. */
+  applyLevels(levels: readonly number[]): void {
+    for (let i = 0; i < levels.length; i += 3)
+      this.setLevel(levels[i] as 0 | 1, levels[i + 1], levels[i + 2]);
+  }
+
   /** The next eventTimeMicro for a trade at (clock) time `nowMicro`: strictly increasing. */
   nextMicro(nowMicro: number): number {
     const t = nowMicro > this.lastMicro ? nowMicro : this.lastMicro + 1;

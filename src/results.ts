@@ -25,9 +25,6 @@ import type { DbWriter } from "./db/writer.ts";
 import type { PairMarket } from "./market-data.ts";
 import type { OrderView, UserTradeView } from "./views.ts";
 
-const BUY = 0;
-const SELL = 1;
-
 /** What the core needs from the database writer. */
 export type RecordSink = Pick<
   DbWriter,
@@ -56,8 +53,11 @@ export interface CommitListener {
   orderChanged(user: number, view: OrderView): void;
   userTrade(user: number, view: UserTradeView): void;
   publicTrades(pair: number, trades: ReturnType<PairMarket["publicTrade"]>[]): void;
-  /** `seq`: the pair's book sequence after this change (CONTRACT 9), one more than the last. */
-  levelsChanged(pair: number, buy: Map<number, number>, sell: Map<number, number>, seq: number): void;
+  /**
+   * `levels`: `side, price, total` triples in the order they changed (a price repeated later
+   * wins); `seq`: the pair's book sequence after this change (CONTRACT 9), one more than the last.
+   */
+  levelsChanged(pair: number, levels: readonly number[], seq: number): void;
 }
 
 /** What results need of a pair: its name for the rows, its read model for the book. */
@@ -178,10 +178,9 @@ export class Results {
           if (closing.get(o.id) === o) closing.delete(o.id);
         }
       const pub = cmd.publication;
-      if (pub !== null && pub.buy !== null) {
+      if (pub !== null && pub.levels !== null) {
         const market = this.pairs[cmd.pair].market;
-        for (const [price, total] of pub.buy) market.setLevel(BUY, price, total);
-        for (const [price, total] of pub.sell!) market.setLevel(SELL, price, total);
+        market.applyLevels(pub.levels);
         market.seq = pub.seq;
       }
       this.answer(cmd);
@@ -192,9 +191,11 @@ export class Results {
   private publish(pair: number, pub: NonNullable<Command["publication"]>): void {
     const listener = this.listener;
     if (listener === null) return;
-    if (pub.buy !== null) listener.levelsChanged(pair, pub.buy, pub.sell!, pub.seq);
+    if (pub.levels !== null) listener.levelsChanged(pair, pub.levels, pub.seq);
     if (pub.trades.length > 0) listener.publicTrades(pair, pub.trades);
-    for (const [u, v] of pub.orders) listener.orderChanged(u, v);
-    for (const [u, t] of pub.userTrades) listener.userTrade(u, t);
+    const orders = pub.orders;
+    for (let i = 0; i < orders.length; i++) listener.orderChanged(orders[i][0], orders[i][1]);
+    const userTrades = pub.userTrades;
+    for (let i = 0; i < userTrades.length; i++) listener.userTrade(userTrades[i][0], userTrades[i][1]);
   }
 }

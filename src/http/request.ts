@@ -37,7 +37,8 @@ export interface RequestInfo {
   readonly contentLength: number;
   /** The client address, read only when rate limiting needs it (see `readRequest`). */
   readonly address: string | undefined;
-  readonly startNs: bigint;
+  /** performance.now() when the request arrived (a double: no BigInt per request, as hrtime.bigint). */
+  readonly startMs: number;
   /** Set by the rate-limit step (CONTRACT 9): the answer then carries X-RateLimit-* headers. */
   rateLimit: number;
   rateRemaining: number;
@@ -68,7 +69,7 @@ export function readRequest(
     contentType: req.getHeader("content-type"),
     contentLength: cl === "" ? -1 : Number(cl),
     address: withAddress ? decoder.decode(res.getRemoteAddressAsText()) : undefined,
-    startNs: process.hrtime.bigint(),
+    startMs: performance.now(),
     rateLimit: 0,
     rateRemaining: 0,
     aborted: false,
@@ -100,20 +101,44 @@ export function send(
 ): void {
   if (info.aborted || info.done) return;
   info.done = true;
-  res.cork(() => {
-    res.writeStatus(STATUS_LINE[status] ?? `${status} Error`).writeHeader("content-type", "application/json");
-    if (retryAfter !== undefined) res.writeHeader("retry-after", String(retryAfter));
-    if (info.cors !== undefined) {
-      res.writeHeader("access-control-allow-origin", info.cors).writeHeader("vary", "Origin");
-      res.writeHeader("access-control-expose-headers", EXPOSE_HEADERS);
-    }
-    if (info.rateLimit > 0) {
-      res.writeHeader("x-ratelimit-limit", String(info.rateLimit));
-      res.writeHeader("x-ratelimit-remaining", String(info.rateRemaining));
-    }
-    res.end(body);
-  });
+  // cork runs its callback at once: the answer's parts go through module variables, so no closure
+  // is built per answer.
+  corkRes = res;
+  corkInfo = info;
+  corkStatus = status;
+  corkBody = body;
+  corkRetryAfter = retryAfter;
+  res.cork(writeCorked);
+  corkRes = null;
+  corkInfo = null;
+  corkBody = "";
   finish(info, status);
+}
+
+let corkRes: HttpResponse | null = null;
+let corkInfo: RequestInfo | null = null;
+let corkStatus = 0;
+let corkBody = "";
+let corkRetryAfter: number | undefined;
+
+/** The body of `send`'s cork (see there). */
+function writeCorked(): void {
+  const res = corkRes!;
+  const info = corkInfo!;
+  const status = corkStatus;
+  const body = corkBody;
+  const retryAfter = corkRetryAfter;
+  res.writeStatus(STATUS_LINE[status] ?? `${status} Error`).writeHeader("content-type", "application/json");
+  if (retryAfter !== undefined) res.writeHeader("retry-after", String(retryAfter));
+  if (info.cors !== undefined) {
+    res.writeHeader("access-control-allow-origin", info.cors).writeHeader("vary", "Origin");
+    res.writeHeader("access-control-expose-headers", EXPOSE_HEADERS);
+  }
+  if (info.rateLimit > 0) {
+    res.writeHeader("x-ratelimit-limit", String(info.rateLimit));
+    res.writeHeader("x-ratelimit-remaining", String(info.rateRemaining));
+  }
+  res.end(body);
 }
 
 export function sendError(

@@ -101,8 +101,7 @@ export function routeContext(deps: FrontEndDeps, openApiJson: string): RouteCont
     reader: deps.reader,
     metrics,
     limiter: new RateLimiter(deps.rateLimit),
-    finish: (info, status) =>
-      metrics.request(info.route, status, Number(process.hrtime.bigint() - info.startNs) / 1e9),
+    finish: (info, status) => metrics.request(info.route, status, (performance.now() - info.startMs) / 1e3),
     openApiJson,
   };
 }

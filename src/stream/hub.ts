@@ -256,12 +256,17 @@ export class StreamHub implements CommitListener {
 
   // ------------------------------------------------------------------ CommitListener
 
-  levelsChanged(pair: number, buy: Map<number, number>, sell: Map<number, number>, seq: number): void {
+  levelsChanged(pair: number, levels: readonly number[], seq: number): void {
     const topic = this.ordersTopic[pair];
     if (this.closed || !this.topics.has(topic)) return;
     try {
       const m = this.exchange.market(pair);
       const t = String(this.tick(pair));
+      // Per side, the last total each price reached in this change.
+      const buy = new Map<number, number>();
+      const sell = new Map<number, number>();
+      for (let i = 0; i < levels.length; i += 3)
+        (levels[i] === 0 ? buy : sell).set(levels[i + 1], levels[i + 2]);
       const data = { buy: changedLevels(buy, m, t, true), sell: changedLevels(sell, m, t, false), seq };
       this.publish(topic, serialize.streamLevels({ stream: topic, data }));
     } catch (err) {

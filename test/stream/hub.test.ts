@@ -83,7 +83,7 @@ function setup() {
   const change = (price: number, total: number) => {
     market.setLevel(0, price, total);
     market.seq++;
-    hub.levelsChanged(0, new Map([[price, total]]), new Map(), market.seq);
+    hub.levelsChanged(0, [0, price, total], market.seq);
   };
   const published = () =>
     events.filter((e): e is { publish: string; message: string } => "publish" in e).map((e) => e.message);
