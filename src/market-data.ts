@@ -65,7 +65,11 @@ export class BookSide {
     if (total === 0) {
       if (!had) return;
       this.totals.delete(price);
-      this.prices.splice(this.find(price), 1);
+      // Shift the tail down by one: splice(i, 1) would allocate the array of what it removed.
+      const p = this.prices;
+      const at = this.find(price);
+      p.copyWithin(at, at + 1);
+      p.pop();
     } else {
       this.totals.set(price, total);
       if (!had) this.prices.splice(this.find(price), 0, price);

@@ -1,7 +1,8 @@
 /** The public read models of one pair (src/market-data.ts): what they hand to the writer. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type Candle, PairMarket } from "../src/market-data.ts";
+import fc from "fast-check";
+import { BookSide, type Candle, PairMarket } from "../src/market-data.ts";
 
 const MINUTE_MICRO = 60_000_000;
 
@@ -36,5 +37,26 @@ describe("PairMarket candles", () => {
     drained(m, "1m");
     m.addTrade(0, 0, 101, 1, t0 + MINUTE_MICRO + 1);
     assert.deepEqual(drained(m, "1m"), [[t0 / 1000 + 60_000, 101, 101, 101, 101, 1]]);
+  });
+});
+
+describe("BookSide", () => {
+  it("keeps each side's prices sorted best first and their totals through any sets and removals", () => {
+    const op = fc.tuple(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 0, max: 3 }));
+    fc.assert(
+      fc.property(fc.boolean(), fc.array(op, { maxLength: 200 }), (descending, ops) => {
+        const side = new BookSide(descending);
+        const model = new Map<number, number>();
+        for (const [price, total] of ops) {
+          side.set(price, total);
+          if (total === 0) model.delete(price);
+          else model.set(price, total);
+        }
+        const want = [...model.keys()].sort((a, b) => (descending ? b - a : a - b));
+        assert.deepEqual(side.prices, want);
+        assert.deepEqual(new Map(side.totals), model);
+        assert.equal(side.best(), want.length === 0 ? 0 : want[0]);
+      }),
+    );
   });
 });
