@@ -279,12 +279,19 @@ export type ToWriter =
        */
       settledBelow: number;
     }
+  /** Write the rows of every batch journaled so far now; answered by "applied" with `asked`. */
+  | { t: "apply" }
   | { t: "close" };
 
 /** Writer thread → main. */
 export type FromWriter =
   | { t: "ready" }
   | { t: "ack"; seq: number; records: number }
+  /**
+   * The rows of every batch up to `through` are committed to their tables (not only journaled).
+   * Sent after each bulk apply; `asked`: the answer to an "apply" message.
+   */
+  | { t: "applied"; through: number; asked: boolean }
   | { t: "error"; seq: number; message: string }
   | { t: "closed" };
 
@@ -297,6 +304,10 @@ export interface WriterWorkerData {
   walAutocheckpointPages: number;
   /** See WriterOptions.userRowsFlushAt. */
   userRowsFlushAt: number;
+  /** See WriterOptions.applyAfterBatches, applyAfterRecords and applyQuietMs. */
+  applyAfterBatches: number;
+  applyAfterRecords: number;
+  applyQuietMs: number;
 }
 
 export interface CheckpointWorkerData {
