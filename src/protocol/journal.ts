@@ -5,8 +5,9 @@
  * `applyBatch` (batch-apply.ts) in a transaction that also deletes the journal rows it applied;
  * `replayJournal` applies what a stop left here before anything reads the tables.
  */
-import { type BatchRecords, createBatchApplier, slotsOf } from "./batch-apply.ts";
+import { type BatchRecords, createBatchApplier } from "./batch-apply.ts";
 import type { Db } from "./db-open.ts";
+import { decodeSlots, encodeSlots } from "./slot-codec.ts";
 import { KIND_COUNT } from "./writer-batch.ts";
 
 /** A batch as the journal keeps it: its records copied out of the sender's buffer. */
@@ -32,11 +33,11 @@ export function journalWriter(db: Db): JournalWriter {
   const del = db.prepare("DELETE FROM journal WHERE seq <= ?");
   return {
     append(b) {
-      const len = slotsOf(b.counts);
+      const bytes = encodeSlots(b.slots, b.counts);
       insert.run(
         b.seq,
         JSON.stringify(b.counts),
-        Buffer.from(b.slots.buffer, b.slots.byteOffset, len * 8),
+        Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length),
         JSON.stringify(b.strs),
         b.settledBelow,
       );
@@ -58,14 +59,12 @@ interface JournalRow {
   settled_below: number;
 }
 
-/** Decodes a stored row. The slots are copied: a Float64Array needs its own aligned buffer. */
+/** Decodes a stored row. */
 function decode(r: JournalRow): JournalBatch {
   const counts = JSON.parse(r.counts) as number[];
   if (!Array.isArray(counts) || counts.length !== KIND_COUNT)
     throw new Error(`journal row ${r.seq}: ${counts.length} record kinds, expected ${KIND_COUNT}`);
-  const slots = new Float64Array(new Uint8Array(r.slots).buffer);
-  if (slots.length !== slotsOf(counts))
-    throw new Error(`journal row ${r.seq}: ${slots.length} slots for counts ${r.counts}`);
+  const slots = decodeSlots(r.slots, counts);
   return { seq: r.seq, counts, slots, strs: JSON.parse(r.strs) as string[], settledBelow: r.settled_below };
 }
 

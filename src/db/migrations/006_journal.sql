@@ -5,8 +5,8 @@
 -- left are applied in `seq` order before anything reads the tables (src/protocol/journal.ts).
 --
 -- A row holds the batch as the writer received it (writer-batch.ts): `counts` per record kind
--- (JSON array), `slots` the records' float64 slots (native byte order), `strs` the batch's strings
--- (JSON array) and `settled_below`.
+-- (JSON array), `slots` the records' slots in a compact form (src/protocol/slot-codec.ts), `strs`
+-- the batch's strings (JSON array) and `settled_below`.
 CREATE TABLE journal (
   seq           INTEGER PRIMARY KEY,
   counts        TEXT NOT NULL,
