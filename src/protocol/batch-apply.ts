@@ -4,8 +4,9 @@
  * here runs inside a transaction of its caller on the read-write connection it was made for.
  *
  * A batch's records are applied kind after kind in kind order (writer-batch.ts), records of one
- * kind in the order they were added; upserts of which only the last value counts are coalesced
- * (walking the records backwards, a key seen once has had its final value written).
+ * kind in the order they were added; upserts of which only the last value counts are coalesced,
+ * within an order's records of a batch, and over all the batches of one call for the nonces,
+ * balances and candles (applyBatches).
  */
 import type { Statement } from "better-sqlite3";
 import type { Db } from "./db-open.ts";
@@ -21,6 +22,20 @@ import {
   type RecordKind,
   TRADE,
 } from "./writer-batch.ts";
+
+type KeyOf = (b: Float64Array, o: number, s: readonly string[]) => number | string;
+
+/**
+ * Upserts of which only the last value per key counts (the nonce of a token, a balance, a candle):
+ * written once per key per applyBatches call.
+ */
+const LAST_WINS: readonly [RecordKind, KeyOf][] = [
+  [NONCE, (b, o, s) => s[b[o + NONCE.at.token]]],
+  // User ids are small and symbol ids below 2^20: the key stays an exact integer.
+  [BALANCE, (b, o) => b[o + BALANCE.at.user_id] * 1048576 + b[o + BALANCE.at.currency]],
+  [CANDLE, (b, o) => `${b[o + CANDLE.at.pair]}:${b[o + CANDLE.at.period]}:${b[o + CANDLE.at.start_ms]}`],
+];
+const LAST_WINS_KIND: readonly boolean[] = KINDS.map((k) => LAST_WINS.some(([l]) => l === k));
 
 /** What applying a batch needs of it: its records (a copy the applier may keep reading) and strings. */
 export interface BatchRecords {
@@ -39,8 +54,8 @@ export interface BatchApplier {
    * assigned them in the run that produced the batches. The caller appends each batch's new names.
    */
   readonly syms: string[];
-  /** Writes the batch's rows. In a transaction. */
-  applyBatch(b: BatchRecords): void;
+  /** Writes the rows of the batches, given in batch order. In a transaction. */
+  applyBatches(batches: readonly BatchRecords[]): void;
   /** Writes every held user_orders / user_trades row and moves the marks. In a transaction. */
   flushUserRows(): void;
   /**
@@ -124,9 +139,9 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
   }
 
   const syms: string[] = [];
-  // Keys already written in the current batch, for last-wins coalescing of repeated upserts.
+  // Keys already written, for last-wins coalescing of repeated upserts.
   const seenNum = new Set<number>();
-  const seenStr = new Set<string>();
+  const seen = new Set<number | string>();
 
   /** Per kind, its statement's runner, compiled from the field table. */
   const runners = KINDS.map(compileRunner);
@@ -145,27 +160,6 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
 
   /** Per kind, how its records are written. `b` holds whole records; `s` is the batch's strings. */
   const apply: Apply[] = KINDS.map((k) => (b: Float64Array, s: readonly string[]) => putAll(k, b, s));
-
-  apply[NONCE.id] = (b, s) => {
-    seenStr.clear();
-    for (let o = b.length - NONCE.stride; o >= 0; o -= NONCE.stride) {
-      const token = s[b[o + NONCE.at.token]];
-      if (seenStr.has(token)) continue;
-      seenStr.add(token);
-      put(NONCE, b, o, s);
-    }
-  };
-
-  apply[BALANCE.id] = (b, s) => {
-    seenNum.clear();
-    for (let o = b.length - BALANCE.stride; o >= 0; o -= BALANCE.stride) {
-      // User ids are small and symbol ids below 2^20: the key stays an exact integer.
-      const key = b[o + BALANCE.at.user_id] * 1048576 + b[o + BALANCE.at.currency];
-      if (seenNum.has(key)) continue;
-      seenNum.add(key);
-      put(BALANCE, b, o, s);
-    }
-  };
 
   apply[ORDER.id] = (b, s) => {
     seenNum.clear();
@@ -195,30 +189,45 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
     if (b.length > 0) lastTrade = b[b.length - TRADE.stride + TRADE.at.id];
   };
 
-  apply[CANDLE.id] = (b, s) => {
-    seenStr.clear();
-    for (let o = b.length - CANDLE.stride; o >= 0; o -= CANDLE.stride) {
-      const key = `${b[o + CANDLE.at.pair]}:${b[o + CANDLE.at.period]}:${b[o + CANDLE.at.start_ms]}`;
-      if (seenStr.has(key)) continue;
-      seenStr.add(key);
-      put(CANDLE, b, o, s);
+  /**
+   * Writes the batches, in order. Each batch's kinds go in numeric order (see writer-batch.ts: a
+   * key's creation precedes its revocation, an order's insert its update), except the LAST_WINS
+   * upserts, which are written after all of them, once per key, with the last record of the key
+   * over all the batches. That ends in the same rows as writing every record in turn: the caller's
+   * transaction holds all the batches, so no other connection sees a state in between, and nothing
+   * else written here reads or writes those tables.
+   */
+  function applyBatches(batches: readonly BatchRecords[]): void {
+    for (const m of batches) {
+      let at = 0;
+      for (let k = 0; k < KIND_COUNT; k++) {
+        const len = m.counts[k] * KINDS[k].stride;
+        if (len > 0 && !LAST_WINS_KIND[k]) apply[k](m.slots.subarray(at, at + len), m.strs);
+        at += len;
+      }
+      if (m.settledBelow - 1 > settled) settled = m.settledBelow - 1;
+      if (heldOrders.size >= userRowsFlushAt || lastTrade - tradesThrough >= userRowsFlushAt) flushUserRows();
     }
-  };
-
-  /** Kinds in numeric order (see writer-batch.ts: a key's creation precedes its revocation). */
-  function applyBatch(m: BatchRecords): void {
-    const slots = m.slots;
-    let at = 0;
-    for (let k = 0; k < KIND_COUNT; k++) {
-      const len = m.counts[k] * KINDS[k].stride;
-      if (len > 0) apply[k](slots.subarray(at, at + len), m.strs);
-      at += len;
+    for (const [k, keyOf] of LAST_WINS) {
+      seen.clear();
+      // Walking backwards, a key seen once has had its final value written.
+      for (let i = batches.length - 1; i >= 0; i--) {
+        const m = batches[i];
+        const n = m.counts[k.id];
+        if (n === 0) continue;
+        let start = 0;
+        for (let j = 0; j < k.id; j++) start += m.counts[j] * KINDS[j].stride;
+        for (let o = start + (n - 1) * k.stride; o >= start; o -= k.stride) {
+          const key = keyOf(m.slots, o, m.strs);
+          if (seen.has(key)) continue;
+          seen.add(key);
+          put(k, m.slots, o, m.strs);
+        }
+      }
     }
-    if (m.settledBelow - 1 > settled) settled = m.settledBelow - 1;
-    if (heldOrders.size >= userRowsFlushAt || lastTrade - tradesThrough >= userRowsFlushAt) flushUserRows();
   }
 
-  return { syms, applyBatch, flushUserRows, catchUp };
+  return { syms, applyBatches, flushUserRows, catchUp };
 }
 
 /** Slots the records of a batch with these counts take. */

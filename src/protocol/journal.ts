@@ -2,7 +2,7 @@
  * The batch journal (migration 006): one row per acknowledged batch whose rows are not written
  * yet. The writer thread (workers/db/writer-worker.ts) appends a batch here in the transaction
  * that makes it durable and acknowledges it, and writes its rows later in bulk with the same
- * `applyBatch` (batch-apply.ts) in a transaction that also deletes the journal rows it applied;
+ * `applyBatches` (batch-apply.ts) in a transaction that also deletes the journal rows it applied;
  * `replayJournal` applies what a stop left here before anything reads the tables.
  */
 import { type BatchRecords, createBatchApplier } from "./batch-apply.ts";
@@ -93,7 +93,7 @@ export function replayJournal(db: Db): number {
       // All at once: the connection runs no other statement while an iterator is open. The
       // journal holds at most the batches of one bulk apply and those that came during it.
       const rows = db.prepare<[], JournalRow>("SELECT * FROM journal ORDER BY seq").all();
-      for (const r of rows) applier.applyBatch(decode(r));
+      applier.applyBatches(rows.map(decode));
       applier.catchUp();
       db.prepare("DELETE FROM journal").run();
       db.prepare("DELETE FROM journal_syms").run();

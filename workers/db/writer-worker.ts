@@ -3,7 +3,7 @@
  *
  *   batch (from src/db/writer.ts) ──▶ BEGIN IMMEDIATE; one journal row; COMMIT (synchronous as set) ──▶ ack
  *                                     keep the batch's copy in `pending`
- *   16 batches / 2,048 records,   ──▶ BEGIN IMMEDIATE; applyBatch of each pending batch in order;
+ *   16 batches / 2,048 records,   ──▶ BEGIN IMMEDIATE; applyBatches(every pending batch, in order);
  *   10 ms of quiet, "apply", close     DELETE their journal rows; COMMIT (synchronous NORMAL) ──▶ applied
  *
  * The ack path writes one row (the batch as received, migration 006), a few WAL pages whatever the
@@ -85,7 +85,7 @@ const journalTx = db.transaction((b: JournalBatch | null) => {
 });
 
 const bulkTx = db.transaction((batches: readonly JournalBatch[], close: boolean) => {
-  for (const b of batches) applier.applyBatch(b);
+  applier.applyBatches(batches);
   if (close) applier.flushUserRows();
   if (batches.length === 0) return;
   const through = batches[batches.length - 1].seq;
