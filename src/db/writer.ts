@@ -4,14 +4,23 @@
  *   main thread                                   writer thread (workers/db/writer-worker.ts)
  *   record methods append to `cur` ──┐
  *   afterCommit(cb) adds to `cur`    │ setImmediate / ack
- *                                    └─ postMessage(batch: one slot buffer) ──▶ BEGIN; apply; COMMIT
+ *                                    └─ postMessage(batch: one slot buffer) ──▶ BEGIN; journal row; COMMIT
  *   callbacks of that batch run  ◀──────────────────────────── {ack, seq} ◀──┘
+ *                                                                 later, several batches at once:
+ *   applied() resolves  ◀─────────────────────── {applied, through} ◀── BEGIN; their rows; delete
+ *   (a read asks with {apply} when it must wait)                         their journal rows; COMMIT
  *
  * Group commit: at most one batch is in flight. While it is, every new record and callback
  * accumulates in the next batch, which is sent the moment the ack arrives; so under load each
  * transaction carries everything that arrived during the previous fsync, and at rest a lone record
  * waits one setImmediate. A callback registered with `afterCommit` runs only after the transaction
  * holding every record added before it has committed (its batch or an earlier one).
+ *
+ * Committed means journaled (migration 006): the ack follows the commit of one journal row holding
+ * the batch, and the batch's rows (orders, trades, balances...) reach their tables in a later
+ * transaction of the writer thread, which the start-up replay redoes if the process dies first.
+ * Other connections therefore see a batch's rows only once `applied()` says so: every read of
+ * those tables waits for it (src/db/reader.ts `before`, wired in src/server.ts).
  *
  * On any writer error the writer is failed for good: no further callback ever runs (nothing more
  * may be reported durable), `onFatal` listeners are told, and records are dropped.

@@ -91,7 +91,7 @@ export function replayJournal(db: Db): number {
         applier.syms.push(s.name);
       });
       // All at once: the connection runs no other statement while an iterator is open. The
-      // journal holds at most the batches of one bulk apply and those that came during it.
+      // journal holds about one bulk apply's batches (workers/db/writer-worker.ts).
       const rows = db.prepare<[], JournalRow>("SELECT * FROM journal ORDER BY seq").all();
       applier.applyBatches(rows.map(decode));
       applier.catchUp();

@@ -17,8 +17,10 @@
  * conflict clause if an upsert must update it.
  *
  * Kinds are applied in their numeric order inside one transaction, records of one kind in the
- * order they were added. The order across kinds matters once: a key created and revoked in the
- * same batch (API_KEY before REVOKE_KEY).
+ * order they were added (batch-apply.ts, which also coalesces the upserts of which only the last
+ * value counts). The order across kinds matters twice: a key created and revoked in the same batch
+ * (API_KEY before REVOKE_KEY), an order inserted and changed in the same batch (ORDER before
+ * ORDER_UPDATE).
  */
 
 /** Slot types. */
