@@ -21,7 +21,9 @@
  * makes every read of them wait for `applied` (src/db/writer.ts), which asks for an apply now.
  *
  * On the first error the thread answers every later batch with an error too, so nothing after a
- * lost write is ever acknowledged.
+ * lost write is ever acknowledged. An error while applying comes after the acks of the batches
+ * applied: the apply rolls back, their journal rows stay, and the next start's replay meets the
+ * same error rather than lose them.
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { type BatchApplier, createBatchApplier, slotsOf } from "../../src/protocol/batch-apply.ts";
@@ -157,8 +159,11 @@ function onBatch(m: Batch): void {
   // After the ack: the main thread runs the batch's callbacks while its rows are written.
   if (pending.length >= data.applyAfterBatches || pendingRecords >= data.applyAfterRecords)
     applyPending(false);
-  else if (quiet === null) quiet = setTimeout(onQuiet, data.applyQuietMs);
-  else quiet.refresh();
+  else if (quiet === null) {
+    quiet = setTimeout(onQuiet, data.applyQuietMs);
+    // The port keeps the thread alive; this timer must not once the port is closed.
+    quiet.unref();
+  } else quiet.refresh();
 }
 
 port.on("message", (m: ToWriter) => {
