@@ -2,7 +2,7 @@
  * The whole exchange wired in one place (STYLE 1). Start-up runs these stages in order:
  *
  *   1. settings and config          flags/env, data/config.json
- *   2. database                     open + migrate, check pair decimals, currency scales
+ *   2. database                     open + migrate, apply the journal, check pair decimals, scales
  *   3. recover                      users, keys, balances, open orders, read models
  *   4. writer and readers           the group-committing writer thread, the read-only pool
  *   5. pair workers                 one thread per pair, open orders replayed into its book
@@ -33,6 +33,7 @@ import { Metrics } from "./metrics.ts";
 import { chooseWaitStrategy, PairChannel, workerSpinFor } from "./pair-client.ts";
 import { openDatabase } from "./protocol/db-open.ts";
 import { SELL } from "./protocol/engine.ts";
+import { replayJournal } from "./protocol/journal.ts";
 import { limitHold, pairUnits } from "./risk.ts";
 import { mountStream, StreamHub } from "./stream/hub.ts";
 import { nowMicro } from "./time.ts";
@@ -90,6 +91,10 @@ export async function startExchange(
   let config: ExchangeConfig;
   let state: ReturnType<typeof loadState>;
   try {
+    // The batches the last run acknowledged but had not written to the tables yet, before anything
+    // reads them (migration 006).
+    const replayed = replayJournal(db);
+    if (replayed > 0) log(`applied ${replayed} journaled batches`);
     checkPairs(db, loaded.pairs);
     const scales = resolveCurrencyScales(
       db,
@@ -134,7 +139,8 @@ export async function startExchange(
     onFatal(reason);
   };
   writer.onFatal((err) => fail(`database writer failed: ${err.message}`));
-  const reader = DbReader.start(settings.dbPath);
+  // Reads of the rows the writer derives wait for it to have written those of every answered batch.
+  const reader = DbReader.start(settings.dbPath, { before: () => writer.applied() });
 
   const metrics = new Metrics(
     () => writer.stats,

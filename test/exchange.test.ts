@@ -253,7 +253,11 @@ describe("Exchange core", () => {
 
   it("moves the user_orders mark only past orders whose records the writer has, at every commit", async () => {
     const file = tmp.dbPath.replace(/\.db$/, "-marks.db");
-    const { exchange, ledger, writer, close } = await core(file, { userRowsFlushAt: 3 });
+    // Each batch's rows in a transaction of their own, as soon as the batch is journaled.
+    const { exchange, ledger, writer, close } = await core(file, {
+      userRowsFlushAt: 3,
+      applyAfterBatches: 1,
+    });
     ledger.deposit(0, BTC, 1_000n * BTC_UNIT);
     ledger.deposit(1, USDT, 10_000_000n * USDT_UNIT);
     // At every commit: each order at or below the mark has its user_orders row.
@@ -269,15 +273,21 @@ describe("Exchange core", () => {
       .pluck();
     const marks: number[] = [];
     const violations: string[] = [];
+    const checks: Promise<void>[] = [];
     let checking = true;
     writer.beforeSend(() => {
       if (!checking) return;
-      writer.afterCommit(() => {
-        const t = through.get()!;
-        marks.push(t);
-        const n = missing.get(t)!;
-        if (n > 0) violations.push(`${n} orders at or below the mark ${t} without their row`);
-      });
+      // Once the batch's rows are in their tables (they follow its journal row).
+      writer.afterCommit(() =>
+        checks.push(
+          writer.applied().then(() => {
+            const t = through.get()!;
+            marks.push(t);
+            const n = missing.get(t)!;
+            if (n > 0) violations.push(`${n} orders at or below the mark ${t} without their row`);
+          }),
+        ),
+      );
     });
     // Four waves of 30 sells and 30 buys, each in one tick through the 4-slot ring: commands wait, a
     // few are in the worker at each commit, and their ids are below ids already answered on the
@@ -293,6 +303,7 @@ describe("Exchange core", () => {
         await writer.flush();
       }
       checking = false;
+      await Promise.all(checks);
       assert.deepEqual(violations, []);
       // The mark moved during the run, not only at the end.
       const moved = new Set(marks).size;

@@ -25,6 +25,7 @@ import { FLAG_POST_ONLY, TIF_FOK, TIF_GIVEN, TIF_GTC, TIF_IOC } from "../src/ord
 import { PairChannel } from "../src/pair-client.ts";
 import { openDatabase } from "../src/protocol/db-open.ts";
 import { BUY, SELL } from "../src/protocol/engine.ts";
+import { replayJournal } from "../src/protocol/journal.ts";
 import { tempDir } from "./db/helpers.ts";
 
 const BTC = 0;
@@ -96,9 +97,19 @@ describe("ledger invariant", () => {
       6,
       8,
     );
-    const ro = openDatabase(tmp.dbPath, { readonly: true });
-    // What recovery would rebuild from the committed rows: the balance snapshots plus the trades
-    // committed after them (migration 005).
+    // What recovery would rebuild from what is committed: the journal applied to the tables
+    // (migration 006), in a transaction rolled back at once, then the balance snapshots plus the
+    // trades committed after them (migration 005).
+    const rw = openDatabase(tmp.dbPath);
+    const recovered = (): ReturnType<typeof loadState> => {
+      rw.exec("BEGIN IMMEDIATE");
+      try {
+        replayJournal(rw);
+        return loadState(rw, ["btc_usdt"], Date.now());
+      } finally {
+        rw.exec("ROLLBACK");
+      }
+    };
     const replay = {
       pairsByName: new Map([
         ["btc_usdt", { base: "btc", quote: "usdt", priceDecimals: 2, amountDecimals: 6 }],
@@ -119,7 +130,7 @@ describe("ledger invariant", () => {
         commits++;
         for (const v of ledger.check(deposited)) violations.push(`memory: ${v}`);
         const sums = new Map<string, bigint>();
-        const state = loadState(ro, ["btc_usdt"], Date.now());
+        const state = recovered();
         for (const { c, total } of balanceTotals(state, replay, ledger, -1).values()) {
           const name = c === BTC ? "btc" : "usdt";
           if (total < 0n) violations.push(`recovered ${name} negative`);
@@ -247,7 +258,7 @@ describe("ledger invariant", () => {
     } finally {
       checking = false;
       await writer.flush();
-      ro.close();
+      rw.close();
       await channel.close();
       await writer.close();
     }

@@ -14,6 +14,12 @@ export interface ReaderOptions {
   minThreads?: number;
   /** Default 2. */
   maxThreads?: number;
+  /**
+   * Every read waits for this first: the writer's `applied` (src/db/writer.ts), so that a read
+   * sees the rows of every batch acknowledged before it, which the writer thread may still hold
+   * in its journal only.
+   */
+  before?: () => Promise<void>;
 }
 
 // Under tsx the sources run as .ts; a compiled build would carry .js files side by side. The pool's
@@ -23,7 +29,10 @@ const EXT = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
 const WORKER_URL = new URL(`../../workers/db/reader-worker${EXT}`, import.meta.url);
 
 export class DbReader {
-  private constructor(private readonly pool: Piscina) {}
+  private constructor(
+    private readonly pool: Piscina,
+    private readonly before: (() => Promise<void>) | undefined,
+  ) {}
 
   static start(file: string, opts: ReaderOptions = {}): DbReader {
     const workerData: ReaderWorkerData = { entry: WORKER_URL.href, path: path.resolve(file) };
@@ -36,37 +45,42 @@ export class DbReader {
       idleTimeout: 60_000,
       workerData,
     });
-    return new DbReader(pool);
+    return new DbReader(pool, opts.before);
   }
 
   /** The user's orders, newest first; `page` from 1. */
   userOrders(userId: number, page: number, pageSize: number): Promise<Page<OrderRow>> {
-    return this.pool.run({ op: "userOrders", userId, page, pageSize } satisfies ReaderTask);
+    return this.run({ op: "userOrders", userId, page, pageSize } satisfies ReaderTask);
   }
 
   /** The user's trades (own side and order type), newest first; `page` from 1. */
   userTrades(userId: number, page: number, pageSize: number): Promise<Page<UserTradeRow>> {
-    return this.pool.run({ op: "userTrades", userId, page, pageSize } satisfies ReaderTask);
+    return this.run({ op: "userTrades", userId, page, pageSize } satisfies ReaderTask);
   }
 
   /** The user's `n` newest orders and `n` newest trades. */
   recentForUser(userId: number, n: number): Promise<RecentForUser> {
-    return this.pool.run({ op: "recentForUser", userId, n } satisfies ReaderTask);
+    return this.run({ op: "recentForUser", userId, n } satisfies ReaderTask);
   }
 
   /** One order by id (any user), or undefined. */
   order(orderId: number): Promise<OrderRow | undefined> {
-    return this.pool.run({ op: "order", orderId } satisfies ReaderTask);
+    return this.run({ op: "order", orderId } satisfies ReaderTask);
   }
 
   /** The user's order with that client order id, or undefined. */
   orderByClientId(userId: number, clientOrderId: string): Promise<OrderRow | undefined> {
-    return this.pool.run({ op: "orderByClientId", userId, clientOrderId } satisfies ReaderTask);
+    return this.run({ op: "orderByClientId", userId, clientOrderId } satisfies ReaderTask);
   }
 
   /** Those of the orders `ids` that are open as committed, newest first. */
   openOrders(ids: number[]): Promise<OrderRow[]> {
-    return this.pool.run({ op: "openOrders", ids } satisfies ReaderTask);
+    return this.run({ op: "openOrders", ids } satisfies ReaderTask);
+  }
+
+  private run<T>(task: ReaderTask): Promise<T> {
+    const before = this.before;
+    return before === undefined ? this.pool.run(task) : before().then(() => this.pool.run(task));
   }
 
   /** Ends the threads; pending tasks are rejected. */

@@ -4,14 +4,23 @@
  *   main thread                                   writer thread (workers/db/writer-worker.ts)
  *   record methods append to `cur` ──┐
  *   afterCommit(cb) adds to `cur`    │ setImmediate / ack
- *                                    └─ postMessage(batch: one slot buffer) ──▶ BEGIN; apply; COMMIT
+ *                                    └─ postMessage(batch: one slot buffer) ──▶ BEGIN; journal row; COMMIT
  *   callbacks of that batch run  ◀──────────────────────────── {ack, seq} ◀──┘
+ *                                                                 later, several batches at once:
+ *   applied() resolves  ◀─────────────────────── {applied, through} ◀── BEGIN; their rows; delete
+ *   (a read asks with {apply} when it must wait)                         their journal rows; COMMIT
  *
  * Group commit: at most one batch is in flight. While it is, every new record and callback
  * accumulates in the next batch, which is sent the moment the ack arrives; so under load each
  * transaction carries everything that arrived during the previous fsync, and at rest a lone record
  * waits one setImmediate. A callback registered with `afterCommit` runs only after the transaction
  * holding every record added before it has committed (its batch or an earlier one).
+ *
+ * Committed means journaled (migration 006): the ack follows the commit of one journal row holding
+ * the batch, and the batch's rows (orders, trades, balances...) reach their tables in a later
+ * transaction of the writer thread, which the start-up replay redoes if the process dies first.
+ * Other connections therefore see a batch's rows only once `applied()` says so: every read of
+ * those tables waits for it (src/db/reader.ts `before`, wired in src/server.ts).
  *
  * On any writer error the writer is failed for good: no further callback ever runs (nothing more
  * may be reported durable), `onFatal` listeners are told, and records are dropped.
@@ -45,6 +54,10 @@ import { startWorker } from "../threads.ts";
 
 /** Default of WriterOptions.userRowsFlushAt. */
 export const DEFAULT_USER_ROWS_FLUSH_AT = 1024;
+/** Defaults of WriterOptions.applyAfterBatches, applyAfterRecords and applyQuietMs. */
+export const DEFAULT_APPLY_AFTER_BATCHES = 16;
+export const DEFAULT_APPLY_AFTER_RECORDS = 2048;
+export const DEFAULT_APPLY_QUIET_MS = 10;
 
 export interface WriterOptions {
   /** Default FULL. See OpenOptions.synchronous. */
@@ -67,6 +80,19 @@ export interface WriterOptions {
    * Default 1024; 1 writes every row with its batch.
    */
   userRowsFlushAt?: number;
+  /**
+   * The writer thread journals each batch on the ack path and writes its rows later, several
+   * batches in one transaction (workers/db/writer-worker.ts): once this many batches wait
+   * (default DEFAULT_APPLY_AFTER_BATCHES), ...
+   */
+  applyAfterBatches?: number;
+  /** ... or once their records reach this many (default DEFAULT_APPLY_AFTER_RECORDS), ... */
+  applyAfterRecords?: number;
+  /**
+   * ... or when no batch came for this many milliseconds (default DEFAULT_APPLY_QUIET_MS), and
+   * whenever `applied()` asks.
+   */
+  applyQuietMs?: number;
 }
 
 export interface WriterStats {
@@ -112,6 +138,7 @@ class Batch {
 }
 
 const MIN_CAPACITY = 16;
+const APPLIED = Promise.resolve();
 /** The smallest buffer a batch is sent in: 2^10 slots (8 KiB). */
 const MIN_WIRE_BITS = 10;
 
@@ -158,6 +185,14 @@ export class DbWriter {
   /** The close message has been posted: nothing more may be sent. */
   private closeSent = false;
   private closedAck = false;
+  /** Seq of the last acknowledged batch. */
+  private ackedSeq = 0;
+  /** Every batch up to this seq has its rows committed to their tables, not only its journal row. */
+  private appliedThrough = 0;
+  /** `applied()` calls waiting, in `need` order (the seq acknowledged when each was made). */
+  private readonly appliedWaiters: { need: number; resolve: () => void; reject: (err: Error) => void }[] = [];
+  /** An "apply" message is out and not answered yet. */
+  private applyAsked = false;
   private committedBatches = 0;
   private committedRecords = 0;
   /** Slot offset of the record `add` reserved last. */
@@ -191,6 +226,9 @@ export class DbWriter {
         opts.walAutocheckpointPages ??
         (interval > 0 ? WAL_SAFETY_VALVE_PAGES : DEFAULT_WAL_AUTOCHECKPOINT_PAGES),
       userRowsFlushAt: opts.userRowsFlushAt ?? DEFAULT_USER_ROWS_FLUSH_AT,
+      applyAfterBatches: opts.applyAfterBatches ?? DEFAULT_APPLY_AFTER_BATCHES,
+      applyAfterRecords: opts.applyAfterRecords ?? DEFAULT_APPLY_AFTER_RECORDS,
+      applyQuietMs: opts.applyQuietMs ?? DEFAULT_APPLY_QUIET_MS,
     };
     const worker = startWorker(WORKER_URL, { workerData: data });
     await DbWriter.started(worker, "database writer");
@@ -495,6 +533,23 @@ export class DbWriter {
     return done;
   }
 
+  /**
+   * Resolves once every batch acknowledged before the call has its rows committed to their tables
+   * (orders, trades, balances, user rows...), not only its journal row: at once when they are,
+   * otherwise after the writer thread, asked now, has applied what it journaled. Every read of
+   * those tables from another connection waits on it first, so that a read right after an answer
+   * sees what the answer reported (CONTRACT 6). Rejects if the writer has failed.
+   */
+  applied(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    const need = this.ackedSeq;
+    if (this.appliedThrough >= need || this.closedAck) return APPLIED;
+    return new Promise<void>((resolve, reject) => {
+      this.appliedWaiters.push({ need, resolve, reject });
+      this.askApply();
+    });
+  }
+
   /** `cb` is told once, when the writer fails; from then on nothing is written or acknowledged. */
   onFatal(cb: (err: Error) => void): void {
     this.fatalListeners.push(cb);
@@ -639,6 +694,24 @@ export class DbWriter {
     for (const r of this.rows) r.n = 0;
   }
 
+  /** Asks the writer thread to apply what it journaled, unless a request is already out. */
+  private askApply(): void {
+    // Once the close is sent, the writer applies everything before it answers "closed".
+    if (this.applyAsked || this.closeSent) return;
+    this.applyAsked = true;
+    this.post({ t: "apply" });
+  }
+
+  /** Resolves the waiters the applied mark now covers; asks again for those it does not. */
+  private releaseApplied(all: boolean): void {
+    const waiters = this.appliedWaiters;
+    let n = 0;
+    while (n < waiters.length && (all || waiters[n].need <= this.appliedThrough)) n++;
+    for (const w of waiters.splice(0, n)) w.resolve();
+    // A request already out when they came may have been read before their batches.
+    if (waiters.length > 0) this.askApply();
+  }
+
   private post(m: ToWriter): void {
     this.worker.postMessage(m);
   }
@@ -652,6 +725,9 @@ export class DbWriter {
           return;
         }
         this.inFlight = null;
+        this.ackedSeq = m.seq;
+        // A batch of callbacks only has no rows: applied as soon as every batch before it is.
+        if (m.records === 0 && this.appliedThrough === m.seq - 1) this.appliedThrough = m.seq;
         this.committedBatches++;
         this.committedRecords += m.records;
         // Send the next batch first so the writer works while the callbacks run.
@@ -671,8 +747,15 @@ export class DbWriter {
       case "error":
         this.fail(new Error(`database write failed (batch ${m.seq}): ${m.message}`));
         return;
+      case "applied":
+        if (m.through > this.appliedThrough) this.appliedThrough = m.through;
+        if (m.asked) this.applyAsked = false;
+        this.releaseApplied(false);
+        return;
       case "closed":
+        // The close applied everything before it closed.
         this.closedAck = true;
+        this.releaseApplied(true);
         return;
       case "ready":
         return;
@@ -686,6 +769,7 @@ export class DbWriter {
     this.drop();
     for (const reject of this.flushRejects) reject(err);
     this.flushRejects.clear();
+    for (const w of this.appliedWaiters.splice(0)) w.reject(err);
     if (this.fatalListeners.length === 0) {
       // Nobody handles it: crash rather than run on with writes silently lost.
       process.nextTick(() => {

@@ -17,8 +17,10 @@
  * conflict clause if an upsert must update it.
  *
  * Kinds are applied in their numeric order inside one transaction, records of one kind in the
- * order they were added. The order across kinds matters once: a key created and revoked in the
- * same batch (API_KEY before REVOKE_KEY).
+ * order they were added (batch-apply.ts, which also coalesces the upserts of which only the last
+ * value counts). The order across kinds matters twice: a key created and revoked in the same batch
+ * (API_KEY before REVOKE_KEY), an order inserted and changed in the same batch (ORDER before
+ * ORDER_UPDATE).
  */
 
 /** Slot types. */
@@ -279,12 +281,19 @@ export type ToWriter =
        */
       settledBelow: number;
     }
+  /** Write the rows of every batch journaled so far now; answered by "applied" with `asked`. */
+  | { t: "apply" }
   | { t: "close" };
 
 /** Writer thread → main. */
 export type FromWriter =
   | { t: "ready" }
   | { t: "ack"; seq: number; records: number }
+  /**
+   * The rows of every batch up to `through` are committed to their tables (not only journaled).
+   * Sent after each bulk apply; `asked`: the answer to an "apply" message.
+   */
+  | { t: "applied"; through: number; asked: boolean }
   | { t: "error"; seq: number; message: string }
   | { t: "closed" };
 
@@ -297,6 +306,10 @@ export interface WriterWorkerData {
   walAutocheckpointPages: number;
   /** See WriterOptions.userRowsFlushAt. */
   userRowsFlushAt: number;
+  /** See WriterOptions.applyAfterBatches, applyAfterRecords and applyQuietMs. */
+  applyAfterBatches: number;
+  applyAfterRecords: number;
+  applyQuietMs: number;
 }
 
 export interface CheckpointWorkerData {

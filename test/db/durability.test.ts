@@ -3,6 +3,7 @@ import { spawn } from "node:child_process";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { openDatabase, type Synchronous } from "../../src/protocol/db-open.ts";
+import { replayJournal } from "../../src/protocol/journal.ts";
 import { tempDir } from "./helpers.ts";
 
 const tmp = tempDir("durability");
@@ -58,6 +59,7 @@ describe("durability", { concurrency: true }, () => {
       const acked = await writeAndKill(file, mode);
       assert.ok(acked >= KILL_AFTER);
       const db = openDatabase(file); // recovers from the WAL left behind
+      replayJournal(db); // and writes the batches only journaled, as the server's start does
       assert.equal(db.pragma("integrity_check", { simple: true }), "ok");
       const count = db.prepare<[number], { n: number }>("SELECT COUNT(*) AS n FROM orders WHERE id <= ?");
       assert.equal(count.get(acked)!.n, acked, "an acknowledged order is missing");

@@ -30,6 +30,8 @@ describe("migrations", () => {
       "balances",
       "candles",
       "currencies",
+      "journal",
+      "journal_syms",
       "meta",
       "nonces",
       "orders",

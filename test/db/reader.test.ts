@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { DbReader } from "../../src/db/reader.ts";
 import { DbWriter } from "../../src/db/writer.ts";
+import { openDatabase } from "../../src/protocol/db-open.ts";
 import { tempDir } from "./helpers.ts";
 
 const tmp = tempDir("reader");
@@ -20,7 +21,7 @@ describe("DbReader", () => {
     for (let id = 1; id <= 30; id++)
       writer.trade(id, "eth_btc", 50 + id, id, 1000 + id, 2000 + id, 1, 2, 1, 1, 0, id * 10);
     await writer.flush();
-    reader = DbReader.start(tmp.dbPath);
+    reader = DbReader.start(tmp.dbPath, { before: () => writer.applied() });
   });
 
   after(async () => {
@@ -113,6 +114,45 @@ describe("DbReader", () => {
       pages.map((p) => p.total),
       [1, 45, 30],
     );
+  });
+
+  it("sees an order from a read made right after its ack, while the writer holds it in the journal only", async () => {
+    // The writer applies only when asked: the rows stay in the journal until a read asks.
+    const file = `${tmp.dir}/journal-only.db`;
+    const w = await DbWriter.start(file, {
+      applyAfterBatches: 1_000_000,
+      applyAfterRecords: 1_000_000,
+      applyQuietMs: 1_000_000,
+    });
+    const r = DbReader.start(file, { before: () => w.applied() });
+    const direct = openDatabase(file, { readonly: true });
+    try {
+      const inTable = direct.prepare<[number], number>("SELECT COUNT(*) FROM orders WHERE id = ?").pluck();
+      const journaled = direct.prepare<[], number>("SELECT COUNT(*) FROM journal").pluck();
+      for (let id = 1; id <= 3; id++) {
+        w.order(id, 7, "btc_usdt", 0, 0, 100 + id, 10, 0, false, id, id);
+        const read = await new Promise<Awaited<ReturnType<DbReader["order"]>>>((resolve, reject) =>
+          w.afterCommit(() => {
+            // Answered: committed in the journal, not yet in its table; the read asks for it.
+            assert.equal(inTable.get(id), 0);
+            assert.equal(journaled.get(), 1);
+            r.order(id).then(resolve, reject);
+          }),
+        );
+        assert.equal(read?.id, id);
+        assert.equal(read?.price, 100 + id);
+        assert.equal(journaled.get(), 0, "the apply the read asked for deleted the journal row");
+        const page = await r.userOrders(7, 1, 10);
+        assert.deepEqual(
+          page.items.map((o) => o.id),
+          Array.from({ length: id }, (_, i) => id - i),
+        );
+      }
+    } finally {
+      direct.close();
+      await r.close();
+      await w.close();
+    }
   });
 
   it("rejects a page or size that is not a positive integer", async () => {

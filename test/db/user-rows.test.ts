@@ -52,12 +52,13 @@ describe("per-user rows written in bulk", () => {
     let settledBelow = 1;
     const w = await DbWriter.start(file, { userRowsFlushAt: 8 });
     w.settledOrderIds(() => settledBelow);
-    const reader = DbReader.start(file);
+    const reader = DbReader.start(file, { before: () => w.applied() });
     try {
       // Batch 1: orders 1..5 (users 1, 2, 1, 2, 1), all settled: 5 held, fewer than 8, none written.
       for (let id = 1; id <= 5; id++) order(w, id, 2 - (id % 2));
       settledBelow = 6;
       await w.flush();
+      await w.applied();
       assert.deepEqual(stored(file), { through: 0, rows: [] });
       assert.deepEqual(await ids(reader, 1, 1, 10), { total: 3, ids: [5, 3, 1] });
 
@@ -65,6 +66,7 @@ describe("per-user rows written in bulk", () => {
       // and the mark moves only to 5, below the unsettled 6.
       for (let id = 7; id <= 10; id++) order(w, id, 2 - (id % 2));
       await w.flush();
+      await w.applied();
       assert.deepEqual(stored(file), {
         through: 5,
         rows: ["1:1", "2:2", "1:3", "2:4", "1:5", "1:7", "2:8", "1:9", "2:10"],
@@ -77,6 +79,7 @@ describe("per-user rows written in bulk", () => {
       order(w, 3, 1, 10);
       settledBelow = 11;
       await w.flush();
+      await w.applied();
       assert.equal(stored(file).through, 5);
       assert.deepEqual(await ids(reader, 2, 1, 2), { total: 5, ids: [10, 8] });
       assert.deepEqual(await ids(reader, 2, 2, 2), { total: 5, ids: [6, 4] });
@@ -149,7 +152,7 @@ describe("per-user rows written in bulk", () => {
   it("finds a user's trades from the user's side through the tail, then through the rows", async () => {
     const file = path.join(tmp.dir, "trades.db");
     const w = await DbWriter.start(file, { userRowsFlushAt: 4 });
-    const reader = DbReader.start(file);
+    const reader = DbReader.start(file, { before: () => w.applied() });
     /** Trade `id`: `taker` sells at market into `maker`'s limit buy when `sell`, else buys at a limit. */
     const trade = (id: number, taker: number, maker: number, sell: boolean) =>
       w.trade(
@@ -175,6 +178,7 @@ describe("per-user rows written in bulk", () => {
       trade(2, 1, 2, true);
       trade(3, 2, 3, false);
       await w.flush();
+      await w.applied();
       const db = openDatabase(file, { readonly: true });
       assert.equal(db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM user_trades").get()!.n, 0);
       assert.equal(mark(db, "user_trades_through"), 0);
@@ -188,8 +192,10 @@ describe("per-user rows written in bulk", () => {
       trade(4, 3, 2, true);
       trade(5, 1, 3, false);
       await w.flush();
+      await w.applied();
       trade(6, 2, 1, true);
       await w.flush();
+      await w.applied();
       assert.equal(mark(db, "user_trades_through"), 5);
       assert.equal(db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM user_trades").get()!.n, 10);
       db.close();

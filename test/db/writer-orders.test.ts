@@ -45,6 +45,7 @@ describe("order records", () => {
     const w = await startWriter(file);
     w.order(1, 5, "btc_usdt", 0, 0, 100, 50, 0, false, 10, 10, 4, "c-1");
     await w.flush();
+    await w.applied();
     assert.deepEqual(rows(file, ORDER_ROW), [
       {
         id: 1,
@@ -66,12 +67,14 @@ describe("order records", () => {
     await w.flush();
     w.order(1, 5, "btc_usdt", 0, 0, 99, 40, 20, false, 10, 12, 4, "c-1"); // an amend
     await w.flush();
+    await w.applied();
     assert.deepEqual(
       rows(file, "SELECT price, amount, amount_used, is_cancelled, update_micro FROM orders"),
       [{ price: 99, amount: 40, amount_used: 20, is_cancelled: 0, update_micro: 12 }],
     );
     w.order(1, 5, "btc_usdt", 0, 0, 99, 40, 20, true, 10, 13, 4, "c-1"); // the cancel
     await w.flush();
+    await w.applied();
     assert.deepEqual(rows(file, ORDER_ROW), [
       {
         id: 1,
@@ -100,6 +103,7 @@ describe("order records", () => {
     w.order(1, 5, "btc_usdt", 1, 0, 100, 50, 30, false, 10, 20); // the maker's fill
     w.order(1, 5, "btc_usdt", 1, 0, 100, 50, 50, false, 10, 21); // filled: closed
     await w.flush();
+    await w.applied();
     assert.deepEqual(
       rows(file, "SELECT id, amount_used, is_cancelled, update_micro FROM orders ORDER BY id"),
       [
@@ -121,6 +125,7 @@ describe("order records", () => {
     await second.flush();
     second.order(3, 7, "eth_usdt", 1, 0, 500, 10, 10, false, 30, 50, 0, "keep");
     await second.flush();
+    await second.applied();
     assert.deepEqual(rows(file, ORDER_ROW), [
       {
         id: 3,
@@ -153,6 +158,7 @@ describe("order records", () => {
     for (let id = 1; id <= 2000; id++)
       w.order(id, 1 + (id % 7), "btc_usdt", id & 1, 0, 100 + id, 10, 10, false, id, 5000);
     await w.flush();
+    await w.applied();
     assert.deepEqual(
       rows(file, "SELECT COUNT(*) AS n, SUM(amount_used) AS used, MAX(price) AS top FROM orders"),
       [{ n: 3001, used: 20000, top: 3100 }],

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import { after, afterEach, before, describe, it } from "node:test";
 import { DbWriter } from "../../src/db/writer.ts";
 import { openDatabase } from "../../src/protocol/db-open.ts";
+import { ORDER } from "../../src/protocol/writer-batch.ts";
 import { waitFor } from "../wait.ts";
 import { tempDir } from "./helpers.ts";
 
@@ -63,6 +64,7 @@ describe("DbWriter", () => {
     w.candle("btc_usdt", "1m", 1_700_000_000_000, 5000000, 5000000, 5000000, 5000000, 10);
     w.candle("btc_usdt", "1m", 1_700_000_000_000, 5000000, 5000001, 4999999, 5000000, 40); // upsert
     await w.flush();
+    await w.applied();
 
     const db = fresh(file);
     assert.deepEqual(db.prepare("SELECT * FROM pairs").all(), [
@@ -169,9 +171,16 @@ describe("DbWriter", () => {
   });
 
   it("runs afterCommit callbacks in order, only once their records are committed", async () => {
+    await w.applied(); // the orders of the test before are in their table, not in the journal
     const reader = fresh(file);
-    const count = reader.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM orders WHERE id > 100");
+    // Committed: in its table, or in the journal (written there on the ack path, migration 006).
+    const count = reader.prepare<[], { n: number }>(
+      `SELECT (SELECT COUNT(*) FROM orders WHERE id > 100)
+            + (SELECT COALESCE(SUM(json_extract(counts, '$[${ORDER.id}]')), 0) FROM journal) AS n`,
+    );
+    const inTable = reader.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM orders WHERE id > 100");
     const seen: string[] = [];
+    const reads: Promise<void>[] = [];
     let id = 100;
     const addAndWatch = (label: string): void => {
       w.order(++id, 1, "p", 0, 0, 1, 1, 0, false, id, id);
@@ -180,6 +189,12 @@ describe("DbWriter", () => {
         // A fresh read transaction on another connection sees the record: it is committed.
         assert.ok(count.get()!.n >= expected - 100, `${label}: record ${expected} not visible yet`);
         seen.push(label);
+        // And its row, once the writer has applied what it acknowledged.
+        reads.push(
+          w.applied().then(() => {
+            assert.ok(inTable.get()!.n >= expected - 100, `${label}: row ${expected} not applied`);
+          }),
+        );
       });
     };
     addAndWatch("a");
@@ -190,6 +205,8 @@ describe("DbWriter", () => {
     addAndWatch("d");
     await w.flush();
     assert.deepEqual(seen, ["a", "b", "c", "d"]);
+    await Promise.all(reads);
+    assert.equal(reads.length, 4);
     reader.close();
   });
 
@@ -208,6 +225,7 @@ describe("DbWriter", () => {
         own.balance(1, "usdt", latest, 0n);
       });
       const checked: bigint[] = [];
+      const reads: Promise<void>[] = [];
       let id = 0;
       for (let tick = 0; tick < 20; tick++) {
         for (let i = 0; i < 10; i++) {
@@ -215,15 +233,21 @@ describe("DbWriter", () => {
           own.order(++id, 1, "p", 0, 0, 1, 1, 0, false, id, id);
           const expected = latest;
           own.afterCommit(() => {
-            // The committed balance is at least the value the callback's command left.
-            const committed = BigInt(balance.get()!.available);
-            assert.ok(committed >= expected, `balance ${committed} committed before ${expected}`);
-            checked.push(expected);
+            // The committed balance is at least the value the callback's command left, once the
+            // writer has written the rows of what it acknowledged.
+            reads.push(
+              own.applied().then(() => {
+                const committed = BigInt(balance.get()!.available);
+                assert.ok(committed >= expected, `balance ${committed} committed before ${expected}`);
+                checked.push(expected);
+              }),
+            );
           });
         }
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
       await own.flush();
+      await Promise.all(reads);
       assert.equal(checked.length, 200);
       assert.equal(balance.get()!.available, "200");
       // One balance record per transaction, not one per change.
@@ -261,6 +285,7 @@ describe("DbWriter", () => {
     const batches = w.stats.batches - before.batches;
     assert.equal(w.stats.records - before.records, 10_000);
     assert.ok(batches < 200, `expected fewer transactions than the 200 ticks, got ${batches}`);
+    await w.applied();
     const db = fresh(file);
     const n = db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM orders WHERE id > 2000000").get()!.n;
     assert.equal(n, 10_000);
@@ -295,9 +320,12 @@ describe("DbWriter", () => {
     w.trade(1, "p", 1, 1, 1, 2, 1, 2, 0, 0, 0, 1);
     w.afterCommit(() => ran.push("first"));
     await w.flush();
-    w.trade(1, "p", 1, 1, 1, 2, 1, 2, 0, 0, 0, 2); // duplicate trade id: the transaction fails
+    w.trade(1, "p", 1, 1, 1, 2, 1, 2, 0, 0, 0, 2); // duplicate trade id: writing its row fails
     w.afterCommit(() => ran.push("dup"));
-    await assert.rejects(w.flush(), /database write failed.*UNIQUE/);
+    // The batch is journaled as it came and acknowledged (its journal row is sound); writing its
+    // rows, after the ack, fails.
+    await w.flush();
+    await assert.rejects(w.applied(), /database write failed.*UNIQUE/);
     w.order(1, 1, "p", 0, 0, 1, 1, 0, false, 1, 1);
     w.afterCommit(() => ran.push("after"));
     // Rather than a guessed wait: close() ends the writer thread, the only source of acks, and
@@ -305,9 +333,12 @@ describe("DbWriter", () => {
     // could run a callback.
     await assert.rejects(w.close(), /UNIQUE/);
     await new Promise<void>((resolve) => setImmediate(resolve));
-    assert.deepEqual(ran, ["first"]);
+    assert.deepEqual(ran, ["first", "dup"]);
     assert.equal(fatal.length, 1);
     assert.ok(w.failed);
+    // The failed apply rolled back and left the journal whole: the next start replays it and
+    // refuses the same way, rather than drop an acknowledged batch.
+    await assert.rejects(DbWriter.start(`${tmp.dir}/fatal.db`), /UNIQUE/);
   });
 
   it("copies committed pages into the database file from the checkpointer thread while the writer runs", async () => {

@@ -1,0 +1,238 @@
+/**
+ * How a writer batch becomes rows: the one definition, used by the writer thread's bulk apply
+ * (workers/db/writer-worker.ts) and by the journal replay at start (journal.ts). Every function
+ * here runs inside a transaction of its caller on the read-write connection it was made for.
+ *
+ * A batch's records are applied kind after kind in kind order (writer-batch.ts), records of one
+ * kind in the order they were added; upserts of which only the last value counts are coalesced,
+ * within an order's records of a batch, and over all the batches of one call for the nonces,
+ * balances and candles (applyBatches).
+ */
+import type { Statement } from "better-sqlite3";
+import type { Db } from "./db-open.ts";
+import {
+  BALANCE,
+  CANDLE,
+  compileRunner,
+  KIND_COUNT,
+  KINDS,
+  NONCE,
+  ORDER,
+  ORDER_UPDATE,
+  type RecordKind,
+  TRADE,
+} from "./writer-batch.ts";
+
+type KeyOf = (b: Float64Array, o: number, s: readonly string[]) => number | string;
+
+/**
+ * Upserts of which only the last value per key counts (the nonce of a token, a balance, a candle):
+ * written once per key per applyBatches call.
+ */
+const LAST_WINS: readonly [RecordKind, KeyOf][] = [
+  [NONCE, (b, o, s) => s[b[o + NONCE.at.token]]],
+  // User ids are small and symbol ids below 2^20: the key stays an exact integer.
+  [BALANCE, (b, o) => b[o + BALANCE.at.user_id] * 1048576 + b[o + BALANCE.at.currency]],
+  [CANDLE, (b, o) => `${b[o + CANDLE.at.pair]}:${b[o + CANDLE.at.period]}:${b[o + CANDLE.at.start_ms]}`],
+];
+const LAST_WINS_KIND: readonly boolean[] = KINDS.map((k) => LAST_WINS.some(([l]) => l === k));
+
+/** What applying a batch needs of it: its records (a copy the applier may keep reading) and strings. */
+export interface BatchRecords {
+  /** Per kind: number of records. */
+  counts: readonly number[];
+  /** The records, kind after kind in kind order; may be longer than the records. */
+  slots: Float64Array;
+  strs: readonly string[];
+  /** See ToWriter's `settledBelow`. */
+  settledBelow: number;
+}
+
+export interface BatchApplier {
+  /**
+   * The symbol table the batches' SYM slots index: ids in order of first use, as the main side
+   * assigned them in the run that produced the batches. The caller appends each batch's new names.
+   */
+  readonly syms: string[];
+  /** Writes the rows of the batches, given in batch order. In a transaction. */
+  applyBatches(batches: readonly BatchRecords[]): void;
+  /** Writes every held user_orders / user_trades row and moves the marks. In a transaction. */
+  flushUserRows(): void;
+  /**
+   * Writes the user rows of every stored order and trade and moves both marks to the highest ids:
+   * only right after a start, when nothing is in flight, so every stored order is settled. In a
+   * transaction.
+   */
+  catchUp(): void;
+}
+
+/**
+ * Prepares the statements on `db` and reads the user-row marks from `meta`. `userRowsFlushAt`: see
+ * WriterOptions.userRowsFlushAt.
+ */
+export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplier {
+  /** One statement per record kind, from its field table (writer-batch.ts). */
+  const st: Statement[] = KINDS.map((k) => db.prepare(k.sql));
+
+  // ---- per-user rows, written in bulk (migration 002) -------------------------------------------
+  // Invariants: every order with id <= `ordersThrough` has its user_orders row, and every trade
+  // with id <= `tradesThrough` its two user_trades rows (readers scan the tails above the marks).
+  // New rows wait and are written together, sorted by user, in the transaction of the batch that
+  // brings the orders or the trades waiting to `userRowsFlushAt`: a user's page is then written
+  // once per flush instead of once per batch. A mark moves only in the transaction that wrote every
+  // row below it. Trades reach the writer in id order (the core numbers them as it records them),
+  // so the trades waiting are exactly those above the mark, and their rows come from the
+  // `trade_sides` view. An order's id is given when its command enters a pair worker and the pairs
+  // answer out of order, so the orders waiting are tracked by id, and the orders' mark moves only
+  // up to what the main side reports as settled (`settledBelow`).
+  const setMark = db.prepare("UPDATE meta SET value = ? WHERE key = ?");
+  const markOf = db.prepare<[string], number>("SELECT value FROM meta WHERE key = ?").pluck();
+  const maxId = (table: "orders" | "trades") =>
+    db.prepare<[], number>(`SELECT COALESCE(MAX(id), 0) FROM ${table}`).pluck().get()!;
+  const userOrder = db.prepare("INSERT OR IGNORE INTO user_orders (user_id, order_id) VALUES (?, ?)");
+  const userOrdersAbove = db.prepare(
+    "INSERT OR IGNORE INTO user_orders (user_id, order_id) SELECT user_id, id FROM orders WHERE id > ?",
+  );
+  const userTradesAbove = db.prepare(
+    `INSERT INTO user_trades (user_id, trade_id, pair, side, type, price, amount, time_micro, fee_rate)
+       SELECT user_id, trade_id, pair, side, type, price, amount, time_micro, fee_rate FROM trade_sides
+       WHERE trade_id > ? ORDER BY user_id, trade_id`,
+  );
+  let ordersThrough = markOf.get("user_orders_through")!;
+  let tradesThrough = markOf.get("user_trades_through")!;
+  /** Order id -> user of orders above `ordersThrough` whose user_orders row is not written yet. */
+  const heldOrders = new Map<number, number>();
+  /** Highest order id reported settled: the orders' mark may move up to here after a flush. */
+  let settled = ordersThrough;
+  /** The last trade written: the trades above `tradesThrough` up to it wait for their rows. */
+  let lastTrade = tradesThrough;
+
+  /** Writes the rows of the trades above the mark, up to `upTo`, and moves the mark there. */
+  function flushUserTrades(upTo: number): void {
+    if (upTo <= tradesThrough) return;
+    userTradesAbove.run(tradesThrough);
+    tradesThrough = upTo;
+    setMark.run(tradesThrough, "user_trades_through");
+  }
+
+  function flushUserRows(): void {
+    const orders = [...heldOrders].sort((a, b) => a[1] - b[1] || a[0] - b[0]);
+    for (const [id, user] of orders) userOrder.run(user, id);
+    heldOrders.clear();
+    if (settled > ordersThrough) {
+      ordersThrough = settled;
+      setMark.run(ordersThrough, "user_orders_through");
+    }
+    flushUserTrades(lastTrade);
+  }
+
+  function catchUp(): void {
+    userOrdersAbove.run(ordersThrough);
+    heldOrders.clear();
+    const maxOrder = maxId("orders");
+    if (maxOrder > ordersThrough) {
+      ordersThrough = settled = maxOrder;
+      setMark.run(ordersThrough, "user_orders_through");
+    }
+    lastTrade = Math.max(lastTrade, maxId("trades"));
+    flushUserTrades(lastTrade);
+  }
+
+  const syms: string[] = [];
+  // Keys already written, for last-wins coalescing of repeated upserts.
+  const seenNum = new Set<number>();
+  const seen = new Set<number | string>();
+
+  /** Per kind, its statement's runner, compiled from the field table. */
+  const runners = KINDS.map(compileRunner);
+
+  /** Runs kind `k`'s statement for the record at `o`. */
+  function put(k: RecordKind, b: Float64Array, o: number, s: readonly string[]): void {
+    runners[k.id](st[k.id], b, o, s, syms);
+  }
+
+  /** Every record of the kind, in order. */
+  function putAll(k: RecordKind, b: Float64Array, s: readonly string[]): void {
+    for (let o = 0; o < b.length; o += k.stride) put(k, b, o, s);
+  }
+
+  type Apply = (b: Float64Array, s: readonly string[]) => void;
+
+  /** Per kind, how its records are written. `b` holds whole records; `s` is the batch's strings. */
+  const apply: Apply[] = KINDS.map((k) => (b: Float64Array, s: readonly string[]) => putAll(k, b, s));
+
+  apply[ORDER.id] = (b, s) => {
+    seenNum.clear();
+    for (let o = b.length - ORDER.stride; o >= 0; o -= ORDER.stride) {
+      const id = b[o + ORDER.at.id];
+      if (seenNum.has(id)) continue;
+      seenNum.add(id);
+      if (id > ordersThrough) heldOrders.set(id, b[o + ORDER.at.user_id]);
+      put(ORDER, b, o, s);
+    }
+  };
+
+  // After ORDER (kinds apply in id order), so an order inserted and changed in one batch ends as changed.
+  apply[ORDER_UPDATE.id] = (b, s) => {
+    seenNum.clear();
+    for (let o = b.length - ORDER_UPDATE.stride; o >= 0; o -= ORDER_UPDATE.stride) {
+      const id = b[o + ORDER_UPDATE.at.id];
+      if (seenNum.has(id)) continue;
+      seenNum.add(id);
+      put(ORDER_UPDATE, b, o, s);
+    }
+  };
+
+  apply[TRADE.id] = (b, s) => {
+    putAll(TRADE, b, s);
+    // The user_trades rows follow in bulk (flushUserTrades); trades come in id order.
+    if (b.length > 0) lastTrade = b[b.length - TRADE.stride + TRADE.at.id];
+  };
+
+  /**
+   * Writes the batches, in order. Each batch's kinds go in numeric order (see writer-batch.ts: a
+   * key's creation precedes its revocation, an order's insert its update), except the LAST_WINS
+   * upserts, which are written after all of them, once per key, with the last record of the key
+   * over all the batches. That ends in the same rows as writing every record in turn: the caller's
+   * transaction holds all the batches, so no other connection sees a state in between, and nothing
+   * else written here reads or writes those tables.
+   */
+  function applyBatches(batches: readonly BatchRecords[]): void {
+    for (const m of batches) {
+      let at = 0;
+      for (let k = 0; k < KIND_COUNT; k++) {
+        const len = m.counts[k] * KINDS[k].stride;
+        if (len > 0 && !LAST_WINS_KIND[k]) apply[k](m.slots.subarray(at, at + len), m.strs);
+        at += len;
+      }
+      if (m.settledBelow - 1 > settled) settled = m.settledBelow - 1;
+      if (heldOrders.size >= userRowsFlushAt || lastTrade - tradesThrough >= userRowsFlushAt) flushUserRows();
+    }
+    for (const [k, keyOf] of LAST_WINS) {
+      seen.clear();
+      // Walking backwards, a key seen once has had its final value written.
+      for (let i = batches.length - 1; i >= 0; i--) {
+        const m = batches[i];
+        const n = m.counts[k.id];
+        if (n === 0) continue;
+        let start = 0;
+        for (let j = 0; j < k.id; j++) start += m.counts[j] * KINDS[j].stride;
+        for (let o = start + (n - 1) * k.stride; o >= start; o -= k.stride) {
+          const key = keyOf(m.slots, o, m.strs);
+          if (seen.has(key)) continue;
+          seen.add(key);
+          put(k, m.slots, o, m.strs);
+        }
+      }
+    }
+  }
+
+  return { syms, applyBatches, flushUserRows, catchUp };
+}
+
+/** Slots the records of a batch with these counts take. */
+export function slotsOf(counts: readonly number[]): number {
+  let n = 0;
+  for (let k = 0; k < KIND_COUNT; k++) n += counts[k] * KINDS[k].stride;
+  return n;
+}
