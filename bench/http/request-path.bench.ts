@@ -1,0 +1,79 @@
+/**
+ * Question: what does the main thread's JavaScript spend per signed create-order before the core
+ * (src/http/route.ts's steps without uWS): authentication (token lookup, HMAC-SHA256 of the body,
+ * constant-time compare), the body's JSON (with the exact-number check), strict-field and order
+ * validation? Each step is timed alone and then all together, on the bodies bench:load sends.
+ *
+ *   npx tsx bench/http/request-path.bench.ts
+ *
+ * Checksum: every body authenticates, parses and validates (a failure throws).
+ */
+import { createHmac } from "node:crypto";
+import { Bench } from "tinybench";
+import { authenticate } from "../../src/auth.ts";
+import { loadConfig } from "../../src/config.ts";
+import { parseJsonBody } from "../../src/http/json-body.ts";
+import { CREATE_FIELDS, validateOrder } from "../../src/http/validate.ts";
+import { Users } from "../../src/users.ts";
+
+const config = loadConfig(new URL("../../data/config.json", import.meta.url).pathname);
+const users = new Users();
+const TOKEN = "t".repeat(64);
+const SECRET = "s".repeat(64);
+users.add(0, "00000000-0000-0000-0000-000000000000");
+users.addKey(TOKEN, 0, SECRET, false);
+
+const bodies = [
+  '{"pairName":"btc_usdt","tradeType":"limit","directionType":"buy","price":"99990.5","amount":"0.01"}',
+  '{"pairName":"eth_usdt","tradeType":"limit","directionType":"sell","price":"3001.25","amount":"0.1"}',
+  '{"pairName":"eth_btc","tradeType":"market","directionType":"buy","amount":"0.1"}',
+].map((text) => {
+  const raw = Buffer.from(text);
+  return { raw, text, sig: createHmac("sha256", SECRET).update(raw).digest("hex") };
+});
+
+let i = 0;
+let checksum = 0;
+const next = () => bodies[i++ % bodies.length];
+
+const bench = new Bench({ time: 1500, warmup: true });
+bench
+  .add("authenticate (token, HMAC, compare)", () => {
+    const b = next();
+    const k = authenticate(users, TOKEN, b.sig, b.raw);
+    if (typeof k === "number") throw new Error(`auth failed: ${k}`);
+    checksum += k.userId;
+  })
+  .add("body: toString + JSON (exact-number check)", () => {
+    const b = next();
+    const o = parseJsonBody(b.raw.toString("utf8")) as Record<string, unknown>;
+    checksum += (o.pairName as string).length;
+  })
+  .add("validateOrder (strict fields, decimals, bounds)", () => {
+    const b = next();
+    const v = validateOrder(JSON.parse(b.text), config, CREATE_FIELDS);
+    if (v.errors.length > 0) throw new Error(`invalid: ${JSON.stringify(v.errors)}`);
+    checksum += v.amount;
+  })
+  .add("all three", () => {
+    const b = next();
+    const k = authenticate(users, TOKEN, b.sig, b.raw);
+    if (typeof k === "number") throw new Error(`auth failed: ${k}`);
+    const o = parseJsonBody(b.raw.toString("utf8")) as Record<string, unknown>;
+    const v = validateOrder(o, config, CREATE_FIELDS);
+    if (v.errors.length > 0) throw new Error("invalid");
+    checksum += v.amount;
+  });
+
+await bench.run();
+console.table(
+  bench.tasks.map((t) => {
+    const r = t.result as { latency?: { mean: number; p50?: number } } | undefined;
+    return {
+      step: t.name,
+      "ns/op (mean)": Math.round((r?.latency?.mean ?? Number.NaN) * 1e6),
+      "ns/op (p50)": Math.round((r?.latency?.p50 ?? Number.NaN) * 1e6),
+    };
+  }),
+);
+console.log(`checksum ${checksum}`);
