@@ -368,14 +368,13 @@ export class PairChannel {
         if (n === 0) break;
         for (let i = 0; i < n; i++) onEvent(f, ring.peekOffset(i));
         ring.release(n);
+        this.idleTurns = 0;
         handled += n;
         if (handled >= this.maxEventsPerTurn) {
-          this.idleTurns = 0;
           setImmediate(this.pumpTurn);
           return;
         }
       }
-      if (handled > 0) this.idleTurns = 0;
       if (this.gone) {
         this.pumpedResolve();
         return;

@@ -20,6 +20,7 @@ import {
   ORDER,
   ORDER_UPDATE,
   type RecordKind,
+  slotsOf,
   TRADE,
 } from "./writer-batch.ts";
 
@@ -215,8 +216,7 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
         const m = batches[i];
         const n = m.counts[k.id];
         if (n === 0) continue;
-        let start = 0;
-        for (let j = 0; j < k.id; j++) start += m.counts[j] * KINDS[j].stride;
+        const start = slotsOf(m.counts, k.id);
         for (let o = start + (n - 1) * k.stride; o >= start; o -= k.stride) {
           const key = keyOf(m.slots, o, m.strs);
           if (seen.has(key)) continue;
@@ -228,11 +228,4 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
   }
 
   return { syms, applyBatches, flushUserRows, catchUp };
-}
-
-/** Slots the records of a batch with these counts take. */
-export function slotsOf(counts: readonly number[]): number {
-  let n = 0;
-  for (let k = 0; k < KIND_COUNT; k++) n += counts[k] * KINDS[k].stride;
-  return n;
 }

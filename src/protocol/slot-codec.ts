@@ -11,7 +11,7 @@
  * (native byte order), for a batch holding a slot the delta form cannot carry exactly (not an
  * integer, or a difference beyond 2^53 - 1): never expected, but never lost either.
  */
-import { KIND_COUNT, KINDS } from "./writer-batch.ts";
+import { KIND_COUNT, KINDS, slotsOf } from "./writer-batch.ts";
 
 const FORMAT_RAW = 0;
 const FORMAT_DELTA = 1;
@@ -23,8 +23,7 @@ const prev = new Float64Array(64);
 
 /** Bytes for `slots` (records of `counts`, kind after kind); valid until the next call. */
 export function encodeSlots(slots: Float64Array, counts: readonly number[]): Uint8Array {
-  let n = 0;
-  for (let k = 0; k < KIND_COUNT; k++) n += counts[k] * KINDS[k].stride;
+  const n = slotsOf(counts);
   // At most 8 bytes per slot (6 + 7 x 7 bits hold a magnitude below 2^53), or 8 raw.
   if (scratch.length < 1 + 8 * n) scratch = new Uint8Array(2 * (1 + 8 * n));
   const buf = scratch;
@@ -73,8 +72,7 @@ function raw(slots: Float64Array, n: number): Uint8Array {
 
 /** The slots `encodeSlots` made `bytes` of, for records of `counts`; throws if they do not fit. */
 export function decodeSlots(bytes: Uint8Array, counts: readonly number[]): Float64Array {
-  let n = 0;
-  for (let k = 0; k < KIND_COUNT; k++) n += counts[k] * KINDS[k].stride;
+  const n = slotsOf(counts);
   if (bytes[0] === FORMAT_RAW) {
     if (bytes.length !== 1 + n * 8)
       throw new Error(`journal slots: ${bytes.length - 1} bytes for ${n} slots`);

@@ -259,6 +259,16 @@ export function compileRunner(k: RecordKind): RecordRunner {
 export const KINDS: readonly RecordKind[] = Object.freeze(kinds.slice());
 export const KIND_COUNT = KINDS.length;
 
+/**
+ * Slots the records of a batch with these `counts` (per kind) take, kind after kind; with `upTo`,
+ * only those of the kinds below it: where kind `upTo`'s records start.
+ */
+export function slotsOf(counts: readonly number[], upTo: number = KIND_COUNT): number {
+  let n = 0;
+  for (let k = 0; k < upTo; k++) n += counts[k] * KINDS[k].stride;
+  return n;
+}
+
 /** Main → writer thread. */
 export type ToWriter =
   | {

@@ -26,7 +26,7 @@
  * same error rather than lose them.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { type BatchApplier, createBatchApplier, slotsOf } from "../../src/protocol/batch-apply.ts";
+import { type BatchApplier, createBatchApplier } from "../../src/protocol/batch-apply.ts";
 import { type Db, openDatabase } from "../../src/protocol/db-open.ts";
 import {
   type JournalBatch,
@@ -37,6 +37,7 @@ import {
 import {
   type FromWriter,
   KIND_COUNT,
+  slotsOf,
   type ToWriter,
   type WriterWorkerData,
 } from "../../src/protocol/writer-batch.ts";
