@@ -17,6 +17,14 @@ if (entry.endsWith(".ts")) {
   const { register } = await import("tsx/esm/api");
   register();
 }
+// Benchmarks name each thread's CPU (bench/load): with EXCHANGE_THREAD_LOG=1 a worker says which
+// Linux thread it is and what it runs.
+if (process.env.EXCHANGE_THREAD_LOG === "1") {
+  const { readlinkSync } = await import("node:fs");
+  const tid = readlinkSync("/proc/thread-self").split("/").pop();
+  const role = entry.slice(entry.lastIndexOf("/") + 1).replace(/(-worker)?\.[jt]s$/, "");
+  process.stderr.write(`thread ${tid} ${role}\n`);
+}
 const mod = await import(entry);
 
 export default mod.default;

@@ -288,7 +288,7 @@ interface Measure {
    * Server CPU per answered request of each thread that used any, largest first (µs; the main
    * thread first, whatever its share). Like serverCpuPct, from /proc over the runs' wall time.
    */
-  threadUsPerRequest: { tid: number; main: boolean; us: number }[];
+  threadUsPerRequest: { tid: number; main: boolean; name: string; us: number }[];
 }
 
 interface RunParams {
@@ -314,8 +314,8 @@ interface OneRun {
   durationMs: number;
   /** Group commits of the exchange's writer during the run (null: not the exchange). */
   commits: number | null;
-  /** CPU ms of each server thread (by tid) during the run; the main thread's tid is the pid. */
-  threadCpuMs: Map<number, number>;
+  /** CPU ms of each server thread (by tid) during the run, and its name (see ServerProcess). */
+  threadCpuMs: Map<number, { name: string; ms: number }>;
   pid: number;
 }
 
@@ -367,8 +367,9 @@ async function runOnce(p: RunParams): Promise<OneRun> {
   );
   const wallMs = performance.now() - wall0;
   const cpu1 = p.server.cpuMs();
-  const threadCpuMs = new Map<number, number>();
-  for (const [tid, t] of p.server.threadCpuMs()) threadCpuMs.set(tid, t.ms - (threads0.get(tid)?.ms ?? 0));
+  const threadCpuMs = new Map<number, { name: string; ms: number }>();
+  for (const [tid, t] of p.server.threadCpuMs())
+    threadCpuMs.set(tid, { name: t.name, ms: t.ms - (threads0.get(tid)?.ms ?? 0) });
   const commits1 = commits0 === null ? null : await dbCommits(p.server.port);
   return {
     results,
@@ -442,19 +443,42 @@ function aggregate(label: string, runs: readonly OneRun[]): Measure {
     threadUsPerRequest: [],
   };
   const throughput = totalThroughput(m);
-  const byTid = new Map<number, number>();
-  for (const r of runs) for (const [tid, ms] of r.threadCpuMs) byTid.set(tid, (byTid.get(tid) ?? 0) + ms);
+  const byTid = new Map<number, { name: string; ms: number }>();
+  for (const r of runs)
+    for (const [tid, t] of r.threadCpuMs)
+      byTid.set(tid, { name: t.name, ms: (byTid.get(tid)?.ms ?? 0) + t.ms });
   if (throughput > 0)
     m.threadUsPerRequest = [...byTid]
-      .map(([tid, ms]) => ({
+      .map(([tid, t]) => ({
         tid,
         main: tid === runs[0]?.pid,
-        us: Math.round((ms / wall / throughput) * 1e7) / 10,
+        name: t.name,
+        us: Math.round((t.ms / wall / throughput) * 1e7) / 10,
       }))
       .filter((t) => t.us > 0)
       .sort((a, b) => Number(b.main) - Number(a.main) || b.us - a.us);
   lag.destroy();
   return m;
+}
+
+/**
+ * Threads by name: `main 45.1, writer 20.3, pair 4.4+4.3+4.1, checkpoint 0.2, node ×9 8.8` (the
+ * unnamed ones, V8's platform threads and libuv's pool, summed with their count).
+ */
+function threadSummary(threads: Measure["threadUsPerRequest"]): string {
+  const byName = new Map<string, number[]>();
+  for (const t of threads) {
+    const list = byName.get(t.name);
+    if (list === undefined) byName.set(t.name, [t.us]);
+    else list.push(t.us);
+  }
+  const parts: string[] = [];
+  for (const [name, us] of byName) {
+    if (name === "node" || us.length > 4)
+      parts.push(`${name} ×${us.length} ${Math.round(sum(us) * 10) / 10}`);
+    else parts.push(`${name} ${us.join("+")}`);
+  }
+  return parts.join(", ");
 }
 
 function report(m: Measure): void {
@@ -471,14 +495,7 @@ function report(m: Measure): void {
         : `, ${m.commitsPerSec} commits/s (≈ ${(total / m.commitsPerSec).toFixed(1)} requests per commit)`),
   );
   if (m.threadUsPerRequest.length > 0)
-    console.log(
-      `    server CPU µs per request by thread: ${m.threadUsPerRequest
-        .slice(0, 8)
-        .map((t) => (t.main ? `main ${t.us}` : `${t.us}`))
-        .join(
-          ", ",
-        )}${m.threadUsPerRequest.length > 8 ? `, ${m.threadUsPerRequest.length - 8} more ${Math.round(sum(m.threadUsPerRequest.slice(8).map((t) => t.us)) * 10) / 10}` : ""}`,
-    );
+    console.log(`    server CPU µs per request by thread: ${threadSummary(m.threadUsPerRequest)}`);
   for (const [kind, k] of m.kinds)
     for (const e of k.errorSamples.slice(0, 3)) console.log(`    ${kind} e.g. ${e}`);
 }

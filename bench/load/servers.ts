@@ -11,6 +11,8 @@ import { fileURLToPath } from "node:url";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const LISTENING = /listening on http:\/\/127\.0\.0\.1:(\d+)/;
+/** A worker's `thread <tid> <role>` line (workers/ts-entry.mjs with EXCHANGE_THREAD_LOG=1). */
+const THREAD_LINE = /^thread (\d+) (\S+)$/gm;
 const LOG_LIMIT = 64 * 1024;
 
 const live = new Set<ChildProcess>();
@@ -24,7 +26,11 @@ export interface ServerProcess {
   readonly pid: number;
   /** CPU time (user + system, all threads) used so far, ms; null where /proc is not available. */
   cpuMs(): number | null;
-  /** CPU time per OS thread so far (tid → name and ms); empty where /proc is not available. */
+  /**
+   * CPU time per OS thread so far (tid → name and ms); empty where /proc is not available. The name
+   * is "main", a worker's role from its `thread` line (writer, pair, checkpoint, reader), or else
+   * the OS name ("node": V8's platform threads, libuv's pool).
+   */
   threadCpuMs(): Map<number, { name: string; ms: number }>;
   /** SIGTERM, wait up to `graceMs`, then SIGKILL. Resolves with the exit code (null when killed). */
   stop(graceMs?: number): Promise<number | null>;
@@ -44,7 +50,8 @@ export interface SpawnOptions {
 }
 
 export async function spawnServer(opts: SpawnOptions): Promise<ServerProcess> {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...opts.env };
+  // Workers name their threads on stderr (workers/ts-entry.mjs), so per-thread CPU has roles.
+  const env: NodeJS.ProcessEnv = { ...process.env, EXCHANGE_THREAD_LOG: "1", ...opts.env };
   delete env.NODE_OPTIONS;
   const child = spawn(
     process.execPath,
@@ -53,12 +60,14 @@ export async function spawnServer(opts: SpawnOptions): Promise<ServerProcess> {
   );
   live.add(child);
   let log = "";
+  const roles = new Map<number, string>();
   const logFile =
     opts.logDir === undefined
       ? undefined
       : resolve(opts.logDir, `${opts.name.replace(/\W+/g, "-")}-${child.pid}.log`);
   if (opts.logDir !== undefined) mkdirSync(opts.logDir, { recursive: true });
   const keep = (chunk: string) => {
+    for (const m of chunk.matchAll(THREAD_LINE)) roles.set(Number(m[1]), m[2]);
     if (logFile !== undefined) appendFileSync(logFile, chunk);
     log += chunk;
     if (log.length > LOG_LIMIT) log = log.slice(-LOG_LIMIT);
@@ -107,7 +116,10 @@ export async function spawnServer(opts: SpawnOptions): Promise<ServerProcess> {
       try {
         for (const tid of readdirSync(`/proc/${pid}/task`)) {
           const ms = statCpuMs(`/proc/${pid}/task/${tid}/stat`, ticksPerSecond);
-          const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+          const name =
+            Number(tid) === pid
+              ? "main"
+              : (roles.get(Number(tid)) ?? readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim());
           if (ms !== null) out.set(Number(tid), { name, ms });
         }
       } catch {

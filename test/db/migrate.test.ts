@@ -25,6 +25,7 @@ describe("migrations", () => {
     assert.equal(db.pragma("synchronous", { simple: true }), 2); // FULL
     assert.equal(db.pragma("wal_autocheckpoint", { simple: true }), DEFAULT_WAL_AUTOCHECKPOINT_PAGES);
     assert.equal(db.pragma("journal_size_limit", { simple: true }), 64 * 1024 * 1024);
+    assert.equal(db.pragma("temp_store", { simple: true }), 2); // MEMORY: no temp files per sort or statement journal
     assert.deepEqual(tables(db), [
       "api_keys",
       "balances",
