@@ -23,8 +23,12 @@
  * snapshots (migration 005, src/exchange.ts SNAPSHOT_MS): the changed balances and candles once a
  * second instead of in every batch, and the nonce of each signed request (one per order).
  *
+ * --journal-only: the writer's ack path alone (journal commits): the rows' bulk apply is held back
+ * until the close, outside the measurement. Against a normal run it splits the writer's CPU into
+ * the journal commits and the bulk apply (BENCHMARKS.md, seventh session).
+ *
  * Run: npx tsx bench/db/writer-mix.bench.ts [--quick] [--baseline <checkout>] [--only candidate]
- *      [--clients 64] [--synchronous FULL|NORMAL] [--mix batch|server]
+ *      [--clients 64] [--synchronous FULL|NORMAL] [--mix batch|server] [--journal-only]
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -41,6 +45,7 @@ const { values: flags } = parseArgs({
     clients: { type: "string" },
     synchronous: { type: "string" },
     mix: { type: "string" },
+    "journal-only": { type: "boolean" },
   },
 });
 const QUICK = flags.quick === true;
@@ -49,6 +54,9 @@ const ROUNDS = QUICK ? 1 : 3;
 const CLIENTS = Number(flags.clients ?? 64);
 const SYNC = flags.synchronous === "NORMAL" ? "NORMAL" : "FULL";
 const SERVER_MIX = flags.mix === "server";
+const JOURNAL_ONLY = flags["journal-only"] === true;
+/** Writer options of --journal-only: no bulk apply before the close. */
+const HOLD_ROWS = { applyAfterBatches: 1e9, applyAfterRecords: 1e12, applyQuietMs: 1e9 };
 const SNAPSHOT_MS = 1000;
 const USERS = 128; // as bench:load (bench/load/run.ts --users)
 const PAIRS = ["btc_usdt", "eth_usdt", "eth_btc"] as const;
@@ -194,14 +202,14 @@ let roundNo = 0;
 async function round(label: string, W: WriterClass, dir: string): Promise<Round> {
   const file = path.join(dir, `round-${++roundNo}.db`);
   const before = threadCpuMs();
-  const w = await W.start(file, { synchronous: SYNC });
+  const w = await W.start(file, { synchronous: SYNC, ...(JOURNAL_ONLY ? HOLD_ROWS : {}) });
   const t0 = threadCpuMs();
   const s0 = performance.now();
   await drive(w, N);
   // A writer that journals batches and writes their rows later (issue 12) has its last rows
   // written before the clock stops, so both contenders are measured for the same work.
   const applied = (w as { applied?: () => Promise<void> }).applied;
-  if (applied !== undefined) await applied.call(w);
+  if (applied !== undefined && !JOURNAL_ONLY) await applied.call(w);
   const seconds = (performance.now() - s0) / 1000;
   const t1 = threadCpuMs();
   const batches = w.stats.batches;
@@ -242,7 +250,7 @@ try {
       .map((x) => x.toFixed(1))
       .join(
         " ",
-      )}; ${N} orders per round, ${CLIENTS} clients, synchronous ${SYNC}, ${SERVER_MIX ? "server" : "batch"} mix`,
+      )}; ${N} orders per round, ${CLIENTS} clients, synchronous ${SYNC}, ${SERVER_MIX ? "server" : "batch"} mix${JOURNAL_ONLY ? ", journal only (bulk apply held back to the close, not measured)" : ""}`,
   );
   console.log(
     "| contender | orders/s | orders/commit | writer thread µs/order | main thread µs/order | other new threads µs/order |",

@@ -582,6 +582,8 @@ function addRow(
   if (opts.offered !== undefined && throughput < 0.95 * opts.offered)
     rowNotes.push(`saturated: answered ${throughput}/s of ${Math.round(opts.offered)}/s offered`);
   if (m.rounds.length > 1) rowNotes.push(`alternating rounds with its ceiling: ${m.rounds.join(", ")} req/s`);
+  if (m.threadUsPerRequest.length > 0)
+    rowNotes.push(`server CPU µs per request by thread: ${threadSummary(m.threadUsPerRequest)}`);
   if (expected > 0)
     rowNotes.push(`${expected} cancels answered 400 orderId (filled before the cancel: expected)`);
   if (opts.mode === "open" && m.sendLag.p99Ms > 1)
