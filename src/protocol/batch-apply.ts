@@ -84,15 +84,17 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
   // row below it. Trades reach the writer in id order (the core numbers them as it records them),
   // so the trades waiting are exactly those above the mark, and their rows come from the
   // `trade_sides` view. An order's id is given when its command enters a pair worker and the pairs
-  // answer out of order, so the orders waiting are tracked by id, and the orders' mark moves only
-  // up to what the main side reports as settled (`settledBelow`).
+  // answer out of order, so a flush writes the rows of every stored order above the orders' mark
+  // (those it wrote before are skipped), and that mark moves only up to what the main side reports
+  // as settled (`settledBelow`): an order still in a pair worker is above it.
   const setMark = db.prepare("UPDATE meta SET value = ? WHERE key = ?");
   const markOf = db.prepare<[string], number>("SELECT value FROM meta WHERE key = ?").pluck();
   const maxId = (table: "orders" | "trades") =>
     db.prepare<[], number>(`SELECT COALESCE(MAX(id), 0) FROM ${table}`).pluck().get()!;
-  const userOrder = db.prepare("INSERT OR IGNORE INTO user_orders (user_id, order_id) VALUES (?, ?)");
+  // The rows of every stored order above the mark, in key order (one statement instead of a bound
+  // run per order; orders that already have theirs are skipped).
   const userOrdersAbove = db.prepare(
-    "INSERT OR IGNORE INTO user_orders (user_id, order_id) SELECT user_id, id FROM orders WHERE id > ?",
+    "INSERT OR IGNORE INTO user_orders (user_id, order_id) SELECT user_id, id FROM orders WHERE id > ? ORDER BY user_id, id",
   );
   const userTradesAbove = db.prepare(
     `INSERT INTO user_trades (user_id, trade_id, pair, side, type, price, amount, time_micro, fee_rate)
@@ -101,8 +103,12 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
   );
   let ordersThrough = markOf.get("user_orders_through")!;
   let tradesThrough = markOf.get("user_trades_through")!;
-  /** Order id -> user of orders above `ordersThrough` whose user_orders row is not written yet. */
-  const heldOrders = new Map<number, number>();
+  /**
+   * Orders above `ordersThrough` written since the last flush. Every stored order above the mark
+   * that was written before that flush has its user_orders row (the flush writes the rows of all
+   * of them), so none waits when this is 0.
+   */
+  let heldOrders = 0;
   /** Highest order id reported settled: the orders' mark may move up to here after a flush. */
   let settled = ordersThrough;
   /** The last trade written: the trades above `tradesThrough` up to it wait for their rows. */
@@ -117,9 +123,10 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
   }
 
   function flushUserRows(): void {
-    const orders = [...heldOrders].sort((a, b) => a[1] - b[1] || a[0] - b[0]);
-    for (const [id, user] of orders) userOrder.run(user, id);
-    heldOrders.clear();
+    if (heldOrders > 0) {
+      userOrdersAbove.run(ordersThrough);
+      heldOrders = 0;
+    }
     if (settled > ordersThrough) {
       ordersThrough = settled;
       setMark.run(ordersThrough, "user_orders_through");
@@ -129,7 +136,7 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
 
   function catchUp(): void {
     userOrdersAbove.run(ordersThrough);
-    heldOrders.clear();
+    heldOrders = 0;
     const maxOrder = maxId("orders");
     if (maxOrder > ordersThrough) {
       ordersThrough = settled = maxOrder;
@@ -168,7 +175,7 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
       const id = b[o + ORDER.at.id];
       if (seenNum.has(id)) continue;
       seenNum.add(id);
-      if (id > ordersThrough) heldOrders.set(id, b[o + ORDER.at.user_id]);
+      if (id > ordersThrough) heldOrders++;
       put(ORDER, b, o, s);
     }
   };
@@ -207,7 +214,7 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
         at += len;
       }
       if (m.settledBelow - 1 > settled) settled = m.settledBelow - 1;
-      if (heldOrders.size >= userRowsFlushAt || lastTrade - tradesThrough >= userRowsFlushAt) flushUserRows();
+      if (heldOrders >= userRowsFlushAt || lastTrade - tradesThrough >= userRowsFlushAt) flushUserRows();
     }
     for (const [k, keyOf] of LAST_WINS) {
       seen.clear();
