@@ -1,13 +1,14 @@
 /**
  * Child processes of the benchmark: the exchange (as `npm start` runs it, on a temp database, rate
- * limits off) and the bare uWS ceiling server. Each is started with `node [flags] --import tsx
- * <script>`, its port read from `listening on http://127.0.0.1:<port>`, and stopped with SIGTERM
+ * limits off) and the bare uWS ceiling server. Each is started with `node <the machine's server
+ * flags> [flags] --import tsx <script>` (scripts/node-flags.mjs, as scripts/start.mjs does), its port read from `listening on http://127.0.0.1:<port>`, and stopped with SIGTERM
  * (then SIGKILL after a grace period). Every wait is bounded.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { serverNodeFlags } from "../../scripts/node-flags.mjs";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const LISTENING = /listening on http:\/\/127\.0\.0\.1:(\d+)/;
@@ -53,9 +54,11 @@ export async function spawnServer(opts: SpawnOptions): Promise<ServerProcess> {
   // Workers name their threads on stderr (workers/ts-entry.mjs), so per-thread CPU has roles.
   const env: NodeJS.ProcessEnv = { ...process.env, EXCHANGE_THREAD_LOG: "1", ...opts.env };
   delete env.NODE_OPTIONS;
+  // Every server starts with the flags `npm start` gives the exchange on this machine
+  // (scripts/node-flags.mjs), so the exchange, the floor and the bare server run alike.
   const child = spawn(
     process.execPath,
-    [...(opts.nodeFlags ?? []), "--import", "tsx", opts.script, ...(opts.args ?? [])],
+    [...serverNodeFlags(env), ...(opts.nodeFlags ?? []), "--import", "tsx", opts.script, ...(opts.args ?? [])],
     { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] },
   );
   live.add(child);

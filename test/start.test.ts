@@ -1,0 +1,87 @@
+/**
+ * `npm start` / `npm run start:prod` go through scripts/start.mjs: the server runs in a child
+ * `node` with the flags chosen for the machine (scripts/node-flags.mjs), and the launcher forwards
+ * signals and exits as the server exits.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import { serverNodeFlags, v8PoolSizeFor } from "../scripts/node-flags.mjs";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+
+describe("the server's node flags", () => {
+  it("gives V8 one background thread on one or two cores and Node's default on more", () => {
+    assert.equal(v8PoolSizeFor(1), 1);
+    assert.equal(v8PoolSizeFor(2), 1);
+    assert.equal(v8PoolSizeFor(3), null);
+    assert.deepEqual(serverNodeFlags({}, 2), ["--v8-pool-size=1"]);
+    assert.deepEqual(serverNodeFlags({}, 16), []);
+  });
+
+  it("takes EXCHANGE_V8_POOL_SIZE over the machine's choice, and refuses a bad one", () => {
+    assert.deepEqual(serverNodeFlags({ EXCHANGE_V8_POOL_SIZE: "3" }, 2), ["--v8-pool-size=3"]);
+    assert.deepEqual(serverNodeFlags({ EXCHANGE_V8_POOL_SIZE: "default" }, 2), []);
+    assert.deepEqual(serverNodeFlags({ EXCHANGE_V8_POOL_SIZE: "" }, 16), []);
+    for (const bad of ["0", "-1", "1.5", "four"])
+      assert.throws(() => serverNodeFlags({ EXCHANGE_V8_POOL_SIZE: bad }, 2), /EXCHANGE_V8_POOL_SIZE/);
+  });
+});
+
+describe("scripts/start.mjs", () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "exchange-start-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("runs the server with the chosen flags, and SIGTERM stops both cleanly", async () => {
+    const launcher = spawn(
+      process.execPath,
+      ["scripts/start.mjs", "--host", "127.0.0.1", "--port", "0", "--db", path.join(dir, "s.db")],
+      { cwd: ROOT, env: { ...process.env, EXCHANGE_V8_POOL_SIZE: "2" }, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let output = "";
+    launcher.stderr.on("data", (d) => {
+      output += d;
+    });
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      launcher.on("exit", (code, signal) => resolve({ code, signal })),
+    );
+    const timer = setTimeout(() => launcher.kill("SIGKILL"), 30_000);
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        let seen = "";
+        launcher.stdout.on("data", (d) => {
+          seen += d;
+          output += d;
+          const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(seen);
+          if (m !== null) resolve(Number(m[1]));
+        });
+        void exited.then(() => reject(new Error(`exited before listening:\n${output}`)));
+      });
+      const res = await fetch(`http://127.0.0.1:${port}/health`);
+      assert.equal(res.status, 200);
+      // The server is the launcher's child, started with the pool size asked for.
+      const children = readFileSync(`/proc/${launcher.pid}/task/${launcher.pid}/children`, "utf8")
+        .trim()
+        .split(/\s+/);
+      assert.equal(children.length, 1);
+      const argv = readFileSync(`/proc/${children[0]}/cmdline`, "utf8").split("\0");
+      assert.ok(argv.includes("--v8-pool-size=2"), argv.join(" "));
+      assert.ok(
+        argv.some((a) => a.endsWith(path.join("src", "main.ts"))),
+        argv.join(" "),
+      );
+      launcher.kill("SIGTERM");
+      const end = await exited;
+      assert.deepEqual(end, { code: 0, signal: null }, output);
+      assert.match(output, /SIGTERM: shutting down/);
+      // Only the launcher was signalled: the server heard it through the launcher.
+      assert.throws(() => process.kill(Number(children[0]), 0));
+    } finally {
+      clearTimeout(timer);
+      if (launcher.exitCode === null) launcher.kill("SIGKILL");
+    }
+  });
+});
