@@ -58,7 +58,14 @@ export async function spawnServer(opts: SpawnOptions): Promise<ServerProcess> {
   // (scripts/node-flags.mjs), so the exchange, the floor and the bare server run alike.
   const child = spawn(
     process.execPath,
-    [...serverNodeFlags(env), ...(opts.nodeFlags ?? []), "--import", "tsx", opts.script, ...(opts.args ?? [])],
+    [
+      ...serverNodeFlags(env),
+      ...(opts.nodeFlags ?? []),
+      "--import",
+      "tsx",
+      opts.script,
+      ...(opts.args ?? []),
+    ],
     { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] },
   );
   live.add(child);
