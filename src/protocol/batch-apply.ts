@@ -169,26 +169,30 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
   /** Per kind, how its records are written. `b` holds whole records; `s` is the batch's strings. */
   const apply: Apply[] = KINDS.map((k) => (b: Float64Array, s: readonly string[]) => putAll(k, b, s));
 
-  apply[ORDER.id] = (b, s) => {
+  /**
+   * Writes the last record of each order in `b` (walking backwards, an id already seen has had its
+   * final state written); returns how many of those orders are above the orders' mark.
+   */
+  function putLastOfEachOrder(k: typeof ORDER | typeof ORDER_UPDATE, b: Float64Array, s: readonly string[]) {
     seenNum.clear();
-    for (let o = b.length - ORDER.stride; o >= 0; o -= ORDER.stride) {
-      const id = b[o + ORDER.at.id];
+    let above = 0;
+    for (let o = b.length - k.stride; o >= 0; o -= k.stride) {
+      const id = b[o + k.at.id];
       if (seenNum.has(id)) continue;
       seenNum.add(id);
-      if (id > ordersThrough) heldOrders++;
-      put(ORDER, b, o, s);
+      if (id > ordersThrough) above++;
+      put(k, b, o, s);
     }
+    return above;
+  }
+
+  apply[ORDER.id] = (b, s) => {
+    heldOrders += putLastOfEachOrder(ORDER, b, s);
   };
 
   // After ORDER (kinds apply in id order), so an order inserted and changed in one batch ends as changed.
   apply[ORDER_UPDATE.id] = (b, s) => {
-    seenNum.clear();
-    for (let o = b.length - ORDER_UPDATE.stride; o >= 0; o -= ORDER_UPDATE.stride) {
-      const id = b[o + ORDER_UPDATE.at.id];
-      if (seenNum.has(id)) continue;
-      seenNum.add(id);
-      put(ORDER_UPDATE, b, o, s);
-    }
+    putLastOfEachOrder(ORDER_UPDATE, b, s);
   };
 
   apply[TRADE.id] = (b, s) => {
