@@ -6,8 +6,8 @@
 // compete with the main thread, the writer and the pair workers for the same cores; one thread does
 // the same background work with less contention: server CPU per create-order -0.7% to -6.6% (about
 // -3% typically) and 2-6% more orders per second, in four A/B runs on 2 vCPUs (BENCHMARKS.md,
-// seventh session). On more cores Node's default stays, so the
-// collector keeps its parallel helpers and the main thread's pauses stay short.
+// seventh session). On more cores Node's default stays, so the collector keeps its parallel
+// helpers and the main thread's pauses stay short.
 //
 // EXCHANGE_V8_POOL_SIZE overrides the choice: a number of threads, or "default" for Node's own.
 import { availableParallelism } from "node:os";
@@ -23,15 +23,15 @@ export function v8PoolSizeFor(cores) {
  */
 export function serverNodeFlags(env = process.env, cores = availableParallelism()) {
   const override = env.EXCHANGE_V8_POOL_SIZE;
-  if (override !== undefined && override !== "") {
-    if (override === "default") return [];
-    const n = Number(override);
+  let n;
+  if (override === undefined || override === "") n = v8PoolSizeFor(cores);
+  else if (override === "default") n = null;
+  else {
+    n = Number(override);
     if (!Number.isInteger(n) || n < 1 || n > 1024)
       throw new Error(
         `EXCHANGE_V8_POOL_SIZE must be a whole number of threads or "default", not ${override}`,
       );
-    return [`--v8-pool-size=${n}`];
   }
-  const n = v8PoolSizeFor(cores);
   return n === null ? [] : [`--v8-pool-size=${n}`];
 }

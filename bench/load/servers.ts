@@ -1,8 +1,9 @@
 /**
  * Child processes of the benchmark: the exchange (as `npm start` runs it, on a temp database, rate
  * limits off) and the bare uWS ceiling server. Each is started with `node <the machine's server
- * flags> [flags] --import tsx <script>` (scripts/node-flags.mjs, as scripts/start.mjs does), its port read from `listening on http://127.0.0.1:<port>`, and stopped with SIGTERM
- * (then SIGKILL after a grace period). Every wait is bounded.
+ * flags> [flags] --import tsx <script>` (scripts/node-flags.mjs, as scripts/start.mjs does), its
+ * port read from `listening on http://127.0.0.1:<port>`, and stopped with SIGTERM (then SIGKILL
+ * after a grace period). Every wait is bounded.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
