@@ -25,7 +25,7 @@ import { FLAG_POST_ONLY, TIF_FOK, TIF_GIVEN, TIF_GTC, TIF_IOC } from "../src/ord
 import { PairChannel } from "../src/pair-client.ts";
 import { openDatabase } from "../src/protocol/db-open.ts";
 import { BUY, SELL } from "../src/protocol/engine.ts";
-import { replayJournal } from "../src/protocol/journal.ts";
+import { applyJournal } from "../src/protocol/journal.ts";
 import { tempDir } from "./db/helpers.ts";
 
 const BTC = 0;
@@ -98,13 +98,13 @@ describe("ledger invariant", () => {
       8,
     );
     // What recovery would rebuild from what is committed: the journal applied to the tables
-    // (migration 006), in a transaction rolled back at once, then the balance snapshots plus the
+    // (src/protocol/journal.ts), in a transaction rolled back at once, then the balance snapshots plus the
     // trades committed after them (migration 005).
     const rw = openDatabase(tmp.dbPath);
     const recovered = (): ReturnType<typeof loadState> => {
       rw.exec("BEGIN IMMEDIATE");
       try {
-        replayJournal(rw);
+        applyJournal(rw);
         return loadState(rw, ["btc_usdt"], Date.now());
       } finally {
         rw.exec("ROLLBACK");

@@ -16,8 +16,8 @@ export interface ReaderOptions {
   maxThreads?: number;
   /**
    * Every read waits for this first: the writer's `applied` (src/db/writer.ts), so that a read
-   * sees the rows of every batch acknowledged before it, which the writer thread may still hold
-   * in its journal only.
+   * sees the rows of every batch acknowledged before it, which may still be in the journal only
+   * (the apply thread writes their rows later).
    */
   before?: () => Promise<void>;
 }

@@ -1,14 +1,16 @@
 /**
  * Main-thread side of the database writer.
  *
- *   main thread                                   writer thread (workers/db/writer-worker.ts)
+ *   main thread                          writer thread (workers/db/writer-worker.ts)
  *   record methods append to `cur` ──┐
  *   afterCommit(cb) adds to `cur`    │ setImmediate / ack
  *                                    └─ postMessage(batch: one slot buffer) ──▶ BEGIN; journal row; COMMIT
- *   callbacks of that batch run  ◀──────────────────────────── {ack, seq} ◀──┘
- *                                                                 later, several batches at once:
- *   applied() resolves  ◀─────────────────────── {applied, through} ◀── BEGIN; their rows; delete
- *   (a read asks with {apply} when it must wait)                         their journal rows; COMMIT
+ *   callbacks of that batch run  ◀──────────────────────────── {ack, seq} ◀──┘  (the journal file)
+ *                                                                              │ the batch
+ *                                        apply thread (workers/db/apply-worker.ts)  ▼
+ *   applied() resolves  ◀────────────── {applied, through} ◀── later, several batches at once:
+ *   (a read asks with {apply, need} when it must wait)          BEGIN; their rows; applied mark;
+ *                                                               COMMIT (the exchange file)
  *
  * Group commit: at most one batch is in flight. While it is, every new record and callback
  * accumulates in the next batch, which is sent the moment the ack arrives; so under load each
@@ -16,9 +18,11 @@
  * waits one setImmediate. A callback registered with `afterCommit` runs only after the transaction
  * holding every record added before it has committed (its batch or an earlier one).
  *
- * Committed means journaled (migration 006): the ack follows the commit of one journal row holding
- * the batch, and the batch's rows (orders, trades, balances...) reach their tables in a later
- * transaction of the writer thread, which the start-up replay redoes if the process dies first.
+ * Committed means journaled (src/protocol/journal.ts): the ack follows the commit of one row holding
+ * the batch in the journal file, and the batch's rows (orders, trades, balances...) reach their
+ * tables in the exchange file in a later transaction of the apply thread, which the start-up replay
+ * redoes if the process dies first. The two files have two write locks, so a bulk apply never
+ * holds up a journal commit (BENCHMARKS.md, eighth session).
  * Other connections therefore see a batch's rows only once `applied()` says so: every read of
  * those tables waits for it (src/db/reader.ts `before`, wired in src/server.ts).
  *
@@ -26,14 +30,16 @@
  * may be reported durable), `onFatal` listeners are told, and records are dropped.
  */
 import path from "node:path";
-import type { Worker } from "node:worker_threads";
+import { MessageChannel, type Worker } from "node:worker_threads";
 import { DEFAULT_WAL_AUTOCHECKPOINT_PAGES, type Synchronous } from "../protocol/db-open.ts";
 import {
   API_KEY,
+  type ApplyWorkerData,
   BALANCE,
   CANDLE,
   type CheckpointWorkerData,
   CURRENCY,
+  type FromApplier,
   type FromWriter,
   KIND_COUNT,
   KINDS,
@@ -44,6 +50,7 @@ import {
   PAIR,
   REVOKE_KEY,
   type RecordKind,
+  type ToApplier,
   type ToWriter,
   TRADE,
   TRANSFER,
@@ -81,8 +88,8 @@ export interface WriterOptions {
    */
   userRowsFlushAt?: number;
   /**
-   * The writer thread journals each batch on the ack path and writes its rows later, several
-   * batches in one transaction (workers/db/writer-worker.ts): once this many batches wait
+   * The writer thread journals each batch on the ack path and the apply thread writes its rows
+   * later, several batches in one transaction (workers/db/apply-worker.ts): once this many wait
    * (default DEFAULT_APPLY_AFTER_BATCHES), ...
    */
   applyAfterBatches?: number;
@@ -156,6 +163,7 @@ export const WAL_SAFETY_VALVE_PAGES = 100_000;
 // Under tsx the sources run as .ts; a compiled build would carry .js files side by side.
 const EXT = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
 const WORKER_URL = new URL(`../../workers/db/writer-worker${EXT}`, import.meta.url);
+const APPLY_URL = new URL(`../../workers/db/apply-worker${EXT}`, import.meta.url);
 const CHECKPOINT_URL = new URL(`../../workers/db/checkpoint-worker${EXT}`, import.meta.url);
 
 export class DbWriter {
@@ -205,33 +213,69 @@ export class DbWriter {
   private readonly openSent = new Set<number>();
 
   private constructor(
+    /** The writer (journal) thread: the ack path. */
     private readonly worker: Worker,
+    /** The apply thread: the batches' rows. */
+    private readonly applier: Worker,
     private readonly checkpointer: Worker | null,
   ) {
     worker.on("message", this.onMessage);
-    worker.on("error", (err) => this.fail(new Error(`database writer thread crashed: ${err.message}`)));
-    worker.on("exit", (code) => {
-      if (!this.closedAck) this.fail(new Error(`database writer thread exited unexpectedly (code ${code})`));
-    });
+    applier.on("message", this.onMessage);
+    for (const [w, what] of [
+      [worker, "database writer"],
+      [applier, "database apply"],
+    ] as const) {
+      w.on("error", (err) => this.fail(new Error(`${what} thread crashed: ${err.message}`)));
+      w.on("exit", (code) => {
+        // On close the apply thread ends first, then the writer thread says "closed".
+        const expected = w === applier ? this.closeSent : this.closedAck;
+        if (!expected) this.fail(new Error(`${what} thread exited unexpectedly (code ${code})`));
+      });
+    }
   }
 
-  /** Starts the writer thread; resolves once its connection is open and migrated. */
+  /**
+   * Starts the apply thread (which replays what an earlier run journaled and did not apply), then
+   * the writer thread; resolves once both connections are open and migrated.
+   */
   static async start(file: string, opts: WriterOptions = {}): Promise<DbWriter> {
     const interval = opts.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS;
-    const data: WriterWorkerData = {
-      entry: WORKER_URL.href,
-      path: path.resolve(file),
-      synchronous: opts.synchronous ?? "FULL",
-      walAutocheckpointPages:
-        opts.walAutocheckpointPages ??
-        (interval > 0 ? WAL_SAFETY_VALVE_PAGES : DEFAULT_WAL_AUTOCHECKPOINT_PAGES),
+    const dbFile = path.resolve(file);
+    const synchronous = opts.synchronous ?? "FULL";
+    const walAutocheckpointPages =
+      opts.walAutocheckpointPages ??
+      (interval > 0 ? WAL_SAFETY_VALVE_PAGES : DEFAULT_WAL_AUTOCHECKPOINT_PAGES);
+    // The writer thread hands each journaled batch to the apply thread over this channel.
+    const channel = new MessageChannel();
+    const applyData: ApplyWorkerData = {
+      entry: APPLY_URL.href,
+      path: dbFile,
+      synchronous,
+      walAutocheckpointPages,
       userRowsFlushAt: opts.userRowsFlushAt ?? DEFAULT_USER_ROWS_FLUSH_AT,
       applyAfterBatches: opts.applyAfterBatches ?? DEFAULT_APPLY_AFTER_BATCHES,
       applyAfterRecords: opts.applyAfterRecords ?? DEFAULT_APPLY_AFTER_RECORDS,
       applyQuietMs: opts.applyQuietMs ?? DEFAULT_APPLY_QUIET_MS,
+      port: channel.port2,
     };
-    const worker = startWorker(WORKER_URL, { workerData: data });
-    await DbWriter.started(worker, "database writer");
+    // First the apply thread: it replays what an earlier run left and tells the journal's base.
+    const applier = startWorker(APPLY_URL, { workerData: applyData, transferList: [channel.port2] });
+    const base = (await DbWriter.started(applier, "database apply")).base!;
+    const data: WriterWorkerData = {
+      entry: WORKER_URL.href,
+      path: dbFile,
+      synchronous,
+      walAutocheckpointPages,
+      base,
+      port: channel.port1,
+    };
+    const worker = startWorker(WORKER_URL, { workerData: data, transferList: [channel.port1] });
+    try {
+      await DbWriter.started(worker, "database writer");
+    } catch (err) {
+      await applier.terminate();
+      throw err;
+    }
     let checkpointer: Worker | null = null;
     if (interval > 0) {
       // Opened after the writer migrated the database.
@@ -246,6 +290,7 @@ export class DbWriter {
         await DbWriter.started(checkpointer, "WAL checkpointer");
       } catch (err) {
         await worker.terminate();
+        await applier.terminate();
         throw err;
       }
       // A failed checkpoint is retried at the next interval, and the writer's safety valve bounds
@@ -254,15 +299,15 @@ export class DbWriter {
         if (m.t === "error") console.error(`WAL checkpoint failed: ${m.message}`);
       });
     }
-    return new DbWriter(worker, checkpointer);
+    return new DbWriter(worker, applier, checkpointer);
   }
 
-  /** Resolves once `worker` posts ready; rejects (and ends the thread) if it fails first. */
-  private static async started(worker: Worker, what: string): Promise<void> {
-    await new Promise<void>((resolve, reject) => {
-      const onMessage = (m: FromWriter): void => {
+  /** Resolves with its message once `worker` posts ready; rejects (and ends the thread) if it fails first. */
+  private static async started(worker: Worker, what: string): Promise<{ base?: number }> {
+    return await new Promise<{ base?: number }>((resolve, reject) => {
+      const onMessage = (m: FromWriter | FromApplier): void => {
         cleanup();
-        if (m.t === "ready") resolve();
+        if (m.t === "ready") resolve({ base: "base" in m ? m.base : undefined });
         else reject(new Error(`${what} failed to start: ${m.t === "error" ? m.message : m.t}`));
       };
       const onError = (err: Error): void => {
@@ -536,7 +581,7 @@ export class DbWriter {
   /**
    * Resolves once every batch acknowledged before the call has its rows committed to their tables
    * (orders, trades, balances, user rows...), not only its journal row: at once when they are,
-   * otherwise after the writer thread, asked now, has applied what it journaled. Every read of
+   * otherwise after the apply thread, asked now, has applied what was journaled. Every read of
    * those tables from another connection waits on it first, so that a read right after an answer
    * sees what the answer reported (CONTRACT 6). Rejects if the writer has failed.
    */
@@ -579,6 +624,7 @@ export class DbWriter {
     if (this.failure) {
       await this.checkpointer?.terminate();
       await this.worker.terminate();
+      await this.applier.terminate();
       throw this.failure;
     }
     // Empty the pipeline, including what callbacks add meanwhile: afterwards nothing is in flight
@@ -592,7 +638,10 @@ export class DbWriter {
       cp.postMessage("close");
       await cpExited;
     }
-    const exited = new Promise<void>((resolve) => this.worker.once("exit", () => resolve()));
+    // The writer thread passes the close on to the apply thread and closes after it.
+    const exited = Promise.all(
+      [this.worker, this.applier].map((w) => new Promise<void>((resolve) => w.once("exit", () => resolve()))),
+    );
     this.closeSent = true;
     this.post({ t: "close" });
     await exited;
@@ -694,12 +743,13 @@ export class DbWriter {
     for (const r of this.rows) r.n = 0;
   }
 
-  /** Asks the writer thread to apply what it journaled, unless a request is already out. */
+  /** Asks the apply thread to apply what was journaled, unless a request is already out. */
   private askApply(): void {
     // Once the close is sent, the writer applies everything before it answers "closed".
     if (this.applyAsked || this.closeSent) return;
     this.applyAsked = true;
-    this.post({ t: "apply" });
+    const m: ToApplier = { t: "apply", need: this.ackedSeq };
+    this.applier.postMessage(m);
   }
 
   /** Resolves the waiters the applied mark now covers; asks again for those it does not. */
@@ -716,7 +766,7 @@ export class DbWriter {
     this.worker.postMessage(m);
   }
 
-  private readonly onMessage = (m: FromWriter): void => {
+  private readonly onMessage = (m: FromWriter | FromApplier): void => {
     switch (m.t) {
       case "ack": {
         const done = this.inFlight;
@@ -778,5 +828,6 @@ export class DbWriter {
     }
     for (const cb of this.fatalListeners) cb(err);
     void this.worker.terminate();
+    void this.applier.terminate();
   }
 }

@@ -1,6 +1,6 @@
 /**
- * How a writer batch becomes rows: the one definition, used by the writer thread's bulk apply
- * (workers/db/writer-worker.ts) and by the journal replay at start (journal.ts). Every function
+ * How a writer batch becomes rows: the one definition, used by the apply thread's bulk apply
+ * (workers/db/apply-worker.ts) and by the journal replay at start (journal.ts). Every function
  * here runs inside a transaction of its caller on the read-write connection it was made for.
  *
  * A batch's records are applied kind after kind in kind order (writer-batch.ts), records of one

@@ -36,6 +36,11 @@ export interface OpenOptions {
   busyTimeoutMs?: number;
   /** Write connections: see DEFAULT_WAL_AUTOCHECKPOINT_PAGES (the default). */
   walAutocheckpointPages?: number;
+  /**
+   * Write connections: the DDL this file holds instead of the exchange's migrations (the journal
+   * file, src/protocol/journal.ts); it must be idempotent (`IF NOT EXISTS`).
+   */
+  schema?: string;
 }
 
 /** A connection (better-sqlite3 instance). */
@@ -65,7 +70,8 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Db {
       if (!Number.isInteger(pages) || pages < 0) throw new Error(`bad WAL checkpoint threshold ${pages}`);
       db.pragma(`wal_autocheckpoint = ${pages}`);
       db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
-      migrate(db);
+      if (opts.schema === undefined) migrate(db);
+      else db.exec(opts.schema);
     }
     return db;
   } catch (err) {

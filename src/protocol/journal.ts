@@ -1,12 +1,27 @@
 /**
- * The batch journal (migration 006): one row per acknowledged batch whose rows are not written
- * yet. The writer thread (workers/db/writer-worker.ts) appends a batch here in the transaction
- * that makes it durable and acknowledges it, and writes its rows later in bulk with the same
- * `applyBatches` (batch-apply.ts) in a transaction that also deletes the journal rows it applied;
- * `replayJournal` applies what a stop left here before anything reads the tables.
+ * The batch journal: one row per acknowledged batch whose rows may not be in their tables yet, in
+ * a database file of its own next to the exchange's (`<database>.journal`, `journalPath`).
+ *
+ *   journal thread (workers/db/writer-worker.ts)   appends a batch here in the transaction that
+ *                                                   makes it durable, then acknowledges it
+ *   apply thread (workers/db/apply-worker.ts)      writes the rows of several batches at once with
+ *                                                   `applyBatches` (batch-apply.ts) in the exchange
+ *                                                   file, moving meta 'journal_applied_through' to
+ *                                                   the last batch's key in the same transaction
+ *   journal thread, later                          deletes the rows at or below that mark
+ *
+ * Two files have two write locks: a bulk apply never holds up the journal commits behind it. The
+ * exchange file's tables plus the journal rows above its mark always hold every acknowledged
+ * change; `replayJournal` applies those rows at start, before anything reads the tables. Keys go
+ * on growing across runs: a run numbers its batches from the mark up (`journalBase`), so a row
+ * above the mark is always one not applied yet.
+ *
+ * Migration 006 kept the journal in the exchange file itself; `replayJournal` still applies what a
+ * server of that version left there.
  */
+import fs from "node:fs";
 import { type BatchRecords, createBatchApplier } from "./batch-apply.ts";
-import type { Db } from "./db-open.ts";
+import { type Db, type OpenOptions, openDatabase } from "./db-open.ts";
 import { decodeSlots, encodeSlots } from "./slot-codec.ts";
 import { KIND_COUNT } from "./writer-batch.ts";
 
@@ -15,27 +30,73 @@ export interface JournalBatch extends BatchRecords {
   seq: number;
 }
 
-/** The writer's statements on the journal tables. */
-export interface JournalWriter {
-  /** Appends the batch's row. In a transaction. */
-  append(b: JournalBatch): void;
-  /** Appends symbol `id` (the next one) of the run's table. In a transaction. */
-  appendSym(id: number, name: string): void;
-  /** Deletes the rows up to `seq`; returns how many there were. In a transaction. */
-  deleteThrough(seq: number): number;
+/** The journal file of the exchange database `dbFile`. */
+export function journalPath(dbFile: string): string {
+  return `${dbFile}.journal`;
 }
 
-export function journalWriter(db: Db): JournalWriter {
-  const insert = db.prepare(
+/** The `meta` key of the applied mark in the exchange file (migration 007). */
+const APPLIED_MARK = "journal_applied_through";
+
+/**
+ * The journal file's schema (the same tables migration 006 made in the exchange file): `counts`
+ * per record kind (JSON array), `slots` the records' slots in a compact form (slot-codec.ts),
+ * `strs` the batch's strings (JSON array), `settled_below`; `journal_syms` the symbol table of the
+ * run that wrote the rows (writer-batch.ts SYM), emptied at start once the rows are applied, as a
+ * new run numbers its symbols from 0 again.
+ */
+const JOURNAL_SCHEMA = `
+CREATE TABLE IF NOT EXISTS journal (
+  seq           INTEGER PRIMARY KEY,
+  counts        TEXT NOT NULL,
+  slots         BLOB NOT NULL,
+  strs          TEXT NOT NULL,
+  settled_below INTEGER NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS journal_syms (
+  id   INTEGER PRIMARY KEY,
+  name TEXT NOT NULL
+) STRICT;`;
+
+/** Opens (creating if needed) the journal file of the exchange database `dbFile`. */
+export function openJournal(dbFile: string, opts: Omit<OpenOptions, "readonly"> = {}): Db {
+  return openDatabase(journalPath(dbFile), { ...opts, schema: JOURNAL_SCHEMA });
+}
+
+/** The key of the last batch whose rows are in the exchange file's tables. */
+export function appliedMark(db: Db): number {
+  return db.prepare<[string], number>("SELECT value FROM meta WHERE key = ?").pluck().get(APPLIED_MARK) ?? 0;
+}
+
+/** Moves the applied mark to `key`. In the transaction that wrote the rows through `key`. */
+export function markApplied(db: Db): (key: number) => void {
+  const st = db.prepare("UPDATE meta SET value = ? WHERE key = ?");
+  return (key) => {
+    st.run(key, APPLIED_MARK);
+  };
+}
+
+/** The journal thread's statements. */
+export interface JournalWriter {
+  /** Appends the batch's row under `key`. In a transaction. */
+  append(key: number, b: JournalBatch): void;
+  /** Appends symbol `id` (the next one) of the run's table. In a transaction. */
+  appendSym(id: number, name: string): void;
+  /** Deletes the rows up to `key`; returns how many there were. In a transaction. */
+  deleteThrough(key: number): number;
+}
+
+export function journalWriter(j: Db): JournalWriter {
+  const insert = j.prepare(
     "INSERT INTO journal (seq, counts, slots, strs, settled_below) VALUES (?, ?, ?, ?, ?)",
   );
-  const insertSym = db.prepare("INSERT INTO journal_syms (id, name) VALUES (?, ?)");
-  const del = db.prepare("DELETE FROM journal WHERE seq <= ?");
+  const insertSym = j.prepare("INSERT INTO journal_syms (id, name) VALUES (?, ?)");
+  const del = j.prepare("DELETE FROM journal WHERE seq <= ?");
   return {
-    append(b) {
+    append(key, b) {
       const bytes = encodeSlots(b.slots, b.counts);
       insert.run(
-        b.seq,
+        key,
         JSON.stringify(b.counts),
         Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length),
         JSON.stringify(b.strs),
@@ -45,8 +106,8 @@ export function journalWriter(db: Db): JournalWriter {
     appendSym(id, name) {
       insertSym.run(id, name);
     },
-    deleteThrough(seq) {
-      return del.run(seq).changes;
+    deleteThrough(key) {
+      return del.run(key).changes;
     },
   };
 }
@@ -69,35 +130,82 @@ function decode(r: JournalRow): JournalBatch {
 }
 
 /**
- * Applies every journal row left by an earlier run, in `seq` order, with the writer's own apply
- * code, catches the per-user rows up (nothing is in flight at a start), then empties the journal
- * and its symbol table: all in one IMMEDIATE transaction, so a crash in the middle leaves the
- * journal whole to be replayed again. `db` is a read-write connection, and no writer thread may
- * be running on the file (its unapplied batches would be written twice). Returns the number of
- * batches applied.
+ * Applies the rows of `from` (the exchange connection `db` itself, or the journal file) with key
+ * above `above`, in key order, with the writer's own apply code, then catches the per-user rows up
+ * (nothing is in flight at a start). In the caller's transaction on `db`. Returns the rows applied
+ * and the highest key in the journal.
+ */
+function applyRows(db: Db, from: Db, above: number): { applied: number; last: number } {
+  // User rows are written once, by catchUp at the end, not every `userRowsFlushAt` batches.
+  const applier = createBatchApplier(db, Number.POSITIVE_INFINITY);
+  const syms = from
+    .prepare<[], { id: number; name: string }>("SELECT id, name FROM journal_syms ORDER BY id")
+    .all();
+  syms.forEach((s, i) => {
+    if (s.id !== i) throw new Error(`journal_syms: symbol ${i} is missing`);
+    applier.syms.push(s.name);
+  });
+  // All at once: a connection runs no other statement while an iterator is open. The journal
+  // holds about one bulk apply's batches (workers/db/apply-worker.ts).
+  const rows = from
+    .prepare<[number], JournalRow>("SELECT * FROM journal WHERE seq > ? ORDER BY seq")
+    .all(above);
+  applier.applyBatches(rows.map(decode));
+  applier.catchUp();
+  const last = from.prepare<[], number>("SELECT COALESCE(MAX(seq), 0) FROM journal").pluck().get()!;
+  return { applied: rows.length, last };
+}
+
+const count = (db: Db, table: string) =>
+  db.prepare<[], number>(`SELECT COUNT(*) FROM ${table}`).pluck().get()!;
+
+/**
+ * Applies the journal rows above the applied mark to the tables of `db` (a read-write connection
+ * to the exchange file) and moves the mark, in the caller's transaction, leaving the journal file
+ * as it is: the tables as a start would recover them. Returns the number of batches applied.
+ */
+export function applyJournal(db: Db): number {
+  let applied = 0;
+  // What a server of migration 006 left in the exchange file.
+  if (count(db, "journal") > 0 || count(db, "journal_syms") > 0) {
+    applied += applyRows(db, db, 0).applied;
+    db.prepare("DELETE FROM journal").run();
+    db.prepare("DELETE FROM journal_syms").run();
+  }
+  if (db.name === ":memory:" || !fs.existsSync(journalPath(db.name))) return applied;
+  const j = openJournal(db.name, { walAutocheckpointPages: 0 });
+  try {
+    const mark = appliedMark(db);
+    const r = applyRows(db, j, mark);
+    if (r.last > mark) markApplied(db)(r.last);
+    return applied + r.applied;
+  } finally {
+    j.close();
+  }
+}
+
+/**
+ * Applies every journal row an earlier run left above the applied mark (`applyJournal`), then
+ * empties the journal file. `db` is a read-write connection to the exchange file, and no writer
+ * may be running on it (its batches would be written twice). Returns the number of batches
+ * applied.
+ *
+ * Crash-safe at every step: the rows and the mark move in one IMMEDIATE transaction of the exchange
+ * file (a crash before its commit leaves everything to replay again), and only then is the
+ * journal file emptied (a crash before that leaves rows at or below the mark, which a replay skips).
  */
 export function replayJournal(db: Db): number {
-  const count = (table: string) => db.prepare<[], number>(`SELECT COUNT(*) FROM ${table}`).pluck().get()!;
-  if (count("journal") === 0 && count("journal_syms") === 0) return 0;
-  return db
-    .transaction(() => {
-      // User rows are written once, by catchUp at the end, not every `userRowsFlushAt` batches.
-      const applier = createBatchApplier(db, Number.POSITIVE_INFINITY);
-      const syms = db
-        .prepare<[], { id: number; name: string }>("SELECT id, name FROM journal_syms ORDER BY id")
-        .all();
-      syms.forEach((s, i) => {
-        if (s.id !== i) throw new Error(`journal_syms: symbol ${i} is missing`);
-        applier.syms.push(s.name);
-      });
-      // All at once: the connection runs no other statement while an iterator is open. The
-      // journal holds about one bulk apply's batches (workers/db/writer-worker.ts).
-      const rows = db.prepare<[], JournalRow>("SELECT * FROM journal ORDER BY seq").all();
-      applier.applyBatches(rows.map(decode));
-      applier.catchUp();
-      db.prepare("DELETE FROM journal").run();
-      db.prepare("DELETE FROM journal_syms").run();
-      return rows.length;
-    })
-    .immediate();
+  const applied = db.transaction(() => applyJournal(db)).immediate();
+  if (db.name === ":memory:" || !fs.existsSync(journalPath(db.name))) return applied;
+  const j = openJournal(db.name, { walAutocheckpointPages: 0 });
+  try {
+    if (count(j, "journal") > 0 || count(j, "journal_syms") > 0)
+      j.transaction(() => {
+        j.prepare("DELETE FROM journal").run();
+        j.prepare("DELETE FROM journal_syms").run();
+      }).immediate();
+    return applied;
+  } finally {
+    j.close();
+  }
 }

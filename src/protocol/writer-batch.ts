@@ -1,6 +1,6 @@
 /**
- * Wire layout of one writer batch, shared by the main side (`src/db/writer.ts`) and the writer
- * thread (`workers/db/writer-worker.ts`).
+ * Wire layout of one writer batch, shared by the main side (`src/db/writer.ts`), the writer
+ * thread (`workers/db/writer-worker.ts`) and the apply thread (`workers/db/apply-worker.ts`).
  *
  * A batch is one postMessage: one buffer of fixed-stride float64 records, those of each kind side
  * by side and the kinds one after the other in kind order (`counts` records of each), plus one
@@ -24,7 +24,9 @@
  */
 
 /** Slot types. */
+import type { MessagePort } from "node:worker_threads";
 import type { Synchronous } from "./db-open.ts";
+import type { JournalBatch } from "./journal.ts";
 
 export const INT = 0;
 export const STR = 1;
@@ -291,23 +293,68 @@ export type ToWriter =
        */
       settledBelow: number;
     }
-  /** Write the rows of every batch journaled so far now; answered by "applied" with `asked`. */
-  | { t: "apply" }
   | { t: "close" };
 
-/** Writer thread → main. */
+/** Main → apply thread. */
+export type ToApplier =
+  /**
+   * Write the rows of every batch journaled so far now, once the batches through `need` have come
+   * from the journal thread; answered by "applied" with `asked`.
+   */
+  { t: "apply"; need: number };
+
+/** Writer (journal) thread → main. */
 export type FromWriter =
   | { t: "ready" }
   | { t: "ack"; seq: number; records: number }
+  | { t: "error"; seq: number; message: string }
+  | { t: "closed" };
+
+/** Apply thread → main. */
+export type FromApplier =
+  /** `base`: the applied mark; this run's journal keys are `base + seq`. */
+  | { t: "ready"; base: number }
   /**
    * The rows of every batch up to `through` are committed to their tables (not only journaled).
    * Sent after each bulk apply; `asked`: the answer to an "apply" message.
    */
   | { t: "applied"; through: number; asked: boolean }
-  | { t: "error"; seq: number; message: string }
-  | { t: "closed" };
+  | { t: "error"; seq: number; message: string };
+
+/** Journal thread → apply thread (a MessagePort between them), in seq order. */
+export type JournalToApplier =
+  /**
+   * Batch `seq` is journaled: its new symbols and, unless it held only callbacks, its records (the
+   * slots a copy the apply thread owns).
+   */
+  | { t: "batch"; seq: number; syms: string[]; batch: JournalBatch | null }
+  /** Apply everything, checkpoint and close (nothing follows). */
+  | { t: "close" };
+
+/** Apply thread → journal thread. */
+export type ApplierToJournal =
+  /** The journal rows up to `key` are applied: they may be deleted. */
+  | { t: "applied"; key: number }
+  /** Closed after applying everything through `key`. */
+  | { t: "closed"; key: number }
+  /** The apply failed: journal no later batch (it would be acknowledged and never written). */
+  | { t: "error"; message: string };
 
 export interface WriterWorkerData {
+  /** URL of the worker module, loaded by workers/ts-entry.mjs. */
+  entry: string;
+  /** The exchange database file (the journal is `<path>.journal`). */
+  path: string;
+  synchronous: Synchronous;
+  /** See OpenOptions.walAutocheckpointPages. */
+  walAutocheckpointPages: number;
+  /** The applied mark at start: batch `seq` is journaled under key `base + seq`. */
+  base: number;
+  /** To the apply thread. */
+  port: MessagePort;
+}
+
+export interface ApplyWorkerData {
   /** URL of the worker module, loaded by workers/ts-entry.mjs. */
   entry: string;
   path: string;
@@ -320,6 +367,8 @@ export interface WriterWorkerData {
   applyAfterBatches: number;
   applyAfterRecords: number;
   applyQuietMs: number;
+  /** From the journal thread. */
+  port: MessagePort;
 }
 
 export interface CheckpointWorkerData {

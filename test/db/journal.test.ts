@@ -1,6 +1,6 @@
 /**
- * The batch journal (migration 006) across kill -9: the writer acknowledges a batch once its
- * journal row is committed and writes its rows later; whatever moment the process dies at, the
+ * The batch journal (src/protocol/journal.ts) across kill -9: the writer thread acknowledges a batch
+ * once its row in the journal file is committed, and the apply thread writes its rows later; whatever moment the process dies at, the
  * replay at the next start (src/protocol/journal.ts) leaves every acknowledged record in its table
  * exactly once. A real writer thread in a child process, SIGKILLed; a real SQLite file.
  */
@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type Db, openDatabase } from "../../src/protocol/db-open.ts";
-import { replayJournal } from "../../src/protocol/journal.ts";
+import { appliedMark, journalPath, replayJournal } from "../../src/protocol/journal.ts";
 import {
   BATCHES,
   ORDERS_PER_BATCH,
@@ -149,6 +149,11 @@ function replayAndCheck(file: string, phases: number): number {
     assert.equal(db.pragma("integrity_check", { simple: true }), "ok");
     const replayed = replayJournal(db);
     checkRows(db, phases);
+    // The journal file is emptied once its rows are applied.
+    const j = openDatabase(journalPath(file), { readonly: true });
+    assert.equal(count(j, "journal"), 0);
+    assert.equal(count(j, "journal_syms"), 0);
+    j.close();
     // Nothing is left to apply twice: a second replay (a crash right after the first) changes nothing.
     const state = dump(db);
     assert.equal(replayJournal(db), 0);
@@ -164,16 +169,35 @@ describe("batch journal", { concurrency: true }, () => {
     const file = `${tmp.dir}/journal-only.db`;
     const lines = await writeAndKill(file, 0, NEVER, false);
     assert.ok(lines.includes(`acked ${BATCHES - 1}`));
-    // Before the replay: every batch is in the journal, none in the tables.
+    // Before the replay: every batch is in the journal file, none in the tables.
     const ro = openDatabase(file, { readonly: true });
-    assert.equal(count(ro, "journal"), BATCHES);
+    const j = openDatabase(journalPath(file), { readonly: true });
+    assert.equal(count(j, "journal"), BATCHES);
     assert.equal(count(ro, "orders"), 0);
     assert.equal(count(ro, "trades"), 0);
-    assert.deepEqual(ro.prepare("SELECT id, name FROM journal_syms ORDER BY id").all().slice(0, 2), [
+    assert.deepEqual(j.prepare("SELECT id, name FROM journal_syms ORDER BY id").all().slice(0, 2), [
       { id: 0, name: "btc_usdt" },
       { id: 1, name: "eth_usdt" },
     ]);
     ro.close();
+    j.close();
+    assert.equal(replayAndCheck(file, 1), BATCHES);
+  });
+
+  it("replays what a server of migration 006 left in the exchange file's own journal table", async () => {
+    const file = `${tmp.dir}/legacy.db`;
+    await writeAndKill(file, 0, NEVER, false);
+    // Move the journal file's rows into the exchange file's tables, where that version kept them.
+    const db = openDatabase(file);
+    db.prepare("ATTACH DATABASE ? AS j").run(journalPath(file));
+    db.exec(`BEGIN IMMEDIATE;
+      INSERT INTO main.journal SELECT * FROM j.journal;
+      INSERT INTO main.journal_syms SELECT * FROM j.journal_syms;
+      DELETE FROM j.journal; DELETE FROM j.journal_syms;
+      COMMIT;`);
+    db.exec("DETACH DATABASE j");
+    assert.equal(count(db, "journal"), BATCHES);
+    db.close();
     assert.equal(replayAndCheck(file, 1), BATCHES);
   });
 
@@ -182,9 +206,13 @@ describe("batch journal", { concurrency: true }, () => {
     const lines = await writeAndKill(file, 0, NEVER, true);
     assert.ok(lines.includes("applied"));
     const ro = openDatabase(file, { readonly: true });
-    assert.equal(count(ro, "journal"), 0);
+    const j = openDatabase(journalPath(file), { readonly: true });
+    // Every journal row is at or below the applied mark (the rows left are deleted lazily).
+    assert.equal(count(j, `journal WHERE seq > ${appliedMark(ro)}`), 0);
+    assert.ok(appliedMark(ro) >= BATCHES);
     assert.equal(count(ro, "orders"), BATCHES * ORDERS_PER_BATCH);
     ro.close();
+    j.close();
     assert.equal(replayAndCheck(file, 1), 0);
   });
 
@@ -196,10 +224,16 @@ describe("batch journal", { concurrency: true }, () => {
     assert.ok(replayed >= BATCHES % 5 && replayed <= BATCHES, `replayed ${replayed}`);
     // The second run's writer numbers its symbols from 0 again: ltc_usdt is its symbol 0, the
     // first run's btc_usdt.
+    const before = openDatabase(file, { readonly: true });
+    const mark = appliedMark(before);
+    before.close();
+    assert.ok(mark >= BATCHES, `applied mark ${mark}`);
     await writeAndKill(file, 1, NEVER, false);
-    const ro = openDatabase(file, { readonly: true });
-    assert.equal(ro.prepare("SELECT name FROM journal_syms WHERE id = 0").pluck().get(), "ltc_usdt");
-    ro.close();
+    const j = openDatabase(journalPath(file), { readonly: true });
+    assert.equal(j.prepare("SELECT name FROM journal_syms WHERE id = 0").pluck().get(), "ltc_usdt");
+    // The second run numbers its journal rows on from the mark: none of them looks applied.
+    assert.equal(j.prepare("SELECT MIN(seq) FROM journal").pluck().get(), mark + 1);
+    j.close();
     assert.equal(replayAndCheck(file, 2), BATCHES);
   });
 });

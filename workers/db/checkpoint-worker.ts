@@ -5,32 +5,37 @@
  * auto-checkpoint the commit that crosses the threshold does the whole copy and its fsync while
  * every answer of that batch waits). The writer restarts the WAL from its start at its next commit
  * once a checkpoint has copied everything. This connection never writes rows, so its own
- * auto-checkpoint never fires.
+ * auto-checkpoint never fires. The journal file (src/protocol/journal.ts) is checkpointed the same
+ * way, from a second connection.
  *
  * Messages: posts "ready" once open; on "close" it stops, closes its connection, posts "closed" and
  * ends. A failed checkpoint is reported as {t: "error"} and retried at the next interval.
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "../../src/protocol/db-open.ts";
+import { openJournal } from "../../src/protocol/journal.ts";
 import type { CheckpointWorkerData } from "../../src/protocol/writer-batch.ts";
 
 const port = parentPort!;
 const data = workerData as CheckpointWorkerData;
-const db = openDatabase(data.path, { synchronous: data.synchronous, walAutocheckpointPages: 0 });
-const checkpoint = db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
+const options = { synchronous: data.synchronous, walAutocheckpointPages: 0 };
+const dbs = [openDatabase(data.path, options), openJournal(data.path, options)];
+const checkpoints = dbs.map((db) => db.prepare("PRAGMA wal_checkpoint(PASSIVE)"));
 
 const timer = setInterval(() => {
-  try {
-    checkpoint.run();
-  } catch (err) {
-    port.postMessage({ t: "error", message: (err as Error).message });
+  for (const checkpoint of checkpoints) {
+    try {
+      checkpoint.run();
+    } catch (err) {
+      port.postMessage({ t: "error", message: (err as Error).message });
+    }
   }
 }, data.intervalMs);
 
 port.on("message", (m: string) => {
   if (m !== "close") return;
   clearInterval(timer);
-  db.close();
+  for (const db of dbs) db.close();
   port.postMessage({ t: "closed" });
   port.close();
 });

@@ -1,0 +1,11 @@
+-- The batch journal moves to a file of its own (issue 12): `<database>.journal`, written by the
+-- journal thread on the ack path, while the apply thread writes the batches' rows to this file's
+-- tables. Two files have two write locks, so a bulk apply no longer holds up the journal commits
+-- behind it (src/protocol/journal.ts).
+--
+-- meta 'journal_applied_through' is the key (seq) of the last journal batch whose rows are in
+-- these tables: set in the transaction that writes them, so a start replays exactly the journal
+-- rows above it. Journal keys keep growing across runs (a run numbers its batches on from it).
+-- The `journal` and `journal_syms` tables of migration 006 are only read at start, for batches a
+-- server before this migration left there.
+INSERT INTO meta (key, value) VALUES ('journal_applied_through', 0);
