@@ -47,6 +47,11 @@ export interface RecordKind<C extends string = string> {
   readonly at: { readonly [K in C]: number };
   /** The statement the writer runs once per record, binding slot i to parameter i. */
   readonly sql: string;
+  /**
+   * For a kind whose statement is the derived INSERT: the same statement for `n` records at once
+   * (n rows of VALUES, record j's slot i binding parameter j × stride + i); null otherwise.
+   */
+  readonly rowsSql: ((n: number) => string) | null;
 }
 
 const kinds: RecordKind[] = [];
@@ -66,6 +71,9 @@ function kind<const F extends Record<string, Slot>>(
   columns.forEach((c, i) => {
     at[c] = i;
   });
+  const row = `(${columns.map(() => "?").join(", ")})`;
+  const insert = (n: number) =>
+    `INSERT INTO ${table} (${columns.join(", ")}) VALUES ${Array.from({ length: n }, () => row).join(", ")}${sql === "" ? "" : ` ${sql}`}`;
   const k: RecordKind<keyof F & string> = Object.freeze({
     id: kinds.length,
     table,
@@ -73,10 +81,8 @@ function kind<const F extends Record<string, Slot>>(
     slots: columns.map((c) => fields[c]),
     stride: columns.length,
     at: Object.freeze(at),
-    sql:
-      typeof sql === "function"
-        ? sql(columns)
-        : `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})${sql === "" ? "" : ` ${sql}`}`,
+    sql: typeof sql === "function" ? sql(columns) : insert(1),
+    rowsSql: typeof sql === "function" ? null : insert,
   });
   kinds.push(k);
   return k;
@@ -255,6 +261,44 @@ export function compileRunner(k: RecordKind): RecordRunner {
         : `b[o + ${i}] === -1 ? null : s[b[o + ${i}]]`,
   );
   return new Function("st", "b", "o", "s", "syms", `return st.run(${params.join(", ")});`) as RecordRunner;
+}
+
+/**
+ * Runs `st` (kind `k`'s `rowsSql(n)`) for the `n` records whose first slots are `at[from]`,
+ * `at[from + 1]`, ... of `b`, binding as RecordRunner does.
+ */
+export type RowsRunner = (
+  st: Runnable,
+  b: Float64Array,
+  at: Int32Array,
+  from: number,
+  s: readonly string[],
+  syms: readonly string[],
+) => unknown;
+
+/**
+ * Compiles kind `k`'s runner of `n` records in one statement (`rowsSql(n)`): one call, one
+ * statement step and one VDBE program for n rows instead of n of each.
+ */
+export function compileRowsRunner(k: RecordKind, n: number): RowsRunner {
+  const params: string[] = [];
+  const offsets: string[] = [];
+  for (let j = 0; j < n; j++) {
+    offsets.push(`const o${j} = at[from + ${j}];`);
+    k.slots.forEach((t, i) => {
+      const slot = `b[o${j} + ${i}]`;
+      params.push(t === INT ? slot : t === SYM ? `syms[${slot}]` : `${slot} === -1 ? null : s[${slot}]`);
+    });
+  }
+  return new Function(
+    "st",
+    "b",
+    "at",
+    "from",
+    "s",
+    "syms",
+    `${offsets.join(" ")} return st.run(${params.join(", ")});`,
+  ) as RowsRunner;
 }
 
 /** Every kind, indexed by its id. */

@@ -171,6 +171,110 @@ describe("DbWriter", () => {
     db.close();
   });
 
+  it("writes a batch of many orders and trades (16 rows per statement) exactly as recorded", async () => {
+    // 37 orders and 35 trades: two full 16-row statements and a rest written row by row, for
+    // both kinds. Every third order changes within the batch: its last record is the row.
+    const orders: unknown[] = [];
+    for (let i = 0; i < 37; i++) {
+      const id = 5000 + i;
+      const client = i % 4 === 0 ? undefined : `c-${i}`;
+      w.order(
+        id,
+        1 + (i % 5),
+        "btc_usdt",
+        i & 1,
+        i % 7 === 0 ? 1 : 0,
+        100 + i,
+        50 + i,
+        0,
+        false,
+        10 + i,
+        10 + i,
+        0,
+        client,
+      );
+      const used = i % 3 === 0 ? 5 + i : 0;
+      if (used > 0)
+        w.order(
+          id,
+          1 + (i % 5),
+          "btc_usdt",
+          i & 1,
+          i % 7 === 0 ? 1 : 0,
+          100 + i,
+          50 + i,
+          used,
+          i % 6 === 0,
+          10 + i,
+          20 + i,
+          0,
+          client,
+        );
+      orders.push({
+        id,
+        user_id: 1 + (i % 5),
+        side: i & 1,
+        type: i % 7 === 0 ? 1 : 0,
+        price: 100 + i,
+        amount: 50 + i,
+        amount_used: used,
+        is_cancelled: used > 0 && i % 6 === 0 ? 1 : 0,
+        create_micro: 10 + i,
+        update_micro: used > 0 ? 20 + i : 10 + i,
+        client_order_id: client ?? null,
+      });
+    }
+    const trades: unknown[] = [];
+    for (let i = 0; i < 35; i++) {
+      const id = 9000 + i;
+      w.trade(
+        id,
+        "btc_usdt",
+        200 + i,
+        1 + i,
+        5000 + i,
+        5001 + i,
+        1 + (i % 5),
+        2 + (i % 5),
+        i & 1,
+        0,
+        0,
+        1_000 + i,
+        i,
+        2 * i,
+      );
+      trades.push({
+        id,
+        price: 200 + i,
+        amount: 1 + i,
+        taker_order_id: 5000 + i,
+        maker_order_id: 5001 + i,
+        taker_fee_rate: i,
+        maker_fee_rate: 2 * i,
+      });
+    }
+    await w.flush();
+    await w.applied();
+    const db = fresh(file);
+    assert.deepEqual(
+      db
+        .prepare(
+          "SELECT id, user_id, side, type, price, amount, amount_used, is_cancelled, create_micro, update_micro, client_order_id FROM orders WHERE id >= 5000 AND id < 6000 ORDER BY id",
+        )
+        .all(),
+      orders,
+    );
+    assert.deepEqual(
+      db
+        .prepare(
+          "SELECT id, price, amount, taker_order_id, maker_order_id, taker_fee_rate, maker_fee_rate FROM trades WHERE id >= 9000 ORDER BY id",
+        )
+        .all(),
+      trades,
+    );
+    db.close();
+  });
+
   it("runs afterCommit callbacks in order, only once their records are committed", async () => {
     await w.applied(); // the orders of the test before are in their table, not in the journal
     const reader = fresh(file);
