@@ -8,8 +8,8 @@
  *   callbacks of that batch run  ◀──────────────────────────── {ack, seq} ◀──┘  (the journal file)
  *                                                                              │ the batch
  *                                        apply thread (workers/db/apply-worker.ts)  ▼
- *   applied() resolves  ◀────────────── {applied, through} ◀── later, several batches at once:
- *   (a read asks with {apply, need} when it must wait)          BEGIN; their rows; applied mark;
+ *   applied() resolves  ◀────────────── {applied, through} ◀── every 16 batches, handed over at once:
+ *   (a read asks the writer thread with {apply} when it must wait)  BEGIN; their rows; applied mark;
  *                                                               COMMIT (the exchange file)
  *
  * Group commit: at most one batch is in flight. While it is, every new record and callback
@@ -50,7 +50,6 @@ import {
   PAIR,
   REVOKE_KEY,
   type RecordKind,
-  type ToApplier,
   type ToWriter,
   TRADE,
   TRANSFER,
@@ -245,7 +244,7 @@ export class DbWriter {
     const walAutocheckpointPages =
       opts.walAutocheckpointPages ??
       (interval > 0 ? WAL_SAFETY_VALVE_PAGES : DEFAULT_WAL_AUTOCHECKPOINT_PAGES);
-    // The writer thread hands each journaled batch to the apply thread over this channel.
+    // The writer thread hands the journaled batches to the apply thread over this channel.
     const channel = new MessageChannel();
     const applyData: ApplyWorkerData = {
       entry: APPLY_URL.href,
@@ -253,9 +252,6 @@ export class DbWriter {
       synchronous,
       walAutocheckpointPages,
       userRowsFlushAt: opts.userRowsFlushAt ?? DEFAULT_USER_ROWS_FLUSH_AT,
-      applyAfterBatches: opts.applyAfterBatches ?? DEFAULT_APPLY_AFTER_BATCHES,
-      applyAfterRecords: opts.applyAfterRecords ?? DEFAULT_APPLY_AFTER_RECORDS,
-      applyQuietMs: opts.applyQuietMs ?? DEFAULT_APPLY_QUIET_MS,
       port: channel.port2,
     };
     // First the apply thread: it replays what an earlier run left and tells the journal's base.
@@ -267,6 +263,9 @@ export class DbWriter {
       synchronous,
       walAutocheckpointPages,
       base,
+      applyAfterBatches: opts.applyAfterBatches ?? DEFAULT_APPLY_AFTER_BATCHES,
+      applyAfterRecords: opts.applyAfterRecords ?? DEFAULT_APPLY_AFTER_RECORDS,
+      applyQuietMs: opts.applyQuietMs ?? DEFAULT_APPLY_QUIET_MS,
       port: channel.port1,
     };
     const worker = startWorker(WORKER_URL, { workerData: data, transferList: [channel.port1] });
@@ -748,8 +747,8 @@ export class DbWriter {
     // Once the close is sent, the writer applies everything before it answers "closed".
     if (this.applyAsked || this.closeSent) return;
     this.applyAsked = true;
-    const m: ToApplier = { t: "apply", need: this.ackedSeq };
-    this.applier.postMessage(m);
+    // After every batch sent: the writer thread hands them all to the apply thread.
+    this.post({ t: "apply" });
   }
 
   /** Resolves the waiters the applied mark now covers; asks again for those it does not. */

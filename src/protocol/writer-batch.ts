@@ -337,15 +337,12 @@ export type ToWriter =
        */
       settledBelow: number;
     }
-  | { t: "close" };
-
-/** Main → apply thread. */
-export type ToApplier =
   /**
-   * Write the rows of every batch journaled so far now, once the batches through `need` have come
-   * from the journal thread; answered by "applied" with `asked`.
+   * Hand every batch journaled so far to the apply thread now; answered (by the apply thread) with
+   * "applied" and `asked`.
    */
-  { t: "apply"; need: number };
+  | { t: "apply" }
+  | { t: "close" };
 
 /** Writer (journal) thread → main. */
 export type FromWriter =
@@ -365,17 +362,18 @@ export type FromApplier =
   | { t: "applied"; through: number; asked: boolean }
   | { t: "error"; seq: number; message: string };
 
-/** Journal thread → apply thread (a MessagePort between them), in seq order. */
+/** Writer (journal) thread → apply thread (a MessagePort between them), in seq order. */
 export type JournalToApplier =
   /**
-   * Batch `seq` is journaled: its new symbols and, unless it held only callbacks, its records (the
-   * slots a copy the apply thread owns).
+   * Apply these journaled batches now, in one transaction: every batch up to `through` (those
+   * that held only callbacks have no entry). `syms`: the symbols they brought, in order; the
+   * batches' slots are copies the apply thread owns.
    */
-  | { t: "batch"; seq: number; syms: string[]; batch: JournalBatch | null }
+  | { t: "apply"; through: number; syms: string[]; batches: JournalBatch[]; asked: boolean }
   /** Apply everything, checkpoint and close (nothing follows). */
   | { t: "close" };
 
-/** Apply thread → journal thread. */
+/** Apply thread → writer (journal) thread. */
 export type ApplierToJournal =
   /** The journal rows up to `key` are applied: they may be deleted. */
   | { t: "applied"; key: number }
@@ -394,6 +392,10 @@ export interface WriterWorkerData {
   walAutocheckpointPages: number;
   /** The applied mark at start: batch `seq` is journaled under key `base + seq`. */
   base: number;
+  /** See WriterOptions.applyAfterBatches, applyAfterRecords and applyQuietMs. */
+  applyAfterBatches: number;
+  applyAfterRecords: number;
+  applyQuietMs: number;
   /** To the apply thread. */
   port: MessagePort;
 }
@@ -407,11 +409,7 @@ export interface ApplyWorkerData {
   walAutocheckpointPages: number;
   /** See WriterOptions.userRowsFlushAt. */
   userRowsFlushAt: number;
-  /** See WriterOptions.applyAfterBatches, applyAfterRecords and applyQuietMs. */
-  applyAfterBatches: number;
-  applyAfterRecords: number;
-  applyQuietMs: number;
-  /** From the journal thread. */
+  /** From the writer thread. */
   port: MessagePort;
 }
 

@@ -5,9 +5,8 @@
  *   start                          replay what an earlier run journaled and did not apply, catch
  *                                  the user rows up; "ready" with the applied mark (journal keys
  *                                  of this run are mark + seq)
- *   batches, from the writer       kept in `pending`, in seq order
- *   16 batches / 2,048 records,  ──▶ BEGIN IMMEDIATE; applyBatches(every pending batch, in order);
- *   10 ms of quiet, "apply", close     applied mark = last key; COMMIT ──▶ "applied" to main and writer
+ *   batches, from the writer       BEGIN IMMEDIATE; applyBatches(the batches, in order);
+ *   (every 16, see there)            applied mark = last key; COMMIT ──▶ "applied" to main and writer
  *
  * The bulk apply is the one apply code (src/protocol/batch-apply.ts) the start-up replay
  * (src/protocol/journal.ts) uses too. It commits with the synchronous level as set (FULL: fsynced)
@@ -15,7 +14,8 @@
  * rows above the mark always hold every acknowledged change, power loss included.
  *
  * Other connections (the reader pool) see a batch's rows only after its bulk apply: the main side
- * makes every read of them wait for "applied" (src/db/writer.ts), asking for an apply now.
+ * makes every read of them wait for "applied" (src/db/writer.ts), asking the writer thread to hand
+ * over what it holds now.
  *
  * On an error the thread applies nothing more: the main thread and the writer thread are told
  * (the writer then acknowledges no later batch), and the journal rows stay for the next start.
@@ -24,13 +24,11 @@ import { parentPort, workerData } from "node:worker_threads";
 import { type BatchApplier, createBatchApplier } from "../../src/protocol/batch-apply.ts";
 import { type Db, openDatabase } from "../../src/protocol/db-open.ts";
 import { appliedMark, type JournalBatch, markApplied, replayJournal } from "../../src/protocol/journal.ts";
-import {
-  type ApplierToJournal,
-  type ApplyWorkerData,
-  type FromApplier,
-  type JournalToApplier,
-  KIND_COUNT,
-  type ToApplier,
+import type {
+  ApplierToJournal,
+  ApplyWorkerData,
+  FromApplier,
+  JournalToApplier,
 } from "../../src/protocol/writer-batch.ts";
 
 const port = parentPort!;
@@ -68,40 +66,25 @@ try {
   process.exit(1);
 }
 
-/** Journaled batches whose rows are not written yet, in seq order. */
-const pending: JournalBatch[] = [];
-let pendingRecords = 0;
-/** Seq of the last batch received: once `pending` is empty, every batch up to it is applied. */
-let lastSeq = 0;
-/** An "apply" waits for the batches up to this seq to come (0: none waits). */
-let wanted = 0;
-
 const bulkTx = db.transaction((batches: readonly JournalBatch[], close: boolean) => {
   applier.applyBatches(batches);
   if (close) applier.flushUserRows();
   if (batches.length > 0) setMark(base + batches[batches.length - 1].seq);
 });
 
-/** Writes the rows of every pending batch in one transaction and tells the main side. */
-function applyPending(asked: boolean, close = false): void {
-  if (quiet !== null) {
-    clearTimeout(quiet);
-    quiet = null;
-  }
-  if (pending.length > 0 || close) {
-    bulkTx.immediate(pending, close);
-    pending.length = 0;
-    pendingRecords = 0;
-    tellWriter({ t: "applied", key: base + lastSeq });
-  }
-  post({ t: "applied", through: lastSeq, asked });
-}
+/** Seq of the last batch handed over: every batch up to it is applied once its apply returns. */
+let lastSeq = 0;
 
-let quiet: NodeJS.Timeout | null = null;
-const onQuiet = (): void => {
-  quiet = null;
-  guarded(() => applyPending(false));
-};
+/** Writes the rows of `batches` in one transaction and tells the main side and the writer. */
+function apply(m: Extract<JournalToApplier, { t: "apply" }>): void {
+  for (const name of m.syms) applier.syms.push(name);
+  if (m.batches.length > 0) {
+    bulkTx.immediate(m.batches, false);
+    tellWriter({ t: "applied", key: base + m.batches[m.batches.length - 1].seq });
+  }
+  lastSeq = m.through;
+  post({ t: "applied", through: m.through, asked: m.asked });
+}
 
 let broken: string | null = null;
 
@@ -117,36 +100,16 @@ function guarded(fn: () => void): void {
   }
 }
 
-function onBatch(m: Extract<JournalToApplier, { t: "batch" }>): void {
-  lastSeq = m.seq;
-  for (const name of m.syms) applier.syms.push(name);
-  const b = m.batch;
-  if (b !== null) {
-    pending.push(b);
-    for (let k = 0; k < KIND_COUNT; k++) pendingRecords += b.counts[k];
-  }
-  if (wanted > 0 && lastSeq >= wanted) {
-    wanted = 0;
-    applyPending(true);
-  } else if (pending.length >= data.applyAfterBatches || pendingRecords >= data.applyAfterRecords)
-    applyPending(false);
-  else if (b === null) return;
-  else if (quiet === null) {
-    quiet = setTimeout(onQuiet, data.applyQuietMs);
-    // The ports keep the thread alive; this timer must not once they are closed.
-    quiet.unref();
-  } else quiet.refresh();
-}
-
 writer.on("message", (m: JournalToApplier) => {
-  if (m.t === "batch") {
-    guarded(() => onBatch(m));
+  if (m.t === "apply") {
+    guarded(() => apply(m));
     return;
   }
-  // Close: fold the WAL into the main file so the next start reads one file; TRUNCATE leaves the
-  // WAL empty (a reader still holding a snapshot only makes this a partial checkpoint).
+  // Close (every batch was handed over before it): the held user rows, then fold the WAL into the
+  // main file so the next start reads one file; TRUNCATE leaves the WAL empty (a reader still
+  // holding a snapshot only makes this a partial checkpoint).
   guarded(() => {
-    applyPending(false, true);
+    bulkTx.immediate([], true);
     db.pragma("wal_checkpoint(TRUNCATE)");
   });
   try {
@@ -157,11 +120,6 @@ writer.on("message", (m: JournalToApplier) => {
   tellWriter({ t: "closed", key: broken === null ? base + lastSeq : base });
   writer.close();
   port.close();
-});
-
-port.on("message", (m: ToApplier) => {
-  if (m.need > lastSeq) wanted = Math.max(wanted, m.need);
-  else guarded(() => applyPending(true));
 });
 
 post({ t: "ready", base });

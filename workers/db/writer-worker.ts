@@ -3,7 +3,9 @@
  * (src/protocol/journal.ts) while the server runs.
  *
  *   batch (from src/db/writer.ts) ──▶ BEGIN IMMEDIATE; one journal row; COMMIT (synchronous as set) ──▶ ack
- *                                 ──▶ the batch (its records copied out) to the apply thread
+ *                                     keep the batch's copy in `pending`
+ *   16 batches / 2,048 records,   ──▶ every pending batch to the apply thread in one message
+ *   10 ms of quiet, "apply", close
  *   {applied, key} from there     ──▶ the journal rows up to `key` are deleted with the next commit
  *
  * The ack path writes one row (the batch as received), a few WAL pages of the journal file
@@ -11,7 +13,9 @@
  * releases the answers that depended on it at the ack. The batch's rows (orders, trades,
  * balances, user rows...) are written to the exchange file by the apply thread
  * (workers/db/apply-worker.ts), several batches in one transaction, on another core and under
- * another file's write lock: a bulk apply never holds up a journal commit.
+ * another file's write lock: a bulk apply never holds up a journal commit. The batches go over
+ * together, not one message each: a message wakes the apply thread, and a wake costs a sleeping
+ * thread's CPU tens of µs on a small VM (BENCHMARKS.md, eighth session).
  *
  * On the first error (its own or the apply thread's) the thread answers every later batch with an
  * error too, so nothing after a lost write is ever acknowledged. An apply error comes after the
@@ -33,6 +37,7 @@ import {
 import {
   type ApplierToJournal,
   type FromWriter,
+  type JournalToApplier,
   KIND_COUNT,
   slotsOf,
   type ToWriter,
@@ -63,6 +68,13 @@ try {
   process.exit(1);
 }
 
+/** Journaled batches not handed to the apply thread yet, in seq order, and their new symbols. */
+let pending: JournalBatch[] = [];
+let pendingSyms: string[] = [];
+let pendingRecords = 0;
+/** Seq of the last batch journaled. */
+let lastSeq = 0;
+
 /** Symbols of this run: the journal's symbol table, appended as batches bring new ones. */
 let syms = 0;
 /** The apply thread has written the rows of every batch up to this key; those up to `deleted` are gone. */
@@ -92,16 +104,46 @@ function onBatch(m: Batch): void {
   // A batch of callbacks only needs no transaction: the earlier batches are already committed.
   if (kept !== null || m.syms.length > 0) journalTx.immediate(m, kept);
   post({ t: "ack", seq: m.seq, records });
-  // After the ack: the main thread runs the batch's callbacks while its rows are written.
-  applier.postMessage(
-    { t: "batch", seq: m.seq, syms: m.syms, batch: kept },
-    kept === null ? [] : [kept.slots.buffer as ArrayBuffer],
-  );
+  lastSeq = m.seq;
+  for (const name of m.syms) pendingSyms.push(name);
+  if (kept === null) return;
+  pending.push(kept);
+  pendingRecords += records;
+  if (pending.length >= data.applyAfterBatches || pendingRecords >= data.applyAfterRecords) handOver(false);
+  else if (quiet === null) {
+    quiet = setTimeout(onQuiet, data.applyQuietMs);
+    // The port keeps the thread alive; this timer must not once the port is closed.
+    quiet.unref();
+  } else quiet.refresh();
 }
+
+/** Hands every pending batch to the apply thread, which applies them at once. */
+function handOver(asked: boolean): void {
+  if (quiet !== null) {
+    clearTimeout(quiet);
+    quiet = null;
+  }
+  const batches = pending;
+  const m: JournalToApplier = { t: "apply", through: lastSeq, syms: pendingSyms, batches, asked };
+  applier.postMessage(
+    m,
+    batches.map((b) => b.slots.buffer as ArrayBuffer),
+  );
+  pending = [];
+  pendingSyms = [];
+  pendingRecords = 0;
+}
+
+let quiet: NodeJS.Timeout | null = null;
+const onQuiet = (): void => {
+  quiet = null;
+  if (broken === null) handOver(false);
+};
 
 function fail(seq: number, message: string): void {
   if (broken !== null) return;
   broken = message;
+  if (quiet !== null) clearTimeout(quiet);
   post({ t: "error", seq, message });
 }
 
@@ -134,7 +176,13 @@ applier.on("message", (m: ApplierToJournal) => {
 
 port.on("message", (m: ToWriter) => {
   if (m.t === "close") {
+    if (broken === null) handOver(false);
     applier.postMessage({ t: "close" });
+    return;
+  }
+  if (m.t === "apply") {
+    // Every batch before this message is journaled: all of them go now.
+    if (broken === null) handOver(true);
     return;
   }
   if (broken !== null) {
