@@ -66,11 +66,22 @@ const channels = PAIRS.map((pair) => {
       writer.afterCommit(() => answer(p));
     },
   });
-  return { channel, queue };
+  /** Id of the oldest request still in the worker, or Infinity. */
+  const oldest = () => (head < queue.length ? queue[head].id : Number.POSITIVE_INFINITY);
+  return { channel, queue, oldest };
 });
 await Promise.all(channels.map((c) => c.channel.ready));
 
 let nextId = 1;
+// As the exchange does (src/exchange.ts lowestUnsettledOrderId): every id below the oldest request
+// still in a pair worker has its order record, so the writer's user_orders mark moves. Without it
+// each flush of user rows scans every order since the start again, and the floor's apply thread
+// grows dearer the longer it runs.
+writer.settledOrderIds(() => {
+  let low = nextId;
+  for (const c of channels) low = Math.min(low, c.oldest());
+  return low;
+});
 let nextPair = 0;
 const app = uws.App();
 
