@@ -9,25 +9,43 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
-import { serverNodeFlags, v8PoolSizeFor } from "../scripts/node-flags.mjs";
+import { OLD_SPACE_MB, oldSpaceMbFor, serverNodeFlags, v8PoolSizeFor } from "../scripts/node-flags.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 
 describe("the server's node flags", () => {
+  const GIB = 1024 ** 3;
+
   it("gives V8 one background thread on one or two cores and Node's default on more", () => {
     assert.equal(v8PoolSizeFor(1), 1);
     assert.equal(v8PoolSizeFor(2), 1);
     assert.equal(v8PoolSizeFor(3), null);
-    assert.deepEqual(serverNodeFlags({}, 2), ["--v8-pool-size=1"]);
-    assert.deepEqual(serverNodeFlags({}, 16), []);
+    assert.deepEqual(serverNodeFlags({ EXCHANGE_OLD_SPACE_MB: "default" }, 2), ["--v8-pool-size=1"]);
+    assert.deepEqual(serverNodeFlags({ EXCHANGE_OLD_SPACE_MB: "default" }, 16), []);
   });
 
-  it("takes EXCHANGE_V8_POOL_SIZE over the machine's choice, and refuses a bad one", () => {
-    assert.deepEqual(serverNodeFlags({ EXCHANGE_V8_POOL_SIZE: "3" }, 2), ["--v8-pool-size=3"]);
-    assert.deepEqual(serverNodeFlags({ EXCHANGE_V8_POOL_SIZE: "default" }, 2), []);
-    assert.deepEqual(serverNodeFlags({ EXCHANGE_V8_POOL_SIZE: "" }, 16), []);
-    for (const bad of ["0", "-1", "1.5", "four"])
-      assert.throws(() => serverNodeFlags({ EXCHANGE_V8_POOL_SIZE: bad }, 2), /EXCHANGE_V8_POOL_SIZE/);
+  it("starts the main thread's old generation at 512 MB, a sixteenth of a smaller machine's memory", () => {
+    assert.equal(oldSpaceMbFor(24 * GIB), OLD_SPACE_MB);
+    assert.equal(oldSpaceMbFor(8 * GIB), 512);
+    assert.equal(oldSpaceMbFor(4 * GIB), 256);
+    assert.equal(oldSpaceMbFor(1 * GIB), 64);
+    assert.equal(oldSpaceMbFor(GIB / 2), null);
+    assert.deepEqual(serverNodeFlags({}, 2, 24 * GIB), ["--v8-pool-size=1", "--initial-old-space-size=512"]);
+    assert.deepEqual(serverNodeFlags({}, 16, 4 * GIB), ["--initial-old-space-size=256"]);
+  });
+
+  it("takes EXCHANGE_V8_POOL_SIZE and EXCHANGE_OLD_SPACE_MB over the machine's choice, and refuses bad ones", () => {
+    const pool = (v: string, cores: number) =>
+      serverNodeFlags({ EXCHANGE_V8_POOL_SIZE: v, EXCHANGE_OLD_SPACE_MB: "default" }, cores);
+    assert.deepEqual(pool("3", 2), ["--v8-pool-size=3"]);
+    assert.deepEqual(pool("default", 2), []);
+    assert.deepEqual(pool("", 16), []);
+    for (const bad of ["0", "-1", "1.5", "four"]) assert.throws(() => pool(bad, 2), /EXCHANGE_V8_POOL_SIZE/);
+    const old = (v: string) => serverNodeFlags({ EXCHANGE_OLD_SPACE_MB: v }, 16, 24 * GIB);
+    assert.deepEqual(old("2048"), ["--initial-old-space-size=2048"]);
+    assert.deepEqual(old("default"), []);
+    assert.deepEqual(old(""), ["--initial-old-space-size=512"]);
+    for (const bad of ["0", "-5", "1.5", "lots"]) assert.throws(() => old(bad), /EXCHANGE_OLD_SPACE_MB/);
   });
 });
 
@@ -39,7 +57,11 @@ describe("scripts/start.mjs", () => {
     const launcher = spawn(
       process.execPath,
       ["scripts/start.mjs", "--host", "127.0.0.1", "--port", "0", "--db", path.join(dir, "s.db")],
-      { cwd: ROOT, env: { ...process.env, EXCHANGE_V8_POOL_SIZE: "2" }, stdio: ["ignore", "pipe", "pipe"] },
+      {
+        cwd: ROOT,
+        env: { ...process.env, EXCHANGE_V8_POOL_SIZE: "2", EXCHANGE_OLD_SPACE_MB: "96" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
     );
     let output = "";
     launcher.stderr.on("data", (d) => {
@@ -69,6 +91,7 @@ describe("scripts/start.mjs", () => {
       assert.equal(children.length, 1);
       const argv = readFileSync(`/proc/${children[0]}/cmdline`, "utf8").split("\0");
       assert.ok(argv.includes("--v8-pool-size=2"), argv.join(" "));
+      assert.ok(argv.includes("--initial-old-space-size=96"), argv.join(" "));
       assert.ok(
         argv.some((a) => a.endsWith(path.join("src", "main.ts"))),
         argv.join(" "),
