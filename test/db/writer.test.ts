@@ -178,43 +178,31 @@ describe("DbWriter", () => {
     for (let i = 0; i < 37; i++) {
       const id = 5000 + i;
       const client = i % 4 === 0 ? undefined : `c-${i}`;
-      w.order(
-        id,
-        1 + (i % 5),
-        "btc_usdt",
-        i & 1,
-        i % 7 === 0 ? 1 : 0,
-        100 + i,
-        50 + i,
-        0,
-        false,
-        10 + i,
-        10 + i,
-        0,
-        client,
-      );
-      const used = i % 3 === 0 ? 5 + i : 0;
-      if (used > 0)
+      const type = i % 7 === 0 ? 1 : 0;
+      const record = (used: number, cancelled: boolean, updated: number) =>
         w.order(
           id,
           1 + (i % 5),
           "btc_usdt",
           i & 1,
-          i % 7 === 0 ? 1 : 0,
+          type,
           100 + i,
           50 + i,
           used,
-          i % 6 === 0,
+          cancelled,
           10 + i,
-          20 + i,
+          updated,
           0,
           client,
         );
+      record(0, false, 10 + i);
+      const used = i % 3 === 0 ? 5 + i : 0;
+      if (used > 0) record(used, i % 6 === 0, 20 + i);
       orders.push({
         id,
         user_id: 1 + (i % 5),
         side: i & 1,
-        type: i % 7 === 0 ? 1 : 0,
+        type,
         price: 100 + i,
         amount: 50 + i,
         amount_used: used,
