@@ -65,14 +65,21 @@ export function openJournal(dbFile: string, opts: Omit<OpenOptions, "readonly"> 
 
 /** The key of the last batch whose rows are in the exchange file's tables. */
 export function appliedMark(db: Db): number {
-  return db.prepare<[string], number>("SELECT value FROM meta WHERE key = ?").pluck().get(APPLIED_MARK) ?? 0;
+  return appliedMarkOf(db).get();
 }
 
-/** Moves the applied mark to `key`. In the transaction that wrote the rows through `key`. */
-export function markApplied(db: Db): (key: number) => void {
-  const st = db.prepare("UPDATE meta SET value = ? WHERE key = ?");
-  return (key) => {
-    st.run(key, APPLIED_MARK);
+/**
+ * The applied mark's statements on `db`: `get` reads it, `set` moves it to `key` (in the
+ * transaction that wrote the rows through `key`).
+ */
+export function appliedMarkOf(db: Db): { get(): number; set(key: number): void } {
+  const read = db.prepare<[string], number>("SELECT value FROM meta WHERE key = ?").pluck();
+  const write = db.prepare("UPDATE meta SET value = ? WHERE key = ?");
+  return {
+    get: () => read.get(APPLIED_MARK) ?? 0,
+    set: (key) => {
+      write.run(key, APPLIED_MARK);
+    },
   };
 }
 
@@ -177,7 +184,7 @@ export function applyJournal(db: Db): number {
   try {
     const mark = appliedMark(db);
     const r = applyRows(db, j, mark);
-    if (r.last > mark) markApplied(db)(r.last);
+    if (r.last > mark) appliedMarkOf(db).set(r.last);
     return applied + r.applied;
   } finally {
     j.close();

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import { after, afterEach, before, describe, it } from "node:test";
 import { DbWriter } from "../../src/db/writer.ts";
 import { openDatabase } from "../../src/protocol/db-open.ts";
-import { journalPath } from "../../src/protocol/journal.ts";
+import { applyJournal, journalPath } from "../../src/protocol/journal.ts";
 import { ORDER } from "../../src/protocol/writer-batch.ts";
 import { waitFor } from "../wait.ts";
 import { tempDir } from "./helpers.ts";
@@ -469,6 +469,28 @@ describe("DbWriter", () => {
     assert.ok((await grown("with-checkpointer", 20, 5000)) > 0, "the checkpointer copied pages");
     // Control: no checkpointer and a threshold far away: every page stays in the WAL meanwhile.
     assert.equal(await grown("without", 0, 200), 0);
+  });
+
+  it("fails rather than apply batches that another connection replayed from the journal meanwhile", async () => {
+    const file = `${tmp.dir}/twice.db`;
+    const own = await startWriter(file, {
+      applyAfterBatches: 1e9,
+      applyAfterRecords: 1e9,
+      applyQuietMs: 1e9,
+    });
+    const fatal: Error[] = [];
+    own.onFatal((err) => fatal.push(err));
+    own.order(1, 1, "btc_usdt", 0, 0, 1, 1, 0, false, 1, 1);
+    await own.flush();
+    // The batch is journaled, not applied; a second connection replays it and moves the mark.
+    const rw = openDatabase(file);
+    assert.equal(rw.transaction(() => applyJournal(rw)).immediate(), 1);
+    rw.close();
+    await assert.rejects(own.applied(), /another connection/);
+    assert.equal(fatal.length, 1);
+    const db = fresh(file);
+    assert.equal(db.prepare("SELECT COUNT(*) FROM orders").pluck().get(), 1, "written once");
+    db.close();
   });
 
   it("refuses to start on a path it cannot open", async () => {

@@ -23,7 +23,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { type BatchApplier, createBatchApplier } from "../../src/protocol/batch-apply.ts";
 import { type Db, openDatabase } from "../../src/protocol/db-open.ts";
-import { appliedMark, type JournalBatch, markApplied, replayJournal } from "../../src/protocol/journal.ts";
+import { appliedMarkOf, type JournalBatch, replayJournal } from "../../src/protocol/journal.ts";
 import type {
   ApplierToJournal,
   ApplyWorkerData,
@@ -46,7 +46,7 @@ function tellWriter(m: ApplierToJournal): void {
 let db: Db;
 let applier: BatchApplier;
 let base: number;
-let setMark: (key: number) => void;
+let appliedMark: ReturnType<typeof appliedMarkOf>;
 try {
   db = openDatabase(data.path, {
     synchronous: data.synchronous,
@@ -58,18 +58,26 @@ try {
   applier = createBatchApplier(db, data.userRowsFlushAt);
   // Catch up at start: nothing is in flight, so every stored order and trade is settled.
   db.transaction(applier.catchUp).immediate();
-  base = appliedMark(db);
-  setMark = markApplied(db);
+  appliedMark = appliedMarkOf(db);
+  base = appliedMark.get();
 } catch (err) {
   post({ t: "error", seq: 0, message: (err as Error).message });
   // In a worker, process.exit ends only this thread; start() rejects with the message above.
   process.exit(1);
 }
 
+/** The applied mark as this thread last set it. */
+let mark = base;
+
 const bulkTx = db.transaction((batches: readonly JournalBatch[], close: boolean) => {
+  // Another connection that replayed the journal under this thread would have written these rows
+  // already: refuse (roll back) rather than write them twice.
+  const stored = appliedMark.get();
+  if (stored !== mark)
+    throw new Error(`journal applied through ${stored} by another connection, not ${mark}`);
   applier.applyBatches(batches);
   if (close) applier.flushUserRows();
-  if (batches.length > 0) setMark(base + batches[batches.length - 1].seq);
+  if (batches.length > 0) appliedMark.set(base + batches[batches.length - 1].seq);
 });
 
 /** Seq of the last batch handed over: every batch up to it is applied once its apply returns. */
@@ -80,7 +88,8 @@ function apply(m: Extract<JournalToApplier, { t: "apply" }>): void {
   for (const name of m.syms) applier.syms.push(name);
   if (m.batches.length > 0) {
     bulkTx.immediate(m.batches, false);
-    tellWriter({ t: "applied", key: base + m.batches[m.batches.length - 1].seq });
+    mark = base + m.batches[m.batches.length - 1].seq;
+    tellWriter({ t: "applied", key: mark });
   }
   lastSeq = m.through;
   post({ t: "applied", through: m.through, asked: m.asked });
