@@ -13,8 +13,8 @@
  * Two files have two write locks: a bulk apply never holds up the journal commits behind it. The
  * exchange file's tables plus the journal rows above its mark always hold every acknowledged
  * change; `replayJournal` applies those rows at start, before anything reads the tables. Keys go
- * on growing across runs: a run numbers its batches from the mark up (`journalBase`), so a row
- * above the mark is always one not applied yet.
+ * on growing across runs: a run journals its batch `seq` under key mark + seq (the mark read at its
+ * start), so a row above the mark is always one not applied yet.
  *
  * Migration 006 kept the journal in the exchange file itself; `replayJournal` still applies what a
  * server of that version left there.
@@ -166,33 +166,53 @@ function applyRows(db: Db, from: Db, above: number): { applied: number; last: nu
 const count = (db: Db, table: string) =>
   db.prepare<[], number>(`SELECT COUNT(*) FROM ${table}`).pluck().get()!;
 
+/** Empties the journal tables of `conn` (the exchange file's of migration 006, or the journal file). */
+function emptyJournal(conn: Db): void {
+  conn.prepare("DELETE FROM journal").run();
+  conn.prepare("DELETE FROM journal_syms").run();
+}
+
+/** The journal file of the exchange connection `db`, opened, or null when there is none. */
+function journalOf(db: Db): Db | null {
+  if (db.name === ":memory:" || !fs.existsSync(journalPath(db.name))) return null;
+  return openJournal(db.name, { walAutocheckpointPages: 0 });
+}
+
+/**
+ * Applies to `db`'s tables what a server of migration 006 left in the exchange file's own journal
+ * tables (emptying them), then the rows of the journal file `j` above the applied mark, moving the
+ * mark. In the caller's transaction on `db`. Returns the number of batches applied.
+ */
+function applyAll(db: Db, j: Db | null): number {
+  let applied = 0;
+  if (count(db, "journal") > 0 || count(db, "journal_syms") > 0) {
+    applied += applyRows(db, db, 0).applied;
+    emptyJournal(db);
+  }
+  if (j === null) return applied;
+  const mark = appliedMarkOf(db);
+  const above = mark.get();
+  const r = applyRows(db, j, above);
+  if (r.last > above) mark.set(r.last);
+  return applied + r.applied;
+}
+
 /**
  * Applies the journal rows above the applied mark to the tables of `db` (a read-write connection
  * to the exchange file) and moves the mark, in the caller's transaction, leaving the journal file
  * as it is: the tables as a start would recover them. Returns the number of batches applied.
  */
 export function applyJournal(db: Db): number {
-  let applied = 0;
-  // What a server of migration 006 left in the exchange file.
-  if (count(db, "journal") > 0 || count(db, "journal_syms") > 0) {
-    applied += applyRows(db, db, 0).applied;
-    db.prepare("DELETE FROM journal").run();
-    db.prepare("DELETE FROM journal_syms").run();
-  }
-  if (db.name === ":memory:" || !fs.existsSync(journalPath(db.name))) return applied;
-  const j = openJournal(db.name, { walAutocheckpointPages: 0 });
+  const j = journalOf(db);
   try {
-    const mark = appliedMark(db);
-    const r = applyRows(db, j, mark);
-    if (r.last > mark) appliedMarkOf(db).set(r.last);
-    return applied + r.applied;
+    return applyAll(db, j);
   } finally {
-    j.close();
+    j?.close();
   }
 }
 
 /**
- * Applies every journal row an earlier run left above the applied mark (`applyJournal`), then
+ * Applies every journal row an earlier run left above the applied mark (as `applyJournal`), then
  * empties the journal file. `db` is a read-write connection to the exchange file, and no writer
  * may be running on it (its batches would be written twice). Returns the number of batches
  * applied.
@@ -202,17 +222,13 @@ export function applyJournal(db: Db): number {
  * journal file emptied (a crash before that leaves rows at or below the mark, which a replay skips).
  */
 export function replayJournal(db: Db): number {
-  const applied = db.transaction(() => applyJournal(db)).immediate();
-  if (db.name === ":memory:" || !fs.existsSync(journalPath(db.name))) return applied;
-  const j = openJournal(db.name, { walAutocheckpointPages: 0 });
+  const j = journalOf(db);
   try {
-    if (count(j, "journal") > 0 || count(j, "journal_syms") > 0)
-      j.transaction(() => {
-        j.prepare("DELETE FROM journal").run();
-        j.prepare("DELETE FROM journal_syms").run();
-      }).immediate();
+    const applied = db.transaction(() => applyAll(db, j)).immediate();
+    if (j !== null && (count(j, "journal") > 0 || count(j, "journal_syms") > 0))
+      j.transaction(() => emptyJournal(j)).immediate();
     return applied;
   } finally {
-    j.close();
+    j?.close();
   }
 }

@@ -253,14 +253,19 @@ export type RecordRunner = (
  * record than passing a reused array, and allocates nothing per record (bench/db/writer-mix.bench.ts).
  */
 export function compileRunner(k: RecordKind): RecordRunner {
-  const params = k.slots.map((t, i) =>
-    t === INT
-      ? `b[o + ${i}]`
-      : t === SYM
-        ? `syms[b[o + ${i}]]`
-        : `b[o + ${i}] === -1 ? null : s[b[o + ${i}]]`,
-  );
+  const params = bindings(k, "o");
   return new Function("st", "b", "o", "s", "syms", `return st.run(${params.join(", ")});`) as RecordRunner;
+}
+
+/**
+ * The parameter expressions of the record whose first slot is at `o` (a variable name): slot i
+ * of `b` as is (INT), as its name in `syms` (SYM), as its string in `s` or null (STR).
+ */
+function bindings(k: RecordKind, o: string): string[] {
+  return k.slots.map((t, i) => {
+    const slot = `b[${o} + ${i}]`;
+    return t === INT ? slot : t === SYM ? `syms[${slot}]` : `${slot} === -1 ? null : s[${slot}]`;
+  });
 }
 
 /**
@@ -285,10 +290,7 @@ export function compileRowsRunner(k: RecordKind, n: number): RowsRunner {
   const offsets: string[] = [];
   for (let j = 0; j < n; j++) {
     offsets.push(`const o${j} = at[from + ${j}];`);
-    k.slots.forEach((t, i) => {
-      const slot = `b[o${j} + ${i}]`;
-      params.push(t === INT ? slot : t === SYM ? `syms[${slot}]` : `${slot} === -1 ? null : s[${slot}]`);
-    });
+    params.push(...bindings(k, `o${j}`));
   }
   return new Function(
     "st",

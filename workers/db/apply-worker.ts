@@ -126,7 +126,7 @@ writer.on("message", (m: JournalToApplier) => {
   } catch (err) {
     post({ t: "error", seq: -1, message: (err as Error).message });
   }
-  tellWriter({ t: "closed", key: broken === null ? base + lastSeq : base });
+  tellWriter({ t: "closed", key: mark });
   writer.close();
   port.close();
 });
