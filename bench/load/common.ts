@@ -106,6 +106,22 @@ export interface RunSpec {
   streamUsers: number;
   /** The real server answers orders; the bare server answers constants (no ids to cancel). */
   realServer: boolean;
+  /**
+   * Closed loop only: every READ_PROBE_EVERY_MS, slot 0 reads the order it has just created back
+   * (`GET /trade/orders/{id}`, from its committed row) before its next create: the latency of a
+   * read right after its ack (CONTRACT 6), which waits for the batch's rows to be applied.
+   */
+  readProbe: boolean;
+}
+
+/** See RunSpec.readProbe: at most one read-back per load generator process this often. */
+export const READ_PROBE_EVERY_MS = 50;
+
+/** RunSpec.readProbe's reads: how many, how many failed, and their latency (µs) from send to answer. */
+export interface ReadProbeResult {
+  count: number;
+  failed: number;
+  histogram: string;
 }
 
 /** Per request kind: counts and an HDR histogram (µs) of latency from the scheduled send time. */
@@ -149,6 +165,7 @@ export interface RunResult {
   /** Requests never sent because the backlog outlived the drain time (open loop, saturated). */
   unsent: number;
   stream: StreamResult | null;
+  readAfterAck: ReadProbeResult | null;
   /** CPU time of the load generator process during the run, ms (user + system). */
   cpuMs: number;
 }

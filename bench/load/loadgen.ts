@@ -27,6 +27,7 @@ import {
   type FromLoadgen,
   type KindResult,
   newHistogram,
+  READ_PROBE_EVERY_MS,
   type RunResult,
   type RunSpec,
   type StreamResult,
@@ -136,8 +137,45 @@ async function run(spec: RunSpec): Promise<RunResult> {
     if (schedulingDone && inflight.size === 0) finish();
   };
 
+  // RunSpec.readProbe: slot 0 reads an order back right after its create ack, now and then.
+  const readHist = newHistogram();
+  let reads = 0;
+  let readsFailed = 0;
+  let lastRead = 0;
+  const readProbe = spec.readProbe && spec.realServer && spec.mode === "closed";
+  /** Reads order `id` of `user` from its committed row; `next` runs once answered. */
+  const readBack = (user: number, id: number, next: () => void) => {
+    const u = users[user];
+    const sent = performance.now();
+    lastRead = sent;
+    const expect = Buffer.from(`{"id":${id},`, "latin1");
+    pool.submit(
+      {
+        method: "GET",
+        path: `/1.0/trade/orders/${id}`,
+        headers: { Authorization: u.apiToken, "X-Signature": signText(u.secretKey, "") },
+        body: "",
+      },
+      (status, body) => {
+        const t = performance.now();
+        if (inWindow(sent)) {
+          // The row must be there: a read right after the ack sees what the ack reported.
+          if (status === 200 && body.subarray(0, expect.length).equals(expect)) {
+            reads++;
+            readHist.recordValue(us(t - sent));
+          } else readsFailed++;
+        }
+        next();
+      },
+    );
+  };
+
   /** Sends one request scheduled at `sched`; `after` runs once it is answered (closed loop). */
-  const submit = (sched: number, slot: number, after: ((status: number) => void) | null) => {
+  const submit = (
+    sched: number,
+    slot: number,
+    after: ((status: number, user: number, orderId: number) => void) | null,
+  ) => {
     const req = flow.next(slot);
     const entry: InFlight = { req, sched };
     inflight.add(entry);
@@ -167,7 +205,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
           a.hist.recordValue(us(t - sched));
           if (probe !== null && check.orderId > 0) probe.ack(req.user, check.orderId, t);
         }
-        if (after !== null) after(status);
+        if (after !== null) after(status, req.user, check.orderId);
         else maybeDone();
       },
       spec.mode === "open" && measured ? () => sendLag.recordValue(us(performance.now() - sched)) : null,
@@ -188,9 +226,16 @@ async function run(spec: RunSpec): Promise<RunResult> {
         return;
       }
       sent++;
-      submit(now, slot, (status) => {
+      submit(now, slot, (status, user, orderId) => {
         if (status <= 0)
           setTimeout(loop, 5, slot); // a broken connection: do not spin on errors
+        else if (
+          readProbe &&
+          slot === 0 &&
+          orderId > 0 &&
+          performance.now() - lastRead >= READ_PROBE_EVERY_MS
+        )
+          readBack(user, orderId, () => loop(slot));
         else loop(slot);
       });
     };
@@ -283,9 +328,13 @@ async function run(spec: RunSpec): Promise<RunResult> {
     sendLag: encodeHistogram(sendLag),
     unsent,
     stream,
+    readAfterAck: readProbe
+      ? { count: reads, failed: readsFailed, histogram: encodeHistogram(readHist) }
+      : null,
     cpuMs: (cpu.user + cpu.system) / 1000,
   };
   sendLag.destroy();
+  readHist.destroy();
   return result;
 }
 

@@ -47,6 +47,11 @@ export interface Row {
   sendLagP99Ms: number | null;
   /** create-order ack → first `user_orders` stream message of that order (open loop, subscribed users). */
   streamAfterAck: (Percentiles & { streamFirst: number; missing: number }) | null;
+  /**
+   * A read of an order from its committed row right after its create ack (closed loop, one
+   * connection per load generator now and then: RunSpec.readProbe); `failed`: not 200 with the order.
+   */
+  readAfterAck: (Percentiles & { failed: number }) | null;
   command: string;
 }
 
@@ -118,6 +123,22 @@ export function streamTable(rows: readonly Row[]): string {
   return lines.join("\n");
 }
 
+export function readTable(rows: readonly Row[]): string {
+  const withReads = rows.filter((r) => r.readAfterAck !== null);
+  if (withReads.length === 0) return "";
+  const lines = [
+    "| create-order ack → `GET /trade/orders/{id}` of that order answered | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | reads | failed |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|",
+  ];
+  for (const r of withReads) {
+    const s = r.readAfterAck!;
+    lines.push(
+      `| ${r.scenario} | ${s.p50Ms} | ${s.p90Ms} | ${s.p99Ms} | ${s.p999Ms} | ${s.maxMs} | ${s.count} | ${s.failed} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
 /** The busiest threads of the profiled exchange; the V8 profiler's own threads summed apart. */
 export function threadCpuLine(threads: readonly ThreadCpu[]): string {
   const profiler = threads.filter((t) => t.name.startsWith("v8:Prof"));
@@ -146,6 +167,8 @@ export function renderReport(r: LoadResults): string {
   ];
   const stream = streamTable(r.rows);
   if (stream !== "") out.push("", stream);
+  const reads = readTable(r.rows);
+  if (reads !== "") out.push("", reads);
   out.push("", "| target | measured | verdict |", "|---|---|---|");
   for (const t of r.targets)
     out.push(`| ${t.target} | ${t.value} | ${t.pass === null ? "n/a" : t.pass ? "PASS" : "FAIL"} |`);

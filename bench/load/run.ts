@@ -278,6 +278,8 @@ interface Measure {
     missing: number;
     latency: Percentiles;
   } | null;
+  /** RunSpec.readProbe's reads (closed loop): a read of an order right after its create ack. */
+  readAfterAck: { count: number; failed: number; latency: Percentiles } | null;
   clientCpuPct: number;
   serverCpuPct: number | null;
   /** The exchange writer's group commits per second over the runs' wall time (null: not measured). */
@@ -302,6 +304,8 @@ interface RunParams {
   durationMs?: number;
   warmupMs?: number;
   streamUsers?: number;
+  /** See RunSpec.readProbe. */
+  readProbe?: boolean;
   seed?: number;
 }
 
@@ -362,6 +366,7 @@ async function runOnce(p: RunParams): Promise<OneRun> {
         seed: (p.seed ?? 1) * 1000 + i,
         streamUsers: p.streamUsers ?? 0,
         realServer: p.realServer,
+        readProbe: p.readProbe ?? false,
       }),
     ),
   );
@@ -422,6 +427,17 @@ function aggregate(label: string, runs: readonly OneRun[]): Measure {
     };
     h.destroy();
   }
+  const probes = results.map((r) => r.readAfterAck).filter((r) => r !== null);
+  let readAfterAck: Measure["readAfterAck"] = null;
+  if (probes.length > 0) {
+    const h = mergeHistograms(probes.map((r) => r.histogram));
+    readAfterAck = {
+      count: sum(probes.map((r) => r.count)),
+      failed: sum(probes.map((r) => r.failed)),
+      latency: percentiles(h),
+    };
+    h.destroy();
+  }
   const cpus = runs.map((r) => r.serverCpuMs);
   const m: Measure = {
     label,
@@ -430,6 +446,7 @@ function aggregate(label: string, runs: readonly OneRun[]): Measure {
     sendLag: percentiles(lag),
     unsent: sum(results.map((r) => r.unsent)),
     stream,
+    readAfterAck,
     clientCpuPct: Math.round((sum(results.map((r) => r.cpuMs)) / wall) * 100),
     serverCpuPct: cpus.some((c) => c === null) ? null : Math.round((sum(cpus as number[]) / wall) * 100),
     commitsPerSec: runs.some((r) => r.commits === null)
@@ -618,6 +635,8 @@ function addRow(
     rounds: m.rounds,
     sendLagP99Ms: opts.mode === "open" ? m.sendLag.p99Ms : null,
     streamAfterAck: null,
+    readAfterAck:
+      m.readAfterAck === null ? null : { ...m.readAfterAck.latency, failed: m.readAfterAck.failed },
     command: opts.command,
   };
   if (m.stream !== null && (kind === "create" || kind === null)) {
@@ -808,6 +827,7 @@ async function abTest(base: { client: ClientKind }): Promise<void> {
             realServer: true,
             workload: "create",
             mode: "closed",
+            readProbe: true,
             seed: 2,
             durationMs,
             warmupMs,
@@ -978,6 +998,7 @@ async function main(): Promise<void> {
         realServer: true,
         workload: "create",
         mode: "closed",
+        readProbe: true,
         seed: 2,
       };
       const wantMax = ONLY.has("create-closed") || RATES.includes("max");

@@ -59,7 +59,7 @@ import {
 import { startWorker } from "../threads.ts";
 
 /** Default of WriterOptions.userRowsFlushAt. */
-export const DEFAULT_USER_ROWS_FLUSH_AT = 1024;
+export const DEFAULT_USER_ROWS_FLUSH_AT = 8192;
 /** Defaults of WriterOptions.applyAfterBatches, applyAfterRecords and applyQuietMs. */
 export const DEFAULT_APPLY_AFTER_BATCHES = 16;
 export const DEFAULT_APPLY_AFTER_RECORDS = 2048;
@@ -83,7 +83,10 @@ export interface WriterOptions {
    * New orders (trades) whose `user_orders` (`user_trades`) rows the writer holds back before
    * writing them all at once, sorted by user, inside the next transaction (migration 002). Until
    * then the readers find them in the short tail of `orders` (`trades`) above the mark in `meta`.
-   * Default 1024; 1 writes every row with its batch.
+   * Default DEFAULT_USER_ROWS_FLUSH_AT (8,192: each flush rewrites a page or more of every user
+   * with new rows, so the bigger the flush the fewer pages per row; the readers' tail scan grows
+   * with it, to about 0.25 ms per user-orders page at 8,192: BENCHMARKS.md, ninth session);
+   * 1 writes every row with its batch.
    */
   userRowsFlushAt?: number;
   /**
