@@ -131,9 +131,10 @@ export interface Publication {
    */
   levels: number[] | null;
   seq: number;
-  trades: ReturnType<PairMarket["publicTrade"]>[];
-  orders: [number, OrderView][];
-  userTrades: [number, UserTradeView][];
+  /** The three lists below are a shared empty array when empty (read-only, like the whole record). */
+  trades: readonly ReturnType<PairMarket["publicTrade"]>[];
+  orders: readonly [number, OrderView][];
+  userTrades: readonly [number, UserTradeView][];
 }
 
 /** A command record with every field set (one shape for every kind keeps the stages monomorphic). */

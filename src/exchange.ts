@@ -87,6 +87,9 @@ export { LIMIT, MARKET, NEEDS_ROW };
  */
 export const SNAPSHOT_MS = 1000;
 
+/** A publication's empty lists: one shared array rather than three new ones per command. */
+const NONE: readonly never[] = Object.freeze([]);
+
 /** A configured pair as the core needs it. */
 export interface PairSpec {
   index: number;
@@ -569,7 +572,7 @@ export class Exchange {
     p.market.addTrade(taker.side, taker.type, price, qty, micro);
     const listener = this.results.listener;
     if (listener !== null) {
-      if (listener.wantsTrades(pairIndex)) p.trades.push(p.market.history[0]);
+      if (listener.wantsTrades(pairIndex)) p.trades.push(p.market.latestTrade());
       if (listener.wantsUserTrades(taker.user)) {
         const view = userTradeView(p.spec, {
           id: tradeId,
@@ -733,8 +736,9 @@ export class Exchange {
     cmd.closed = closed;
     touched.length = 0;
     const hasLevels = p.levels.length > 0;
-    const hasTrades = p.trades.length > 0 || p.userTrades.length > 0;
-    if (!hasLevels && !hasTrades && orders === null) return;
+    const trades = p.trades.length > 0 ? p.trades : NONE;
+    const userTrades = p.userTrades.length > 0 ? p.userTrades : NONE;
+    if (!hasLevels && trades === NONE && userTrades === NONE && orders === null) return;
     let levels: number[] | null = null;
     if (hasLevels) {
       levels = p.levels;
@@ -743,24 +747,14 @@ export class Exchange {
       p.bookSeq++;
       p.seqDirty = true;
     }
-    const trades = p.trades;
-    const userTrades = p.userTrades;
-    if (hasTrades) {
-      p.trades = [];
-      p.userTrades = [];
-    }
+    // The lists move to the publication; the pair starts new ones only for those it gave away.
+    if (trades !== NONE) p.trades = [];
+    if (userTrades !== NONE) p.userTrades = [];
     // Nothing to tell when no channel wanted anything (levels go out only to `orders:` holders,
     // which the hub checks itself).
-    cmd.publication = {
-      levels,
-      seq: p.bookSeq,
-      trades: hasTrades ? trades : [],
-      orders: orders ?? [],
-      userTrades: hasTrades ? userTrades : [],
-    };
+    cmd.publication = { levels, seq: p.bookSeq, trades, orders: orders ?? NONE, userTrades };
   }
 
-  /** Balance rows changed since the last flush go into the current batch. */
   /**
    * A snapshot (migration 005): every balance and candle changed since the last one goes into the
    * current batch, and meta 'balances_through' / 'candles_through' say that the rows hold every

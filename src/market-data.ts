@@ -117,6 +117,8 @@ export interface ExchangeRecord {
 }
 
 export const HISTORY_SIZE = 200;
+/** Numbers kept per trade of the history ring: side, type, price, amount, micro. */
+const HIST_FIELDS = 5;
 const WINDOW_MICRO = 24 * 3600 * 1_000_000;
 /** Candles kept in memory per period; older ones stay in the database. */
 export const CANDLES_KEPT = 5000;
@@ -127,8 +129,16 @@ export class PairMarket {
   readonly amountDecimals: number;
   readonly bids = new BookSide(true);
   readonly asks = new BookSide(false);
-  /** Last trades, newest first. */
-  readonly history: PublicTrade[] = [];
+  /**
+   * The last HISTORY_SIZE trades as numbers (side, type, price, amount, micro each), a ring whose
+   * newest trade is at `histHead - 1`: a trade costs five stores here, and its public item (three
+   * formatted strings and an object) is built only when someone reads the history.
+   */
+  private readonly hist = new Float64Array(HISTORY_SIZE * HIST_FIELDS);
+  private histHead = 0;
+  private histCount = 0;
+  /** `history` as last built; null once a trade came since. */
+  private historyItems: PublicTrade[] | null = null;
   /** Candles per period, oldest first. */
   readonly candles: Candle[][] = PERIODS.map(() => []);
   /** Periods whose last candle changed since the last drain (bit i = PERIODS[i]). */
@@ -183,12 +193,49 @@ export class PairMarket {
 
   /** Adds a trade to every read model (trades arrive in execution order). */
   addTrade(side: 0 | 1, type: 0 | 1, price: number, amount: number, micro: number): void {
-    this.history.unshift(this.publicTrade(side, type, price, amount, micro));
-    if (this.history.length > HISTORY_SIZE) this.history.pop();
+    this.putHistory(this.histHead, side, type, price, amount, micro);
+    this.histHead = this.histHead === HISTORY_SIZE - 1 ? 0 : this.histHead + 1;
+    if (this.histCount < HISTORY_SIZE) this.histCount++;
+    this.historyItems = null;
     this.historyVersion++;
     this.lastMicro = micro;
     this.addToWindow(price, amount, micro);
     this.addToCandles(price, amount, micro);
+  }
+
+  /** The last trades (at most HISTORY_SIZE), newest first, as public items (seed 2.4). */
+  get history(): readonly PublicTrade[] {
+    let items = this.historyItems;
+    if (items === null) {
+      items = new Array(this.histCount);
+      for (let i = 0; i < this.histCount; i++) items[i] = this.historyItem(i);
+      this.historyItems = items;
+    }
+    return items;
+  }
+
+  /** The newest trade's public item, as the stream sends it (built without the rest of the history). */
+  latestTrade(): PublicTrade {
+    return this.historyItem(0);
+  }
+
+  /** The public item of the `i`-th newest trade of the ring (i < histCount). */
+  private historyItem(i: number): PublicTrade {
+    let slot = this.histHead - 1 - i;
+    if (slot < 0) slot += HISTORY_SIZE;
+    const h = this.hist;
+    const o = slot * HIST_FIELDS;
+    return this.publicTrade(h[o] as 0 | 1, h[o + 1] as 0 | 1, h[o + 2], h[o + 3], h[o + 4]);
+  }
+
+  private putHistory(slot: number, side: number, type: number, price: number, amount: number, micro: number) {
+    const h = this.hist;
+    const o = slot * HIST_FIELDS;
+    h[o] = side;
+    h[o + 1] = type;
+    h[o + 2] = price;
+    h[o + 3] = amount;
+    h[o + 4] = micro;
   }
 
   /** The public history item (2.4) of a trade, as sent on the stream and kept for REST. */
@@ -203,10 +250,16 @@ export class PairMarket {
     };
   }
 
-  /** Recovery: appends a stored trade to the history (fed newest first). */
+  /** Recovery: appends a stored trade to the history (fed newest first, before any new trade). */
   restoreHistory(side: 0 | 1, type: 0 | 1, price: number, amount: number, micro: number): void {
-    if (this.history.length < HISTORY_SIZE)
-      this.history.push(this.publicTrade(side, type, price, amount, micro));
+    if (this.histCount < HISTORY_SIZE) {
+      // Older than every trade held: the slot before the oldest one.
+      let slot = this.histHead - 1 - this.histCount;
+      if (slot < 0) slot += HISTORY_SIZE;
+      this.putHistory(slot, side, type, price, amount, micro);
+      this.histCount++;
+      this.historyItems = null;
+    }
     if (micro > this.lastMicro) this.lastMicro = micro;
   }
 

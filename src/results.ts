@@ -52,7 +52,7 @@ export interface CommitListener {
   wantsTrades(pair: number): boolean;
   orderChanged(user: number, view: OrderView): void;
   userTrade(user: number, view: UserTradeView): void;
-  publicTrades(pair: number, trades: ReturnType<PairMarket["publicTrade"]>[]): void;
+  publicTrades(pair: number, trades: readonly ReturnType<PairMarket["publicTrade"]>[]): void;
   /**
    * `levels`: `side, price, total` triples in the order they changed (a price repeated later
    * wins); `seq`: the pair's book sequence after this change (CONTRACT 9), one more than the last.

@@ -286,7 +286,7 @@ export class StreamHub implements CommitListener {
     return this.topics.has(this.historyTopic[pair]) || this.topics.has(EXCHANGES);
   }
 
-  publicTrades(pair: number, trades: PublicTrade[]): void {
+  publicTrades(pair: number, trades: readonly PublicTrade[]): void {
     if (this.closed) return;
     if (this.topics.has(EXCHANGES)) this.traded(pair);
     const topic = this.historyTopic[pair];
