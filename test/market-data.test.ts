@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { BookSide, type Candle, PairMarket } from "../src/market-data.ts";
+import { BookSide, type Candle, HISTORY_SIZE, PairMarket } from "../src/market-data.ts";
 
 const MINUTE_MICRO = 60_000_000;
 
@@ -37,6 +37,48 @@ describe("PairMarket candles", () => {
     drained(m, "1m");
     m.addTrade(0, 0, 101, 1, t0 + MINUTE_MICRO + 1);
     assert.deepEqual(drained(m, "1m"), [[t0 / 1000 + 60_000, 101, 101, 101, 101, 1]]);
+  });
+});
+
+describe("PairMarket history", () => {
+  it("holds the last HISTORY_SIZE trades, newest first, after any restore and any number of trades", () => {
+    type T = [0 | 1, 0 | 1, number, number];
+    const trade = fc.tuple(
+      fc.constantFrom<0 | 1>(0, 1),
+      fc.constantFrom<0 | 1>(0, 1),
+      fc.integer({ min: 1, max: 10_000_000 }),
+      fc.integer({ min: 1, max: 1_000_000 }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(trade, { maxLength: 2 * HISTORY_SIZE }),
+        fc.array(trade, { maxLength: 3 * HISTORY_SIZE }),
+        (stored: T[], live: T[]) => {
+          const m = new PairMarket("btc_usdt", 2, 6);
+          // The model: a list, newest first, as the history was kept before it became a ring.
+          const model: ReturnType<PairMarket["publicTrade"]>[] = [];
+          let micro = 1_000_000;
+          // Recovery feeds stored trades newest first: the first one is the latest.
+          const storedMicros = stored.map(() => micro++).reverse();
+          stored.forEach(([side, type, price, amount], i) => {
+            m.restoreHistory(side, type, price, amount, storedMicros[i]);
+            if (model.length < HISTORY_SIZE)
+              model.push(m.publicTrade(side, type, price, amount, storedMicros[i]));
+          });
+          assert.deepEqual(m.history, model);
+          for (const [side, type, price, amount] of live) {
+            micro += 1_000_000;
+            m.addTrade(side, type, price, amount, micro);
+            model.unshift(m.publicTrade(side, type, price, amount, micro));
+            if (model.length > HISTORY_SIZE) model.pop();
+            assert.deepEqual(m.latestTrade(), model[0]);
+          }
+          assert.deepEqual(m.history, model);
+          assert.equal(m.history, m.history, "built once until the next trade");
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });
 
