@@ -60,6 +60,11 @@ export interface OrderState extends OrderFacts {
   amending?: Command[] | null;
   /** Index in its user's list of open orders (Exchange.openByUser); -1 or absent when not in it. */
   userSlot?: number;
+  /**
+   * Its row was sent to the writer (or recovered from the database): later records only update
+   * what changes (DbWriter.updateOrder).
+   */
+  rowSent: boolean;
 }
 
 /** What a create-order asks for, validated by the edge (src/http/validate.ts) in book units. */

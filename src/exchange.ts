@@ -506,6 +506,7 @@ export class Exchange {
         spent: 0n,
         flags: cmd.flags,
         clientOrderId: cmd.clientOrderId,
+        rowSent: false,
       };
     } else if (cmd.kind === CMD_RESTORE) this.setOpen(cmd.order!);
   }

@@ -28,7 +28,8 @@ import type { OrderView, UserTradeView } from "./views.ts";
 /** What the core needs from the database writer. */
 export type RecordSink = Pick<
   DbWriter,
-  | "order"
+  | "insertOrder"
+  | "updateOrder"
   | "trade"
   | "balance"
   | "candle"
@@ -96,13 +97,21 @@ export class Results {
     });
   }
 
-  /** DB: the order rows the command changed (each once, in the order they changed). */
+  /**
+   * DB: the order rows the command changed (each once, in the order they changed): the whole row
+   * the first time, then only what changes (OrderState.rowSent).
+   */
   persist(pair: number, touched: OrderState[]): void {
     const db = this.db;
     const name = this.pairs[pair].spec.name;
     for (let i = 0; i < touched.length; i++) {
       const o = touched[i];
-      db.order(
+      if (o.rowSent) {
+        db.updateOrder(o.id, o.price, o.amount, o.used, o.cancelled, o.updateMicro);
+        continue;
+      }
+      o.rowSent = true;
+      db.insertOrder(
         o.id,
         o.user,
         name,

@@ -218,6 +218,7 @@ export async function startExchange(
       spent: 0n,
       flags: row.flags,
       clientOrderId: row.clientOrderId ?? undefined,
+      rowSent: true,
     };
     while (!exchange.restoreOrder(o)) await channels[p.index].writable();
   }

@@ -62,7 +62,7 @@ const channels = PAIRS.map((pair) => {
         head = 0;
       }
       const micro = Date.now() * 1000;
-      writer.order(p.id, 1, p.pair, 0, 0, 1, 1, 0, false, micro, micro);
+      writer.insertOrder(p.id, 1, p.pair, 0, 0, 1, 1, 0, false, micro, micro);
       writer.afterCommit(() => answer(p));
     },
   });

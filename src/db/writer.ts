@@ -208,9 +208,10 @@ export class DbWriter {
   /** Slot offset of the record `add` reserved last. */
   private at = 0;
   /**
-   * Orders sent as ORDER and still open: their later records are ORDER_UPDATE (fewer columns, no
-   * insert attempt). An order leaves the set with its closing record, so it holds about the open
-   * orders. One recovered from the database is not in it: its first record is ORDER, an upsert.
+   * `order()` only: orders sent as ORDER and still open: their later records are ORDER_UPDATE
+   * (fewer columns, no insert attempt). An order leaves the set with its closing record, so it
+   * holds about the open orders. One recovered from the database is not in it: its first record
+   * is ORDER, an upsert.
    */
   private readonly openSent = new Set<number>();
 
@@ -405,9 +406,11 @@ export class DbWriter {
   }
 
   /**
-   * The order as it stands: its first record inserts the row, later ones update its mutable
-   * fields (price, amount, amountUsed, isCancelled, updateMicro). The other fields of a later
-   * record are not written again.
+   * The order as it stands, for a caller that does not track which orders it has sent (tests,
+   * tools): the first record of an order (or the first after it closed) inserts the row, later
+   * ones update its mutable fields (price, amount, amountUsed, isCancelled, updateMicro) and leave
+   * the others as they were. The core knows this itself (OrderState.rowSent) and calls
+   * insertOrder / updateOrder: no set of ids to look up per record.
    */
   order(
     id: number,
@@ -428,18 +431,43 @@ export class DbWriter {
     if (this.openSent.has(id)) {
       // Sent before (while open): only what changes. A closed order gets no further record.
       if (closed) this.openSent.delete(id);
-      const b = this.add(ORDER_UPDATE);
-      const o = this.at;
-      b[o + ORDER_UPDATE.at.id] = id;
-      b[o + ORDER_UPDATE.at.price] = price;
-      b[o + ORDER_UPDATE.at.amount] = amount;
-      b[o + ORDER_UPDATE.at.amount_used] = amountUsed;
-      b[o + ORDER_UPDATE.at.is_cancelled] = isCancelled ? 1 : 0;
-      b[o + ORDER_UPDATE.at.update_micro] = updateMicro;
+      this.updateOrder(id, price, amount, amountUsed, isCancelled, updateMicro);
       return;
     }
-    // New (or recovered from the database: ORDER is an upsert, so that is fine too).
     if (!closed) this.openSent.add(id);
+    this.insertOrder(
+      id,
+      userId,
+      pair,
+      side,
+      type,
+      price,
+      amount,
+      amountUsed,
+      isCancelled,
+      createMicro,
+      updateMicro,
+      flags,
+      clientOrderId,
+    );
+  }
+
+  /** An order's whole row (ORDER is an upsert: a row recovered from the database is fine too). */
+  insertOrder(
+    id: number,
+    userId: number,
+    pair: string,
+    side: number,
+    type: number,
+    price: number,
+    amount: number,
+    amountUsed: number,
+    isCancelled: boolean,
+    createMicro: number,
+    updateMicro: number,
+    flags = 0,
+    clientOrderId?: string,
+  ): void {
     const b = this.add(ORDER);
     const o = this.at;
     b[o + ORDER.at.id] = id;
@@ -455,6 +483,28 @@ export class DbWriter {
     b[o + ORDER.at.update_micro] = updateMicro;
     b[o + ORDER.at.flags] = flags;
     b[o + ORDER.at.client_order_id] = clientOrderId === undefined ? -1 : this.str(clientOrderId);
+  }
+
+  /**
+   * The mutable fields of an order whose row an earlier record inserted (or that was recovered
+   * from its row): the row is updated, its other fields stay.
+   */
+  updateOrder(
+    id: number,
+    price: number,
+    amount: number,
+    amountUsed: number,
+    isCancelled: boolean,
+    updateMicro: number,
+  ): void {
+    const b = this.add(ORDER_UPDATE);
+    const o = this.at;
+    b[o + ORDER_UPDATE.at.id] = id;
+    b[o + ORDER_UPDATE.at.price] = price;
+    b[o + ORDER_UPDATE.at.amount] = amount;
+    b[o + ORDER_UPDATE.at.amount_used] = amountUsed;
+    b[o + ORDER_UPDATE.at.is_cancelled] = isCancelled ? 1 : 0;
+    b[o + ORDER_UPDATE.at.update_micro] = updateMicro;
   }
 
   /** A trade, plus its two user_trades rows (the maker's side is the opposite of the taker's). */
