@@ -56,10 +56,10 @@ export interface OrderState extends OrderFacts {
   /** Market buy: quote (ledger units) still reserved for it. Market orders: ticks × lots spent. */
   budget: bigint;
   spent: bigint;
-  /** Set while an amend of the order is in the worker: the amends waiting behind it. */
-  amending?: Command[] | null;
-  /** Index in its user's list of open orders (Exchange.openByUser); -1 or absent when not in it. */
-  userSlot?: number;
+  /** Set while an amend of the order is in the worker: the amends waiting behind it (else null). */
+  amending: Command[] | null;
+  /** Index in its user's list of open orders (Exchange.openByUser); -1 when not in it. */
+  userSlot: number;
   /**
    * Its row was sent to the writer (or recovered from the database): later records only update
    * what changes (DbWriter.updateOrder).

@@ -395,7 +395,7 @@ export class Exchange {
   private amend(cmd: Command): number {
     const o = cmd.order!;
     const user = o.user;
-    if (o.amending !== undefined && o.amending !== null) {
+    if (o.amending !== null) {
       o.amending.push(cmd);
       return 0;
     }
@@ -507,6 +507,10 @@ export class Exchange {
         flags: cmd.flags,
         clientOrderId: cmd.clientOrderId,
         rowSent: false,
+        // Every field is set here, so a resting order never changes shape (nor grows a property
+        // store) when it is listed or amended.
+        amending: null,
+        userSlot: -1,
       };
     } else if (cmd.kind === CMD_RESTORE) this.setOpen(cmd.order!);
   }
@@ -806,7 +810,7 @@ export class Exchange {
   private setOpen(o: OrderState): void {
     this.open.set(o.id, o);
     // A moved order rests again: it is listed already.
-    if (o.userSlot !== undefined && o.userSlot >= 0) return;
+    if (o.userSlot >= 0) return;
     let mine = this.openByUser.get(o.user);
     if (mine === undefined) {
       mine = [];
@@ -822,7 +826,7 @@ export class Exchange {
       const mine = this.openByUser.get(o.user)!;
       const last = mine.pop()!;
       if (last !== o) {
-        mine[o.userSlot!] = last;
+        mine[o.userSlot] = last;
         last.userSlot = o.userSlot;
       }
       o.userSlot = -1;

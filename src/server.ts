@@ -219,6 +219,8 @@ export async function startExchange(
       flags: row.flags,
       clientOrderId: row.clientOrderId ?? undefined,
       rowSent: true,
+      amending: null,
+      userSlot: -1,
     };
     while (!exchange.restoreOrder(o)) await channels[p.index].writable();
   }
