@@ -36,6 +36,7 @@ import { Code } from "./errors.ts";
 import type { Ledger } from "./ledger.ts";
 import type { PairMarket } from "./market-data.ts";
 import { mulDivRoundHalfUp } from "./numbers.ts";
+import { OrderIndex } from "./order-index.ts";
 import { TIF_GTC, TIF_MASK } from "./orders.ts";
 import {
   BUY,
@@ -131,7 +132,7 @@ export class Exchange {
   /** DB and OUT: rows into the writer, answers and stream messages after each commit. */
   readonly results: Results;
   /** Resting orders (and the taker of the command in progress), by id. */
-  readonly open = new Map<number, OrderState>();
+  readonly open = new OrderIndex<OrderState>();
   /** The resting orders of each user (cancel-all). */
   private readonly openByUser = new Map<number, OrderState[]>();
   /**
