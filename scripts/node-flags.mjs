@@ -20,6 +20,14 @@
 // before the first worker starts, so worker isolates keep V8's defaults.
 //
 // EXCHANGE_OLD_SPACE_MB overrides the choice: megabytes, or "default" for V8's own.
+//
+// Allocation-site pretenuring is off (`--no-allocation-site-pretenuring`): V8 otherwise starts
+// allocating the objects of a site straight in the old generation once most of them survived a
+// scavenge, a choice made in one phase of the load and kept in the next. After a run of public
+// GETs the order path's short-lived objects were pretenured, and the old generation filled with
+// garbage only a major collection frees: server CPU per create-order 34.7 vs 36.9 and 35.1 vs
+// 36.1 µs after a GET run, 32.7 vs 33.2 µs on a fresh server (BENCHMARKS.md, ninth session).
+// EXCHANGE_PRETENURING=default gives V8 its own choice back.
 import { availableParallelism, totalmem } from "node:os";
 
 /** The main thread's initial old generation, MB, on a machine of 8 GiB or more. */
@@ -53,13 +61,17 @@ function fromEnv(env, name, chosen, min, max, unit) {
 /**
  * The flags to give `node` before the server's entry: `--v8-pool-size=N` and
  * `--initial-old-space-size=MB` when the machine (or EXCHANGE_V8_POOL_SIZE, EXCHANGE_OLD_SPACE_MB)
- * calls for them.
+ * calls for them, and `--no-allocation-site-pretenuring` unless EXCHANGE_PRETENURING=default.
  */
 export function serverNodeFlags(env = process.env, cores = availableParallelism(), memory = totalmem()) {
   const pool = fromEnv(env, "EXCHANGE_V8_POOL_SIZE", v8PoolSizeFor(cores), 1, 1024, "threads");
   const oldSpace = fromEnv(env, "EXCHANGE_OLD_SPACE_MB", oldSpaceMbFor(memory), 1, 1048576, "megabytes");
+  const pretenuring = env.EXCHANGE_PRETENURING;
+  if (pretenuring !== undefined && pretenuring !== "" && pretenuring !== "default" && pretenuring !== "off")
+    throw new Error(`EXCHANGE_PRETENURING must be "off" or "default", not ${pretenuring}`);
   const flags = [];
   if (pool !== null) flags.push(`--v8-pool-size=${pool}`);
   if (oldSpace !== null) flags.push(`--initial-old-space-size=${oldSpace}`);
+  if (pretenuring !== "default") flags.push("--no-allocation-site-pretenuring");
   return flags;
 }

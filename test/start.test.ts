@@ -20,8 +20,9 @@ describe("the server's node flags", () => {
     assert.equal(v8PoolSizeFor(1), 1);
     assert.equal(v8PoolSizeFor(2), 1);
     assert.equal(v8PoolSizeFor(3), null);
-    assert.deepEqual(serverNodeFlags({ EXCHANGE_OLD_SPACE_MB: "default" }, 2), ["--v8-pool-size=1"]);
-    assert.deepEqual(serverNodeFlags({ EXCHANGE_OLD_SPACE_MB: "default" }, 16), []);
+    const noOldSpace = { EXCHANGE_OLD_SPACE_MB: "default", EXCHANGE_PRETENURING: "default" };
+    assert.deepEqual(serverNodeFlags(noOldSpace, 2), ["--v8-pool-size=1"]);
+    assert.deepEqual(serverNodeFlags(noOldSpace, 16), []);
   });
 
   it("starts the main thread's old generation at 512 MB, a sixteenth of a smaller machine's memory", () => {
@@ -30,18 +31,39 @@ describe("the server's node flags", () => {
     assert.equal(oldSpaceMbFor(4 * GIB), 256);
     assert.equal(oldSpaceMbFor(1 * GIB), 64);
     assert.equal(oldSpaceMbFor(GIB / 2), null);
-    assert.deepEqual(serverNodeFlags({}, 2, 24 * GIB), ["--v8-pool-size=1", "--initial-old-space-size=512"]);
-    assert.deepEqual(serverNodeFlags({}, 16, 4 * GIB), ["--initial-old-space-size=256"]);
+    assert.deepEqual(serverNodeFlags({}, 2, 24 * GIB), [
+      "--v8-pool-size=1",
+      "--initial-old-space-size=512",
+      "--no-allocation-site-pretenuring",
+    ]);
+    assert.deepEqual(serverNodeFlags({}, 16, 4 * GIB), [
+      "--initial-old-space-size=256",
+      "--no-allocation-site-pretenuring",
+    ]);
+  });
+
+  it("turns allocation-site pretenuring off unless EXCHANGE_PRETENURING=default, and refuses other values", () => {
+    const flags = (v: string | undefined) =>
+      serverNodeFlags({ EXCHANGE_PRETENURING: v, EXCHANGE_OLD_SPACE_MB: "default" }, 16);
+    assert.deepEqual(flags(undefined), ["--no-allocation-site-pretenuring"]);
+    assert.deepEqual(flags("off"), ["--no-allocation-site-pretenuring"]);
+    assert.deepEqual(flags(""), ["--no-allocation-site-pretenuring"]);
+    assert.deepEqual(flags("default"), []);
+    for (const bad of ["on", "no", "1"]) assert.throws(() => flags(bad), /EXCHANGE_PRETENURING/);
   });
 
   it("takes EXCHANGE_V8_POOL_SIZE and EXCHANGE_OLD_SPACE_MB over the machine's choice, and refuses bad ones", () => {
     const pool = (v: string, cores: number) =>
-      serverNodeFlags({ EXCHANGE_V8_POOL_SIZE: v, EXCHANGE_OLD_SPACE_MB: "default" }, cores);
+      serverNodeFlags(
+        { EXCHANGE_V8_POOL_SIZE: v, EXCHANGE_OLD_SPACE_MB: "default", EXCHANGE_PRETENURING: "default" },
+        cores,
+      );
     assert.deepEqual(pool("3", 2), ["--v8-pool-size=3"]);
     assert.deepEqual(pool("default", 2), []);
     assert.deepEqual(pool("", 16), []);
     for (const bad of ["0", "-1", "1.5", "four"]) assert.throws(() => pool(bad, 2), /EXCHANGE_V8_POOL_SIZE/);
-    const old = (v: string) => serverNodeFlags({ EXCHANGE_OLD_SPACE_MB: v }, 16, 24 * GIB);
+    const old = (v: string) =>
+      serverNodeFlags({ EXCHANGE_OLD_SPACE_MB: v, EXCHANGE_PRETENURING: "default" }, 16, 24 * GIB);
     assert.deepEqual(old("2048"), ["--initial-old-space-size=2048"]);
     assert.deepEqual(old("default"), []);
     assert.deepEqual(old(""), ["--initial-old-space-size=512"]);
@@ -92,6 +114,7 @@ describe("scripts/start.mjs", () => {
       const argv = readFileSync(`/proc/${children[0]}/cmdline`, "utf8").split("\0");
       assert.ok(argv.includes("--v8-pool-size=2"), argv.join(" "));
       assert.ok(argv.includes("--initial-old-space-size=96"), argv.join(" "));
+      assert.ok(argv.includes("--no-allocation-site-pretenuring"), argv.join(" "));
       assert.ok(
         argv.some((a) => a.endsWith(path.join("src", "main.ts"))),
         argv.join(" "),
