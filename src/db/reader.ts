@@ -10,7 +10,11 @@ import type { OrderRow, UserTradeRow } from "../protocol/rows.ts";
 import { TS_ENTRY } from "../threads.ts";
 
 export interface ReaderOptions {
-  /** Default 1. */
+  /**
+   * Default `maxThreads`: every thread boots with the pool, not when reads first overlap. A
+   * thread's boot costs about 0.8 s of CPU under tsx; started in the middle of a load it took that
+   * from the orders (BENCHMARKS.md, ninth session).
+   */
   minThreads?: number;
   /** Default 2. */
   maxThreads?: number;
@@ -36,10 +40,11 @@ export class DbReader {
 
   static start(file: string, opts: ReaderOptions = {}): DbReader {
     const workerData: ReaderWorkerData = { entry: WORKER_URL.href, path: path.resolve(file) };
+    const maxThreads = opts.maxThreads ?? 2;
     const pool = new Piscina({
       filename: TS_ENTRY,
-      minThreads: opts.minThreads ?? 1,
-      maxThreads: opts.maxThreads ?? 2,
+      minThreads: opts.minThreads ?? maxThreads,
+      maxThreads,
       // Threads boot tsx and open a connection (~0.8 s of CPU): keep idle ones instead of
       // respawning one per burst of reads.
       idleTimeout: 60_000,
