@@ -62,6 +62,7 @@ import {
   RESTED,
   TRADE,
 } from "./protocol/pair.ts";
+import { closedError } from "./recently-closed.ts";
 import { type CommitListener, type RecordSink, Results } from "./results.ts";
 import { amendHold, limitHold, pairUnits, type SettlementPair, settleFill } from "./risk.ts";
 import { type CommandSink, PairSequencer } from "./sequencer.ts";
@@ -365,12 +366,13 @@ export class Exchange {
   /**
    * Why `orderId` is not an open order of `user`, as cancel-order answers it (CONTRACT 3): another
    * user's order and an unknown id alike are "not found". -1 when only the database can tell (the
-   * order closed and its row is committed).
+   * order closed, its row is committed, and it is not among the recently closed ones).
    */
   notOpenError(user: number, orderId: number): number {
     const c = this.results.closing.get(orderId);
     if (c !== undefined) return c.user === user ? closedError(c) : Code.ORDER_NOT_FOUND;
-    return this.open.has(orderId) ? Code.ORDER_NOT_FOUND : -1;
+    if (this.open.has(orderId)) return Code.ORDER_NOT_FOUND;
+    return this.results.recentlyClosed.errorFor(user, orderId, Code.ORDER_NOT_FOUND);
   }
 
   /**
@@ -889,11 +891,4 @@ export function pairEventHandler(
         break;
     }
   };
-}
-
-/** The cancel error for an order that is no longer open. */
-export function closedError(o: { cancelled: boolean; used: number; amount: number }): number {
-  if (o.cancelled) return Code.ORDER_ALREADY_CANCELLED;
-  if (o.used === o.amount) return Code.ORDER_ALREADY_EXECUTED;
-  return Code.ORDER_NOT_FOUND;
 }

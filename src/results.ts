@@ -23,6 +23,7 @@ import {
 } from "./command.ts";
 import type { DbWriter } from "./db/writer.ts";
 import type { PairMarket } from "./market-data.ts";
+import { closedError, RecentlyClosed } from "./recently-closed.ts";
 import type { OrderView, UserTradeView } from "./views.ts";
 
 /** What the core needs from the database writer. */
@@ -81,6 +82,8 @@ export class Results {
   listener: CommitListener | null = null;
   /** Closed orders whose final row is not committed yet (a cancel's answer needs them). */
   readonly closing = new Map<number, OrderState>();
+  /** Orders whose final rows have committed, and why they are closed (src/recently-closed.ts). */
+  readonly recentlyClosed = new RecentlyClosed();
   /** Commands finished since the current batch was opened, released when it commits. */
   private batch: Command[] | null = null;
 
@@ -184,7 +187,10 @@ export class Results {
       if (closed !== null)
         for (let j = 0; j < closed.length; j++) {
           const o = closed[j];
-          if (closing.get(o.id) === o) closing.delete(o.id);
+          if (closing.get(o.id) === o) {
+            closing.delete(o.id);
+            this.recentlyClosed.add(o.id, o.user, closedError(o));
+          }
         }
       const pub = cmd.publication;
       if (pub !== null && pub.levels !== null) {

@@ -8,7 +8,8 @@
  */
 import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
 import { Code, type ErrorEntry, multiErrorBody } from "../errors.ts";
-import { closedError, NEEDS_ROW, type OrderView } from "../exchange.ts";
+import { NEEDS_ROW, type OrderView } from "../exchange.ts";
+import { closedError } from "../recently-closed.ts";
 import { type RequestInfo, send, sendError } from "./request.ts";
 import { ok, type RouteContext } from "./route.ts";
 import { serialize } from "./schemas.ts";
