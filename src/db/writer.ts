@@ -410,23 +410,10 @@ export class DbWriter {
    * tools): the first record of an order (or the first after it closed) inserts the row, later
    * ones update its mutable fields (price, amount, amountUsed, isCancelled, updateMicro) and leave
    * the others as they were. The core knows this itself (OrderState.rowSent) and calls
-   * insertOrder / updateOrder: no set of ids to look up per record.
+   * insertOrder / updateOrder: no set of ids to look up per record. Arguments as insertOrder's.
    */
-  order(
-    id: number,
-    userId: number,
-    pair: string,
-    side: number,
-    type: number,
-    price: number,
-    amount: number,
-    amountUsed: number,
-    isCancelled: boolean,
-    createMicro: number,
-    updateMicro: number,
-    flags = 0,
-    clientOrderId?: string,
-  ): void {
+  order(...row: Parameters<DbWriter["insertOrder"]>): void {
+    const [id, , , , , price, amount, amountUsed, isCancelled, , updateMicro] = row;
     const closed = isCancelled || amountUsed === amount;
     if (this.openSent.has(id)) {
       // Sent before (while open): only what changes. A closed order gets no further record.
@@ -435,21 +422,7 @@ export class DbWriter {
       return;
     }
     if (!closed) this.openSent.add(id);
-    this.insertOrder(
-      id,
-      userId,
-      pair,
-      side,
-      type,
-      price,
-      amount,
-      amountUsed,
-      isCancelled,
-      createMicro,
-      updateMicro,
-      flags,
-      clientOrderId,
-    );
+    this.insertOrder(...row);
   }
 
   /** An order's whole row (ORDER is an upsert: a row recovered from the database is fine too). */
