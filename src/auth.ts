@@ -27,11 +27,11 @@ const decoded = Buffer.alloc(32);
  * (`crypto.createSecretKey`) is equally fast (measured: ~2.1 µs per call either way, a string key
  * ~7% slower), so keys are kept as Buffers.
  *
- * The digest comes out as a "binary" (latin1) string, one char per byte, and is compared with the decoded
- * signature by an OR of XORs over all 32 bytes, without an early exit: `digest()` would allocate a
- * Buffer with its own backing store on every signed request, which costs its allocation, its
- * registration and its sweep after the next scavenge (1.40 vs 1.76 µs per verification, BENCHMARKS.md,
- * ninth session).
+ * The digest comes out as a "binary" (latin1) string, one char per byte, and is compared with
+ * the decoded signature by an OR of XORs over all 32 bytes, without an early exit: `digest()`
+ * would allocate a Buffer with its own backing store on every signed request, which costs its
+ * allocation, its registration and its sweep after the next scavenge (1.40 vs 1.76 µs per
+ * verification, BENCHMARKS.md, ninth session).
  */
 export function verifySignature(
   secret: Buffer | KeyObject | string,
