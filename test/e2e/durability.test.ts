@@ -11,7 +11,7 @@ import { after, before, describe, it } from "node:test";
 import type { CreatedOrder, Order } from "../../src/client/index.ts";
 import { auditExchange, snapshotExchange, type UserState } from "./audit.ts";
 import { dec } from "./decimal.ts";
-import { expectOk, limit, TestServer, type TestUser } from "./harness.ts";
+import { expectError, expectOk, limit, TestServer, type TestUser } from "./harness.ts";
 import { type Flow, newAcknowledged, runBurst } from "./workload.ts";
 
 /** Crossing flow on all three pairs; btc_usdt and eth_usdt share usdt, eth_btc links them. */
@@ -185,5 +185,28 @@ describe("durability", () => {
     const trade = expectOk(await buyer.client.userHistory()).items[0];
     assert.ok(trade.id > maxTradeId, `trade id ${trade.id} reused (max before ${maxTradeId})`);
     await auditExchange(server);
+  });
+
+  it("answers a cancel of a closed order the same from memory and, after a restart, from its row", async () => {
+    const seller = await server.newUser({ btc: "1" });
+    const buyer = await server.newUser({ usdt: "1000" });
+    const maker = expectOk(await seller.client.createOrder(limit("btc_usdt", "sell", "10", "0.5")));
+    expectOk(await buyer.client.createOrder(limit("btc_usdt", "buy", "10", "0.5")));
+    const resting = expectOk(await buyer.client.createOrder(limit("btc_usdt", "buy", "1", "0.1")));
+    expectOk(await buyer.client.cancelOrder(resting.id));
+    // Each cancel of a closed order: the executed maker (its owner, another user) and the
+    // cancelled one. Right after their commits the core still remembers why they closed.
+    const answers = async () => [
+      await seller.client.cancelOrder(maker.id),
+      await buyer.client.cancelOrder(maker.id),
+      await buyer.client.cancelOrder(resting.id),
+    ];
+    const fromMemory = await answers();
+    for (const a of fromMemory) expectError(a, 400, "orderId");
+    assert.notDeepEqual(fromMemory[0], fromMemory[1], "another user's cancel is 'not found', not 'executed'");
+    assert.notDeepEqual(fromMemory[0], fromMemory[2], "executed is not cancelled");
+    // A new process remembers nothing: the answers come from the committed rows.
+    await server.restart();
+    assert.deepEqual(await answers(), fromMemory);
   });
 });
