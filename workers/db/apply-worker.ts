@@ -9,9 +9,14 @@
  *   (every 16, see there)            applied mark = last key; COMMIT ──▶ "applied" to main and writer
  *
  * The bulk apply is the one apply code (src/protocol/batch-apply.ts) the start-up replay
- * (src/protocol/journal.ts) uses too. It commits with the synchronous level as set (FULL: fsynced)
- * before the writer thread may delete the journal rows it covers, so the tables plus the journal
- * rows above the mark always hold every acknowledged change, power loss included.
+ * (src/protocol/journal.ts) uses too. At synchronous FULL its transaction commits without an
+ * fsync (the connection runs at NORMAL), "applied" goes to the main side at once (the rows are
+ * visible to every connection from the commit on), and then the WAL file is fdatasync'ed before
+ * the writer thread hears of the apply and may delete the journal rows it covers: the tables plus
+ * the journal rows above the mark always hold every acknowledged change, power loss included, and
+ * a read waiting for the apply does not wait for its fsync (BENCHMARKS.md, ninth session). A
+ * power loss before the fdatasync takes the apply and its mark together; the journal rows are
+ * still there and the next start applies them again.
  *
  * Other connections (the reader pool) see a batch's rows only after its bulk apply: the main side
  * makes every read of them wait for "applied" (src/db/writer.ts), asking the writer thread to hand
@@ -20,6 +25,7 @@
  * On an error the thread applies nothing more: the main thread and the writer thread are told
  * (the writer then acknowledges no later batch), and the journal rows stay for the next start.
  */
+import { closeSync, fdatasyncSync, openSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 import { type BatchApplier, createBatchApplier } from "../../src/protocol/batch-apply.ts";
 import { type Db, openDatabase } from "../../src/protocol/db-open.ts";
@@ -49,7 +55,8 @@ let base: number;
 let appliedMark: ReturnType<typeof appliedMarkOf>;
 try {
   db = openDatabase(data.path, {
-    synchronous: data.synchronous,
+    // FULL: the WAL is synced by hand after each bulk apply (syncWal), not inside the commit.
+    synchronous: data.synchronous === "FULL" ? "NORMAL" : data.synchronous,
     walAutocheckpointPages: data.walAutocheckpointPages,
   });
   // What an earlier run journaled and did not apply (the server replays before it recovers; a
@@ -69,6 +76,16 @@ try {
 /** The applied mark as this thread last set it. */
 let mark = base;
 
+/** At FULL: an fd of the exchange file's WAL, opened at the first bulk apply (the file exists then). */
+let walFd: number | null = null;
+
+/** Makes every committed bulk apply durable (FULL only; at NORMAL nothing is synced per commit). */
+function syncWal(): void {
+  if (data.synchronous !== "FULL") return;
+  walFd ??= openSync(`${data.path}-wal`, "r");
+  fdatasyncSync(walFd);
+}
+
 const bulkTx = db.transaction((batches: readonly JournalBatch[], close: boolean) => {
   // Another connection that replayed the journal under this thread would have written these rows
   // already: refuse (roll back) rather than write them twice.
@@ -86,13 +103,19 @@ let lastSeq = 0;
 /** Writes the rows of `batches` in one transaction and tells the main side and the writer. */
 function apply(m: Extract<JournalToApplier, { t: "apply" }>): void {
   for (const name of m.syms) applier.syms.push(name);
-  if (m.batches.length > 0) {
-    bulkTx.immediate(m.batches, false);
-    mark = base + m.batches[m.batches.length - 1].seq;
-    tellWriter({ t: "applied", key: mark });
+  if (m.batches.length === 0) {
+    lastSeq = m.through;
+    post({ t: "applied", through: m.through, asked: m.asked });
+    return;
   }
+  bulkTx.immediate(m.batches, false);
+  mark = base + m.batches[m.batches.length - 1].seq;
   lastSeq = m.through;
+  // Visible from the commit on: the reads waiting for these batches go now; the journal rows
+  // they came from stay until the WAL holding them is on disk.
   post({ t: "applied", through: m.through, asked: m.asked });
+  syncWal();
+  tellWriter({ t: "applied", key: mark });
 }
 
 let broken: string | null = null;
@@ -119,9 +142,11 @@ writer.on("message", (m: JournalToApplier) => {
   // holding a snapshot only makes this a partial checkpoint).
   guarded(() => {
     bulkTx.immediate([], true);
+    syncWal();
     db.pragma("wal_checkpoint(TRUNCATE)");
   });
   try {
+    if (walFd !== null) closeSync(walFd);
     db.close();
   } catch (err) {
     post({ t: "error", seq: -1, message: (err as Error).message });
