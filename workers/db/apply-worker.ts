@@ -6,7 +6,8 @@
  *                                  the user rows up; "ready" with the applied mark (journal keys
  *                                  of this run are mark + seq)
  *   batches, from the writer       BEGIN IMMEDIATE; applyBatches(the batches, in order);
- *   (every 16, see there)            applied mark = last key; COMMIT ──▶ "applied" to main and writer
+ *   (every 16, see there)            applied mark = last key; COMMIT ──▶ "applied" to main
+ *                                  fdatasync the WAL (FULL)          ──▶ "applied" to the writer
  *
  * The bulk apply is the one apply code (src/protocol/batch-apply.ts) the start-up replay
  * (src/protocol/journal.ts) uses too. At synchronous FULL its transaction commits without an
