@@ -107,36 +107,46 @@ export function rowsTable(rows: readonly Row[]): string {
   return lines.join("\n");
 }
 
-export function streamTable(rows: readonly Row[]): string {
-  const withStream = rows.filter((r) => r.streamAfterAck !== null);
-  if (withStream.length === 0) return "";
-  const lines = [
-    "| create-order ack → `user_orders` message | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | orders matched | stream first | missing |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-  ];
-  for (const r of withStream) {
-    const s = r.streamAfterAck!;
-    lines.push(
-      `| ${r.scenario} | ${s.p50Ms} | ${s.p90Ms} | ${s.p99Ms} | ${s.p999Ms} | ${s.maxMs} | ${s.count} | ${s.streamFirst} | ${s.missing} |`,
-    );
+/**
+ * One latency per row, for the rows that have it: `title`, then p50 to max, then the `extra`
+ * columns (name and value).
+ */
+function latencyTable<T extends Percentiles>(
+  rows: readonly Row[],
+  title: string,
+  pick: (r: Row) => T | null,
+  extra: readonly [string, (s: T) => number][],
+): string {
+  const lines: string[] = [];
+  for (const r of rows) {
+    const s = pick(r);
+    if (s === null) continue;
+    const cells = [r.scenario, s.p50Ms, s.p90Ms, s.p99Ms, s.p999Ms, s.maxMs, ...extra.map(([, v]) => v(s))];
+    lines.push(`| ${cells.join(" | ")} |`);
   }
-  return lines.join("\n");
+  if (lines.length === 0) return "";
+  const heads = [title, "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", ...extra.map(([name]) => name)];
+  return [`| ${heads.join(" | ")} |`, `|---|${"---:|".repeat(heads.length - 1)}`, ...lines].join("\n");
+}
+
+export function streamTable(rows: readonly Row[]): string {
+  return latencyTable(rows, "create-order ack → `user_orders` message", (r) => r.streamAfterAck, [
+    ["orders matched", (s) => s.count],
+    ["stream first", (s) => s.streamFirst],
+    ["missing", (s) => s.missing],
+  ]);
 }
 
 export function readTable(rows: readonly Row[]): string {
-  const withReads = rows.filter((r) => r.readAfterAck !== null);
-  if (withReads.length === 0) return "";
-  const lines = [
-    "| create-order ack → `GET /trade/orders/{id}` of that order answered | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | reads | failed |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|",
-  ];
-  for (const r of withReads) {
-    const s = r.readAfterAck!;
-    lines.push(
-      `| ${r.scenario} | ${s.p50Ms} | ${s.p90Ms} | ${s.p99Ms} | ${s.p999Ms} | ${s.maxMs} | ${s.count} | ${s.failed} |`,
-    );
-  }
-  return lines.join("\n");
+  return latencyTable(
+    rows,
+    "create-order ack → `GET /trade/orders/{id}` of that order answered",
+    (r) => r.readAfterAck,
+    [
+      ["reads", (s) => s.count],
+      ["failed", (s) => s.failed],
+    ],
+  );
 }
 
 /** The busiest threads of the profiled exchange; the V8 profiler's own threads summed apart. */
