@@ -226,12 +226,16 @@ export class PairMarket {
     return this.historyItem(0);
   }
 
+  /** The ring slot of the `i`-th newest trade (i = histCount: the slot before the oldest). */
+  private slotOf(i: number): number {
+    const slot = this.histHead - 1 - i;
+    return slot < 0 ? slot + HISTORY_SIZE : slot;
+  }
+
   /** The public item of the `i`-th newest trade of the ring (i < histCount). */
   private historyItem(i: number): PublicTrade {
-    let slot = this.histHead - 1 - i;
-    if (slot < 0) slot += HISTORY_SIZE;
     const h = this.hist;
-    const o = slot * HIST_FIELDS;
+    const o = this.slotOf(i) * HIST_FIELDS;
     return this.publicTrade(h[o] as 0 | 1, h[o + 1] as 0 | 1, h[o + 2], h[o + 3], h[o + 4]);
   }
 
@@ -261,9 +265,7 @@ export class PairMarket {
   restoreHistory(side: 0 | 1, type: 0 | 1, price: number, amount: number, micro: number): void {
     if (this.histCount < HISTORY_SIZE) {
       // Older than every trade held: the slot before the oldest one.
-      let slot = this.histHead - 1 - this.histCount;
-      if (slot < 0) slot += HISTORY_SIZE;
-      this.putHistory(slot, side, type, price, amount, micro);
+      this.putHistory(this.slotOf(this.histCount), side, type, price, amount, micro);
       this.histCount++;
       this.historyItems = null;
     }

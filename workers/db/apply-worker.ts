@@ -104,17 +104,16 @@ let lastSeq = 0;
 /** Writes the rows of `batches` in one transaction and tells the main side and the writer. */
 function apply(m: Extract<JournalToApplier, { t: "apply" }>): void {
   for (const name of m.syms) applier.syms.push(name);
-  if (m.batches.length === 0) {
-    lastSeq = m.through;
-    post({ t: "applied", through: m.through, asked: m.asked });
-    return;
+  const applied = m.batches.length > 0;
+  if (applied) {
+    bulkTx.immediate(m.batches, false);
+    mark = base + m.batches[m.batches.length - 1].seq;
   }
-  bulkTx.immediate(m.batches, false);
-  mark = base + m.batches[m.batches.length - 1].seq;
   lastSeq = m.through;
   // Visible from the commit on: the reads waiting for these batches go now; the journal rows
   // they came from stay until the WAL holding them is on disk.
   post({ t: "applied", through: m.through, asked: m.asked });
+  if (!applied) return;
   syncWal();
   tellWriter({ t: "applied", key: mark });
 }
