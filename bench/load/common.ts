@@ -202,7 +202,7 @@ export function decodeHistogram(encoded: string): hdr.Histogram {
 }
 
 /** Sums encoded histograms (from several load generator processes). */
-export function mergeHistograms(encoded: readonly string[]): hdr.Histogram {
+function mergeHistograms(encoded: readonly string[]): hdr.Histogram {
   const total = newHistogram();
   for (const e of encoded) {
     const h = decodeHistogram(e);
@@ -233,6 +233,16 @@ export function percentiles(h: hdr.Histogram): Percentiles {
     p999Ms: ms(h.getValueAtPercentile(99.9)),
     maxMs: ms(h.maxValue),
   };
+}
+
+/** The percentiles of the sum of encoded histograms (from several load generator processes). */
+export function mergedPercentiles(encoded: readonly string[]): Percentiles {
+  const h = mergeHistograms(encoded);
+  try {
+    return percentiles(h);
+  } finally {
+    h.destroy();
+  }
 }
 
 export function errorMessage(err: unknown): string {

@@ -61,10 +61,9 @@ import {
   type FromLoadgen,
   FUNDING,
   LEVELS,
-  mergeHistograms,
+  mergedPercentiles,
   PAIR_PLANS,
   type Percentiles,
-  percentiles,
   priceAt,
   type RunResult,
   type RunSpec,
@@ -399,23 +398,19 @@ function aggregate(label: string, runs: readonly OneRun[]): Measure {
     const statuses: Record<string, number> = {};
     for (const k of parts)
       for (const [s, n] of Object.entries(k.statuses)) statuses[s] = (statuses[s] ?? 0) + n;
-    const hist = mergeHistograms(parts.map((k) => k.histogram));
     kinds.set(name, {
       sent: sum(parts.map((k) => k.sent)),
       statuses,
       verified: sum(parts.map((k) => k.verified)),
       expectedErrors: sum(parts.map((k) => k.expectedErrors)),
       throughput: (sum(parts.map((k) => k.completedInWindow)) * 1000) / windowMs,
-      latency: percentiles(hist),
+      latency: mergedPercentiles(parts.map((k) => k.histogram)),
       errorSamples: parts.flatMap((k) => k.errorSamples).slice(0, 5),
     });
-    hist.destroy();
   }
-  const lag = mergeHistograms(results.map((r) => r.sendLag));
   const streams = results.map((r) => r.stream).filter((s) => s !== null);
   let stream: Measure["stream"] = null;
   if (streams.length > 0) {
-    const h = mergeHistograms(streams.map((s) => s.histogram));
     const skipped = streams.find((s) => s.status === "skipped");
     stream = {
       status: skipped === undefined ? "ok" : "skipped",
@@ -423,27 +418,24 @@ function aggregate(label: string, runs: readonly OneRun[]): Measure {
       matched: sum(streams.map((s) => s.matched)),
       streamFirst: sum(streams.map((s) => s.streamFirst)),
       missing: sum(streams.map((s) => s.missing)),
-      latency: percentiles(h),
+      latency: mergedPercentiles(streams.map((s) => s.histogram)),
     };
-    h.destroy();
   }
   const probes = results.map((r) => r.readAfterAck).filter((r) => r !== null);
   let readAfterAck: Measure["readAfterAck"] = null;
   if (probes.length > 0) {
-    const h = mergeHistograms(probes.map((r) => r.histogram));
     readAfterAck = {
       count: sum(probes.map((r) => r.count)),
       failed: sum(probes.map((r) => r.failed)),
-      latency: percentiles(h),
+      latency: mergedPercentiles(probes.map((r) => r.histogram)),
     };
-    h.destroy();
   }
   const cpus = runs.map((r) => r.serverCpuMs);
   const m: Measure = {
     label,
     windowMs,
     kinds,
-    sendLag: percentiles(lag),
+    sendLag: mergedPercentiles(results.map((r) => r.sendLag)),
     unsent: sum(results.map((r) => r.unsent)),
     stream,
     readAfterAck,
@@ -474,7 +466,6 @@ function aggregate(label: string, runs: readonly OneRun[]): Measure {
       }))
       .filter((t) => t.us > 0)
       .sort((a, b) => Number(b.main) - Number(a.main) || b.us - a.us);
-  lag.destroy();
   return m;
 }
 
