@@ -101,17 +101,21 @@ export function parseDecimal(input: unknown, decimals: number): bigint | ParseEr
  * A JSON number's source text (src/http/json-body.ts keeps it when a double would lose digits):
  * a valid JSON number literal, so only its exponent needs expanding before the decimal check.
  */
+const NON_ZERO_DIGIT = /[1-9]/;
+
 function parseLosslessNumber(text: string, decimals: number): bigint | ParseError {
   const lower = text.toLowerCase();
   const e = lower.indexOf("e");
   if (e === -1) return parseDecimalText(text, decimals);
   const exponent = Number(lower.slice(e + 1));
-  // A value of 10^21 or more, or a tiny one, is refused before its digits are ever written out.
-  if (!Number.isSafeInteger(exponent) || exponent > MAX_INTEGER_DIGITS) {
-    return text.charCodeAt(0) === CODE_MINUS ? ParseError.Negative : ParseError.TooLarge;
+  // A value of 10^21 or more, or a tiny one, is refused before its digits are ever written out,
+  // with the error parseDecimalText would give (zero first, then the sign).
+  if (!Number.isSafeInteger(exponent) || exponent > MAX_INTEGER_DIGITS || exponent < -64) {
+    const mantissa = lower.slice(0, e);
+    if (!NON_ZERO_DIGIT.test(mantissa)) return ParseError.Zero;
+    if (mantissa.charCodeAt(0) === CODE_MINUS) return ParseError.Negative;
+    return exponent > 0 ? ParseError.TooLarge : ParseError.TooManyDecimals;
   }
-  if (exponent < -64)
-    return text.charCodeAt(0) === CODE_MINUS ? ParseError.Negative : ParseError.TooManyDecimals;
   return parseDecimalText(expandExponent(`${lower.slice(0, e)}e${exponent}`), decimals);
 }
 

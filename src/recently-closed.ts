@@ -20,13 +20,24 @@ export function closedError(o: { cancelled: boolean; used: number; amount: numbe
 /** Closed orders remembered: a ring, the oldest forgotten first. */
 export const RECENT_CLOSED = 65_536;
 
+/**
+ * Slots of the id index: a power of two, four times the ring, so that ids a ring apart (the ids
+ * of orders closing in about the order they were made) never share a slot.
+ */
+export const INDEX_SLOTS = 4 * RECENT_CLOSED;
+const INDEX_MASK = INDEX_SLOTS - 1;
+
 export class RecentlyClosed {
   private readonly ids = new Float64Array(RECENT_CLOSED);
   private readonly users = new Int32Array(RECENT_CLOSED);
   /** The cancel error of each (a catalogue code). */
   private readonly codes = new Int32Array(RECENT_CLOSED);
-  /** Order id -> its slot. */
-  private readonly slots = new Map<number, number>();
+  /**
+   * Order id -> 1 + its ring slot (0: none), direct-mapped by the id's low bits: no Map to update
+   * and no garbage per closed order. Two remembered ids with the same low bits keep only the later
+   * one; the other is then answered from its row, like an order older than the ring.
+   */
+  private readonly index = new Int32Array(INDEX_SLOTS);
   private next = 0;
 
   /** Order `id` of `user` is closed for good, and a cancel of it is answered `code`. */
@@ -34,11 +45,14 @@ export class RecentlyClosed {
     const s = this.next;
     this.next = s === RECENT_CLOSED - 1 ? 0 : s + 1;
     const old = this.ids[s];
-    if (old !== 0 && this.slots.get(old) === s) this.slots.delete(old);
+    if (old !== 0) {
+      const o = old & INDEX_MASK;
+      if (this.index[o] === s + 1) this.index[o] = 0;
+    }
     this.ids[s] = id;
     this.users[s] = user;
     this.codes[s] = code;
-    this.slots.set(id, s);
+    this.index[id & INDEX_MASK] = s + 1;
   }
 
   /**
@@ -46,8 +60,8 @@ export class RecentlyClosed {
    * unknown one), or -1 when it is not remembered.
    */
   errorFor(user: number, id: number, notFound: number): number {
-    const s = this.slots.get(id);
-    if (s === undefined) return -1;
+    const s = this.index[id & INDEX_MASK] - 1;
+    if (s < 0 || this.ids[s] !== id) return -1;
     return this.users[s] === user ? this.codes[s] : notFound;
   }
 }
