@@ -113,6 +113,104 @@ describe("order records", () => {
     );
   });
 
+  it("writes an order inserted and changed over the batches of one apply as its last state", async () => {
+    const file = `${tmp.dir}/folded.db`;
+    // Batches wait until applied() asks: the batches below are applied in one transaction, where
+    // an order's later records are folded into its insert (src/protocol/batch-apply.ts).
+    const w = await DbWriter.start(file, {
+      userRowsFlushAt: 1,
+      applyAfterBatches: 1000,
+      applyQuietMs: 60_000,
+    });
+    started.push(w);
+    w.order(9, 4, "btc_usdt", 0, 0, 70, 10, 0, false, 1, 1); // applied before: its update is a row update
+    await w.flush();
+    await w.applied();
+    w.order(1, 5, "btc_usdt", 1, 0, 100, 50, 0, false, 10, 10); // rests
+    w.order(2, 6, "btc_usdt", 1, 0, 101, 20, 0, false, 11, 11); // rests and stays open
+    await w.flush();
+    w.order(1, 5, "btc_usdt", 1, 0, 100, 50, 30, false, 10, 20); // a fill
+    w.order(9, 4, "btc_usdt", 0, 0, 70, 10, 10, false, 1, 20); // filled: closed
+    await w.flush();
+    w.order(1, 5, "btc_usdt", 1, 0, 98, 40, 30, false, 10, 30); // an amend
+    w.order(3, 7, "eth_usdt", 0, 0, 500, 5, 0, false, 31, 31, 0, "c-3");
+    await w.flush();
+    w.order(1, 5, "btc_usdt", 1, 0, 98, 40, 40, false, 10, 40); // filled: closed
+    w.order(3, 7, "eth_usdt", 0, 0, 500, 5, 0, true, 31, 41, 0, "c-3"); // cancelled
+    await w.flush();
+    await w.applied();
+    assert.deepEqual(
+      rows(
+        file,
+        "SELECT id, user_id, pair, price, amount, amount_used, is_cancelled, create_micro, update_micro, client_order_id FROM orders ORDER BY id",
+      ),
+      [
+        {
+          id: 1,
+          user_id: 5,
+          pair: "btc_usdt",
+          price: 98,
+          amount: 40,
+          amount_used: 40,
+          is_cancelled: 0,
+          create_micro: 10,
+          update_micro: 40,
+          client_order_id: null,
+        },
+        {
+          id: 2,
+          user_id: 6,
+          pair: "btc_usdt",
+          price: 101,
+          amount: 20,
+          amount_used: 0,
+          is_cancelled: 0,
+          create_micro: 11,
+          update_micro: 11,
+          client_order_id: null,
+        },
+        {
+          id: 3,
+          user_id: 7,
+          pair: "eth_usdt",
+          price: 500,
+          amount: 5,
+          amount_used: 0,
+          is_cancelled: 1,
+          create_micro: 31,
+          update_micro: 41,
+          client_order_id: "c-3",
+        },
+        {
+          id: 9,
+          user_id: 4,
+          pair: "btc_usdt",
+          price: 70,
+          amount: 10,
+          amount_used: 10,
+          is_cancelled: 0,
+          create_micro: 1,
+          update_micro: 20,
+          client_order_id: null,
+        },
+      ],
+    );
+    // The open-orders index (recovery reads it) holds only the order still open.
+    assert.deepEqual(
+      rows(
+        file,
+        "SELECT id FROM orders INDEXED BY orders_open WHERE is_cancelled = 0 AND amount_used < amount",
+      ),
+      [{ id: 2 }],
+    );
+    assert.deepEqual(rows(file, "SELECT order_id FROM user_orders ORDER BY order_id"), [
+      { order_id: 1 },
+      { order_id: 2 },
+      { order_id: 3 },
+      { order_id: 9 },
+    ]);
+  });
+
   it("writes the change of an order stored before the writer started (recovered) by upsert", async () => {
     const file = `${tmp.dir}/recovered.db`;
     const first = await startWriter(file);
