@@ -124,8 +124,8 @@ describe("Exchange core", () => {
     assert.equal(ledger.available(1, USDT), 10_000_000n * USDT_UNIT - cost);
     assert.equal(ledger.available(0, USDT), cost);
     assert.equal(ledger.reserved(0, BTC), 50n);
-    assert.equal(market.asks.prices.length, 50);
-    assert.equal(market.asks.prices[0], 10_150);
+    assert.equal(market.asks.size, 50);
+    assert.equal(market.asks.priceAt(0), 10_150);
     assert.deepEqual(ledger.check([1_000n * BTC_UNIT, 10_000_000n * USDT_UNIT]), []);
     assert.equal(exchange.inFlight(0), 0);
     await close();

@@ -95,8 +95,9 @@ describe("BookSide", () => {
           else model.set(price, total);
         }
         const want = [...model.keys()].sort((a, b) => (descending ? b - a : a - b));
-        assert.deepEqual(side.prices, want);
-        assert.deepEqual(new Map(side.totals), model);
+        const got = Array.from({ length: side.size }, (_, i) => side.priceAt(i));
+        assert.deepEqual(got, want);
+        assert.deepEqual(new Map(got.map((p, i) => [p, side.totalAt(i)])), model);
         assert.equal(side.best(), want.length === 0 ? 0 : want[0]);
       }),
     );

@@ -2,7 +2,8 @@
  * Question: what does the main thread's JavaScript spend per signed create-order before the core
  * (src/http/route.ts's steps without uWS): authentication (token lookup, HMAC-SHA256 of the body,
  * constant-time compare), the body's JSON (with the exact-number check), strict-field and order
- * validation? Each step is timed alone and then all together, on the bodies bench:load sends.
+ * validation? Each step is timed alone and then all together, on the bodies bench:load sends; and
+ * the create-order shortcut (src/http/fast-order.ts) against the general path it stands in for.
  *
  *   npx tsx bench/http/request-path.bench.ts
  *
@@ -12,6 +13,7 @@ import { createHmac } from "node:crypto";
 import { Bench } from "tinybench";
 import { authenticate } from "../../src/auth.ts";
 import { loadConfig } from "../../src/config.ts";
+import { fastOrderParser } from "../../src/http/fast-order.ts";
 import { parseJsonBody } from "../../src/http/json-body.ts";
 import { CREATE_FIELDS, validateOrder } from "../../src/http/validate.ts";
 import { Users } from "../../src/users.ts";
@@ -32,6 +34,7 @@ const bodies = [
   return { raw, text, sig: createHmac("sha256", SECRET).update(raw).digest("hex") };
 });
 
+const fast = fastOrderParser(config);
 let i = 0;
 let checksum = 0;
 const next = () => bodies[i++ % bodies.length];
@@ -62,6 +65,29 @@ bench
     const o = parseJsonBody(b.raw.toString("utf8")) as Record<string, unknown>;
     const v = validateOrder(o, config, CREATE_FIELDS);
     if (v.errors.length > 0) throw new Error("invalid");
+    checksum += v.amount;
+  })
+  .add("body + validation, general path (toString, JSON, validateOrder)", () => {
+    const b = next();
+    const v = validateOrder(
+      parseJsonBody(b.raw.toString("utf8")) as Record<string, unknown>,
+      config,
+      CREATE_FIELDS,
+    );
+    if (v.errors.length > 0) throw new Error("invalid");
+    checksum += v.amount;
+  })
+  .add("body + validation, create-order shortcut (src/http/fast-order.ts)", () => {
+    const v = fast(next().raw);
+    if (v === null) throw new Error("not taken");
+    checksum += v.amount;
+  })
+  .add("all three, as the server runs them (the shortcut)", () => {
+    const b = next();
+    const k = authenticate(users, TOKEN, b.sig, b.raw);
+    if (typeof k === "number") throw new Error(`auth failed: ${k}`);
+    const v = fast(b.raw);
+    if (v === null) throw new Error("not taken");
     checksum += v.amount;
   });
 

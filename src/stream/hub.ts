@@ -559,12 +559,11 @@ function changedLevels(changes: Map<number, number>, m: PairMarket, t: string, d
 
 function allLevels(m: PairMarket, side: 0 | 1, t: string): Level[] {
   const s = side === 0 ? m.bids : m.asks;
-  const out = new Array<Level>(s.prices.length);
-  for (let i = 0; i < s.prices.length; i++) {
-    const p = s.prices[i];
+  const out = new Array<Level>(s.size);
+  for (let i = 0; i < out.length; i++) {
     out[i] = {
-      price: scaled(p, m.priceDecimals),
-      amount: scaled(s.totals.get(p)!, m.amountDecimals),
+      price: scaled(s.priceAt(i), m.priceDecimals),
+      amount: scaled(s.totalAt(i), m.amountDecimals),
       eventTimeMicro: t,
     };
   }

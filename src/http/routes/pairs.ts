@@ -24,8 +24,8 @@ export const pairs: GetRoute = {
           closeBidValue: number;
           closeAskValue: number;
         };
-        rec.closeBidValue = m.bids.prices.length > 0 ? m.levels(0, 1)[0].price : 0;
-        rec.closeAskValue = m.asks.prices.length > 0 ? m.levels(1, 1)[0].price : 0;
+        rec.closeBidValue = m.bids.size > 0 ? m.levels(0, 1)[0].price : 0;
+        rec.closeAskValue = m.asks.size > 0 ? m.levels(1, 1)[0].price : 0;
         return rec;
       });
       ok(ctx, res, info, serialize.pairs(out));
