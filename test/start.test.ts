@@ -9,7 +9,14 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
-import { OLD_SPACE_MB, oldSpaceMbFor, serverNodeFlags, v8PoolSizeFor } from "../scripts/node-flags.mjs";
+import {
+  INLINING_BUDGET,
+  inliningBudgetFor,
+  OLD_SPACE_MB,
+  oldSpaceMbFor,
+  serverNodeFlags,
+  v8PoolSizeFor,
+} from "../scripts/node-flags.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 
@@ -20,7 +27,11 @@ describe("the server's node flags", () => {
     assert.equal(v8PoolSizeFor(1), 1);
     assert.equal(v8PoolSizeFor(2), 1);
     assert.equal(v8PoolSizeFor(3), null);
-    const noOldSpace = { EXCHANGE_OLD_SPACE_MB: "default", EXCHANGE_PRETENURING: "default" };
+    const noOldSpace = {
+      EXCHANGE_OLD_SPACE_MB: "default",
+      EXCHANGE_PRETENURING: "default",
+      EXCHANGE_INLINING_BUDGET: "default",
+    };
     assert.deepEqual(serverNodeFlags(noOldSpace, 2), ["--v8-pool-size=1"]);
     assert.deepEqual(serverNodeFlags(noOldSpace, 16), []);
   });
@@ -34,12 +45,35 @@ describe("the server's node flags", () => {
     assert.deepEqual(serverNodeFlags({}, 2, 24 * GIB), [
       "--v8-pool-size=1",
       "--initial-old-space-size=512",
+      "--max-inlined-bytecode-size-cumulative=460",
       "--no-allocation-site-pretenuring",
     ]);
     assert.deepEqual(serverNodeFlags({}, 16, 4 * GIB), [
       "--initial-old-space-size=256",
       "--no-allocation-site-pretenuring",
     ]);
+  });
+
+  it("halves TurboFan's inlining budget on one or two cores, unless EXCHANGE_INLINING_BUDGET says otherwise", () => {
+    assert.equal(inliningBudgetFor(1), INLINING_BUDGET);
+    assert.equal(inliningBudgetFor(2), 460);
+    assert.equal(inliningBudgetFor(3), null);
+    const flags = (v: string | undefined, cores: number) =>
+      serverNodeFlags(
+        {
+          EXCHANGE_INLINING_BUDGET: v,
+          EXCHANGE_V8_POOL_SIZE: "default",
+          EXCHANGE_OLD_SPACE_MB: "default",
+          EXCHANGE_PRETENURING: "default",
+        },
+        cores,
+      );
+    assert.deepEqual(flags(undefined, 2), ["--max-inlined-bytecode-size-cumulative=460"]);
+    assert.deepEqual(flags(undefined, 8), []);
+    assert.deepEqual(flags("920", 8), ["--max-inlined-bytecode-size-cumulative=920"]);
+    assert.deepEqual(flags("default", 2), []);
+    for (const bad of ["0", "-1", "1.5", "half"])
+      assert.throws(() => flags(bad, 2), /EXCHANGE_INLINING_BUDGET/);
   });
 
   it("turns allocation-site pretenuring off unless EXCHANGE_PRETENURING=default, and refuses other values", () => {
@@ -55,7 +89,12 @@ describe("the server's node flags", () => {
   it("takes EXCHANGE_V8_POOL_SIZE and EXCHANGE_OLD_SPACE_MB over the machine's choice, and refuses bad ones", () => {
     const pool = (v: string, cores: number) =>
       serverNodeFlags(
-        { EXCHANGE_V8_POOL_SIZE: v, EXCHANGE_OLD_SPACE_MB: "default", EXCHANGE_PRETENURING: "default" },
+        {
+          EXCHANGE_V8_POOL_SIZE: v,
+          EXCHANGE_OLD_SPACE_MB: "default",
+          EXCHANGE_PRETENURING: "default",
+          EXCHANGE_INLINING_BUDGET: "default",
+        },
         cores,
       );
     assert.deepEqual(pool("3", 2), ["--v8-pool-size=3"]);
@@ -81,7 +120,12 @@ describe("scripts/start.mjs", () => {
       ["scripts/start.mjs", "--host", "127.0.0.1", "--port", "0", "--db", path.join(dir, "s.db")],
       {
         cwd: ROOT,
-        env: { ...process.env, EXCHANGE_V8_POOL_SIZE: "2", EXCHANGE_OLD_SPACE_MB: "96" },
+        env: {
+          ...process.env,
+          EXCHANGE_V8_POOL_SIZE: "2",
+          EXCHANGE_OLD_SPACE_MB: "96",
+          EXCHANGE_INLINING_BUDGET: "300",
+        },
         stdio: ["ignore", "pipe", "pipe"],
       },
     );
@@ -115,6 +159,7 @@ describe("scripts/start.mjs", () => {
       assert.ok(argv.includes("--v8-pool-size=2"), argv.join(" "));
       assert.ok(argv.includes("--initial-old-space-size=96"), argv.join(" "));
       assert.ok(argv.includes("--no-allocation-site-pretenuring"), argv.join(" "));
+      assert.ok(argv.includes("--max-inlined-bytecode-size-cumulative=300"), argv.join(" "));
       assert.ok(
         argv.some((a) => a.endsWith(path.join("src", "main.ts"))),
         argv.join(" "),
