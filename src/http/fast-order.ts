@@ -150,6 +150,14 @@ export function fastOrderParser(config: ExchangeConfig): (b: Buffer) => ValidOrd
     return equals(b, strStart, strEnd, name) ? bit : 0;
   }
 
+  /** A string at `i` that is `a` or `c`: `va` or `vc`; else -1. */
+  function choice(b: Buffer, a: Uint8Array, va: number, c: Uint8Array, vc: number): number {
+    if (!string(b)) return -1;
+    if (equals(b, strStart, strEnd, a)) return va;
+    if (equals(b, strStart, strEnd, c)) return vc;
+    return -1;
+  }
+
   /** Steps over what may be a decimal at `i` (digits and points, quoted or not); `decimal` judges it. */
   function skipDecimal(b: Buffer): boolean {
     const quoted = b[i] === QUOTE;
@@ -235,16 +243,12 @@ export function fastOrderParser(config: ExchangeConfig): (b: Buffer) => ValidOrd
           if (fp === undefined) return null;
           break;
         case TRADE_TYPE:
-          if (!string(b)) return null;
-          if (equals(b, strStart, strEnd, LIMIT_TEXT)) type = LIMIT;
-          else if (equals(b, strStart, strEnd, MARKET_TEXT)) type = MARKET;
-          else return null;
+          type = choice(b, LIMIT_TEXT, LIMIT, MARKET_TEXT, MARKET);
+          if (type === -1) return null;
           break;
         case DIRECTION:
-          if (!string(b)) return null;
-          if (equals(b, strStart, strEnd, BUY_TEXT)) side = BUY;
-          else if (equals(b, strStart, strEnd, SELL_TEXT)) side = SELL;
-          else return null;
+          side = choice(b, BUY_TEXT, BUY, SELL_TEXT, SELL);
+          if (side === -1) return null;
           break;
         case CLIENT_ORDER_ID: {
           if (!string(b)) return null;

@@ -252,14 +252,6 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
     if (b.length > 0) lastTrade = b[b.length - TRADE.stride + TRADE.at.id];
   };
 
-  /**
-   * Writes the batches, in order. Each batch's kinds go in numeric order (see writer-batch.ts: a
-   * key's creation precedes its revocation, an order's insert its update), except the LAST_WINS
-   * upserts, which are written after all of them, once per key, with the last record of the key
-   * over all the batches. That ends in the same rows as writing every record in turn: the caller's
-   * transaction holds all the batches, so no other connection sees a state in between, and nothing
-   * else written here reads or writes those tables.
-   */
   /** Order id -> the place of its last ORDER record so far in the call (foldUpdates). */
   const insertedAt = new Map<number, number>();
 
@@ -280,9 +272,12 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
       if (nOrders > 0) {
         const start = slotsOf(m.counts, ORDER.id);
         for (let r = 0, o = start; r < nOrders; r++, o += ORDER.stride) {
-          // Only an order still open can change again (a closed one's update would go as a row update).
+          const id = b[o + ORDER.at.id];
+          // Only an order still open can change again; a later record of the order (an upsert of
+          // a recovered one) is the one any update after it must reach.
           if (b[o + ORDER.at.is_cancelled] === 0 && b[o + ORDER.at.amount_used] < b[o + ORDER.at.amount])
-            insertedAt.set(b[o + ORDER.at.id], bi * BATCH_PLACE + o);
+            insertedAt.set(id, bi * BATCH_PLACE + o);
+          else if (insertedAt.size > 0) insertedAt.delete(id);
         }
       }
       const nUpdates = m.counts[ORDER_UPDATE.id];
@@ -300,6 +295,14 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
     insertedAt.clear();
   }
 
+  /**
+   * Writes the batches, in order. Each batch's kinds go in numeric order (see writer-batch.ts: a
+   * key's creation precedes its revocation, an order's insert its update), except the LAST_WINS
+   * upserts, which are written after all of them, once per key, with the last record of the key
+   * over all the batches. That ends in the same rows as writing every record in turn: the caller's
+   * transaction holds all the batches, so no other connection sees a state in between, and nothing
+   * else written here reads or writes those tables.
+   */
   function applyBatches(batches: readonly BatchRecords[]): void {
     foldUpdates(batches);
     for (const m of batches) {
