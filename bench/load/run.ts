@@ -1280,6 +1280,36 @@ function evaluateTargets(): { target: string; value: string; pass: boolean | nul
     value: book?.ratio == null ? "not measured" : `${Math.round(book.ratio * 100)}%`,
     pass: book?.ratio == null ? null : book.valid && book.ratio >= 0.7,
   });
+  // Issue 12's targets, against the design floor of the same run (needs the floor group).
+  const FLOOR = "design floor: POST -> pair worker -> writer (one row, FULL) -> ack";
+  const floorMax = find(`${FLOOR}, max (closed loop)`);
+  const floor5k = find(`${FLOOR}, open loop 5000/s`);
+  const cpu = max?.serverCpuUsPerRequest ?? null;
+  const floorCpu = floorMax?.serverCpuUsPerRequest ?? null;
+  out.push({
+    target: "issue 12: server CPU per create-order <= 1.3x the design floor's",
+    value:
+      cpu === null || floorCpu === null
+        ? "not measured"
+        : `${cpu} / ${floorCpu} µs = ${(cpu / floorCpu).toFixed(2)}x`,
+    pass: cpu === null || floorCpu === null ? null : max!.valid && floorMax!.valid && cpu <= 1.3 * floorCpu,
+  });
+  out.push({
+    target: "issue 12: create-order max >= 0.35 of the bare POST ceiling",
+    value: max?.ratio == null ? "not measured" : max.ratio.toFixed(3),
+    pass: max?.ratio == null ? null : max.valid && max.ratio >= 0.35,
+  });
+  out.push({
+    target: "issue 12: 5,000 orders/s offered: ack p99 <= 2x the design floor's",
+    value:
+      at5k === undefined || floor5k === undefined
+        ? "not measured"
+        : `${at5k.p99Ms} / ${floor5k.p99Ms} ms = ${(at5k.p99Ms / floor5k.p99Ms).toFixed(2)}x`,
+    pass:
+      at5k === undefined || floor5k === undefined
+        ? null
+        : at5k.valid && floor5k.valid && at5k.p99Ms <= 2 * floor5k.p99Ms,
+  });
   return out;
 }
 
