@@ -7,6 +7,8 @@
  * built for output (`scaled`).
  */
 
+import { POW10_NUMBER } from "./numbers.ts";
+
 /** Chart periods of the interface (4.5), with their length in ms. */
 export const PERIODS = ["1m", "5m", "15m", "30m", "1h", "2h", "4h", "6h", "12h", "1d", "1w"] as const;
 export type Period = (typeof PERIODS)[number];
@@ -37,8 +39,6 @@ export function intervalStart(period: Period, ms: number): number {
   return Math.floor(ms / len) * len;
 }
 
-const POW10 = Array.from({ length: 19 }, (_, i) => 10 ** i);
-
 /**
  * The JSON number of an integer `v` at `scale` decimals. IEEE division is correctly rounded, so
  * the result is the double nearest to the exact decimal: the same double that parsing the exact
@@ -46,7 +46,7 @@ const POW10 = Array.from({ length: 19 }, (_, i) => 10 ** i);
  * enforced by the config bounds). This is output formatting, never arithmetic on money.
  */
 export function scaled(v: number, scale: number): number {
-  return scale === 0 ? v : v / POW10[scale];
+  return scale === 0 ? v : v / POW10_NUMBER[scale];
 }
 
 /**

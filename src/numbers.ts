@@ -50,7 +50,7 @@ export function pow10(n: number): bigint {
 }
 
 /** 10^0 .. 10^22 as doubles: every one of them is exactly representable. */
-const POW10_NUMBER: number[] = [1];
+export const POW10_NUMBER: number[] = [1];
 for (let i = 1; i <= 22; i++) POW10_NUMBER.push(POW10_NUMBER[i - 1] * 10); // each step exact
 
 const CODE_0 = 48;
@@ -97,26 +97,26 @@ export function parseDecimal(input: unknown, decimals: number): bigint | ParseEr
   return ParseError.NotNumber;
 }
 
+const NON_ZERO_DIGIT = /[1-9]/;
+
 /**
  * A JSON number's source text (src/http/json-body.ts keeps it when a double would lose digits):
  * a valid JSON number literal, so only its exponent needs expanding before the decimal check.
  */
-const NON_ZERO_DIGIT = /[1-9]/;
-
 function parseLosslessNumber(text: string, decimals: number): bigint | ParseError {
   const lower = text.toLowerCase();
   const e = lower.indexOf("e");
   if (e === -1) return parseDecimalText(text, decimals);
+  const mantissa = lower.slice(0, e);
   const exponent = Number(lower.slice(e + 1));
   // A value of 10^21 or more, or a tiny one, is refused before its digits are ever written out,
   // with the error parseDecimalText would give (zero first, then the sign).
   if (!Number.isSafeInteger(exponent) || exponent > MAX_INTEGER_DIGITS || exponent < -64) {
-    const mantissa = lower.slice(0, e);
     if (!NON_ZERO_DIGIT.test(mantissa)) return ParseError.Zero;
     if (mantissa.charCodeAt(0) === CODE_MINUS) return ParseError.Negative;
     return exponent > 0 ? ParseError.TooLarge : ParseError.TooManyDecimals;
   }
-  return parseDecimalText(expandExponent(`${lower.slice(0, e)}e${exponent}`), decimals);
+  return parseDecimalText(expandExponent(`${mantissa}e${exponent}`), decimals);
 }
 
 function parseDecimalText(text: string, decimals: number): bigint | ParseError {
