@@ -248,7 +248,11 @@ function refify(schema: unknown, names: Map<object, string>, root = true): unkno
   const name = root ? undefined : names.get(schema);
   if (name !== undefined) return { $ref: `#/components/schemas/${name}` };
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(schema)) out[k] = refify(v, names, false);
+  for (const [k, v] of Object.entries(schema)) {
+    // How the server writes a string (schemas.ts `word`) is not part of the interface.
+    if (k === "format" && v === "unsafe") continue;
+    out[k] = refify(v, names, false);
+  }
   return out;
 }
 

@@ -9,10 +9,10 @@ import type { UserTradeView } from "../../src/views.ts";
 
 const FEE = "975461.03793811917";
 
-function trade(fee: string, pairName = "btc_usdt"): UserTradeView {
+function trade(fee: string): UserTradeView {
   return {
     id: 1,
-    pairName,
+    pairName: "btc_usdt",
     tradeType: "limit",
     directionType: "sell",
     price: 98765.43,
@@ -45,8 +45,30 @@ describe("exact fees on the wire", () => {
   });
 
   it("leaves every other string alone, however it looks", () => {
-    const body = serialize.tradesPage({ total: 1, items: [trade("1.5", '"fee":"2"')] });
-    assert.equal(JSON.parse(body).items[0].pairName, '"fee":"2"');
-    assert.equal(JSON.parse(body).items[0].fee, 1.5);
+    // Client text is the only string that may hold a quote (the server's own words cannot).
+    const order = {
+      id: 1,
+      pairName: "btc_usdt",
+      tradeType: "limit" as const,
+      directionType: "buy" as const,
+      price: 1,
+      amount: 1,
+      amountUsed: 0,
+      isCancelled: false,
+      createTime: "2026-11-23 18:00:00",
+      clientOrderId: '"fee":"2"',
+    };
+    const body = serialize.pairPage({
+      exchanges: [],
+      orders: { buy: [], sell: [], seq: 0 },
+      history: [],
+      userOrders: [order],
+      userHistory: [trade("1.5")],
+    });
+    assert.equal(JSON.parse(body).userOrders[0].clientOrderId, '"fee":"2"');
+    assert.equal(JSON.parse(body).userHistory[0].fee, 1.5);
+    const stream = serialize.streamUserTrade({ stream: '"fee":"2"', data: trade("1.5") });
+    assert.equal(JSON.parse(stream).stream, '"fee":"2"');
+    assert.equal(JSON.parse(stream).data.fee, 1.5);
   });
 });

@@ -1,0 +1,127 @@
+/**
+ * The response serializers write some strings without JSON escaping (src/http/schemas.ts `word`).
+ * That is safe only for strings the server composes from characters JSON never escapes: these
+ * tests pin which fields those are, check that what the server puts in them cannot hold anything
+ * else, and that the OpenAPI document does not show the serializer's format.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { loadConfig } from "../../src/config.ts";
+import { buildOpenApi } from "../../src/http/openapi.ts";
+import * as schemas from "../../src/http/schemas.ts";
+import { serialize, streamSchemas } from "../../src/http/schemas.ts";
+import { PairMarket } from "../../src/market-data.ts";
+import { formatDateTime } from "../../src/time.ts";
+import { orderView, userTradeView } from "../../src/views.ts";
+
+/** Names of the properties whose schema has the "unsafe" format, anywhere below `schema`. */
+function unescapedFields(schema: unknown, out = new Set<string>()): Set<string> {
+  if (Array.isArray(schema)) for (const s of schema) unescapedFields(s, out);
+  else if (typeof schema === "object" && schema !== null) {
+    const props = (schema as { properties?: Record<string, { format?: string }> }).properties;
+    if (props !== undefined)
+      for (const [k, v] of Object.entries(props)) if (v.format === "unsafe") out.add(k);
+    for (const v of Object.values(schema)) unescapedFields(v, out);
+  }
+  return out;
+}
+
+/** Nothing JSON.stringify would escape, nor anything beyond printable ASCII. */
+const NEEDS_NO_ESCAPE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+describe("strings written without escaping", () => {
+  test("are only the fields the server composes itself, never client text", () => {
+    const all = new Set<string>();
+    for (const s of Object.values(schemas)) unescapedFields(s, all);
+    unescapedFields(streamSchemas, all);
+    assert.deepEqual([...all].sort(), [
+      "createTime",
+      "directionType",
+      "eventTimeMicro",
+      "feeCurrency",
+      "pairName",
+      "tradeTime",
+      "tradeType",
+      "updateTime",
+    ]);
+  });
+
+  test("hold nothing that needs escaping, and the bodies parse back to the views", () => {
+    const config = loadConfig("data/config.json");
+    for (const p of config.pairs) {
+      assert.match(p.name, NEEDS_NO_ESCAPE);
+      assert.match(p.base, NEEDS_NO_ESCAPE);
+      assert.match(p.quote, NEEDS_NO_ESCAPE);
+      for (const micro of [0, 1_795_000_000_123_456, 4_102_444_799_999_999]) {
+        for (const side of [0, 1] as const) {
+          for (const type of [0, 1] as const) {
+            const order = orderView(
+              p,
+              {
+                id: 7,
+                type,
+                side,
+                price: 12345,
+                amount: 100,
+                used: 50,
+                cancelled: false,
+                createMicro: micro,
+                updateMicro: micro,
+                flags: 0,
+                clientOrderId: 'a"b\\c',
+              },
+              true,
+            );
+            for (const k of ["pairName", "tradeType", "directionType", "createTime", "updateTime"] as const) {
+              assert.match(String(order[k]), NEEDS_NO_ESCAPE, k);
+            }
+            assert.deepEqual(JSON.parse(serialize.order(order)), JSON.parse(JSON.stringify(order)));
+            const trade = userTradeView(p, {
+              id: 9,
+              side,
+              type,
+              price: 12345,
+              amount: 100,
+              timeMicro: micro,
+              feeRate: 1000,
+            });
+            for (const k of ["pairName", "tradeType", "directionType", "tradeTime", "feeCurrency"] as const) {
+              assert.match(String(trade[k]), NEEDS_NO_ESCAPE, k);
+            }
+            const market = new PairMarket(p.name, p.priceDecimals, p.amountDecimals);
+            const pub = market.publicTrade(side, type, 12345, 100, micro);
+            assert.match(pub.eventTimeMicro, /^[0-9]+$/);
+            assert.deepEqual(JSON.parse(serialize.history([pub])), [JSON.parse(JSON.stringify(pub))]);
+          }
+        }
+      }
+    }
+    assert.match(formatDateTime(Date.now() * 1000), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+  });
+
+  test("a client's text is still escaped", () => {
+    const config = loadConfig("data/config.json");
+    const view = orderView(
+      config.pairs[0],
+      {
+        id: 1,
+        type: 0,
+        side: 0,
+        price: 1,
+        amount: 1,
+        used: 0,
+        cancelled: false,
+        createMicro: 0,
+        updateMicro: 0,
+        flags: 0,
+        clientOrderId: 'a"b\\c',
+      },
+      true,
+    );
+    assert.equal(JSON.parse(serialize.order(view)).clientOrderId, 'a"b\\c');
+  });
+
+  test("the OpenAPI document does not show how the server writes them", () => {
+    assert.doesNotMatch(JSON.stringify(buildOpenApi()), /unsafe/);
+  });
+});
