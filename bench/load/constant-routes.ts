@@ -22,7 +22,8 @@ export function readBodies(file: string): Bodies {
 /** A 200 JSON answer, corked as the exchange answers. */
 export function sendJson(res: uws.HttpResponse, body: string): void {
   res.cork(() => {
-    res.writeStatus("200 OK").writeHeader("content-type", "application/json").end(body);
+    // As the exchange answers (src/http/request.ts): uWS writes `200 OK` itself.
+    res.writeHeader("content-type", "application/json").end(body);
   });
 }
 
