@@ -9,6 +9,7 @@
 import { Counter, Histogram, Registry } from "prom-client";
 import { Bench } from "tinybench";
 import { Metrics } from "../../src/metrics.ts";
+import { taskNs } from "./task-time.ts";
 
 const ROUTES = [
   "/trade/create-order",
@@ -63,11 +64,7 @@ bench
     metrics.request(ROUTES[i & 3], STATUSES[(i >> 2) & 3], (i & 1023) * 1e-6);
   });
 await bench.run();
-const rows = bench.tasks.map((t) => {
-  const r = t.result as { latency?: { mean: number }; mean?: number } | undefined;
-  const meanMs = r?.latency?.mean ?? r?.mean ?? Number.NaN;
-  return { task: t.name, "ns/request": Math.round(meanMs * 1e6) };
-});
+const rows = bench.tasks.map((t) => ({ task: t.name, "ns/request": Math.round(taskNs(t).mean) }));
 console.table(rows);
 console.log(`ratio baseline / arrays: ${(rows[0]["ns/request"] / rows[1]["ns/request"]).toFixed(1)}x`);
 const ours = (await metrics.render()).match(/exchange_http_requests_total\{[^}]*\} \d+/g)?.length ?? 0;

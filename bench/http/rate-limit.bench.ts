@@ -17,6 +17,7 @@
 import { Bench } from "tinybench";
 import { RateLimiter } from "../../src/http/rate-limit.ts";
 import { mulberry32 } from "../matching/workload.ts";
+import { taskNs } from "./task-time.ts";
 
 /** The limiter before CONTRACT 9: a fixed one-second window per key. */
 class FixedWindowLimiter {
@@ -69,11 +70,7 @@ for (const keys of [64, 10_000]) {
 }
 await bench.run();
 console.table(
-  bench.tasks.map((t) => {
-    const r = t.result as { latency?: { mean: number }; period?: number } | undefined;
-    const meanMs = r?.latency?.mean ?? r?.period ?? Number.NaN;
-    return { task: t.name, "ns per request": ((meanMs * 1e6) / OPS).toFixed(1) };
-  }),
+  bench.tasks.map((t) => ({ task: t.name, "ns per request": (taskNs(t).mean / OPS).toFixed(1) })),
 );
 for (const [name, allowed] of checks) {
   if (allowed !== OPS) throw new Error(`${name}: allowed ${allowed} of ${OPS}`);

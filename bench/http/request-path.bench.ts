@@ -17,6 +17,7 @@ import { fastOrderParser } from "../../src/http/fast-order.ts";
 import { parseJsonBody } from "../../src/http/json-body.ts";
 import { CREATE_FIELDS, validateOrder } from "../../src/http/validate.ts";
 import { Users } from "../../src/users.ts";
+import { taskNs } from "./task-time.ts";
 
 const config = loadConfig(new URL("../../data/config.json", import.meta.url).pathname);
 const users = new Users();
@@ -94,12 +95,8 @@ bench
 await bench.run();
 console.table(
   bench.tasks.map((t) => {
-    const r = t.result as { latency?: { mean: number; p50?: number } } | undefined;
-    return {
-      step: t.name,
-      "ns/op (mean)": Math.round((r?.latency?.mean ?? Number.NaN) * 1e6),
-      "ns/op (p50)": Math.round((r?.latency?.p50 ?? Number.NaN) * 1e6),
-    };
+    const ns = taskNs(t);
+    return { step: t.name, "ns/op (mean)": Math.round(ns.mean), "ns/op (p50)": Math.round(ns.p50) };
   }),
 );
 console.log(`checksum ${checksum}`);

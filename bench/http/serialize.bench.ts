@@ -11,6 +11,7 @@
 import fastJson from "fast-json-stringify";
 import { Bench } from "tinybench";
 import { orderWithUpdateSchema, publicTradeSchema, userTradeSchema } from "../../src/http/schemas.ts";
+import { taskNs } from "./task-time.ts";
 
 /** A copy of `schema` with every "unsafe" format removed: each of its strings is escaped. */
 function escaping(schema: unknown): unknown {
@@ -85,11 +86,7 @@ for (const c of cases) {
     });
 }
 await bench.run();
-const rows = bench.tasks.map((t) => {
-  const r = t.result as { latency?: { mean: number }; mean?: number } | undefined;
-  const meanMs = r?.latency?.mean ?? r?.mean ?? Number.NaN;
-  return { task: t.name, "ns/body": Math.round(meanMs * 1e6) };
-});
+const rows = bench.tasks.map((t) => ({ task: t.name, "ns/body": Math.round(taskNs(t).mean) }));
 console.table(rows);
 for (let i = 0; i < rows.length; i += 2) {
   console.log(
