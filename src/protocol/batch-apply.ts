@@ -117,10 +117,9 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
   const userOrdersAbove = db.prepare(
     "INSERT OR IGNORE INTO user_orders (user_id, order_id) SELECT user_id, id FROM orders WHERE id > ? ORDER BY user_id, id",
   );
+  // Keys only (migration 008): the rest of a user's row is read from the trade.
   const userTradesAbove = db.prepare(
-    `INSERT INTO user_trades (user_id, trade_id, pair, side, type, price, amount, time_micro, fee_rate)
-       SELECT user_id, trade_id, pair, side, type, price, amount, time_micro, fee_rate FROM trade_sides
-       WHERE trade_id > ? ORDER BY user_id, trade_id`,
+    "INSERT INTO user_trades (user_id, trade_id) SELECT user_id, trade_id FROM trade_sides WHERE trade_id > ? ORDER BY user_id, trade_id",
   );
   let ordersThrough = markOf.get("user_orders_through")!;
   let tradesThrough = markOf.get("user_trades_through")!;

@@ -149,6 +149,52 @@ describe("per-user rows written in bulk", () => {
     assert.deepEqual(stored(file), { through: 12, rows: ["2:4", "1:9", "2:12"] });
   });
 
+  it("keeps only the keys of user_trades from migration 008, and reads every row as before", () => {
+    const file = path.join(tmp.dir, "v7.db");
+    const upTo7 = path.join(tmp.dir, "up-to-007");
+    fs.mkdirSync(upTo7);
+    for (const m of readMigrations().filter((m) => m.version <= 7)) {
+      fs.copyFileSync(path.join(MIGRATIONS_DIR, m.name), path.join(upTo7, m.name));
+    }
+    const db = new Database(file);
+    migrate(db, upTo7);
+    assert.equal(db.pragma("user_version", { simple: true }), 7);
+    const trade = db.prepare(
+      `INSERT INTO trades (id, pair, price, amount, taker_order_id, maker_order_id, taker_user_id,
+         maker_user_id, taker_side, taker_type, maker_type, time_micro, taker_fee_rate, maker_fee_rate)
+       VALUES (?, ?, ?, ?, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    // A taker selling at market into a limit buy, a limit taker buying from a limit seller, and
+    // users on either side, with fee rates of their own.
+    trade.run(1, "btc_usdt", 100, 5, 1, 2, 1, 1, 0, 11, 2000, 1000);
+    trade.run(2, "eth_btc", 7, 3, 2, 3, 0, 0, 0, 12, 1500, 0);
+    trade.run(3, "eth_usdt", 9, 1, 3, 1, 1, 0, 0, 13, 0, 500);
+    // Version 7 stored each user's whole row, as the writer flushed it (trade_sides).
+    db.exec(`INSERT INTO user_trades (user_id, trade_id, pair, side, type, price, amount, time_micro, fee_rate)
+               SELECT user_id, trade_id, pair, side, type, price, amount, time_micro, fee_rate FROM trade_sides`);
+    const everyRow = (table: string) =>
+      db
+        .prepare(
+          `SELECT user_id, trade_id, pair, side, type, price, amount, time_micro, fee_rate FROM ${table}
+             ORDER BY user_id, trade_id`,
+        )
+        .all();
+    const before = everyRow("user_trades");
+    assert.equal(before.length, 6);
+    assert.deepEqual(
+      migrate(db),
+      readMigrations()
+        .map((m) => m.version)
+        .filter((v) => v >= 8),
+    );
+    assert.deepEqual(everyRow("user_trade_rows"), before);
+    assert.deepEqual(
+      db.prepare<[], string>("SELECT name FROM pragma_table_info('user_trades')").pluck().all(),
+      ["user_id", "trade_id"],
+    );
+    db.close();
+  });
+
   it("finds a user's trades from the user's side through the tail, then through the rows", async () => {
     const file = path.join(tmp.dir, "trades.db");
     const w = await DbWriter.start(file, { userRowsFlushAt: 4 });
@@ -218,7 +264,7 @@ describe("per-user rows written in bulk", () => {
     const all = () =>
       db
         .prepare<[], { u: number; t: number; s: number; y: number }>(
-          "SELECT user_id AS u, trade_id AS t, side AS s, type AS y FROM user_trades ORDER BY t, u",
+          "SELECT user_id AS u, trade_id AS t, side AS s, type AS y FROM user_trade_rows ORDER BY t, u",
         )
         .all()
         .map((r) => `${r.u}:${r.t}:${r.s}${r.y}`);

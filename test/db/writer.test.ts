@@ -147,7 +147,7 @@ describe("DbWriter", () => {
       db.prepare("SELECT value FROM meta WHERE key = 'book_seq:btc_usdt'").pluck().all(),
       [42],
     );
-    assert.deepEqual(db.prepare("SELECT user_id, side, type FROM user_trades ORDER BY user_id").all(), [
+    assert.deepEqual(db.prepare("SELECT user_id, side, type FROM user_trade_rows ORDER BY user_id").all(), [
       { user_id: 1, side: 0, type: 0 }, // maker: opposite direction, its own order type
       { user_id: 2, side: 1, type: 1 },
     ]);

@@ -44,8 +44,9 @@ function prepare(db: Db) {
       `SELECT ${ORDER_COLUMNS} FROM orders WHERE id IN (SELECT value FROM json_each(?))
          AND is_cancelled = 0 AND amount_used < amount ORDER BY id DESC`,
     ),
-    // A user's trades: user_trades up to the writer's mark, then the tail of trades above it as
-    // the user saw them (the trade_sides view, which also defines the rows the writer adds).
+    // A user's trades: user_trades up to the writer's mark (its keys, the rest from the trade:
+    // user_trade_rows, migration 008), then the tail of trades above it as the user saw them (the
+    // trade_sides view, which also defines the rows the writer adds).
     tradesThrough: db.prepare<[], number>("SELECT value FROM meta WHERE key = 'user_trades_through'").pluck(),
     countTrades: db.prepare<[{ u: number; w: number }], { n: number }>(
       `SELECT (SELECT COUNT(*) FROM user_trades WHERE user_id = @u AND trade_id <= @w)
@@ -54,7 +55,7 @@ function prepare(db: Db) {
     trades: db.prepare<[{ u: number; w: number; limit: number; offset: number }], UserTradeRow>(
       `SELECT ${USER_TRADE_COLUMNS} FROM trade_sides WHERE trade_id > @w AND user_id = @u
        UNION ALL
-       SELECT ${USER_TRADE_COLUMNS} FROM user_trades WHERE user_id = @u AND trade_id <= @w
+       SELECT ${USER_TRADE_COLUMNS} FROM user_trade_rows WHERE user_id = @u AND trade_id <= @w
        ORDER BY 1 DESC LIMIT @limit OFFSET @offset`,
     ),
   };
