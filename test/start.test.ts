@@ -22,18 +22,26 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 
 describe("the server's node flags", () => {
   const GIB = 1024 ** 3;
+  /** The flags when `name` is set to `value` and every other setting is "default" (V8's own). */
+  const only = (name: string, value: string | undefined, cores: number, memory?: number) =>
+    serverNodeFlags(
+      {
+        EXCHANGE_V8_POOL_SIZE: "default",
+        EXCHANGE_OLD_SPACE_MB: "default",
+        EXCHANGE_PRETENURING: "default",
+        EXCHANGE_INLINING_BUDGET: "default",
+        [name]: value,
+      },
+      cores,
+      memory,
+    );
 
   it("gives V8 one background thread on one or two cores and Node's default on more", () => {
     assert.equal(v8PoolSizeFor(1), 1);
     assert.equal(v8PoolSizeFor(2), 1);
     assert.equal(v8PoolSizeFor(3), null);
-    const noOldSpace = {
-      EXCHANGE_OLD_SPACE_MB: "default",
-      EXCHANGE_PRETENURING: "default",
-      EXCHANGE_INLINING_BUDGET: "default",
-    };
-    assert.deepEqual(serverNodeFlags(noOldSpace, 2), ["--v8-pool-size=1"]);
-    assert.deepEqual(serverNodeFlags(noOldSpace, 16), []);
+    assert.deepEqual(only("EXCHANGE_V8_POOL_SIZE", undefined, 2), ["--v8-pool-size=1"]);
+    assert.deepEqual(only("EXCHANGE_V8_POOL_SIZE", undefined, 16), []);
   });
 
   it("starts the main thread's old generation at 512 MB, a sixteenth of a smaller machine's memory", () => {
@@ -58,16 +66,7 @@ describe("the server's node flags", () => {
     assert.equal(inliningBudgetFor(1), INLINING_BUDGET);
     assert.equal(inliningBudgetFor(2), 460);
     assert.equal(inliningBudgetFor(3), null);
-    const flags = (v: string | undefined, cores: number) =>
-      serverNodeFlags(
-        {
-          EXCHANGE_INLINING_BUDGET: v,
-          EXCHANGE_V8_POOL_SIZE: "default",
-          EXCHANGE_OLD_SPACE_MB: "default",
-          EXCHANGE_PRETENURING: "default",
-        },
-        cores,
-      );
+    const flags = (v: string | undefined, cores: number) => only("EXCHANGE_INLINING_BUDGET", v, cores);
     assert.deepEqual(flags(undefined, 2), ["--max-inlined-bytecode-size-cumulative=460"]);
     assert.deepEqual(flags(undefined, 8), []);
     assert.deepEqual(flags("920", 8), ["--max-inlined-bytecode-size-cumulative=920"]);
@@ -77,8 +76,7 @@ describe("the server's node flags", () => {
   });
 
   it("turns allocation-site pretenuring off unless EXCHANGE_PRETENURING=default, and refuses other values", () => {
-    const flags = (v: string | undefined) =>
-      serverNodeFlags({ EXCHANGE_PRETENURING: v, EXCHANGE_OLD_SPACE_MB: "default" }, 16);
+    const flags = (v: string | undefined) => only("EXCHANGE_PRETENURING", v, 16);
     assert.deepEqual(flags(undefined), ["--no-allocation-site-pretenuring"]);
     assert.deepEqual(flags("off"), ["--no-allocation-site-pretenuring"]);
     assert.deepEqual(flags(""), ["--no-allocation-site-pretenuring"]);
@@ -87,22 +85,12 @@ describe("the server's node flags", () => {
   });
 
   it("takes EXCHANGE_V8_POOL_SIZE and EXCHANGE_OLD_SPACE_MB over the machine's choice, and refuses bad ones", () => {
-    const pool = (v: string, cores: number) =>
-      serverNodeFlags(
-        {
-          EXCHANGE_V8_POOL_SIZE: v,
-          EXCHANGE_OLD_SPACE_MB: "default",
-          EXCHANGE_PRETENURING: "default",
-          EXCHANGE_INLINING_BUDGET: "default",
-        },
-        cores,
-      );
+    const pool = (v: string, cores: number) => only("EXCHANGE_V8_POOL_SIZE", v, cores);
     assert.deepEqual(pool("3", 2), ["--v8-pool-size=3"]);
     assert.deepEqual(pool("default", 2), []);
     assert.deepEqual(pool("", 16), []);
     for (const bad of ["0", "-1", "1.5", "four"]) assert.throws(() => pool(bad, 2), /EXCHANGE_V8_POOL_SIZE/);
-    const old = (v: string) =>
-      serverNodeFlags({ EXCHANGE_OLD_SPACE_MB: v, EXCHANGE_PRETENURING: "default" }, 16, 24 * GIB);
+    const old = (v: string) => only("EXCHANGE_OLD_SPACE_MB", v, 16, 24 * GIB);
     assert.deepEqual(old("2048"), ["--initial-old-space-size=2048"]);
     assert.deepEqual(old("default"), []);
     assert.deepEqual(old(""), ["--initial-old-space-size=512"]);
