@@ -1,10 +1,13 @@
 -- user_trades keeps only its key (user_id, trade_id) (issue 12). The rest of a user's row is the
 -- trade's, from the user's side: no trade has the same user on both sides (self-trades are
 -- prevented), so the user is its taker or its maker, and the direction, the order type and the fee
--- rate are that side's. `user_trade_rows` reads them through the trade's rowid. The apply thread's
--- bulk flush then writes two integers per row instead of nine columns through its sorter (the
--- rows of 2,650 trades in 3.7-6.5 instead of 5.2-8.8 ms under bench:load), and the file no longer
--- holds every trade three times (BENCHMARKS.md, eleventh session).
+-- rate are that side's. `user_trade_rows` reads them through the trade's rowid: the rows of the
+-- `trade_sides` view (migration 003), by CASE instead of by UNION ALL, because a join with that
+-- view would read every trade below the mark for one page (test/db/user-rows.test.ts checks that
+-- the two agree). The apply thread's bulk flush then writes two integers per row instead of nine
+-- columns through its sorter (the rows of 2,650 trades in 3.7-6.5 instead of 5.2-8.8 ms under
+-- bench:load), and the file no longer holds every trade three times (BENCHMARKS.md, eleventh
+-- session).
 CREATE TABLE user_trades_keys (
   user_id  INTEGER NOT NULL,
   trade_id INTEGER NOT NULL,
