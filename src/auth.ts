@@ -4,7 +4,7 @@
  * Everything here is synchronous and allocation-light; it runs on every signed request.
  */
 
-import { createHash, createHmac, type KeyObject, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, hash, type KeyObject, randomBytes, timingSafeEqual } from "node:crypto";
 import { Code } from "./errors.ts";
 import type { ApiKey, Users } from "./users.ts";
 
@@ -13,28 +13,58 @@ export function sign(secret: string | Buffer | KeyObject, payload: string | Buff
   return createHmac("sha256", secret).update(payload).digest("hex");
 }
 
+/**
+ * An HMAC-SHA256 key prepared once, when the key is loaded (RFC 2104): its block XOR ipad and XOR
+ * opad. A verification is then two one-shot `crypto.hash` calls, H((K ⊕ ipad) ‖ payload) and
+ * H((K ⊕ opad) ‖ inner), instead of an Hmac object per request (`createHmac` builds a JS object,
+ * its native context and an OpenSSL digest looked up by name each time): 1.03 vs 1.47 µs per
+ * verification of a create-order body (BENCHMARKS.md, twelfth session).
+ */
+export class HmacKey {
+  /** The key block XOR ipad (0x36). */
+  readonly inner: Buffer;
+  /** The key block XOR opad (0x5c), then 32 bytes where each verification puts its inner digest. */
+  readonly outer: Buffer;
+
+  constructor(secret: Buffer | string) {
+    let key = typeof secret === "string" ? Buffer.from(secret, "utf8") : secret;
+    // A key longer than the block is replaced by its digest (RFC 2104); a shorter one is zero-padded.
+    if (key.length > BLOCK) key = hash("sha256", key, "buffer");
+    this.inner = Buffer.alloc(BLOCK, 0x36);
+    this.outer = Buffer.alloc(BLOCK + 32, 0x5c);
+    for (let i = 0; i < key.length; i++) {
+      this.inner[i] ^= key[i];
+      this.outer[i] ^= key[i];
+    }
+  }
+}
+
+/** SHA-256's block size in bytes. */
+const BLOCK = 64;
+
+if (typeof hash !== "function") throw new Error("Node.js 20.12 or later is required (crypto.hash)");
+
 /** Decoded signature; reused because verification is synchronous and single-threaded. */
 const decoded = Buffer.alloc(32);
+/** (K ⊕ ipad) ‖ payload, rebuilt by each verification; grows to the largest payload seen. */
+let innerInput = Buffer.allocUnsafe(BLOCK + 4096);
 
 /**
- * True when `signatureHex` is the HMAC-SHA256 of `payload` under `secret`. Hex is accepted in any
+ * True when `signatureHex` is the HMAC-SHA256 of `payload` under `key`. Hex is accepted in any
  * case; the comparison of the 32 decoded bytes is constant-time. A missing signature, a wrong
  * length or a non-hex character answers false without throwing (their timing reveals nothing the
  * sender does not already know).
  *
  * `payload` must be the raw body bytes as received (POST) or the raw query string after `?` (GET,
- * empty when there is none): never a re-serialisation. A secret passed as a Buffer or a KeyObject
- * (`crypto.createSecretKey`) is equally fast (measured: ~2.1 µs per call either way, a string key
- * ~7% slower), so keys are kept as Buffers.
+ * empty when there is none): never a re-serialisation. A string is signed as its UTF-8 bytes.
  *
- * The digest comes out as a "binary" (latin1) string, one char per byte, and is compared with
- * the decoded signature by an OR of XORs over all 32 bytes, without an early exit: `digest()`
- * would allocate a Buffer with its own backing store on every signed request, which costs its
- * allocation, its registration and its sweep after the next scavenge (1.40 vs 1.76 µs per
- * verification, BENCHMARKS.md, ninth session).
+ * Digests come out as "binary" (latin1) strings, one char per byte: a Buffer digest would have a
+ * backing store of its own to allocate, register and sweep on every signed request (BENCHMARKS.md,
+ * ninth session). The final one is compared with the decoded signature by an OR of XORs over all
+ * 32 bytes, without an early exit.
  */
 export function verifySignature(
-  secret: Buffer | KeyObject | string,
+  key: HmacKey,
   payload: Buffer | string,
   signatureHex: string | undefined,
 ): boolean {
@@ -42,7 +72,13 @@ export function verifySignature(
   if (signatureHex === undefined || signatureHex.length !== 64 || decoded.write(signatureHex, "hex") !== 32) {
     return false;
   }
-  const digest = createHmac("sha256", secret).update(payload).digest("binary");
+  const n = typeof payload === "string" ? Buffer.byteLength(payload, "utf8") : payload.length;
+  if (BLOCK + n > innerInput.length) innerInput = Buffer.allocUnsafe(BLOCK + n);
+  innerInput.set(key.inner, 0);
+  if (typeof payload === "string") innerInput.write(payload, BLOCK, "utf8");
+  else innerInput.set(payload, BLOCK);
+  key.outer.write(hash("sha256", innerInput.subarray(0, BLOCK + n), "binary"), BLOCK, "binary");
+  const digest = hash("sha256", key.outer, "binary");
   let diff = 0;
   for (let i = 0; i < 32; i++) diff |= digest.charCodeAt(i) ^ decoded[i];
   return diff === 0;
@@ -180,7 +216,7 @@ export function authenticate(
   const key = users.key(token);
   if (key === undefined) return Code.AUTH_TOKEN_UNKNOWN;
   if (signature === undefined) return Code.AUTH_SIGNATURE_MISSING;
-  if (!verifySignature(key.secret, payload, signature)) return Code.AUTH_SIGNATURE_INVALID;
+  if (!verifySignature(key.hmac, payload, signature)) return Code.AUTH_SIGNATURE_INVALID;
   return key;
 }
 

@@ -3,13 +3,13 @@
  * interface and the config file). Users have a small integer id (the ledger's index) and a UUID.
  */
 import { randomUUID } from "node:crypto";
-import { generateSecret, NonceGuard } from "./auth.ts";
+import { generateSecret, HmacKey, NonceGuard } from "./auth.ts";
 
 export interface ApiKey {
   readonly token: string;
   readonly userId: number;
-  /** The secret as bytes: the HMAC key. */
-  readonly secret: Buffer;
+  /** The secret, prepared as the HMAC key of the key's signatures. */
+  readonly hmac: HmacKey;
   revoked: boolean;
 }
 
@@ -39,7 +39,7 @@ export class Users {
   }
 
   addKey(token: string, userId: number, secret: string, revoked: boolean): ApiKey {
-    const key: ApiKey = { token, userId, secret: Buffer.from(secret, "utf8"), revoked };
+    const key: ApiKey = { token, userId, hmac: new HmacKey(secret), revoked };
     this.keys.set(token, key);
     return key;
   }

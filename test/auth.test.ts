@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import { createHmac, createSecretKey } from "node:crypto";
+import { createHmac } from "node:crypto";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import {
   generateSecret,
+  HmacKey,
   NONCE_INVALID,
   NonceGuard,
   nonceFromBody,
@@ -16,7 +17,7 @@ import {
 import { Code, errorField, errorStatus } from "../src/errors.ts";
 
 const SECRET = "9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a";
-const KEY = Buffer.from(SECRET);
+const KEY = new HmacKey(SECRET);
 
 describe("sign", () => {
   it("is the hex HMAC-SHA256 of the payload under the secret", () => {
@@ -70,14 +71,41 @@ describe("verifySignature", () => {
     assert.equal(verifySignature(KEY, body, mixed), true);
   });
 
-  it("accepts a KeyObject or a string secret as well as a Buffer", () => {
+  it("prepares a string secret and its UTF-8 bytes as the same key", () => {
     const signature = sign(SECRET, body);
-    assert.equal(verifySignature(createSecretKey(KEY), body, signature), true);
-    assert.equal(verifySignature(SECRET, body, signature), true);
+    assert.equal(verifySignature(new HmacKey(Buffer.from(SECRET)), body, signature), true);
+    const accented = "clé-secrète-ü";
+    assert.equal(verifySignature(new HmacKey(accented), body, sign(Buffer.from(accented), body)), true);
+  });
+
+  it("matches RFC 4231 for keys shorter than, as long as and longer than a block", () => {
+    // Test case 2 (a 4-byte key) and test case 6 (131 bytes of 0xaa: the key is hashed first).
+    const jefe = "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843";
+    assert.equal(verifySignature(new HmacKey("Jefe"), "what do ya want for nothing?", jefe), true);
+    const long = "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54";
+    const text = "Test Using Larger Than Block-Size Key - Hash Key First";
+    assert.equal(verifySignature(new HmacKey(Buffer.alloc(131, 0xaa)), text, long), true);
+    for (const size of [0, 1, 63, 64, 65, 200]) {
+      const secret = Buffer.alloc(size, 0x41 + (size % 26));
+      assert.equal(
+        verifySignature(new HmacKey(secret), body, sign(secret, body)),
+        true,
+        `key of ${size} bytes`,
+      );
+    }
+  });
+
+  it("signs a string payload as its UTF-8 bytes and grows for payloads of any size", () => {
+    const query = "name=%C3%A9&note=é€😀";
+    assert.equal(verifySignature(KEY, query, sign(SECRET, Buffer.from(query, "utf8"))), true);
+    assert.equal(verifySignature(KEY, query, sign(SECRET, Buffer.from(query, "latin1"))), false);
+    const big = Buffer.alloc(70_000, 0x7a);
+    assert.equal(verifySignature(KEY, big, sign(SECRET, big)), true);
+    assert.equal(verifySignature(KEY, body, sign(SECRET, body)), true, "a short payload after a long one");
   });
 
   it("refuses another secret", () => {
-    assert.equal(verifySignature(Buffer.from("another-secret"), body, sign(SECRET, body)), false);
+    assert.equal(verifySignature(new HmacKey("another-secret"), body, sign(SECRET, body)), false);
   });
 
   it("answers false without throwing for missing, short, long or non-hex signatures", () => {

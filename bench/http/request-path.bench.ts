@@ -7,11 +7,14 @@
  *
  *   npx tsx bench/http/request-path.bench.ts
  *
+ * The signature check alone is also timed against the way it was made before (an Hmac object per
+ * request), in the same process.
+ *
  * Checksum: every body authenticates, parses and validates (a failure throws).
  */
 import { createHmac } from "node:crypto";
 import { Bench } from "tinybench";
-import { authenticate } from "../../src/auth.ts";
+import { authenticate, HmacKey, verifySignature } from "../../src/auth.ts";
 import { loadConfig } from "../../src/config.ts";
 import { fastOrderParser } from "../../src/http/fast-order.ts";
 import { parseJsonBody } from "../../src/http/json-body.ts";
@@ -36,6 +39,17 @@ const bodies = [
 });
 
 const fast = fastOrderParser(config);
+const hmacKey = new HmacKey(SECRET);
+const secretBytes = Buffer.from(SECRET);
+const decoded = Buffer.alloc(32);
+/** The verification before the twelfth session: an Hmac object per request (the baseline). */
+const verifyByHmacObject = (payload: Buffer, hex: string): boolean => {
+  if (decoded.write(hex, "hex") !== 32) return false;
+  const digest = createHmac("sha256", secretBytes).update(payload).digest("binary");
+  let diff = 0;
+  for (let j = 0; j < 32; j++) diff |= digest.charCodeAt(j) ^ decoded[j];
+  return diff === 0;
+};
 let i = 0;
 let checksum = 0;
 const next = () => bodies[i++ % bodies.length];
@@ -47,6 +61,16 @@ bench
     const k = authenticate(users, TOKEN, b.sig, b.raw);
     if (typeof k === "number") throw new Error(`auth failed: ${k}`);
     checksum += k.userId;
+  })
+  .add("signature alone, baseline: createHmac object per request", () => {
+    const b = next();
+    if (!verifyByHmacObject(b.raw, b.sig)) throw new Error("signature");
+    checksum++;
+  })
+  .add("signature alone: HmacKey pads, two one-shot crypto.hash (src/auth.ts)", () => {
+    const b = next();
+    if (!verifySignature(hmacKey, b.raw, b.sig)) throw new Error("signature");
+    checksum++;
   })
   .add("body: toString + JSON (exact-number check)", () => {
     const b = next();
