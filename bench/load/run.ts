@@ -286,6 +286,11 @@ interface Measure {
   /** Throughput of each round (several when measured in alternating rounds). */
   rounds: number[];
   /**
+   * Server CPU per answered request of each round (µs; null: not measured): the first round of a
+   * fresh server also pays for most of its JIT compilation.
+   */
+  roundCpuUs: (number | null)[];
+  /**
    * Server CPU per answered request of each thread that used any, largest first (µs; the main
    * thread first, whatever its share). Like serverCpuPct, from /proc over the runs' wall time.
    */
@@ -386,6 +391,13 @@ async function runOnce(p: RunParams): Promise<OneRun> {
   };
 }
 
+/** Requests of every kind answered inside a run's measured window. */
+function completed(r: OneRun): number {
+  let n = 0;
+  for (const res of r.results) for (const k of Object.values(res.kinds)) n += k.completedInWindow;
+  return n;
+}
+
 /** Sums counts and merges histograms over the processes and the rounds of one measurement. */
 function aggregate(label: string, runs: readonly OneRun[]): Measure {
   const results = runs.flatMap((r) => r.results);
@@ -444,10 +456,12 @@ function aggregate(label: string, runs: readonly OneRun[]): Measure {
     commitsPerSec: runs.some((r) => r.commits === null)
       ? null
       : Math.round((sum(runs.map((r) => r.commits as number)) / wall) * 1000),
-    rounds: runs.map((r) => {
-      let n = 0;
-      for (const res of r.results) for (const k of Object.values(res.kinds)) n += k.completedInWindow;
-      return Math.round((n * 1000) / r.durationMs);
+    rounds: runs.map((r) => Math.round((completed(r) * 1000) / r.durationMs)),
+    roundCpuUs: runs.map((r) => {
+      const n = completed(r);
+      if (r.serverCpuMs === null || n === 0) return null;
+      // CPU over the run's wall time, per request of its window's rate (as serverCpuUsPerRequest).
+      return Math.round(((r.serverCpuMs / r.wallMs) * r.durationMs * 1e4) / n) / 10;
     }),
     threadUsPerRequest: [],
   };
@@ -493,7 +507,7 @@ function report(m: Measure): void {
   const total = sum([...m.kinds.values()].map((k) => k.throughput));
   const first = [...m.kinds.values()][0];
   console.log(
-    `  ${m.label} ... ${Math.round(total)} req/s${m.rounds.length > 1 ? ` (rounds ${m.rounds.join(", ")})` : ""}` +
+    `  ${m.label} ... ${Math.round(total)} req/s${m.rounds.length > 1 ? ` (rounds ${m.rounds.join(", ")}; server CPU µs per request ${m.roundCpuUs.join(", ")})` : ""}` +
       `, p50 ${first?.latency.p50Ms ?? "-"} ms, p99 ${first?.latency.p99Ms ?? "-"} ms` +
       `, statuses ${JSON.stringify(Object.fromEntries([...m.kinds].map(([k, v]) => [k, v.statuses])))}` +
       ` (client CPU ${m.clientCpuPct}%, server CPU ${m.serverCpuPct ?? "?"}%)` +
@@ -589,7 +603,10 @@ function addRow(
   if (unsent > 0) rowNotes.push(`saturated: ${unsent} requests still queued in the client at the end`);
   if (opts.offered !== undefined && throughput < 0.95 * opts.offered)
     rowNotes.push(`saturated: answered ${throughput}/s of ${Math.round(opts.offered)}/s offered`);
-  if (m.rounds.length > 1) rowNotes.push(`alternating rounds with its ceiling: ${m.rounds.join(", ")} req/s`);
+  if (m.rounds.length > 1)
+    rowNotes.push(
+      `alternating rounds with its ceiling: ${m.rounds.join(", ")} req/s; server CPU µs per request ${m.roundCpuUs.join(", ")}`,
+    );
   if (m.threadUsPerRequest.length > 0)
     rowNotes.push(`server CPU µs per request by thread: ${threadSummary(m.threadUsPerRequest)}`);
   if (expected > 0)
