@@ -6,7 +6,7 @@
  * A batch's records are applied kind after kind in kind order (writer-batch.ts), records of one
  * kind in the order they were added; upserts of which only the last value counts are coalesced,
  * within an order's records of a batch, and over all the batches of one call for the nonces,
- * balances and candles (applyBatches). An order inserted and changed within one call is written
+ * balances, candles and meta values (applyBatches). An order inserted and changed within one call is written
  * once, as its insert carrying its last state (foldUpdates).
  */
 import type { Statement } from "better-sqlite3";
@@ -18,6 +18,7 @@ import {
   compileRunner,
   KIND_COUNT,
   KINDS,
+  META,
   NONCE,
   ORDER,
   ORDER_UPDATE,
@@ -30,14 +31,17 @@ import {
 type KeyOf = (b: Float64Array, o: number, s: readonly string[]) => number | string;
 
 /**
- * Upserts of which only the last value per key counts (the nonce of a token, a balance, a candle):
- * written once per key per applyBatches call.
+ * Upserts of which only the last value per key counts (the nonce of a token, a balance, a candle,
+ * a meta value): written once per key per applyBatches call.
  */
 const LAST_WINS: readonly [RecordKind, KeyOf][] = [
   [NONCE, (b, o, s) => s[b[o + NONCE.at.token]]],
   // User ids are small and symbol ids below 2^20: the key stays an exact integer.
   [BALANCE, (b, o) => b[o + BALANCE.at.user_id] * 1048576 + b[o + BALANCE.at.currency]],
   [CANDLE, (b, o) => `${b[o + CANDLE.at.pair]}:${b[o + CANDLE.at.period]}:${b[o + CANDLE.at.start_ms]}`],
+  // A symbol id names one key in every batch of a call (they share the applier's table). Each
+  // batch brings the book sequence of the pairs it touched, and only the last counts.
+  [META, (b, o) => b[o + META.at.key]],
 ];
 const LAST_WINS_KIND: readonly boolean[] = KINDS.map((k) => LAST_WINS.some(([l]) => l === k));
 

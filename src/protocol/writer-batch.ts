@@ -227,7 +227,7 @@ export const CANDLE = kind(
   upsert(["pair", "period", "start_ms"], Object.keys(CANDLE_FIELDS)),
 );
 
-/** An upsert into `meta` (the book sequence of a pair, migration 003). */
+/** An upsert into `meta` (the book sequence of a pair, migration 003; last wins per key). */
 export const META = kind("meta", { key: SYM, value: INT }, upsert(["key"], ["key", "value"]));
 
 /** A prepared statement, as far as binding needs it (better-sqlite3's Statement). */
