@@ -33,7 +33,8 @@
  *                  (bench/load/profile.ts);
  *   ab             (only when named) two fresh exchanges, B with --ab-flags=<node flags> and/or
  *                  --ab-env K=V,... and/or --ab-script <another checkout's src/main.ts>,
- *                  closed-loop create-order in alternating rounds.
+ *                  closed-loop create-order: one uncounted round each, then alternating rounds
+ *                  (A B, B A, ...).
  * Every loop is bounded in time and count and targets 127.0.0.1. A row whose unexpected answers
  * (anything but 200, or an expected cancel race) exceed 1% of its requests is marked invalid.
  *
@@ -798,9 +799,10 @@ async function initGens(users: BenchUser[]): Promise<void> {
 
 /**
  * Group ab: two fresh exchanges, A as `npm start` runs it and B with `--ab-flags` (node flags)
- * and/or `--ab-env` (KEY=VALUE,...), closed-loop create-order in 2 × ROUNDS alternating rounds
- * (A, B, A, B, ...), so that a slow spell of the machine hits both. Server CPU per order is the
- * steadier figure.
+ * and/or `--ab-env` (KEY=VALUE,...), closed-loop create-order: one uncounted round each, then
+ * 2 × ROUNDS counted rounds, alternating sides and which side goes first (A B, B A, A B, ...), so
+ * that a slow spell of the machine, and the other server's background work, hit both. Server CPU
+ * per order is the steadier figure.
  */
 async function abTest(base: { client: ClientKind }): Promise<void> {
   const flagsB = (flags["ab-flags"] ?? "").split(" ").filter(Boolean);
@@ -820,28 +822,37 @@ async function abTest(base: { client: ClientKind }): Promise<void> {
     const runsA: OneRun[] = [];
     const runsB: OneRun[] = [];
     const durationMs = Math.max(500, Math.round(DURATION_MS / ROUNDS));
+    const sides = [
+      { ex: a, runs: runsA, label: "exchange A" },
+      { ex: b, runs: runsB, label: labelB },
+    ];
+    const run = async (side: (typeof sides)[number], warmupMs: number) => {
+      await initGens(side.ex.users);
+      return runOnce({
+        ...base,
+        label: side.label,
+        server: side.ex.server,
+        realServer: true,
+        workload: "create",
+        mode: "closed",
+        readProbe: true,
+        seed: 2,
+        durationMs,
+        warmupMs,
+      });
+    };
+    // A fresh server's first round pays for most of its JIT compilation, and the server measured
+    // right after it shares the cores with that compilation too: each gets one round first that
+    // is not counted, and the counted rounds then alternate which side goes first (A B, B A, ...).
+    const warm: string[] = [];
+    for (const side of sides) {
+      const r = await run(side, WARMUP_MS);
+      warm.push(`${side.label} ${aggregate(side.label, [r]).roundCpuUs[0]} µs`);
+    }
+    console.log(`  warm-up rounds (not counted), server CPU per request: ${warm.join(", ")}`);
     for (let i = 0; i < 2 * ROUNDS; i++) {
-      const warmupMs = i === 0 ? WARMUP_MS : Math.min(WARMUP_MS, 300);
-      for (const [ex, runs, label] of [
-        [a, runsA, "exchange A"],
-        [b, runsB, labelB],
-      ] as const) {
-        await initGens(ex.users);
-        runs.push(
-          await runOnce({
-            ...base,
-            label,
-            server: ex.server,
-            realServer: true,
-            workload: "create",
-            mode: "closed",
-            readProbe: true,
-            seed: 2,
-            durationMs,
-            warmupMs,
-          }),
-        );
-      }
+      const order = i % 2 === 0 ? sides : [sides[1], sides[0]];
+      for (const side of order) side.runs.push(await run(side, Math.min(WARMUP_MS, 300)));
     }
     const ma = aggregate("exchange A", runsA);
     const mb = aggregate(labelB, runsB);
