@@ -6,8 +6,8 @@
  * A batch's records are applied kind after kind in kind order (writer-batch.ts), records of one
  * kind in the order they were added; upserts of which only the last value counts are coalesced,
  * within an order's records of a batch, and over all the batches of one call for the nonces,
- * balances, candles and meta values (applyBatches). An order inserted and changed within one call is written
- * once, as its insert carrying its last state (foldUpdates).
+ * balances, candles and meta values (applyBatches). An order inserted and changed within one call
+ * is written once, as its insert carrying its last state (foldUpdates).
  */
 import type { Statement } from "better-sqlite3";
 import type { Db } from "./db-open.ts";
