@@ -14,8 +14,14 @@ export class Ledger {
   private readonly index = new Map<string, number>();
   private readonly avail: bigint[][] = [];
   private readonly resv: bigint[][] = [];
-  /** (user, currency) pairs changed since the last `drainDirty`, encoded as user * C + currency. */
-  private readonly dirty = new Set<number>();
+  /**
+   * (user, currency) pairs changed since the last `drainDirty`, encoded as user * C + currency, in
+   * the order they first changed; `isDirty[key]` is 1 while a key is listed. A flag and a list
+   * instead of a Set: every reserve, release and trade leg marks one or more keys, and a Set insert
+   * hashes its number each time (the list is drained once a second, see Exchange.snapshot).
+   */
+  private dirtyKeys: number[] = [];
+  private isDirty = new Uint8Array(0);
 
   constructor(currencies: readonly string[]) {
     this.currencies = currencies;
@@ -39,6 +45,14 @@ export class Ledger {
       this.avail.push(new Array<bigint>(this.currencies.length).fill(0n));
       this.resv.push(new Array<bigint>(this.currencies.length).fill(0n));
     }
+    this.growDirtyFlags(this.avail.length * this.currencies.length);
+  }
+
+  private growDirtyFlags(keys: number): void {
+    if (keys <= this.isDirty.length) return;
+    const grown = new Uint8Array(Math.max(keys, this.isDirty.length * 2));
+    grown.set(this.isDirty);
+    this.isDirty = grown;
   }
 
   hasUser(user: number): boolean {
@@ -129,12 +143,16 @@ export class Ledger {
   /** Calls `fn` for each balance changed since the last drain, then forgets them. */
   drainDirty(fn: (user: number, c: number, available: bigint, reserved: bigint) => void): void {
     const n = this.currencies.length;
-    for (const key of this.dirty) {
+    const keys = this.dirtyKeys;
+    // A new list first: anything `fn` changes is listed for the next drain.
+    this.dirtyKeys = [];
+    for (let i = 0; i < keys.length; i++) this.isDirty[keys[i]] = 0;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
       const user = Math.floor(key / n);
       const c = key - user * n;
       fn(user, c, this.avail[user][c], this.resv[user][c]);
     }
-    this.dirty.clear();
   }
 
   /** Sum of available + reserved over all users, per currency index. */
@@ -171,6 +189,10 @@ export class Ledger {
   }
 
   private touch(user: number, c: number): void {
-    this.dirty.add(user * this.currencies.length + c);
+    const key = user * this.currencies.length + c;
+    if (key >= this.isDirty.length) this.growDirtyFlags(key + 1);
+    else if (this.isDirty[key] === 1) return;
+    this.isDirty[key] = 1;
+    this.dirtyKeys.push(key);
   }
 }
