@@ -100,7 +100,12 @@ export function secretsEqual(expected: string, actual: string | undefined): bool
  * case), trimmed. Null when the header is missing or carries no token.
  */
 export function parseAuthorization(header: string | undefined): string | null {
-  if (header === undefined) return null;
+  if (header === undefined || header === "") return null;
+  // The usual header, a bare token: printable ASCII at both ends (nothing to trim) and no `b`/`B`
+  // first (no scheme), taken as it is without the copies the general reading makes.
+  const first = header.charCodeAt(0);
+  const last = header.charCodeAt(header.length - 1);
+  if (first > 0x20 && first < 0x7f && (first | 0x20) !== 0x62 && last > 0x20 && last < 0x7f) return header;
   let token = header.trim();
   if (token.length >= 6 && token.slice(0, 6).toLowerCase() === "bearer") {
     if (token.length === 6) return null; // the scheme with nothing after it

@@ -170,12 +170,55 @@ describe("parseAuthorization", () => {
     ["Bearer ", null],
     ["Bearerabc123token", "Bearerabc123token"],
     ["Bearer with inner space", "with inner space"],
+    ["x", "x"],
+    ["token\t", "token"],
+    ["token\u00a0", "token"],
+    ["\u00a0token", "token"],
+    ["btoken", "btoken"],
+    ["Btoken ", "Btoken"],
   ];
   for (const [header, token] of cases) {
     it(`reads ${JSON.stringify(header)} as ${JSON.stringify(token)}`, () => {
       assert.equal(parseAuthorization(header), token);
     });
   }
+
+  /** The general reading, which the bare-token shortcut must agree with on every header. */
+  const general = (header: string): string | null => {
+    let token = header.trim();
+    if (token.length >= 6 && token.slice(0, 6).toLowerCase() === "bearer") {
+      if (token.length === 6) return null;
+      const next = token.charCodeAt(6);
+      if (next === 0x20 || next === 0x09) token = token.slice(7).trim();
+    }
+    return token === "" ? null : token;
+  };
+
+  it("reads every header as the general reading does (bare tokens take a shortcut)", () => {
+    const piece = fc.constantFrom(
+      " ",
+      "\t",
+      "\u00a0",
+      "\u2028",
+      "b",
+      "B",
+      "Bearer",
+      "bearer ",
+      "BEARER\t",
+      "x",
+      "~",
+      "é",
+      "0",
+    );
+    const header = fc.oneof(
+      fc.string(),
+      fc.array(piece, { maxLength: 8 }).map((p) => p.join("")),
+    );
+    fc.assert(
+      fc.property(header, (h) => parseAuthorization(h) === general(h)),
+      { numRuns: 5000 },
+    );
+  });
 });
 
 describe("generateSecret", () => {

@@ -51,18 +51,24 @@ export interface RequestInfo {
 
 const decoder = new TextDecoder();
 
+/**
+ * The request's headers as a plain record (see RequestInfo). `withAddress`: read the client
+ * address (rate limiting by address); `withQuery`: read the query string (a signed POST signs and
+ * reads only its body, so it leaves the query unread and `query` empty).
+ */
 export function readRequest(
   res: HttpResponse,
   req: HttpRequest,
   route: string,
   withAddress = false,
+  withQuery = true,
 ): RequestInfo {
   const auth = req.getHeader("authorization");
   const sig = req.getHeader("x-signature");
   const cl = req.getHeader("content-length");
   const info: RequestInfo = {
     route,
-    query: req.getQuery() ?? "",
+    query: withQuery ? (req.getQuery() ?? "") : "",
     lang: pickLanguage(req.getHeader("accept-language") || undefined),
     authorization: auth === "" ? undefined : auth,
     signature: sig === "" ? undefined : sig,

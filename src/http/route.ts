@@ -257,7 +257,7 @@ export function mountSignedPost(app: TemplatedApp, ctx: RouteContext, route: Pos
   const fast = route.fast?.(ctx);
   const finish = ctx.finish;
   app.post(pattern(route), (res, req) => {
-    const info = readRequest(res, req, label);
+    const info = readRequest(res, req, label, false, false);
     if (cors.enabled) info.cors = cors.allowed(req);
     if (info.contentLength > MAX_BODY) return sendError(res, info, Code.BODY_TOO_LARGE, finish);
     if (!isJsonMediaType(info.contentType)) {
