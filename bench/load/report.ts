@@ -43,6 +43,11 @@ export interface Row {
   serverCpuUsPerRequest: number | null;
   /** Throughput of each round when measured in alternating rounds with its ceiling. */
   rounds: number[];
+  /**
+   * Server CPU per answered request of each round (µs; null: not measured). A fresh server's first
+   * round also pays for most of its JIT compilation.
+   */
+  roundCpuUs: (number | null)[];
   /** Generator lag: write time − scheduled time (open loop). */
   sendLagP99Ms: number | null;
   /** create-order ack → first `user_orders` stream message of that order (open loop, subscribed users). */

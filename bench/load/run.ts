@@ -642,6 +642,7 @@ function addRow(
         ? null
         : Math.round((m.serverCpuPct / 100 / totalThroughput(m)) * 1e7) / 10,
     rounds: m.rounds,
+    roundCpuUs: m.roundCpuUs,
     sendLagP99Ms: opts.mode === "open" ? m.sendLag.p99Ms : null,
     streamAfterAck: null,
     readAfterAck:
@@ -1314,12 +1315,21 @@ function evaluateTargets(): { target: string; value: string; pass: boolean | nul
   const floor5k = find(`${FLOOR}, open loop 5000/s`);
   const cpu = max?.serverCpuUsPerRequest ?? null;
   const floorCpu = floorMax?.serverCpuUsPerRequest ?? null;
+  // The verdict is on the whole measurement, as the issue defines it; beside it the same ratio
+  // without either server's first round, which also pays for its JIT compilation (one-time work
+  // that a longer run spreads over more orders).
+  const warmCpu = laterRoundsCpu(max);
+  const warmFloorCpu = laterRoundsCpu(floorMax);
+  const warm =
+    warmCpu === null || warmFloorCpu === null
+      ? ""
+      : ` (rounds after the first: ${warmCpu} / ${warmFloorCpu} µs = ${(warmCpu / warmFloorCpu).toFixed(2)}x)`;
   out.push({
     target: "issue 12: server CPU per create-order <= 1.3x the design floor's",
     value:
       cpu === null || floorCpu === null
         ? "not measured"
-        : `${cpu} / ${floorCpu} µs = ${(cpu / floorCpu).toFixed(2)}x`,
+        : `${cpu} / ${floorCpu} µs = ${(cpu / floorCpu).toFixed(2)}x${warm}`,
     pass: cpu === null || floorCpu === null ? null : max!.valid && floorMax!.valid && cpu <= 1.3 * floorCpu,
   });
   out.push({
@@ -1339,6 +1349,13 @@ function evaluateTargets(): { target: string; value: string; pass: boolean | nul
         : at5k.valid && floor5k.valid && at5k.p99Ms <= 2 * floor5k.p99Ms,
   });
   return out;
+}
+
+/** Mean server CPU per request (µs) of a row's rounds after its first, or null with fewer than two. */
+function laterRoundsCpu(row: Row | undefined): number | null {
+  const later = row?.roundCpuUs.slice(1) ?? [];
+  if (later.length === 0 || later.some((c) => c === null)) return null;
+  return Math.round(((later as number[]).reduce((a, b) => a + b, 0) / later.length) * 10) / 10;
 }
 
 void main();
