@@ -45,9 +45,9 @@ export class Ledger {
       this.avail.push(new Array<bigint>(this.currencies.length).fill(0n));
       this.resv.push(new Array<bigint>(this.currencies.length).fill(0n));
     }
-    this.growDirtyFlags(this.avail.length * this.currencies.length);
   }
 
+  /** Room for `keys` flags (`touch` grows them as keys appear). */
   private growDirtyFlags(keys: number): void {
     if (keys <= this.isDirty.length) return;
     const grown = new Uint8Array(Math.max(keys, this.isDirty.length * 2));
