@@ -42,10 +42,9 @@
  * floor, profile, ab), --rates 1000,5000,max, --conns N (64), --procs N (closed loops; 2..4 by cores; open
  * loops use one process per 25k/s offered), --users N (128), --duration ms,
  * --warmup ms, --server-flags="<node flags>" (exchange and floor, e.g. --server-flags=--trace-gc), --server-log dir
- * --floor-rates 1000,5000,10000 (the design floor's open loops)
  * (each server's output in dir/<name>-<pid>.log), --client raw|agent, --pacing spin|timer|thread (open loop; spin), --profile-workload
  * create|mix, --profile-rate N (profile an open loop at N/s), --profile-dir dir (keep the
- * .cpuprofile files there), --out path.
+ * .cpuprofile files there), --floor-rates 1000,5000,10000 (the design floor's open loops), --out path.
  * Output: a table on stdout, bench/results/load.json.
  */
 import { type ChildProcess, fork } from "node:child_process";
@@ -471,9 +470,7 @@ function aggregate(label: string, runs: readonly OneRun[]): Measure {
     rounds: runs.map((r) => Math.round((completed(r) * 1000) / r.durationMs)),
     roundCpuUs: runs.map((r) => {
       const n = completed(r);
-      if (r.serverCpuMs === null || n === 0) return null;
-      // CPU over the run's wall time, per request of its window's rate (as serverCpuUsPerRequest).
-      return Math.round(((r.serverCpuMs / r.wallMs) * r.durationMs * 1e4) / n) / 10;
+      return r.serverCpuMs === null || n === 0 ? null : roundUsPerRequest(r, r.serverCpuMs, n);
     }),
     threadUsPerRequest: [],
     roundThreads: [],
@@ -485,12 +482,9 @@ function aggregate(label: string, runs: readonly OneRun[]): Measure {
         tid,
         main: tid === r.pid,
         name: t.name,
-        // As roundCpuUs: the thread's CPU over the run's wall time, per request of its window.
-        us: n === 0 ? 0 : Math.round(((t.ms / r.wallMs) * r.durationMs * 1e4) / n) / 10,
+        us: n === 0 ? 0 : roundUsPerRequest(r, t.ms, n),
       }));
-      return threadSummary(
-        threads.filter((t) => t.us > 0).sort((a, b) => Number(b.main) - Number(a.main) || b.us - a.us),
-      );
+      return threadSummary(threads.filter((t) => t.us > 0).sort(mainThenLargest));
     });
   const throughput = totalThroughput(m);
   const byTid = new Map<number, { name: string; ms: number }>();
@@ -506,8 +500,21 @@ function aggregate(label: string, runs: readonly OneRun[]): Measure {
         us: Math.round((t.ms / wall / throughput) * 1e7) / 10,
       }))
       .filter((t) => t.us > 0)
-      .sort((a, b) => Number(b.main) - Number(a.main) || b.us - a.us);
+      .sort(mainThenLargest);
   return m;
+}
+
+/**
+ * CPU (ms) of one round over its wall time, per request of its window's rate, in µs (as
+ * serverCpuUsPerRequest): `n` requests completed in the window.
+ */
+function roundUsPerRequest(r: OneRun, cpuMs: number, n: number): number {
+  return Math.round(((cpuMs / r.wallMs) * r.durationMs * 1e4) / n) / 10;
+}
+
+/** Threads in report order: the main thread first, then by CPU, largest first. */
+function mainThenLargest(a: { main: boolean; us: number }, b: { main: boolean; us: number }): number {
+  return Number(b.main) - Number(a.main) || b.us - a.us;
 }
 
 /**
