@@ -116,11 +116,15 @@ const ONLY = new Set<Group>(
 );
 for (const g of ONLY)
   if (!GROUPS.includes(g)) throw new Error(`--only: unknown group ${g} (${GROUPS.join(", ")})`);
+/** One offered rate of a `--rates`-like flag: requests per second, above 0 and at most 1,000,000. */
+function offeredRate(flag: string, text: string): number {
+  const r = Number(text);
+  if (!(r > 0 && r <= 1_000_000)) throw new Error(`${flag}: bad rate ${text}`);
+  return r;
+}
 const RATES: (number | "max")[] = (flags.rates ?? (QUICK ? "1000,5000" : "1000,5000,10000,20000,max"))
   .split(",")
-  .map((r) => (r.trim() === "max" ? "max" : Number(r)));
-for (const r of RATES)
-  if (r !== "max" && !(r > 0 && r <= 1_000_000)) throw new Error(`--rates: bad rate ${r}`);
+  .map((r) => (r.trim() === "max" ? "max" : offeredRate("--rates", r)));
 const CONNS = Number(flags.conns ?? 64);
 /** Node flags for every exchange and the design floor (e.g. `--trace-gc`), before their own. */
 const SERVER_FLAGS = (flags["server-flags"] ?? "").split(" ").filter((f) => f !== "");
@@ -151,8 +155,7 @@ const MIX_RATE = 5000;
  */
 const FLOOR_RATES = (flags["floor-rates"] ?? (QUICK ? "1000,5000" : "1000,5000,10000"))
   .split(",")
-  .map(Number);
-for (const r of FLOOR_RATES) if (!(r > 0 && r <= 1_000_000)) throw new Error(`--floor-rates: bad rate ${r}`);
+  .map((r) => offeredRate("--floor-rates", r));
 /** A ceiling and its exchange measurement alternate in this many rounds (the window is split). */
 const ROUNDS = QUICK ? 1 : 3;
 const CANCEL_SHARE = 0.25;
