@@ -6,7 +6,7 @@
 // compete with the main thread, the writer and the pair workers for the same cores; one thread does
 // the same background work with less contention: server CPU per create-order -0.7% to -6.6% (about
 // -3% typically) and 2-6% more orders per second, in four A/B runs on 2 vCPUs (BENCHMARKS.md,
-// seventh session). On more cores Node's default stays, so the collector keeps its parallel
+// "Changes kept"). On more cores Node's default stays, so the collector keeps its parallel
 // helpers and the main thread's pauses stay short.
 //
 // EXCHANGE_V8_POOL_SIZE overrides the choice: a number of threads, or "default" for Node's own.
@@ -16,7 +16,7 @@
 // collection a little above what survived the last one, so with about 30 MB live the main thread
 // marks its whole heap every few MB promoted (resting orders, in-flight commands): with the larger
 // floor it does so about five times less often. Measured: server CPU per create-order -10%,
-// orders/s +8% (BENCHMARKS.md, eighth session). The flag is process-wide; src/threads.ts resets it
+// orders/s +8% (BENCHMARKS.md, "Changes kept"). The flag is process-wide; src/threads.ts resets it
 // before the first worker starts, so worker isolates keep V8's defaults.
 //
 // EXCHANGE_OLD_SPACE_MB overrides the choice: megabytes, or "default" for V8's own.
@@ -26,7 +26,7 @@
 // scavenge, a choice made in one phase of the load and kept in the next. After a run of public
 // GETs the order path's short-lived objects were pretenured, and the old generation filled with
 // garbage only a major collection frees: server CPU per create-order 34.7 vs 36.9 and 35.1 vs
-// 36.1 µs after a GET run, 32.7 vs 33.2 µs on a fresh server (BENCHMARKS.md, ninth session).
+// 36.1 µs after a GET run, 32.7 vs 33.2 µs on a fresh server (BENCHMARKS.md, "Changes kept").
 // EXCHANGE_PRETENURING=default gives V8 its own choice back.
 //
 // On one or two cores TurboFan inlines at most INLINING_BUDGET bytes of bytecode into a function
@@ -35,7 +35,7 @@
 // thread, again after every phase change (the order path recompiled after a run of GETs). With
 // half the budget the compilations after the order path starts take 22% less (622 vs 799 ms), and
 // the optimized code is no slower: server CPU per create-order -4% and -4.5%, orders/s +1.5% and
-// +3.2% in two A/B runs (BENCHMARKS.md, tenth session). It applies to every isolate (the workers
+// +3.2% in two A/B runs (BENCHMARKS.md, "Changes kept"). It applies to every isolate (the workers
 // gain too). On more cores spare cores absorb the compilations and V8's default stays.
 // EXCHANGE_INLINING_BUDGET overrides the choice: bytes, or "default" for V8's own.
 import { availableParallelism, totalmem } from "node:os";

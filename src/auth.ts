@@ -23,7 +23,7 @@ const BLOCK = 64;
  * opad. A verification is then two one-shot `crypto.hash` calls, H((K ⊕ ipad) ‖ payload) and
  * H((K ⊕ opad) ‖ inner), instead of an Hmac object per request (`createHmac` builds a JS object,
  * its native context and an OpenSSL digest looked up by name each time): 1.01 vs 1.42 µs (p50)
- * per verification of a create-order body (BENCHMARKS.md, twelfth session).
+ * per verification of a create-order body (BENCHMARKS.md, "Changes kept").
  */
 export class HmacKey {
   /** The key block XOR ipad (0x36). */
@@ -60,7 +60,7 @@ let innerInput = Buffer.allocUnsafe(BLOCK + 4096);
  *
  * Digests come out as "binary" (latin1) strings, one char per byte: a Buffer digest would have a
  * backing store of its own to allocate, register and sweep on every signed request (BENCHMARKS.md,
- * ninth session). The final one is compared with the decoded signature by an OR of XORs over all
+ * "Changes kept"). The final one is compared with the decoded signature by an OR of XORs over all
  * 32 bytes, without an early exit.
  */
 export function verifySignature(

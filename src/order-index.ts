@@ -3,7 +3,7 @@
  * pair workers, so the orders live in pages of PAGE_SIZE consecutive ids: a lookup is a page
  * lookup (the page of the last access first, then a small map of pages) and an array read, and an
  * insert never rehashes a table of every open order, as a Map of a few hundred thousand resting
- * orders does each time it grows (BENCHMARKS.md, ninth session). A page goes once its last order
+ * orders does each time it grows (BENCHMARKS.md, "Changes kept"). A page goes once its last order
  * leaves.
  */
 

@@ -41,7 +41,7 @@ import { startWorker } from "./threads.ts";
 const EXT = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
 const PAIR_WORKER_URL = new URL(`../workers/pair/pair-worker${EXT}`, import.meta.url);
 
-// Defaults chosen with bench/ring/wake.bench.ts; the numbers are in workers/pair/pair-worker.ts.
+// Defaults chosen with bench/ring/wake.bench.ts; the numbers are in BENCHMARKS.md, "The ring and waking".
 export const DEFAULT_COMMAND_SLOTS = 1024;
 export const DEFAULT_EVENT_SLOTS = 8192;
 /** ≈ 2 µs of polling (one poll ≈ 7.7 ns here) before the worker sleeps in Atomics.wait. */

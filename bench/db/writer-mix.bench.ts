@@ -25,7 +25,7 @@
  *
  * --journal-only: the writer's ack path alone (journal commits): the rows' bulk apply is held back
  * until the close, outside the measurement. Against a normal run it splits the writer's CPU into
- * the journal commits and the bulk apply (BENCHMARKS.md, seventh session).
+ * the journal commits and the bulk apply (BENCHMARKS.md, "Database").
  *
  * Run: npx tsx bench/db/writer-mix.bench.ts [--quick] [--baseline <checkout>] [--only candidate]
  *      [--clients 64] [--synchronous FULL|NORMAL] [--mix batch|server] [--journal-only]

@@ -42,7 +42,7 @@ const fast = fastOrderParser(config);
 const hmacKey = new HmacKey(SECRET);
 const secretBytes = Buffer.from(SECRET);
 const decoded = Buffer.alloc(32);
-/** The verification before the twelfth session: an Hmac object per request (the baseline). */
+/** The verification before the key's pads were prepared: an Hmac object per request (the baseline). */
 const verifyByHmacObject = (payload: Buffer, hex: string): boolean => {
   if (decoded.write(hex, "hex") !== 32) return false;
   const digest = createHmac("sha256", secretBytes).update(payload).digest("binary");

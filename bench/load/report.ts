@@ -1,11 +1,18 @@
 /**
- * Renders bench/results/load.json as the markdown that BENCHMARKS.md holds: the rows with the
- * command that reproduces each, the stream latency, the targets, the profile. run.ts prints it at
- * the end of a run; after a re-measurement, regenerate the section with
+ * Renders bench/results/load.json: the full report (rows with the command that reproduces each,
+ * the stream latency, the targets, the profile), which run.ts prints at the end of a run, and the
+ * block BENCHMARKS.md holds between DOC_START and DOC_END (the run's commit and machine, one table
+ * of its rows, its targets). test/docs/benchmarks-doc.test.ts checks that the document holds
+ * exactly that block of the committed load.json.
  *
- *   npx tsx bench/load/report.ts [bench/results/load.json]
+ *   npx tsx bench/load/report.ts [load.json]                      the full report
+ *   npx tsx bench/load/report.ts --doc [load.json]                the block BENCHMARKS.md holds
+ *   npx tsx bench/load/report.ts --write [load.json] [BENCHMARKS.md]   rewrite that block in place
+ *
+ * load.json defaults to bench/results/load.json and the document to the repository's BENCHMARKS.md.
  */
-import { readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Percentiles } from "./common.ts";
@@ -72,9 +79,40 @@ export interface ThreadCpu {
   cpuPct: number;
 }
 
+/** The checkout a run measured: HEAD, and whether tracked files differed from it. */
+export interface RecordedCommit {
+  sha: string;
+  dirty: boolean;
+}
+
+/**
+ * The commit the checkout at `root` runs, and whether its tracked files differ from it (results
+ * files aside): a run's figures belong to that code. Null outside a git checkout.
+ */
+export function recordCommit(root: string): RecordedCommit | null {
+  const git = (...args: string[]) =>
+    execFileSync("git", args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  try {
+    const sha = git("rev-parse", "HEAD");
+    const changed = git(
+      "status",
+      "--porcelain",
+      "--untracked-files=no",
+      "--",
+      ".",
+      ":(exclude)bench/results",
+    );
+    return { sha, dirty: changed !== "" };
+  } catch {
+    return null;
+  }
+}
+
 export interface LoadResults {
   date: string;
   quick: boolean;
+  /** Absent in files written before run.ts recorded it; null outside a git checkout. */
+  commit?: RecordedCommit | null;
   machine: {
     cpu: string;
     cores: number;
@@ -201,7 +239,100 @@ export function renderReport(r: LoadResults): string {
   return out.join("\n");
 }
 
+export const DOC_START = "<!-- load-table:start -->";
+export const DOC_END = "<!-- load-table:end -->";
+
+const CREATE_MAX = "create-order max (closed loop)";
+/** A row measured under a profiler says so; the full report keeps it, the document's table not. */
+const NOT_COMPARABLE = "(not comparable)";
+/** How run.ts opens a row's note of its CPU by thread. */
+const BY_THREAD = "server CPU µs per request by thread:";
+
+function commitText(c: RecordedCommit | null | undefined): string {
+  if (c === undefined || c === null) return "commit not recorded";
+  return `commit ${c.sha.slice(0, 7)}${c.dirty ? " with uncommitted changes" : ""}`;
+}
+
+/**
+ * What BENCHMARKS.md holds between its markers: when, on which commit and machine the run was
+ * made, one table of its rows (those under a profiler aside; the command of each group is in the
+ * document's "Running it"), the CPU by thread of the closed loops, and the targets it was judged against.
+ */
+export function renderDocBlock(r: LoadResults): string {
+  const m = r.machine;
+  const lines = [
+    `Run of ${r.date}${r.quick ? " (quick)" : ""}, ${commitText(r.commit)}; machine: ` +
+      `${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, Linux ${m.kernel}, Node ${m.node}; ` +
+      `load average ${m.loadAverageStart[0]} at start, ${m.loadAverageEnd[0]} at end; ${r.elapsedS} s; ` +
+      `client ${r.client.chosen}, ${r.settings.connections} connections.`,
+    "",
+    "| scenario | offered/s | throughput/s | ceiling/s | ratio | p50 ms | p90 ms | p99 ms | max ms | server CPU µs/req |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+  ];
+  for (const row of r.rows) {
+    if (row.scenario.includes(NOT_COMPARABLE)) continue;
+    const ratio = row.ratio === null ? "–" : row.ratio.toFixed(2);
+    lines.push(
+      `| ${row.scenario}${row.valid ? "" : " (INVALID)"} | ${f(row.offeredRate)} | ${row.throughput} | ${f(row.ceiling)} | ${ratio} | ` +
+        `${row.p50Ms} | ${row.p90Ms} | ${row.p99Ms} | ${row.maxMs} | ${f(row.serverCpuUsPerRequest)} |`,
+    );
+  }
+  const byThread = r.rows.filter(
+    (row) => row.mode === "closed" && (row.target === "floor" || row.scenario === CREATE_MAX),
+  );
+  if (byThread.length > 0) lines.push("", "Server CPU µs per request by thread, and of each round:", "");
+  for (const row of byThread) {
+    const threads = row.notes.find((n) => n.startsWith(BY_THREAD))?.slice(BY_THREAD.length) ?? "not recorded";
+    const rounds = row.roundCpuUs.length > 0 ? row.roundCpuUs.map(f).join(", ") : "not recorded";
+    lines.push(`- ${row.scenario}: ${threads.trim()}; rounds ${rounds}`);
+  }
+  for (const row of r.rows) {
+    const a = row.readAfterAck;
+    if (a === null) continue;
+    lines.push(
+      "",
+      `A read of the order right after its ack (${row.scenario}): p50 ${a.p50Ms}, p90 ${a.p90Ms}, ` +
+        `p99 ${a.p99Ms} ms (${a.count} reads, ${a.failed} failed).`,
+    );
+  }
+  lines.push("", "| target | measured | verdict |", "|---|---|---|");
+  for (const t of r.targets)
+    lines.push(`| ${t.target} | ${t.value} | ${t.pass === null ? "n/a" : t.pass ? "PASS" : "FAIL"} |`);
+  return lines.join("\n");
+}
+
+/** The document with the text between its one DOC_START and its one DOC_END replaced by `block`. */
+export function replaceDocBlock(doc: string, block: string): string {
+  const start = doc.indexOf(DOC_START);
+  const end = doc.indexOf(DOC_END);
+  if (
+    start < 0 ||
+    end < start ||
+    doc.indexOf(DOC_START, start + 1) >= 0 ||
+    doc.indexOf(DOC_END, end + 1) >= 0
+  )
+    throw new Error(`the document needs exactly one ${DOC_START} followed by one ${DOC_END}`);
+  return `${doc.slice(0, start + DOC_START.length)}\n${block}\n${doc.slice(end)}`;
+}
+
+/** The text between the markers, as replaceDocBlock writes it (null: no block). */
+export function docBlockOf(doc: string): string | null {
+  const start = doc.indexOf(DOC_START);
+  const end = doc.indexOf(DOC_END);
+  if (start < 0 || end < start) return null;
+  return doc.slice(start + DOC_START.length + 1, end - 1);
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const file = process.argv[2] ?? join(REPO_ROOT, "bench", "results", "load.json");
-  console.log(renderReport(JSON.parse(readFileSync(file, "utf8")) as LoadResults));
+  const args = process.argv.slice(2);
+  const mode = args[0] === "--doc" || args[0] === "--write" ? args.shift() : "--report";
+  const file = args[0] ?? join(REPO_ROOT, "bench", "results", "load.json");
+  const results = JSON.parse(readFileSync(file, "utf8")) as LoadResults;
+  if (mode === "--report") console.log(renderReport(results));
+  else if (mode === "--doc") console.log(renderDocBlock(results));
+  else {
+    const docFile = args[1] ?? join(REPO_ROOT, "BENCHMARKS.md");
+    writeFileSync(docFile, replaceDocBlock(readFileSync(docFile, "utf8"), renderDocBlock(results)));
+    console.log(`${docFile}: the load table of ${file} (${results.date}, ${commitText(results.commit)})`);
+  }
 }

@@ -45,7 +45,8 @@
  * (each server's output in dir/<name>-<pid>.log), --client raw|agent, --pacing spin|timer|thread (open loop; spin), --profile-workload
  * create|mix, --profile-rate N (profile an open loop at N/s), --profile-dir dir (keep the
  * .cpuprofile files there), --floor-rates 1000,5000,10000 (the design floor's open loops), --out path.
- * Output: a table on stdout, bench/results/load.json.
+ * Output: a table on stdout, bench/results/load.json (with the commit and the machine of the run;
+ * `npx tsx bench/load/report.ts --write` puts its table into BENCHMARKS.md).
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -73,7 +74,7 @@ import {
 } from "./common.ts";
 import type { Bodies } from "./constant-routes.ts";
 import { type ProfileSummary, summariseProfiles } from "./profile.ts";
-import { type LoadResults, type Row, renderReport } from "./report.ts";
+import { type LoadResults, type Row, recordCommit, renderReport } from "./report.ts";
 import { REPO_ROOT, type ServerProcess, spawnServer, waitHealthy } from "./servers.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -925,6 +926,7 @@ async function abTest(base: { client: ClientKind }): Promise<void> {
 
 async function main(): Promise<void> {
   const started = new Date();
+  const commit = recordCommit(REPO_ROOT);
   const load0 = loadavg();
   const t0 = performance.now();
   console.log(
@@ -1284,6 +1286,7 @@ async function main(): Promise<void> {
   const results: LoadResults = {
     date: started.toISOString(),
     quick: QUICK,
+    commit,
     machine: {
       cpu: cpus()[0]?.model ?? "?",
       cores: cpus().length,
@@ -1323,6 +1326,8 @@ async function main(): Promise<void> {
     `\nload average ${load0.map((l) => l.toFixed(2)).join(" ")} -> ${load1.map((l) => l.toFixed(2)).join(" ")}; ` +
       `${results.elapsedS} s; client ${clientChoice.chosen}; results ${OUT}${results.valid ? "" : " (INVALID rows present)"}`,
   );
+  if (flags.out === undefined && !QUICK && flags.only === undefined)
+    console.log("BENCHMARKS.md's table of this run: npx tsx bench/load/report.ts --write");
   process.exitCode = exitCode;
   setTimeout(() => process.exit(), 3000).unref();
 }

@@ -13,7 +13,7 @@ export interface ReaderOptions {
   /**
    * Default `maxThreads`: every thread boots with the pool, not when reads first overlap. A
    * thread's boot costs about 0.8 s of CPU under tsx; started in the middle of a load it took that
-   * from the orders (BENCHMARKS.md, ninth session).
+   * from the orders (BENCHMARKS.md, "Changes kept").
    */
   minThreads?: number;
   /** Default 2. */

@@ -22,7 +22,7 @@
  * the batch in the journal file, and the batch's rows (orders, trades, balances...) reach their
  * tables in the exchange file in a later transaction of the apply thread, which the start-up replay
  * redoes if the process dies first. The two files have two write locks, so a bulk apply never
- * holds up a journal commit (BENCHMARKS.md, eighth session).
+ * holds up a journal commit (BENCHMARKS.md, "Changes kept").
  * Other connections therefore see a batch's rows only once `applied()` says so: every read of
  * those tables waits for it (src/db/reader.ts `before`, wired in src/server.ts).
  *
@@ -85,7 +85,7 @@ export interface WriterOptions {
    * then the readers find them in the short tail of `orders` (`trades`) above the mark in `meta`.
    * Default DEFAULT_USER_ROWS_FLUSH_AT (8,192: each flush rewrites a page or more of every user
    * with new rows, so the bigger the flush the fewer pages per row; the readers' tail scan grows
-   * with it, to about 0.25 ms per user-orders page at 8,192: BENCHMARKS.md, ninth session);
+   * with it, to about 0.25 ms per user-orders page at 8,192: bench/db/user-tail.bench.ts);
    * 1 writes every row with its batch.
    */
   userRowsFlushAt?: number;

@@ -4,7 +4,7 @@
  * (src/http/json-body.ts, then validate.ts). The general path is the definition: this one only
  * saves its work (the body as a string, the precision pre-check, JSON.parse with its internalised
  * keys and values, the decimal texts, the body object): 0.33 instead of 1.02 µs for a typical
- * body in a focused loop (BENCHMARKS.md, tenth session). test/http/fast-order.test.ts checks, over
+ * body in a focused loop (BENCHMARKS.md, "Changes kept"). test/http/fast-order.test.ts checks, over
  * generated bodies, that every order taken here is exactly the order the general path makes of
  * the same bytes.
  *

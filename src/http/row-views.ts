@@ -7,7 +7,7 @@ import { type OrderFacts, orderView, userTradeView } from "../views.ts";
 export function orderRowView(o: OrderRow, config: ExchangeConfig, withUpdate = false): OrderView {
   // Every field named, in one literal: `{ ...o, used, cancelled }` of a row that came from the
   // reader thread gave each copy a map of its own, so orderView's loads went megamorphic for the
-  // live orders of create-order too (BENCHMARKS.md, eleventh session).
+  // live orders of create-order too (BENCHMARKS.md, "Changes kept").
   const facts: OrderFacts = {
     id: o.id,
     type: o.type,

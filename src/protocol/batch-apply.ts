@@ -47,7 +47,7 @@ const LAST_WINS_KIND: readonly boolean[] = KINDS.map((k) => LAST_WINS.some(([l])
 
 /**
  * Orders and trades are inserted this many rows per statement (the rest of a batch one by one):
- * one statement run instead of 16 (BENCHMARKS.md, eighth session).
+ * one statement run instead of 16 (BENCHMARKS.md, "Changes kept").
  */
 const ROWS_PER_INSERT = 16;
 

@@ -15,7 +15,7 @@
  * visible to every connection from the commit on), and then the WAL file is fdatasync'ed before
  * the writer thread hears of the apply and may delete the journal rows it covers: the tables plus
  * the journal rows above the mark always hold every acknowledged change, power loss included, and
- * a read waiting for the apply does not wait for its fsync (BENCHMARKS.md, ninth session). A
+ * a read waiting for the apply does not wait for its fsync (BENCHMARKS.md, "Changes kept"). A
  * power loss before the fdatasync takes the apply and its mark together; the journal rows are
  * still there and the next start applies them again.
  *

@@ -15,7 +15,7 @@
  * (workers/db/apply-worker.ts), several batches in one transaction, on another core and under
  * another file's write lock: a bulk apply never holds up a journal commit. The batches go over
  * together, not one message each: a message wakes the apply thread, and a wake costs a sleeping
- * thread's CPU tens of µs on a small VM (BENCHMARKS.md, eighth session).
+ * thread's CPU tens of µs on a small VM (BENCHMARKS.md, "The ring and waking").
  *
  * On the first error (its own or the apply thread's) the thread answers every later batch with an
  * error too, so nothing after a lost write is ever acknowledged. An apply error comes after the

@@ -1,7 +1,6 @@
 -- Per-user rows written in bulk. A user's orders are found through user_orders and a user's trades
 -- through user_trades, which the writer fills in bulk instead of with every commit: an index keyed
--- by user dirties one scattered page per user in every group commit (BENCHMARKS.md, "Per-user rows
--- written in bulk").
+-- by user dirties one scattered page per user in every group commit (BENCHMARKS.md, "Changes kept").
 --
 -- Invariants: every order with id <= meta 'user_orders_through' has its user_orders row, and
 -- every trade with id <= meta 'user_trades_through' its two user_trades rows. Orders (trades)

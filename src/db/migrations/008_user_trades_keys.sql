@@ -6,8 +6,7 @@
 -- view would read every trade below the mark for one page (test/db/user-rows.test.ts checks that
 -- the two agree). The apply thread's bulk flush then writes two integers per row instead of nine
 -- columns through its sorter (the rows of 2,650 trades in 3.7-6.5 instead of 5.2-8.8 ms under
--- bench:load), and the file no longer holds every trade three times (BENCHMARKS.md, eleventh
--- session).
+-- bench:load), and the file no longer holds every trade three times (BENCHMARKS.md, "Changes kept").
 CREATE TABLE user_trades_keys (
   user_id  INTEGER NOT NULL,
   trade_id INTEGER NOT NULL,
