@@ -94,8 +94,9 @@ function digestMatches(key: HmacKey, end: number): boolean {
 
 /**
  * The bound form of CONTRACT 15: true when `signatureHex` is the HMAC-SHA256 under `key` of
- * `<timestamp>\n<method>\n<path>\n<payload>`. The four parts are written one after the other into
- * the same inner input as `verifySignature` uses, so no signed string is ever concatenated.
+ * `<timestamp>\n<method>\n<path>\n<payload>`, written after the key's inner pad into the same
+ * input as `verifySignature` uses: the short head as one string, then the payload's bytes, so the
+ * body is never concatenated into a string.
  * `timestamp` is the X-Timestamp header as received, `method` upper case (`GET`, `POST`), `path`
  * the raw path as sent (not decoded, without the query), `payload` as for `verifySignature`.
  */
@@ -110,17 +111,15 @@ export function verifyBoundSignature(
   if (signatureHex === undefined || signatureHex.length !== 64 || decoded.write(signatureHex, "hex") !== 32) {
     return false;
   }
-  const head = Buffer.byteLength(timestamp, "utf8") + method.length + Buffer.byteLength(path, "utf8") + 3;
+  // The head is a few dozen bytes: one small string and one write; the payload is never copied
+  // into a string. 3 bytes per UTF-16 unit bound its UTF-8 length.
+  const head = `${timestamp}\n${method}\n${path}\n`;
   const n = typeof payload === "string" ? Buffer.byteLength(payload, "utf8") : payload.length;
-  if (BLOCK + head + n > innerInput.length) innerInput = Buffer.allocUnsafe(BLOCK + head + n);
+  const most = BLOCK + head.length * 3 + n;
+  if (most > innerInput.length) innerInput = Buffer.allocUnsafe(most);
   const input = innerInput;
   input.set(key.inner, 0);
-  let at = BLOCK + input.write(timestamp, BLOCK, "utf8");
-  input[at++] = 0x0a;
-  at += input.write(method, at, "latin1");
-  input[at++] = 0x0a;
-  at += input.write(path, at, "utf8");
-  input[at++] = 0x0a;
+  const at = BLOCK + input.write(head, BLOCK, "utf8");
   if (typeof payload === "string") input.write(payload, at, "utf8");
   else input.set(payload, at);
   return digestMatches(key, at + n);
