@@ -364,7 +364,14 @@ export function mountGet(app: TemplatedApp, ctx: RouteContext, route: GetRoute):
         // Consumed: answered once it is durable, so the same request replayed after a crash is
         // refused (CONTRACT 15). Everything the handler needs was read above.
         const signedKey = key;
-        afterNonces(() => handle(res, info, pair, signedKey, param));
+        afterNonces(() => {
+          try {
+            handle(res, info, pair, signedKey, param);
+          } catch {
+            // Not uWS's handler any more: a failure here is answered, not left hanging.
+            sendError(res, info, Code.INTERNAL, finish);
+          }
+        });
         return;
       }
     } else if (rateLimited(ctx, res, info, info.address ?? "")) return;
