@@ -22,6 +22,8 @@
  *   --secret  EXCHANGE_SECRET_KEY   its secret key
  *   --admin-token  ADMIN_TOKEN      for the admin calls
  *   --lang    EXCHANGE_LANG         Accept-Language (en, ru)
+ *   --signature    EXCHANGE_SIGNATURE    bound (default: X-Timestamp, CONTRACT 15) or legacy
+ *   --recv-window  EXCHANGE_RECV_WINDOW  X-Recv-Window in ms (1..60000; the server's default 5000)
  *
  * Answers are printed as JSON on stdout; a non-200 answer prints its body on stderr and exits 1;
  * a usage error exits 2.
@@ -37,6 +39,7 @@ import {
 import { StreamClient } from "./client/stream.ts";
 
 const USAGE = `usage: exchange <command> [args] [--url URL] [--token T --secret S] [--admin-token A]
+  [--signature bound|legacy] [--recv-window MS]
   user create [--uid UUID]            api-key create UID
   deposit UID CURRENCY AMOUNT         withdraw UID CURRENCY AMOUNT
   order place PAIR buy|sell AMOUNT [PRICE] [--client-order-id ID] [--time-in-force T] [--post-only]
@@ -52,6 +55,8 @@ const OPTIONS = {
   secret: { type: "string" },
   "admin-token": { type: "string" },
   lang: { type: "string" },
+  signature: { type: "string" },
+  "recv-window": { type: "string" },
   uid: { type: "string" },
   pair: { type: "string" },
   page: { type: "string" },
@@ -83,12 +88,28 @@ export async function run(
     return v.help === true ? 0 : 2;
   }
   const baseUrl = v.url ?? env.EXCHANGE_URL ?? "http://127.0.0.1:8080";
+  const signatureForm = v.signature ?? env.EXCHANGE_SIGNATURE ?? "bound";
+  if (signatureForm !== "bound" && signatureForm !== "legacy") {
+    err(`--signature must be bound or legacy\n${USAGE}`);
+    return 2;
+  }
+  const windowText = v["recv-window"] ?? env.EXCHANGE_RECV_WINDOW;
+  const recvWindow = windowText === undefined || windowText === "" ? undefined : Number(windowText);
+  if (
+    recvWindow !== undefined &&
+    !(Number.isInteger(recvWindow) && recvWindow >= 1 && recvWindow <= 60_000)
+  ) {
+    err(`--recv-window must be an integer from 1 to 60000\n${USAGE}`);
+    return 2;
+  }
   const client = new ExchangeClient({
     baseUrl,
     apiToken: v.token ?? env.EXCHANGE_API_TOKEN,
     secretKey: v.secret ?? env.EXCHANGE_SECRET_KEY,
     adminToken: v["admin-token"] ?? env.ADMIN_TOKEN,
     lang: v.lang ?? env.EXCHANGE_LANG,
+    signatureForm,
+    recvWindow,
   });
   const print = (res: ApiResponse<unknown>): number => {
     if (res.status === 200) {
@@ -228,12 +249,14 @@ async function tail(
       await feed.close();
       return code;
     }
-    const { apiToken, secretKey } = client.options;
+    const { apiToken, secretKey, signatureForm, recvWindow } = client.options;
     const stream = await StreamClient.connect({
       baseUrl,
       streams: channels,
       apiToken,
       secretKey,
+      signatureForm,
+      recvWindow,
       keep: false,
       onMessage: (m) => {
         if (seen >= count) return;

@@ -588,6 +588,18 @@ export const ERRORS = {
     ru: "Отсутствует или неверен токен администратора",
   },
 
+  /**
+   * CONTRACT 15: X-Timestamp empty or not an integer, X-Recv-Window not an integer from 1 to 60000,
+   * or the timestamp further than the window from the server's clock. Consumes no nonce.
+   */
+  AUTH_TIMESTAMP: {
+    code: 310,
+    status: 401,
+    field: "auth",
+    en: "X-Timestamp must be Unix milliseconds within X-Recv-Window (1 to 60000 ms, default 5000) of the server time",
+    ru: "X-Timestamp должен быть Unix-временем в миллисекундах, отличающимся от времени сервера не больше чем на X-Recv-Window (от 1 до 60000 мс, по умолчанию 5000)",
+  },
+
   /** A stream upgrade whose `listenKey` is unknown, closed or expired (CONTRACT 10). */
   AUTH_LISTEN_KEY_INVALID: {
     code: 320,

@@ -250,6 +250,8 @@ export async function startExchange(
   const isReady = () => ready && fatal === null;
   const isAccepting = () => accepting;
   const nonceUsed = (token: string, nonce: bigint) => writer.nonce(token, nonce);
+  // Runs after the commit of every record so far, the nonces persisted just before included.
+  const afterNonces = (then: () => void) => writer.afterCommit(then);
   const deadMan = new DeadMansSwitch((user) => {
     if (accepting) exchange.cancelAll(user, -1, NO_REQUEST);
   });
@@ -269,6 +271,7 @@ export async function startExchange(
     ready: isReady,
     accepting: isAccepting,
     nonceUsed,
+    afterNonces,
     deadMan,
     listenKeys,
     cors: new CorsPolicy(settings.corsOrigins),
@@ -289,6 +292,7 @@ export async function startExchange(
     ready: isReady,
     accepting: isAccepting,
     nonceUsed,
+    afterNonces,
     listenKeys,
   });
   const listenSocket = await new Promise<uws.us_listen_socket>((resolve, reject) => {

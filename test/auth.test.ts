@@ -3,8 +3,12 @@ import { createHmac } from "node:crypto";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import {
+  authenticate,
+  authenticateBound,
+  DEFAULT_RECV_WINDOW,
   generateSecret,
   HmacKey,
+  MAX_RECV_WINDOW,
   NONCE_INVALID,
   NonceGuard,
   nonceFromBody,
@@ -12,9 +16,14 @@ import {
   parseAuthorization,
   secretsEqual,
   sign,
+  timestampError,
+  unboundRefusal,
+  verifyBoundSignature,
   verifySignature,
 } from "../src/auth.ts";
-import { Code, errorField, errorStatus } from "../src/errors.ts";
+import { boundSigningText } from "../src/client/index.ts";
+import { Code, errorField, errorName, errorStatus } from "../src/errors.ts";
+import { Users } from "../src/users.ts";
 
 const SECRET = "9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a";
 const KEY = new HmacKey(SECRET);
@@ -348,6 +357,202 @@ describe("NonceGuard", () => {
           }
         },
       ),
+    );
+  });
+});
+
+describe("verifyBoundSignature (CONTRACT 15)", () => {
+  const body = Buffer.from('{"orderId":42,"nonce":1}');
+  const path = "/1.0/trade/cancel-order";
+  const bound = (ts: string, method: string, p: string, payload: string | Buffer) =>
+    sign(SECRET, Buffer.from(boundSigningText(ts, method, p, payload)));
+
+  it("accepts the HMAC of <timestamp>\\n<METHOD>\\n<path>\\n<payload> and nothing else", () => {
+    const signature = bound("1700000000000", "POST", path, body);
+    assert.equal(
+      signature,
+      createHmac("sha256", SECRET).update(`1700000000000\nPOST\n${path}\n${body.toString()}`).digest("hex"),
+    );
+    assert.equal(verifyBoundSignature(KEY, "1700000000000", "POST", path, body, signature), true);
+    assert.equal(verifyBoundSignature(KEY, "1700000000000", "POST", path, body.toString(), signature), true);
+    assert.equal(verifyBoundSignature(KEY, "1700000000001", "POST", path, body, signature), false, "time");
+    assert.equal(verifyBoundSignature(KEY, "1700000000000", "GET", path, body, signature), false, "method");
+    assert.equal(
+      verifyBoundSignature(KEY, "1700000000000", "POST", `${path}s`, body, signature),
+      false,
+      "path",
+    );
+    assert.equal(
+      verifyBoundSignature(KEY, "1700000000000", "POST", path, `${body} `, signature),
+      false,
+      "body",
+    );
+    assert.equal(verifySignature(KEY, body, signature), false, "the old form does not take it");
+  });
+
+  it("keeps the parts apart: moving a line feed between them changes the signature", () => {
+    const signature = bound("1", "GET", "/1.0/a", "b=1");
+    assert.equal(verifyBoundSignature(KEY, "1", "GET", "/1.0/a\nb=1", "", signature), false);
+    assert.equal(verifyBoundSignature(KEY, "1", "GET", "/1.0/a", "b=1", signature), true);
+  });
+
+  it("grows for a long path and payload, and the next old-form check is unaffected", () => {
+    const long = "x".repeat(70_000);
+    const p = `/1.0/${"é".repeat(300)}`;
+    assert.equal(verifyBoundSignature(KEY, "5", "POST", p, long, bound("5", "POST", p, long)), true);
+    assert.equal(verifySignature(KEY, body, sign(SECRET, body)), true);
+  });
+
+  it("answers false for a missing or malformed signature", () => {
+    for (const bad of [undefined, "", "zz".repeat(32), "ab"]) {
+      assert.equal(verifyBoundSignature(KEY, "1", "GET", "/1.0/x", "", bad), false);
+    }
+  });
+
+  it("accepts exactly the right signature for arbitrary parts (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 20 }),
+        fc.constantFrom("GET", "POST"),
+        fc.string({ maxLength: 80 }),
+        fc.uint8Array({ maxLength: 256 }),
+        (ts, method, p, bytes) => {
+          const payload = Buffer.from(bytes);
+          const signature = bound(ts, method, p, payload);
+          assert.equal(verifyBoundSignature(KEY, ts, method, p, payload, signature), true);
+          assert.equal(verifyBoundSignature(KEY, `${ts}0`, method, p, payload, signature), false);
+        },
+      ),
+    );
+  });
+});
+
+describe("timestampError (CONTRACT 15)", () => {
+  const NOW = 1_700_000_000_000;
+  const refused = Code.AUTH_TIMESTAMP;
+
+  it("answers a 401 auth error named AUTH_TIMESTAMP", () => {
+    assert.equal(errorStatus(refused), 401);
+    assert.equal(errorField(refused), "auth");
+    assert.equal(errorName(refused), "AUTH_TIMESTAMP");
+  });
+
+  it("accepts a timestamp up to the default window of 5000 ms away, in the past or the future", () => {
+    assert.equal(DEFAULT_RECV_WINDOW, 5000);
+    for (const t of [NOW, NOW - 5000, NOW + 5000, NOW - 1, NOW + 4999])
+      assert.equal(timestampError(String(t), "", NOW), 0, `${t}`);
+    for (const t of [NOW - 5001, NOW + 5001, 0])
+      assert.equal(timestampError(String(t), "", NOW), refused, `${t}`);
+  });
+
+  it("uses X-Recv-Window from 1 to 60000 ms, both bounds included", () => {
+    assert.equal(MAX_RECV_WINDOW, 60_000);
+    assert.equal(timestampError(String(NOW - 1), "1", NOW), 0);
+    assert.equal(timestampError(String(NOW + 1), "1", NOW), 0);
+    assert.equal(timestampError(String(NOW - 2), "1", NOW), refused);
+    assert.equal(timestampError(String(NOW - 60_000), "60000", NOW), 0);
+    assert.equal(timestampError(String(NOW + 60_000), "60000", NOW), 0);
+    assert.equal(timestampError(String(NOW - 60_001), "60000", NOW), refused);
+    assert.equal(timestampError(String(NOW - 7000), "10000", NOW), 0, "a window wider than the default");
+    assert.equal(timestampError(String(NOW), "00100", NOW), 0, "leading zeros are still the integer");
+  });
+
+  it("refuses an X-Recv-Window that is not an integer from 1 to 60000, however fresh the timestamp", () => {
+    for (const w of [
+      "0",
+      "60001",
+      "100000",
+      "-1",
+      "+5",
+      "1.5",
+      "1e3",
+      "abc",
+      " 5",
+      "5000ms",
+      "99999999999",
+    ]) {
+      assert.equal(timestampError(String(NOW), w, NOW), refused, JSON.stringify(w));
+    }
+  });
+
+  it("refuses a timestamp that is empty or not an integer", () => {
+    for (const t of [
+      "",
+      "abc",
+      "1.7e12",
+      `${NOW}.0`,
+      `+${NOW}`,
+      `-${NOW}`,
+      ` ${NOW}`,
+      "0x1",
+      "9".repeat(17),
+    ]) {
+      assert.equal(timestampError(t, "", NOW), refused, JSON.stringify(t));
+    }
+  });
+});
+
+describe("authenticateBound and unboundRefusal (CONTRACT 15)", () => {
+  const users = new Users();
+  const TOKEN = "a".repeat(32);
+  users.add(0, "00000000-0000-0000-0000-00000000000a");
+  users.addKey(TOKEN, 0, SECRET, false);
+  const NOW = 1_700_000_000_000;
+  const path = "/1.0/trade/pairs/user-history";
+  const query = "page=1";
+  const request = (timestamp: string, recvWindow = "") => ({ timestamp, recvWindow, path });
+  const boundSig = (ts: string) => sign(SECRET, Buffer.from(boundSigningText(ts, "GET", path, query)));
+
+  it("checks the token first, then the time (no HMAC for a stale request), then the signature", () => {
+    const ts = String(NOW);
+    const ok = authenticateBound(users, TOKEN, boundSig(ts), query, "GET", request(ts), NOW);
+    assert.equal(typeof ok, "object");
+    assert.equal(
+      authenticateBound(users, undefined, boundSig(ts), query, "GET", request(ts), NOW),
+      Code.AUTH_TOKEN_MISSING,
+    );
+    assert.equal(
+      authenticateBound(users, "b".repeat(32), boundSig(ts), query, "GET", request(ts), NOW),
+      Code.AUTH_TOKEN_UNKNOWN,
+    );
+    assert.equal(
+      authenticateBound(users, TOKEN, undefined, query, "GET", request(ts), NOW),
+      Code.AUTH_SIGNATURE_MISSING,
+    );
+    // A stale timestamp answers AUTH_TIMESTAMP whatever the signature.
+    assert.equal(
+      authenticateBound(users, TOKEN, boundSig(ts), query, "GET", request(ts), NOW + 6000),
+      Code.AUTH_TIMESTAMP,
+    );
+    assert.equal(
+      authenticateBound(users, TOKEN, "0".repeat(64), query, "GET", request(ts), NOW + 6000),
+      Code.AUTH_TIMESTAMP,
+    );
+    assert.equal(
+      authenticateBound(users, TOKEN, boundSig(ts), query, "GET", request(ts, "0"), NOW),
+      Code.AUTH_TIMESTAMP,
+    );
+    assert.equal(
+      authenticateBound(users, TOKEN, boundSig(ts), query, "POST", request(ts), NOW),
+      Code.AUTH_SIGNATURE_INVALID,
+    );
+    assert.equal(
+      authenticateBound(users, TOKEN, sign(SECRET, query), query, "GET", request(ts), NOW),
+      Code.AUTH_SIGNATURE_INVALID,
+      "old-form signature with X-Timestamp",
+    );
+  });
+
+  it("tells an empty X-Timestamp by its signature after the old form failed", () => {
+    assert.equal(authenticate(users, TOKEN, boundSig(""), query), Code.AUTH_SIGNATURE_INVALID);
+    assert.equal(unboundRefusal(users, TOKEN, boundSig(""), query, "GET", path), Code.AUTH_TIMESTAMP);
+    assert.equal(
+      unboundRefusal(users, TOKEN, "0".repeat(64), query, "GET", path),
+      Code.AUTH_SIGNATURE_INVALID,
+    );
+    assert.equal(
+      unboundRefusal(users, TOKEN, boundSig(""), query, "GET", "/1.0/other"),
+      Code.AUTH_SIGNATURE_INVALID,
     );
   });
 });

@@ -6,9 +6,12 @@
  * can assert on a 400 as easily as on a 200 (`ok()` turns a non-200 into an exception when the
  * caller only wants the body). It does throw when no answer arrives: network errors and timeouts.
  *
- * Signing follows CONTRACT 5 exactly: POST signs the body text that is sent, byte for byte; GET
- * signs the raw query string after `?` ("" when there is none). The query is built here in the
- * order given and sent unchanged, so the signed text is the sent text.
+ * Signing follows CONTRACT 15 by default: with `X-Timestamp` (the local clock, Unix ms) the signed
+ * text is `<X-Timestamp>\n<METHOD>\n<path>\n<body or query>`, so a signature opens only that call,
+ * for a few seconds. `signatureForm: "legacy"` sends the old form of CONTRACT 5: POST signs the body
+ * text that is sent, byte for byte; GET signs the raw query string after `?` ("" when there is
+ * none). The query is built here in the order given and sent unchanged, so the signed text is the
+ * sent text.
  */
 
 import { createHmac } from "node:crypto";
@@ -205,9 +208,19 @@ export interface ListenKey {
 /** Nonce as a JSON number or a string of digits (CONTRACT 5). */
 export type Nonce = number | bigint | string;
 
+/**
+ * How requests are signed: `bound` (CONTRACT 15, the default) binds the signature to the time, the
+ * method and the path; `legacy` signs the body or the query alone (CONTRACT 5).
+ */
+export type SignatureForm = "bound" | "legacy";
+
 export interface CallOptions {
   /** Adds `nonce` to the JSON body (POST) or the query (GET); signed with the rest. */
   nonce?: Nonce;
+  /** This call's signature form (default: the client's). */
+  signatureForm?: SignatureForm;
+  /** This call's X-Recv-Window in ms (default: the client's; the server's default is 5000). */
+  recvWindow?: number;
   /** Extra headers, sent after (and overriding) the client's own. */
   headers?: Record<string, string>;
   /** Accept-Language for this call. */
@@ -245,10 +258,14 @@ export interface RawOptions {
   /** The raw query string without `?`, sent unchanged. */
   query?: string;
   /**
-   * `true`: sign like the client does (the body, or the query for a bodiless request) and add
-   * Authorization + X-Signature. A string: sign that text instead (to test mismatches).
+   * `true`: sign like the client does (the body, or the query for a bodiless request; in the bound
+   * form with this method and path) and add Authorization + X-Signature (and X-Timestamp). A string:
+   * sign exactly that text instead, in the legacy form (to test mismatches).
    */
   sign?: boolean | string;
+  /** With `sign: true`: this request's signature form and X-Recv-Window (default: the client's). */
+  signatureForm?: SignatureForm;
+  recvWindow?: number;
   timeoutMs?: number;
 }
 
@@ -268,6 +285,18 @@ export interface ClientOptions {
   lang?: string;
   /** When set, every signed request carries `nonce` from here (must increase per token). */
   nonceSource?: () => Nonce;
+  /** Default "bound" (CONTRACT 15); "legacy" signs the body or the query alone. */
+  signatureForm?: SignatureForm;
+  /**
+   * X-Recv-Window sent with bound requests (ms, 1 to 60000): how far the timestamp may be from the
+   * server's clock. Unset: no header, the server's default of 5000.
+   */
+  recvWindow?: number;
+  /**
+   * The clock of X-Timestamp (Unix ms); default `Date.now`. A client whose clock is off can pass
+   * `() => Date.now() + offset`, the offset measured with `GET /time`.
+   */
+  clock?: () => number;
   /** Default per-request timeout (ms). */
   timeoutMs?: number;
   /** Path prefix of the admin calls; default "" (`/admin/...` at the server root). */
@@ -321,6 +350,66 @@ export function errorsOf(res: ApiResponse<unknown>): Record<string, string[]> | 
 /** Hex HMAC-SHA256 of `text` with `secret` (CONTRACT 5). */
 export function signText(secret: string, text: string | Uint8Array): string {
   return createHmac("sha256", secret).update(text).digest("hex");
+}
+
+/**
+ * The text the bound form signs (CONTRACT 15): `<timestamp>\n<METHOD>\n<path>\n<payload>`, with
+ * `path` as sent from `/1.0/...` (or `/stream`) without the query, and `payload` the raw body of a
+ * POST or the raw query string of a GET ("" when none).
+ */
+export function boundSigningText(
+  timestamp: string | number,
+  method: string,
+  path: string,
+  payload: string | Uint8Array,
+): Uint8Array {
+  const head = Buffer.from(`${timestamp}\n${method}\n${path}\n`, "utf8");
+  const body = typeof payload === "string" ? Buffer.from(payload, "utf8") : payload;
+  return Buffer.concat([head, body]);
+}
+
+/**
+ * The path a request to `pathAndQuery` goes out with (what the bound form signs): fetch sends the
+ * URL as the WHATWG parser leaves it (a space becomes `%20`, `/a/../b` becomes `/b`), so the path is
+ * signed as that parser gives it, not as written.
+ */
+export function sentPath(pathAndQuery: string): string {
+  return new URL(pathAndQuery, "http://host").pathname;
+}
+
+/** What signs one request, for `signedHeaders`. */
+export interface Signer {
+  apiToken: string;
+  secretKey: string;
+  bearer?: boolean;
+  signatureForm?: SignatureForm;
+  recvWindow?: number;
+  clock?: () => number;
+}
+
+/**
+ * Authorization, X-Signature and, in the bound form, X-Timestamp (and X-Recv-Window when given)
+ * for one request: `method` upper case, `path` from the server root without the query, `payload`
+ * the body or the raw query. Used by the REST client and the stream client alike.
+ */
+export function signedHeaders(
+  signer: Signer,
+  method: string,
+  path: string,
+  payload: string | Uint8Array,
+): Record<string, string> {
+  const headers: Record<string, string> = {
+    Authorization: signer.bearer === true ? `Bearer ${signer.apiToken}` : signer.apiToken,
+  };
+  if (signer.signatureForm === "legacy") {
+    headers["X-Signature"] = signText(signer.secretKey, payload);
+    return headers;
+  }
+  const timestamp = String(Math.floor((signer.clock ?? Date.now)()));
+  headers["X-Timestamp"] = timestamp;
+  if (signer.recvWindow !== undefined) headers["X-Recv-Window"] = String(signer.recvWindow);
+  headers["X-Signature"] = signText(signer.secretKey, boundSigningText(timestamp, method, path, payload));
+  return headers;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -636,10 +725,10 @@ export class ExchangeClient {
    */
   raw<T = unknown>(method: Method, path: string, opts: RawOptions = {}): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = {};
-    if (opts.sign !== undefined && opts.sign !== false) {
-      const signed =
-        typeof opts.sign === "string" ? opts.sign : opts.body !== undefined ? opts.body : (opts.query ?? "");
-      Object.assign(headers, this.authHeaders(signed));
+    if (typeof opts.sign === "string") Object.assign(headers, this.authHeaders(opts.sign));
+    else if (opts.sign === true) {
+      const payload = opts.body !== undefined ? opts.body : (opts.query ?? "");
+      Object.assign(headers, this.signFor(method, sentPath(path), payload, opts));
     }
     Object.assign(headers, opts.headers);
     const query = opts.query === undefined ? "" : `?${opts.query}`;
@@ -652,7 +741,10 @@ export class ExchangeClient {
 
   // ---- internals ----------------------------------------------------------------------------------
 
-  /** Authorization + X-Signature for `signed` (throws when the client has no credentials). */
+  /**
+   * Authorization + X-Signature of exactly `signed`, in the legacy form (throws when the client has
+   * no credentials). `signFor` signs a request in the client's form.
+   */
   authHeaders(signed: string | Uint8Array): Record<string, string> {
     const { apiToken, secretKey } = this.options;
     if (apiToken === undefined || secretKey === undefined) {
@@ -662,6 +754,35 @@ export class ExchangeClient {
       Authorization: this.options.bearer === true ? `Bearer ${apiToken}` : apiToken,
       "X-Signature": signText(secretKey, signed),
     };
+  }
+
+  /**
+   * The auth headers of one request in the client's form (or the one `opts` asks for): `path` from
+   * the server root without the query, `payload` the body or the raw query.
+   */
+  signFor(
+    method: string,
+    path: string,
+    payload: string | Uint8Array,
+    opts: { signatureForm?: SignatureForm; recvWindow?: number } = {},
+  ): Record<string, string> {
+    const { apiToken, secretKey } = this.options;
+    if (apiToken === undefined || secretKey === undefined) {
+      throw new Error("ExchangeClient: this call needs apiToken and secretKey");
+    }
+    return signedHeaders(
+      {
+        apiToken,
+        secretKey,
+        bearer: this.options.bearer,
+        signatureForm: opts.signatureForm ?? this.options.signatureForm,
+        recvWindow: opts.recvWindow ?? this.options.recvWindow,
+        clock: this.options.clock,
+      },
+      method,
+      path,
+      payload,
+    );
   }
 
   private nonceFor(opts: CallOptions): Nonce | undefined {
@@ -681,9 +802,11 @@ export class ExchangeClient {
     if (nonce !== undefined) payload.nonce = typeof nonce === "bigint" ? nonce.toString() : nonce;
     const body = JSON.stringify(payload);
     const headers: Record<string, string> = { "Content-Type": "application/json" };
-    if (opts.anonymous !== true && this.hasCredentials) Object.assign(headers, this.authHeaders(body));
+    const target = `${REST_PREFIX}${path}`;
+    if (opts.anonymous !== true && this.hasCredentials)
+      Object.assign(headers, this.signFor("POST", sentPath(target), body, opts));
     this.addCommonHeaders(headers, opts);
-    return this.request<T>("POST", `${REST_PREFIX}${path}`, { body, headers, timeoutMs: opts.timeoutMs });
+    return this.request<T>("POST", target, { body, headers, timeoutMs: opts.timeoutMs });
   }
 
   private get<T>(
@@ -695,7 +818,8 @@ export class ExchangeClient {
     const all = nonce === undefined ? params : [...params, ["nonce", String(nonce)] as const];
     const query = buildQuery(all);
     const headers: Record<string, string> = {};
-    if (opts.anonymous !== true && this.hasCredentials) Object.assign(headers, this.authHeaders(query));
+    if (opts.anonymous !== true && this.hasCredentials)
+      Object.assign(headers, this.signFor("GET", sentPath(`${REST_PREFIX}${path}`), query, opts));
     this.addCommonHeaders(headers, opts);
     const target = query === "" ? `${REST_PREFIX}${path}` : `${REST_PREFIX}${path}?${query}`;
     return this.request<T>("GET", target, { headers, timeoutMs: opts.timeoutMs });

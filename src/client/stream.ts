@@ -1,11 +1,12 @@
 /**
  * A tiny stream client over `ws` (CONTRACT 7): connects to `/stream?streams=...`, optionally signed
- * like a GET (Authorization + X-Signature of the raw query string), keeps every message in arrival
- * order, and lets a test wait for the next message that matches a predicate, with a timeout.
+ * like a GET (Authorization + X-Signature of the raw query string; by default in the bound form of
+ * CONTRACT 15, `<X-Timestamp>\nGET\n/stream\n<query>`), keeps every message in arrival order, and
+ * lets a test wait for the next message that matches a predicate, with a timeout.
  */
 
 import WebSocket from "ws";
-import { originOf, signText } from "./index.ts";
+import { originOf, type SignatureForm, signedHeaders } from "./index.ts";
 
 export interface StreamMessage<T = unknown> {
   stream: string;
@@ -20,6 +21,10 @@ export interface StreamOptions {
   /** With both, the upgrade request is signed like a GET of the query string. */
   apiToken?: string;
   secretKey?: string;
+  /** As for ExchangeClient: "bound" (default) or "legacy", X-Recv-Window, the clock of X-Timestamp. */
+  signatureForm?: SignatureForm;
+  recvWindow?: number;
+  clock?: () => number;
   /** CONTRACT 10: authenticates the upgrade with a listen key instead of the signed headers. */
   listenKey?: string;
   /** Replaces the whole query string (without `?`), for malformed-list tests. */
@@ -97,8 +102,14 @@ export class StreamClient {
     if (options.listenKey !== undefined) query += `&listenKey=${encodeURIComponent(options.listenKey)}`;
     const headers: Record<string, string> = {};
     if (options.apiToken !== undefined && options.secretKey !== undefined) {
-      headers.Authorization = options.apiToken;
-      headers["X-Signature"] = signText(options.secretKey, query);
+      const signer = {
+        apiToken: options.apiToken,
+        secretKey: options.secretKey,
+        signatureForm: options.signatureForm,
+        recvWindow: options.recvWindow,
+        clock: options.clock,
+      };
+      Object.assign(headers, signedHeaders(signer, "GET", "/stream", query));
     }
     Object.assign(headers, options.headers);
     const timeoutMs = options.timeoutMs ?? 5000;

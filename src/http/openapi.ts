@@ -91,7 +91,7 @@ export interface RouteSpec {
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: "Validation failed: the key names the field (`body` when the body is not a JSON object)",
-  401: "Missing, unknown or revoked token, wrong signature, or a replayed nonce (key `auth`)",
+  401: "Missing, unknown or revoked token, wrong signature, a replayed nonce, or an X-Timestamp outside X-Recv-Window (key `auth`)",
   403: "A stream channel of another user (key `auth`)",
   404: "Unknown pair in the path (key `pairName`), unknown path (key `path`) or id",
   405: "Method not allowed on this path",
@@ -386,7 +386,10 @@ export function buildOpenApi(version = "1.0"): Record<string, unknown> {
           in: "header",
           name: "X-Signature",
           description:
-            "HMAC-SHA256 hex, keyed with the secret key, of the raw body (POST) or raw query string (GET)",
+            "HMAC-SHA256 hex, keyed with the secret key, of the raw body (POST) or raw query string (GET); " +
+            "with an `X-Timestamp: <Unix ms>` header, of `<X-Timestamp>\\n<METHOD>\\n<path>\\n<raw body or query>`, " +
+            "refused (code AUTH_TIMESTAMP) when the timestamp is further than `X-Recv-Window` ms " +
+            "(1 to 60000, default 5000) from the server time",
         },
         adminToken: { type: "http", scheme: "bearer", description: "ADMIN_TOKEN" },
       },

@@ -33,6 +33,15 @@ export interface RequestInfo {
   readonly lang: Lang;
   readonly authorization: string | undefined;
   readonly signature: string | undefined;
+  /**
+   * X-Timestamp (CONTRACT 15), read only when `Authorization` is there; "" when absent or empty.
+   * When it is set, `recvWindow` and `path` are read too (a request without it needs neither).
+   */
+  readonly timestamp: string;
+  /** X-Recv-Window, "" when absent or not read. */
+  readonly recvWindow: string;
+  /** The raw path as sent, without the query; "" when not read (no X-Timestamp). */
+  readonly path: string;
   readonly contentType: string;
   readonly contentLength: number;
   /** The client address, read only when rate limiting needs it (see `readRequest`). */
@@ -66,12 +75,18 @@ export function readRequest(
   const auth = req.getHeader("authorization");
   const sig = req.getHeader("x-signature");
   const cl = req.getHeader("content-length");
+  // Only a signed request can be bound; one without the header reads nothing more (CONTRACT 15).
+  const timestamp = auth === "" ? "" : req.getHeader("x-timestamp");
+  const bound = timestamp !== "";
   const info: RequestInfo = {
     route,
     query: withQuery ? (req.getQuery() ?? "") : "",
     lang: pickLanguage(req.getHeader("accept-language") || undefined),
     authorization: auth === "" ? undefined : auth,
     signature: sig === "" ? undefined : sig,
+    timestamp,
+    recvWindow: bound ? req.getHeader("x-recv-window") : "",
+    path: bound ? req.getUrl() : "",
     contentType: req.getHeader("content-type"),
     contentLength: cl === "" ? -1 : Number(cl),
     address: withAddress ? decoder.decode(res.getRemoteAddressAsText()) : undefined,

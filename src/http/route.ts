@@ -12,7 +12,14 @@
  */
 
 import type { HttpRequest, HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial";
-import { authenticate, consumeNonce, nonceFromBody, nonceFromQuery } from "../auth.ts";
+import {
+  authenticate,
+  authenticateBound,
+  consumeNonce,
+  nonceFromBody,
+  nonceFromQuery,
+  unboundRefusal,
+} from "../auth.ts";
 import type { ExchangeConfig, PairConfig } from "../config.ts";
 import type { DeadMansSwitch } from "../dead-man.ts";
 import { Code, errorBody } from "../errors.ts";
@@ -69,6 +76,12 @@ export interface FrontEndDeps {
   accepting: () => boolean;
   /** Persists the last nonce of a token. */
   nonceUsed: (token: string, nonce: bigint) => void;
+  /**
+   * Runs `then` once every nonce persisted so far is committed (the database writer's afterCommit):
+   * a signed GET with a nonce is answered only then (CONTRACT 15), so a replay after a crash is
+   * refused too.
+   */
+  afterNonces: (then: () => void) => void;
   /** CONTRACT 8.7. */
   deadMan: DeadMansSwitch;
   /** Listen keys for browser streams (CONTRACT 10). */
@@ -267,9 +280,19 @@ export function mountSignedPost(app: TemplatedApp, ctx: RouteContext, route: Pos
     readBody(res, info, (raw) => {
       if (raw === null) return sendError(res, info, Code.BODY_TOO_LARGE, finish);
       if (notReady(ctx, res, info)) return;
-      // 401 step (src/auth.ts, shared with the stream upgrade).
-      const key = authenticate(users, info.authorization, info.signature, raw);
-      if (typeof key === "number") return sendError(res, info, key, finish);
+      // 401 step (src/auth.ts, shared with the stream upgrade), bound to the time, the method and
+      // the path when X-Timestamp came (CONTRACT 15).
+      const key =
+        info.timestamp === ""
+          ? authenticate(users, info.authorization, info.signature, raw)
+          : authenticateBound(users, info.authorization, info.signature, raw, "POST", info, Date.now());
+      if (typeof key === "number") {
+        const code =
+          key === Code.AUTH_SIGNATURE_INVALID && info.timestamp === ""
+            ? unboundRefusal(users, info.authorization, info.signature, raw, "POST", route.path)
+            : key;
+        return sendError(res, info, code, finish);
+      }
       if (fast !== undefined) {
         const order = fast.parse(raw);
         if (order !== null) {
@@ -296,9 +319,12 @@ export function mountSignedPost(app: TemplatedApp, ctx: RouteContext, route: Pos
   });
 }
 
-/** Mounts a GET: optional pair (404) → auth as the route says (401, nonce) → 429, then its handler. */
+/**
+ * Mounts a GET: optional pair (404) → auth as the route says (401, nonce) → 429, then its handler;
+ * with a nonce, the handler runs once that nonce is committed (CONTRACT 15).
+ */
 export function mountGet(app: TemplatedApp, ctx: RouteContext, route: GetRoute): void {
-  const { users, cors, nonceUsed } = ctx.deps;
+  const { users, cors, nonceUsed, afterNonces } = ctx.deps;
   const label = routeLabel(route);
   const handle = route.handler(ctx);
   const finish = ctx.finish;
@@ -317,13 +343,37 @@ export function mountGet(app: TemplatedApp, ctx: RouteContext, route: GetRoute):
     let key: ApiKey | null = null;
     const hasAuth = info.authorization !== undefined || info.signature !== undefined;
     if (auth === "signedQuery" || (auth === "optionalSignedQuery" && hasAuth)) {
-      const k = authenticate(users, info.authorization, info.signature, info.query);
-      if (typeof k === "number") return sendError(res, info, k, finish);
+      const k =
+        info.timestamp === ""
+          ? authenticate(users, info.authorization, info.signature, info.query)
+          : authenticateBound(users, info.authorization, info.signature, info.query, "GET", info, Date.now());
+      if (typeof k === "number") {
+        const code =
+          k === Code.AUTH_SIGNATURE_INVALID && info.timestamp === ""
+            ? unboundRefusal(users, info.authorization, info.signature, info.query, "GET", req.getUrl())
+            : k;
+        return sendError(res, info, code, finish);
+      }
       key = k;
-      const nonceErr = consumeNonce(users, key, nonceFromQuery(info.query), nonceUsed);
+      const nonce = nonceFromQuery(info.query);
+      const nonceErr = consumeNonce(users, key, nonce, nonceUsed);
       if (nonceErr === Code.AUTH_NONCE_REPLAY) return sendError(res, info, nonceErr, finish);
       if (rateLimited(ctx, res, info, key.token)) return;
       if (nonceErr !== 0) return sendError(res, info, nonceErr, finish);
+      if (typeof nonce === "bigint") {
+        // Consumed: answered once it is durable, so the same request replayed after a crash is
+        // refused (CONTRACT 15). Everything the handler needs was read above.
+        const signedKey = key;
+        afterNonces(() => {
+          try {
+            handle(res, info, pair, signedKey, param);
+          } catch {
+            // Not uWS's handler any more: a failure here is answered, not left hanging.
+            sendError(res, info, Code.INTERNAL, finish);
+          }
+        });
+        return;
+      }
     } else if (rateLimited(ctx, res, info, info.address ?? "")) return;
     handle(res, info, pair, key, param);
   });

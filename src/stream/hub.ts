@@ -16,7 +16,7 @@
  * Nothing is serialised for a topic nobody holds.
  */
 import type { TemplatedApp, WebSocket } from "@trufflesuite/uws-js-unofficial";
-import { authenticate, consumeNonce, nonceFromQuery } from "../auth.ts";
+import { authenticate, authenticateBound, consumeNonce, nonceFromQuery, unboundRefusal } from "../auth.ts";
 import type { ExchangeConfig } from "../config.ts";
 import { Code, errorBody, errorStatus, multiErrorBody, pickLanguage } from "../errors.ts";
 import type { CommitListener, Exchange, OrderView, UserTradeView } from "../exchange.ts";
@@ -583,8 +583,27 @@ export interface StreamDeps {
   accepting: () => boolean;
   /** Persists the last nonce of a token (CONTRACT 5 replay guard). */
   nonceUsed: (token: string, nonce: bigint) => void;
+  /** Runs `then` once every nonce persisted so far is committed (see FrontEndDeps.afterNonces). */
+  afterNonces: (then: () => void) => void;
   /** `listenKey=K` in the query authenticates the upgrade as K's user (CONTRACT 10). */
   listenKeys?: ListenKeys;
+}
+
+/** What admission reads of an upgrade request (headers as uWS gives them: "" when absent). */
+interface UpgradeRequest {
+  readonly query: string;
+  readonly authorization: string;
+  readonly signature: string;
+  /** CONTRACT 15: X-Timestamp, X-Recv-Window and the raw path (`/stream`). */
+  readonly timestamp: string;
+  readonly recvWindow: string;
+  readonly path: string;
+}
+
+/** An admitted upgrade: its connection state, and whether a nonce must commit before it completes. */
+interface Admitted {
+  conn: Conn;
+  waitNonce: boolean;
 }
 
 /** Registers `/stream`: the WebSocket route, and 426 for anything that is not an upgrade. */
@@ -605,14 +624,11 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
 
   /**
    * Admission of an upgrade, in the order CONTRACT 5 ranks failures (401 before 400), with 403
-   * for another user's channel between them. Returns the connection state or [status, body].
+   * for another user's channel between them. Returns the connection state (and whether it carried
+   * a nonce, which must be committed before the upgrade completes) or [status, body].
    */
-  const admit = (
-    query: string,
-    authorization: string,
-    signature: string,
-    lang: "en" | "ru",
-  ): Conn | [number, string] => {
+  const admit = (up: UpgradeRequest, lang: "en" | "ru"): Admitted | [number, string] => {
+    const { query, authorization, signature } = up;
     const reject = (code: number, extra?: string): [number, string] => [
       errorStatus(code),
       errorBody(code, lang, extra),
@@ -623,6 +639,7 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
     const userChannels = list.channels.filter((c) => c.kind === CH_USER_ORDERS || c.kind === CH_USER_HISTORY);
     let userId = -1;
     let nonceInvalid = false;
+    let waitNonce = false;
     let admittedBy: string | undefined;
     const listenKey = deps.listenKeys === undefined ? undefined : listenKeyFromQuery(query);
     if (listenKey !== undefined) {
@@ -635,17 +652,24 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
         if (users.idOf(c.uid) !== userId) return reject(Code.AUTH_FORBIDDEN_CHANNEL, c.name);
       }
     } else if (userChannels.length > 0 || authorization !== "" || signature !== "") {
-      // The same steps as a signed REST GET (src/auth.ts): the raw query is what is signed.
-      const key = authenticate(
-        users,
-        authorization === "" ? undefined : authorization,
-        signature === "" ? undefined : signature,
-        query,
-      );
-      if (typeof key === "number") return reject(key);
-      const nonceErr = consumeNonce(users, key, nonceFromQuery(query), deps.nonceUsed);
+      // The same steps as a signed REST GET (src/auth.ts): the raw query is what is signed, with
+      // the time, `GET` and the path `/stream` in the bound form (CONTRACT 15).
+      const auth = authorization === "" ? undefined : authorization;
+      const sig = signature === "" ? undefined : signature;
+      const key =
+        up.timestamp === ""
+          ? authenticate(users, auth, sig, query)
+          : authenticateBound(users, auth, sig, query, "GET", up, Date.now());
+      if (typeof key === "number") {
+        if (key === Code.AUTH_SIGNATURE_INVALID && up.timestamp === "")
+          return reject(unboundRefusal(users, auth, sig, query, "GET", up.path));
+        return reject(key);
+      }
+      const nonce = nonceFromQuery(query);
+      const nonceErr = consumeNonce(users, key, nonce, deps.nonceUsed);
       if (nonceErr === Code.AUTH_NONCE_REPLAY) return reject(nonceErr);
       nonceInvalid = nonceErr !== 0;
+      waitNonce = typeof nonce === "bigint" && nonceErr === 0;
       userId = key.userId;
       for (const c of userChannels) {
         if (users.idOf(c.uid) !== userId) return reject(Code.AUTH_FORBIDDEN_CHANNEL, c.name);
@@ -654,7 +678,10 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
     const errors = list.errors;
     if (nonceInvalid) errors.push([Code.NONCE_INVALID]);
     if (errors.length > 0) return [400, multiErrorBody(errors, lang)];
-    return { channels: list.channels, userId, listenKey: admittedBy, allowance: 0, checked: 0 };
+    return {
+      conn: { channels: list.channels, userId, listenKey: admittedBy, allowance: 0, checked: 0 },
+      waitNonce,
+    };
   };
 
   app.ws<Conn>("/stream", {
@@ -666,17 +693,23 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
     maxPayloadLength: 16 * 1024,
     upgrade: (res, req, context) => {
       // Everything is read now: the request object dies when this handler returns (STYLE 7). The
-      // answer is written before returning too, so no onAborted is needed.
-      const query = req.getQuery() ?? "";
+      // answer is written before returning too, so no onAborted is needed, except when a nonce
+      // makes the upgrade wait for its commit (below).
       const lang = pickLanguage(req.getHeader("accept-language") || undefined);
-      const authorization = req.getHeader("authorization");
-      const signature = req.getHeader("x-signature");
+      const up: UpgradeRequest = {
+        query: req.getQuery() ?? "",
+        authorization: req.getHeader("authorization"),
+        signature: req.getHeader("x-signature"),
+        timestamp: req.getHeader("x-timestamp"),
+        recvWindow: req.getHeader("x-recv-window"),
+        path: req.getUrl(),
+      };
       const wsKey = req.getHeader("sec-websocket-key");
       const wsProtocol = req.getHeader("sec-websocket-protocol");
       const wsExtensions = req.getHeader("sec-websocket-extensions");
-      let verdict: Conn | [number, string];
+      let verdict: Admitted | [number, string];
       try {
-        verdict = admit(query, authorization, signature, lang);
+        verdict = admit(up, lang);
       } catch {
         verdict = [500, errorBody(Code.INTERNAL, lang)];
       }
@@ -691,8 +724,23 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
         });
         return;
       }
-      count(101);
-      res.upgrade(verdict, wsKey, wsProtocol, wsExtensions, context);
+      const conn = verdict.conn;
+      if (!verdict.waitNonce) {
+        count(101);
+        res.upgrade(conn, wsKey, wsProtocol, wsExtensions, context);
+        return;
+      }
+      // A nonce was consumed: the upgrade completes once it is committed (CONTRACT 15), so the same
+      // upgrade replayed after a crash is refused. Everything it needs was read above.
+      let aborted = false;
+      res.onAborted(() => {
+        aborted = true;
+      });
+      deps.afterNonces(() => {
+        if (aborted) return;
+        count(101);
+        res.cork(() => res.upgrade(conn, wsKey, wsProtocol, wsExtensions, context));
+      });
     },
     open: (ws) => {
       const key = ws.getUserData().listenKey;

@@ -3,12 +3,17 @@
  * `kill -9` in the middle of a burst of concurrent, crossing orders loses nothing that was
  * acknowledged. After every restart the whole exchange is audited from the outside (audit.ts):
  * balances and reservations rebuilt from trades and open orders, books rebuilt from open orders,
- * conservation of every currency.
+ * conservation of every currency. A signed read's nonce is durable before the read is answered
+ * (CONTRACT 15): replayed after a `kill -9` it is refused.
  */
 
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import net from "node:net";
 import { after, before, describe, it } from "node:test";
 import type { CreatedOrder, Order } from "../../src/client/index.ts";
+import { StreamClient, StreamRejected } from "../../src/client/stream.ts";
+import { waitFor } from "../wait.ts";
 import { auditExchange, snapshotExchange, type UserState } from "./audit.ts";
 import { dec } from "./decimal.ts";
 import { expectError, expectOk, limit, TestServer, type TestUser } from "./harness.ts";
@@ -208,5 +213,130 @@ describe("durability", () => {
     // A new process remembers nothing: the answers come from the committed rows.
     await server.restart();
     assert.deepEqual(await answers(), fromMemory);
+  });
+});
+
+/**
+ * Sends `head` (a whole request without a body) over a socket and kill -9s the server the moment
+ * the status line of its answer arrives, from the socket's data callback: the answer was written,
+ * and nothing that happens after it in the server gets a chance to finish. Resolves the status.
+ */
+function sendThenKill(server: TestServer, head: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(server.port, server.host, () => socket.write(head));
+    let text = "";
+    socket.on("data", (chunk: Buffer) => {
+      text += chunk.toString("latin1");
+      const m = /^HTTP\/1\.1 (\d{3})/.exec(text);
+      if (m === null) return;
+      socket.removeAllListeners("data");
+      // kill() sends SIGKILL before its first await: the signal leaves now.
+      server.kill().then(() => resolve(Number(m[1])), reject);
+    });
+    socket.on("error", () => {}); // the kill resets the connection
+  });
+}
+
+/**
+ * Keeps the database writer busy until the server dies: a few loops of limit orders, each waiting
+ * for its answer (so for its commit) before the next. A batch is then nearly always in flight, and
+ * what a request records meanwhile waits for that batch's commit before its own. Resolves once
+ * `warm` orders were answered; `stopped` settles when every loop has ended.
+ */
+async function keepWriterBusy(user: TestUser, warm = 20): Promise<{ stopped: Promise<void> }> {
+  let answered = 0;
+  let dead = false;
+  const loop = async (i: number) => {
+    for (let n = 0; !dead; n++) {
+      const res = await user.client
+        .createOrder(limit("btc_usdt", "buy", String(1 + ((i * 7 + n) % 50)), "0.001"), { timeoutMs: 5000 })
+        .catch(() => null);
+      if (res === null) dead = true;
+      else answered++;
+    }
+  };
+  const stopped = Promise.all([0, 1, 2, 3].map(loop)).then(() => {});
+  await waitFor(() => answered >= warm || dead, { what: `${warm} orders answered` });
+  return { stopped };
+}
+
+/** `GET path?query HTTP/1.1` with these headers, ready for sendThenKill. */
+function requestHead(server: TestServer, pathAndQuery: string, headers: Record<string, string>): string {
+  const lines = [`GET ${pathAndQuery} HTTP/1.1`, `Host: ${server.host}:${server.port}`];
+  for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
+  return `${lines.join("\r\n")}\r\n\r\n`;
+}
+
+describe("durability of a signed read's nonce (CONTRACT 15)", () => {
+  let server: TestServer;
+  let user: TestUser;
+
+  /** Places the orders that keep the writer busy (keepWriterBusy). */
+  let busy: TestUser;
+
+  before(async () => {
+    server = await TestServer.start();
+    user = await server.newUser({ usdt: "1" });
+    busy = await server.newUser({ usdt: "1000000" });
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  /** A window of 60 s keeps a timestamp good across the restart: only the nonce can refuse a replay. */
+  const WINDOW = 60_000;
+  const path = "/1.0/trade/pairs/btc_usdt/user-balances";
+
+  for (const form of ["legacy", "bound"] as const) {
+    it(`refuses a signed GET (${form} form) with a nonce replayed after kill -9 right after its answer`, async () => {
+      const query = `nonce=${Date.now()}`;
+      const headers = user.client.signFor("GET", path, query, { signatureForm: form, recvWindow: WINDOW });
+      const { stopped } = await keepWriterBusy(busy);
+      const status = await sendThenKill(server, requestHead(server, `${path}?${query}`, headers));
+      await stopped;
+      assert.equal(status, 200, "the read was answered before the kill");
+
+      await server.restart();
+      const replay = await user.client.raw("GET", path, { query, headers });
+      expectError(replay, 401, "auth", "the same read replayed after kill -9");
+      assert.deepEqual(
+        (replay.body as { codes: unknown }).codes,
+        { auth: ["AUTH_NONCE_REPLAY"] },
+        replay.text,
+      );
+    });
+  }
+
+  it("refuses a signed stream upgrade with a nonce replayed after kill -9 right after its 101", async () => {
+    const query = `streams=user_orders:${user.uid}&nonce=${Date.now()}`;
+    const signed = user.client.signFor("GET", "/stream", query, { recvWindow: WINDOW });
+    const upgrade = {
+      Upgrade: "websocket",
+      Connection: "Upgrade",
+      "Sec-WebSocket-Key": randomBytes(16).toString("base64"),
+      "Sec-WebSocket-Version": "13",
+      ...signed,
+    };
+    const { stopped } = await keepWriterBusy(busy);
+    const status = await sendThenKill(server, requestHead(server, `/stream?${query}`, upgrade));
+    await stopped;
+    assert.equal(status, 101, "the upgrade was answered before the kill");
+
+    await server.restart();
+    const replay = await StreamClient.connect({
+      baseUrl: () => server.origin,
+      streams: [],
+      rawQuery: query,
+      headers: signed,
+    }).then(
+      async (stream) => {
+        await stream.close();
+        return null;
+      },
+      (error: unknown) => error,
+    );
+    assert.ok(replay instanceof StreamRejected, `the upgrade replayed after kill -9 was accepted: ${replay}`);
+    assert.equal(replay.status, 401);
+    assert.deepEqual(JSON.parse(replay.text).codes, { auth: ["AUTH_NONCE_REPLAY"] }, replay.text);
   });
 });

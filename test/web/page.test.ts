@@ -2,7 +2,8 @@
  * The trading page in a real browser (Debian's chromium driven by playwright-core) against the
  * real server (test/e2e/harness.ts): a user pastes a key, places a limit order that trades and
  * one that rests, cancels it, and the page shows the book, trades, candle, open orders, own
- * trades and balances change. Screenshots go to test-artifacts/web/.
+ * trades and balances change. Every signed call of the page is in the form bound to the time, the
+ * method and the path (CONTRACT 15). Screenshots go to test-artifacts/web/.
  *
  * Without chromium the file is skipped with a message, unless CI is set: then it fails (CI
  * installs chromium in .ci/run).
@@ -45,6 +46,8 @@ describe("the trading page in chromium", { skip }, () => {
   let maker: TestUser;
   let me: TestUser;
   const pageErrors: string[] = [];
+  /** Method, path and the auth headers of every signed call the page made. */
+  const signedCalls: { method: string; path: string; headers: Record<string, string> }[] = [];
 
   before(async () => {
     if (chromiumPath === undefined) {
@@ -62,6 +65,11 @@ describe("the trading page in chromium", { skip }, () => {
     browser = await chromium.launch({ executablePath: chromiumPath, args: CHROMIUM_ARGS });
     page = await browser.newPage({ viewport: { width: 1440, height: 900 }, colorScheme: "dark" });
     page.on("pageerror", (e) => pageErrors.push(e.message));
+    page.on("request", (r) => {
+      const headers = r.headers();
+      if (headers.authorization === undefined) return;
+      signedCalls.push({ method: r.method(), path: new URL(r.url()).pathname, headers });
+    });
   });
 
   after(async () => {
@@ -162,6 +170,18 @@ describe("the trading page in chromium", { skip }, () => {
     await waitStatus(/amount:/);
     assert.equal(await page.locator("#order-status.bad").count(), 1);
     assert.equal(await page.locator("#open-orders tr").count(), 0);
+  });
+
+  test("signs every call in the bound form: X-Timestamp, the method and the path", async () => {
+    assert.ok(signedCalls.length >= 4, `signed calls seen: ${signedCalls.length}`);
+    const methods = new Set(signedCalls.map((c) => c.method));
+    assert.deepEqual([...methods].sort(), ["GET", "POST"]);
+    for (const c of signedCalls) {
+      const ts = c.headers["x-timestamp"];
+      assert.match(ts ?? "", /^\d{13}$/, `${c.method} ${c.path}: X-Timestamp`);
+      assert.ok(Math.abs(Number(ts) - Date.now()) < 600_000, `${c.method} ${c.path}: a recent timestamp`);
+    }
+    // The server checked each of them: every order placed above was answered, so none was refused.
   });
 
   test("switches to the light theme", async () => {

@@ -1,7 +1,8 @@
 /**
  * The page's side of the wire interface: REST calls under /1.0 on the same origin, requests signed
- * with WebCrypto HMAC-SHA256 exactly as the server checks them (CONTRACT 5: POST signs the body
- * text as sent, GET the raw query string), and stream URLs.
+ * with WebCrypto HMAC-SHA256 exactly as the server checks them, in the form bound to the time, the
+ * method and the path (CONTRACT 15: `<X-Timestamp>\n<METHOD>\n<path>\n<body or raw query>`), and
+ * stream URLs.
  *
  * Prices and amounts travel as the user typed them (decimal strings): the page never does
  * arithmetic on money it sends.
@@ -63,25 +64,62 @@ export async function getPublic<T>(path: string): Promise<Answer<T>> {
   return answer<T>(await fetch(`/1.0${path}`));
 }
 
-/** A signed GET: the signature covers the query string exactly as sent. */
-export async function getSigned<T>(key: Key, path: string, query = ""): Promise<Answer<T>> {
-  const headers = { Authorization: key.apiToken, "X-Signature": await sign(key.secretKey, query) };
-  return answer<T>(await fetch(`/1.0${path}${query === "" ? "" : `?${query}`}`, { headers }));
+/**
+ * Server time minus this machine's clock (ms), measured once with `GET /time`: a browser whose clock
+ * is a few seconds off still signs timestamps the server accepts. 0 when /time cannot be read.
+ */
+let clockOffset: Promise<number> | null = null;
+
+function measureOffset(): Promise<number> {
+  const sent = Date.now();
+  return fetch("/1.0/time")
+    .then((res) => res.json() as Promise<{ serverTime?: unknown }>)
+    .then((body) => {
+      const received = Date.now();
+      const server = body.serverTime;
+      // The server read its clock about halfway through the round trip.
+      return typeof server === "number" ? Math.round(server - (sent + received) / 2) : 0;
+    })
+    .catch(() => 0);
 }
 
-/** A signed POST: the signature covers the body text exactly as sent. */
+/**
+ * Authorization, X-Timestamp and X-Signature of `<timestamp>\n<method>\n<path>\n<payload>`, the path
+ * as the browser sends it (`/1.0/...`, without the query).
+ */
+async function signedHeaders(
+  key: Key,
+  method: "GET" | "POST",
+  url: string,
+  payload: string,
+): Promise<Record<string, string>> {
+  clockOffset ??= measureOffset();
+  const timestamp = String(Date.now() + (await clockOffset));
+  const path = new URL(url, location.origin).pathname;
+  return {
+    Authorization: key.apiToken,
+    "X-Timestamp": timestamp,
+    "X-Signature": await sign(key.secretKey, `${timestamp}\n${method}\n${path}\n${payload}`),
+  };
+}
+
+/** A signed GET: the signature covers the time, the path and the query string exactly as sent. */
+export async function getSigned<T>(key: Key, path: string, query = ""): Promise<Answer<T>> {
+  const url = `/1.0${path}${query === "" ? "" : `?${query}`}`;
+  const headers = await signedHeaders(key, "GET", url, query);
+  return answer<T>(await fetch(url, { headers }));
+}
+
+/** A signed POST: the signature covers the time, the path and the body text exactly as sent. */
 export async function postSigned<T>(
   key: Key,
   path: string,
   body: Record<string, unknown>,
 ): Promise<Answer<T>> {
   const text = JSON.stringify(body);
-  const headers = {
-    Authorization: key.apiToken,
-    "X-Signature": await sign(key.secretKey, text),
-    "Content-Type": "application/json",
-  };
-  return answer<T>(await fetch(`/1.0${path}`, { method: "POST", headers, body: text }));
+  const url = `/1.0${path}`;
+  const headers = { ...(await signedHeaders(key, "POST", url, text)), "Content-Type": "application/json" };
+  return answer<T>(await fetch(url, { method: "POST", headers, body: text }));
 }
 
 export function streamUrl(streams: string[], listenKey?: string): string {

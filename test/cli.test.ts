@@ -1,0 +1,111 @@
+/**
+ * The `exchange` command's signing (src/cli.ts): the bound form of CONTRACT 15 by default, with
+ * `--recv-window`, and the old form with `--signature legacy`. What it sends is read by a plain
+ * node:http listener that records the request; that it is accepted, by the real server.
+ */
+import assert from "node:assert/strict";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, it } from "node:test";
+import { run } from "../src/cli.ts";
+import { boundSigningText, signText } from "../src/client/index.ts";
+import { TestServer, type TestUser } from "./e2e/harness.ts";
+
+const TOKEN = "c".repeat(32);
+const SECRET = "d".repeat(32);
+
+/** Runs the command; its exit code and what it printed. */
+async function cli(argv: string[], env: NodeJS.ProcessEnv = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await run(
+    argv,
+    env,
+    (l) => out.push(l),
+    (l) => err.push(l),
+  );
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+describe("exchange command signing", () => {
+  let recorder: Server;
+  let recorded: { method: string; url: string; headers: IncomingHttpHeaders }[] = [];
+  let recorderUrl = "";
+  let server: TestServer;
+  let user: TestUser;
+
+  before(async () => {
+    recorder = createServer((req, res) => {
+      recorded.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers });
+      res.setHeader("content-type", "application/json");
+      res.end("[]");
+    });
+    await new Promise<void>((resolve) => recorder.listen(0, "127.0.0.1", resolve));
+    recorderUrl = `http://127.0.0.1:${(recorder.address() as AddressInfo).port}`;
+    server = await TestServer.start();
+    user = await server.newUser({ usdt: "10" });
+  });
+  after(async () => {
+    await new Promise((resolve) => recorder.close(resolve));
+    await server?.close();
+  });
+
+  const sent = async (argv: string[], env: NodeJS.ProcessEnv = {}) => {
+    recorded = [];
+    const r = await cli([...argv, "--url", recorderUrl, "--token", TOKEN, "--secret", SECRET], env);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(recorded.length, 1);
+    return recorded[0];
+  };
+
+  it("signs in the bound form by default: X-Timestamp, and the time, method and path signed", async () => {
+    const before = Date.now();
+    const req = await sent(["balances", "btc_usdt"]);
+    const ts = String(req.headers["x-timestamp"]);
+    assert.ok(Number(ts) >= before && Number(ts) <= Date.now(), `X-Timestamp ${ts}`);
+    assert.equal(req.headers["x-recv-window"], undefined);
+    assert.equal(req.url, "/1.0/trade/pairs/btc_usdt/user-balances");
+    assert.equal(
+      req.headers["x-signature"],
+      signText(SECRET, boundSigningText(ts, "GET", "/1.0/trade/pairs/btc_usdt/user-balances", "")),
+    );
+  });
+
+  it("sends X-Recv-Window from --recv-window or EXCHANGE_RECV_WINDOW, and refuses a bad one", async () => {
+    assert.equal(
+      (await sent(["balances", "btc_usdt", "--recv-window", "60000"])).headers["x-recv-window"],
+      "60000",
+    );
+    assert.equal(
+      (await sent(["balances", "btc_usdt"], { EXCHANGE_RECV_WINDOW: "1" })).headers["x-recv-window"],
+      "1",
+    );
+    for (const w of ["0", "60001", "1.5", "x"]) {
+      const r = await cli(["balances", "btc_usdt", "--recv-window", w, "--url", recorderUrl]);
+      assert.equal(r.code, 2, `--recv-window ${w}`);
+      assert.match(r.err, /recv-window/);
+    }
+  });
+
+  it("sends the old form with --signature legacy or EXCHANGE_SIGNATURE=legacy", async () => {
+    for (const [argv, env] of [
+      [["--signature", "legacy"], {}],
+      [[], { EXCHANGE_SIGNATURE: "legacy" }],
+    ] as const) {
+      const req = await sent(["balances", "btc_usdt", ...argv], env);
+      assert.equal(req.headers["x-timestamp"], undefined);
+      assert.equal(req.headers["x-signature"], signText(SECRET, ""));
+    }
+    const bad = await cli(["balances", "btc_usdt", "--signature", "other"]);
+    assert.equal(bad.code, 2);
+  });
+
+  it("is accepted by the server in both forms", async () => {
+    const key = ["--url", server.origin, "--token", user.apiToken, "--secret", user.secretKey];
+    for (const form of ["bound", "legacy"]) {
+      const r = await cli(["balances", "btc_usdt", ...key, "--signature", form, "--recv-window", "10000"]);
+      assert.equal(r.code, 0, `${form}: ${r.err}`);
+      assert.deepEqual(JSON.parse(r.out)[1], { currency: "usdt", balance: "10", reserved: "0" });
+    }
+  });
+});
