@@ -12,7 +12,7 @@
  */
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { before, describe, it } from "node:test";
 import { promisify } from "node:util";
@@ -97,7 +97,13 @@ async function runDocument(file: string): Promise<string[]> {
       ...blocks.map((b) => `echo '${BLOCK_MARK}'\n${runnable(b, server.port)}`),
       `echo '${BLOCK_MARK}'`,
     ].join("\n");
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LANG: "C.UTF-8" };
+    // mktemp (the other project of docs/API.md section 13) makes its folders in this test's own.
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      LANG: "C.UTF-8",
+      TMPDIR: server.dir,
+    };
     const { code, stdout, stderr } = await bash(script, env);
     assert.equal(
       code,
@@ -114,6 +120,8 @@ async function runDocument(file: string): Promise<string[]> {
     return outputs;
   } finally {
     await server.close();
+    // What `npm pack` (docs/API.md section 13) writes into the repository.
+    rmSync(join(REPO_ROOT, "exchange-server-0.1.0.tgz"), { force: true });
   }
 }
 
@@ -145,5 +153,10 @@ describe("the documents' shell examples", () => {
   it("docs/API.md's run in order against a fresh server", async () => {
     const outputs = await runDocument("docs/API.md");
     assert.match(outputs.join(""), /"clientOrderId":"mm-1"/);
+    // Section 13: the packed client, imported from another project, placed and cancelled an order.
+    assert.match(
+      outputs.join(""),
+      /\{"id":\d+,"pairName":"btc_usdt","tradeType":"limit","directionType":"buy","price":20000,"amount":0\.001,/,
+    );
   });
 });
