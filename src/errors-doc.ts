@@ -5,12 +5,22 @@
  */
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { ERROR_LIST, wireCode } from "./errors.ts";
+import { ERROR_LIST, type ErrorDef, wireCode } from "./errors.ts";
 
 export const ERRORS_DOC_PATH = fileURLToPath(new URL("../docs/API-errors.md", import.meta.url));
 
 function cell(text: string): string {
   return text.replaceAll("|", "\\|");
+}
+
+/** The HTTP column: a batch-only error is an element of a 200 answer, never a status of its own. */
+export function statusCell(def: ErrorDef): string {
+  return def.batchElementOnly === true ? "200 (batch element)" : String(def.status);
+}
+
+/** The field column: an unknown field is reported under its own name, not a fixed key. */
+export function fieldCell(def: ErrorDef): string {
+  return def.keyIsFieldName === true ? "the field's own name" : `\`${def.field}\``;
 }
 
 export function renderErrorCatalogue(): string {
@@ -25,6 +35,12 @@ export function renderErrorCatalogue(): string {
     "carry a detail in parentheses (a limit, a path); a code never changes meaning. Clients should act",
     "on `codes`, and show `errors` to people.",
     "",
+    "HTTP is the status of an answer that is this error. In the batch calls (`POST /1.0/trade/create-orders`,",
+    "`POST /1.0/trade/cancel-orders`) the answer is HTTP 200 whatever its elements hold: an element that",
+    'failed is `{"errors": ..., "codes": ...}` (a cancel\'s with its `orderId`) with a code of this list,',
+    "and the status given here does not apply to it. Only an invalid batch as a whole (`ORDERS_INVALID`,",
+    "`ORDER_IDS_INVALID`, an unknown field, authentication, limits) answers with its own status.",
+    "",
     "| Code | HTTP | Field | Message (en) | Message (ru) |",
     "| ---- | ---- | ----- | ------------ | ------------ |",
   ];
@@ -33,7 +49,9 @@ export function renderErrorCatalogue(): string {
     const name = wireCode(def);
     if (seen.has(name)) continue; // an internal failure listed once, as INTERNAL
     seen.add(name);
-    lines.push(`| \`${name}\` | ${def.status} | \`${def.field}\` | ${cell(def.en)} | ${cell(def.ru)} |`);
+    lines.push(
+      `| \`${name}\` | ${statusCell(def)} | ${fieldCell(def)} | ${cell(def.en)} | ${cell(def.ru)} |`,
+    );
   }
   return `${lines.join("\n")}\n`;
 }

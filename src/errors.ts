@@ -43,6 +43,16 @@ export interface ErrorDef {
    * A wire code never changes meaning: rename a key only together with a `name` keeping the old one.
    */
   readonly name?: string;
+  /**
+   * For the published catalogue (src/errors-doc.ts): the key under `errors` is the offending
+   * field's own name, not `field` (an unknown body field is reported under that field).
+   */
+  readonly keyIsFieldName?: true;
+  /**
+   * For the published catalogue: answered only as an element of a batch's 200 answer
+   * (create-orders), never as an HTTP status of its own.
+   */
+  readonly batchElementOnly?: true;
 }
 
 const INTERNAL_EN = "Internal server error";
@@ -698,6 +708,7 @@ export const ERRORS = {
     code: 600,
     status: 400,
     field: "body",
+    keyIsFieldName: true,
     en: "Unknown field",
     ru: "Неизвестное поле",
   },
@@ -782,6 +793,7 @@ export const ERRORS = {
     code: 612,
     status: 400,
     field: "body",
+    batchElementOnly: true,
     en: "Each order must be a JSON object",
     ru: "Каждая заявка должна быть JSON-объектом",
   },

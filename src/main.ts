@@ -10,7 +10,12 @@ async function main(): Promise<void> {
   const settings = parseSettings(process.argv.slice(2), process.env);
   for (const w of settings.warnings) console.warn(`warning: ${w}`);
   const running = await startExchange(settings);
-  console.log(`listening on ${running.url}`);
+  // The harness and scripts read the address up to the first space; the settings follow it.
+  const rate = settings.rateLimit === 0 ? "off" : `${settings.rateLimit}/s per token and address`;
+  console.log(
+    `listening on ${running.url} (database ${settings.dbPath}, synchronous ${settings.synchronous}, ` +
+      `rate limit ${rate}, wait strategy ${running.waitStrategy})`,
+  );
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -12,10 +12,12 @@
  * and `close()` runs them backwards: stop accepting, drain the workers, commit, close.
  */
 
+import net from "node:net";
 import { availableParallelism } from "node:os";
 import uws from "@trufflesuite/uws-js-unofficial";
 import { NO_REQUEST } from "./command.ts";
-import { type ExchangeConfig, FEE_ACCOUNT_UID, loadConfig, type Settings } from "./config.ts";
+import { ConfigError, type ExchangeConfig, FEE_ACCOUNT_UID, loadConfig, type Settings } from "./config.ts";
+import { type DbLock, lockDatabase } from "./db/lock.ts";
 import { DbReader } from "./db/reader.ts";
 import { balanceTotals, checkPairs, loadState, resolveCurrencyScales } from "./db/recovery.ts";
 import { DbWriter } from "./db/writer.ts";
@@ -43,6 +45,8 @@ export interface RunningExchange {
   readonly port: number;
   readonly url: string;
   readonly exchange: Exchange;
+  /** How the pair workers wait for commands, as chosen at start (`auto` resolved). */
+  readonly waitStrategy: string;
   /** Graceful stop: no new requests, every acknowledged write committed, database closed. */
   close(): Promise<void>;
 }
@@ -75,7 +79,7 @@ export async function startExchange(
 ): Promise<RunningExchange> {
   if (!isNativeUws()) {
     if (!settings.allowSlowUws) {
-      throw new Error(
+      throw new ConfigError(
         "uWebSockets.js native binary did not load: refusing to run on the slow pure-JS fallback " +
           "(pass --allow-slow-uws or ALLOW_SLOW_UWS=1 to run anyway)",
       );
@@ -86,8 +90,33 @@ export async function startExchange(
   // 1. settings and config
   const loaded = loadConfig(settings.configPath);
 
-  // 2. database: pair decimals must match what is stored; a currency keeps its largest scale.
-  const db = openDatabase(settings.dbPath, { synchronous: settings.synchronous });
+  // 2. database: one server per file (src/db/lock.ts), taken before anything is read or written.
+  const lock = lockDatabase(settings.dbPath);
+  try {
+    return await startLocked(settings, loaded, lock, log, onFatal);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+async function startLocked(
+  settings: Settings,
+  loaded: ExchangeConfig,
+  lock: DbLock,
+  log: (line: string) => void,
+  onFatal: FatalHandler,
+): Promise<RunningExchange> {
+  // Pair decimals must match what is stored; a currency keeps its largest scale.
+  let db: ReturnType<typeof openDatabase>;
+  try {
+    db = openDatabase(settings.dbPath, { synchronous: settings.synchronous });
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? "";
+    if (/^SQLITE_(CANTOPEN|NOTADB|READONLY|PERM|IOERR)/.test(code))
+      throw new ConfigError(`database ${settings.dbPath}: cannot open: ${(err as Error).message}`);
+    throw err;
+  }
   let config: ExchangeConfig;
   let state: ReturnType<typeof loadState>;
   try {
@@ -295,12 +324,24 @@ export async function startExchange(
     afterNonces,
     listenKeys,
   });
-  const listenSocket = await new Promise<uws.us_listen_socket>((resolve, reject) => {
-    app.listen(settings.host, settings.port, (s) => {
-      if (s === false) reject(new Error(`cannot listen on ${settings.host}:${settings.port}`));
-      else resolve(s);
-    });
+  // Exclusive: without it uWebSockets.js sets SO_REUSEPORT, and a second server on the same port
+  // starts silently and takes half of the connections.
+  const listenSocket = await new Promise<uws.us_listen_socket | false>((resolve) => {
+    if (isNativeUws()) exclusiveListen(app, settings.host, settings.port, resolve);
+    else app.listen(settings.host, settings.port, resolve);
   });
+  if (listenSocket === false) {
+    const reason = await whyCannotListen(settings.host, settings.port);
+    accepting = false;
+    closing = (async () => {
+      await Promise.all(channels.map((c) => c.close()));
+      await writer.close();
+      listenKeys.stop();
+      await reader.close();
+    })();
+    await closing;
+    throw new ConfigError(`cannot listen on ${settings.host}:${settings.port}: ${reason}`);
+  }
   const port = isNativeUws()
     ? uws.us_socket_local_port(listenSocket as unknown as uws.us_socket)
     : settings.port;
@@ -324,10 +365,51 @@ export async function startExchange(
       listenKeys.stop();
       hub.shutdown();
       await reader.close();
+      lock.release();
     })();
     return closing;
   };
-  return { port, url, exchange, close };
+  return { port, url, exchange, waitStrategy, close };
+}
+
+/** The typings' `ListenOptions` is a type only: the module exports no such object at run time. */
+const LIBUS_LISTEN_EXCLUSIVE_PORT = 1 satisfies uws.ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT;
+
+/** `app.listen(host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, cb)`: the native call takes it, the typings only with a port. */
+function exclusiveListen(
+  app: uws.TemplatedApp,
+  host: string,
+  port: number,
+  cb: (s: uws.us_listen_socket | false) => void,
+): void {
+  const listen = app.listen as unknown as (
+    host: string,
+    port: number,
+    options: number,
+    cb: (s: uws.us_listen_socket | false) => void,
+  ) => uws.TemplatedApp;
+  listen.call(app, host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, cb);
+}
+
+/**
+ * uWebSockets.js says only that listening failed; node's own listen on the same address names the
+ * reason (EADDRINUSE: another process has the port; EADDRNOTAVAIL / ENOTFOUND: not an address of
+ * this machine).
+ */
+function whyCannotListen(host: string, port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EADDRINUSE") resolve("the port is in use by another process");
+      else if (err.code === "EADDRNOTAVAIL") resolve(`${host} is not an address of this machine`);
+      else if (err.code === "ENOTFOUND" || err.code === "EAI_AGAIN") resolve(`host ${host} is not known`);
+      else if (err.code === "EACCES") resolve(`permission denied for port ${port}`);
+      else resolve(err.message);
+    });
+    probe.listen({ host, port, exclusive: true }, () =>
+      probe.close(() => resolve("refused by uWebSockets.js")),
+    );
+  });
 }
 
 /**

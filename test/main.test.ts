@@ -5,6 +5,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
+import { validateConfig } from "../src/config.ts";
+import { checkPairs } from "../src/db/recovery.ts";
+import { openDatabase } from "../src/protocol/db-open.ts";
+import { runToExit } from "./e2e/harness.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 
@@ -58,5 +62,71 @@ describe("npm start entry point", () => {
     );
     assert.equal(code, 1);
     assert.match(output, /config error: .*pairs\[0\]: name must match/);
+  });
+
+  /** Exit 1 with exactly one line on stderr, `config error: ...`, and no stack trace. */
+  async function assertConfigError(args: string[], why: RegExp, env: Record<string, string> = {}) {
+    const result = await runToExit(args, env);
+    const output = `--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`;
+    assert.equal(result.code, 1, output);
+    const lines = result.stderr.trimEnd().split("\n");
+    assert.equal(lines.length, 1, output);
+    assert.match(lines[0], /^config error: /, output);
+    assert.match(lines[0], why, output);
+    assert.doesNotMatch(result.stdout, /listening on/, output);
+  }
+
+  it("refuses a --db whose folder cannot be made, in one line and at once (/proc used to spin)", async () => {
+    await assertConfigError(
+      ["--port", "0", "--db", "/proc/x/y.db"],
+      /database \/proc\/x\/y\.db: cannot create its folder: .*\/proc\/x/,
+    );
+    const file = path.join(dir, "a-file");
+    writeFileSync(file, "");
+    await assertConfigError(
+      ["--port", "0", "--db", path.join(file, "x.db")],
+      /cannot create its folder: .*is not a folder/,
+    );
+  });
+
+  it("refuses a --db that is not a database file, in one line", async () => {
+    const notDb = path.join(dir, "not-a.db");
+    writeFileSync(
+      notDb,
+      "this is not an SQLite database, just some text long enough to have a header\n".repeat(20),
+    );
+    await assertConfigError(["--port", "0", "--db", notDb], /database .*not-a\.db: cannot open: /);
+  });
+
+  it("refuses a --host it cannot listen on, in one line naming the reason", async () => {
+    await assertConfigError(
+      ["--port", "0", "--host", "10.254.254.254", "--db", path.join(dir, "h.db")],
+      /cannot listen on 10\.254\.254\.254:0: 10\.254\.254\.254 is not an address of this machine/,
+    );
+    await assertConfigError(
+      ["--port", "0", "--host", "no-such-host.invalid", "--db", path.join(dir, "h2.db")],
+      /cannot listen on no-such-host\.invalid:0: host no-such-host\.invalid is not known/,
+    );
+  });
+
+  it("refuses pair decimals that differ from the database's, in one line naming the pair", async () => {
+    const dbPath = path.join(dir, "decimals.db");
+    const pair = {
+      name: "btc_usdt",
+      priceDecimals: 2,
+      amountDecimals: 6,
+      minAmount: "0.001",
+      maxAmount: "100",
+      maxPrice: "1000000",
+    };
+    const db = openDatabase(dbPath);
+    checkPairs(db, validateConfig({ pairs: [pair] }).pairs);
+    db.close();
+    const config = path.join(dir, "decimals.json");
+    writeFileSync(config, JSON.stringify({ pairs: [{ ...pair, priceDecimals: 3 }] }));
+    await assertConfigError(
+      ["--port", "0", "--db", dbPath, "--config", config],
+      /pair decimals differ from the database .*pair btc_usdt: configured priceDecimals 3, amountDecimals 6; the database holds priceDecimals 2, amountDecimals 6/,
+    );
   });
 });

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
@@ -17,6 +17,7 @@ import {
   serverNodeFlags,
   v8PoolSizeFor,
 } from "../scripts/node-flags.mjs";
+import { waitFor } from "./wait.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 
@@ -161,6 +162,96 @@ describe("scripts/start.mjs", () => {
     } finally {
       clearTimeout(timer);
       if (launcher.exitCode === null) launcher.kill("SIGKILL");
+    }
+  });
+});
+
+/** The process `pid` and all its descendants, from /proc (children of every thread). */
+function processTree(pid: number): number[] {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) {
+    let tasks: string[];
+    try {
+      tasks = readdirSync(`/proc/${out[i]}/task`);
+    } catch {
+      continue;
+    }
+    for (const task of tasks) {
+      let children = "";
+      try {
+        children = readFileSync(`/proc/${out[i]}/task/${task}/children`, "utf8");
+      } catch {}
+      for (const child of children.trim().split(/\s+/)) if (child !== "") out.push(Number(child));
+    }
+  }
+  return out;
+}
+
+function alive(pid: number): boolean {
+  try {
+    // A zombie (exited, not yet reaped) has state Z: it runs nothing and holds nothing.
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+describe("npm start", () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "exchange-npm-start-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("kill <pid of npm start> stops npm, the launcher and the server, and the database closes cleanly", async () => {
+    const db = path.join(dir, "npm.db");
+    // What `npm start -- ... &` then `kill $!` does: the pid is npm's own.
+    const npm = spawn("npm", ["start", "--", "--host", "127.0.0.1", "--port", "0", "--db", db], {
+      cwd: ROOT,
+      env: { ...process.env, NODE_TEST_CONTEXT: undefined },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    npm.stderr.on("data", (d) => {
+      output += d;
+    });
+    npm.stdout.on("data", (d) => {
+      output += d;
+    });
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      npm.on("exit", (code, signal) => resolve({ code, signal })),
+    );
+    let tree: number[] = [];
+    try {
+      const line = await waitFor(() => /listening on http:\/\/127\.0\.0\.1:\d+ \(.*\)/.exec(output)?.[0], {
+        what: "npm start to print listening on",
+        timeoutMs: 120_000,
+      });
+      // The start-up line names the settings in force.
+      assert.match(
+        line,
+        /database .*npm\.db, synchronous FULL, rate limit 1000\/s per token and address, wait strategy (blocking|busy-spin)/,
+      );
+      tree = processTree(npm.pid!);
+      assert.ok(tree.length >= 3, `npm, the launcher and the server: ${tree.join(" ")}`);
+      npm.kill("SIGTERM");
+      const end = await exited;
+      assert.deepEqual(end, { code: 0, signal: null }, output);
+      await waitFor(() => tree.every((pid) => !alive(pid)), {
+        what: `every process of npm start to be gone (${tree.join(" ")})`,
+        timeoutMs: 20_000,
+      });
+      assert.match(output, /SIGTERM: shutting down/);
+      // A clean close checkpoints and removes the WAL files of the database and of its journal.
+      for (const leftover of [`${db}-wal`, `${db}-shm`, `${db}.journal-wal`, `${db}.journal-shm`])
+        assert.ok(
+          !existsSync(leftover),
+          `${leftover} is left: the server did not close the database\n${output}`,
+        );
+    } finally {
+      for (const pid of tree.length > 0 ? tree : [npm.pid!]) {
+        if (!alive(pid)) continue;
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {}
+      }
     }
   });
 });

@@ -6,6 +6,7 @@
  *   3. loadState             everything the in-memory state is rebuilt from
  */
 
+import { ConfigError } from "../config.ts";
 import type { Db } from "../protocol/db-open.ts";
 import { BUY } from "../protocol/engine.ts";
 import {
@@ -49,9 +50,9 @@ export function checkPairs(db: Db, pairs: readonly PairConfig[]): void {
       }
     }
     if (problems.length > 0) {
-      throw new Error(
+      throw new ConfigError(
         `refusing to start: pair decimals differ from the database (stored prices and amounts are ` +
-          `integers at the stored scale).\n  ${problems.join("\n  ")}`,
+          `integers at the stored scale): ${problems.join("; ")}`,
       );
     }
     for (const p of fresh) insert.run(p.name, p.priceDecimals, p.amountDecimals);

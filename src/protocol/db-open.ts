@@ -43,6 +43,35 @@ export interface OpenOptions {
   schema?: string;
 }
 
+/**
+ * Creates `dir` and any missing parents, one level at a time. `fs.mkdirSync(dir, {recursive: true})`
+ * loops forever (100% CPU) when a parent exists but refuses new entries with ENOENT, as `/proc`
+ * does; here every failure throws with the folder it was about.
+ */
+export function makeFolder(dir: string): void {
+  const missing: string[] = [];
+  let at = path.resolve(dir);
+  for (;;) {
+    try {
+      if (!fs.statSync(at).isDirectory()) throw new Error(`${at} is not a folder`);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    }
+    missing.push(at);
+    const parent = path.dirname(at);
+    if (parent === at) break;
+    at = parent;
+  }
+  for (const folder of missing.reverse()) {
+    try {
+      fs.mkdirSync(folder);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+  }
+}
+
 /** A connection (better-sqlite3 instance). */
 export type Db = Database.Database;
 
@@ -51,7 +80,7 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Db {
   if (sync !== "FULL" && sync !== "NORMAL")
     throw new Error(`synchronous must be FULL or NORMAL, not ${sync}`);
   const readonly = opts.readonly === true;
-  if (!readonly && file !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  if (!readonly && file !== ":memory:") makeFolder(path.dirname(path.resolve(file)));
   const db = new Database(file, { readonly, fileMustExist: readonly });
   try {
     db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);

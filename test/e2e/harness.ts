@@ -565,6 +565,42 @@ export function sharedServer(onStart: (server: TestServer) => void, options: Sta
   });
 }
 
+/**
+ * Runs `node --import tsx src/main.ts <args>` to its exit, for servers expected to refuse to start;
+ * a server still running after START_TIMEOUT_MS is killed and the test fails.
+ */
+export function runToExit(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
+  delete childEnv.NODE_TEST_CONTEXT;
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
+    cwd: REPO_ROOT,
+    env: childEnv,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  live.add(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => {
+    stdout += d;
+  });
+  child.stderr.setEncoding("utf8").on("data", (d: string) => {
+    stderr += d;
+  });
+  const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolveExit) =>
+    child.once("close", (code) => {
+      live.delete(child);
+      resolveExit({ code, stdout, stderr });
+    }),
+  );
+  return withTimeout(exited, START_TIMEOUT_MS, `server ${args.join(" ")} to exit`).catch((error) => {
+    child.kill("SIGKILL");
+    throw new Error(`${(error as Error).message}\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`);
+  });
+}
+
 /** Places a limit order and answers it, failing the test on anything but a 200. */
 export async function placeLimit(user: TestUser, ...args: Parameters<typeof limit>): Promise<CreatedOrder> {
   return expectOk(await user.client.createOrder(limit(...args)), `create ${args.join(" ")}`);

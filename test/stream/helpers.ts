@@ -81,6 +81,7 @@ export async function startServer(
     port: running.port,
     url: running.url,
     exchange: running.exchange,
+    waitStrategy: running.waitStrategy,
     wsUrl: `ws://127.0.0.1:${running.port}/stream`,
     users,
     hub: () => running.exchange.listener as StreamHub,

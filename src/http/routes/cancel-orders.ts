@@ -1,6 +1,6 @@
 /** CONTRACT 8.5 `POST /trade/cancel-orders`: 1..100 orders by id, each answered on its own. */
 import { Code, errorBody, multiErrorBody } from "../../errors.ts";
-import { unknownFields } from "../json-body.ts";
+import { LosslessNumber, unknownFields } from "../json-body.ts";
 import { send, sendError } from "../request.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";
 import { cancelOrdersRequestSchema, cancelOrdersResultSchema } from "../schemas-contract.ts";
@@ -34,8 +34,14 @@ export const cancelOrders: PostRoute = {
       const answer = batchAnswer(ctx, res, info, list.length);
       list.forEach((item, i) => {
         const orderId = orderIdOf(item);
-        // The id as the client gave it, for an element that is not a valid id.
-        const echo = orderId > 0 ? String(orderId) : (JSON.stringify(item) ?? "null");
+        // The id as the client gave it, for an element that is not a valid id (a number a double
+        // cannot hold, such as 1e400, by its source text: a JSON number literal).
+        const echo =
+          orderId > 0
+            ? String(orderId)
+            : item instanceof LosslessNumber
+              ? item.value
+              : (JSON.stringify(item) ?? "null");
         // `{"orderId":id}`, or the error body with the id put in front of `errors`.
         const put = (err: number): void =>
           answer(

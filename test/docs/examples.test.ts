@@ -1,0 +1,162 @@
+/**
+ * The shell examples of README.md and docs/API.md run as a reader would run them: every ```sh block
+ * of a document, in the order it is read, in one bash session (`set -euo pipefail`), against a fresh
+ * server started here with the ADMIN_TOKEN the document gives. Only the lines that start a server
+ * (`... npm start &`) or wait for one (`until curl ... /health ...`) are left out, and the port the
+ * documents use (8080) becomes the test server's.
+ *
+ * An example breaks the test when a command fails (non-zero exit, an unset variable, a CLI answer
+ * that is not 200), when an answer is an error (`"errors"` anywhere in the output: every example is
+ * meant to succeed), or when a block prints nothing. The examples use curl, openssl and jq, and the
+ * `exchange` command of the build (`npx exchange`), which is built here first.
+ */
+import assert from "node:assert/strict";
+import { execFile, spawn } from "node:child_process";
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { before, describe, it } from "node:test";
+import { promisify } from "node:util";
+import { REPO_ROOT, TestServer } from "../e2e/harness.ts";
+
+const run = promisify(execFile);
+const DOC_PORT = 8080;
+const BLOCK_MARK = "::doc-example-block::";
+
+/** The body of every ```sh block, in document order. */
+export function shellBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
+}
+
+/** A block without the lines that start or wait for a server, on `port` instead of the docs' one. */
+export function runnable(block: string, port: number): string {
+  return block
+    .split("\n")
+    .filter((line) => !/\bnpm (run )?start\b/.test(line) && !/^\s*until curl .*\/health/.test(line))
+    .join("\n")
+    .replace(new RegExp(`(localhost|127\\.0\\.0\\.1):${DOC_PORT}\\b`, "g"), `$1:${port}`);
+}
+
+/** The admin token a document starts its server with. */
+function adminTokenOf(markdown: string): string {
+  const m = /ADMIN_TOKEN=(\S+) npm start &/.exec(markdown);
+  assert.ok(m !== null, "the document starts a server with ADMIN_TOKEN");
+  return m[1];
+}
+
+/**
+ * Runs `script` with bash in a process group of its own; after 120 s, or once it has exited, the
+ * whole group is killed, so that a broken example (a server started in the foreground, a stream
+ * that never ends) leaves nothing running.
+ */
+function bash(
+  script: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn("bash", ["-c", script], {
+    cwd: REPO_ROOT,
+    env,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => {
+    stdout += d;
+  });
+  child.stderr.setEncoding("utf8").on("data", (d: string) => {
+    stderr += d;
+  });
+  const killGroup = () => {
+    try {
+      process.kill(-child.pid!, "SIGKILL");
+    } catch {}
+  };
+  const timer = setTimeout(() => {
+    stderr += "\n[test] timed out after 120 s\n";
+    killGroup();
+  }, 120_000);
+  return new Promise((resolve) =>
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      // Whatever the examples left running goes too; then the pipes close with all output read.
+      killGroup();
+      child.once("close", () => resolve({ code, stdout, stderr }));
+    }),
+  );
+}
+
+/** Runs a document's examples; returns each block's output. */
+async function runDocument(file: string): Promise<string[]> {
+  const markdown = readFileSync(join(REPO_ROOT, file), "utf8");
+  const blocks = shellBlocks(markdown);
+  assert.ok(blocks.length > 0, `${file} has sh blocks`);
+  const server = await TestServer.start({ adminToken: adminTokenOf(markdown) });
+  try {
+    const script = [
+      "set -euo pipefail",
+      ...blocks.map((b) => `echo '${BLOCK_MARK}'\n${runnable(b, server.port)}`),
+      `echo '${BLOCK_MARK}'`,
+    ].join("\n");
+    // mktemp (the other project of docs/API.md section 13) makes its folders in this test's own.
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      LANG: "C.UTF-8",
+      TMPDIR: server.dir,
+    };
+    const { code, stdout, stderr } = await bash(script, env);
+    assert.equal(
+      code,
+      0,
+      `${file}: the examples stopped (exit ${code})\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`,
+    );
+    const outputs = stdout.split(`${BLOCK_MARK}\n`).slice(1, -1);
+    assert.equal(outputs.length, blocks.length, stdout);
+    outputs.forEach((out, i) => {
+      const where = `${file} sh block ${i + 1}:\n${blocks[i]}\n--- its output ---\n${out}\n--- stderr ---\n${stderr}`;
+      assert.ok(out.trim() !== "", `prints nothing: ${where}`);
+      assert.ok(!out.includes('"errors"'), `answers an error: ${where}`);
+    });
+    return outputs;
+  } finally {
+    await server.close();
+    // What `npm pack` (docs/API.md section 13) writes into the repository.
+    rmSync(join(REPO_ROOT, "exchange-server-0.1.0.tgz"), { force: true });
+  }
+}
+
+describe("the documents' shell examples", () => {
+  before(async () => {
+    // `npx exchange` runs the build's CLI (the package's bin): what `npm run build` makes of src/.
+    await run(process.execPath, ["scripts/build.mjs"], { cwd: REPO_ROOT, timeout: 180_000 });
+  });
+
+  it("leave out only the lines that start or wait for a server, and move the port", () => {
+    const block = [
+      "ADMIN_TOKEN=t npm start &",
+      "until curl -sf localhost:8080/health >/dev/null; do sleep 0.2; done   # wait",
+      "curl -s localhost:8080/1.0/time",
+      "export EXCHANGE_URL=http://127.0.0.1:8080 X=1",
+    ].join("\n");
+    assert.equal(
+      runnable(block, 4321),
+      "curl -s localhost:4321/1.0/time\nexport EXCHANGE_URL=http://127.0.0.1:4321 X=1",
+    );
+  });
+
+  it("README.md's run in order against a fresh server", async () => {
+    const outputs = await runDocument("README.md");
+    assert.match(outputs.join(""), /"listenKey":"[0-9a-f]{64}"/);
+    assert.match(outputs.join(""), /"cancelled":\[/);
+  });
+
+  it("docs/API.md's run in order against a fresh server", async () => {
+    const outputs = await runDocument("docs/API.md");
+    assert.match(outputs.join(""), /"clientOrderId":"mm-1"/);
+    // Section 13: the packed client, imported from another project, placed and cancelled an order.
+    assert.match(
+      outputs.join(""),
+      /\{"id":\d+,"pairName":"btc_usdt","tradeType":"limit","directionType":"buy","price":20000,"amount":0\.001,/,
+    );
+  });
+});
