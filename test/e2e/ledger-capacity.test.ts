@@ -8,6 +8,8 @@
  */
 
 import assert from "node:assert/strict";
+import { randomBytes, randomUUID } from "node:crypto";
+import { readFile, writeFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
 import { FEE_ACCOUNT_UID } from "../../src/config.ts";
 import { dec, fmt, mul } from "./decimal.ts";
@@ -204,5 +206,21 @@ describe("ledger capacity: 10^12 whole units and more at 6 fee decimals", () => 
     await server.restart();
     await assertConserved(server, [whale, treasury, holder, other]);
     assert.deepEqual((await server.balanceTable(other)).btc, [unit, "0"]);
+  });
+
+  it("refuses to start when a new config user would take a currency's total past the bound", async () => {
+    // btc's total stands at the bound (the test above); a config user with 1 more unit cannot be credited.
+    const config = JSON.parse(await readFile(server.configPath, "utf8")) as { users: object[] };
+    config.users.push({
+      uid: randomUUID(),
+      apiToken: randomBytes(16).toString("hex"),
+      secretKey: randomBytes(32).toString("hex"),
+      balances: { btc: "0.0000000000000001" },
+    });
+    await writeFile(server.configPath, JSON.stringify(config));
+    await assert.rejects(
+      server.restart(),
+      /balances\.btc would take the btc total of all accounts past the ledger's bound of 2\^127 - 1 units/,
+    );
   });
 });
