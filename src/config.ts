@@ -296,8 +296,18 @@ export interface ExchangeConfig {
   readonly users: readonly UserConfig[];
 }
 
-/** Largest value a ledger column (SQLite INTEGER, signed 64-bit) can hold. */
-export const MAX_LEDGER_VALUE = 2n ** 63n - 1n;
+/**
+ * The ledger's bound: 2^127 − 1 ledger units, a signed 128-bit integer. The sum of every account's
+ * balance of a currency (deposits − withdrawals) stays at or below it (a deposit that would pass it
+ * is refused), so every balance, reservation, fee and total of the ledger fits a signed 128-bit
+ * integer, whatever the trades between accounts. At the finest scale a currency can have (8 price
+ * and 8 amount decimals, plus 6 fee decimals: 22) that is still 1.7 × 10^16 whole units, so every
+ * currency holds at least MIN_LEDGER_CAPACITY whole units. Balances and transfers are stored as
+ * decimal text (migration 001), which SQLite keeps whatever their size.
+ */
+export const MAX_LEDGER_VALUE = 2n ** 127n - 1n;
+/** Whole units of every currency the ledger holds at any scale a config can give it (10^12). */
+export const MIN_LEDGER_CAPACITY = 10n ** 12n;
 /**
  * Prices in ticks and amounts in lots stay below 10^15: at most 15 significant digits, so every one
  * of them is an exact JS number (< 2^53, as the matching worker needs) and prints back exactly
@@ -488,10 +498,17 @@ export function validateConfig(raw: unknown, source = "<inline>"): ExchangeConfi
       baseLedgerFactor: pow10(baseScale - pair.amountDecimals),
       quoteLedgerFactor: pow10(quoteScale - pair.priceDecimals - pair.amountDecimals),
     };
+    // An order holds at most maxAmount (sell) or maxPrice × maxAmount (buy) in ledger units.
     if (pair.maxAmount * resolved.baseLedgerFactor > MAX_LEDGER_VALUE) {
       fail(
         `pairs[${pair.index}] (${pair.name})`,
-        `maxAmount does not fit a 64-bit ledger value at the ${pair.base} scale of ${baseScale} decimals`,
+        `maxAmount does not fit a 128-bit ledger value at the ${pair.base} scale of ${baseScale} decimals`,
+      );
+    }
+    if (pair.maxPrice * pair.maxAmount * resolved.quoteLedgerFactor > MAX_LEDGER_VALUE) {
+      fail(
+        `pairs[${pair.index}] (${pair.name})`,
+        `maxPrice × maxAmount does not fit a 128-bit ledger value at the ${pair.quote} scale of ${quoteScale} decimals`,
       );
     }
     return resolved;
@@ -500,6 +517,8 @@ export function validateConfig(raw: unknown, source = "<inline>"): ExchangeConfi
 
   // Users.
   const users: UserConfig[] = [];
+  // The config users' balances per currency: their sum is bounded like the ledger's total.
+  const credited = new Map<string, bigint>();
   if (raw.users !== undefined) {
     if (!Array.isArray(raw.users)) return fail("users", "must be an array");
     const uids = new Set<string>();
@@ -549,12 +568,14 @@ export function validateConfig(raw: unknown, source = "<inline>"): ExchangeConfi
           else if (parsed === ParseError.Zero) amount = 0n;
           else
             return fail(where, `balances.${currency} "${value}" ${describeParseError(parsed, info.scale)}`);
-          if (amount > MAX_LEDGER_VALUE) {
+          const total = (credited.get(currency) ?? 0n) + amount;
+          if (total > MAX_LEDGER_VALUE) {
             return fail(
               where,
-              `balances.${currency} is too large: at most ${formatDecimal(MAX_LEDGER_VALUE, info.scale)}`,
+              `balances.${currency} is too large: the config users' balances of ${currency} may sum to at most ${formatDecimal(MAX_LEDGER_VALUE, info.scale)}`,
             );
           }
+          credited.set(currency, total);
           balances.set(currency, amount);
         }
       }

@@ -467,8 +467,8 @@ export const ERRORS = {
     code: 267,
     status: 400,
     field: "amount",
-    en: "The resulting balance would be too large",
-    ru: "Итоговый баланс был бы слишком большим",
+    en: "The resulting balance would be too large: at most 2^127 - 1 units of the currency's ledger scale",
+    ru: "Итоговый баланс был бы слишком большим: не более 2^127 - 1 единиц шкалы учёта валюты",
   },
 
   // 270-279 nonce, apiToken
@@ -529,6 +529,16 @@ export const ERRORS = {
     field: "streams",
     en: "The stream list is malformed",
     ru: "Список потоков имеет неверный формат",
+  },
+
+  // 285-289 ledger capacity
+  /** A deposit that would take the currency's total over all accounts past the ledger's bound. */
+  LEDGER_TOTAL_TOO_LARGE: {
+    code: 285,
+    status: 400,
+    field: "amount",
+    en: "The currency's total over all accounts would be too large: at most 2^127 - 1 units of its ledger scale",
+    ru: "Сумма валюты по всем счетам была бы слишком большой: не более 2^127 - 1 единиц её шкалы учёта",
   },
 
   // 290-299 listen keys (CONTRACT 10)

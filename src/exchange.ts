@@ -35,7 +35,7 @@ import {
 import { Code } from "./errors.ts";
 import type { Ledger } from "./ledger.ts";
 import type { PairMarket } from "./market-data.ts";
-import { mulDivRoundHalfUp } from "./numbers.ts";
+import { floorToDouble, mulDivRoundHalfUp } from "./numbers.ts";
 import { OrderIndex } from "./order-index.ts";
 import { TIF_GTC, TIF_MASK } from "./orders.ts";
 import {
@@ -287,10 +287,12 @@ export class Exchange {
       hold = limitHold(p, cmd.side, cmd.price, cmd.amount);
       cmd.budget = NO_BUDGET;
     } else {
-      // Market buy: hold everything available (at most MAX_BUDGET ticks × lots); the worker
-      // refuses the order when walking the book would cost more, and the unused part is released.
+      // Market buy: hold everything available; the worker refuses the order when walking the book
+      // would cost more, and the unused part is released. The budget travels as a double: exact up
+      // to 2^53 ticks × lots, above that rounded down to the nearest double (at most a 2^-52 part
+      // of the balance left out), and the hold is exactly that budget.
       let units = ledger.available(user, currency) / p.quoteMul;
-      if (units > BigInt(MAX_BUDGET)) units = BigInt(MAX_BUDGET);
+      if (units > BigInt(MAX_BUDGET)) units = floorToDouble(units);
       cmd.budget = Number(units);
       hold = units * p.quoteMul;
     }

@@ -15,6 +15,12 @@ export class Ledger {
   private readonly avail: bigint[][] = [];
   private readonly resv: bigint[][] = [];
   /**
+   * Per currency, available + reserved summed over every user: deposits − withdrawals once the
+   * ledger is sound. Only loads, deposits and withdrawals change it (every other operation moves
+   * value between users), so it is kept up to date here instead of summed over the users.
+   */
+  private readonly sums: bigint[];
+  /**
    * (user, currency) pairs changed since the last `drainDirty`, encoded as user * C + currency, in
    * the order they first changed; `isDirty[key]` is 1 while a key is listed. A flag and a list
    * instead of a Set: every reserve, release and trade leg marks one or more keys, and a Set insert
@@ -25,6 +31,7 @@ export class Ledger {
 
   constructor(currencies: readonly string[]) {
     this.currencies = currencies;
+    this.sums = new Array<bigint>(currencies.length).fill(0n);
     currencies.forEach((c, i) => {
       this.index.set(c, i);
     });
@@ -70,6 +77,7 @@ export class Ledger {
   /** Sets both values (recovery only). */
   load(user: number, c: number, available: bigint, reserved: bigint): void {
     this.ensureUser(user);
+    this.sums[c] += available + reserved - this.avail[user][c] - this.resv[user][c];
     this.avail[user][c] = available;
     this.resv[user][c] = reserved;
   }
@@ -123,7 +131,13 @@ export class Ledger {
   deposit(user: number, c: number, amount: bigint): void {
     this.ensureUser(user);
     this.avail[user][c] += amount;
+    this.sums[c] += amount;
     this.touch(user, c);
+  }
+
+  /** Available + reserved of currency `c` summed over every user (what `totals` computes, kept). */
+  sum(c: number): bigint {
+    return this.sums[c];
   }
 
   /** Takes `amount` from available; false (and nothing changes) when not enough. */
@@ -131,6 +145,7 @@ export class Ledger {
     const a = this.avail[user];
     if (a[c] < amount) return false;
     a[c] -= amount;
+    this.sums[c] -= amount;
     this.touch(user, c);
     return true;
   }

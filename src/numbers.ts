@@ -249,3 +249,20 @@ export function mulDivRoundHalfUp(a: bigint, b: bigint, d: bigint): bigint {
   const remainder = product - quotient * d;
   return remainder * 2n >= d ? quotient + 1n : quotient;
 }
+
+const bits = new Float64Array(1);
+const bitsAsInt = new BigInt64Array(bits.buffer);
+
+/**
+ * The largest integer at most `value` (>= 0) that a double holds exactly: `value` itself below
+ * 2^53, otherwise `value` rounded down to the nearest double (Number() rounds to the nearest,
+ * which may be above).
+ */
+export function floorToDouble(value: bigint): bigint {
+  const nearest = Number(value);
+  if (BigInt(nearest) <= value) return value < 2n ** 53n ? value : BigInt(nearest);
+  // Positive doubles order like their bit patterns: one less is the double just below.
+  bits[0] = nearest;
+  bitsAsInt[0] -= 1n;
+  return BigInt(bits[0]);
+}

@@ -16,7 +16,14 @@ import net from "node:net";
 import { availableParallelism } from "node:os";
 import uws from "@trufflesuite/uws-js-unofficial";
 import { NO_REQUEST } from "./command.ts";
-import { ConfigError, type ExchangeConfig, FEE_ACCOUNT_UID, loadConfig, type Settings } from "./config.ts";
+import {
+  ConfigError,
+  type ExchangeConfig,
+  FEE_ACCOUNT_UID,
+  loadConfig,
+  MAX_LEDGER_VALUE,
+  type Settings,
+} from "./config.ts";
 import { type DbLock, lockDatabase } from "./db/lock.ts";
 import { DbReader } from "./db/reader.ts";
 import { balanceTotals, checkPairs, loadState, resolveCurrencyScales } from "./db/recovery.ts";
@@ -264,6 +271,12 @@ async function startLocked(
     if (users.idOf(u.uid) !== undefined) continue;
     if (users.hasToken(u.apiToken))
       throw new Error(`config user ${u.uid}: apiToken already belongs to another user`);
+    for (const [currency, amount] of u.balances) {
+      if (ledger.sum(ledger.currencyIndex(currency)) + amount > MAX_LEDGER_VALUE)
+        throw new Error(
+          `config user ${u.uid}: balances.${currency} would take the ${currency} total of all accounts past the ledger's bound of 2^127 - 1 units`,
+        );
+    }
     const id = admin.createUser(u.uid, { apiToken: u.apiToken, secretKey: u.secretKey });
     for (const [currency, amount] of u.balances) if (amount > 0n) admin.deposit(id, currency, amount);
   }

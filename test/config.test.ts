@@ -10,6 +10,7 @@ import {
   ledgerScale,
   loadConfig,
   MAX_LEDGER_VALUE,
+  MIN_LEDGER_CAPACITY,
   parseSettings,
   rateDecimals,
   validateConfig,
@@ -234,6 +235,15 @@ function pair(overrides: Json = {}): Json {
     ...overrides,
   };
 }
+/** A pair whose quote currency (usdt) gets the finest ledger scale, 22 decimals. */
+const FINEST = pair({
+  priceDecimals: 8,
+  amountDecimals: 8,
+  minAmount: "0.00000001",
+  maxAmount: "9999999",
+  maxPrice: "9999999",
+  takerFee: "0.000001",
+});
 function user(overrides: Json = {}): Json {
   return {
     uid: "11111111-2222-4333-8444-555555555555",
@@ -322,8 +332,30 @@ describe("loadConfig", () => {
     assert.equal(config.users[1].balances.size, 0);
   });
 
-  it("bounds ledger values by a signed 64-bit integer", () => {
-    assert.equal(MAX_LEDGER_VALUE, 9_223_372_036_854_775_807n);
+  it("bounds ledger values by a signed 128-bit integer, 10^12 whole units at the finest scale", () => {
+    assert.equal(MAX_LEDGER_VALUE, 2n ** 127n - 1n);
+    // The finest scale a config can give a currency: 8 price and 8 amount decimals, 6 fee decimals.
+    assert.ok(MIN_LEDGER_CAPACITY * 10n ** 22n <= MAX_LEDGER_VALUE);
+  });
+
+  it("accepts 10^12 whole units and more of a currency at a scale of 22 decimals", () => {
+    const config = validateConfig({
+      pairs: [
+        pair({
+          priceDecimals: 8,
+          amountDecimals: 8,
+          minAmount: "0.00000001",
+          maxAmount: "9999999",
+          maxPrice: "9999999",
+          makerFee: "0.000125",
+        }),
+      ],
+      users: [user({ balances: { usdt: "17014118346046923.1731687303715884105727", eth: "1000000000000" } })],
+    });
+    assert.equal(config.currencies.get("usdt")!.scale, 22);
+    assert.equal(config.currencies.get("eth")!.scale, 14);
+    assert.equal(config.users[0].balances.get("usdt"), MAX_LEDGER_VALUE);
+    assert.equal(config.users[0].balances.get("eth"), 10n ** 26n);
   });
 
   it("accepts a config without users", () => {
@@ -461,12 +493,19 @@ describe("loadConfig", () => {
       /maxAmount has 11 integer digits and amountDecimals is 5; together they must not exceed 15/,
     ],
     [
-      "a maxAmount that overflows the ledger at its currency's scale",
+      "an order value (maxPrice × maxAmount) that overflows the ledger at its quote currency's scale",
       {
         pairs: [
-          pair({ name: "eth_btc", amountDecimals: 0, minAmount: "1", maxAmount: "999999999999999" }),
           pair({
-            name: "btc_eth",
+            name: "eth_btc",
+            priceDecimals: 0,
+            amountDecimals: 0,
+            minAmount: "1",
+            maxAmount: "999999999999999",
+            maxPrice: "999999999999999",
+          }),
+          pair({
+            name: "usdt_btc",
             priceDecimals: 8,
             amountDecimals: 8,
             maxPrice: "1",
@@ -475,7 +514,7 @@ describe("loadConfig", () => {
           }),
         ],
       },
-      /pairs\[0\] \(eth_btc\): maxAmount does not fit a 64-bit ledger value at the eth scale of 16 decimals/,
+      /pairs\[0\] \(eth_btc\): maxPrice × maxAmount does not fit a 128-bit ledger value at the btc scale of 16 decimals/,
     ],
     ["users that are not an array", { pairs: [pair()], users: {} }, /users: must be an array/],
     ["a user that is not an object", { pairs: [pair()], users: [1] }, /users\[0\]: must be an object/],
@@ -575,8 +614,28 @@ describe("loadConfig", () => {
     ["a fee given as a number", { pairs: [pair({ makerFee: 0.001 })] }, /makerFee must be a decimal string/],
     [
       "fees whose decimals overflow the ledger",
-      { pairs: [pair({ maxAmount: "1000000000", makerFee: "0.000001" })] },
-      /maxAmount does not fit a 64-bit ledger value at the eth scale of 11 decimals/,
+      {
+        pairs: [
+          pair({
+            name: "eth_btc",
+            priceDecimals: 0,
+            amountDecimals: 0,
+            minAmount: "1",
+            maxAmount: "999999999999999",
+            maxPrice: "999999999999999",
+          }),
+          pair({
+            name: "usdt_btc",
+            priceDecimals: 4,
+            amountDecimals: 4,
+            maxPrice: "1",
+            minAmount: "1",
+            maxAmount: "1",
+            makerFee: "0.000001",
+          }),
+        ],
+      },
+      /maxPrice × maxAmount does not fit a 128-bit ledger value at the btc scale of 14 decimals/,
     ],
     [
       "a config user with the fee account's uid",
@@ -590,8 +649,23 @@ describe("loadConfig", () => {
     ],
     [
       "a balance that overflows the ledger",
-      { pairs: [pair()], users: [user({ balances: { usdt: "1000000000000" } })] },
-      /balances.usdt is too large: at most 922337203685\.4775807/,
+      { pairs: [FINEST], users: [user({ balances: { usdt: "17014118346046923.1731687303715884105728" } })] },
+      /balances.usdt is too large: the config users' balances of usdt may sum to at most 17014118346046923\.1731687303715884105727/,
+    ],
+    [
+      "config users' balances that together overflow the ledger",
+      {
+        pairs: [FINEST],
+        users: [
+          user({ balances: { usdt: "10000000000000000" } }),
+          user({
+            uid: "11111111-2222-4333-8444-555555555556",
+            apiToken: "token-0002",
+            balances: { usdt: "7014118346046923.1731687303715884105728" },
+          }),
+        ],
+      },
+      /users\[1\] \(11111111-2222-4333-8444-555555555556\): balances.usdt is too large/,
     ],
   ];
   for (const [what, config, message] of invalid) {

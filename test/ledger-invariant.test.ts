@@ -5,7 +5,8 @@
  * every time in force and post-only, market orders, cancels, amends and cancel-alls from a few users,
  * sent without waiting for each other.
  *
- * Checked at every commit: per currency, available + reserved summed over users equals what was
+ * Each run funds its users with small balances or with a treasury's (past 2^63 units, market-buy
+ * budgets past 2^53 ticks × lots). Checked at every commit: per currency, available + reserved summed over users equals what was
  * deposited, nothing is negative, both in memory and in what recovery would rebuild from the
  * committed rows (the balance snapshots plus the trades committed after them, migration 005).
  * Checked whenever nothing is in flight: each user's reservation is exactly what its open orders
@@ -32,6 +33,11 @@ const BTC = 0;
 const USDT = 1;
 /** btc at scale 6 (amountDecimals: 1 unit per lot), usdt at 8 (1 unit per tick × lot). */
 const FUNDS: [bigint, bigint] = [10n ** 6n, 10n ** 10n];
+/**
+ * A treasury's funds (ledger capacity): 10^12 btc and 2^100 usdt units (about 1.3 × 10^22 usdt), so
+ * a market buy's budget is far past 2^53 ticks × lots and every total past 2^63.
+ */
+const WHALE_FUNDS: [bigint, bigint] = [10n ** 18n, 2n ** 100n];
 const USERS = 4;
 
 type Cmd =
@@ -146,15 +152,16 @@ describe("ledger invariant", () => {
     try {
       await fc.assert(
         fc.asyncProperty(
+          fc.constantFrom(FUNDS, WHALE_FUNDS),
           fc.array(fc.array(cmd, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 6 }),
-          async (bursts) => {
+          async (funds, bursts) => {
             // Fresh users for each run; every one funded in both currencies.
             const users = Array.from({ length: USERS }, () => nextUser++);
             for (const u of users) {
-              ledger.deposit(u, BTC, FUNDS[BTC]);
-              ledger.deposit(u, USDT, FUNDS[USDT]);
-              deposited[BTC] += FUNDS[BTC];
-              deposited[USDT] += FUNDS[USDT];
+              ledger.deposit(u, BTC, funds[BTC]);
+              ledger.deposit(u, USDT, funds[USDT]);
+              deposited[BTC] += funds[BTC];
+              deposited[USDT] += funds[USDT];
               // A deposit writes its balance rows at once, as Admin.deposit does.
               writer.balance(u, "btc", ledger.available(u, BTC), ledger.reserved(u, BTC));
               writer.balance(u, "usdt", ledger.available(u, USDT), ledger.reserved(u, USDT));
@@ -171,8 +178,8 @@ describe("ledger invariant", () => {
                     let code = 0;
                     let request = 0;
                     if (c.k === "deposit") {
-                      ledger.deposit(u, c.currency, FUNDS[c.currency]);
-                      deposited[c.currency] += FUNDS[c.currency];
+                      ledger.deposit(u, c.currency, funds[c.currency]);
+                      deposited[c.currency] += funds[c.currency];
                       const name = c.currency === BTC ? "btc" : "usdt";
                       writer.balance(
                         u,

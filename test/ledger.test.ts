@@ -56,3 +56,21 @@ describe("Ledger.drainDirty", () => {
     ]);
   });
 });
+
+describe("Ledger.sum", () => {
+  it("keeps each currency's total over users through loads, deposits, withdrawals and trades", () => {
+    const ledger = new Ledger(["btc", "usdt"]);
+    const big = 2n ** 126n;
+    ledger.load(0, 1, big, 5n);
+    ledger.deposit(1, 1, big - 6n);
+    ledger.load(0, 1, big, 6n); // a load replaces: the total follows
+    assert.equal(ledger.sum(1), 2n ** 127n);
+    assert.ok(ledger.reserve(1, 1, 10n));
+    ledger.transferWithFee(1, 0, 0, 1, 10n, 1n);
+    ledger.release(0, 1, 6n);
+    assert.ok(ledger.withdraw(0, 1, 7n));
+    assert.equal(ledger.sum(1), 2n ** 127n - 7n);
+    assert.equal(ledger.sum(0), 0n);
+    assert.deepEqual(ledger.totals(), [ledger.sum(0), ledger.sum(1)]);
+  });
+});

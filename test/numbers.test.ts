@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import {
   expandExponent,
+  floorToDouble,
   formatDecimal,
   MAX_INTEGER_DIGITS,
   mulDivRoundHalfUp,
@@ -325,6 +326,36 @@ describe("mulDivRoundHalfUp", () => {
           assert.ok(2n * a * b < (2n * r + 1n) * d);
         },
       ),
+    );
+  });
+});
+
+describe("floorToDouble", () => {
+  it("keeps every integer below 2^53 and every integer a double holds", () => {
+    for (const v of [0n, 1n, 2n ** 52n, 2n ** 53n - 1n, 2n ** 53n, 2n ** 54n + 4n, 2n ** 127n]) {
+      assert.equal(floorToDouble(v), v);
+    }
+  });
+
+  it("rounds down to the double below where Number() would round up", () => {
+    assert.equal(Number(2n ** 53n + 1n), 2 ** 53); // down already
+    assert.equal(floorToDouble(2n ** 53n + 1n), 2n ** 53n);
+    assert.equal(Number(2n ** 54n + 3n), 2 ** 54 + 4); // up
+    assert.equal(floorToDouble(2n ** 54n + 3n), 2n ** 54n);
+    // Just below a power of two the doubles are twice as dense: 2^127 − 1 → 2^127 − 2^74.
+    assert.equal(floorToDouble(2n ** 127n - 1n), 2n ** 127n - 2n ** 74n);
+  });
+
+  it("answers the largest double-held integer at most the value (property)", () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 2n ** 128n }), (v) => {
+        const f = floorToDouble(v);
+        assert.ok(f <= v, `${f} > ${v}`);
+        assert.equal(BigInt(Number(f)), f, "a double holds it");
+        // The next double above it is above the value.
+        const next = Number(f) === 0 ? 5e-324 : Number(f) * (1 + 2 ** -52);
+        assert.ok(next >= Number(f) && BigInt(Math.ceil(next)) > v, `${next} <= ${v}`);
+      }),
     );
   });
 });

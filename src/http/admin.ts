@@ -4,7 +4,7 @@
  */
 import type { HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import { parseAuthorization, secretsEqual } from "../auth.ts";
-import type { ExchangeConfig } from "../config.ts";
+import { type ExchangeConfig, MAX_LEDGER_VALUE } from "../config.ts";
 import type { DbWriter } from "../db/writer.ts";
 import { Code, multiErrorBody } from "../errors.ts";
 import type { Ledger } from "../ledger.ts";
@@ -167,8 +167,14 @@ export class Admin {
         if (typeof amount !== "bigint") return sendError(res, info, Code.AMOUNT_REQUIRED + amount, finish);
         const c = this.ledger.currencyIndex(cur.name);
         if (kind === "deposit") {
-          if (this.ledger.available(id, c) + this.ledger.reserved(id, c) + amount > MAX_BALANCE) {
+          // The ledger's bound (config.ts MAX_LEDGER_VALUE) holds for the currency's total, so
+          // every balance, hold and fee stays within it whatever the trades; a balance past it
+          // is named as such.
+          if (this.ledger.available(id, c) + this.ledger.reserved(id, c) + amount > MAX_LEDGER_VALUE) {
             return sendError(res, info, Code.BALANCE_TOO_LARGE, finish);
+          }
+          if (this.ledger.sum(c) + amount > MAX_LEDGER_VALUE) {
+            return sendError(res, info, Code.LEDGER_TOTAL_TOO_LARGE, finish);
           }
           this.deposit(id, cur.name, amount);
         } else {
@@ -212,6 +218,3 @@ export class Admin {
     );
   }
 }
-
-/** Largest balance a deposit may create (fits SQLite's and every client's 64-bit integers). */
-const MAX_BALANCE = 2n ** 63n - 1n;

@@ -7,8 +7,9 @@
  * every quantity an integer number of lots (10^-amountDecimals of the base currency). They travel
  * as JS numbers and stay exact because they are integers below 2^53 (the front end refuses any
  * input that could leave that range). Notional (price × quantity) is only computed for market-buy
- * budgets, where `budget` is in ticks × lots and is at most MAX_BUDGET, so every product compared
- * against it is either exact or provably larger than the budget.
+ * budgets, where `budget` is an integer number of ticks × lots: up to MAX_BUDGET every product
+ * compared against it is either exact or provably larger than the budget; a larger budget (any
+ * integer a double holds exactly, up to the ledger's 2^127) is compared in BigInt.
  *
  * Users are small integers assigned by the ledger (not UUIDs), order ids are positive integers
  * assigned before the command reaches the book. The book never reads a clock.
@@ -78,7 +79,10 @@ export const TIF_FOK = 2;
 export const TIF_MASK = 3;
 export const FLAG_POST_ONLY = 4;
 
-/** 2^52: the largest market-buy budget (ticks × lots); callers clamp larger balances to it. */
+/**
+ * 2^52: the largest market-buy budget (ticks × lots) the book compares in plain numbers; a larger
+ * one is compared in BigInt (a balance past it is a whale's, and so is the slower walk).
+ */
 export const MAX_BUDGET = 2 ** 52;
 /** Passed as `budget` for a market order that has none (market sells, benchmarks). */
 export const NO_BUDGET = -1;
@@ -136,8 +140,8 @@ export interface MatchingBook {
    */
   limit(orderId: number, user: number, side: Side, price: number, qty: number, flags?: number): ResultCode;
   /**
-   * Market order for `qty` lots. `budget` (market buys only, ticks × lots, at most MAX_BUDGET, or
-   * NO_BUDGET): when the full walk over other users' orders costs more than the budget, the order
+   * Market order for `qty` lots. `budget` (market buys only, ticks × lots: an integer held exactly
+   * by a double, or NO_BUDGET): when the full walk over other users' orders costs more than the budget, the order
    * is refused with ERR_INSUFFICIENT_FUNDS and nothing changes; while filling, a fill never makes
    * the spent amount exceed the budget (the remainder is cancelled).
    */

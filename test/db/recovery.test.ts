@@ -330,3 +330,38 @@ describe("resolveCurrencyScales", () => {
     db.close();
   });
 });
+
+describe("a database written under the 64-bit bound", () => {
+  it("grows its scale past 2^63 and still sums to deposits − withdrawals exactly", () => {
+    const db = openDatabase(`${tmp.dir}/old-bound.db`);
+    resolveCurrencyScales(db, new Map([["usdt", 8]]));
+    // The largest balances the old bound (2^63 − 1 units) let two accounts hold, and their transfers.
+    const old = 2n ** 63n - 1n;
+    db.prepare(
+      `INSERT INTO balances (user_id, currency, available, reserved)
+       VALUES (1, 'usdt', ?, '0'), (2, 'usdt', ?, ?)`,
+    ).run(old.toString(), (old - 5n).toString(), "5");
+    db.prepare(
+      `INSERT INTO transfers (user_id, currency, amount, kind, time_micro)
+       VALUES (1, 'usdt', ?, 'deposit', 1), (2, 'usdt', ?, 'deposit', 2)`,
+    ).run(old.toString(), old.toString());
+
+    // Fees of 6 decimals grow usdt from 8 to 14 decimals: every value × 10^6, far past 2^63.
+    assert.deepEqual(resolveCurrencyScales(db, new Map([["usdt", 14]])), new Map([["usdt", 14]]));
+    assert.deepEqual(
+      db.prepare("SELECT typeof(available) AS a, typeof(reserved) AS r FROM balances GROUP BY 1, 2").all(),
+      [{ a: "text", r: "text" }],
+    );
+    const state = loadState(db, [], NOW);
+    const grown = old * 10n ** 6n;
+    assert.deepEqual(
+      state.balances.map((b) => [b.userId, b.available, b.reserved]),
+      [
+        [1, grown, 0n],
+        [2, grown - 5_000_000n, 5_000_000n],
+      ],
+    );
+    assert.deepEqual(state.currencies.get("usdt"), { transfers: 2n * grown, balances: 2n * grown });
+    db.close();
+  });
+});

@@ -567,6 +567,40 @@ function contractSuite(make: BookFactory): void {
       ]);
       h.check();
     });
+
+    it("compares a budget past 2^52 exactly, to the last tick × lot of a sum past 2^53", () => {
+      const h = fresh();
+      // Safe prices whose products and sum are not exact doubles: 3 × (2^52 + 1) + (2^52 + 2).
+      h.limit(1, 1, SELL, 2 ** 52 + 1, 3);
+      h.limit(2, 3, SELL, 2 ** 52 + 2, 1);
+      h.limit(3, 3, SELL, 2 ** 52 + 3, 1); // not reached: the walk ends after 4 lots
+      h.limit(4, 2, SELL, 1, 5); // the buyer's own order: cancelled, not bought, not costed
+      const cost = 3n * (2n ** 52n + 1n) + 2n ** 52n + 2n;
+      assert.equal(cost, 2n ** 54n + 5n);
+      // Budgets are doubles: 2^54 + 5 is none, so the nearest below (2^54 + 4) and above (2^54 + 8).
+      assertRefusedUnchanged(h, ERR_INSUFFICIENT_FUNDS, () => h.market(5, 2, BUY, 4, 2 ** 54 + 4));
+      const bought = h.market(6, 2, BUY, 4, 2 ** 54 + 8);
+      assert.equal(bought.code, OK);
+      assert.deepEqual(
+        bought.events.filter((e) => e[0] === "trade"),
+        [
+          ["trade", 6, 2, BUY, 1, 1, 2 ** 52 + 1, 3, 1, 0],
+          ["trade", 6, 2, BUY, 2, 3, 2 ** 52 + 2, 1, 0, 0],
+        ],
+      );
+      h.check();
+    });
+
+    it("refuses a budget past 2^52 that a rounded product would fit", () => {
+      const h = fresh();
+      // 6 × 3,002,399,751,580,331 = 2^54 + 2, which as a double rounds (to even) down to 2^54.
+      const price = 3_002_399_751_580_331;
+      h.limit(1, 1, SELL, price, 6);
+      assert.equal(price * 6, 2 ** 54);
+      assertRefusedUnchanged(h, ERR_INSUFFICIENT_FUNDS, () => h.market(2, 2, BUY, 6, 2 ** 54));
+      assert.equal(h.market(3, 2, BUY, 6, 2 ** 54 + 4).code, OK);
+      h.check();
+    });
   });
 
   describe("level events and snapshots", () => {

@@ -42,6 +42,7 @@ import {
   ERR_ORDER_NOT_FOUND,
   ERR_WOULD_TAKE,
   FLAG_POST_ONLY,
+  MAX_BUDGET,
   type MatchingBook,
   OK,
   type ResultCode,
@@ -202,9 +203,16 @@ export class OrderBook implements MatchingBook {
 
   market(orderId: number, user: number, side: Side, qty: number, budget: number): ResultCode {
     const opp = side === BUY ? SELL : BUY;
-    const useBudget = side === BUY && budget >= 0;
+    let useBudget = side === BUY && budget >= 0;
     // Pre-walk the other users' orders: is there liquidity, and can the budget pay for it all?
-    const need = this.walkCost(opp, user, qty, useBudget ? budget : -1);
+    let need: number;
+    if (useBudget && budget > MAX_BUDGET) {
+      // A budget past 2^52 (a balance of more than 2^52 ticks × lots): the walk's products and sum
+      // need not be exact doubles, so the walk is costed in BigInt. Once it fits, the match (which
+      // fills exactly the walk's orders) needs no budget: nothing in it can be cut.
+      need = this.walkCostExact(opp, user, qty, BigInt(budget));
+      useBudget = false;
+    } else need = this.walkCost(opp, user, qty, useBudget ? budget : -1);
     if (need === -1) return ERR_NO_LIQUIDITY;
     if (need === -2) return ERR_INSUFFICIENT_FUNDS;
     const left = this.match(orderId, user, side, qty, Number.POSITIVE_INFINITY, useBudget ? budget : -1);
@@ -503,6 +511,31 @@ export class OrderBook implements MatchingBook {
           }
           cost += price * f;
           if (!(cost <= budget)) return -2;
+        }
+      }
+    }
+    return got === 0 ? -1 : got;
+  }
+
+  /** walkCost for a `budget` past MAX_BUDGET: the same walk, its cost summed exactly in BigInt. */
+  private walkCostExact(opp: Side, user: number, qty: number, budget: bigint): number {
+    const arr = this.sorted[opp];
+    const meta = this.cMeta;
+    let got = 0;
+    let cost = 0n;
+    for (let i = this.count[opp] - 1; i >= 0 && got < qty; i--) {
+      const lvl = arr[i];
+      const price = BigInt(this.lPrice[lvl]);
+      for (let c = this.lHead[lvl]; c !== NIL && got < qty; c = meta[c * CHUNK_META + C_NEXT]) {
+        const end = meta[c * CHUNK_META + C_FILL];
+        for (let pos = meta[c * CHUNK_META + C_HEAD]; pos < end && got < qty; pos++) {
+          const o = (c << CHUNK_SHIFT) + pos;
+          const open = this.of64[o * F64_WORDS + F_LEFT];
+          if (open === 0 || this.oi32[o * I32_WORDS + I_USER] === user) continue;
+          const f = Math.min(open, qty - got);
+          got += f;
+          cost += price * BigInt(f);
+          if (cost > budget) return -2;
         }
       }
     }
