@@ -156,6 +156,12 @@ export class ClientIdFilter {
   }
 
   add(user: number, id: string): void {
+    hashKey(user, id);
+    this.addHashed();
+  }
+
+  /** Adds the key last hashed (by `has`), without hashing it again. */
+  addHashed(): void {
     let last = this.layers[this.layers.length - 1];
     if (last.count >= last.capacity) {
       const next = last.capacity * 2;
@@ -164,7 +170,6 @@ export class ClientIdFilter {
         last = this.layers[this.layers.length - 1];
       }
     }
-    hashKey(user, id);
     last.addHashed();
   }
 
@@ -188,6 +193,8 @@ export class ClientIds {
   /** Creates the filter sent to the database, and how many of those were duplicates. */
   dbChecks = 0;
   dbDuplicates = 0;
+  /** The key `check` last hashed into the filter's look-up (`accepted` adds it without hashing again). */
+  private hashed: string | null = null;
 
   constructor(
     readonly window = DEFAULT_CLIENT_ID_WINDOW,
@@ -204,15 +211,21 @@ export class ClientIds {
 
   /** CID_NEW, CID_DUPLICATE, or CID_MAYBE (ask the database; `checked` when it said "unused"). */
   check(user: number, id: string, key: string, checked: boolean): number {
+    this.hashed = null;
     if (this.inFlight.has(key) || this.recent.has(key)) return CID_DUPLICATE;
-    if (checked || !this.filter.has(user, id)) return CID_NEW;
-    return CID_MAYBE;
+    if (checked) return CID_NEW;
+    const maybe = this.filter.has(user, id);
+    this.hashed = key;
+    return maybe ? CID_MAYBE : CID_NEW;
   }
 
   /** A create with this key was accepted: it holds the key until `committed` or `refused`. */
   accepted(user: number, id: string, key: string): void {
     this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
-    this.filter.add(user, id);
+    // Nothing hashes between a create's `check` and its `accepted` (one synchronous step).
+    if (this.hashed === key) this.filter.addHashed();
+    else this.filter.add(user, id);
+    this.hashed = null;
   }
 
   /** The create was refused after all (nothing was created): the key is free again. */
@@ -234,6 +247,7 @@ export class ClientIds {
 
   /** Recovery: a stored key (only the filter keeps it; the database holds the row). */
   restore(user: number, id: string): void {
+    this.hashed = null;
     this.filter.add(user, id);
   }
 
