@@ -8,7 +8,7 @@
  *
  * Load: --rate order requests a second (default 1,200), each a signed create-order with a new
  * client order id or a cancel: 45% passive limits (1..50 steps off the mid: they rest), 45%
- * cancels of the oldest resting ones (so the books stay about the same size), 10% crossing IOC
+ * cancels of the oldest resting ones (all cancels above 2,000 resting: the books stay about one size), 10% crossing IOC
  * limits (they trade with other users' resting orders and leave nothing behind).
  *
  * Verdict: the largest RSS over minutes 6-10 is at most 10% above the largest over minutes 2-5
@@ -17,6 +17,7 @@
  *   npx tsx bench/soak/client-ids.bench.ts [--minutes 10] [--rate 1200] [--users 64] [--conns 32]
  *     [--env NAME=VALUE ...]   extra environment for the server (e.g. EXCHANGE_OLD_SPACE_MB=default)
  *     [--server-flags "<node flags>"]   (e.g. --trace-gc)
+ *     [--script <checkout>/src/main.ts]   another version's server (its own node_modules), to compare
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -36,6 +37,7 @@ const { values: flags } = parseArgs({
     conns: { type: "string" },
     env: { type: "string", multiple: true },
     "server-flags": { type: "string" },
+    script: { type: "string" },
   },
 });
 const MINUTES = Number(flags.minutes ?? 10);
@@ -51,6 +53,8 @@ for (const pair of flags.env ?? []) {
   SERVER_ENV[pair.slice(0, eq)] = pair.slice(eq + 1);
 }
 const SAMPLE_MS = 10_000;
+/** Resting orders of the run above which the next request is a cancel. */
+const RESTING_CAP = 2000;
 const TICK_MS = 10;
 const DURATION_MS = MINUTES * 60_000;
 const MIB = 1024 * 1024;
@@ -65,7 +69,7 @@ writeFileSync(join(dir, "config.json"), JSON.stringify({ pairs: shipped.pairs, u
 const adminToken = randomBytes(24).toString("hex");
 const server = await spawnServer({
   name: "exchange",
-  script: "src/main.ts",
+  script: flags.script ?? "src/main.ts",
   nodeFlags: (flags["server-flags"] ?? "").split(/\s+/).filter((f) => f !== ""),
   args: [
     "--port",
@@ -100,7 +104,7 @@ try {
     users.push({ uid: u.uid, apiToken: u.apiToken, secretKey: u.secretKey });
   }
   console.log(
-    `soak: ${MINUTES} min at ${RATE} order requests/s, ${USERS} users, ${CONNS} connections; server pid ${server.pid}` +
+    `soak: ${flags.script ?? "src/main.ts"}, ${MINUTES} min at ${RATE} order requests/s, ${USERS} users, ${CONNS} connections; server pid ${server.pid}` +
       (Object.keys(SERVER_ENV).length > 0 ? `, env ${JSON.stringify(SERVER_ENV)}` : ""),
   );
   const verdict = await soak(users);
@@ -222,8 +226,9 @@ async function soak(users: BenchUser[]): Promise<{ pass: boolean; text: string }
       }
       const owed = Math.floor((elapsed / 1000) * RATE) - sent;
       for (let i = 0; i < owed; i++) {
+        // Above RESTING_CAP resting orders cancels come first, so the books stay about one size.
         const r = rnd();
-        if (r >= 0.45 || !cancel()) create();
+        if ((r >= 0.45 && resting.length - restingHead < RESTING_CAP) || !cancel()) create();
       }
       sent += Math.max(owed, 0);
       if (elapsed >= nextSample) {
