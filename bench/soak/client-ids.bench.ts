@@ -16,7 +16,8 @@
  *
  *   npx tsx bench/soak/client-ids.bench.ts [--minutes 10] [--rate 1200] [--users 64] [--conns 32]
  *     [--env NAME=VALUE ...]   extra environment for the server (e.g. EXCHANGE_OLD_SPACE_MB=default)
- *     [--server-flags "<node flags>"]   (e.g. --trace-gc)
+ *     [--server-flags="<node flags>"]   (e.g. --server-flags=--trace-gc)
+ *     [--server-log <dir>]   the server's output into <dir>/exchange-<pid>.log
  *     [--script <checkout>/src/main.ts]   another version's server (its own node_modules), to compare
  */
 import { randomBytes } from "node:crypto";
@@ -38,6 +39,7 @@ const { values: flags } = parseArgs({
     env: { type: "string", multiple: true },
     "server-flags": { type: "string" },
     script: { type: "string" },
+    "server-log": { type: "string" },
   },
 });
 const MINUTES = Number(flags.minutes ?? 10);
@@ -82,6 +84,7 @@ const server = await spawnServer({
     "0",
   ],
   env: { ...SERVER_ENV, ADMIN_TOKEN: adminToken, RATE_LIMIT: "0" },
+  logDir: flags["server-log"],
 });
 const origin = `http://127.0.0.1:${server.port}`;
 let stopped = false;
