@@ -41,6 +41,17 @@ export const NO_REQUEST = 0;
 export const NEEDS_ROW = -1;
 
 /**
+ * `Command.cidCheck`: a create's client order id against the database (src/client-ids.ts). NONE:
+ * not asked; ASKING: the read is out; UNUSED: no order has it; USED: one has (a duplicate);
+ * FAILED: the read failed.
+ */
+export const CID_CHECK_NONE = 0;
+export const CID_CHECK_ASKING = 1;
+export const CID_CHECK_UNUSED = 2;
+export const CID_CHECK_USED = 3;
+export const CID_CHECK_FAILED = 4;
+
+/**
  * Live state of an order the core knows about (open, or finishing in the current command). Its
  * facts (id, type, side, price, amount, used, cancelled, times, flags, client order id) are the
  * ones every order view is built from (src/views.ts).
@@ -109,6 +120,8 @@ export interface Command extends OrderInputs {
   hold: bigint;
   /** Amend: new total amount minus the current one. */
   delta: number;
+  /** Create with a client order id: where its check against the database stands (CID_CHECK_*). */
+  cidCheck: number;
 
   // ---- cancel-all
   group: CancelAllGroup | null;
@@ -160,6 +173,7 @@ export function newCommand(kind: number, request: number, user: number, pair: nu
     budget: 0,
     hold: 0n,
     delta: 0,
+    cidCheck: 0,
     group: null,
     targets: null,
     sent: 0,

@@ -6,6 +6,7 @@
 
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { DEFAULT_CLIENT_ID_FILTER_MB, DEFAULT_CLIENT_ID_WINDOW } from "./client-ids.ts";
 import { formatDecimal, ParseError, parseDecimal, pow10 } from "./numbers.ts";
 
 export class ConfigError extends Error {
@@ -40,6 +41,13 @@ export interface Settings {
    * and preflight answers for these only; `*` allows any. Empty (default): no CORS headers at all.
    */
   readonly corsOrigins: readonly string[];
+  /**
+   * Client order ids kept in memory after their create committed (src/client-ids.ts); older ones
+   * are judged by the database when the filter cannot rule them out.
+   */
+  readonly clientIdWindow: number;
+  /** The most memory (MiB) the filter over every client order id ever may take. */
+  readonly clientIdFilterMb: number;
   /** Lifetime of a listen key (CONTRACT 10: 60 minutes); not a flag, tests shorten it. */
   readonly listenKeyTtlMs?: number;
   /** Things worth printing at start that are not errors (e.g. a short admin token). */
@@ -56,6 +64,8 @@ export const DEFAULT_SETTINGS = {
   idleTimeoutSeconds: 120,
   maxBackpressureBytes: 1024 * 1024,
   waitStrategy: "auto",
+  clientIdWindow: DEFAULT_CLIENT_ID_WINDOW,
+  clientIdFilterMb: DEFAULT_CLIENT_ID_FILTER_MB,
 } as const;
 
 /** `auto` picks by core count at start; see src/pair-client.ts. */
@@ -82,6 +92,8 @@ const FLAG_OPTIONS = {
   "max-backpressure": { type: "string" },
   "wait-strategy": { type: "string" },
   "cors-origin": { type: "string" },
+  "client-id-window": { type: "string" },
+  "client-id-filter-mb": { type: "string" },
 } as const;
 
 /**
@@ -102,6 +114,8 @@ const FLAG_OPTIONS = {
  * | --max-backpressure | STREAM_MAX_BACKPRESSURE (bytes) | 1048576 |
  * | --wait-strategy | WAIT_STRATEGY | auto (or blocking, busy-spin) |
  * | --cors-origin | CORS_ORIGIN (comma-separated origins, or `*`) | none |
+ * | --client-id-window | EXCHANGE_CLIENT_ID_WINDOW (client order ids) | 65536 (0 = none) |
+ * | --client-id-filter-mb | EXCHANGE_CLIENT_ID_FILTER_MB (MiB) | 64 (4..4096) |
  * | (none) | ADMIN_TOKEN | unset: admin interface off |
  */
 export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): Settings {
@@ -218,6 +232,20 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
       BACKPRESSURE_MAX,
     ),
     corsOrigins: corsOrigins(pick("cors-origin", "CORS_ORIGIN")),
+    clientIdWindow: integer(
+      "client-id-window",
+      "EXCHANGE_CLIENT_ID_WINDOW",
+      DEFAULT_SETTINGS.clientIdWindow,
+      0,
+      100_000_000,
+    ),
+    clientIdFilterMb: integer(
+      "client-id-filter-mb",
+      "EXCHANGE_CLIENT_ID_FILTER_MB",
+      DEFAULT_SETTINGS.clientIdFilterMb,
+      4,
+      4096,
+    ),
     warnings,
   };
 }

@@ -15,8 +15,13 @@
  * every other request, whatever the pair. No stage holds a closure of the edge: the edge gives each
  * request an id and receives its result through `ResultSink`.
  */
+import { CID_DUPLICATE, CID_MAYBE, ClientIds } from "./client-ids.ts";
 import {
   type CancelAllGroup,
+  CID_CHECK_ASKING,
+  CID_CHECK_FAILED,
+  CID_CHECK_UNUSED,
+  CID_CHECK_USED,
   CMD_AMEND,
   CMD_CANCEL,
   CMD_CANCEL_ALL,
@@ -89,6 +94,9 @@ export { LIMIT, MARKET, NEEDS_ROW };
  */
 export const SNAPSHOT_MS = 1000;
 
+/** `placeNow`: the create's client order id must be checked against the database first. */
+const CHECK_CLIENT_ID = -2;
+
 /** A publication's empty lists: one shared array rather than three new ones per command. */
 const NONE: readonly never[] = Object.freeze([]);
 
@@ -137,11 +145,23 @@ export class Exchange {
   /** The resting orders of each user (cancel-all). */
   private readonly openByUser = new Map<number, OrderState[]>();
   /**
-   * `user:clientOrderId` of every order ever accepted with a client order id: they are unique per
-   * user (CONTRACT 8.2). A key is dropped again only when the book refuses the order (nothing was
+   * Client order ids, unique per user over all of the user's orders ever (CONTRACT 8.2), in bounded
+   * memory (src/client-ids.ts): those in flight and recent ones here, a filter over all, and the
+   * database for the rest. A key is freed again only when the book refuses the order (nothing was
    * created). Reads by client order id go to the committed rows, not here.
    */
-  private readonly clientIds = new Set<string>();
+  clientIds = new ClientIds();
+  /**
+   * Whether an order of `user` with this client order id is stored (its row readable: the read
+   * waits for every committed batch's rows). Set by the server to the reader pool's query.
+   */
+  clientIdStored: (user: number, clientOrderId: string) => Promise<boolean> = () =>
+    Promise.reject(new Error("no database to check client order ids against"));
+  /**
+   * Creates of a user waiting behind one whose client order id is being checked against the
+   * database, in arrival order (the head is the one being checked): a user's creates stay in order.
+   */
+  private readonly checkingClientIds = new Map<number, Command[]>();
   nextOrderId = 1;
   nextTradeId = 1;
   /** The fee account's user id (CONTRACT 9); must be set before any pair with fees trades. */
@@ -157,6 +177,8 @@ export class Exchange {
     this.ledger = ledger;
     this.db = db;
     this.results = new Results(db, this.pairs, (o) => this.orderView(o, true));
+    this.results.createCommitted = (user, clientOrderId) =>
+      this.clientIds.committed(ClientIds.key(user, clientOrderId));
     // Every balance record says which trades it holds: all those settled so far.
     db.tradesThroughMark(() => this.nextTradeId - 1);
     // Balances and candles keep only their latest values: they go into a batch as it is sealed,
@@ -265,13 +287,64 @@ export class Exchange {
     return this.place(cmd);
   }
 
-  /** Recovery: a stored order's client order id, so that it is never given again. */
-  restoreClientId(user: number, clientOrderId: string): void {
-    this.clientIds.add(`${user}:${clientOrderId}`);
+  /**
+   * A create: R1 now, or, while one of the user's creates waits for the database to judge its
+   * client order id, after it (0: its result comes later).
+   */
+  private place(cmd: Command): number {
+    const waiting = this.checkingClientIds.get(cmd.user);
+    if (waiting !== undefined) {
+      waiting.push(cmd);
+      return 0;
+    }
+    const code = this.placeNow(cmd);
+    if (code !== CHECK_CLIENT_ID) return code;
+    this.checkingClientIds.set(cmd.user, [cmd]);
+    this.checkClientId(cmd);
+    return 0;
   }
 
-  /** R1 of a create: hold what the order may cost, then hand it to its pair's FIFO. */
-  private place(cmd: Command): number {
+  /** Asks the database whether the client order id of `cmd` (the head of its user's queue) is used. */
+  private checkClientId(cmd: Command): void {
+    cmd.cidCheck = CID_CHECK_ASKING;
+    this.clientIds.dbChecks++;
+    this.clientIdStored(cmd.user, cmd.clientOrderId!).then(
+      (stored) => {
+        cmd.cidCheck = stored ? CID_CHECK_USED : CID_CHECK_UNUSED;
+        if (stored) this.clientIds.dbDuplicates++;
+        this.placeChecked(cmd.user);
+      },
+      () => {
+        cmd.cidCheck = CID_CHECK_FAILED;
+        this.placeChecked(cmd.user);
+      },
+    );
+  }
+
+  /** The database judged the head of the user's queue: it and those behind it run R1 in order. */
+  private placeChecked(user: number): void {
+    const list = this.checkingClientIds.get(user)!;
+    while (list.length > 0) {
+      const cmd = list[0];
+      const code = this.placeNow(cmd);
+      if (code === CHECK_CLIENT_ID) {
+        this.checkClientId(cmd);
+        return;
+      }
+      list.shift();
+      if (code !== 0) {
+        cmd.result = code;
+        this.results.answer(cmd);
+      }
+    }
+    this.checkingClientIds.delete(user);
+  }
+
+  /**
+   * R1 of a create: hold what the order may cost, then hand it to its pair's FIFO. CHECK_CLIENT_ID
+   * when only the database can tell whether its client order id was used (nothing done yet).
+   */
+  private placeNow(cmd: Command): number {
     const p = this.pairs[cmd.pair];
     const ledger = this.ledger;
     const user = cmd.user;
@@ -279,8 +352,16 @@ export class Exchange {
     // A market buy holds the user's whole available quote balance while it is in the worker: the
     // next one is decided against what the first leaves, one after the other.
     if (marketBuy && this.marketBuys.has(user)) return this.afterMarketBuys(cmd);
-    const clientKey = cmd.clientOrderId === undefined ? undefined : `${user}:${cmd.clientOrderId}`;
-    if (clientKey !== undefined && this.clientIds.has(clientKey)) return Code.CLIENT_ORDER_ID_DUPLICATE;
+    const cid = cmd.clientOrderId;
+    const clientKey = cid === undefined ? undefined : ClientIds.key(user, cid);
+    if (clientKey !== undefined) {
+      const check = cmd.cidCheck;
+      if (check === CID_CHECK_USED) return Code.CLIENT_ORDER_ID_DUPLICATE;
+      if (check === CID_CHECK_FAILED) return Code.INTERNAL;
+      const known = this.clientIds.check(user, cid!, clientKey, check === CID_CHECK_UNUSED);
+      if (known === CID_DUPLICATE) return Code.CLIENT_ORDER_ID_DUPLICATE;
+      if (known === CID_MAYBE) return CHECK_CLIENT_ID;
+    }
     const currency = cmd.side === SELL ? p.base : p.quote;
     let hold: bigint;
     if (!marketBuy) {
@@ -304,11 +385,11 @@ export class Exchange {
     }
     cmd.hold = hold;
     if (marketBuy) this.marketBuys.set(user, (this.marketBuys.get(user) ?? 0) + 1);
-    if (clientKey !== undefined) this.clientIds.add(clientKey);
+    if (clientKey !== undefined) this.clientIds.accepted(user, cid!, clientKey);
     if (p.seq.submit(cmd)) return 0;
     ledger.release(user, currency, hold);
     if (marketBuy) this.marketBuyEnded(user);
-    if (clientKey !== undefined) this.clientIds.delete(clientKey);
+    if (clientKey !== undefined) this.clientIds.refused(clientKey);
     return Code.BUSY;
   }
 
@@ -682,7 +763,7 @@ export class Exchange {
         if (code !== OK) {
           // Refused by the book (no liquidity, unaffordable, post-only would take): nothing happened
           // but the hold, and the client order id was not used.
-          if (o.clientOrderId !== undefined) this.clientIds.delete(`${o.user}:${o.clientOrderId}`);
+          if (o.clientOrderId !== undefined) this.clientIds.refused(ClientIds.key(o.user, o.clientOrderId));
           this.releaseHold(p, o, o.amount);
           cmd.result = code;
           this.resetCommand(p);

@@ -80,6 +80,48 @@ export class Metrics {
     });
   }
 
+  /**
+   * Client order ids (src/client-ids.ts), read at scrape time: creates judged by the database and
+   * how many of those were duplicates, keys held in memory, and the filter's size.
+   */
+  clientIds(read: () => { dbChecks: number; dbDuplicates: number; held: number; filterBytes: number }): void {
+    const registers = [this.registry];
+    new Counter({
+      name: "exchange_client_id_db_checks_total",
+      help: "Creates whose client order id the filter could not rule out, judged by the database",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(read().dbChecks);
+      },
+    });
+    new Counter({
+      name: "exchange_client_id_db_duplicates_total",
+      help: "Of those, creates refused because an order with that client order id was stored",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(read().dbDuplicates);
+      },
+    });
+    new Gauge({
+      name: "exchange_client_ids_in_memory",
+      help: "Client order ids held in memory (creates in flight and the recent window)",
+      registers,
+      collect() {
+        this.set(read().held);
+      },
+    });
+    new Gauge({
+      name: "exchange_client_id_filter_bytes",
+      help: "Bytes of the filter over every client order id ever",
+      registers,
+      collect() {
+        this.set(read().filterBytes);
+      },
+    });
+  }
+
   /** One request of `route` answered with `status` after `seconds` (omit for no latency sample). */
   request(route: string, status: number, seconds?: number): void {
     let r = this.routes.get(route);

@@ -86,6 +86,8 @@ export class Results {
   readonly recentlyClosed = new RecentlyClosed();
   /** Commands finished since the current batch was opened, released when it commits. */
   private batch: Command[] | null = null;
+  /** A create with a client order id committed (the core's ClientIds moves the key to its window). */
+  createCommitted: (user: number, clientOrderId: string) => void = () => {};
 
   constructor(
     private readonly db: RecordSink,
@@ -198,6 +200,8 @@ export class Results {
         market.applyLevels(pub.levels);
         market.seq = pub.seq;
       }
+      if (cmd.kind === CMD_CREATE && cmd.clientOrderId !== undefined)
+        this.createCommitted(cmd.user, cmd.clientOrderId);
       this.answer(cmd);
       if (pub !== null) this.publish(cmd.pair, pub);
     }

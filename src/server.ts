@@ -15,6 +15,7 @@
 import net from "node:net";
 import { availableParallelism } from "node:os";
 import uws from "@trufflesuite/uws-js-unofficial";
+import { ClientIds } from "./client-ids.ts";
 import { NO_REQUEST } from "./command.ts";
 import {
   ConfigError,
@@ -26,7 +27,13 @@ import {
 } from "./config.ts";
 import { type DbLock, lockDatabase } from "./db/lock.ts";
 import { DbReader } from "./db/reader.ts";
-import { balanceTotals, checkPairs, loadState, resolveCurrencyScales } from "./db/recovery.ts";
+import {
+  balanceTotals,
+  checkPairs,
+  forEachClientOrderId,
+  loadState,
+  resolveCurrencyScales,
+} from "./db/recovery.ts";
 import { DbWriter } from "./db/writer.ts";
 import { DeadMansSwitch } from "./dead-man.ts";
 import { Exchange, type OrderState, pairEventHandler } from "./exchange.ts";
@@ -126,6 +133,7 @@ async function startLocked(
   }
   let config: ExchangeConfig;
   let state: ReturnType<typeof loadState>;
+  let clientIds: ClientIds;
   try {
     // The batches the last run acknowledged but had not written to the tables yet, before anything
     // reads them (migration 006).
@@ -147,6 +155,16 @@ async function startLocked(
       config.pairs.map((p) => p.name),
       nowMicro(),
     );
+    // Every client order id ever goes into the filter only, straight off the index (a few bytes
+    // each); the database judges those the filter cannot rule out (src/client-ids.ts).
+    const started = performance.now();
+    clientIds = new ClientIds(settings.clientIdWindow, settings.clientIdFilterMb, state.clientOrderIdCount);
+    forEachClientOrderId(db, (user, id) => clientIds.restore(user, id));
+    if (state.clientOrderIdCount > 0)
+      log(
+        `client order ids: ${state.clientOrderIdCount} in a ${(clientIds.filter.bytes / 1048576).toFixed(0)} MiB filter ` +
+          `(${(performance.now() - started).toFixed(0)} ms)`,
+      );
   } finally {
     db.close();
   }
@@ -185,7 +203,14 @@ async function startLocked(
   const exchange = new Exchange(ledger, writer);
   exchange.nextOrderId = state.nextOrderId;
   exchange.nextTradeId = state.nextTradeId;
-  for (const c of state.clientOrderIds) exchange.restoreClientId(c.userId, c.clientOrderId);
+  exchange.clientIds = clientIds;
+  metrics.clientIds(() => ({
+    dbChecks: clientIds.dbChecks,
+    dbDuplicates: clientIds.dbDuplicates,
+    held: clientIds.held,
+    filterBytes: clientIds.filter.bytes,
+  }));
+  exchange.clientIdStored = (user, id) => reader.orderByClientId(user, id).then((row) => row !== undefined);
 
   let closing: Promise<void> | null = null;
 

@@ -33,6 +33,8 @@ describe("parseSettings", () => {
       maxBackpressureBytes: 1024 * 1024,
       waitStrategy: "auto",
       corsOrigins: [],
+      clientIdWindow: 65536,
+      clientIdFilterMb: 64,
       warnings: [],
     });
     assert.equal(DEFAULT_SETTINGS.port, 8080);
@@ -52,6 +54,8 @@ describe("parseSettings", () => {
       STREAM_MAX_BACKPRESSURE: "65536",
       WAIT_STRATEGY: "Busy-Spin",
       CORS_ORIGIN: "http://localhost:5173",
+      EXCHANGE_CLIENT_ID_WINDOW: "10",
+      EXCHANGE_CLIENT_ID_FILTER_MB: "16",
     });
     assert.deepEqual(settings, {
       host: "0.0.0.0",
@@ -66,6 +70,8 @@ describe("parseSettings", () => {
       maxBackpressureBytes: 65536,
       waitStrategy: "busy-spin",
       corsOrigins: ["http://localhost:5173"],
+      clientIdWindow: 10,
+      clientIdFilterMb: 16,
       warnings: [],
     });
   });
@@ -176,6 +182,12 @@ describe("parseSettings", () => {
       [],
       { ADMIN_TOKEN: "has a space inside" },
       /ADMIN_TOKEN: must be printable ASCII/,
+    ],
+    [
+      "a client id filter under 4 MiB",
+      ["--client-id-filter-mb", "1"],
+      {},
+      /--client-id-filter-mb: "1" is not an integer from 4 to 4096/,
     ],
     ["an unknown flag", ["--prot", "1"], {}, /command line: .*--prot/],
     ["a positional argument", ["serve"], {}, /command line: .*serve/],

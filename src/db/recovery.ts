@@ -193,8 +193,8 @@ export interface RecoveredState {
   candlesThrough: number;
   /** Orders not cancelled and not fully executed, in id order (= time priority). */
   openOrders: OrderRow[];
-  /** Every order that has a client order id (they are unique per user, CONTRACT 8.2). */
-  clientOrderIds: { userId: number; clientOrderId: string }[];
+  /** How many orders have a client order id (`forEachClientOrderId` reads them). */
+  clientOrderIdCount: number;
   /** 1 + the largest order id ever stored (1 for an empty database). */
   nextOrderId: number;
   /** 1 + the largest trade id ever stored. */
@@ -301,12 +301,11 @@ export function loadState(
       )
       .all()
       .map(toOrderRow);
-    const clientOrderIds = db
-      .prepare<[], { userId: number; clientOrderId: string }>(
-        `SELECT user_id AS userId, client_order_id AS clientOrderId FROM orders INDEXED BY orders_client_id
-         WHERE client_order_id IS NOT NULL`,
+    const clientOrderIdCount = db
+      .prepare<[], { n: number }>(
+        "SELECT COUNT(*) AS n FROM orders INDEXED BY orders_client_id WHERE client_order_id IS NOT NULL",
       )
-      .all();
+      .get()!.n;
     const metaValue = db.prepare<[string], { value: number }>("SELECT value FROM meta WHERE key = ?");
     const balancesThrough = metaValue.get("balances_through")?.value ?? 0;
     const candlesThrough = metaValue.get("candles_through")?.value ?? 0;
@@ -360,7 +359,7 @@ export function loadState(
       tradesAfterSnapshot,
       candlesThrough,
       openOrders,
-      clientOrderIds,
+      clientOrderIdCount,
       nextOrderId: (maxOrder ?? 0) + 1,
       nextTradeId: (maxTrade ?? 0) + 1,
       pairs: pairState,
@@ -449,4 +448,19 @@ export function balanceTotals(
     );
   }
   return totals;
+}
+
+/**
+ * Every stored client order id with its user (CONTRACT 8.2), one row at a time off the unique
+ * index: the start-up filter (src/client-ids.ts) takes them without a list of them all in memory.
+ */
+export function forEachClientOrderId(db: Db, fn: (userId: number, clientOrderId: string) => void): void {
+  const rows = db
+    .prepare<[], [number, string]>(
+      `SELECT user_id, client_order_id FROM orders INDEXED BY orders_client_id
+       WHERE client_order_id IS NOT NULL`,
+    )
+    .raw()
+    .iterate();
+  for (const [userId, clientOrderId] of rows) fn(userId, clientOrderId);
 }
