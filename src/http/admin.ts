@@ -22,6 +22,7 @@ import {
   send,
   sendError,
 } from "./request.ts";
+import { MAX_BALANCE, UUID_RE } from "./request-schemas.ts";
 import { serialize } from "./schemas.ts";
 
 /** What admin operations persist. */
@@ -31,8 +32,6 @@ export type AdminSink = Pick<
 >;
 
 const TRANSFER_FIELDS = ["uid", "currency", "amount"];
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export class Admin {
   private readonly token: string;
@@ -212,6 +211,3 @@ export class Admin {
     );
   }
 }
-
-/** Largest balance a deposit may create (fits SQLite's and every client's 64-bit integers). */
-const MAX_BALANCE = 2n ** 63n - 1n;

@@ -12,7 +12,8 @@
  * Paths are written from the server root (`/1.0/...`, `/admin/...`, `/health`), so the one server
  * entry is `/`.
  */
-import { PERIODS } from "../market-data.ts";
+import type { ExchangeConfig } from "../config.ts";
+import { nonceSchema, orderIdSchema, type RequestSchemas, requestSchemas } from "./request-schemas.ts";
 import { REST_ROUTES } from "./routes/index.ts";
 import {
   balanceSchema,
@@ -36,16 +37,7 @@ import {
   transferSchema,
   userTradeSchema,
 } from "./schemas.ts";
-import {
-  adminApiKeyRequestSchema,
-  adminRevokeRequestSchema,
-  adminTransferRequestSchema,
-  adminUserRequestSchema,
-  createOrderRequestSchema,
-  emptyArraySchema,
-  errorBodySchema,
-  healthSchema,
-} from "./schemas-contract.ts";
+import { emptyArraySchema, errorBodySchema, healthSchema } from "./schemas-contract.ts";
 
 /** How a call authenticates (CONTRACT 5, 1.2). */
 export type Auth =
@@ -78,7 +70,8 @@ export interface RouteSpec {
   /** Described from the contract text; the server of this build may not serve it yet. */
   fromContractText?: boolean;
   auth: Auth;
-  body?: object;
+  /** The request body's schema, built from the config's request schemas (request-schemas.ts). */
+  body?: (schemas: RequestSchemas) => object;
   query?: QueryParam[];
   /** 200 body: a JSON schema, or "text" for a non-JSON answer (metrics). */
   ok: object | "text";
@@ -131,7 +124,7 @@ export const ROUTES: readonly RouteSpec[] = [
     summary: "A new user with a new API key (shown once)",
     source: "CONTRACT 1.2",
     auth: "admin",
-    body: adminUserRequestSchema,
+    body: (s) => s.adminUser,
     ok: newUserSchema,
     errors: ADMIN_POST,
   },
@@ -142,7 +135,7 @@ export const ROUTES: readonly RouteSpec[] = [
     summary: "Another API key for a user",
     source: "CONTRACT 1.2",
     auth: "admin",
-    body: adminApiKeyRequestSchema,
+    body: (s) => s.adminApiKey,
     ok: newKeySchema,
     errors: ADMIN_POST,
   },
@@ -153,7 +146,7 @@ export const ROUTES: readonly RouteSpec[] = [
     summary: "Revoke an API key",
     source: "CONTRACT 1.2",
     auth: "admin",
-    body: adminRevokeRequestSchema,
+    body: (s) => s.adminRevoke,
     ok: emptyArraySchema,
     errors: ADMIN_POST,
   },
@@ -164,7 +157,7 @@ export const ROUTES: readonly RouteSpec[] = [
     summary: "Credit a user's available balance",
     source: "CONTRACT 1.2",
     auth: "admin",
-    body: adminTransferRequestSchema,
+    body: (s) => s.adminDeposit,
     ok: transferSchema,
     errors: ADMIN_POST,
   },
@@ -175,7 +168,7 @@ export const ROUTES: readonly RouteSpec[] = [
     summary: "Debit a user's available balance (more than available: 400 `errors.amount`)",
     source: "CONTRACT 1.2",
     auth: "admin",
-    body: adminTransferRequestSchema,
+    body: (s) => s.adminWithdraw,
     ok: transferSchema,
     errors: ADMIN_POST,
   },
@@ -236,7 +229,6 @@ const NAMED: ReadonlyArray<readonly [string, object]> = [
   ["StreamHistoryMessage", streamSchemas.history],
   ["StreamUserOrdersMessage", streamSchemas.user_orders],
   ["StreamUserHistoryMessage", streamSchemas.user_history],
-  ["CreateOrderRequest", createOrderRequestSchema],
   ["OrderList", orderListSchema],
   ["PairInfo", pairInfoSchema],
 ];
@@ -255,12 +247,6 @@ function refify(schema: unknown, names: Map<object, string>, root = true): unkno
   }
   return out;
 }
-
-const PARAMS: Record<string, object> = {
-  pairName: { type: "string", pattern: "^[a-z0-9]+_[a-z0-9]+$" },
-  period: { type: "string", enum: [...PERIODS] },
-  orderId: { type: "integer", minimum: 1 },
-};
 
 function security(auth: Auth): object[] {
   switch (auth) {
@@ -285,18 +271,34 @@ const SIGNED_TEXT: Record<Auth, string> = {
   admin: "Admin: `Authorization: Bearer <ADMIN_TOKEN>`; 404 when ADMIN_TOKEN is not set.",
 };
 
-/** Builds the document (call once at start; the result is not shared mutable state). */
-export function buildOpenApi(version = "1.0"): Record<string, unknown> {
-  const names = new Map<object, string>(NAMED.map(([n, s]) => [s, n]));
+/**
+ * Builds the document of a config (call once at start; the result is not shared mutable state): the
+ * request schemas hold its pair and currency names and each pair's decimals and bounds.
+ */
+export function buildOpenApi(config: ExchangeConfig, version = "1.0"): Record<string, unknown> {
+  const req = requestSchemas(config);
+  const named: ReadonlyArray<readonly [string, object]> = [
+    ...NAMED,
+    ["CreateOrderRequest", req.createOrder],
+    ["BatchOrder", req.batchOrder],
+    ["OrderIdInput", orderIdSchema],
+    ["Nonce", nonceSchema],
+  ];
+  const names = new Map<object, string>(named.map(([n, s]) => [s, n]));
   const schemas: Record<string, unknown> = {};
-  for (const [name, schema] of NAMED) schemas[name] = refify(schema, names);
+  for (const [name, schema] of named) schemas[name] = refify(schema, names);
   const json = (schema: object) => ({ "application/json": { schema: refify(schema, names, false) } });
 
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of ROUTES) {
     const parameters: object[] = [];
     for (const m of r.path.matchAll(/\{([A-Za-z]+)\}/g)) {
-      parameters.push({ name: m[1], in: "path", required: true, schema: PARAMS[m[1]] ?? { type: "string" } });
+      parameters.push({
+        name: m[1],
+        in: "path",
+        required: true,
+        schema: req.params[m[1]] ?? { type: "string" },
+      });
     }
     for (const q of r.query ?? []) {
       parameters.push({
@@ -341,7 +343,7 @@ export function buildOpenApi(version = "1.0"): Record<string, unknown> {
     };
     if (r.fromContractText === true) op["x-from-contract-text"] = true;
     if (parameters.length > 0) op.parameters = parameters;
-    if (r.body !== undefined) op.requestBody = { required: true, content: json(r.body) };
+    if (r.body !== undefined) op.requestBody = { required: true, content: json(r.body(req)) };
     paths[r.path] ??= {};
     paths[r.path][r.method] = op;
   }

@@ -37,6 +37,14 @@ import {
   send,
   sendError,
 } from "./request.ts";
+import {
+  nonceParam,
+  PAGE_SIZE_DEFAULT,
+  PAGE_SIZE_MAX,
+  pageParam,
+  pageSizeParam,
+  type RequestSchemas,
+} from "./request-schemas.ts";
 import type { ValidOrder } from "./validate.ts";
 
 /** The paged and by-id reads of src/db/reader.ts. */
@@ -143,7 +151,7 @@ export interface PostRoute extends Doc {
   readonly auth: "signedBody";
   /** The request schema: the fields the body may carry (CONTRACT 8.1); `body` documents them. */
   readonly fields: ReadonlySet<string>;
-  readonly body: object;
+  readonly body: (schemas: RequestSchemas) => object;
   readonly handler: (ctx: RouteContext) => PostHandler;
   /**
    * A shortcut for the common shape of the body (create-order: src/http/fast-order.ts), tried
@@ -202,18 +210,18 @@ export const PUBLIC_GET = [429, 500, 503] as const;
 export const PUBLIC_GET_PAIR = [404, 429, 500, 503] as const;
 
 export const pageQuery: QueryParam[] = [
-  { name: "page", description: "From 1 (default 1)", schema: { type: "integer", minimum: 1 } },
+  { name: "page", description: "From 1 (default 1)", schema: pageParam },
   {
     name: "pageSize",
-    description: "1..100 (default 20)",
-    schema: { type: "integer", minimum: 1, maximum: 100 },
+    description: `1..${PAGE_SIZE_MAX} (default ${PAGE_SIZE_DEFAULT})`,
+    schema: pageSizeParam,
   },
 ];
 
 export const nonceQuery: QueryParam = {
   name: "nonce",
   description: "Optional replay guard: an integer strictly greater than the last nonce of this token",
-  schema: { type: "integer", minimum: 0 },
+  schema: nonceParam,
 };
 
 // ---------------------------------------------------------------- the steps

@@ -19,8 +19,8 @@ export { orderRowView, tradeRowView } from "./row-views.ts";
 export { validateOrder } from "./validate.ts";
 
 export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
-  // The OpenAPI document is built once (src/http/openapi.ts) and served by routes/openapi-json.ts.
-  const ctx = routeContext(deps, JSON.stringify(buildOpenApi()));
+  // The OpenAPI document is built once from the config (src/http/openapi.ts) and served by routes/openapi-json.ts.
+  const ctx = routeContext(deps, JSON.stringify(buildOpenApi(deps.config)));
   const finish = ctx.finish;
 
   for (const route of REST_ROUTES) mountRoute(app, ctx, route);

@@ -12,6 +12,7 @@ import { formatDecimal, parseDecimal } from "../numbers.ts";
 import { CLIENT_ORDER_ID_RE, FLAG_POST_ONLY, TIF_GTC, TIF_MASK, timeInForceFlags } from "../orders.ts";
 import { BUY, SELL } from "../protocol/engine.ts";
 import { unknownFields } from "./json-body.ts";
+import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./request-schemas.ts";
 
 /** The fields an order carries (CONTRACT 2.1, 8.2): an element of create-orders. */
 export const ORDER_FIELDS: ReadonlySet<string> = new Set([
@@ -136,7 +137,7 @@ export const PAGE_RE = /^[0-9]{1,9}$/;
 export function pageParams(query: string): [number, number] | number {
   const q = new URLSearchParams(query);
   let page = 1;
-  let size = 20;
+  let size = PAGE_SIZE_DEFAULT;
   const p = q.get("page");
   if (p !== null) {
     if (!PAGE_RE.test(p)) return Code.PAGE_INVALID;
@@ -147,7 +148,7 @@ export function pageParams(query: string): [number, number] | number {
   if (s !== null) {
     if (!PAGE_RE.test(s)) return Code.PAGE_SIZE_INVALID;
     size = Number(s);
-    if (size < 1 || size > 100) return Code.PAGE_SIZE_OUT_OF_RANGE;
+    if (size < 1 || size > PAGE_SIZE_MAX) return Code.PAGE_SIZE_OUT_OF_RANGE;
   }
   return [page, size];
 }

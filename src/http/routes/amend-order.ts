@@ -4,7 +4,7 @@ import { unknownFields } from "../json-body.ts";
 import { send } from "../request.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";
 import { orderWithUpdateSchema } from "../schemas.ts";
-import { amendOrderRequestSchema } from "../schemas-contract.ts";
+
 import { amendOne } from "../trade.ts";
 import { orderIdOf } from "../validate.ts";
 
@@ -16,7 +16,7 @@ export const amendOrder: PostRoute = {
   path: "/1.0/trade/amend-order",
   auth: "signedBody",
   fields: FIELDS,
-  body: amendOrderRequestSchema,
+  body: (s) => s.amendOrder,
   ok: orderWithUpdateSchema, // serialize.order (in amendOne)
   errors: SIGNED_POST,
   operationId: "amendOrder",

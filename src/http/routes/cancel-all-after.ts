@@ -2,12 +2,11 @@
 import { Code, multiErrorBody } from "../../errors.ts";
 import { unknownFields } from "../json-body.ts";
 import { send, sendError } from "../request.ts";
+import { MAX_DEAD_MAN_SECONDS } from "../request-schemas.ts";
 import { ok, type PostRoute, SIGNED_POST } from "../route.ts";
 import { serialize, triggerTimeSchema } from "../schemas.ts";
-import { cancelAllAfterRequestSchema } from "../schemas-contract.ts";
 
 const FIELDS: ReadonlySet<string> = new Set(["timeout", "nonce"]);
-const MAX_DEAD_MAN_SECONDS = 600;
 
 export const cancelAllAfter: PostRoute = {
   kind: "signedPost",
@@ -15,7 +14,7 @@ export const cancelAllAfter: PostRoute = {
   path: "/1.0/trade/cancel-all-after",
   auth: "signedBody",
   fields: FIELDS,
-  body: cancelAllAfterRequestSchema,
+  body: (s) => s.cancelAllAfter,
   ok: triggerTimeSchema, // serialize.triggerTime
   errors: SIGNED_POST,
   operationId: "cancelAllAfter",

@@ -4,7 +4,7 @@ import { unknownFields } from "../json-body.ts";
 import { send, sendError } from "../request.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";
 import { cancelledSchema } from "../schemas.ts";
-import { cancelAllRequestSchema } from "../schemas-contract.ts";
+
 import { cancelAll } from "../trade.ts";
 
 const FIELDS: ReadonlySet<string> = new Set(["pairName", "nonce"]);
@@ -15,7 +15,7 @@ export const cancelAllOrders: PostRoute = {
   path: "/1.0/trade/cancel-all-orders",
   auth: "signedBody",
   fields: FIELDS,
-  body: cancelAllRequestSchema,
+  body: (s) => s.cancelAll,
   ok: cancelledSchema, // serialize.cancelled (in cancelAll)
   errors: SIGNED_POST,
   operationId: "cancelAllOrders",

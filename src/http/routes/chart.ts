@@ -2,6 +2,7 @@
 import { Code } from "../../errors.ts";
 import { PERIODS, type Period } from "../../market-data.ts";
 import { sendError } from "../request.ts";
+import { CHART_LIMIT_DEFAULT, CHART_LIMIT_MAX, chartLimitParam, timeParam } from "../request-schemas.ts";
 import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";
 import { chartSchema, serialize } from "../schemas.ts";
 import { PAGE_RE } from "../validate.ts";
@@ -15,10 +16,14 @@ export const chart: GetRoute = {
     {
       name: "limit",
       description: "1..1000 (default 500): the newest N candles",
-      schema: { type: "integer", minimum: 1, maximum: 1000 },
+      schema: chartLimitParam,
     },
-    { name: "from", description: "Unix ms, inclusive, by candle start", schema: { type: "integer" } },
-    { name: "to", description: "Unix ms, inclusive, by candle start", schema: { type: "integer" } },
+    {
+      name: "from",
+      description: "Unix ms, inclusive, by candle start; not after `to` (else 400 `errors.from`)",
+      schema: timeParam,
+    },
+    { name: "to", description: "Unix ms, inclusive, by candle start", schema: timeParam },
   ],
   ok: chartSchema, // serialize.chart
   errors: [400, ...PUBLIC_GET_PAIR],
@@ -31,14 +36,15 @@ export const chart: GetRoute = {
       if (!(PERIODS as readonly string[]).includes(period))
         return sendError(res, info, Code.PERIOD_UNKNOWN, finish);
       const q = new URLSearchParams(info.query);
-      let limit = 500;
+      let limit = CHART_LIMIT_DEFAULT;
       let from = Number.NEGATIVE_INFINITY;
       let to = Number.POSITIVE_INFINITY;
       const l = q.get("limit");
       if (l !== null) {
         if (!PAGE_RE.test(l)) return sendError(res, info, Code.LIMIT_INVALID, finish);
         limit = Number(l);
-        if (limit < 1 || limit > 1000) return sendError(res, info, Code.LIMIT_OUT_OF_RANGE, finish);
+        if (limit < 1 || limit > CHART_LIMIT_MAX)
+          return sendError(res, info, Code.LIMIT_OUT_OF_RANGE, finish);
       }
       const f = q.get("from");
       if (f !== null) {

@@ -2,6 +2,7 @@
 import type { PairConfig } from "../../config.ts";
 import { Code } from "../../errors.ts";
 import { sendError } from "../request.ts";
+import { BOOK_LIMIT_MAX, bookLimitParam } from "../request-schemas.ts";
 import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";
 import { bookSchema, serialize } from "../schemas.ts";
 import { PAGE_RE } from "../validate.ts";
@@ -18,7 +19,7 @@ export const orderBook: GetRoute = {
     {
       name: "limit",
       description: "1..1000: the best N levels of each side (default all)",
-      schema: { type: "integer", minimum: 1, maximum: 1000 },
+      schema: bookLimitParam,
     },
   ],
   ok: bookSchema, // serialize.book
@@ -47,7 +48,8 @@ export const orderBook: GetRoute = {
         if (l !== null) {
           if (!PAGE_RE.test(l)) return sendError(res, info, Code.LIMIT_INVALID, finish);
           limit = Number(l);
-          if (limit < 1 || limit > 1000) return sendError(res, info, Code.LIMIT_OUT_OF_RANGE, finish);
+          if (limit < 1 || limit > BOOK_LIMIT_MAX)
+            return sendError(res, info, Code.LIMIT_OUT_OF_RANGE, finish);
         }
       }
       ok(ctx, res, info, bookBody(pair!, limit));
