@@ -19,13 +19,30 @@ export const decimalInputSchema = {
   oneOf: [{ type: "number" }, { type: "string", pattern: "^[0-9]+(\\.[0-9]+)?$" }],
 } as const;
 
-/** Replay guard (CONTRACT 5): an integer, as a JSON number or a string of digits. */
+/**
+ * An integer field of a body (CONTRACT 2.5, src/integers.ts): a JSON integer or a string of decimal
+ * digits holding the same integer, within the bounds.
+ */
+function integerInput<const Min extends number, const Max extends number | undefined = undefined>(
+  minimum: Min,
+  maximum?: Max,
+) {
+  const range = maximum === undefined ? { minimum } : { minimum, maximum };
+  return {
+    oneOf: [
+      { type: "integer", ...range },
+      { type: "string", pattern: "^[0-9]+$" },
+    ],
+  } as const;
+}
+
+/** An order id in a body: a positive integer (CONTRACT 2.4, 2.5). */
+export const orderIdInputSchema = integerInput(1, Number.MAX_SAFE_INTEGER);
+
+/** Replay guard (CONTRACT 5): a non-negative integer of at most 64 bits, as a JSON number or a string of digits. */
 export const nonceSchema = {
-  description: "Optional replay guard: strictly greater than the last nonce of this token",
-  oneOf: [
-    { type: "integer", minimum: 0 },
-    { type: "string", pattern: "^[0-9]{1,19}$" },
-  ],
+  description: "Optional replay guard: strictly greater than the last nonce of this token (0 to 2^64-1)",
+  ...integerInput(0),
 } as const;
 
 const messages = { type: "array", items: str } as const;
@@ -73,12 +90,7 @@ export const createOrderRequestSchema = {
 export const cancelOrderRequestSchema = {
   type: "object",
   properties: {
-    orderId: {
-      oneOf: [
-        { type: "integer", minimum: 1 },
-        { type: "string", pattern: "^[0-9]{1,15}$" },
-      ],
-    },
+    orderId: orderIdInputSchema,
     nonce: nonceSchema,
   },
   required: ["orderId"],
@@ -89,7 +101,7 @@ export const cancelOrderRequestSchema = {
 export const amendOrderRequestSchema = {
   type: "object",
   properties: {
-    orderId: { type: "integer", minimum: 1 },
+    orderId: orderIdInputSchema,
     amount: { ...decimalInputSchema, description: "The new total amount (above amountUsed)" },
     price: decimalInputSchema,
     nonce: nonceSchema,
@@ -131,7 +143,7 @@ export const createOrdersRequestSchema = {
 export const cancelOrdersRequestSchema = {
   type: "object",
   properties: {
-    orderIds: { type: "array", minItems: 1, maxItems: 100, items: { type: "integer", minimum: 1 } },
+    orderIds: { type: "array", minItems: 1, maxItems: 100, items: orderIdInputSchema },
     nonce: nonceSchema,
   },
   required: ["orderIds"],
@@ -141,7 +153,7 @@ export const cancelOrdersRequestSchema = {
 /** CONTRACT 8.7 cancel-all-after body. */
 export const cancelAllAfterRequestSchema = {
   type: "object",
-  properties: { timeout: { type: "integer", minimum: 0, maximum: 600 }, nonce: nonceSchema },
+  properties: { timeout: integerInput(0, 600), nonce: nonceSchema },
   required: ["timeout"],
   additionalProperties: false,
 } as const;

@@ -4,7 +4,7 @@ import { Code } from "../../errors.ts";
 import { sendError } from "../request.ts";
 import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";
 import { bookSchema, serialize } from "../schemas.ts";
-import { PAGE_RE } from "../validate.ts";
+import { queryInteger } from "../validate.ts";
 
 /** "Every level": the book without `?limit=`. */
 const ALL = 1_000_000;
@@ -45,8 +45,8 @@ export const orderBook: GetRoute = {
       if (info.query !== "") {
         const l = new URLSearchParams(info.query).get("limit");
         if (l !== null) {
-          if (!PAGE_RE.test(l)) return sendError(res, info, Code.LIMIT_INVALID, finish);
-          limit = Number(l);
+          limit = queryInteger(l);
+          if (limit < 0) return sendError(res, info, Code.LIMIT_INVALID, finish);
           if (limit < 1 || limit > 1000) return sendError(res, info, Code.LIMIT_OUT_OF_RANGE, finish);
         }
       }
