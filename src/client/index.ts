@@ -315,7 +315,19 @@ export function errorsOf(res: ApiResponse<unknown>): Record<string, string[]> | 
   if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body))
     return undefined;
   const errors = body.errors;
-  return errors !== null && typeof errors === "object" && !Array.isArray(errors) ? errors : undefined;
+  // A copy without a prototype: `errorsOf(res).constructor` is a field the server named, or nothing.
+  return errors !== null && typeof errors === "object" && !Array.isArray(errors)
+    ? Object.assign(Object.create(null) as Record<string, string[]>, errors)
+    : undefined;
+}
+
+/**
+ * A header record built from names the caller chose: no prototype, so a name such as `__proto__`
+ * or `constructor` is a header like any other (Object.assign onto `{}` would reset the prototype).
+ */
+export function headerRecord(init?: Record<string, string>): Record<string, string> {
+  const headers = Object.create(null) as Record<string, string>;
+  return init === undefined ? headers : Object.assign(headers, init);
 }
 
 /** Hex HMAC-SHA256 of `text` with `secret` (CONTRACT 5). */
@@ -583,7 +595,7 @@ export class ExchangeClient {
 
   /** CONTRACT 9: GET /admin/fees, the fee account's balance per currency. */
   fees(opts: CallOptions = {}): Promise<ApiResponse<BalanceAnswer[]>> {
-    const headers: Record<string, string> = {};
+    const headers = headerRecord();
     if (this.options.adminToken !== undefined) headers.Authorization = `Bearer ${this.options.adminToken}`;
     this.addCommonHeaders(headers, opts);
     return this.request<BalanceAnswer[]>("GET", `${this.options.adminPrefix ?? ""}/admin/fees`, {
@@ -635,7 +647,7 @@ export class ExchangeClient {
    * as bytes so fetch adds no Content-Type of its own.
    */
   raw<T = unknown>(method: Method, path: string, opts: RawOptions = {}): Promise<ApiResponse<T>> {
-    const headers: Record<string, string> = {};
+    const headers = headerRecord();
     if (opts.sign !== undefined && opts.sign !== false) {
       const signed =
         typeof opts.sign === "string" ? opts.sign : opts.body !== undefined ? opts.body : (opts.query ?? "");
@@ -680,7 +692,7 @@ export class ExchangeClient {
     const nonce = this.nonceFor(opts);
     if (nonce !== undefined) payload.nonce = typeof nonce === "bigint" ? nonce.toString() : nonce;
     const body = JSON.stringify(payload);
-    const headers: Record<string, string> = { "Content-Type": "application/json" };
+    const headers = headerRecord({ "Content-Type": "application/json" });
     if (opts.anonymous !== true && this.hasCredentials) Object.assign(headers, this.authHeaders(body));
     this.addCommonHeaders(headers, opts);
     return this.request<T>("POST", `${REST_PREFIX}${path}`, { body, headers, timeoutMs: opts.timeoutMs });
@@ -694,7 +706,7 @@ export class ExchangeClient {
     const nonce = this.nonceFor(opts);
     const all = nonce === undefined ? params : [...params, ["nonce", String(nonce)] as const];
     const query = buildQuery(all);
-    const headers: Record<string, string> = {};
+    const headers = headerRecord();
     if (opts.anonymous !== true && this.hasCredentials) Object.assign(headers, this.authHeaders(query));
     this.addCommonHeaders(headers, opts);
     const target = query === "" ? `${REST_PREFIX}${path}` : `${REST_PREFIX}${path}?${query}`;
@@ -706,7 +718,7 @@ export class ExchangeClient {
     payload: Record<string, unknown>,
     opts: CallOptions,
   ): Promise<ApiResponse<T>> {
-    const headers: Record<string, string> = { "Content-Type": "application/json" };
+    const headers = headerRecord({ "Content-Type": "application/json" });
     if (this.options.adminToken !== undefined) headers.Authorization = `Bearer ${this.options.adminToken}`;
     this.addCommonHeaders(headers, opts);
     return this.request<T>("POST", `${this.options.adminPrefix ?? ""}${path}`, {

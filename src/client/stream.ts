@@ -5,7 +5,7 @@
  */
 
 import WebSocket from "ws";
-import { originOf, signText } from "./index.ts";
+import { headerRecord, originOf, signText } from "./index.ts";
 
 export interface StreamMessage<T = unknown> {
   stream: string;
@@ -95,7 +95,7 @@ export class StreamClient {
     const origin = originOf(base).replace(/^http/, "ws");
     let query = options.rawQuery ?? `streams=${options.streams.join(",")}`;
     if (options.listenKey !== undefined) query += `&listenKey=${encodeURIComponent(options.listenKey)}`;
-    const headers: Record<string, string> = {};
+    const headers = headerRecord();
     if (options.apiToken !== undefined && options.secretKey !== undefined) {
       headers.Authorization = options.apiToken;
       headers["X-Signature"] = signText(options.secretKey, query);

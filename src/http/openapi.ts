@@ -87,10 +87,12 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: "Missing, unknown or revoked token, wrong signature, or a replayed nonce (key `auth`)",
   403: "A stream channel of another user (key `auth`)",
   404: "Unknown pair in the path (key `pairName`), unknown path (key `path`) or id",
-  405: "Method not allowed on this path",
+  405: "Method not allowed on this path (key `path`); `Allow` lists the path's methods",
   413: "Body over 64 KiB (key `body`)",
+  414: "Request target (path and query) over 8 KiB (key `path`)",
   415: "POST media type missing or not application/json (key `body`)",
   426: "A plain GET of the stream endpoint (key `path`)",
+  431: "A header the server reads (Authorization, X-Signature, Content-Type, Accept-Language) over 8 KiB (key `headers`)",
   429: "Rate limited (key `rate`); `Retry-After` gives the seconds to wait",
   500: "Internal error (key `server`; no internals)",
   503: "Starting, shutting down, or a pair worker too far behind (key `server`); nothing changed",
@@ -319,7 +321,11 @@ export function buildOpenApi(config: ExchangeConfig, version = "1.0"): Record<st
       responses[status] = { description: o.description, content: json(o.schema) };
     }
     // A route not served by this build answers 404 `path` until it lands.
-    const errors = r.fromContractText === true && !r.errors.includes(404) ? [404, ...r.errors] : r.errors;
+    const listed = r.fromContractText === true && !r.errors.includes(404) ? [404, ...r.errors] : r.errors;
+    // Every call that reads its request head answers 414 / 431 over the limits (src/http/request.ts);
+    // the service paths and the stream upgrade read nothing of it.
+    const limited = !("kind" in r && r.kind === "plain") && r.path !== "/stream";
+    const errors = limited ? [...listed, 414, 431].sort((a, b) => a - b) : listed;
     for (const status of errors) {
       responses[String(status)] = {
         description: ERROR_DESCRIPTIONS[status] ?? "Error",

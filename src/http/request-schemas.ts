@@ -15,6 +15,7 @@
  */
 import type { ExchangeConfig, PairConfig } from "../config.ts";
 import { MAX_LEDGER_VALUE } from "../config.ts";
+import { MAX_DIGITS, MAX_NONCE, MAX_SAFE } from "../integers.ts";
 import { PERIODS } from "../market-data.ts";
 import { formatDecimal } from "../numbers.ts";
 import { CLIENT_ORDER_ID_RE } from "../orders.ts";
@@ -22,9 +23,9 @@ import { CLIENT_ORDER_ID_RE } from "../orders.ts";
 // ---------------------------------------------------------------- the bounds the server checks
 
 /** Largest order id (CONTRACT 2.4): ids are JS numbers, exact up to 2^53 - 1. */
-export const MAX_ORDER_ID = Number.MAX_SAFE_INTEGER;
+export const MAX_ORDER_ID = MAX_SAFE;
 /** Largest nonce (CONTRACT 5): a non-negative 64-bit integer. */
-export const MAX_NONCE = 2n ** 64n - 1n;
+export { MAX_NONCE };
 /** Elements of create-orders (CONTRACT 8.5). */
 export const MAX_BATCH_ORDERS = 20;
 /** Elements of cancel-orders (CONTRACT 8.5). */
@@ -35,7 +36,7 @@ export const MAX_DEAD_MAN_SECONDS = 600;
 export const PAGE_SIZE_MAX = 100;
 export const PAGE_SIZE_DEFAULT = 20;
 /** Largest `page`, `limit`, `from`, `to` of a query: any integer a double holds exactly. */
-export const MAX_QUERY_INTEGER = Number.MAX_SAFE_INTEGER;
+export const MAX_QUERY_INTEGER = MAX_SAFE;
 /** `limit` of the book (4.6) and of the chart (CONTRACT 4). */
 export const BOOK_LIMIT_MAX = 1000;
 export const CHART_LIMIT_MAX = 1000;
@@ -95,6 +96,9 @@ export function decimalSchema(
   };
 }
 
+/** The text of an integer (CONTRACT 2.5): digits only, leading zeros allowed, at most MAX_DIGITS. */
+export const INTEGER_TEXT = `^[0-9]{1,${MAX_DIGITS}}$`;
+
 /** An integer of a body (CONTRACT 2.5): a JSON integer or a string of digits, within `[min, max]`. */
 export function integerInputSchema(min: number, max: number | bigint, description?: string): Schema {
   const exact = typeof max === "number" ? { maximum: max } : {};
@@ -102,7 +106,7 @@ export function integerInputSchema(min: number, max: number | bigint, descriptio
     ...(description === undefined ? {} : { description }),
     oneOf: [
       { type: "integer", minimum: min, ...exact, "x-maximum": String(max) },
-      { type: "string", pattern: "^[0-9]+$", "x-minimum": String(min), "x-maximum": String(max) },
+      { type: "string", pattern: INTEGER_TEXT, "x-minimum": String(min), "x-maximum": String(max) },
     ],
   };
 }

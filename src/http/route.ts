@@ -1,7 +1,8 @@
 /**
  * What a REST route is, and the guarded steps every route runs before its handler (STYLE 7), in the
  * order CONTRACT 5 ranks the failures: 404 (path, pair) → 413 (body size) → 415 (media type) → 401
- * (auth, nonce) → 429 (rate) → 400.
+ * (auth, nonce) → 429 (rate) → 400. A request over a limit of the request head (414 request target,
+ * 431 header) is answered before all of them: nothing of it is read.
  *
  * A route (one file each under routes/) is a plain object: its method and path, how it
  * authenticates, its request schema (the allowed body fields, the query parameters), its response
@@ -267,6 +268,7 @@ export function mountSignedPost(app: TemplatedApp, ctx: RouteContext, route: Pos
   app.post(pattern(route), (res, req) => {
     const info = readRequest(res, req, label, false, false);
     if (cors.enabled) info.cors = cors.allowed(req);
+    if (info.overLimit !== 0) return sendError(res, info, info.overLimit, finish);
     if (info.contentLength > MAX_BODY) return sendError(res, info, Code.BODY_TOO_LARGE, finish);
     if (!isJsonMediaType(info.contentType)) {
       sendError(res, info, Code.UNSUPPORTED_MEDIA_TYPE, finish);
@@ -316,6 +318,7 @@ export function mountGet(app: TemplatedApp, ctx: RouteContext, route: GetRoute):
   app.get(pattern(route), (res, req) => {
     const info = readRequest(res, req, label, limiter.enabled);
     if (cors.enabled) info.cors = cors.allowed(req);
+    if (info.overLimit !== 0) return sendError(res, info, info.overLimit, finish);
     let pair: PairConfig | undefined;
     if (withPair) {
       pair = pairFromPath(ctx, req);

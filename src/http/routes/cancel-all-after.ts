@@ -1,5 +1,6 @@
 /** CONTRACT 8.7 `POST /trade/cancel-all-after`: the dead-man's switch (src/dead-man.ts). */
 import { Code, multiErrorBody } from "../../errors.ts";
+import { readSmallInteger } from "../../integers.ts";
 import { unknownFields } from "../json-body.ts";
 import { send, sendError } from "../request.ts";
 import { MAX_DEAD_MAN_SECONDS } from "../request-schemas.ts";
@@ -26,16 +27,8 @@ export const cancelAllAfter: PostRoute = {
     return (res, info, key, body) => {
       const bad = unknownFields(body, FIELDS);
       if (bad.length > 0) return send(res, info, 400, multiErrorBody(bad, info.lang), finish);
-      const t = body.timeout;
-      const timeout = typeof t === "string" && /^[0-9]{1,3}$/.test(t) ? Number(t) : t;
-      if (
-        typeof timeout !== "number" ||
-        !Number.isInteger(timeout) ||
-        timeout < 0 ||
-        timeout > MAX_DEAD_MAN_SECONDS
-      ) {
-        return sendError(res, info, Code.TIMEOUT_INVALID, finish);
-      }
+      const timeout = readSmallInteger(body.timeout, 0, MAX_DEAD_MAN_SECONDS);
+      if (timeout < 0) return sendError(res, info, Code.TIMEOUT_INVALID, finish);
       ok(ctx, res, info, serialize.triggerTime({ triggerTime: deps.deadMan.arm(key.userId, timeout) }));
     };
   },

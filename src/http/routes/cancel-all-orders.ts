@@ -26,8 +26,9 @@ export const cancelAllOrders: PostRoute = {
     return (res, info, key, body) => {
       const bad = unknownFields(body, FIELDS);
       if (bad.length > 0) return send(res, info, 400, multiErrorBody(bad, info.lang), finish);
+      // Only an absent pairName means every pair: null is not a pair name (CONTRACT 2.5).
       const pn = body.pairName;
-      if (pn === undefined || pn === null) return cancelAll(ctx, res, info, key.userId, -1);
+      if (pn === undefined) return cancelAll(ctx, res, info, key.userId, -1);
       if (typeof pn !== "string") return sendError(res, info, Code.PAIR_NOT_STRING, finish);
       const pair = config.pairsByName.get(pn);
       if (pair === undefined) return sendError(res, info, Code.PAIR_UNKNOWN, finish);

@@ -5,7 +5,7 @@ import { sendError } from "../request.ts";
 import { CHART_LIMIT_DEFAULT, CHART_LIMIT_MAX, chartLimitParam, timeParam } from "../request-schemas.ts";
 import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";
 import { chartSchema, serialize } from "../schemas.ts";
-import { PAGE_RE } from "../validate.ts";
+import { queryInteger } from "../validate.ts";
 
 export const chart: GetRoute = {
   kind: "get",
@@ -41,20 +41,20 @@ export const chart: GetRoute = {
       let to = Number.POSITIVE_INFINITY;
       const l = q.get("limit");
       if (l !== null) {
-        if (!PAGE_RE.test(l)) return sendError(res, info, Code.LIMIT_INVALID, finish);
-        limit = Number(l);
+        limit = queryInteger(l);
+        if (limit < 0) return sendError(res, info, Code.LIMIT_INVALID, finish);
         if (limit < 1 || limit > CHART_LIMIT_MAX)
           return sendError(res, info, Code.LIMIT_OUT_OF_RANGE, finish);
       }
       const f = q.get("from");
       if (f !== null) {
-        if (!/^[0-9]{1,16}$/.test(f)) return sendError(res, info, Code.FROM_INVALID, finish);
-        from = Number(f);
+        from = queryInteger(f);
+        if (from < 0) return sendError(res, info, Code.FROM_INVALID, finish);
       }
       const t = q.get("to");
       if (t !== null) {
-        if (!/^[0-9]{1,16}$/.test(t)) return sendError(res, info, Code.TO_INVALID, finish);
-        to = Number(t);
+        to = queryInteger(t);
+        if (to < 0) return sendError(res, info, Code.TO_INVALID, finish);
       }
       if (from > to) return sendError(res, info, Code.FROM_AFTER_TO, finish);
       ok(

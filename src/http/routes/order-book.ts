@@ -5,7 +5,7 @@ import { sendError } from "../request.ts";
 import { BOOK_LIMIT_MAX, bookLimitParam } from "../request-schemas.ts";
 import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";
 import { bookSchema, serialize } from "../schemas.ts";
-import { PAGE_RE } from "../validate.ts";
+import { queryInteger } from "../validate.ts";
 
 /** "Every level": the book without `?limit=`. */
 const ALL = 1_000_000;
@@ -46,8 +46,8 @@ export const orderBook: GetRoute = {
       if (info.query !== "") {
         const l = new URLSearchParams(info.query).get("limit");
         if (l !== null) {
-          if (!PAGE_RE.test(l)) return sendError(res, info, Code.LIMIT_INVALID, finish);
-          limit = Number(l);
+          limit = queryInteger(l);
+          if (limit < 0) return sendError(res, info, Code.LIMIT_INVALID, finish);
           if (limit < 1 || limit > BOOK_LIMIT_MAX)
             return sendError(res, info, Code.LIMIT_OUT_OF_RANGE, finish);
         }
