@@ -14,6 +14,7 @@ import { LosslessNumber } from "lossless-json";
 /** Longest digit text read at all: beyond it every field is out of range (keeps BigInt cheap). */
 export const MAX_DIGITS = 40;
 const DIGITS = /^-?[0-9]+$/;
+const MINUS = 45;
 
 /** The integer of `value` within `[min, max]`, or null (the caller answers 400 on its field). */
 export function readInteger(value: unknown, min: bigint, max: bigint): bigint | null {
@@ -24,6 +25,9 @@ export function readInteger(value: unknown, min: bigint, max: bigint): bigint | 
   } else {
     const text = typeof value === "string" ? value : value instanceof LosslessNumber ? value.value : null;
     if (text === null || text.length > MAX_DIGITS || !DIGITS.test(text)) return null;
+    // A string of an unsigned field is digits only: "-0" is no more a digit string than "-1" (which
+    // the range refuses anyway). A signed field takes the sign.
+    if (min >= 0n && typeof value === "string" && text.charCodeAt(0) === MINUS) return null;
     n = BigInt(text);
   }
   return n < min || n > max ? null : n;
