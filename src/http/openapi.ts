@@ -363,7 +363,10 @@ export function buildOpenApi(config: ExchangeConfig, version = "1.0"): Record<st
         "REST interface of the exchange (interface document + CONTRACT). Money in answers is exact: JSON " +
         "numbers whose decimal text is the value, balances as decimal strings. Requests accept a JSON " +
         "number or a decimal string for price and amount. Errors are `{errors: {field: [message]}}` " +
-        "(plus `codes`), English or Russian by Accept-Language. See docs/API.md.",
+        "(plus `codes`), English or Russian by Accept-Language. Request schemas follow the server's " +
+        "config (pair and currency names, each pair's decimals and bounds); exact decimal bounds are " +
+        "the annotations `x-decimals`, `x-minimum`, `x-exclusiveMinimum`, `x-maximum` (decimal text). " +
+        "See docs/API.md 1.1.",
     },
     servers: [{ url: "/" }],
     tags: [
