@@ -18,7 +18,7 @@ import { MAX_LEDGER_VALUE } from "../config.ts";
 import { MAX_DIGITS, MAX_NONCE, MAX_SAFE } from "../integers.ts";
 import { PERIODS } from "../market-data.ts";
 import { formatDecimal } from "../numbers.ts";
-import { CLIENT_ORDER_ID_RE } from "../orders.ts";
+import { CLIENT_ORDER_ID_RE, TIF_NAMES } from "../orders.ts";
 
 // ---------------------------------------------------------------- the bounds the server checks
 
@@ -176,10 +176,7 @@ function orderSchema(config: ExchangeConfig, withNonce: boolean): Schema {
         price: limit ? priceOf(p) : { description: "Ignored for a market order (any value)" },
         clientOrderId: orNull(clientOrderId, "Optional; null counts as not given"),
         timeInForce: limit
-          ? orNull(
-              { type: "string", enum: ["GTC", "IOC", "FOK"] },
-              "GTC (default), IOC or FOK; null: not given",
-            )
+          ? orNull({ type: "string", enum: [...TIF_NAMES] }, "GTC (default), IOC or FOK; null: not given")
           : { type: "null", description: "Limit orders only: a market order may send null (not given)" },
         postOnly: limit
           ? orNull({ type: "boolean" }, "Limit GTC only; null: not given")
@@ -217,14 +214,17 @@ function orderSchema(config: ExchangeConfig, withNonce: boolean): Schema {
 function anyPairDecimal(config: ExchangeConfig, of: "amount" | "price"): Schema {
   const decimalsOf = (p: PairConfig) => (of === "amount" ? p.amountDecimals : p.priceDecimals);
   const decimals = Math.max(0, ...config.pairs.map(decimalsOf));
+  const scale = (p: PairConfig, units: bigint) => units * 10n ** BigInt(decimals - decimalsOf(p));
   let max = 0n;
+  let min: bigint | undefined;
   for (const p of config.pairs) {
-    const m = (of === "amount" ? p.maxAmount : p.maxPrice) * 10n ** BigInt(decimals - decimalsOf(p));
+    const m = scale(p, of === "amount" ? p.maxAmount : p.maxPrice);
     if (m > max) max = m;
+    if (of === "amount" && (min === undefined || scale(p, p.minAmount) < min)) min = scale(p, p.minAmount);
   }
   return decimalSchema(
     decimals,
-    undefined,
+    min,
     max,
     of === "amount"
       ? "The new total amount: the bounds and decimals of the order's pair (GET /1.0/info), above amountUsed"

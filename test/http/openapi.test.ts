@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import type { ResponseInfo } from "../../src/client/index.ts";
+import { validateConfig } from "../../src/config.ts";
 import { buildOpenApi, ROUTES } from "../../src/http/openapi.ts";
 import { limit, market, TEST_CONFIG, TestServer } from "../e2e/harness.ts";
 import { openApiMismatch, streamMismatch } from "../e2e/openapi-check.ts";
@@ -100,6 +101,57 @@ describe("OpenAPI document", () => {
       description: "OK",
       content: { "application/json": { schema: { $ref: "#/components/schemas/PairPage" } } },
     });
+  });
+
+  test("describes requests by the config: pair and currency names, each pair's decimals and bounds", () => {
+    const config = validateConfig({
+      pairs: [
+        {
+          name: "abc_xyz",
+          priceDecimals: 3,
+          amountDecimals: 2,
+          minAmount: "0.05",
+          maxAmount: "500",
+          maxPrice: "99.5",
+        },
+      ],
+    });
+    const doc = buildOpenApi(config) as unknown as { paths: Json; components: { schemas: Json } };
+    const order = doc.components.schemas.CreateOrderRequest as unknown as { oneOf: Json[] };
+    assert.deepEqual(
+      order.oneOf.map((b) => b.title),
+      ["abc_xyz limit", "abc_xyz market"],
+    );
+    const limitProps = order.oneOf[0].properties as unknown as Record<string, { oneOf: object[] }>;
+    assert.deepEqual(limitProps.amount.oneOf, [
+      { type: "number", minimum: 0.05, maximum: 500, "x-decimals": 2 },
+      {
+        type: "string",
+        pattern: "^0*[0-9]{1,3}(\\.[0-9]{1,2}0*)?$",
+        "x-decimals": 2,
+        "x-minimum": "0.05",
+        "x-maximum": "500",
+      },
+    ]);
+    assert.deepEqual(limitProps.price.oneOf, [
+      { type: "number", exclusiveMinimum: 0, maximum: 99.5, "x-decimals": 3 },
+      {
+        type: "string",
+        pattern: "^0*[0-9]{1,2}(\\.[0-9]{1,3}0*)?$",
+        "x-decimals": 3,
+        "x-exclusiveMinimum": "0",
+        "x-maximum": "99.5",
+      },
+    ]);
+    const pairParam = (doc.paths["/1.0/trade/pairs/{pairName}"].get.parameters as { schema: Json }[])[0];
+    assert.deepEqual(pairParam.schema.enum, ["abc_xyz"]);
+    const deposit = doc.paths["/admin/deposit"].post.requestBody as {
+      content: { "application/json": { schema: { oneOf: { properties: Json }[] } } };
+    };
+    assert.deepEqual(
+      deposit.content["application/json"].schema.oneOf.map((b) => b.properties.currency),
+      [{ const: "abc" }, { const: "xyz" }],
+    );
   });
 
   test("names where each call is defined, and every call is served (none left from the contract text)", () => {
