@@ -229,7 +229,13 @@ export function validOf(schema: Schema): fc.Arbitrary<unknown> {
         v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : new RawNumber(String(v)),
       );
     case "number":
-      if (s["x-decimals"] !== undefined) return decimalText(s).map((t) => new RawNumber(t));
+      if (s["x-decimals"] !== undefined) {
+        // As written, or with an exponent (`100e-2`): a JSON number either way.
+        const d = s["x-decimals"] as number;
+        return fc
+          .tuple(decimalText(s), fc.boolean())
+          .map(([t, e]) => new RawNumber(e ? `${scaled(t, d)}e-${d}` : t));
+      }
       return fc.double({
         noNaN: true,
         noDefaultInfinity: true,
