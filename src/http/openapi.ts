@@ -13,7 +13,13 @@
  * entry is `/`.
  */
 import type { ExchangeConfig } from "../config.ts";
-import { nonceSchema, orderIdSchema, type RequestSchemas, requestSchemas } from "./request-schemas.ts";
+import {
+  LISTEN_KEY_RE,
+  nonceSchema,
+  orderIdSchema,
+  type RequestSchemas,
+  requestSchemas,
+} from "./request-schemas.ts";
 import { REST_ROUTES } from "./routes/index.ts";
 import {
   balanceSchema,
@@ -195,7 +201,7 @@ export const ROUTES: readonly RouteSpec[] = [
       {
         name: "listenKey",
         description: "CONTRACT 10: authenticates the upgrade as the key's user instead of the headers",
-        schema: { type: "string", pattern: "^[0-9a-f]{64}$" },
+        schema: { type: "string", pattern: LISTEN_KEY_RE.source },
       },
     ],
     ok: "text",
