@@ -9,6 +9,7 @@
 
 import { createHash, createHmac, hash, type KeyObject, randomBytes, timingSafeEqual } from "node:crypto";
 import { Code } from "./errors.ts";
+import { MAX_NONCE, readInteger } from "./integers.ts";
 import type { ApiKey, Users } from "./users.ts";
 
 if (typeof hash !== "function") throw new Error("Node.js 20.12 or later is required (crypto.hash)");
@@ -167,12 +168,10 @@ export function generateSecret(): string {
 export const NONCE_INVALID = Code.NONCE_INVALID;
 export type NonceResult = bigint | undefined | typeof NONCE_INVALID;
 
-/** Integer text accepted for a nonce; 20 digits hold any unsigned 64-bit value. */
-const NONCE_TEXT = /^-?\d{1,20}$/;
-
 /**
  * The `nonce` of a raw query string (without `?`): undefined when absent, NONCE_INVALID when it is
- * not an integer, empty, or given more than once. The name is matched as sent (not decoded), like the
+ * not a non-negative integer of at most 64 bits (CONTRACT 2.5, src/integers.ts), empty, or given
+ * more than once. The name is matched as sent (not decoded), like the
  * signature covers the query as sent.
  */
 export function nonceFromQuery(query: string): NonceResult {
@@ -191,21 +190,20 @@ export function nonceFromQuery(query: string): NonceResult {
     start = end + 1;
   }
   if (found === undefined) return undefined;
-  return NONCE_TEXT.test(found) ? BigInt(found) : NONCE_INVALID;
+  return readInteger(found, 0n, MAX_NONCE) ?? NONCE_INVALID;
 }
 
 /**
  * The `nonce` of a parsed JSON body: undefined when the body is not an object or has no `nonce`,
- * NONCE_INVALID when it is not an integer. Accepted: a JSON number that is a safe integer (larger
- * ones were already rounded by JSON.parse) or a string of up to 20 digits, optionally negative.
+ * NONCE_INVALID when it is not a non-negative integer of at most 64 bits read as CONTRACT 2.5 says
+ * (src/integers.ts): a JSON integer (a long one kept exact by src/http/json-body.ts) or a string of
+ * decimal digits. `null` is not a nonce (400).
  */
 export function nonceFromBody(body: unknown): NonceResult {
   if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined;
   const value = (body as { nonce?: unknown }).nonce;
   if (value === undefined) return undefined;
-  if (typeof value === "number") return Number.isSafeInteger(value) ? BigInt(value) : NONCE_INVALID;
-  if (typeof value === "string" && NONCE_TEXT.test(value)) return BigInt(value);
-  return NONCE_INVALID;
+  return readInteger(value, 0n, MAX_NONCE) ?? NONCE_INVALID;
 }
 
 /**

@@ -476,8 +476,8 @@ export const ERRORS = {
     code: 270,
     status: 400,
     field: "nonce",
-    en: "Nonce must be an integer (a JSON number up to 2^53 or a string of digits)",
-    ru: "Nonce должен быть целым числом (JSON-число до 2^53 или строка из цифр)",
+    en: "Nonce must be a non-negative integer up to 2^64-1 (a JSON integer or a string of digits)",
+    ru: "Nonce должен быть неотрицательным целым числом до 2^64-1 (JSON-число или строка из цифр)",
   },
   API_TOKEN_REQUIRED: {
     code: 272,
@@ -686,6 +686,22 @@ export const ERRORS = {
     field: "orderId",
     en: "Order not found",
     ru: "Заявка не найдена",
+  },
+
+  // 420-429 limits of the request head (src/http/request.ts)
+  URI_TOO_LONG: {
+    code: 420,
+    status: 414,
+    field: "path",
+    en: "Request target (path and query) is too long",
+    ru: "Слишком длинный адрес запроса (путь и параметры)",
+  },
+  HEADER_TOO_LARGE: {
+    code: 421,
+    status: 431,
+    field: "headers",
+    en: "A request header is too large",
+    ru: "Слишком большой заголовок запроса",
   },
 
   // 5xx server

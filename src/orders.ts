@@ -15,7 +15,7 @@ export const TIF_GIVEN = 8;
 export const ENGINE_FLAGS = TIF_MASK | FLAG_POST_ONLY;
 
 export type TimeInForce = "GTC" | "IOC" | "FOK";
-const TIF_NAMES: readonly TimeInForce[] = ["GTC", "IOC", "FOK"];
+export const TIF_NAMES: readonly TimeInForce[] = ["GTC", "IOC", "FOK"];
 
 /** The flags of a time-in-force name, or -1 for anything else. */
 export function timeInForceFlags(name: unknown): number {

@@ -24,7 +24,7 @@ import {
   ERR_ORDER_NOT_FOUND,
 } from "../src/protocol/engine.ts";
 
-const STATUSES = new Set([400, 401, 403, 404, 405, 413, 415, 426, 429, 500, 503]);
+const STATUSES = new Set([400, 401, 403, 404, 405, 413, 414, 415, 426, 429, 431, 500, 503]);
 const CYRILLIC = /[а-яё]/i;
 
 describe("error catalogue", () => {

@@ -344,7 +344,19 @@ export function errorsOf(res: ApiResponse<unknown>): Record<string, string[]> | 
   if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body))
     return undefined;
   const errors = body.errors;
-  return errors !== null && typeof errors === "object" && !Array.isArray(errors) ? errors : undefined;
+  // A copy without a prototype: `errorsOf(res).constructor` is a field the server named, or nothing.
+  return errors !== null && typeof errors === "object" && !Array.isArray(errors)
+    ? Object.assign(Object.create(null) as Record<string, string[]>, errors)
+    : undefined;
+}
+
+/**
+ * A header record built from names the caller chose: no prototype, so a name such as `__proto__`
+ * or `constructor` is a header like any other (Object.assign onto `{}` would reset the prototype).
+ */
+export function headerRecord(init?: Record<string, string>): Record<string, string> {
+  const headers = Object.create(null) as Record<string, string>;
+  return init === undefined ? headers : Object.assign(headers, init);
 }
 
 /** Hex HMAC-SHA256 of `text` with `secret` (CONTRACT 5). */
@@ -672,7 +684,7 @@ export class ExchangeClient {
 
   /** CONTRACT 9: GET /admin/fees, the fee account's balance per currency. */
   fees(opts: CallOptions = {}): Promise<ApiResponse<BalanceAnswer[]>> {
-    const headers: Record<string, string> = {};
+    const headers = headerRecord();
     if (this.options.adminToken !== undefined) headers.Authorization = `Bearer ${this.options.adminToken}`;
     this.addCommonHeaders(headers, opts);
     return this.request<BalanceAnswer[]>("GET", `${this.options.adminPrefix ?? ""}/admin/fees`, {
@@ -724,7 +736,7 @@ export class ExchangeClient {
    * as bytes so fetch adds no Content-Type of its own.
    */
   raw<T = unknown>(method: Method, path: string, opts: RawOptions = {}): Promise<ApiResponse<T>> {
-    const headers: Record<string, string> = {};
+    const headers = headerRecord();
     if (typeof opts.sign === "string") Object.assign(headers, this.authHeaders(opts.sign));
     else if (opts.sign === true) {
       const payload = opts.body !== undefined ? opts.body : (opts.query ?? "");
@@ -801,7 +813,7 @@ export class ExchangeClient {
     const nonce = this.nonceFor(opts);
     if (nonce !== undefined) payload.nonce = typeof nonce === "bigint" ? nonce.toString() : nonce;
     const body = JSON.stringify(payload);
-    const headers: Record<string, string> = { "Content-Type": "application/json" };
+    const headers = headerRecord({ "Content-Type": "application/json" });
     const target = `${REST_PREFIX}${path}`;
     if (opts.anonymous !== true && this.hasCredentials)
       Object.assign(headers, this.signFor("POST", sentPath(target), body, opts));
@@ -817,7 +829,7 @@ export class ExchangeClient {
     const nonce = this.nonceFor(opts);
     const all = nonce === undefined ? params : [...params, ["nonce", String(nonce)] as const];
     const query = buildQuery(all);
-    const headers: Record<string, string> = {};
+    const headers = headerRecord();
     if (opts.anonymous !== true && this.hasCredentials)
       Object.assign(headers, this.signFor("GET", sentPath(`${REST_PREFIX}${path}`), query, opts));
     this.addCommonHeaders(headers, opts);
@@ -830,7 +842,7 @@ export class ExchangeClient {
     payload: Record<string, unknown>,
     opts: CallOptions,
   ): Promise<ApiResponse<T>> {
-    const headers: Record<string, string> = { "Content-Type": "application/json" };
+    const headers = headerRecord({ "Content-Type": "application/json" });
     if (this.options.adminToken !== undefined) headers.Authorization = `Bearer ${this.options.adminToken}`;
     this.addCommonHeaders(headers, opts);
     return this.request<T>("POST", `${this.options.adminPrefix ?? ""}${path}`, {

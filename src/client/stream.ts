@@ -6,7 +6,7 @@
  */
 
 import WebSocket from "ws";
-import { originOf, type SignatureForm, signedHeaders } from "./index.ts";
+import { headerRecord, originOf, type SignatureForm, signedHeaders } from "./index.ts";
 
 export interface StreamMessage<T = unknown> {
   stream: string;
@@ -100,7 +100,7 @@ export class StreamClient {
     const origin = originOf(base).replace(/^http/, "ws");
     let query = options.rawQuery ?? `streams=${options.streams.join(",")}`;
     if (options.listenKey !== undefined) query += `&listenKey=${encodeURIComponent(options.listenKey)}`;
-    const headers: Record<string, string> = {};
+    const headers = headerRecord();
     if (options.apiToken !== undefined && options.secretKey !== undefined) {
       const signer = {
         apiToken: options.apiToken,

@@ -21,7 +21,9 @@ import {
   readRequest,
   send,
   sendError,
+  sendMethodNotAllowed,
 } from "./request.ts";
+import { UUID_RE } from "./request-schemas.ts";
 import { serialize } from "./schemas.ts";
 
 /** What admin operations persist. */
@@ -31,8 +33,6 @@ export type AdminSink = Pick<
 >;
 
 const TRANSFER_FIELDS = ["uid", "currency", "amount"];
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export class Admin {
   private readonly token: string;
@@ -77,14 +77,23 @@ export class Admin {
   }
 
   mount(app: TemplatedApp, finish: Finish): void {
+    // Each admin path and its methods, as mounted below: the `Allow` of its 405 (RFC 9110).
+    const methods = new Map<string, string[]>();
+    const allow = (path: string, method: string) => {
+      const list = methods.get(path);
+      if (list === undefined) methods.set(path, [method]);
+      else list.push(method);
+    };
     const post = (
       route: string,
       fields: readonly string[],
       handle: (res: HttpResponse, info: RequestInfo, body: Record<string, unknown>) => void,
     ) => {
       const allowed = new Set(fields);
+      allow(route, "POST");
       app.post(route, (res, req) => {
         const info = readRequest(res, req, route);
+        if (info.overLimit !== 0) return sendError(res, info, info.overLimit, finish);
         if (info.contentLength > MAX_BODY) return sendError(res, info, Code.BODY_TOO_LARGE, finish);
         if (!isJsonMediaType(info.contentType))
           return sendError(res, info, Code.UNSUPPORTED_MEDIA_TYPE, finish);
@@ -121,8 +130,9 @@ export class Admin {
     };
 
     post("/admin/users", ["uid"], (res, info, body) => {
+      // Only an absent uid asks for a new one: null is not a uid (CONTRACT 2.5).
       let uid = body.uid;
-      if (uid === undefined || uid === null) uid = Users.newUid();
+      if (uid === undefined) uid = Users.newUid();
       else if (typeof uid !== "string" || !UUID_RE.test(uid))
         return sendError(res, info, Code.UID_INVALID, finish);
       const norm = (uid as string).toLowerCase();
@@ -197,8 +207,10 @@ export class Admin {
 
     // CONTRACT 9: the fee account's balances, one per configured currency (the account never
     // reserves anything, so its balance is its available amount). Taken out with /admin/withdraw.
+    allow("/admin/fees", "GET");
     app.get("/admin/fees", (res, req) => {
       const info = readRequest(res, req, "/admin/fees");
+      if (info.overLimit !== 0) return sendError(res, info, info.overLimit, finish);
       if (!secretsEqual(this.token, parseAuthorization(info.authorization) ?? undefined)) {
         return sendError(res, info, Code.AUTH_ADMIN_INVALID, finish);
       }
@@ -213,8 +225,15 @@ export class Admin {
       });
       send(res, info, 200, serialize.fees(out), finish);
     });
-    app.any("/admin/*", (res, req) =>
-      sendError(res, readRequest(res, req, "/admin"), Code.UNKNOWN_PATH, finish),
-    );
+    for (const [path, list] of methods) {
+      const allowHeader = list.join(", ");
+      app.any(path, (res, req) =>
+        sendMethodNotAllowed(res, readRequest(res, req, path), allowHeader, finish),
+      );
+    }
+    app.any("/admin/*", (res, req) => {
+      const info = readRequest(res, req, "/admin");
+      sendError(res, info, info.overLimit !== 0 ? info.overLimit : Code.UNKNOWN_PATH, finish);
+    });
   }
 }

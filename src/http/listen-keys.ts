@@ -12,6 +12,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { Code } from "../errors.ts";
+import { LISTEN_KEY_RE } from "./request-schemas.ts";
 
 /** A key is valid this long after its creation or last extension (CONTRACT 10: 60 minutes). */
 export const KEY_TTL_MS = 60 * 60 * 1000;
@@ -20,7 +21,7 @@ export const MAX_KEYS_PER_USER = 16;
 const SWEEP_EVERY_MS = 60 * 1000;
 /** How often expired keys are looked for, so that their streams end within this time. */
 const EXPIRY_CHECK_MS = 5 * 1000;
-const KEY_RE = /^[0-9a-f]{64}$/;
+const KEY_RE = LISTEN_KEY_RE;
 
 interface Entry {
   readonly userId: number;

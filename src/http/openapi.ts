@@ -12,7 +12,14 @@
  * Paths are written from the server root (`/1.0/...`, `/admin/...`, `/health`), so the one server
  * entry is `/`.
  */
-import { PERIODS } from "../market-data.ts";
+import type { ExchangeConfig } from "../config.ts";
+import {
+  LISTEN_KEY_RE,
+  nonceSchema,
+  orderIdSchema,
+  type RequestSchemas,
+  requestSchemas,
+} from "./request-schemas.ts";
 import { REST_ROUTES } from "./routes/index.ts";
 import {
   balanceSchema,
@@ -36,16 +43,7 @@ import {
   transferSchema,
   userTradeSchema,
 } from "./schemas.ts";
-import {
-  adminApiKeyRequestSchema,
-  adminRevokeRequestSchema,
-  adminTransferRequestSchema,
-  adminUserRequestSchema,
-  createOrderRequestSchema,
-  emptyArraySchema,
-  errorBodySchema,
-  healthSchema,
-} from "./schemas-contract.ts";
+import { emptyArraySchema, errorBodySchema, healthSchema } from "./schemas-contract.ts";
 
 /** How a call authenticates (CONTRACT 5, 1.2). */
 export type Auth =
@@ -78,7 +76,8 @@ export interface RouteSpec {
   /** Described from the contract text; the server of this build may not serve it yet. */
   fromContractText?: boolean;
   auth: Auth;
-  body?: object;
+  /** The request body's schema, built from the config's request schemas (request-schemas.ts). */
+  body?: (schemas: RequestSchemas) => object;
   query?: QueryParam[];
   /** 200 body: a JSON schema, or "text" for a non-JSON answer (metrics). */
   ok: object | "text";
@@ -94,10 +93,12 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: "Missing, unknown or revoked token, wrong signature, a replayed nonce, or an X-Timestamp outside X-Recv-Window (key `auth`)",
   403: "A stream channel of another user (key `auth`)",
   404: "Unknown pair in the path (key `pairName`), unknown path (key `path`) or id",
-  405: "Method not allowed on this path",
+  405: "Method not allowed on this path (key `path`); `Allow` lists the path's methods",
   413: "Body over 64 KiB (key `body`)",
+  414: "Request target (path and query) over 8 KiB (key `path`)",
   415: "POST media type missing or not application/json (key `body`)",
   426: "A plain GET of the stream endpoint (key `path`)",
+  431: "A header the server reads (Authorization, X-Signature, Content-Type, Accept-Language) over 8 KiB (key `headers`)",
   429: "Rate limited (key `rate`); `Retry-After` gives the seconds to wait",
   500: "Internal error (key `server`; no internals)",
   503: "Starting, shutting down, or a pair worker too far behind (key `server`); nothing changed",
@@ -131,7 +132,7 @@ export const ROUTES: readonly RouteSpec[] = [
     summary: "A new user with a new API key (shown once)",
     source: "CONTRACT 1.2",
     auth: "admin",
-    body: adminUserRequestSchema,
+    body: (s) => s.adminUser,
     ok: newUserSchema,
     errors: ADMIN_POST,
   },
@@ -142,7 +143,7 @@ export const ROUTES: readonly RouteSpec[] = [
     summary: "Another API key for a user",
     source: "CONTRACT 1.2",
     auth: "admin",
-    body: adminApiKeyRequestSchema,
+    body: (s) => s.adminApiKey,
     ok: newKeySchema,
     errors: ADMIN_POST,
   },
@@ -153,7 +154,7 @@ export const ROUTES: readonly RouteSpec[] = [
     summary: "Revoke an API key",
     source: "CONTRACT 1.2",
     auth: "admin",
-    body: adminRevokeRequestSchema,
+    body: (s) => s.adminRevoke,
     ok: emptyArraySchema,
     errors: ADMIN_POST,
   },
@@ -164,7 +165,7 @@ export const ROUTES: readonly RouteSpec[] = [
     summary: "Credit a user's available balance",
     source: "CONTRACT 1.2",
     auth: "admin",
-    body: adminTransferRequestSchema,
+    body: (s) => s.adminDeposit,
     ok: transferSchema,
     errors: ADMIN_POST,
   },
@@ -175,7 +176,7 @@ export const ROUTES: readonly RouteSpec[] = [
     summary: "Debit a user's available balance (more than available: 400 `errors.amount`)",
     source: "CONTRACT 1.2",
     auth: "admin",
-    body: adminTransferRequestSchema,
+    body: (s) => s.adminWithdraw,
     ok: transferSchema,
     errors: ADMIN_POST,
   },
@@ -200,7 +201,7 @@ export const ROUTES: readonly RouteSpec[] = [
       {
         name: "listenKey",
         description: "CONTRACT 10: authenticates the upgrade as the key's user instead of the headers",
-        schema: { type: "string", pattern: "^[0-9a-f]{64}$" },
+        schema: { type: "string", pattern: LISTEN_KEY_RE.source },
       },
     ],
     ok: "text",
@@ -236,7 +237,6 @@ const NAMED: ReadonlyArray<readonly [string, object]> = [
   ["StreamHistoryMessage", streamSchemas.history],
   ["StreamUserOrdersMessage", streamSchemas.user_orders],
   ["StreamUserHistoryMessage", streamSchemas.user_history],
-  ["CreateOrderRequest", createOrderRequestSchema],
   ["OrderList", orderListSchema],
   ["PairInfo", pairInfoSchema],
 ];
@@ -255,12 +255,6 @@ function refify(schema: unknown, names: Map<object, string>, root = true): unkno
   }
   return out;
 }
-
-const PARAMS: Record<string, object> = {
-  pairName: { type: "string", pattern: "^[a-z0-9]+_[a-z0-9]+$" },
-  period: { type: "string", enum: [...PERIODS] },
-  orderId: { type: "integer", minimum: 1 },
-};
 
 function security(auth: Auth): object[] {
   switch (auth) {
@@ -285,18 +279,34 @@ const SIGNED_TEXT: Record<Auth, string> = {
   admin: "Admin: `Authorization: Bearer <ADMIN_TOKEN>`; 404 when ADMIN_TOKEN is not set.",
 };
 
-/** Builds the document (call once at start; the result is not shared mutable state). */
-export function buildOpenApi(version = "1.0"): Record<string, unknown> {
-  const names = new Map<object, string>(NAMED.map(([n, s]) => [s, n]));
+/**
+ * Builds the document of a config (call once at start; the result is not shared mutable state): the
+ * request schemas hold its pair and currency names and each pair's decimals and bounds.
+ */
+export function buildOpenApi(config: ExchangeConfig, version = "1.0"): Record<string, unknown> {
+  const req = requestSchemas(config);
+  const named: ReadonlyArray<readonly [string, object]> = [
+    ...NAMED,
+    ["CreateOrderRequest", req.createOrder],
+    ["BatchOrder", req.batchOrder],
+    ["OrderIdInput", orderIdSchema],
+    ["Nonce", nonceSchema],
+  ];
+  const names = new Map<object, string>(named.map(([n, s]) => [s, n]));
   const schemas: Record<string, unknown> = {};
-  for (const [name, schema] of NAMED) schemas[name] = refify(schema, names);
+  for (const [name, schema] of named) schemas[name] = refify(schema, names);
   const json = (schema: object) => ({ "application/json": { schema: refify(schema, names, false) } });
 
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of ROUTES) {
     const parameters: object[] = [];
     for (const m of r.path.matchAll(/\{([A-Za-z]+)\}/g)) {
-      parameters.push({ name: m[1], in: "path", required: true, schema: PARAMS[m[1]] ?? { type: "string" } });
+      parameters.push({
+        name: m[1],
+        in: "path",
+        required: true,
+        schema: req.params[m[1]] ?? { type: "string" },
+      });
     }
     for (const q of r.query ?? []) {
       parameters.push({
@@ -317,7 +327,11 @@ export function buildOpenApi(version = "1.0"): Record<string, unknown> {
       responses[status] = { description: o.description, content: json(o.schema) };
     }
     // A route not served by this build answers 404 `path` until it lands.
-    const errors = r.fromContractText === true && !r.errors.includes(404) ? [404, ...r.errors] : r.errors;
+    const listed = r.fromContractText === true && !r.errors.includes(404) ? [404, ...r.errors] : r.errors;
+    // Every call that reads its request head answers 414 / 431 over the limits (src/http/request.ts);
+    // the service paths and the stream upgrade read nothing of it.
+    const limited = !("kind" in r && r.kind === "plain") && r.path !== "/stream";
+    const errors = limited ? [...listed, 414, 431].sort((a, b) => a - b) : listed;
     for (const status of errors) {
       responses[String(status)] = {
         description: ERROR_DESCRIPTIONS[status] ?? "Error",
@@ -341,7 +355,7 @@ export function buildOpenApi(version = "1.0"): Record<string, unknown> {
     };
     if (r.fromContractText === true) op["x-from-contract-text"] = true;
     if (parameters.length > 0) op.parameters = parameters;
-    if (r.body !== undefined) op.requestBody = { required: true, content: json(r.body) };
+    if (r.body !== undefined) op.requestBody = { required: true, content: json(r.body(req)) };
     paths[r.path] ??= {};
     paths[r.path][r.method] = op;
   }
@@ -355,7 +369,10 @@ export function buildOpenApi(version = "1.0"): Record<string, unknown> {
         "REST interface of the exchange (interface document + CONTRACT). Money in answers is exact: JSON " +
         "numbers whose decimal text is the value, balances as decimal strings. Requests accept a JSON " +
         "number or a decimal string for price and amount. Errors are `{errors: {field: [message]}}` " +
-        "(plus `codes`), English or Russian by Accept-Language. See docs/API.md.",
+        "(plus `codes`), English or Russian by Accept-Language. Request schemas follow the server's " +
+        "config (pair and currency names, each pair's decimals and bounds); exact decimal bounds are " +
+        "the annotations `x-decimals`, `x-minimum`, `x-exclusiveMinimum`, `x-maximum` (decimal text). " +
+        "See docs/API.md 1.1.",
     },
     servers: [{ url: "/" }],
     tags: [

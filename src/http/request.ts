@@ -5,10 +5,18 @@
  * preallocated buffer (no concatenation per chunk).
  */
 import type { HttpRequest, HttpResponse } from "@trufflesuite/uws-js-unofficial";
-import { errorBody, errorStatus, type Lang, pickLanguage } from "../errors.ts";
+import { Code, errorBody, errorStatus, type Lang, pickLanguage } from "../errors.ts";
 import { EXPOSE_HEADERS } from "./cors.ts";
 
 export const MAX_BODY = 64 * 1024;
+/**
+ * Longest request target (path and query) answered: 414 beyond (RFC 9112 asks for at least 8000
+ * octets). uWebSockets.js closes a request whose head outgrows its own buffer (about 64 KiB) before
+ * any handler sees it; between the two the client gets a status instead of a closed socket.
+ */
+export const MAX_REQUEST_TARGET = 8 * 1024;
+/** Longest value of a header the server reads (Authorization, X-Signature, Content-Type, Accept-Language): 431 beyond. */
+export const MAX_HEADER_VALUE = 8 * 1024;
 
 /** Status lines of every status the server answers (REST, admin, the stream upgrade). */
 export const STATUS_LINE: Record<number, string> = {
@@ -19,9 +27,11 @@ export const STATUS_LINE: Record<number, string> = {
   404: "404 Not Found",
   405: "405 Method Not Allowed",
   413: "413 Payload Too Large",
+  414: "414 URI Too Long",
   415: "415 Unsupported Media Type",
   426: "426 Upgrade Required",
   429: "429 Too Many Requests",
+  431: "431 Request Header Fields Too Large",
   500: "500 Internal Server Error",
   503: "503 Service Unavailable",
 };
@@ -56,6 +66,13 @@ export interface RequestInfo {
   cors?: string;
   /** Set once an answer was written. */
   done: boolean;
+  /**
+   * URI_TOO_LONG or HEADER_TOO_LARGE when the request is over a limit of the server (answered before
+   * anything else, see `overLimit`), else 0.
+   */
+  readonly overLimit: number;
+  /** The `Allow` header of a 405 answer (RFC 9110 15.5.6). */
+  allow?: string;
 }
 
 const decoder = new TextDecoder();
@@ -78,16 +95,29 @@ export function readRequest(
   // Only a signed request can be bound; one without the header reads nothing more (CONTRACT 15).
   const timestamp = auth === "" ? "" : req.getHeader("x-timestamp");
   const bound = timestamp !== "";
+  const query = req.getQuery() ?? "";
+  const acceptLanguage = req.getHeader("accept-language");
+  const contentType = req.getHeader("content-type");
+  let overLimit = 0;
+  if (query.length + req.getUrl().length > MAX_REQUEST_TARGET) overLimit = Code.URI_TOO_LONG;
+  else if (
+    auth.length > MAX_HEADER_VALUE ||
+    sig.length > MAX_HEADER_VALUE ||
+    timestamp.length > MAX_HEADER_VALUE ||
+    acceptLanguage.length > MAX_HEADER_VALUE ||
+    contentType.length > MAX_HEADER_VALUE
+  )
+    overLimit = Code.HEADER_TOO_LARGE;
   const info: RequestInfo = {
     route,
-    query: withQuery ? (req.getQuery() ?? "") : "",
-    lang: pickLanguage(req.getHeader("accept-language") || undefined),
+    query: withQuery ? query : "",
+    lang: overLimit === 0 ? pickLanguage(acceptLanguage || undefined) : "en",
     authorization: auth === "" ? undefined : auth,
     signature: sig === "" ? undefined : sig,
     timestamp,
     recvWindow: bound ? req.getHeader("x-recv-window") : "",
     path: bound ? req.getUrl() : "",
-    contentType: req.getHeader("content-type"),
+    contentType,
     contentLength: cl === "" ? -1 : Number(cl),
     address: withAddress ? decoder.decode(res.getRemoteAddressAsText()) : undefined,
     startMs: performance.now(),
@@ -95,6 +125,7 @@ export function readRequest(
     rateRemaining: 0,
     aborted: false,
     done: false,
+    overLimit,
   };
   res.onAborted(() => {
     info.aborted = true;
@@ -155,6 +186,7 @@ function writeCorked(): void {
   if (status !== 200) res.writeStatus(STATUS_LINE[status] ?? `${status} Error`);
   res.writeHeader("content-type", "application/json");
   if (retryAfter !== undefined) res.writeHeader("retry-after", String(retryAfter));
+  if (info.allow !== undefined) res.writeHeader("allow", info.allow);
   if (info.cors !== undefined) {
     res.writeHeader("access-control-allow-origin", info.cors).writeHeader("vary", "Origin");
     res.writeHeader("access-control-expose-headers", EXPOSE_HEADERS);
@@ -208,4 +240,22 @@ export function readBody(
     len += n;
     if (isLast) done(len === buf.length ? buf : buf.subarray(0, len));
   });
+}
+
+/**
+ * Answers 405 with `Allow` (RFC 9110 15.5.6): `path` exists, `allow` lists the methods it has
+ * (upper case, comma-separated). A request over a limit answers that instead.
+ */
+export function sendMethodNotAllowed(
+  res: HttpResponse,
+  info: RequestInfo,
+  allow: string,
+  finish: Finish,
+): void {
+  if (info.overLimit !== 0) {
+    sendError(res, info, info.overLimit, finish);
+    return;
+  }
+  info.allow = allow;
+  sendError(res, info, Code.METHOD_NOT_ALLOWED, finish);
 }

@@ -1,7 +1,8 @@
 /**
  * What a REST route is, and the guarded steps every route runs before its handler (STYLE 7), in the
  * order CONTRACT 5 ranks the failures: 404 (path, pair) → 413 (body size) → 415 (media type) → 401
- * (auth, nonce) → 429 (rate) → 400.
+ * (auth, nonce) → 429 (rate) → 400. A request over a limit of the request head (414 request target,
+ * 431 header) is answered before all of them: nothing of it is read.
  *
  * A route (one file each under routes/) is a plain object: its method and path, how it
  * authenticates, its request schema (the allowed body fields, the query parameters), its response
@@ -44,6 +45,14 @@ import {
   send,
   sendError,
 } from "./request.ts";
+import {
+  nonceParam,
+  PAGE_SIZE_DEFAULT,
+  PAGE_SIZE_MAX,
+  pageParam,
+  pageSizeParam,
+  type RequestSchemas,
+} from "./request-schemas.ts";
 import type { ValidOrder } from "./validate.ts";
 
 /** The paged and by-id reads of src/db/reader.ts. */
@@ -156,7 +165,7 @@ export interface PostRoute extends Doc {
   readonly auth: "signedBody";
   /** The request schema: the fields the body may carry (CONTRACT 8.1); `body` documents them. */
   readonly fields: ReadonlySet<string>;
-  readonly body: object;
+  readonly body: (schemas: RequestSchemas) => object;
   readonly handler: (ctx: RouteContext) => PostHandler;
   /**
    * A shortcut for the common shape of the body (create-order: src/http/fast-order.ts), tried
@@ -215,18 +224,18 @@ export const PUBLIC_GET = [429, 500, 503] as const;
 export const PUBLIC_GET_PAIR = [404, 429, 500, 503] as const;
 
 export const pageQuery: QueryParam[] = [
-  { name: "page", description: "From 1 (default 1)", schema: { type: "integer", minimum: 1 } },
+  { name: "page", description: "From 1 (default 1)", schema: pageParam },
   {
     name: "pageSize",
-    description: "1..100 (default 20)",
-    schema: { type: "integer", minimum: 1, maximum: 100 },
+    description: `1..${PAGE_SIZE_MAX} (default ${PAGE_SIZE_DEFAULT})`,
+    schema: pageSizeParam,
   },
 ];
 
 export const nonceQuery: QueryParam = {
   name: "nonce",
   description: "Optional replay guard: an integer strictly greater than the last nonce of this token",
-  schema: { type: "integer", minimum: 0 },
+  schema: nonceParam,
 };
 
 // ---------------------------------------------------------------- the steps
@@ -272,6 +281,7 @@ export function mountSignedPost(app: TemplatedApp, ctx: RouteContext, route: Pos
   app.post(pattern(route), (res, req) => {
     const info = readRequest(res, req, label, false, false);
     if (cors.enabled) info.cors = cors.allowed(req);
+    if (info.overLimit !== 0) return sendError(res, info, info.overLimit, finish);
     if (info.contentLength > MAX_BODY) return sendError(res, info, Code.BODY_TOO_LARGE, finish);
     if (!isJsonMediaType(info.contentType)) {
       sendError(res, info, Code.UNSUPPORTED_MEDIA_TYPE, finish);
@@ -334,6 +344,7 @@ export function mountGet(app: TemplatedApp, ctx: RouteContext, route: GetRoute):
   app.get(pattern(route), (res, req) => {
     const info = readRequest(res, req, label, limiter.enabled);
     if (cors.enabled) info.cors = cors.allowed(req);
+    if (info.overLimit !== 0) return sendError(res, info, info.overLimit, finish);
     let pair: PairConfig | undefined;
     if (withPair) {
       pair = pairFromPath(ctx, req);

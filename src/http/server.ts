@@ -10,8 +10,16 @@
 import type { TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import { Code } from "../errors.ts";
 import { buildOpenApi } from "./openapi.ts";
-import { readRequest, sendError } from "./request.ts";
-import { type FrontEndDeps, mountRoute, PREFIX, pairFromPath, routeContext, routeLabel } from "./route.ts";
+import { readRequest, sendError, sendMethodNotAllowed } from "./request.ts";
+import {
+  type FrontEndDeps,
+  mountRoute,
+  PREFIX,
+  pairFromPath,
+  pattern,
+  type Route,
+  routeContext,
+} from "./route.ts";
 import { REST_ROUTES } from "./routes/index.ts";
 
 export type { FrontEndDeps, UserReads } from "./route.ts";
@@ -19,39 +27,62 @@ export { orderRowView, tradeRowView } from "./row-views.ts";
 export { validateOrder } from "./validate.ts";
 
 export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
-  // The OpenAPI document is built once (src/http/openapi.ts) and served by routes/openapi-json.ts.
-  const ctx = routeContext(deps, JSON.stringify(buildOpenApi()));
+  // The OpenAPI document is built once from the config (src/http/openapi.ts) and served by routes/openapi-json.ts.
+  const ctx = routeContext(deps, JSON.stringify(buildOpenApi(deps.config)));
   const finish = ctx.finish;
 
   for (const route of REST_ROUTES) mountRoute(app, ctx, route);
 
   if (deps.admin !== null) deps.admin.mount(app, finish);
   else
-    app.any("/admin/*", (res, req) =>
-      sendError(res, readRequest(res, req, "/admin"), Code.UNKNOWN_PATH, finish),
-    );
+    app.any("/admin/*", (res, req) => {
+      const info = readRequest(res, req, "/admin");
+      sendError(res, info, info.overLimit !== 0 ? info.overLimit : Code.UNKNOWN_PATH, finish);
+    });
 
   // ---------------------------------------------------------------- 404 / 405
 
   // CORS preflights (CONTRACT 10), answered for any path under the REST base.
   app.options(`${PREFIX}/*`, (res, req) => deps.cors.preflight(res, req));
 
-  // A path of the REST base with a method it does not serve: 405 (404 first for an unknown pair).
-  for (const r of REST_ROUTES) {
-    if (!r.path.startsWith(`${PREFIX}/`)) continue;
-    const route = routeLabel(r);
+  // A known path with a method it does not serve: 405 with `Allow` (RFC 9110), 404 first for an
+  // unknown pair. The route table is the one source of each path's methods; under the REST base
+  // OPTIONS is answered too (the CORS preflight).
+  for (const [path, allow] of allowedMethods(REST_ROUTES)) {
+    const route = path.startsWith(`${PREFIX}/`) ? path.slice(PREFIX.length) : path;
     const withPair = route.includes(":pairName");
-    app.any(PREFIX + route, (res, req) => {
-      if (req.getMethod() === "options") return deps.cors.preflight(res, req);
+    const preflight = path.startsWith(`${PREFIX}/`);
+    app.any(path, (res, req) => {
+      if (preflight && req.getMethod() === "options") return deps.cors.preflight(res, req);
       const info = readRequest(res, req, route);
-      if (withPair && pairFromPath(ctx, req) === undefined) {
+      if (info.overLimit === 0 && withPair && pairFromPath(ctx, req) === undefined) {
         return sendError(res, info, Code.PAIR_UNKNOWN_IN_PATH, finish);
       }
-      sendError(res, info, Code.METHOD_NOT_ALLOWED, finish);
+      sendMethodNotAllowed(res, info, allow, finish);
     });
   }
   app.any("/*", (res, req) => {
     const info = readRequest(res, req, "unknown");
+    if (info.overLimit !== 0) return sendError(res, info, info.overLimit, finish);
     sendError(res, info, Code.UNKNOWN_PATH, finish, req.getUrl());
   });
+}
+
+/**
+ * The `Allow` header of each uWS pattern of `routes`: its methods in upper case, and OPTIONS under
+ * the REST base (the CORS preflight, CONTRACT 10).
+ */
+export function allowedMethods(routes: readonly Route[]): Map<string, string> {
+  const methods = new Map<string, Set<string>>();
+  for (const r of routes) {
+    const p = pattern(r);
+    let set = methods.get(p);
+    if (set === undefined) {
+      set = new Set();
+      methods.set(p, set);
+    }
+    set.add(r.method.toUpperCase());
+    if (p.startsWith(`${PREFIX}/`)) set.add("OPTIONS");
+  }
+  return new Map([...methods].map(([p, set]) => [p, [...set].join(", ")]));
 }

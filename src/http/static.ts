@@ -14,6 +14,9 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import type { TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import { Code, errorBody, pickLanguage } from "../errors.ts";
+import { readRequest, sendMethodNotAllowed } from "./request.ts";
+
+const NO_METRICS = () => {};
 
 /** Where `npm run build:web` writes the page (web/vite.config.ts). */
 // From the sources (src/http/) the page is in ../../dist/web; from the build (dist/src/http/) the same
@@ -23,19 +26,20 @@ export const DEFAULT_WEB_DIR = resolve(
   import.meta.url.endsWith(".ts") ? "../../dist/web" : "../../web",
 );
 
-const CONTENT_TYPES: Readonly<Record<string, string>> = {
-  ".html": "text/html; charset=utf-8",
-  ".js": "text/javascript; charset=utf-8",
-  ".mjs": "text/javascript; charset=utf-8",
-  ".css": "text/css; charset=utf-8",
-  ".json": "application/json",
-  ".map": "application/json",
-  ".svg": "image/svg+xml",
-  ".png": "image/png",
-  ".ico": "image/x-icon",
-  ".woff2": "font/woff2",
-  ".txt": "text/plain; charset=utf-8",
-};
+/** Content types by file extension (a Map: the names are file names, never read as code). */
+const CONTENT_TYPES: ReadonlyMap<string, string> = new Map([
+  [".html", "text/html; charset=utf-8"],
+  [".js", "text/javascript; charset=utf-8"],
+  [".mjs", "text/javascript; charset=utf-8"],
+  [".css", "text/css; charset=utf-8"],
+  [".json", "application/json"],
+  [".map", "application/json"],
+  [".svg", "image/svg+xml"],
+  [".png", "image/png"],
+  [".ico", "image/x-icon"],
+  [".woff2", "font/woff2"],
+  [".txt", "text/plain; charset=utf-8"],
+]);
 
 /**
  * The page's own rules: scripts, styles and connections to this server only (no CDN can be
@@ -87,7 +91,7 @@ export function loadStaticFiles(dir: string): Map<string, StaticFile> {
         walk(path);
         continue;
       }
-      const type = CONTENT_TYPES[extname(name).toLowerCase()];
+      const type = CONTENT_TYPES.get(extname(name).toLowerCase());
       if (type === undefined) continue; // nothing the page needs; not served
       const url = `/${relative(dir, path).split(sep).join("/")}`;
       const hashed = url.startsWith("/assets/");
@@ -109,6 +113,10 @@ export function loadStaticFiles(dir: string): Map<string, StaticFile> {
  * (the REST interface works either way).
  */
 export function mountStatic(app: TemplatedApp, files: ReadonlyMap<string, StaticFile>): void {
+  // Another method on a path of the page: 405, the page is GET only (no metrics, like the page).
+  for (const url of files.has("/") ? files.keys() : ["/"]) {
+    app.any(url, (res, req) => sendMethodNotAllowed(res, readRequest(res, req, url), "GET", NO_METRICS));
+  }
   if (!files.has("/")) {
     app.get("/", (res, req) => {
       const lang = pickLanguage(req.getHeader("accept-language") || undefined);

@@ -8,10 +8,12 @@ import type { OrderInputs } from "../command.ts";
 import type { ExchangeConfig, PairConfig } from "../config.ts";
 import { amountParseError, Code, type ErrorEntry, priceParseError } from "../errors.ts";
 import { LIMIT, MARKET } from "../exchange.ts";
+import { readSmallInteger } from "../integers.ts";
 import { formatDecimal, parseDecimal } from "../numbers.ts";
 import { CLIENT_ORDER_ID_RE, FLAG_POST_ONLY, TIF_GTC, TIF_MASK, timeInForceFlags } from "../orders.ts";
 import { BUY, SELL } from "../protocol/engine.ts";
 import { unknownFields } from "./json-body.ts";
+import { MAX_ORDER_ID, MAX_QUERY_INTEGER, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./request-schemas.ts";
 
 /** The fields an order carries (CONTRACT 2.1, 8.2): an element of create-orders. */
 export const ORDER_FIELDS: ReadonlySet<string> = new Set([
@@ -27,12 +29,11 @@ export const ORDER_FIELDS: ReadonlySet<string> = new Set([
 /** A create-order body: an order and the `nonce` every authenticated call may carry. */
 export const CREATE_FIELDS: ReadonlySet<string> = new Set([...ORDER_FIELDS, "nonce"]);
 
-/** An order id as a body gives it (a positive integer, or a string of digits), or -(error code). */
+/** An order id as a body gives it (a positive integer, CONTRACT 2.5), or -(error code). */
 export function orderIdOf(id: unknown): number {
   if (id === undefined || id === null) return -Code.ORDER_ID_REQUIRED;
-  const n = typeof id === "string" && /^[0-9]{1,15}$/.test(id) ? Number(id) : id;
-  if (typeof n !== "number" || !Number.isSafeInteger(n) || n <= 0) return -Code.ORDER_ID_INVALID;
-  return n;
+  const n = readSmallInteger(id, 1, MAX_ORDER_ID);
+  return n < 0 ? -Code.ORDER_ID_INVALID : n;
 }
 
 /** An order amount of pair `p` in lots (CONTRACT 2.1 bounds), or 0 with its error pushed. */
@@ -129,25 +130,30 @@ export function validateOrder(
   return out;
 }
 
-/** A positive integer of a query parameter (`page`, `pageSize`, `limit`). */
-export const PAGE_RE = /^[0-9]{1,9}$/;
+/**
+ * A non-negative integer query parameter (`page`, `pageSize`, `limit`, `from`, `to`) as CONTRACT 2.5
+ * reads integers (src/integers.ts), or -1 when it is not one; the caller checks the range.
+ */
+export function queryInteger(text: string): number {
+  return readSmallInteger(text, 0, MAX_QUERY_INTEGER);
+}
 
 /** `page` (default 1) and `pageSize` (1..100, default 20) of a query, or the error code. */
 export function pageParams(query: string): [number, number] | number {
   const q = new URLSearchParams(query);
   let page = 1;
-  let size = 20;
+  let size = PAGE_SIZE_DEFAULT;
   const p = q.get("page");
   if (p !== null) {
-    if (!PAGE_RE.test(p)) return Code.PAGE_INVALID;
-    page = Number(p);
+    page = queryInteger(p);
+    if (page < 0) return Code.PAGE_INVALID;
     if (page < 1) return Code.PAGE_OUT_OF_RANGE;
   }
   const s = q.get("pageSize");
   if (s !== null) {
-    if (!PAGE_RE.test(s)) return Code.PAGE_SIZE_INVALID;
-    size = Number(s);
-    if (size < 1 || size > 100) return Code.PAGE_SIZE_OUT_OF_RANGE;
+    size = queryInteger(s);
+    if (size < 0) return Code.PAGE_SIZE_INVALID;
+    if (size < 1 || size > PAGE_SIZE_MAX) return Code.PAGE_SIZE_OUT_OF_RANGE;
   }
   return [page, size];
 }

@@ -29,12 +29,13 @@ export type ChannelKind =
   | typeof CH_USER_ORDERS
   | typeof CH_USER_HISTORY;
 
-const KINDS: Readonly<Record<string, ChannelKind>> = {
-  orders: CH_ORDERS,
-  history: CH_HISTORY,
-  user_orders: CH_USER_ORDERS,
-  user_history: CH_USER_HISTORY,
-};
+/** Kinds that take an argument, by name. A Map: a client's text never reads a prototype (`constructor`). */
+const KINDS: ReadonlyMap<string, ChannelKind> = new Map<string, ChannelKind>([
+  ["orders", CH_ORDERS],
+  ["history", CH_HISTORY],
+  ["user_orders", CH_USER_ORDERS],
+  ["user_history", CH_USER_HISTORY],
+]);
 
 export interface Channel {
   readonly kind: ChannelKind;
@@ -100,7 +101,7 @@ export function parseStreams(query: string, pairIndex: (name: string) => number 
     if (colon === -1 && kindText === "exchanges") {
       channel = { kind: CH_EXCHANGES, name: entry, pair: -1, uid: "" };
     } else {
-      const kind = colon === -1 ? undefined : KINDS[kindText];
+      const kind = colon === -1 ? undefined : KINDS.get(kindText);
       if (kind === undefined || arg === "") {
         fail(Code.STREAMS_UNKNOWN_CHANNEL, entry);
         continue;

@@ -21,7 +21,7 @@ import type { ExchangeConfig } from "../config.ts";
 import { Code, errorBody, errorStatus, multiErrorBody, pickLanguage } from "../errors.ts";
 import type { CommitListener, Exchange, OrderView, UserTradeView } from "../exchange.ts";
 import { type ListenKeys, listenKeyFromQuery } from "../http/listen-keys.ts";
-import { STATUS_LINE } from "../http/request.ts";
+import { readRequest, STATUS_LINE, sendMethodNotAllowed } from "../http/request.ts";
 import { serialize } from "../http/schemas.ts";
 import { type PairMarket, type PublicTrade, scaled } from "../market-data.ts";
 import type { Metrics } from "../metrics.ts";
@@ -767,6 +767,10 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
 
   // A request for /stream that is not a WebSocket upgrade (the ws route yields it to this one).
   app.any("/stream", (res, req) => {
+    if (req.getMethod() !== "get") {
+      // The stream is a GET (an upgrade); any other method: 405 with `Allow` (RFC 9110).
+      return sendMethodNotAllowed(res, readRequest(res, req, "/stream"), "GET", (_, status) => count(status));
+    }
     const lang = pickLanguage(req.getHeader("accept-language") || undefined);
     count(426);
     res.cork(() => {

@@ -39,6 +39,7 @@ import {
 import { StreamClient } from "../../src/client/stream.ts";
 import { dec, fmt } from "./decimal.ts";
 import { assertOpenApi, openApiMismatch } from "./openapi-check.ts";
+import { CONFIG_PAIRS, PAIRS, type PairSpec } from "./pairs.ts";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 /**
@@ -54,51 +55,7 @@ const LOG_LIMIT = 256 * 1024;
 
 // ---- the exchange configuration used by every test file -------------------------------------------
 
-export interface PairSpec {
-  name: string;
-  base: string;
-  quote: string;
-  priceDecimals: number;
-  amountDecimals: number;
-  minAmount: string;
-  maxAmount: string;
-  maxPrice: string;
-}
-
-export const PAIRS: readonly PairSpec[] = [
-  {
-    name: "btc_usdt",
-    base: "btc",
-    quote: "usdt",
-    priceDecimals: 2,
-    amountDecimals: 6,
-    minAmount: "0.000001",
-    maxAmount: "10000",
-    maxPrice: "10000000",
-  },
-  {
-    name: "eth_usdt",
-    base: "eth",
-    quote: "usdt",
-    priceDecimals: 2,
-    amountDecimals: 5,
-    minAmount: "0.00001",
-    maxAmount: "100000",
-    maxPrice: "1000000",
-  },
-  {
-    name: "eth_btc",
-    base: "eth",
-    quote: "btc",
-    priceDecimals: 6,
-    amountDecimals: 4,
-    minAmount: "0.0001",
-    maxAmount: "100000",
-    maxPrice: "100",
-  },
-];
-
-export const PAIR_NAMES = PAIRS.map((p) => p.name);
+export { CONFIG_PAIRS, PAIR_NAMES, PAIRS, type PairSpec, TEST_CONFIG } from "./pairs.ts";
 
 /** Every currency, in order of first appearance in PAIRS. */
 export const CURRENCIES: readonly string[] = [...new Set(PAIRS.flatMap((p) => [p.base, p.quote]))];
@@ -239,7 +196,7 @@ export class TestServer {
       server.configPath,
       `${JSON.stringify(
         {
-          pairs: PAIRS.map(({ base: _b, quote: _q, ...rest }) => ({
+          pairs: CONFIG_PAIRS.map((rest) => ({
             ...rest,
             ...options.pairFees?.[rest.name],
           })),

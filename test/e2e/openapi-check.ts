@@ -10,6 +10,7 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import type { ResponseInfo } from "../../src/client/index.ts";
 import { buildOpenApi } from "../../src/http/openapi.ts";
+import { TEST_CONFIG } from "./pairs.ts";
 
 type Json = Record<string, unknown>;
 
@@ -22,7 +23,7 @@ interface Operation {
   responses: Json;
 }
 
-const doc = buildOpenApi();
+const doc = buildOpenApi(TEST_CONFIG);
 const components = (doc.components as Json).schemas as Json;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 

@@ -7,8 +7,9 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import type { ResponseInfo } from "../../src/client/index.ts";
+import { validateConfig } from "../../src/config.ts";
 import { buildOpenApi, ROUTES } from "../../src/http/openapi.ts";
-import { limit, market, TestServer } from "../e2e/harness.ts";
+import { limit, market, TEST_CONFIG, TestServer } from "../e2e/harness.ts";
 import { openApiMismatch, streamMismatch } from "../e2e/openapi-check.ts";
 
 type Json = Record<string, Record<string, Record<string, unknown>>>;
@@ -60,13 +61,13 @@ function answer(method: string, pathAndQuery: string, status: number, body: unkn
 describe("OpenAPI document", () => {
   test("is valid OpenAPI 3.1 according to @seriousme/openapi-schema-validator", async () => {
     const validator = new Validator();
-    const result = await validator.validate(buildOpenApi() as never);
+    const result = await validator.validate(buildOpenApi(TEST_CONFIG) as never);
     assert.equal(validator.version, "3.1");
     assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
   });
 
   test("covers every call of the interface document and the contract", () => {
-    const doc = buildOpenApi() as unknown as { paths: Json };
+    const doc = buildOpenApi(TEST_CONFIG) as unknown as { paths: Json };
     const have = new Set<string>();
     for (const [path, item] of Object.entries(doc.paths))
       for (const method of Object.keys(item)) have.add(`${method} ${path}`);
@@ -74,7 +75,7 @@ describe("OpenAPI document", () => {
   });
 
   test("documents a response schema per status, and the error body for every error status", () => {
-    const doc = buildOpenApi() as unknown as { paths: Json };
+    const doc = buildOpenApi(TEST_CONFIG) as unknown as { paths: Json };
     for (const r of ROUTES) {
       const responses = doc.paths[r.path][r.method].responses as Record<string, { content?: object }>;
       assert.ok(responses["200"]?.content !== undefined, `${r.method} ${r.path}: no 200 body`);
@@ -89,7 +90,7 @@ describe("OpenAPI document", () => {
   });
 
   test("refers to the schemas the server serialises with, by name", () => {
-    const doc = buildOpenApi() as unknown as { paths: Json };
+    const doc = buildOpenApi(TEST_CONFIG) as unknown as { paths: Json };
     const ok = (path: string, method: string) =>
       (doc.paths[path][method].responses as Record<string, unknown>)["200"];
     assert.deepEqual(ok("/1.0/trade/create-order", "post"), {
@@ -102,8 +103,59 @@ describe("OpenAPI document", () => {
     });
   });
 
+  test("describes requests by the config: pair and currency names, each pair's decimals and bounds", () => {
+    const config = validateConfig({
+      pairs: [
+        {
+          name: "abc_xyz",
+          priceDecimals: 3,
+          amountDecimals: 2,
+          minAmount: "0.05",
+          maxAmount: "500",
+          maxPrice: "99.5",
+        },
+      ],
+    });
+    const doc = buildOpenApi(config) as unknown as { paths: Json; components: { schemas: Json } };
+    const order = doc.components.schemas.CreateOrderRequest as unknown as { oneOf: Json[] };
+    assert.deepEqual(
+      order.oneOf.map((b) => b.title),
+      ["abc_xyz limit", "abc_xyz market"],
+    );
+    const limitProps = order.oneOf[0].properties as unknown as Record<string, { oneOf: object[] }>;
+    assert.deepEqual(limitProps.amount.oneOf, [
+      { type: "number", minimum: 0.05, maximum: 500, "x-decimals": 2 },
+      {
+        type: "string",
+        pattern: "^0*[0-9]{1,3}(\\.[0-9]{1,2}0*)?$",
+        "x-decimals": 2,
+        "x-minimum": "0.05",
+        "x-maximum": "500",
+      },
+    ]);
+    assert.deepEqual(limitProps.price.oneOf, [
+      { type: "number", exclusiveMinimum: 0, maximum: 99.5, "x-decimals": 3 },
+      {
+        type: "string",
+        pattern: "^0*[0-9]{1,2}(\\.[0-9]{1,3}0*)?$",
+        "x-decimals": 3,
+        "x-exclusiveMinimum": "0",
+        "x-maximum": "99.5",
+      },
+    ]);
+    const pairParam = (doc.paths["/1.0/trade/pairs/{pairName}"].get.parameters as { schema: Json }[])[0];
+    assert.deepEqual(pairParam.schema.enum, ["abc_xyz"]);
+    const deposit = doc.paths["/admin/deposit"].post.requestBody as {
+      content: { "application/json": { schema: { oneOf: { properties: Json }[] } } };
+    };
+    assert.deepEqual(
+      deposit.content["application/json"].schema.oneOf.map((b) => b.properties.currency),
+      [{ const: "abc" }, { const: "xyz" }],
+    );
+  });
+
   test("names where each call is defined, and every call is served (none left from the contract text)", () => {
-    const doc = buildOpenApi() as unknown as { paths: Json };
+    const doc = buildOpenApi(TEST_CONFIG) as unknown as { paths: Json };
     for (const r of ROUTES) {
       const op = doc.paths[r.path][r.method];
       assert.equal(typeof op["x-source"], "string", `${r.method} ${r.path}`);
@@ -200,7 +252,7 @@ describe("GET /1.0/openapi.json", () => {
     const res = await server.public.raw("GET", "/1.0/openapi.json");
     assert.equal(res.status, 200, res.text);
     assert.match(res.headers.get("content-type") ?? "", /application\/json/);
-    assert.deepEqual(res.body, buildOpenApi());
+    assert.deepEqual(res.body, buildOpenApi(TEST_CONFIG));
   });
 
   test("every stream message of every channel kind matches its Stream*Message schema", async () => {

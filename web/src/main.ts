@@ -162,24 +162,25 @@ function initChart(): void {
   });
 }
 
-const PERIOD_SECONDS: Record<string, number> = {
-  "1m": 60,
-  "5m": 300,
-  "15m": 900,
-  "30m": 1800,
-  "1h": 3600,
-  "2h": 7200,
-  "4h": 14400,
-  "6h": 21600,
-  "12h": 43200,
-  "1d": 86400,
-  "1w": 604800,
-};
+/** Seconds per chart period; a Map, since the period is the select's value (page text, not code). */
+const PERIOD_SECONDS: ReadonlyMap<string, number> = new Map([
+  ["1m", 60],
+  ["5m", 300],
+  ["15m", 900],
+  ["30m", 1800],
+  ["1h", 3600],
+  ["2h", 7200],
+  ["4h", 14400],
+  ["6h", 21600],
+  ["12h", 43200],
+  ["1d", 86400],
+  ["1w", 604800],
+]);
 /** 1970-01-05 was the first Monday: weeks start there (CONTRACT 4). */
 const FIRST_MONDAY = 4 * 86400;
 
 function bucketOf(seconds: number, period: string): number {
-  const len = PERIOD_SECONDS[period];
+  const len = PERIOD_SECONDS.get(period) ?? 60;
   if (period === "1w") return Math.floor((seconds - FIRST_MONDAY) / len) * len + FIRST_MONDAY;
   return Math.floor(seconds / len) * len;
 }

@@ -4,7 +4,7 @@ import { unknownFields } from "../json-body.ts";
 import { send } from "../request.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";
 import { orderWithUpdateSchema } from "../schemas.ts";
-import { amendOrderRequestSchema } from "../schemas-contract.ts";
+
 import { amendOne } from "../trade.ts";
 import { orderIdOf } from "../validate.ts";
 
@@ -16,7 +16,7 @@ export const amendOrder: PostRoute = {
   path: "/1.0/trade/amend-order",
   auth: "signedBody",
   fields: FIELDS,
-  body: amendOrderRequestSchema,
+  body: (s) => s.amendOrder,
   ok: orderWithUpdateSchema, // serialize.order (in amendOne)
   errors: SIGNED_POST,
   operationId: "amendOrder",
@@ -28,9 +28,10 @@ export const amendOrder: PostRoute = {
       const errors = unknownFields(body, FIELDS);
       const orderId = orderIdOf(body.orderId);
       if (orderId < 0) errors.unshift([-orderId]);
-      const hasAmount = body.amount !== undefined && body.amount !== null;
-      const hasPrice = body.price !== undefined && body.price !== null;
-      if (!hasAmount && !hasPrice) errors.push([Code.AMEND_NOTHING]);
+      // null is not an amount or a price, and not "unchanged" either (CONTRACT 2.5): 400 on it.
+      if (body.amount === null) errors.push([Code.AMOUNT_NOT_NUMBER]);
+      if (body.price === null) errors.push([Code.PRICE_NOT_NUMBER]);
+      if (body.amount === undefined && body.price === undefined) errors.push([Code.AMEND_NOTHING]);
       if (errors.length > 0) return send(res, info, 400, multiErrorBody(errors, info.lang), finish);
       // The amount and price are read against the order's pair, known once the order is found.
       amendOne(ctx, res, info, key.userId, orderId, body, errors);

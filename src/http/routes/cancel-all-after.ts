@@ -1,13 +1,13 @@
 /** CONTRACT 8.7 `POST /trade/cancel-all-after`: the dead-man's switch (src/dead-man.ts). */
 import { Code, multiErrorBody } from "../../errors.ts";
+import { readSmallInteger } from "../../integers.ts";
 import { unknownFields } from "../json-body.ts";
 import { send, sendError } from "../request.ts";
+import { MAX_DEAD_MAN_SECONDS } from "../request-schemas.ts";
 import { ok, type PostRoute, SIGNED_POST } from "../route.ts";
 import { serialize, triggerTimeSchema } from "../schemas.ts";
-import { cancelAllAfterRequestSchema } from "../schemas-contract.ts";
 
 const FIELDS: ReadonlySet<string> = new Set(["timeout", "nonce"]);
-const MAX_DEAD_MAN_SECONDS = 600;
 
 export const cancelAllAfter: PostRoute = {
   kind: "signedPost",
@@ -15,7 +15,7 @@ export const cancelAllAfter: PostRoute = {
   path: "/1.0/trade/cancel-all-after",
   auth: "signedBody",
   fields: FIELDS,
-  body: cancelAllAfterRequestSchema,
+  body: (s) => s.cancelAllAfter,
   ok: triggerTimeSchema, // serialize.triggerTime
   errors: SIGNED_POST,
   operationId: "cancelAllAfter",
@@ -27,16 +27,8 @@ export const cancelAllAfter: PostRoute = {
     return (res, info, key, body) => {
       const bad = unknownFields(body, FIELDS);
       if (bad.length > 0) return send(res, info, 400, multiErrorBody(bad, info.lang), finish);
-      const t = body.timeout;
-      const timeout = typeof t === "string" && /^[0-9]{1,3}$/.test(t) ? Number(t) : t;
-      if (
-        typeof timeout !== "number" ||
-        !Number.isInteger(timeout) ||
-        timeout < 0 ||
-        timeout > MAX_DEAD_MAN_SECONDS
-      ) {
-        return sendError(res, info, Code.TIMEOUT_INVALID, finish);
-      }
+      const timeout = readSmallInteger(body.timeout, 0, MAX_DEAD_MAN_SECONDS);
+      if (timeout < 0) return sendError(res, info, Code.TIMEOUT_INVALID, finish);
       ok(ctx, res, info, serialize.triggerTime({ triggerTime: deps.deadMan.arm(key.userId, timeout) }));
     };
   },

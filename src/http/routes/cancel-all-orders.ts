@@ -4,7 +4,7 @@ import { unknownFields } from "../json-body.ts";
 import { send, sendError } from "../request.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";
 import { cancelledSchema } from "../schemas.ts";
-import { cancelAllRequestSchema } from "../schemas-contract.ts";
+
 import { cancelAll } from "../trade.ts";
 
 const FIELDS: ReadonlySet<string> = new Set(["pairName", "nonce"]);
@@ -15,7 +15,7 @@ export const cancelAllOrders: PostRoute = {
   path: "/1.0/trade/cancel-all-orders",
   auth: "signedBody",
   fields: FIELDS,
-  body: cancelAllRequestSchema,
+  body: (s) => s.cancelAll,
   ok: cancelledSchema, // serialize.cancelled (in cancelAll)
   errors: SIGNED_POST,
   operationId: "cancelAllOrders",
@@ -26,8 +26,9 @@ export const cancelAllOrders: PostRoute = {
     return (res, info, key, body) => {
       const bad = unknownFields(body, FIELDS);
       if (bad.length > 0) return send(res, info, 400, multiErrorBody(bad, info.lang), finish);
+      // Only an absent pairName means every pair: null is not a pair name (CONTRACT 2.5).
       const pn = body.pairName;
-      if (pn === undefined || pn === null) return cancelAll(ctx, res, info, key.userId, -1);
+      if (pn === undefined) return cancelAll(ctx, res, info, key.userId, -1);
       if (typeof pn !== "string") return sendError(res, info, Code.PAIR_NOT_STRING, finish);
       const pair = config.pairsByName.get(pn);
       if (pair === undefined) return sendError(res, info, Code.PAIR_UNKNOWN, finish);

@@ -3,7 +3,7 @@ import { multiErrorBody } from "../../errors.ts";
 import { unknownFields } from "../json-body.ts";
 import { send, sendError } from "../request.ts";
 import { ok, type PostRoute, SIGNED_POST } from "../route.ts";
-import { cancelOrderRequestSchema, emptyArraySchema } from "../schemas-contract.ts";
+import { emptyArraySchema } from "../schemas-contract.ts";
 import { cancelOne } from "../trade.ts";
 import { orderIdOf } from "../validate.ts";
 
@@ -15,7 +15,7 @@ export const cancelOrder: PostRoute = {
   path: "/1.0/trade/cancel-order",
   auth: "signedBody",
   fields: FIELDS,
-  body: cancelOrderRequestSchema,
+  body: (s) => s.cancelOrder,
   ok: emptyArraySchema, // the literal `[]`
   errors: SIGNED_POST,
   operationId: "cancelOrder",

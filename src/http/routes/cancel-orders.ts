@@ -2,13 +2,13 @@
 import { Code, errorBody, multiErrorBody } from "../../errors.ts";
 import { LosslessNumber, unknownFields } from "../json-body.ts";
 import { send, sendError } from "../request.ts";
+import { MAX_BATCH_CANCELS } from "../request-schemas.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";
-import { cancelOrdersRequestSchema, cancelOrdersResultSchema } from "../schemas-contract.ts";
+import { cancelOrdersResultSchema } from "../schemas-contract.ts";
 import { batchAnswer, cancelOne } from "../trade.ts";
 import { orderIdOf } from "../validate.ts";
 
 const FIELDS: ReadonlySet<string> = new Set(["orderIds", "nonce"]);
-const MAX_BATCH_CANCELS = 100;
 
 export const cancelOrders: PostRoute = {
   kind: "signedPost",
@@ -16,7 +16,7 @@ export const cancelOrders: PostRoute = {
   path: "/1.0/trade/cancel-orders",
   auth: "signedBody",
   fields: FIELDS,
-  body: cancelOrdersRequestSchema,
+  body: (s) => s.cancelOrders,
   ok: cancelOrdersResultSchema, // assembled here: `{"orderId":id}` or with the error body's fields
   errors: SIGNED_POST,
   operationId: "cancelOrders",

@@ -2,9 +2,10 @@
 import { Code } from "../../errors.ts";
 import { PERIODS, type Period } from "../../market-data.ts";
 import { sendError } from "../request.ts";
+import { CHART_LIMIT_DEFAULT, CHART_LIMIT_MAX, chartLimitParam, timeParam } from "../request-schemas.ts";
 import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";
 import { chartSchema, serialize } from "../schemas.ts";
-import { PAGE_RE } from "../validate.ts";
+import { queryInteger } from "../validate.ts";
 
 export const chart: GetRoute = {
   kind: "get",
@@ -15,10 +16,14 @@ export const chart: GetRoute = {
     {
       name: "limit",
       description: "1..1000 (default 500): the newest N candles",
-      schema: { type: "integer", minimum: 1, maximum: 1000 },
+      schema: chartLimitParam,
     },
-    { name: "from", description: "Unix ms, inclusive, by candle start", schema: { type: "integer" } },
-    { name: "to", description: "Unix ms, inclusive, by candle start", schema: { type: "integer" } },
+    {
+      name: "from",
+      description: "Unix ms, inclusive, by candle start; not after `to` (else 400 `errors.from`)",
+      schema: timeParam,
+    },
+    { name: "to", description: "Unix ms, inclusive, by candle start", schema: timeParam },
   ],
   ok: chartSchema, // serialize.chart
   errors: [400, ...PUBLIC_GET_PAIR],
@@ -31,24 +36,25 @@ export const chart: GetRoute = {
       if (!(PERIODS as readonly string[]).includes(period))
         return sendError(res, info, Code.PERIOD_UNKNOWN, finish);
       const q = new URLSearchParams(info.query);
-      let limit = 500;
+      let limit = CHART_LIMIT_DEFAULT;
       let from = Number.NEGATIVE_INFINITY;
       let to = Number.POSITIVE_INFINITY;
       const l = q.get("limit");
       if (l !== null) {
-        if (!PAGE_RE.test(l)) return sendError(res, info, Code.LIMIT_INVALID, finish);
-        limit = Number(l);
-        if (limit < 1 || limit > 1000) return sendError(res, info, Code.LIMIT_OUT_OF_RANGE, finish);
+        limit = queryInteger(l);
+        if (limit < 0) return sendError(res, info, Code.LIMIT_INVALID, finish);
+        if (limit < 1 || limit > CHART_LIMIT_MAX)
+          return sendError(res, info, Code.LIMIT_OUT_OF_RANGE, finish);
       }
       const f = q.get("from");
       if (f !== null) {
-        if (!/^[0-9]{1,16}$/.test(f)) return sendError(res, info, Code.FROM_INVALID, finish);
-        from = Number(f);
+        from = queryInteger(f);
+        if (from < 0) return sendError(res, info, Code.FROM_INVALID, finish);
       }
       const t = q.get("to");
       if (t !== null) {
-        if (!/^[0-9]{1,16}$/.test(t)) return sendError(res, info, Code.TO_INVALID, finish);
-        to = Number(t);
+        to = queryInteger(t);
+        if (to < 0) return sendError(res, info, Code.TO_INVALID, finish);
       }
       if (from > to) return sendError(res, info, Code.FROM_AFTER_TO, finish);
       ok(

@@ -6,7 +6,7 @@ import { fastOrderParser } from "../fast-order.ts";
 import { type RequestInfo, send, sendError } from "../request.ts";
 import { ok, type PostRoute, type RouteContext, SIGNED_POST } from "../route.ts";
 import { orderWithUpdateSchema } from "../schemas.ts";
-import { createOrderRequestSchema } from "../schemas-contract.ts";
+
 import { placeOrder } from "../trade.ts";
 import { CREATE_FIELDS, type ValidOrder, validateOrder } from "../validate.ts";
 
@@ -16,7 +16,7 @@ export const createOrder: PostRoute = {
   path: "/1.0/trade/create-order",
   auth: "signedBody",
   fields: CREATE_FIELDS,
-  body: createOrderRequestSchema,
+  body: (s) => s.createOrder,
   ok: orderWithUpdateSchema, // serialize.order (in placeOrder)
   errors: SIGNED_POST,
   operationId: "createOrder",

@@ -2,13 +2,13 @@
 import { Code, errorBody, multiErrorBody } from "../../errors.ts";
 import { unknownFields } from "../json-body.ts";
 import { send, sendError } from "../request.ts";
+import { MAX_BATCH_ORDERS } from "../request-schemas.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";
-import { createOrdersRequestSchema, createOrdersResultSchema } from "../schemas-contract.ts";
+import { createOrdersResultSchema } from "../schemas-contract.ts";
 import { batchAnswer, placeOrder } from "../trade.ts";
 import { ORDER_FIELDS, validateOrder } from "../validate.ts";
 
 const FIELDS: ReadonlySet<string> = new Set(["orders", "nonce"]);
-const MAX_BATCH_ORDERS = 20;
 
 export const createOrders: PostRoute = {
   kind: "signedPost",
@@ -16,7 +16,7 @@ export const createOrders: PostRoute = {
   path: "/1.0/trade/create-orders",
   auth: "signedBody",
   fields: FIELDS,
-  body: createOrdersRequestSchema,
+  body: (s) => s.createOrders,
   ok: createOrdersResultSchema, // elements by serialize.order (in placeOrder) or errorBody
   errors: SIGNED_POST,
   operationId: "createOrders",

@@ -3,7 +3,7 @@ import { multiErrorBody } from "../../errors.ts";
 import { unknownFields } from "../json-body.ts";
 import { send } from "../request.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";
-import { emptyArraySchema, listenKeyCloseRequestSchema } from "../schemas-contract.ts";
+import { emptyArraySchema } from "../schemas-contract.ts";
 import { listenKeyAnswer } from "./listen-key.ts";
 
 const FIELDS: ReadonlySet<string> = new Set(["listenKey", "nonce"]);
@@ -14,7 +14,7 @@ export const closeListenKey: PostRoute = {
   path: "/1.0/trade/listen-key/close",
   auth: "signedBody",
   fields: FIELDS,
-  body: listenKeyCloseRequestSchema,
+  body: (s) => s.listenKeyClose,
   ok: emptyArraySchema,
   errors: SIGNED_POST,
   operationId: "closeListenKey",

@@ -5,7 +5,7 @@ import { unknownFields } from "../json-body.ts";
 import type { ListenKeyAnswer } from "../listen-keys.ts";
 import { type RequestInfo, send, sendError } from "../request.ts";
 import { ok, type PostRoute, type RouteContext, SIGNED_POST } from "../route.ts";
-import { listenKeyRequestSchema, listenKeySchema } from "../schemas-contract.ts";
+import { listenKeySchema } from "../schemas-contract.ts";
 
 /** Answers what src/http/listen-keys.ts decided: its body, or its error code. */
 const FIELDS: ReadonlySet<string> = new Set(["listenKey", "nonce"]);
@@ -21,7 +21,7 @@ export const listenKey: PostRoute = {
   path: "/1.0/trade/listen-key",
   auth: "signedBody",
   fields: FIELDS,
-  body: listenKeyRequestSchema,
+  body: (s) => s.listenKey,
   ok: listenKeySchema,
   errors: SIGNED_POST,
   operationId: "listenKey",

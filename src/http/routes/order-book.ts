@@ -2,9 +2,10 @@
 import type { PairConfig } from "../../config.ts";
 import { Code } from "../../errors.ts";
 import { sendError } from "../request.ts";
+import { BOOK_LIMIT_MAX, bookLimitParam } from "../request-schemas.ts";
 import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";
 import { bookSchema, serialize } from "../schemas.ts";
-import { PAGE_RE } from "../validate.ts";
+import { queryInteger } from "../validate.ts";
 
 /** "Every level": the book without `?limit=`. */
 const ALL = 1_000_000;
@@ -18,7 +19,7 @@ export const orderBook: GetRoute = {
     {
       name: "limit",
       description: "1..1000: the best N levels of each side (default all)",
-      schema: { type: "integer", minimum: 1, maximum: 1000 },
+      schema: bookLimitParam,
     },
   ],
   ok: bookSchema, // serialize.book
@@ -45,9 +46,10 @@ export const orderBook: GetRoute = {
       if (info.query !== "") {
         const l = new URLSearchParams(info.query).get("limit");
         if (l !== null) {
-          if (!PAGE_RE.test(l)) return sendError(res, info, Code.LIMIT_INVALID, finish);
-          limit = Number(l);
-          if (limit < 1 || limit > 1000) return sendError(res, info, Code.LIMIT_OUT_OF_RANGE, finish);
+          limit = queryInteger(l);
+          if (limit < 0) return sendError(res, info, Code.LIMIT_INVALID, finish);
+          if (limit < 1 || limit > BOOK_LIMIT_MAX)
+            return sendError(res, info, Code.LIMIT_OUT_OF_RANGE, finish);
         }
       }
       ok(ctx, res, info, bookBody(pair!, limit));

@@ -2,6 +2,7 @@
 import { Code } from "../../errors.ts";
 import { CLIENT_ORDER_ID_RE } from "../../orders.ts";
 import { sendError } from "../request.ts";
+import { clientOrderIdParam } from "../request-schemas.ts";
 import { type GetRoute, nonceQuery, SIGNED_GET } from "../route.ts";
 import { orderWithUpdateSchema } from "../schemas.ts";
 import { answerOrder } from "./order.ts";
@@ -15,7 +16,7 @@ export const orderByClientId: GetRoute = {
     {
       name: "clientOrderId",
       description: "The id given at creation",
-      schema: { type: "string", pattern: "^[A-Za-z0-9_-]{1,36}$" },
+      schema: clientOrderIdParam,
       required: true,
     },
     nonceQuery,

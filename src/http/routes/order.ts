@@ -1,8 +1,11 @@
 /** CONTRACT 8.6 `GET /trade/orders/{orderId}`: one of the caller's orders, from its committed row. */
+
 import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
 import { Code } from "../../errors.ts";
+import { readSmallInteger } from "../../integers.ts";
 import type { OrderRow } from "../../protocol/rows.ts";
 import { type RequestInfo, sendError } from "../request.ts";
+import { MAX_ORDER_ID } from "../request-schemas.ts";
 import { type GetRoute, nonceQuery, ok, type RouteContext, SIGNED_GET } from "../route.ts";
 import { orderRowView } from "../row-views.ts";
 import { orderWithUpdateSchema, serialize } from "../schemas.ts";
@@ -38,9 +41,9 @@ export const order: GetRoute = {
   handler: (ctx) => {
     const { reader, finish } = ctx;
     return (res, info, _pair, key, orderId) => {
-      if (!/^[0-9]{1,15}$/.test(orderId) || Number(orderId) === 0)
-        return sendError(res, info, Code.ORDER_ID_INVALID, finish);
-      answerOrder(ctx, res, info, key!.userId, reader.order(Number(orderId)));
+      const id = readSmallInteger(orderId, 1, MAX_ORDER_ID);
+      if (id < 0) return sendError(res, info, Code.ORDER_ID_INVALID, finish);
+      answerOrder(ctx, res, info, key!.userId, reader.order(id));
     };
   },
 };

@@ -12,7 +12,8 @@ export const pairPage: GetRoute = {
   method: "get",
   path: "/1.0/trade/pairs/{pairName}",
   auth: "optionalSignedQuery",
-  query: [nonceQuery],
+  // Without auth headers the call is public and its query is not read.
+  query: [{ ...nonceQuery, description: `${nonceQuery.description}; read only when the call is signed` }],
   ok: pairPageSchema, // serialize.pairPage
   errors: SIGNED_GET_PAIR,
   operationId: "pairPage",

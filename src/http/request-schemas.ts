@@ -1,0 +1,400 @@
+/**
+ * Request rules: the bounds every call checks (one constant each, read by the route that checks it)
+ * and the request schemas of the OpenAPI document, built from those constants and from the config
+ * (pair and currency names, each pair's decimals and bounds). The validation and the document read
+ * the same numbers, so a client generated from the document sends what the server takes.
+ *
+ * Schema conventions (docs/API.md "Requests in the OpenAPI document"):
+ * - a decimal is `oneOf` a JSON number (`minimum`/`maximum`, or `exclusiveMinimum` 0) and a string
+ *   whose `pattern` bounds its integer digits and its decimals; both carry `x-decimals` (the most
+ *   significant decimals; trailing zeros beyond are fine) and the exact bounds as decimal text,
+ *   `x-minimum` / `x-exclusiveMinimum` / `x-maximum` (inclusive unless named exclusive);
+ * - an integer of a body is `oneOf` a JSON integer and a string of digits (CONTRACT 2.5), the string
+ *   with the same bounds as `x-minimum` / `x-maximum`;
+ * - `null` is a value only of the order options that docs/API.md 8.2 lists as nullable.
+ */
+import type { ExchangeConfig, PairConfig } from "../config.ts";
+import { MAX_LEDGER_VALUE } from "../config.ts";
+import { MAX_DIGITS, MAX_NONCE, MAX_SAFE } from "../integers.ts";
+import { PERIODS } from "../market-data.ts";
+import { formatDecimal } from "../numbers.ts";
+import { CLIENT_ORDER_ID_RE, TIF_NAMES } from "../orders.ts";
+
+// ---------------------------------------------------------------- the bounds the server checks
+
+/** Largest order id (CONTRACT 2.4): ids are JS numbers, exact up to 2^53 - 1. */
+export const MAX_ORDER_ID = MAX_SAFE;
+/** Largest nonce (CONTRACT 5): a non-negative 64-bit integer. */
+export { MAX_NONCE };
+/** Elements of create-orders (CONTRACT 8.5). */
+export const MAX_BATCH_ORDERS = 20;
+/** Elements of cancel-orders (CONTRACT 8.5). */
+export const MAX_BATCH_CANCELS = 100;
+/** cancel-all-after `timeout` (CONTRACT 8.7), seconds. */
+export const MAX_DEAD_MAN_SECONDS = 600;
+/** Pages (CONTRACT 4): `pageSize` 1..PAGE_SIZE_MAX, default PAGE_SIZE_DEFAULT; `page` from 1. */
+export const PAGE_SIZE_MAX = 100;
+export const PAGE_SIZE_DEFAULT = 20;
+/** Largest `page`, `limit`, `from`, `to` of a query: any integer a double holds exactly. */
+export const MAX_QUERY_INTEGER = MAX_SAFE;
+/** `limit` of the book (4.6) and of the chart (CONTRACT 4). */
+export const BOOK_LIMIT_MAX = 1000;
+export const CHART_LIMIT_MAX = 1000;
+export const CHART_LIMIT_DEFAULT = 500;
+/** A listen key (CONTRACT 10). */
+export const LISTEN_KEY_RE = /^[0-9a-f]{64}$/;
+/** A user's uid (CONTRACT 2.4, 1.2), any case. */
+export const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+/** Largest balance a deposit may create (fits SQLite's and every client's 64-bit integers). */
+export const MAX_BALANCE = MAX_LEDGER_VALUE;
+
+// ---------------------------------------------------------------- building blocks
+
+type Schema = Record<string, unknown>;
+
+const str = { type: "string" } as const;
+
+/** A string matching `re` (its source is the pattern: the check and the document share it). */
+function matching(re: RegExp, extra: Schema = {}): Schema {
+  return { type: "string", pattern: re.source, ...extra };
+}
+
+/** Digits before the point of `value / 10^scale` (at least 1). */
+function integerDigits(value: bigint, scale: number): number {
+  const text = formatDecimal(value, scale);
+  const dot = text.indexOf(".");
+  return dot === -1 ? text.length : dot;
+}
+
+/**
+ * A decimal (CONTRACT 2.1) with at most `decimals` decimals, within `[min, max]` (`min` undefined:
+ * above 0), values in units of 10^-decimals.
+ */
+export function decimalSchema(
+  decimals: number,
+  min: bigint | undefined,
+  max: bigint,
+  description: string,
+): Schema {
+  const maxText = formatDecimal(max, decimals);
+  const minText = min === undefined ? undefined : formatDecimal(min, decimals);
+  const low = minText === undefined ? { exclusiveMinimum: 0 } : { minimum: Number(minText) };
+  const xLow = minText === undefined ? { "x-exclusiveMinimum": "0" } : { "x-minimum": minText };
+  const fraction = decimals === 0 ? "(\\.0+)?" : `(\\.[0-9]{1,${decimals}}0*)?`;
+  return {
+    description,
+    oneOf: [
+      { type: "number", ...low, maximum: Number(maxText), "x-decimals": decimals },
+      {
+        type: "string",
+        pattern: `^0*[0-9]{1,${integerDigits(max, decimals)}}${fraction}$`,
+        "x-decimals": decimals,
+        ...xLow,
+        "x-maximum": maxText,
+      },
+    ],
+  };
+}
+
+/** The text of an integer (CONTRACT 2.5): digits only, leading zeros allowed, at most MAX_DIGITS. */
+export const INTEGER_TEXT = `^[0-9]{1,${MAX_DIGITS}}$`;
+
+/** An integer of a body (CONTRACT 2.5): a JSON integer or a string of digits, within `[min, max]`. */
+export function integerInputSchema(min: number, max: number | bigint, description?: string): Schema {
+  const exact = typeof max === "number" ? { maximum: max } : {};
+  return {
+    ...(description === undefined ? {} : { description }),
+    oneOf: [
+      { type: "integer", minimum: min, ...exact, "x-maximum": String(max) },
+      { type: "string", pattern: INTEGER_TEXT, "x-minimum": String(min), "x-maximum": String(max) },
+    ],
+  };
+}
+
+/** An integer of a query or a path (text on the wire): digits, within `[min, max]`. */
+export function integerParamSchema(min: number, max: number | bigint): Schema {
+  return typeof max === "number"
+    ? { type: "integer", minimum: min, maximum: max }
+    : { type: "integer", minimum: min, "x-maximum": String(max) };
+}
+
+export const nonceSchema = integerInputSchema(
+  0,
+  MAX_NONCE,
+  "Optional replay guard: strictly greater than the last nonce of this token",
+);
+export const orderIdSchema = integerInputSchema(1, MAX_ORDER_ID);
+const uuid = matching(UUID_RE);
+const listenKey = matching(LISTEN_KEY_RE);
+const clientOrderId = matching(CLIENT_ORDER_ID_RE, {
+  description: "CONTRACT 8.2: unique per user over all of that user's orders",
+});
+
+/** Nullable: the schema or `null` (which counts as not given). */
+function orNull(schema: Schema, description: string): Schema {
+  return { description, anyOf: [schema, { type: "null" }] };
+}
+
+function pairNames(config: ExchangeConfig): string[] {
+  return config.pairs.map((p) => p.name);
+}
+
+// ---------------------------------------------------------------- order bodies
+
+function amountOf(p: PairConfig): Schema {
+  return decimalSchema(
+    p.amountDecimals,
+    p.minAmount,
+    p.maxAmount,
+    `In ${p.base}: ${p.amountDecimals} decimals at most, from minAmount to maxAmount of ${p.name}`,
+  );
+}
+
+function priceOf(p: PairConfig): Schema {
+  return decimalSchema(
+    p.priceDecimals,
+    undefined,
+    p.maxPrice,
+    `In ${p.quote}: ${p.priceDecimals} decimals at most, above 0, at most maxPrice of ${p.name}`,
+  );
+}
+
+/**
+ * One order (create-order, an element of create-orders): one branch per pair and trade type, keyed
+ * by `pairName` and `tradeType` (`const`), with that pair's decimals and bounds.
+ */
+function orderSchema(config: ExchangeConfig, withNonce: boolean): Schema {
+  const branches: Schema[] = [];
+  for (const p of config.pairs) {
+    for (const tradeType of ["limit", "market"] as const) {
+      const limit = tradeType === "limit";
+      const properties: Schema = {
+        pairName: { const: p.name },
+        tradeType: { const: tradeType },
+        directionType: { type: "string", enum: ["buy", "sell"] },
+        amount: amountOf(p),
+        price: limit ? priceOf(p) : { description: "Ignored for a market order (any value)" },
+        clientOrderId: orNull(clientOrderId, "Optional; null counts as not given"),
+        timeInForce: limit
+          ? orNull({ type: "string", enum: [...TIF_NAMES] }, "GTC (default), IOC or FOK; null: not given")
+          : { type: "null", description: "Limit orders only: a market order may send null (not given)" },
+        postOnly: limit
+          ? orNull({ type: "boolean" }, "Limit GTC only; null: not given")
+          : { enum: [false, null], description: "Limit GTC only: a market order may send false or null" },
+      };
+      if (withNonce) properties.nonce = nonceSchema;
+      const branch: Schema = {
+        title: `${p.name} ${tradeType}`,
+        type: "object",
+        properties,
+        required: limit
+          ? ["pairName", "tradeType", "directionType", "amount", "price"]
+          : ["pairName", "tradeType", "directionType", "amount"],
+        additionalProperties: false,
+      };
+      // postOnly true needs GTC (CONTRACT 8.2): IOC or FOK with it is a 400 on postOnly.
+      if (limit) {
+        branch.if = { properties: { postOnly: { const: true } }, required: ["postOnly"] };
+        // biome-ignore lint/suspicious/noThenProperty: the `then` of JSON Schema's if/then
+        branch.then = { properties: { timeInForce: { enum: ["GTC", null] } } };
+      }
+      branches.push(branch);
+    }
+  }
+  return {
+    type: "object",
+    description:
+      "One branch per configured pair and trade type (keyed by `pairName` and `tradeType`), with the " +
+      "pair's decimals and bounds (GET /1.0/info).",
+    oneOf: branches,
+  };
+}
+
+/** The widest decimal rule over every pair: amend-order checks against the order's own pair. */
+function anyPairDecimal(config: ExchangeConfig, of: "amount" | "price"): Schema {
+  const decimalsOf = (p: PairConfig) => (of === "amount" ? p.amountDecimals : p.priceDecimals);
+  const decimals = Math.max(0, ...config.pairs.map(decimalsOf));
+  const scale = (p: PairConfig, units: bigint) => units * 10n ** BigInt(decimals - decimalsOf(p));
+  let max = 0n;
+  let min: bigint | undefined;
+  for (const p of config.pairs) {
+    const m = scale(p, of === "amount" ? p.maxAmount : p.maxPrice);
+    if (m > max) max = m;
+    if (of === "amount" && (min === undefined || scale(p, p.minAmount) < min)) min = scale(p, p.minAmount);
+  }
+  return decimalSchema(
+    decimals,
+    min,
+    max,
+    of === "amount"
+      ? "The new total amount: the bounds and decimals of the order's pair (GET /1.0/info), above amountUsed"
+      : "The new price: the decimals and maxPrice of the order's pair (GET /1.0/info)",
+  );
+}
+
+// ---------------------------------------------------------------- every request body and parameter
+
+export interface RequestSchemas {
+  createOrder: Schema;
+  /** An element of create-orders: an order without `nonce`. */
+  batchOrder: Schema;
+  createOrders: Schema;
+  cancelOrder: Schema;
+  cancelOrders: Schema;
+  amendOrder: Schema;
+  cancelAll: Schema;
+  cancelAllAfter: Schema;
+  listenKey: Schema;
+  listenKeyClose: Schema;
+  adminUser: Schema;
+  adminApiKey: Schema;
+  adminRevoke: Schema;
+  adminDeposit: Schema;
+  adminWithdraw: Schema;
+  /** Path parameters by name. */
+  params: Record<string, Schema>;
+}
+
+/** The request schemas of a config (the document is built from these at start). */
+export function requestSchemas(config: ExchangeConfig): RequestSchemas {
+  const names = pairNames(config);
+  const pairName = { type: "string", enum: names, description: "A configured pair" };
+  const batchOrder = orderSchema(config, false);
+  // One branch per currency, keyed by `currency`: the amount has that currency's ledger decimals.
+  const transfer = (what: string): Schema => ({
+    type: "object",
+    description: what,
+    oneOf: [...config.currencies.values()].map((c) => ({
+      title: c.name,
+      type: "object",
+      properties: {
+        uid: uuid,
+        currency: { const: c.name },
+        amount: decimalSchema(c.scale, undefined, MAX_BALANCE, `In ${c.name}: at most ${c.scale} decimals`),
+      },
+      required: ["uid", "currency", "amount"],
+      additionalProperties: false,
+    })),
+  });
+  return {
+    createOrder: orderSchema(config, true),
+    batchOrder,
+    createOrders: {
+      type: "object",
+      properties: {
+        orders: {
+          type: "array",
+          minItems: 1,
+          maxItems: MAX_BATCH_ORDERS,
+          description:
+            "Each element is validated on its own: an invalid element does not fail the call, its place " +
+            "in the 200 answer holds its errors.",
+          items: {
+            anyOf: [
+              batchOrder,
+              { description: "Any other value: answered in its place with `{errors, codes}`" },
+            ],
+          },
+        },
+        nonce: nonceSchema,
+      },
+      required: ["orders"],
+      additionalProperties: false,
+    },
+    cancelOrder: {
+      type: "object",
+      properties: { orderId: orderIdSchema, nonce: nonceSchema },
+      required: ["orderId"],
+      additionalProperties: false,
+    },
+    cancelOrders: {
+      type: "object",
+      properties: {
+        orderIds: {
+          type: "array",
+          minItems: 1,
+          maxItems: MAX_BATCH_CANCELS,
+          description:
+            "Each element is answered on its own: an element that is not an order id gets its errors in " +
+            "its place of the 200 answer.",
+          items: {
+            anyOf: [orderIdSchema, { description: "Any other value: answered in its place with its errors" }],
+          },
+        },
+        nonce: nonceSchema,
+      },
+      required: ["orderIds"],
+      additionalProperties: false,
+    },
+    amendOrder: {
+      type: "object",
+      properties: {
+        orderId: orderIdSchema,
+        amount: anyPairDecimal(config, "amount"),
+        price: anyPairDecimal(config, "price"),
+        nonce: nonceSchema,
+      },
+      required: ["orderId"],
+      anyOf: [{ required: ["amount"] }, { required: ["price"] }],
+      additionalProperties: false,
+    },
+    cancelAll: {
+      type: "object",
+      properties: { pairName: { ...pairName, description: "Absent: every pair" }, nonce: nonceSchema },
+      additionalProperties: false,
+    },
+    cancelAllAfter: {
+      type: "object",
+      properties: {
+        timeout: integerInputSchema(0, MAX_DEAD_MAN_SECONDS, "Seconds; 0 disarms"),
+        nonce: nonceSchema,
+      },
+      required: ["timeout"],
+      additionalProperties: false,
+    },
+    listenKey: {
+      type: "object",
+      properties: { listenKey: { ...listenKey, description: "Absent: a new key" }, nonce: nonceSchema },
+      additionalProperties: false,
+    },
+    listenKeyClose: {
+      type: "object",
+      properties: { listenKey, nonce: nonceSchema },
+      required: ["listenKey"],
+      additionalProperties: false,
+    },
+    adminUser: {
+      type: "object",
+      properties: { uid: { ...uuid, description: "Absent: a new random uid" } },
+      additionalProperties: false,
+    },
+    adminApiKey: {
+      type: "object",
+      properties: { uid: uuid },
+      required: ["uid"],
+      additionalProperties: false,
+    },
+    adminRevoke: {
+      type: "object",
+      properties: { apiToken: { ...str, minLength: 1 } },
+      required: ["apiToken"],
+      additionalProperties: false,
+    },
+    adminDeposit: transfer("The balance after it must stay within 2^63 - 1 ledger units"),
+    adminWithdraw: transfer("More than the available balance: 400 `errors.amount`"),
+    params: {
+      pairName,
+      period: { type: "string", enum: [...PERIODS] },
+      orderId: integerParamSchema(1, MAX_ORDER_ID),
+    },
+  };
+}
+
+/** The query parameters of each route that has some (names as the routes read them). */
+export const pageSizeParam = integerParamSchema(1, PAGE_SIZE_MAX);
+export const pageParam = integerParamSchema(1, MAX_QUERY_INTEGER);
+export const nonceParam = integerParamSchema(0, MAX_NONCE);
+export const bookLimitParam = integerParamSchema(1, BOOK_LIMIT_MAX);
+export const chartLimitParam = integerParamSchema(1, CHART_LIMIT_MAX);
+export const timeParam = integerParamSchema(0, MAX_QUERY_INTEGER);
+export const clientOrderIdParam = matching(CLIENT_ORDER_ID_RE);

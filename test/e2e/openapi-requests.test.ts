@@ -1,0 +1,477 @@
+/**
+ * The OpenAPI document describes requests exactly as the server checks them: for every operation,
+ * bodies, queries and path parameters generated from the document the server serves
+ * (test/e2e/schema-arbitrary.ts) go to a real server. A valid one is accepted, or refused only for a
+ * state reason (funds, liquidity, an unknown order or user, a duplicate id); an invalid one (one
+ * field made invalid) is refused with 400 (404 for a path's pair) naming that field. The batch calls
+ * answer each element on its own, so their elements are checked in the 200 answer.
+ *
+ * One server for the file; about 30 valid and 30 invalid cases per operation.
+ */
+import assert from "node:assert/strict";
+import { after, before, beforeEach, describe, test } from "node:test";
+import fc from "fast-check";
+import { type ApiResponse, type ExchangeClient, ok } from "../../src/client/index.ts";
+import { buildOpenApi } from "../../src/http/openapi.ts";
+import { INTEGER_TEXT } from "../../src/http/request-schemas.ts";
+import { limit, PAIRS, TEST_CONFIG, TestServer, type TestUser } from "./harness.ts";
+import {
+  invalidOf,
+  isValid,
+  type Mutated,
+  mutate,
+  RawNumber,
+  type Schema,
+  toJson,
+  validOf,
+} from "./schema-arbitrary.ts";
+
+const RUNS = Number(process.env.OPENAPI_REQUEST_RUNS ?? 30);
+
+/** Refusals that depend on the state, not on the request's form (the codes of `codes`). */
+const STATE_CODES = new Set([
+  "NO_LIQUIDITY",
+  "INSUFFICIENT_FUNDS",
+  "ORDER_NOT_FOUND",
+  "ORDER_NOT_FOUND_PATH",
+  "ORDER_ALREADY_CANCELLED",
+  "ORDER_ALREADY_EXECUTED",
+  "CLIENT_ORDER_ID_DUPLICATE",
+  "WOULD_TAKE_LIQUIDITY",
+  "AMEND_NOT_ABOVE_EXECUTED",
+  "LISTEN_KEY_UNKNOWN",
+  "UID_UNKNOWN",
+  "UID_EXISTS",
+  "API_TOKEN_UNKNOWN",
+  "BALANCE_TOO_LARGE",
+]);
+
+type Json = Record<string, unknown>;
+
+const doc = buildOpenApi(TEST_CONFIG) as Json;
+const components = (doc.components as Json).schemas as Json;
+
+/** The schema with every `$ref` replaced by its component. */
+function deref(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(deref);
+  if (schema === null || typeof schema !== "object") return schema;
+  const ref = (schema as Json).$ref;
+  if (typeof ref === "string") return deref(components[ref.slice("#/components/schemas/".length)]);
+  const out: Json = {};
+  for (const [k, v] of Object.entries(schema)) out[k] = deref(v);
+  return out;
+}
+
+interface Param {
+  name: string;
+  in: "path" | "query";
+  required: boolean;
+  /** As text on the wire: an integer schema becomes digits with the same bounds. */
+  schema: Schema;
+}
+
+interface Operation {
+  method: "get" | "post";
+  path: string;
+  auth: string;
+  params: Param[];
+  body: Schema | undefined;
+}
+
+/** A query or path integer is text: digits (CONTRACT 2.5) within the schema's bounds. */
+function asText(schema: Schema): Schema {
+  if (schema.type !== "integer") return schema;
+  return {
+    type: "string",
+    pattern: INTEGER_TEXT,
+    "x-minimum": String(schema.minimum ?? 0),
+    "x-maximum": String(schema["x-maximum"] ?? schema.maximum),
+  };
+}
+
+const OPERATIONS: Operation[] = [];
+for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
+  if (path === "/stream") continue; // a WebSocket upgrade (test/stream)
+  for (const [method, raw] of Object.entries(item)) {
+    const op = raw as Json;
+    const params = ((op.parameters ?? []) as Json[]).map((p) => ({
+      name: p.name as string,
+      in: p.in as "path" | "query",
+      required: p.required === true,
+      schema: asText(deref(p.schema) as Schema),
+    }));
+    const content = (op.requestBody as Json | undefined)?.content as Json | undefined;
+    const body =
+      content === undefined ? undefined : (deref((content["application/json"] as Json).schema) as Schema);
+    if (params.length === 0 && body === undefined) continue;
+    OPERATIONS.push({ method: method as "get" | "post", path, auth: op["x-auth"] as string, params, body });
+  }
+}
+
+// ---------------------------------------------------------------- requests
+
+interface Request {
+  path: Record<string, string>;
+  query: [string, string][];
+  body?: Json;
+  /** The field made invalid, and where. */
+  bad?: { field: string; in: "path" | "query" | "body" };
+}
+
+/** Text of a generated parameter value. */
+function text(v: unknown): string {
+  return typeof v === "string" ? v : toJson(v);
+}
+
+function paramArb(p: Param, valid: boolean): fc.Arbitrary<string> {
+  if (valid)
+    return validOf(p.schema)
+      .map(text)
+      .filter((t) => isValid(p.schema, t));
+  return invalidOf(p.schema)
+    .map(text)
+    .filter((t) => !isValid(p.schema, t) && !(p.in === "path" && (t === "" || t.includes("/"))));
+}
+
+/** Valid path parameters and a valid query (optional parameters sometimes left out). */
+function validParams(op: Operation): fc.Arbitrary<Request> {
+  const model: Record<string, fc.Arbitrary<string | undefined>> = {};
+  for (const p of op.params)
+    model[p.name] = p.required ? paramArb(p, true) : fc.option(paramArb(p, true), { nil: undefined });
+  return fc.record(model).map((values) => {
+    const req: Request = { path: {}, query: [] };
+    for (const p of op.params) {
+      const v = values[p.name];
+      if (v === undefined) continue;
+      if (p.in === "path") req.path[p.name] = v;
+      else req.query.push([p.name, v]);
+    }
+    // The chart's range: `from` after `to` is a 400 on `from` (documented beside the parameter).
+    const from = req.query.find(([k]) => k === "from");
+    const to = req.query.find(([k]) => k === "to");
+    if (from !== undefined && to !== undefined && BigInt(from[1]) > BigInt(to[1]))
+      [from[1], to[1]] = [to[1], from[1]];
+    return req;
+  });
+}
+
+function invalidParams(op: Operation): fc.Arbitrary<Request> {
+  return fc.tuple(validParams(op), fc.constantFrom(...op.params)).chain(([req, p]) =>
+    paramArb(p, false).map((v) => {
+      const out: Request = { path: { ...req.path }, query: req.query.filter(([k]) => k !== p.name) };
+      if (p.in === "path") out.path[p.name] = v;
+      else out.query.push([p.name, v]);
+      out.bad = { field: p.name, in: p.in };
+      return out;
+    }),
+  );
+}
+
+/** Every path parameter a valid value (for the body-only operations). */
+function fixedPath(op: Operation): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of op.params) if (p.in === "path") out[p.name] = fc.sample(paramArb(p, true), 1)[0];
+  return out;
+}
+
+// ---------------------------------------------------------------- the server
+
+let server: TestServer;
+/** The user of the running test: a new one per test, so that a nonce one case spoils stays there. */
+let user: TestUser;
+const FUNDS: Record<string, string> = {};
+for (const p of PAIRS) FUNDS[p.base] = FUNDS[p.quote] = "10000000";
+let nonce = 0n;
+/** Ids of orders the user created, to cancel by a known id now and then. */
+const orderIds: number[] = [];
+/** The pair of each of those orders. */
+const orderPair = new Map<number, string>();
+
+/**
+ * amend-order reads the amount and price by the rules of the order's pair (the document's amend
+ * schema is the widest over the pairs and says so): those of CreateOrderRequest's limit branch.
+ */
+function amendRulesOf(pairName: string): Schema {
+  const branches = (deref(components.CreateOrderRequest) as Schema).oneOf as Schema[];
+  const limit = branches.find((b) => b.title === `${pairName} limit`)!;
+  const props = limit.properties as Record<string, Schema>;
+  const amend = deref(components.CreateOrderRequest) as Schema;
+  void amend;
+  return { amount: props.amount, price: props.price };
+}
+
+/** The field of an amend that the rules of the order's pair refuse, if the order is the caller's. */
+function amendFieldRefused(body: Json): string | undefined {
+  const pairName = typeof body.orderId === "number" ? orderPair.get(body.orderId) : undefined;
+  if (pairName === undefined) return undefined;
+  const rules = amendRulesOf(pairName);
+  for (const field of ["amount", "price"]) {
+    if (body[field] !== undefined && !isValid(rules[field] as Schema, body[field])) return field;
+  }
+  return undefined;
+}
+
+/** A nonce the token has not used, in the form (number, string, long number) the case chose. */
+function withFreshNonce(where: Json | [string, string][], keep: boolean): void {
+  if (keep) return;
+  nonce++;
+  if (Array.isArray(where)) {
+    const i = where.findIndex(([k]) => k === "nonce");
+    if (i >= 0) where[i] = ["nonce", String(nonce)];
+    return;
+  }
+  const v = where.nonce;
+  if (v === undefined) return;
+  where.nonce =
+    typeof v === "string"
+      ? String(nonce)
+      : v instanceof RawNumber
+        ? new RawNumber(String(nonce))
+        : Number(nonce);
+}
+
+/** Known ids in place of random ones, so that valid cases also reach the checks after the lookup. */
+function withKnownIds(path: string, body: Json, bad: string | undefined): void {
+  if (bad !== "uid" && "uid" in body && path !== "/admin/users" && Math.random() < 0.75) body.uid = user.uid;
+  const known = path === "/1.0/trade/cancel-order" || path === "/1.0/trade/amend-order";
+  if (bad !== "orderId" && known && orderIds.length > 0 && Math.random() < 0.5)
+    body.orderId = orderIds[Math.floor(Math.random() * orderIds.length)];
+}
+
+/**
+ * A case whose invalid field is the nonce signs with a key of its own: a nonce the server wrongly
+ * accepted would otherwise refuse every later case of the test with 401.
+ */
+async function clientFor(req: Request): Promise<ExchangeClient> {
+  if (req.bad?.field !== "nonce") return user.client;
+  const key = ok(await server.admin.createApiKey(user.uid), "another API key");
+  return server.client(key);
+}
+
+/** Percent-encodes every character but unreserved ones (RFC 3986), so the query is sent as signed. */
+function encodeQuery(v: string): string {
+  return encodeURIComponent(v).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+async function send(op: Operation, req: Request): Promise<ApiResponse<unknown>> {
+  const client = await clientFor(req);
+  const path = op.path.replace(/\{([A-Za-z]+)\}/g, (_, name: string) => encodeURIComponent(req.path[name]));
+  const query = req.query.map(([k, v]) => `${k}=${encodeQuery(v)}`).join("&");
+  const signed = op.auth === "signedBody" || op.auth === "signedQuery" || op.auth === "optionalSignedQuery";
+  if (op.method === "get") {
+    return client.raw("GET", path, {
+      query: query === "" ? undefined : query,
+      sign: signed,
+      headers: op.auth === "admin" ? { authorization: `Bearer ${server.adminToken}` } : {},
+    });
+  }
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (op.auth === "admin") headers.authorization = `Bearer ${server.adminToken}`;
+  return client.raw("POST", path, { body: toJson(req.body), headers, sign: signed });
+}
+
+function describeCase(op: Operation, req: Request, res: ApiResponse<unknown>): string {
+  return `${op.method.toUpperCase()} ${op.path} ${JSON.stringify(req.path)} ?${req.query
+    .map(([k, v]) => `${k}=${v}`)
+    .join("&")} ${req.body === undefined ? "" : toJson(req.body)}\n  -> ${res.status} ${res.text}`;
+}
+
+function codesOf(body: unknown): string[] {
+  const codes = (body as { codes?: Record<string, string[]> } | undefined)?.codes ?? {};
+  return Object.values(codes).flat();
+}
+
+/** 200, or a refusal for a state reason only. */
+function assertAccepted(what: string, status: number, body: unknown): void {
+  if (status === 200) return;
+  const codes = codesOf(body);
+  assert.ok(
+    (status === 400 || status === 404) && codes.length > 0 && codes.every((c) => STATE_CODES.has(c)),
+    `a valid request was refused: ${what}`,
+  );
+}
+
+/**
+ * Refused with `status` naming `field`; or refused for a state reason only (an unknown user or
+ * order found before the field was read: the request could not have succeeded either way).
+ */
+function assertRefused(what: string, status: number, body: unknown, field: string, expected = 400): void {
+  const errors = (body as { errors?: Json } | undefined)?.errors ?? {};
+  const codes = codesOf(body);
+  if (status === 400 && codes.length > 0 && codes.every((c) => STATE_CODES.has(c))) return;
+  assert.equal(status, expected, `an invalid request was not refused with ${expected}: ${what}`);
+  assert.ok(field in errors, `the refusal does not name ${field}: ${what}`);
+}
+
+function remember(res: ApiResponse<unknown>): void {
+  const id = (res.body as { id?: unknown } | undefined)?.id;
+  if (res.status === 200 && typeof id === "number") {
+    orderIds.push(id);
+    orderPair.set(id, (res.body as { pairName: string }).pairName);
+  }
+}
+
+// ---------------------------------------------------------------- the tests
+
+describe("requests generated from the OpenAPI document", () => {
+  before(async () => {
+    server = await TestServer.start();
+  });
+  beforeEach(async () => {
+    user = await server.newUser(FUNDS);
+    // A resting order per pair, for the cases that use a known order id.
+    orderIds.length = 0;
+    orderPair.clear();
+    for (const p of PAIRS) {
+      const placed = await user.client.createOrder(
+        limit(p.name, "buy", `0.${"0".repeat(p.priceDecimals - 1)}1`, p.minAmount),
+      );
+      remember(placed);
+    }
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  test("the server serves the document these cases are generated from", async () => {
+    const res = await server.public.openapi();
+    assert.deepEqual(res.body, doc);
+  });
+
+  for (const op of OPERATIONS) {
+    const name = `${op.method.toUpperCase()} ${op.path}`;
+
+    if (op.body !== undefined) {
+      const schema = op.body;
+      const valid = validOf(schema).filter((v) => isValid(schema, v)) as fc.Arbitrary<Json>;
+
+      test(`${name}: accepts every valid body`, async () => {
+        const path = fixedPath(op);
+        await fc.assert(
+          fc.asyncProperty(valid, async (body) => {
+            const req: Request = { path, query: [], body: { ...body } };
+            withFreshNonce(req.body!, false);
+            withKnownIds(op.path, req.body!, undefined);
+            const res = await send(op, req);
+            remember(res);
+            // An amend of one of the caller's orders: the rules of that order's pair decide.
+            const refused = op.path === "/1.0/trade/amend-order" ? amendFieldRefused(req.body!) : undefined;
+            if (refused !== undefined)
+              return assertRefused(describeCase(op, req, res), res.status, res.body, refused);
+            assertAccepted(describeCase(op, req, res), res.status, res.body);
+            if (res.status === 200) checkBatchAnswer(op, req.body!, res.body);
+          }),
+          { numRuns: RUNS, includeErrorInReport: true },
+        );
+      });
+
+      test(`${name}: refuses every body with an invalid field, naming it`, async () => {
+        const path = fixedPath(op);
+        await fc.assert(
+          fc.asyncProperty(mutate(schema, valid), async (m: Mutated) => {
+            const req: Request = {
+              path,
+              query: [],
+              body: { ...m.body },
+              bad: { field: m.field, in: "body" },
+            };
+            withFreshNonce(req.body!, m.field === "nonce");
+            withKnownIds(op.path, req.body!, m.field);
+            const res = await send(op, req);
+            remember(res);
+            assertRefused(describeCase(op, req, res), res.status, res.body, m.field);
+          }),
+          { numRuns: RUNS, includeErrorInReport: true },
+        );
+      });
+    }
+
+    if (op.method === "get" && op.params.length > 0) {
+      test(`${name}: accepts every valid query and path`, async () => {
+        await fc.assert(
+          fc.asyncProperty(validParams(op), async (req) => {
+            withFreshNonce(req.query, false);
+            const res = await send(op, req);
+            assertAccepted(describeCase(op, req, res), res.status, res.body);
+          }),
+          { numRuns: RUNS, includeErrorInReport: true },
+        );
+      });
+
+      test(`${name}: refuses every query or path with an invalid parameter, naming it`, async () => {
+        await fc.assert(
+          fc.asyncProperty(invalidParams(op), async (req) => {
+            withFreshNonce(req.query, req.bad?.field === "nonce");
+            const res = await send(op, req);
+            // An unknown pair in the path is a 404 (CONTRACT 4); every other field a 400.
+            const status = req.bad!.field === "pairName" && req.bad!.in === "path" ? 404 : 400;
+            assertRefused(describeCase(op, req, res), res.status, res.body, req.bad!.field, status);
+          }),
+          { numRuns: RUNS, includeErrorInReport: true },
+        );
+      });
+    }
+  }
+
+  test("create-orders refuses each invalid element in its place, naming the field", async () => {
+    const op = OPERATIONS.find((o) => o.path === "/1.0/trade/create-orders")!;
+    const element = deref(components.BatchOrder) as Schema;
+    const valid = validOf(element).filter((v) => isValid(element, v)) as fc.Arbitrary<Json>;
+    const elements = fc.array(
+      fc.oneof(
+        mutate(element, valid),
+        valid.map((body) => ({ body, field: "" })),
+      ),
+      {
+        minLength: 1,
+        maxLength: 20,
+      },
+    );
+    await fc.assert(
+      fc.asyncProperty(elements, async (list) => {
+        const req: Request = { path: {}, query: [], body: { orders: list.map((m) => m.body) } };
+        const res = await send(op, req);
+        const what = describeCase(op, req, res);
+        assert.equal(res.status, 200, what);
+        const answers = res.body as Json[];
+        assert.equal(answers.length, list.length, what);
+        list.forEach((m, i) => {
+          if (m.field === "")
+            assertAccepted(`element ${i}: ${what}`, "id" in answers[i] ? 200 : 400, answers[i]);
+          else
+            assertRefused(`element ${i}: ${what}`, "errors" in answers[i] ? 400 : 200, answers[i], m.field);
+        });
+      }),
+      { numRuns: RUNS, includeErrorInReport: true },
+    );
+  });
+});
+
+/**
+ * A 200 of a batch: each element answered on its own; an element valid by the element schema is
+ * created or refused for a state reason, any other one carries its errors.
+ */
+function checkBatchAnswer(op: Operation, body: Json, answer: unknown): void {
+  const items =
+    op.path === "/1.0/trade/create-orders"
+      ? (body.orders as unknown[])
+      : op.path === "/1.0/trade/cancel-orders"
+        ? (body.orderIds as unknown[])
+        : undefined;
+  if (items === undefined) return;
+  const element =
+    op.path === "/1.0/trade/create-orders"
+      ? (deref(components.BatchOrder) as Schema)
+      : (deref(components.OrderIdInput) as Schema);
+  const answers = answer as Json[];
+  assert.equal(answers.length, items.length);
+  items.forEach((item, i) => {
+    const what = `element ${i} ${toJson(item)} -> ${JSON.stringify(answers[i])}`;
+    if (isValid(element, item)) assertAccepted(what, "errors" in answers[i] ? 400 : 200, answers[i]);
+    else assert.ok("errors" in answers[i], `an invalid element was accepted: ${what}`);
+    if (typeof answers[i].id === "number") {
+      orderIds.push(answers[i].id as number);
+      orderPair.set(answers[i].id as number, answers[i].pairName as string);
+    }
+  });
+}
