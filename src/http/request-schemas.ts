@@ -17,7 +17,7 @@ import type { ExchangeConfig, PairConfig } from "../config.ts";
 import { MAX_LEDGER_VALUE } from "../config.ts";
 import { MAX_DIGITS, MAX_NONCE, MAX_SAFE } from "../integers.ts";
 import { PERIODS } from "../market-data.ts";
-import { formatDecimal } from "../numbers.ts";
+import { formatDecimal, MAX_INTEGER_DIGITS, parseDecimal } from "../numbers.ts";
 import { CLIENT_ORDER_ID_RE, TIF_NAMES } from "../orders.ts";
 
 // ---------------------------------------------------------------- the bounds the server checks
@@ -45,8 +45,18 @@ export const CHART_LIMIT_DEFAULT = 500;
 export const LISTEN_KEY_RE = /^[0-9a-f]{64}$/;
 /** A user's uid (CONTRACT 2.4, 1.2), any case. */
 export const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
-/** Largest balance a deposit may create (fits SQLite's and every client's 64-bit integers). */
+/** Largest balance a deposit may create: the ledger's bound (config.ts MAX_LEDGER_VALUE). */
 export const MAX_BALANCE = MAX_LEDGER_VALUE;
+
+/**
+ * Largest amount one deposit or withdrawal may name, in ledger units of a currency with `scale`
+ * decimals: the ledger's bound, and at most MAX_INTEGER_DIGITS digits before the point (what
+ * numbers.ts parses; a larger balance is reached by several deposits).
+ */
+export function maxTransfer(scale: number): bigint {
+  const parsable = 10n ** BigInt(MAX_INTEGER_DIGITS + scale) - 1n;
+  return parsable < MAX_BALANCE ? parsable : MAX_BALANCE;
+}
 
 // ---------------------------------------------------------------- building blocks
 
@@ -84,7 +94,7 @@ export function decimalSchema(
   return {
     description,
     oneOf: [
-      { type: "number", ...low, maximum: Number(maxText), "x-decimals": decimals },
+      { type: "number", ...low, maximum: largestDoubleWithin(max, decimals), "x-decimals": decimals },
       {
         type: "string",
         pattern: `^0*[0-9]{1,${integerDigits(max, decimals)}}${fraction}$`,
@@ -94,6 +104,22 @@ export function decimalSchema(
       },
     ],
   };
+}
+
+/**
+ * The largest double whose value the server takes as at most `max` (in units of 10^-decimals): a
+ * JSON number's `maximum` must not round above the exact bound (999...9.99 is 1e21 as a double).
+ */
+function largestDoubleWithin(max: bigint, decimals: number): number {
+  const bits = new Float64Array(1);
+  const word = new BigInt64Array(bits.buffer);
+  bits[0] = Number(formatDecimal(max, decimals));
+  for (let step = 0; step < 64; step++) {
+    const exact = parseDecimal(bits[0], decimals);
+    if (typeof exact === "bigint" && exact <= max) return bits[0];
+    word[0] -= 1n; // the next double towards zero (the value is positive)
+  }
+  throw new Error(`no double within ${formatDecimal(max, decimals)} at ${decimals} decimals`);
 }
 
 /** The text of an integer (CONTRACT 2.5): digits only, leading zeros allowed, at most MAX_DIGITS. */
@@ -270,7 +296,12 @@ export function requestSchemas(config: ExchangeConfig): RequestSchemas {
       properties: {
         uid: uuid,
         currency: { const: c.name },
-        amount: decimalSchema(c.scale, undefined, MAX_BALANCE, `In ${c.name}: at most ${c.scale} decimals`),
+        amount: decimalSchema(
+          c.scale,
+          undefined,
+          maxTransfer(c.scale),
+          `In ${c.name}: at most ${c.scale} decimals`,
+        ),
       },
       required: ["uid", "currency", "amount"],
       additionalProperties: false,
