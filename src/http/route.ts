@@ -33,7 +33,6 @@ import type { Answers } from "./answers.ts";
 import type { CorsPolicy } from "./cors.ts";
 import { parseJsonBody } from "./json-body.ts";
 import type { ListenKeys } from "./listen-keys.ts";
-import type { QueryParam, RouteSpec } from "./openapi.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import {
   type Finish,
@@ -53,6 +52,7 @@ import {
   pageSizeParam,
   type RequestSchemas,
 } from "./request-schemas.ts";
+import type { QueryParam, RouteSpec } from "./route-spec.ts";
 import type { ValidOrder } from "./validate.ts";
 
 /** The paged and by-id reads of src/db/reader.ts. */

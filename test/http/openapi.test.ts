@@ -8,7 +8,8 @@ import { after, before, describe, test } from "node:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import type { ResponseInfo } from "../../src/client/index.ts";
 import { validateConfig } from "../../src/config.ts";
-import { buildOpenApi, ROUTES } from "../../src/http/openapi.ts";
+import { buildOpenApi } from "../../src/http/openapi.ts";
+import { ROUTES } from "../../src/http/route-table.ts";
 import { limit, market, TEST_CONFIG, TestServer } from "../e2e/harness.ts";
 import { openApiMismatch, streamMismatch } from "../e2e/openapi-check.ts";
 
@@ -61,13 +62,13 @@ function answer(method: string, pathAndQuery: string, status: number, body: unkn
 describe("OpenAPI document", () => {
   test("is valid OpenAPI 3.1 according to @seriousme/openapi-schema-validator", async () => {
     const validator = new Validator();
-    const result = await validator.validate(buildOpenApi(TEST_CONFIG) as never);
+    const result = await validator.validate(buildOpenApi(TEST_CONFIG, ROUTES) as never);
     assert.equal(validator.version, "3.1");
     assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
   });
 
   test("covers every call of the interface document and the contract", () => {
-    const doc = buildOpenApi(TEST_CONFIG) as unknown as { paths: Json };
+    const doc = buildOpenApi(TEST_CONFIG, ROUTES) as unknown as { paths: Json };
     const have = new Set<string>();
     for (const [path, item] of Object.entries(doc.paths))
       for (const method of Object.keys(item)) have.add(`${method} ${path}`);
@@ -75,7 +76,7 @@ describe("OpenAPI document", () => {
   });
 
   test("documents a response schema per status, and the error body for every error status", () => {
-    const doc = buildOpenApi(TEST_CONFIG) as unknown as { paths: Json };
+    const doc = buildOpenApi(TEST_CONFIG, ROUTES) as unknown as { paths: Json };
     for (const r of ROUTES) {
       const responses = doc.paths[r.path][r.method].responses as Record<string, { content?: object }>;
       assert.ok(responses["200"]?.content !== undefined, `${r.method} ${r.path}: no 200 body`);
@@ -90,7 +91,7 @@ describe("OpenAPI document", () => {
   });
 
   test("refers to the schemas the server serialises with, by name", () => {
-    const doc = buildOpenApi(TEST_CONFIG) as unknown as { paths: Json };
+    const doc = buildOpenApi(TEST_CONFIG, ROUTES) as unknown as { paths: Json };
     const ok = (path: string, method: string) =>
       (doc.paths[path][method].responses as Record<string, unknown>)["200"];
     assert.deepEqual(ok("/1.0/trade/create-order", "post"), {
@@ -116,7 +117,7 @@ describe("OpenAPI document", () => {
         },
       ],
     });
-    const doc = buildOpenApi(config) as unknown as { paths: Json; components: { schemas: Json } };
+    const doc = buildOpenApi(config, ROUTES) as unknown as { paths: Json; components: { schemas: Json } };
     const order = doc.components.schemas.CreateOrderRequest as unknown as { oneOf: Json[] };
     assert.deepEqual(
       order.oneOf.map((b) => b.title),
@@ -155,7 +156,7 @@ describe("OpenAPI document", () => {
   });
 
   test("names where each call is defined, and every call is served (none left from the contract text)", () => {
-    const doc = buildOpenApi(TEST_CONFIG) as unknown as { paths: Json };
+    const doc = buildOpenApi(TEST_CONFIG, ROUTES) as unknown as { paths: Json };
     for (const r of ROUTES) {
       const op = doc.paths[r.path][r.method];
       assert.equal(typeof op["x-source"], "string", `${r.method} ${r.path}`);
@@ -252,7 +253,7 @@ describe("GET /1.0/openapi.json", () => {
     const res = await server.public.raw("GET", "/1.0/openapi.json");
     assert.equal(res.status, 200, res.text);
     assert.match(res.headers.get("content-type") ?? "", /application\/json/);
-    assert.deepEqual(res.body, buildOpenApi(TEST_CONFIG));
+    assert.deepEqual(res.body, buildOpenApi(TEST_CONFIG, ROUTES));
   });
 
   test("every stream message of every channel kind matches its Stream*Message schema", async () => {
