@@ -14,7 +14,8 @@ import {
   unboundRefusal,
 } from "../src/auth.ts";
 import { boundSigningText } from "../src/client/index.ts";
-import { Code, errorField, errorName, errorStatus } from "../src/errors.ts";
+import { errorField, errorName, errorStatus } from "../src/error-bodies.ts";
+import { Code } from "../src/errors.ts";
 import { sign } from "../src/hmac.ts";
 import { NonceGuard, Users } from "../src/users.ts";
 

@@ -6,7 +6,8 @@ import type { HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial
 import { parseAuthorization } from "../auth.ts";
 import { type ExchangeConfig, MAX_LEDGER_VALUE } from "../config.ts";
 import type { DbWriter } from "../db/writer.ts";
-import { Code, multiErrorBody } from "../errors.ts";
+import { multiErrorBody } from "../error-bodies.ts";
+import { Code } from "../errors.ts";
 import { secretsEqual } from "../hmac.ts";
 import type { Ledger } from "../ledger.ts";
 import { formatDecimal, parseDecimal } from "../numbers.ts";

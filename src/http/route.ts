@@ -23,7 +23,8 @@ import {
 } from "../auth.ts";
 import type { ExchangeConfig, PairConfig } from "../config.ts";
 import type { DeadMansSwitch } from "../dead-man.ts";
-import { Code, errorBody } from "../errors.ts";
+import { errorBody } from "../error-bodies.ts";
+import { Code } from "../errors.ts";
 import type { Exchange } from "../exchange.ts";
 import type { Metrics } from "../metrics.ts";
 import type { OrderRow, UserTradeRow } from "../protocol/rows.ts";
