@@ -6,7 +6,7 @@
  *
  * A route (one file each under routes/) is a plain object: its method and path, how it
  * authenticates, its request schema (the allowed body fields, the query parameters), its response
- * schema, its OpenAPI text (it IS its OpenAPI entry: openapi.ts collects the route list), and
+ * schema, its OpenAPI text (it IS its OpenAPI entry: route-table.ts collects the route list), and
  * `handler(ctx)`, called once at mount, which returns the function that answers each request. The
  * steps below are module functions over one `RouteContext` built at mount: nothing is allocated
  * per request here beyond the request record `readRequest` makes.

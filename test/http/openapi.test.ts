@@ -4,6 +4,7 @@
  * response check (test/e2e/openapi-check.ts) really rejects answers that do not match it.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import type { ResponseInfo } from "../../src/client/index.ts";
@@ -152,6 +153,22 @@ describe("OpenAPI document", () => {
     assert.deepEqual(
       deposit.content["application/json"].schema.oneOf.map((b) => b.properties.currency),
       [{ const: "abc" }, { const: "xyz" }],
+    );
+  });
+
+  test("is built from the route list it is given, and its builder imports no route file", () => {
+    const create = ROUTES.find((r) => r.operationId === "createOrder");
+    const fees = ROUTES.find((r) => r.path === "/admin/fees");
+    assert.ok(create !== undefined && fees !== undefined);
+    const doc = buildOpenApi(TEST_CONFIG, [create, fees]) as unknown as { paths: Json };
+    assert.deepEqual(Object.keys(doc.paths).sort(), ["/1.0/trade/create-order", "/admin/fees"]);
+    assert.deepEqual(Object.keys(buildOpenApi(TEST_CONFIG, []).paths as object), []);
+    const source = readFileSync(new URL("../../src/http/openapi.ts", import.meta.url), "utf8");
+    const imported = [...source.matchAll(/\bfrom\s*"(\.[^"]+)"/g)].map((m) => m[1]);
+    assert.ok(imported.includes("./route-spec.ts"), `the scanner found ${imported.join(", ")}`);
+    assert.deepEqual(
+      imported.filter((s) => /route(s\/|-table|\.ts)/.test(s)),
+      [],
     );
   });
 
