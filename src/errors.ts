@@ -15,7 +15,8 @@
  * Within 2xx the decimal fields keep a fixed layout, `<field base> + ParseError` (numbers.ts), so the
  * validator turns a parse failure into a code by one addition.
  *
- * Bodies are serialised once at start-up, per code and language; the hot path only indexes arrays.
+ * Turning a code into its status, key and serialised body is src/error-bodies.ts; choosing the
+ * language of the message is src/language.ts.
  */
 
 import type { ParseError } from "./numbers.ts";
@@ -27,8 +28,6 @@ import {
   ERR_ORDER_NOT_FOUND,
   ERR_WOULD_TAKE,
 } from "./protocol/engine.ts";
-
-export type Lang = "en" | "ru";
 
 export interface ErrorDef {
   readonly code: number;
@@ -847,121 +846,6 @@ const KEY_OF = new Map<ErrorDef, string>(
   Object.entries(ERRORS as Record<string, ErrorDef>).map(([key, def]) => [def, key]),
 );
 
-// ---- pre-serialised lookups, indexed by code ------------------------------------------------------
-
-const MAX_CODE = 699;
-const STATUS: number[] = new Array(MAX_CODE + 1).fill(0);
-const FIELD: string[] = new Array(MAX_CODE + 1).fill("");
-/** The plain message, per language. */
-const MESSAGE: Record<Lang, string[]> = { en: [], ru: [] };
-/** `"<message>"` as a JSON string literal, per language. */
-const MESSAGE_JSON: Record<Lang, string[]> = { en: [], ru: [] };
-/** The wire code of each code (CONTRACT 9), e.g. `INSUFFICIENT_FUNDS`. */
-const NAME: string[] = new Array(MAX_CODE + 1).fill("");
-/** `{"errors":{"<field>":["<message>"]},"codes":{"<field>":["<NAME>"]}}` per language. */
-const BODY: Record<Lang, string[]> = { en: [], ru: [] };
-/** The body up to (not including) the closing quote of the message, and the rest (TAIL). */
-const HEAD: Record<Lang, string[]> = { en: [], ru: [] };
-/** `"]},"codes":{"<field>":["<NAME>"]}}`: closes the message and adds the code. */
-const TAIL: string[] = new Array(MAX_CODE + 1).fill("");
-
-for (const def of ERROR_LIST) {
-  if (def.code < 100 || def.code > MAX_CODE || STATUS[def.code] !== 0) {
-    throw new Error(`errors.ts: bad or duplicate code ${def.code}`);
-  }
-  STATUS[def.code] = def.status;
-  FIELD[def.code] = def.field;
-  NAME[def.code] = wireCode(def);
-  TAIL[def.code] = `"]},"codes":{${JSON.stringify(def.field)}:[${JSON.stringify(NAME[def.code])}]}}`;
-  for (const lang of ["en", "ru"] as const) {
-    const message = JSON.stringify(def[lang]);
-    MESSAGE[lang][def.code] = def[lang];
-    MESSAGE_JSON[lang][def.code] = message;
-    HEAD[lang][def.code] = `{"errors":{${JSON.stringify(def.field)}:[${message.slice(0, -1)}`;
-    BODY[lang][def.code] = `${HEAD[lang][def.code]}${TAIL[def.code]}`;
-  }
-}
-
-/** A code the catalogue does not hold (a bug elsewhere) answers as INTERNAL rather than crash. */
-function known(code: number): number {
-  return code >= 0 && code <= MAX_CODE && STATUS[code] !== 0 ? code : ERRORS.INTERNAL.code;
-}
-
-/** HTTP status of a code (500 for a code not in the catalogue). */
-export function errorStatus(code: number): number {
-  return STATUS[known(code)];
-}
-
-/** Key under `errors` for a code. */
-export function errorField(code: number): string {
-  return FIELD[known(code)];
-}
-
-/** The wire code (`codes` in error bodies) of a code. */
-export function errorName(code: number): string {
-  return NAME[known(code)];
-}
-
-/** The plain message text of a code. */
-export function errorMessage(code: number, lang: Lang): string {
-  return MESSAGE[lang][known(code)];
-}
-
-/**
- * `{"errors":{"<field>":["<message>"]},"codes":{"<field>":["<NAME>"]}}` for one code. Without `extra` this is a pre-built string.
- * `extra` (a limit, a path, the offending channel) is appended to the message in parentheses,
- * JSON-escaped: `"Amount is below the minimum for this pair (0.000001)"`.
- */
-export function errorBody(code: number, lang: Lang, extra?: string): string {
-  const c = known(code);
-  if (extra === undefined) return BODY[lang][c];
-  return `${HEAD[lang][c]} (${escapeJsonText(extra)})${TAIL[c]}`;
-}
-
-/**
- * One error of a validation: its code, an optional text appended to the message, and the key under
- * `errors` when it is not the code's own (an unknown field is reported under its own name).
- */
-export type ErrorEntry = readonly [code: number, extra?: string, field?: string];
-
-/**
- * One body reporting several errors: messages are grouped under their fields, fields in order of
- * first appearance, messages in the order given. The status is the caller's choice (normally
- * `errorStatus` of the first entry; validation errors are all 400).
- */
-export function multiErrorBody(entries: readonly ErrorEntry[], lang: Lang): string {
-  if (entries.length === 1 && entries[0][2] === undefined)
-    return errorBody(entries[0][0], lang, entries[0][1]);
-  const fields: string[] = [];
-  const messages: string[][] = [];
-  const names: string[][] = [];
-  for (const [code, extra, fieldOverride] of entries) {
-    const c = known(code);
-    const field = fieldOverride ?? FIELD[c];
-    let i = fields.indexOf(field);
-    if (i === -1) {
-      i = fields.push(field) - 1;
-      messages.push([]);
-      names.push([]);
-    }
-    names[i].push(`"${NAME[c]}"`);
-    const message = MESSAGE_JSON[lang][c];
-    messages[i].push(extra === undefined ? message : `${message.slice(0, -1)} (${escapeJsonText(extra)})"`);
-  }
-  let body = '{"errors":{';
-  let codes = '},"codes":{';
-  for (let i = 0; i < fields.length; i++) {
-    const sep = i > 0 ? "," : "";
-    body += `${sep}${JSON.stringify(fields[i])}:[${messages[i].join(",")}]`;
-    codes += `${sep}${JSON.stringify(fields[i])}:[${names[i].join(",")}]`;
-  }
-  return `${body}${codes}}}`;
-}
-
-function escapeJsonText(text: string): string {
-  return JSON.stringify(text).slice(1, -1);
-}
-
 /** Validator helper: the price code for a `parseDecimal` failure (210 + ParseError). */
 export function priceParseError(error: ParseError): ErrorCode {
   return (ERRORS.PRICE_REQUIRED.code + error) as ErrorCode;
@@ -970,62 +854,4 @@ export function priceParseError(error: ParseError): ErrorCode {
 /** Validator helper: the amount code for a `parseDecimal` failure (220 + ParseError). */
 export function amountParseError(error: ParseError): ErrorCode {
   return (ERRORS.AMOUNT_REQUIRED.code + error) as ErrorCode;
-}
-
-// ---- language -------------------------------------------------------------------------------------
-
-/**
- * `"ru"` when `Accept-Language` prefers Russian over English by q-values, else `"en"`.
- * A language's weight is the highest q among its tags (`ru`, `ru-RU`, ...), 0 when it is not named
- * (`*` is not counted: the choice is only between the two languages we have). Russian needs a weight
- * above 0 and either a higher weight than English or the same weight and an earlier place in the list.
- * Examples: `ru-RU,ru;q=0.9,en;q=0.8` → ru; `en,ru;q=0.5` → en; `de,ru;q=0.5` → ru; `ru;q=0` → en.
- */
-export function pickLanguage(acceptLanguage: string | undefined): Lang {
-  // Fast path: most API clients send nothing, or nothing that mentions Russian.
-  if (acceptLanguage === undefined || !/ru/i.test(acceptLanguage)) return "en";
-  // Browsers repeat the same few headers; remember the answers (bounded, so hostile headers
-  // cannot grow it without limit).
-  let lang = languageCache.get(acceptLanguage);
-  if (lang === undefined) {
-    lang = parseAcceptLanguage(acceptLanguage);
-    if (languageCache.size >= LANGUAGE_CACHE_SIZE) languageCache.clear();
-    languageCache.set(acceptLanguage, lang);
-  }
-  return lang;
-}
-
-const LANGUAGE_CACHE_SIZE = 256;
-const languageCache = new Map<string, Lang>();
-
-function parseAcceptLanguage(acceptLanguage: string): Lang {
-  let ruQ = 0;
-  let ruAt = -1;
-  let enQ = 0;
-  let enAt = -1;
-  const parts = acceptLanguage.split(",");
-  for (let i = 0; i < parts.length; i++) {
-    const [rawTag, ...params] = parts[i].split(";");
-    const tag = rawTag.trim().toLowerCase();
-    const primary = tag.split("-", 1)[0];
-    if (primary !== "ru" && primary !== "en") continue;
-    let q = 1;
-    for (const param of params) {
-      const eq = param.indexOf("=");
-      if (eq !== -1 && param.slice(0, eq).trim().toLowerCase() === "q") {
-        const text = param.slice(eq + 1).trim();
-        q = /^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(text) ? Number(text) : 0; // malformed weight: ignore the tag
-      }
-    }
-    if (primary === "ru") {
-      if (q > ruQ) {
-        ruQ = q;
-        ruAt = i;
-      }
-    } else if (q > enQ) {
-      enQ = q;
-      enAt = i;
-    }
-  }
-  return ruQ > 0 && (ruQ > enQ || (ruQ === enQ && ruAt < enAt)) ? "ru" : "en";
 }

@@ -3,7 +3,7 @@
  * interface and the config file). Users have a small integer id (the ledger's index) and a UUID.
  */
 import { randomUUID } from "node:crypto";
-import { generateSecret, HmacKey, NonceGuard } from "./auth.ts";
+import { generateSecret, HmacKey } from "./hmac.ts";
 
 export interface ApiKey {
   readonly token: string;
@@ -11,6 +11,44 @@ export interface ApiKey {
   /** The secret, prepared as the HMAC key of the key's signatures. */
   readonly hmac: HmacKey;
   revoked: boolean;
+}
+
+/**
+ * Replay guard: the last accepted nonce per API token (CONTRACT 5). Call `check` only after the
+ * signature verified, and before validating the request, so that a correctly signed request
+ * consumes its nonce even when it then fails validation. The guard itself is in memory; the server
+ * persists each accepted nonce (the `nonces` table, written with the next group commit) and loads
+ * them at start, so a replay is refused across restarts too.
+ */
+export class NonceGuard {
+  readonly #last = new Map<string, bigint>();
+
+  /**
+   * True when the request may proceed: no nonce, or a nonce strictly greater than the last one
+   * accepted for `token` (which it then becomes). `nonce` must be an integer (use the extractors).
+   */
+  check(token: string, nonce: bigint | number | undefined): boolean {
+    if (nonce === undefined) return true;
+    const value = typeof nonce === "bigint" ? nonce : BigInt(nonce);
+    const last = this.#last.get(token);
+    if (last !== undefined && value <= last) return false;
+    this.#last.set(token, value);
+    return true;
+  }
+
+  /** The last accepted nonce of a token, if any. */
+  last(token: string): bigint | undefined {
+    return this.#last.get(token);
+  }
+
+  /** Drop a token's state (on revocation). */
+  forget(token: string): void {
+    this.#last.delete(token);
+  }
+
+  get size(): number {
+    return this.#last.size;
+  }
 }
 
 export class Users {

@@ -16,8 +16,9 @@
  */
 import { createHmac } from "node:crypto";
 import { Bench } from "tinybench";
-import { authenticate, authenticateBound, HmacKey, verifySignature } from "../../src/auth.ts";
+import { authenticate, authenticateBound } from "../../src/auth.ts";
 import { loadConfig } from "../../src/config.ts";
+import { HmacKey, verifySignature } from "../../src/hmac.ts";
 import { fastOrderParser } from "../../src/http/fast-order.ts";
 import { parseJsonBody } from "../../src/http/json-body.ts";
 import { CREATE_FIELDS, validateOrder } from "../../src/http/validate.ts";
@@ -85,7 +86,7 @@ bench
     if (!verifyByHmacObject(b.raw, b.sig)) throw new Error("signature");
     checksum++;
   })
-  .add("signature alone: HmacKey pads, two one-shot crypto.hash (src/auth.ts)", () => {
+  .add("signature alone: HmacKey pads, two one-shot crypto.hash (src/hmac.ts)", () => {
     const b = next();
     if (!verifySignature(hmacKey, b.raw, b.sig)) throw new Error("signature");
     checksum++;

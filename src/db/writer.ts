@@ -34,13 +34,9 @@ import { MessageChannel, type Worker } from "node:worker_threads";
 import { DEFAULT_WAL_AUTOCHECKPOINT_PAGES, type Synchronous } from "../protocol/db-open.ts";
 import {
   API_KEY,
-  type ApplyWorkerData,
   BALANCE,
   CANDLE,
-  type CheckpointWorkerData,
   CURRENCY,
-  type FromApplier,
-  type FromWriter,
   KIND_COUNT,
   KINDS,
   META,
@@ -50,12 +46,18 @@ import {
   PAIR,
   REVOKE_KEY,
   type RecordKind,
-  type ToWriter,
   TRADE,
   TRANSFER,
   USER,
-  type WriterWorkerData,
 } from "../protocol/writer-batch.ts";
+import type {
+  ApplyWorkerData,
+  CheckpointWorkerData,
+  FromApplier,
+  FromWriter,
+  ToWriter,
+  WriterWorkerData,
+} from "../protocol/writer-messages.ts";
 import { startWorker } from "../threads.ts";
 
 /** Default of WriterOptions.userRowsFlushAt. */

@@ -3,10 +3,12 @@
  * ADMIN_TOKEN is set. Every change is persisted and answered after its commit, like orders.
  */
 import type { HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial";
-import { parseAuthorization, secretsEqual } from "../auth.ts";
+import { parseAuthorization } from "../auth.ts";
 import { type ExchangeConfig, MAX_LEDGER_VALUE } from "../config.ts";
 import type { DbWriter } from "../db/writer.ts";
-import { Code, multiErrorBody } from "../errors.ts";
+import { multiErrorBody } from "../error-bodies.ts";
+import { Code } from "../errors.ts";
+import { secretsEqual } from "../hmac.ts";
 import type { Ledger } from "../ledger.ts";
 import { formatDecimal, parseDecimal } from "../numbers.ts";
 import { nowMicro } from "../time.ts";

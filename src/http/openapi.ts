@@ -1,8 +1,8 @@
 /**
  * The OpenAPI 3.1 document of the REST interface, served at `GET /1.0/openapi.json`, generated from
- * ONE declarative route table (ROUTES below): method, path, authentication, request body, query
- * parameters and one response schema per status. The REST routes are their own entries (each file
- * of routes/ names its path, schemas and text); the admin calls and the stream are written here.
+ * ONE declarative route table handed in by the caller (route-table.ts `ROUTES`): method, path,
+ * authentication, request body, query parameters and one response schema per status
+ * (route-spec.ts). This builder imports no route: it only turns the table into the document.
  *
  * Response bodies the server already writes come from schemas.ts, the very objects
  * fast-json-stringify compiles, so the document cannot drift from the wire. Routes marked
@@ -13,21 +13,14 @@
  * entry is `/`.
  */
 import type { ExchangeConfig } from "../config.ts";
-import {
-  LISTEN_KEY_RE,
-  nonceSchema,
-  orderIdSchema,
-  type RequestSchemas,
-  requestSchemas,
-} from "./request-schemas.ts";
-import { REST_ROUTES } from "./routes/index.ts";
+import { nonceSchema, orderIdSchema, requestSchemas } from "./request-schemas.ts";
+import type { Auth, RouteSpec } from "./route-spec.ts";
 import {
   balanceSchema,
   bookSchema,
   chartSchema,
   exchangeSchema,
   exchangeStreamSchema,
-  feesSchema,
   newKeySchema,
   newUserSchema,
   orderListSchema,
@@ -43,50 +36,7 @@ import {
   transferSchema,
   userTradeSchema,
 } from "./schemas.ts";
-import { emptyArraySchema, errorBodySchema, healthSchema } from "./schemas-contract.ts";
-
-/** How a call authenticates (CONTRACT 5, 1.2). */
-export type Auth =
-  /** No credentials. */
-  | "none"
-  /** Authorization + X-Signature over the raw body bytes. */
-  | "signedBody"
-  /** Authorization + X-Signature over the raw query string ("" when there is none). */
-  | "signedQuery"
-  /** As signedQuery when the headers are sent; without them the call is public (pair page). */
-  | "optionalSignedQuery"
-  /** `Authorization: Bearer <ADMIN_TOKEN>`. */
-  | "admin";
-
-export interface QueryParam {
-  name: string;
-  description: string;
-  schema: object;
-  required?: boolean;
-}
-
-export interface RouteSpec {
-  method: "get" | "post";
-  /** From the server root, `{name}` for path parameters. */
-  path: string;
-  operationId: string;
-  summary: string;
-  /** Where the call is defined: "seed 4.1", "CONTRACT 8.3", ... */
-  source: string;
-  /** Described from the contract text; the server of this build may not serve it yet. */
-  fromContractText?: boolean;
-  auth: Auth;
-  /** The request body's schema, built from the config's request schemas (request-schemas.ts). */
-  body?: (schemas: RequestSchemas) => object;
-  query?: QueryParam[];
-  /** 200 body: a JSON schema, or "text" for a non-JSON answer (metrics). */
-  ok: object | "text";
-  /** Other statuses whose body is a JSON schema (not an error body), e.g. 503 of /health. */
-  other?: Record<number, { description: string; schema: object }>;
-  /** Statuses answered with the error body of CONTRACT 5. */
-  errors: readonly number[];
-  description?: string;
-}
+import { errorBodySchema, healthSchema } from "./schemas-contract.ts";
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: "Validation failed: the key names the field (`body` when the body is not a JSON object)",
@@ -103,114 +53,6 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   500: "Internal error (key `server`; no internals)",
   503: "Starting, shutting down, or a pair worker too far behind (key `server`); nothing changed",
 };
-
-const ADMIN_POST = [400, 401, 404, 413, 415, 500, 503] as const;
-
-/**
- * The route table: every REST call of the seed, CONTRACT 1.2 and 8-10, and the service paths. The
- * REST routes describe themselves (src/http/routes/, one file each); the admin calls (mounted by
- * admin.ts) and the stream upgrade (src/stream/) are described here.
- */
-export const ROUTES: readonly RouteSpec[] = [
-  ...REST_ROUTES,
-
-  // ---------------------------------------------------------------- CONTRACT 1.2, 9 admin
-  {
-    method: "get",
-    path: "/admin/fees",
-    operationId: "adminFees",
-    summary: "The fee account's balances",
-    source: "CONTRACT 9",
-    auth: "admin",
-    ok: feesSchema,
-    errors: [401, 404, 500],
-  },
-  {
-    method: "post",
-    path: "/admin/users",
-    operationId: "adminCreateUser",
-    summary: "A new user with a new API key (shown once)",
-    source: "CONTRACT 1.2",
-    auth: "admin",
-    body: (s) => s.adminUser,
-    ok: newUserSchema,
-    errors: ADMIN_POST,
-  },
-  {
-    method: "post",
-    path: "/admin/api-keys",
-    operationId: "adminCreateApiKey",
-    summary: "Another API key for a user",
-    source: "CONTRACT 1.2",
-    auth: "admin",
-    body: (s) => s.adminApiKey,
-    ok: newKeySchema,
-    errors: ADMIN_POST,
-  },
-  {
-    method: "post",
-    path: "/admin/api-keys/revoke",
-    operationId: "adminRevokeApiKey",
-    summary: "Revoke an API key",
-    source: "CONTRACT 1.2",
-    auth: "admin",
-    body: (s) => s.adminRevoke,
-    ok: emptyArraySchema,
-    errors: ADMIN_POST,
-  },
-  {
-    method: "post",
-    path: "/admin/deposit",
-    operationId: "adminDeposit",
-    summary: "Credit a user's available balance",
-    source: "CONTRACT 1.2",
-    auth: "admin",
-    body: (s) => s.adminDeposit,
-    ok: transferSchema,
-    errors: ADMIN_POST,
-  },
-  {
-    method: "post",
-    path: "/admin/withdraw",
-    operationId: "adminWithdraw",
-    summary: "Debit a user's available balance (more than available: 400 `errors.amount`)",
-    source: "CONTRACT 1.2",
-    auth: "admin",
-    body: (s) => s.adminWithdraw,
-    ok: transferSchema,
-    errors: ADMIN_POST,
-  },
-
-  // ---------------------------------------------------------------- service
-  {
-    method: "get",
-    path: "/stream",
-    operationId: "stream",
-    summary: "WebSocket stream (CONTRACT 7): upgrade with `?streams=<channel>,...`",
-    source: "seed 6; CONTRACT 7, 10",
-    auth: "optionalSignedQuery",
-    query: [
-      {
-        name: "streams",
-        description:
-          "Comma-separated channels (1..100): `exchanges`, `orders:{pair}`, `history:{pair}`, " +
-          "`user_orders:{uid}`, `user_history:{uid}` (user channels need a signed upgrade or a listenKey)",
-        schema: { type: "string" },
-        required: true,
-      },
-      {
-        name: "listenKey",
-        description: "CONTRACT 10: authenticates the upgrade as the key's user instead of the headers",
-        schema: { type: "string", pattern: LISTEN_KEY_RE.source },
-      },
-    ],
-    ok: "text",
-    errors: [400, 401, 403, 426, 429, 500, 503],
-    description:
-      "Not a REST call: a WebSocket upgrade (101). Every message is `{stream, data}`; the message " +
-      "schemas are in components.schemas (Stream*Message). A plain GET answers 426.",
-  },
-];
 
 /** Component names of the schema objects (identity), so the document refers instead of repeating. */
 const NAMED: ReadonlyArray<readonly [string, object]> = [
@@ -283,7 +125,11 @@ const SIGNED_TEXT: Record<Auth, string> = {
  * Builds the document of a config (call once at start; the result is not shared mutable state): the
  * request schemas hold its pair and currency names and each pair's decimals and bounds.
  */
-export function buildOpenApi(config: ExchangeConfig, version = "1.0"): Record<string, unknown> {
+export function buildOpenApi(
+  config: ExchangeConfig,
+  routes: readonly RouteSpec[],
+  version = "1.0",
+): Record<string, unknown> {
   const req = requestSchemas(config);
   const named: ReadonlyArray<readonly [string, object]> = [
     ...NAMED,
@@ -298,7 +144,7 @@ export function buildOpenApi(config: ExchangeConfig, version = "1.0"): Record<st
   const json = (schema: object) => ({ "application/json": { schema: refify(schema, names, false) } });
 
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const r of ROUTES) {
+  for (const r of routes) {
     const parameters: object[] = [];
     for (const m of r.path.matchAll(/\{([A-Za-z]+)\}/g)) {
       parameters.push({

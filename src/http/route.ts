@@ -6,7 +6,7 @@
  *
  * A route (one file each under routes/) is a plain object: its method and path, how it
  * authenticates, its request schema (the allowed body fields, the query parameters), its response
- * schema, its OpenAPI text (it IS its OpenAPI entry: openapi.ts collects the route list), and
+ * schema, its OpenAPI text (it IS its OpenAPI entry: route-table.ts collects the route list), and
  * `handler(ctx)`, called once at mount, which returns the function that answers each request. The
  * steps below are module functions over one `RouteContext` built at mount: nothing is allocated
  * per request here beyond the request record `readRequest` makes.
@@ -23,7 +23,8 @@ import {
 } from "../auth.ts";
 import type { ExchangeConfig, PairConfig } from "../config.ts";
 import type { DeadMansSwitch } from "../dead-man.ts";
-import { Code, errorBody } from "../errors.ts";
+import { errorBody } from "../error-bodies.ts";
+import { Code } from "../errors.ts";
 import type { Exchange } from "../exchange.ts";
 import type { Metrics } from "../metrics.ts";
 import type { OrderRow, UserTradeRow } from "../protocol/rows.ts";
@@ -33,7 +34,6 @@ import type { Answers } from "./answers.ts";
 import type { CorsPolicy } from "./cors.ts";
 import { parseJsonBody } from "./json-body.ts";
 import type { ListenKeys } from "./listen-keys.ts";
-import type { QueryParam, RouteSpec } from "./openapi.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import {
   type Finish,
@@ -53,6 +53,7 @@ import {
   pageSizeParam,
   type RequestSchemas,
 } from "./request-schemas.ts";
+import type { QueryParam, RouteSpec } from "./route-spec.ts";
 import type { ValidOrder } from "./validate.ts";
 
 /** The paged and by-id reads of src/db/reader.ts. */

@@ -20,6 +20,7 @@ import {
   type Route,
   routeContext,
 } from "./route.ts";
+import { ROUTES } from "./route-table.ts";
 import { REST_ROUTES } from "./routes/index.ts";
 
 export type { FrontEndDeps, UserReads } from "./route.ts";
@@ -28,7 +29,7 @@ export { validateOrder } from "./validate.ts";
 
 export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
   // The OpenAPI document is built once from the config (src/http/openapi.ts) and served by routes/openapi-json.ts.
-  const ctx = routeContext(deps, JSON.stringify(buildOpenApi(deps.config)));
+  const ctx = routeContext(deps, JSON.stringify(buildOpenApi(deps.config, ROUTES)));
   const finish = ctx.finish;
 
   for (const route of REST_ROUTES) mountRoute(app, ctx, route);

@@ -13,7 +13,9 @@ import { dirname, extname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import type { TemplatedApp } from "@trufflesuite/uws-js-unofficial";
-import { Code, errorBody, pickLanguage } from "../errors.ts";
+import { errorBody } from "../error-bodies.ts";
+import { Code } from "../errors.ts";
+import { pickLanguage } from "../language.ts";
 import { readRequest, sendMethodNotAllowed } from "./request.ts";
 
 const NO_METRICS = () => {};

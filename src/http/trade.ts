@@ -7,7 +7,8 @@
  * refusal with nothing changed, answered here.
  */
 import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
-import { Code, type ErrorEntry, multiErrorBody } from "../errors.ts";
+import { type ErrorEntry, multiErrorBody } from "../error-bodies.ts";
+import { Code } from "../errors.ts";
 import { NEEDS_ROW, type OrderView } from "../exchange.ts";
 import { closedError } from "../recently-closed.ts";
 import { type RequestInfo, send, sendError } from "./request.ts";

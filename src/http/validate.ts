@@ -6,7 +6,8 @@
 
 import type { OrderInputs } from "../command.ts";
 import type { ExchangeConfig, PairConfig } from "../config.ts";
-import { amountParseError, Code, type ErrorEntry, priceParseError } from "../errors.ts";
+import type { ErrorEntry } from "../error-bodies.ts";
+import { amountParseError, Code, priceParseError } from "../errors.ts";
 import { LIMIT, MARKET } from "../exchange.ts";
 import { readSmallInteger } from "../integers.ts";
 import { formatDecimal, parseDecimal } from "../numbers.ts";

@@ -18,11 +18,13 @@
 import type { TemplatedApp, WebSocket } from "@trufflesuite/uws-js-unofficial";
 import { authenticate, authenticateBound, consumeNonce, nonceFromQuery, unboundRefusal } from "../auth.ts";
 import type { ExchangeConfig } from "../config.ts";
-import { Code, errorBody, errorStatus, multiErrorBody, pickLanguage } from "../errors.ts";
+import { errorBody, errorStatus, multiErrorBody } from "../error-bodies.ts";
+import { Code } from "../errors.ts";
 import type { CommitListener, Exchange, OrderView, UserTradeView } from "../exchange.ts";
 import { type ListenKeys, listenKeyFromQuery } from "../http/listen-keys.ts";
 import { readRequest, STATUS_LINE, sendMethodNotAllowed } from "../http/request.ts";
 import { serialize } from "../http/schemas.ts";
+import { pickLanguage } from "../language.ts";
 import { type PairMarket, type PublicTrade, scaled } from "../market-data.ts";
 import type { Metrics } from "../metrics.ts";
 import { nowMicro } from "../time.ts";

@@ -10,6 +10,7 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import type { ResponseInfo } from "../../src/client/index.ts";
 import { buildOpenApi } from "../../src/http/openapi.ts";
+import { ROUTES } from "../../src/http/route-table.ts";
 import { TEST_CONFIG } from "./pairs.ts";
 
 type Json = Record<string, unknown>;
@@ -23,7 +24,7 @@ interface Operation {
   responses: Json;
 }
 
-const doc = buildOpenApi(TEST_CONFIG);
+const doc = buildOpenApi(TEST_CONFIG, ROUTES);
 const components = (doc.components as Json).schemas as Json;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 

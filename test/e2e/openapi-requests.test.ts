@@ -14,6 +14,7 @@ import fc from "fast-check";
 import { type ApiResponse, type ExchangeClient, ok } from "../../src/client/index.ts";
 import { buildOpenApi } from "../../src/http/openapi.ts";
 import { INTEGER_TEXT } from "../../src/http/request-schemas.ts";
+import { ROUTES } from "../../src/http/route-table.ts";
 import { limit, PAIRS, TEST_CONFIG, TestServer, type TestUser } from "./harness.ts";
 import {
   invalidOf,
@@ -48,7 +49,7 @@ const STATE_CODES = new Set([
 
 type Json = Record<string, unknown>;
 
-const doc = buildOpenApi(TEST_CONFIG) as Json;
+const doc = buildOpenApi(TEST_CONFIG, ROUTES) as Json;
 const components = (doc.components as Json).schemas as Json;
 
 /** The schema with every `$ref` replaced by its component. */

@@ -4,11 +4,13 @@
  * response check (test/e2e/openapi-check.ts) really rejects answers that do not match it.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import type { ResponseInfo } from "../../src/client/index.ts";
 import { validateConfig } from "../../src/config.ts";
-import { buildOpenApi, ROUTES } from "../../src/http/openapi.ts";
+import { buildOpenApi } from "../../src/http/openapi.ts";
+import { ROUTES } from "../../src/http/route-table.ts";
 import { limit, market, TEST_CONFIG, TestServer } from "../e2e/harness.ts";
 import { openApiMismatch, streamMismatch } from "../e2e/openapi-check.ts";
 
@@ -61,13 +63,13 @@ function answer(method: string, pathAndQuery: string, status: number, body: unkn
 describe("OpenAPI document", () => {
   test("is valid OpenAPI 3.1 according to @seriousme/openapi-schema-validator", async () => {
     const validator = new Validator();
-    const result = await validator.validate(buildOpenApi(TEST_CONFIG) as never);
+    const result = await validator.validate(buildOpenApi(TEST_CONFIG, ROUTES) as never);
     assert.equal(validator.version, "3.1");
     assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
   });
 
   test("covers every call of the interface document and the contract", () => {
-    const doc = buildOpenApi(TEST_CONFIG) as unknown as { paths: Json };
+    const doc = buildOpenApi(TEST_CONFIG, ROUTES) as unknown as { paths: Json };
     const have = new Set<string>();
     for (const [path, item] of Object.entries(doc.paths))
       for (const method of Object.keys(item)) have.add(`${method} ${path}`);
@@ -75,7 +77,7 @@ describe("OpenAPI document", () => {
   });
 
   test("documents a response schema per status, and the error body for every error status", () => {
-    const doc = buildOpenApi(TEST_CONFIG) as unknown as { paths: Json };
+    const doc = buildOpenApi(TEST_CONFIG, ROUTES) as unknown as { paths: Json };
     for (const r of ROUTES) {
       const responses = doc.paths[r.path][r.method].responses as Record<string, { content?: object }>;
       assert.ok(responses["200"]?.content !== undefined, `${r.method} ${r.path}: no 200 body`);
@@ -90,7 +92,7 @@ describe("OpenAPI document", () => {
   });
 
   test("refers to the schemas the server serialises with, by name", () => {
-    const doc = buildOpenApi(TEST_CONFIG) as unknown as { paths: Json };
+    const doc = buildOpenApi(TEST_CONFIG, ROUTES) as unknown as { paths: Json };
     const ok = (path: string, method: string) =>
       (doc.paths[path][method].responses as Record<string, unknown>)["200"];
     assert.deepEqual(ok("/1.0/trade/create-order", "post"), {
@@ -116,7 +118,7 @@ describe("OpenAPI document", () => {
         },
       ],
     });
-    const doc = buildOpenApi(config) as unknown as { paths: Json; components: { schemas: Json } };
+    const doc = buildOpenApi(config, ROUTES) as unknown as { paths: Json; components: { schemas: Json } };
     const order = doc.components.schemas.CreateOrderRequest as unknown as { oneOf: Json[] };
     assert.deepEqual(
       order.oneOf.map((b) => b.title),
@@ -154,8 +156,24 @@ describe("OpenAPI document", () => {
     );
   });
 
+  test("is built from the route list it is given, and its builder imports no route file", () => {
+    const create = ROUTES.find((r) => r.operationId === "createOrder");
+    const fees = ROUTES.find((r) => r.path === "/admin/fees");
+    assert.ok(create !== undefined && fees !== undefined);
+    const doc = buildOpenApi(TEST_CONFIG, [create, fees]) as unknown as { paths: Json };
+    assert.deepEqual(Object.keys(doc.paths).sort(), ["/1.0/trade/create-order", "/admin/fees"]);
+    assert.deepEqual(Object.keys(buildOpenApi(TEST_CONFIG, []).paths as object), []);
+    const source = readFileSync(new URL("../../src/http/openapi.ts", import.meta.url), "utf8");
+    const imported = [...source.matchAll(/\bfrom\s*"(\.[^"]+)"/g)].map((m) => m[1]);
+    assert.ok(imported.includes("./route-spec.ts"), `the scanner found ${imported.join(", ")}`);
+    assert.deepEqual(
+      imported.filter((s) => /route(s\/|-table|\.ts)/.test(s)),
+      [],
+    );
+  });
+
   test("names where each call is defined, and every call is served (none left from the contract text)", () => {
-    const doc = buildOpenApi(TEST_CONFIG) as unknown as { paths: Json };
+    const doc = buildOpenApi(TEST_CONFIG, ROUTES) as unknown as { paths: Json };
     for (const r of ROUTES) {
       const op = doc.paths[r.path][r.method];
       assert.equal(typeof op["x-source"], "string", `${r.method} ${r.path}`);
@@ -252,7 +270,7 @@ describe("GET /1.0/openapi.json", () => {
     const res = await server.public.raw("GET", "/1.0/openapi.json");
     assert.equal(res.status, 200, res.text);
     assert.match(res.headers.get("content-type") ?? "", /application\/json/);
-    assert.deepEqual(res.body, buildOpenApi(TEST_CONFIG));
+    assert.deepEqual(res.body, buildOpenApi(TEST_CONFIG, ROUTES));
   });
 
   test("every stream message of every channel kind matches its Stream*Message schema", async () => {

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ROUTES } from "../../src/http/openapi.ts";
 import { requestSchemas } from "../../src/http/request-schemas.ts";
 import type { Route } from "../../src/http/route.ts";
+import { ROUTES } from "../../src/http/route-table.ts";
 import { REST_ROUTES } from "../../src/http/routes/index.ts";
 import { sharedServer, TEST_CONFIG, type TestServer } from "../e2e/harness.ts";
 

@@ -6,6 +6,10 @@
  * - a file under src/protocol/ imports only src/protocol/ (and packages, node: modules).
  * Every static `import`/`export ... from`, side-effect `import "x"` and `import("x")` with a literal
  * specifier of every .ts file under src/ and workers/ is checked.
+ *
+ * And no file under src/ or workers/ is part of an import cycle, counting `import type` too: a
+ * cycle of type-only imports costs nothing at run time, but it means two modules each own part of
+ * the other's job (move the shared type to the module that owns it).
  */
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
@@ -42,20 +46,63 @@ export function specifiers(text: string): string[] {
 /** The violation of importing `spec` from `file` (both repository-relative), or undefined. */
 export function violation(file: string, spec: string): string | undefined {
   if (!spec.startsWith(".")) return undefined; // a package or node: module
-  const target = relative(ROOT, resolve(ROOT, dirname(file), spec))
-    .split(sep)
-    .join("/");
-  const inProtocol = target.startsWith("src/protocol/");
+  const to = target(file, spec);
+  const inProtocol = to.startsWith("src/protocol/");
   if (file.startsWith("src/protocol/")) {
-    return inProtocol ? undefined : `${file} imports ${target}: src/protocol/ imports only itself`;
+    return inProtocol ? undefined : `${file} imports ${to}: src/protocol/ imports only itself`;
   }
-  if (file.startsWith("workers/") && target.startsWith("src/") && !inProtocol) {
-    return `${file} imports ${target}: workers/ may import from src/ only src/protocol/`;
+  if (file.startsWith("workers/") && to.startsWith("src/") && !inProtocol) {
+    return `${file} imports ${to}: workers/ may import from src/ only src/protocol/`;
   }
-  if (file.startsWith("src/") && target.startsWith("workers/")) {
-    return `${file} imports ${target}: src/ imports nothing from workers/ (share it through src/protocol/)`;
+  if (file.startsWith("src/") && to.startsWith("workers/")) {
+    return `${file} imports ${to}: src/ imports nothing from workers/ (share it through src/protocol/)`;
   }
   return undefined;
+}
+
+/** The repository-relative file `spec` names from `file` (a relative specifier). */
+function target(file: string, spec: string): string {
+  return relative(ROOT, resolve(ROOT, dirname(file), spec))
+    .split(sep)
+    .join("/");
+}
+
+/**
+ * The import cycles of a graph (file to the files it imports): each strongly connected component
+ * of more than one file, or a file that imports itself, sorted (Tarjan's algorithm).
+ */
+export function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v) as number);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v) as number, index.get(w) as number));
+      }
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop() as string;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(component.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
 }
 
 describe("imports across the thread boundary", () => {
@@ -114,5 +161,39 @@ describe("imports across the thread boundary", () => {
     assert.equal(violation("workers/db/writer-worker.ts", "../../src/protocol/writer-batch.ts"), undefined);
     assert.equal(violation("src/protocol/db-open.ts", "better-sqlite3"), undefined);
     assert.equal(violation("src/exchange.ts", "./protocol/pair.ts"), undefined);
+  });
+});
+
+describe("import cycles", () => {
+  test("no file under src/ or workers/ is in an import cycle, type-only imports included", () => {
+    const graph = new Map<string, string[]>();
+    for (const file of [...tsFiles("src"), ...tsFiles("workers")]) {
+      const specs = specifiers(readFileSync(join(ROOT, file), "utf8")).filter((s) => s.startsWith("."));
+      graph.set(
+        file,
+        specs.map((s) => target(file, s)),
+      );
+    }
+    assert.ok(graph.size > 50, `scanned only ${graph.size} files`);
+    assert.deepEqual(cycles(graph), []);
+  });
+
+  test("a cycle of type-only imports is found like any other", () => {
+    const sources = new Map([
+      ["src/a.ts", 'import type { B } from "./b.ts";\nexport type A = { b: B };'],
+      ["src/b.ts", 'import type { C } from "./c.ts";\nexport type B = C;'],
+      ["src/c.ts", 'import type { A } from "./a.ts";\nexport type C = A[];'],
+      ["src/d.ts", 'import type { A } from "./a.ts";\nimport "./d.ts";'],
+      ["src/e.ts", 'import { a } from "./a.ts";'],
+    ]);
+    const graph = new Map<string, string[]>();
+    for (const [file, text] of sources)
+      graph.set(
+        file,
+        specifiers(text).map((s) => target(file, s)),
+      );
+    assert.deepEqual(cycles(graph).sort(), [["src/a.ts", "src/b.ts", "src/c.ts"], ["src/d.ts"]]);
+    graph.set("src/c.ts", []);
+    assert.deepEqual(cycles(graph), [["src/d.ts"]]);
   });
 });

@@ -36,7 +36,7 @@ import type {
   ApplyWorkerData,
   FromApplier,
   JournalToApplier,
-} from "../../src/protocol/writer-batch.ts";
+} from "../../src/protocol/writer-messages.ts";
 
 const port = parentPort!;
 const data = workerData as ApplyWorkerData;

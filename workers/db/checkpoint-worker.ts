@@ -14,7 +14,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "../../src/protocol/db-open.ts";
 import { openJournal } from "../../src/protocol/journal.ts";
-import type { CheckpointWorkerData } from "../../src/protocol/writer-batch.ts";
+import type { CheckpointWorkerData } from "../../src/protocol/writer-messages.ts";
 
 const port = parentPort!;
 const data = workerData as CheckpointWorkerData;

@@ -34,15 +34,14 @@ import {
   journalWriter,
   openJournal,
 } from "../../src/protocol/journal.ts";
-import {
-  type ApplierToJournal,
-  type FromWriter,
-  type JournalToApplier,
-  KIND_COUNT,
-  slotsOf,
-  type ToWriter,
-  type WriterWorkerData,
-} from "../../src/protocol/writer-batch.ts";
+import { KIND_COUNT, slotsOf } from "../../src/protocol/writer-batch.ts";
+import type {
+  ApplierToJournal,
+  FromWriter,
+  JournalToApplier,
+  ToWriter,
+  WriterWorkerData,
+} from "../../src/protocol/writer-messages.ts";
 
 type Batch = Extract<ToWriter, { t: "batch" }>;
 

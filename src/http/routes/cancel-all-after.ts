@@ -1,5 +1,7 @@
 /** CONTRACT 8.7 `POST /trade/cancel-all-after`: the dead-man's switch (src/dead-man.ts). */
-import { Code, multiErrorBody } from "../../errors.ts";
+
+import { multiErrorBody } from "../../error-bodies.ts";
+import { Code } from "../../errors.ts";
 import { readSmallInteger } from "../../integers.ts";
 import { unknownFields } from "../json-body.ts";
 import { send, sendError } from "../request.ts";

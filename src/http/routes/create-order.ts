@@ -1,6 +1,6 @@
 /** seed 4.1 `POST /trade/create-order` (CONTRACT 3, 8.2): the hot path. */
 import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
-import { multiErrorBody } from "../../errors.ts";
+import { multiErrorBody } from "../../error-bodies.ts";
 import type { ApiKey } from "../../users.ts";
 import { fastOrderParser } from "../fast-order.ts";
 import { type RequestInfo, send, sendError } from "../request.ts";

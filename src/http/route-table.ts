@@ -1,0 +1,114 @@
+/**
+ * The route table: every call the OpenAPI document describes. The REST routes describe themselves
+ * (src/http/routes/, one file each); the admin calls (mounted by admin.ts) and the stream upgrade
+ * (src/stream/) are described here. The server hands this list to `buildOpenApi` (openapi.ts).
+ */
+import { LISTEN_KEY_RE } from "./request-schemas.ts";
+import type { RouteSpec } from "./route-spec.ts";
+import { REST_ROUTES } from "./routes/index.ts";
+import { feesSchema, newKeySchema, newUserSchema, transferSchema } from "./schemas.ts";
+import { emptyArraySchema } from "./schemas-contract.ts";
+
+const ADMIN_POST = [400, 401, 404, 413, 415, 500, 503] as const;
+
+/** Every REST call of the seed, CONTRACT 1.2 and 8-10, and the service paths. */
+export const ROUTES: readonly RouteSpec[] = [
+  ...REST_ROUTES,
+
+  // ---------------------------------------------------------------- CONTRACT 1.2, 9 admin
+  {
+    method: "get",
+    path: "/admin/fees",
+    operationId: "adminFees",
+    summary: "The fee account's balances",
+    source: "CONTRACT 9",
+    auth: "admin",
+    ok: feesSchema,
+    errors: [401, 404, 500],
+  },
+  {
+    method: "post",
+    path: "/admin/users",
+    operationId: "adminCreateUser",
+    summary: "A new user with a new API key (shown once)",
+    source: "CONTRACT 1.2",
+    auth: "admin",
+    body: (s) => s.adminUser,
+    ok: newUserSchema,
+    errors: ADMIN_POST,
+  },
+  {
+    method: "post",
+    path: "/admin/api-keys",
+    operationId: "adminCreateApiKey",
+    summary: "Another API key for a user",
+    source: "CONTRACT 1.2",
+    auth: "admin",
+    body: (s) => s.adminApiKey,
+    ok: newKeySchema,
+    errors: ADMIN_POST,
+  },
+  {
+    method: "post",
+    path: "/admin/api-keys/revoke",
+    operationId: "adminRevokeApiKey",
+    summary: "Revoke an API key",
+    source: "CONTRACT 1.2",
+    auth: "admin",
+    body: (s) => s.adminRevoke,
+    ok: emptyArraySchema,
+    errors: ADMIN_POST,
+  },
+  {
+    method: "post",
+    path: "/admin/deposit",
+    operationId: "adminDeposit",
+    summary: "Credit a user's available balance",
+    source: "CONTRACT 1.2",
+    auth: "admin",
+    body: (s) => s.adminDeposit,
+    ok: transferSchema,
+    errors: ADMIN_POST,
+  },
+  {
+    method: "post",
+    path: "/admin/withdraw",
+    operationId: "adminWithdraw",
+    summary: "Debit a user's available balance (more than available: 400 `errors.amount`)",
+    source: "CONTRACT 1.2",
+    auth: "admin",
+    body: (s) => s.adminWithdraw,
+    ok: transferSchema,
+    errors: ADMIN_POST,
+  },
+
+  // ---------------------------------------------------------------- service
+  {
+    method: "get",
+    path: "/stream",
+    operationId: "stream",
+    summary: "WebSocket stream (CONTRACT 7): upgrade with `?streams=<channel>,...`",
+    source: "seed 6; CONTRACT 7, 10",
+    auth: "optionalSignedQuery",
+    query: [
+      {
+        name: "streams",
+        description:
+          "Comma-separated channels (1..100): `exchanges`, `orders:{pair}`, `history:{pair}`, " +
+          "`user_orders:{uid}`, `user_history:{uid}` (user channels need a signed upgrade or a listenKey)",
+        schema: { type: "string" },
+        required: true,
+      },
+      {
+        name: "listenKey",
+        description: "CONTRACT 10: authenticates the upgrade as the key's user instead of the headers",
+        schema: { type: "string", pattern: LISTEN_KEY_RE.source },
+      },
+    ],
+    ok: "text",
+    errors: [400, 401, 403, 426, 429, 500, 503],
+    description:
+      "Not a REST call: a WebSocket upgrade (101). Every message is `{stream, data}`; the message " +
+      "schemas are in components.schemas (Stream*Message). A plain GET answers 426.",
+  },
+];
