@@ -140,6 +140,7 @@ describe("BENCHMARKS.md", () => {
       ),
       join(REPO_ROOT, "README.md"),
       join(REPO_ROOT, "DECISIONS.md"),
+      join(REPO_ROOT, "docs/ARCHITECTURE.md"),
     ];
     let cited = 0;
     for (const file of files) {

@@ -146,13 +146,19 @@ describe("the documents' shell examples", () => {
 
   it("README.md's run in order against a fresh server", async () => {
     const outputs = await runDocument("README.md");
-    assert.match(outputs.join(""), /"listenKey":"[0-9a-f]{64}"/);
-    assert.match(outputs.join(""), /"cancelled":\[/);
+    // The signed create-order, then the signed GETs (plain and bound form) that list it.
+    assert.match(
+      outputs.join(""),
+      /"pairName":"btc_usdt","tradeType":"limit","directionType":"buy","price":25000/,
+    );
   });
 
   it("docs/API.md's run in order against a fresh server", async () => {
     const outputs = await runDocument("docs/API.md");
     assert.match(outputs.join(""), /"clientOrderId":"mm-1"/);
+    assert.match(outputs.join(""), /"cancelled":\[/);
+    // Section 10: a listen key handed out, extended and closed.
+    assert.match(outputs.join(""), /"listenKey":"[0-9a-f]{64}"/);
     // Section 13: the packed client, imported from another project, placed and cancelled an order.
     assert.match(
       outputs.join(""),
