@@ -24,12 +24,13 @@ interface Operation {
   responses: Json;
 }
 
-const doc = buildOpenApi(TEST_CONFIG, ROUTES);
-const components = (doc.components as Json).schemas as Json;
+/** The document of the test config (test/e2e/pairs.ts) that the e2e checks hold answers against. */
+export const doc = buildOpenApi(TEST_CONFIG, ROUTES);
+export const components = (doc.components as Json).schemas as Json;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 
 /** The schema with every `#/components/schemas/X` reference replaced by X (there are no cycles). */
-function deref(schema: unknown): unknown {
+export function deref(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(deref);
   if (schema === null || typeof schema !== "object") return schema;
   const ref = (schema as Json).$ref;

@@ -12,10 +12,9 @@ import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
 import fc from "fast-check";
 import { type ApiResponse, type ExchangeClient, ok } from "../../src/client/index.ts";
-import { buildOpenApi } from "../../src/http/openapi.ts";
 import { INTEGER_TEXT } from "../../src/http/request-schemas.ts";
-import { ROUTES } from "../../src/http/route-table.ts";
-import { limit, PAIRS, TEST_CONFIG, TestServer, type TestUser } from "./harness.ts";
+import { limit, PAIRS, TestServer, type TestUser } from "./harness.ts";
+import { components, deref, doc } from "./openapi-check.ts";
 import {
   invalidOf,
   isValid,
@@ -48,20 +47,6 @@ const STATE_CODES = new Set([
 ]);
 
 type Json = Record<string, unknown>;
-
-const doc = buildOpenApi(TEST_CONFIG, ROUTES) as Json;
-const components = (doc.components as Json).schemas as Json;
-
-/** The schema with every `$ref` replaced by its component. */
-function deref(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(deref);
-  if (schema === null || typeof schema !== "object") return schema;
-  const ref = (schema as Json).$ref;
-  if (typeof ref === "string") return deref(components[ref.slice("#/components/schemas/".length)]);
-  const out: Json = {};
-  for (const [k, v] of Object.entries(schema)) out[k] = deref(v);
-  return out;
-}
 
 interface Param {
   name: string;
