@@ -101,7 +101,8 @@ export function readRequest(
   const acceptLanguage = req.getHeader("accept-language");
   const contentType = req.getHeader("content-type");
   let overLimit = 0;
-  if (query.length + req.getUrl().length > MAX_REQUEST_TARGET) overLimit = Code.URI_TOO_LONG;
+  const url = req.getUrl();
+  if (query.length + url.length > MAX_REQUEST_TARGET) overLimit = Code.URI_TOO_LONG;
   else if (
     auth.length > MAX_HEADER_VALUE ||
     sig.length > MAX_HEADER_VALUE ||
@@ -118,7 +119,7 @@ export function readRequest(
     signature: sig === "" ? undefined : sig,
     timestamp,
     recvWindow: bound ? req.getHeader("x-recv-window") : "",
-    path: bound ? req.getUrl() : "",
+    path: bound ? url : "",
     contentType,
     contentLength: cl === "" ? -1 : Number(cl),
     address: withAddress ? decoder.decode(res.getRemoteAddressAsText()) : undefined,
