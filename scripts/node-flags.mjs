@@ -16,7 +16,7 @@
 // collection a little above what survived the last one, so with about 30 MB live the main thread
 // marks its whole heap every few MB promoted (resting orders, in-flight commands): with the larger
 // floor it does so about five times less often. Measured: server CPU per create-order -10%,
-// orders/s +8% (BENCHMARKS.md, "Changes kept"). The flag is process-wide; src/threads.ts resets it
+// orders/s +8% (BENCHMARKS.md, "Changes kept"). The flag is process-wide; src/util/threads.ts resets it
 // before the first worker starts, so worker isolates keep V8's defaults.
 //
 // EXCHANGE_OLD_SPACE_MB overrides the choice: megabytes, or "default" for V8's own.

@@ -6,8 +6,8 @@
 
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { DEFAULT_CLIENT_ID_FILTER_MB, DEFAULT_CLIENT_ID_WINDOW } from "./client-ids.ts";
-import { formatDecimal, ParseError, parseDecimal, pow10 } from "./numbers.ts";
+import { DEFAULT_CLIENT_ID_FILTER_MB, DEFAULT_CLIENT_ID_WINDOW } from "./core/client-ids.ts";
+import { formatDecimal, ParseError, parseDecimal, pow10 } from "./util/numbers.ts";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -34,7 +34,7 @@ export interface Settings {
   readonly idleTimeoutSeconds: number;
   /** Unsent bytes per stream connection above which it is closed with 1008 (CONTRACT 7). */
   readonly maxBackpressureBytes: number;
-  /** How pair workers wait for commands (src/pair-client.ts `chooseWaitStrategy`). */
+  /** How pair workers wait for commands (src/pair/pair-client.ts `chooseWaitStrategy`). */
   readonly waitStrategy: WaitStrategyChoice;
   /**
    * Origins allowed to call the REST base from a browser (CONTRACT 10): `Access-Control-Allow-Origin`
@@ -42,7 +42,7 @@ export interface Settings {
    */
   readonly corsOrigins: readonly string[];
   /**
-   * Client order ids kept in memory after their create committed (src/client-ids.ts); older ones
+   * Client order ids kept in memory after their create committed (src/core/client-ids.ts); older ones
    * are judged by the database when the filter cannot rule them out.
    */
   readonly clientIdWindow: number;
@@ -68,7 +68,7 @@ export const DEFAULT_SETTINGS = {
   clientIdFilterMb: DEFAULT_CLIENT_ID_FILTER_MB,
 } as const;
 
-/** `auto` picks by core count at start; see src/pair-client.ts. */
+/** `auto` picks by core count at start; see src/pair/pair-client.ts. */
 export type WaitStrategyChoice = "auto" | "blocking" | "busy-spin";
 
 /**

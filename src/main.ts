@@ -3,8 +3,9 @@
  * win over environment variables, which win over the embedded defaults). SIGINT/SIGTERM stop it
  * gracefully: no new requests, every acknowledged write committed, exit 0.
  */
+
+import { startExchange } from "./boot.ts";
 import { ConfigError, parseSettings } from "./config.ts";
-import { startExchange } from "./server.ts";
 
 async function main(): Promise<void> {
   const settings = parseSettings(process.argv.slice(2), process.env);

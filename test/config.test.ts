@@ -15,7 +15,7 @@ import {
   rateDecimals,
   validateConfig,
 } from "../src/config.ts";
-import { chooseWaitStrategy, workerSpinFor } from "../src/pair-client.ts";
+import { chooseWaitStrategy, workerSpinFor } from "../src/pair/pair-client.ts";
 
 describe("parseSettings", () => {
   it("uses the defaults when neither flags nor environment say anything", () => {

@@ -7,7 +7,7 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import { validateConfig } from "../src/config.ts";
 import { checkPairs } from "../src/db/recovery.ts";
-import { openDatabase } from "../src/protocol/db-open.ts";
+import { openDatabase } from "../src/protocol/db/db-open.ts";
 import { runToExit } from "./e2e/harness.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");

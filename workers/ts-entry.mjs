@@ -1,5 +1,5 @@
 // Entry of every worker thread whose real module is TypeScript (`workerData.entry`, a file URL):
-// the pair workers and the writer thread (started by `startWorker` in src/threads.ts), and the
+// the pair workers and the writer thread (started by `startWorker` in src/util/threads.ts), and the
 // piscina task file of the reader pool (src/db/reader.ts), which calls the default export
 // re-exported here.
 //

@@ -1,6 +1,6 @@
 /**
  * Question: how much main-thread CPU does the exchange core spend per create-order, without HTTP?
- * The core as src/server.ts wires it (Exchange, Ledger, read models, one real pair worker per pair
+ * The core as src/boot.ts wires it (Exchange, Ledger, read models, one real pair worker per pair
  * over its rings, the real writer thread on a temp database at synchronous FULL), fed create-order
  * commands by CLIENTS closed-loop clients whose answers are serialised as the REST edge does. The
  * workload is bench:load's (50% resting limits, 30% crossing limits, 20% market orders, three
@@ -20,7 +20,7 @@
  *   npx tsx bench/core/create-order.bench.ts [--orders 60000] [--clients 64] [--rounds 3]
  *                                            [--baseline <checkout>]
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -64,22 +64,23 @@ const PAIRS = [
 ];
 const SCALE = 10;
 
-/** The parts of one checkout's core the run wires together (as src/server.ts does). */
+/** The parts of one checkout's core the run wires together (as src/boot.ts does). */
 interface Core {
   // biome-ignore lint/suspicious/noExplicitAny: each checkout's own classes, loaded at run time.
   [name: string]: any;
 }
 
 async function loadCore(root: string): Promise<Core> {
-  const m = async (f: string) => import(resolve(root, f));
+  // A baseline checkout from before src/ had one folder per stage names the flat path.
+  const m = async (f: string, flat: string) => import(resolve(root, existsSync(resolve(root, f)) ? f : flat));
   return {
-    ...(await m("src/db/writer.ts")),
-    ...(await m("src/exchange.ts")),
-    ...(await m("src/http/answers.ts")),
-    ...(await m("src/http/schemas.ts")),
-    ...(await m("src/ledger.ts")),
-    ...(await m("src/market-data.ts")),
-    ...(await m("src/pair-client.ts")),
+    ...(await m("src/db/writer.ts", "src/db/writer.ts")),
+    ...(await m("src/core/exchange.ts", "src/exchange.ts")),
+    ...(await m("src/http/answers.ts", "src/http/answers.ts")),
+    ...(await m("src/http/schemas.ts", "src/http/schemas.ts")),
+    ...(await m("src/core/ledger.ts", "src/ledger.ts")),
+    ...(await m("src/core/market-data.ts", "src/market-data.ts")),
+    ...(await m("src/pair/pair-client.ts", "src/pair-client.ts")),
   };
 }
 

@@ -15,7 +15,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { openDatabase } from "../../src/protocol/db-open.ts";
+import { openDatabase } from "../../src/protocol/db/db-open.ts";
 
 const N = process.argv.includes("--quick") ? 300 : 2000;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-commit-cost-"));

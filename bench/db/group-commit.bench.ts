@@ -23,7 +23,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { DbWriter } from "../../src/db/writer.ts";
-import { openDatabase, type Synchronous } from "../../src/protocol/db-open.ts";
+import { openDatabase, type Synchronous } from "../../src/protocol/db/db-open.ts";
 
 const QUICK = process.argv.includes("--quick");
 const SINGLE_N = QUICK ? 200 : 2_000;

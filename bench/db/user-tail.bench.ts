@@ -14,7 +14,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../../src/protocol/db-open.ts";
+import { openDatabase } from "../../src/protocol/db/db-open.ts";
 
 const ORDERS = 200_000;
 const USERS = 128;

@@ -11,7 +11,7 @@
  * Record mix per order, as bench:load's create-order workload makes it (bench/load/workload.ts):
  * 50% passive limit orders that rest (one order insert, the owner's balance), 30% crossing limits
  * and 20% market orders that fill one resting maker of another user (the taker's order closed, the
- * maker's order update, a trade, two balances per user). Per batch, as src/exchange.ts's
+ * maker's order update, a trade, two balances per user). Per batch, as src/core/exchange.ts's
  * beforeSend hook gives them: every changed balance once, the book sequence of each pair (meta)
  * and the 11 candles of each pair that traded. Three pairs, USERS users.
  *
@@ -20,7 +20,7 @@
  * database. Checksum: every order and trade read back.
  *
  * --mix server: the records as the server has made them since balances and candles became
- * snapshots (migration 005, src/exchange.ts SNAPSHOT_MS): the changed balances and candles once a
+ * snapshots (migration 005, src/core/exchange.ts SNAPSHOT_MS): the changed balances and candles once a
  * second instead of in every batch, and the nonce of each signed request (one per order).
  *
  * --journal-only: the writer's ack path alone (journal commits): the rows' bulk apply is held back
@@ -35,7 +35,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { DbWriter } from "../../src/db/writer.ts";
-import { openDatabase } from "../../src/protocol/db-open.ts";
+import { openDatabase } from "../../src/protocol/db/db-open.ts";
 
 const { values: flags } = parseArgs({
   options: {

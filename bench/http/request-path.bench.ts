@@ -16,13 +16,13 @@
  */
 import { createHmac } from "node:crypto";
 import { Bench } from "tinybench";
-import { authenticate, authenticateBound } from "../../src/auth.ts";
+import { HmacKey, verifySignature } from "../../src/accounts/hmac.ts";
+import { Users } from "../../src/accounts/users.ts";
 import { loadConfig } from "../../src/config.ts";
-import { HmacKey, verifySignature } from "../../src/hmac.ts";
+import { authenticate, authenticateBound } from "../../src/http/auth.ts";
 import { fastOrderParser } from "../../src/http/fast-order.ts";
 import { parseJsonBody } from "../../src/http/json-body.ts";
 import { CREATE_FIELDS, validateOrder } from "../../src/http/validate.ts";
-import { Users } from "../../src/users.ts";
 import { taskNs } from "./task-time.ts";
 
 const config = loadConfig(new URL("../../data/config.json", import.meta.url).pathname);
@@ -86,7 +86,7 @@ bench
     if (!verifyByHmacObject(b.raw, b.sig)) throw new Error("signature");
     checksum++;
   })
-  .add("signature alone: HmacKey pads, two one-shot crypto.hash (src/hmac.ts)", () => {
+  .add("signature alone: HmacKey pads, two one-shot crypto.hash (src/accounts/hmac.ts)", () => {
     const b = next();
     if (!verifySignature(hmacKey, b.raw, b.sig)) throw new Error("signature");
     checksum++;

@@ -21,8 +21,8 @@
 import uws from "@trufflesuite/uws-js-unofficial";
 import { DbWriter } from "../../src/db/writer.ts";
 import { readBody } from "../../src/http/request.ts";
-import { PairChannel } from "../../src/pair-client.ts";
-import { EV_END, EV_KIND } from "../../src/protocol/pair.ts";
+import { PairChannel } from "../../src/pair/pair-client.ts";
+import { EV_END, EV_KIND } from "../../src/protocol/pair/records.ts";
 import { listenOnLoopback, readBodies, sendJson, serveConstantGets } from "./constant-routes.ts";
 
 const [file, dbFile] = process.argv.slice(2);
@@ -73,7 +73,7 @@ const channels = PAIRS.map((pair) => {
 await Promise.all(channels.map((c) => c.channel.ready));
 
 let nextId = 1;
-// As the exchange does (src/exchange.ts lowestUnsettledOrderId): every id below the oldest request
+// As the exchange does (src/core/exchange.ts lowestUnsettledOrderId): every id below the oldest request
 // still in a pair worker has its order record, so the writer's user_orders mark moves. Without it
 // each flush of user rows scans every order since the start again, and the floor's apply thread
 // grows dearer the longer it runs.

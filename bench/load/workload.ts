@@ -10,7 +10,7 @@
  * Users: a closed-loop connection (slot i of n) only ever sends for users i, i + n, i + 2n, ... in
  * turn, so no user has two orders in flight at once; the open loop takes users round-robin. This
  * matters: a market buy holds the user's whole available quote balance until its pair worker has
- * matched it (src/exchange.ts createOrder), so any concurrent order of the same user that needs that
+ * matched it (src/core/exchange.ts createOrder), so any concurrent order of the same user that needs that
  * currency is refused 400 "Insufficient funds" however well the user is funded.
  *
  * The `mix` workload also cancels: `cancelShare` of the requests cancel one of the user's passive

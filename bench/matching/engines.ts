@@ -16,7 +16,7 @@ import {
   OK,
   SELL,
   type Side,
-} from "../../src/protocol/engine.ts";
+} from "../../src/protocol/pair/engine.ts";
 import { OrderBook } from "../../workers/matching/order-book.ts";
 import { type ReplayResult, RingSink, TradeTape } from "./tape.ts";
 import { OP_LIMIT, OP_MARKET, type Ops, type Workload } from "./workload.ts";

@@ -8,8 +8,8 @@
  *   (Math.imul and shifts only, so no float rounding);
  * - `notional`: sum of price * qty, an integer below 2^53 for these workloads.
  */
-import type { Side } from "../../src/protocol/engine.ts";
-import { EV_SLOT_WORDS, EventRecordWriter } from "../../src/protocol/pair.ts";
+import type { Side } from "../../src/protocol/pair/engine.ts";
+import { EV_SLOT_WORDS, EventRecordWriter } from "../../src/protocol/pair/records.ts";
 
 const RING = 1 << 14;
 
@@ -45,7 +45,7 @@ export function checksumOf(r: ReplayResult): string {
 
 /**
  * Our engine's sink: every event written as a ring record, as the pair worker writes it
- * (src/protocol/pair.ts's EventRecordWriter), into a ring of its own, plus the trade checksum.
+ * (src/protocol/pair/records.ts's EventRecordWriter), into a ring of its own, plus the trade checksum.
  */
 export class RingSink extends EventRecordWriter implements ReplayResult {
   pos = 0;

@@ -15,7 +15,7 @@
  * One-sided users make self-trades impossible, so both engines do exactly the same fills while our
  * engine still performs its per-fill user comparison.
  */
-import { BUY, SELL, type Side } from "../../src/protocol/engine.ts";
+import { BUY, SELL, type Side } from "../../src/protocol/pair/engine.ts";
 
 export const OP_LIMIT = 0;
 export const OP_MARKET = 1;

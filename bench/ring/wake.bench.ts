@@ -31,8 +31,8 @@
  * BENCH_PARTS ("AB", "A" or "B").
  */
 import { availableParallelism, loadavg } from "node:os";
-import { PairChannel, type PairChannelOptions } from "../../src/pair-client.ts";
-import { type BookEvents, BUY, type DoneReason, type Side } from "../../src/protocol/engine.ts";
+import { PairChannel, type PairChannelOptions } from "../../src/pair/pair-client.ts";
+import { type BookEvents, BUY, type DoneReason, type Side } from "../../src/protocol/pair/engine.ts";
 import {
   END,
   EV_DONE,
@@ -43,8 +43,8 @@ import {
   EV_TRADE,
   LEVEL,
   TRADE,
-} from "../../src/protocol/pair.ts";
-import { SpscRing } from "../../src/protocol/ring.ts";
+} from "../../src/protocol/pair/records.ts";
+import { SpscRing } from "../../src/protocol/pair/ring.ts";
 import { OrderBook } from "../../workers/matching/order-book.ts";
 
 const OPS = Number(process.env.BENCH_OPS ?? 1_000_000);

@@ -1,6 +1,6 @@
 /**
  * Soak: does the server's memory stay flat under a long mixed load of orders with client order
- * ids? (src/client-ids.ts: client order ids in bounded memory.)
+ * ids? (src/core/client-ids.ts: client order ids in bounded memory.)
  *
  *   this process ── keep-alive HTTP, open loop at --rate ──▶ the exchange (real server, temp db)
  *        │                                                      (started as bench:load starts it:

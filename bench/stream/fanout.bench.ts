@@ -34,12 +34,12 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import uws from "@trufflesuite/uws-js-unofficial";
+import { startExchange } from "../../src/boot.ts";
 import { parseSettings } from "../../src/config.ts";
-import { Code } from "../../src/errors.ts";
+import { Code } from "../../src/errors/catalogue.ts";
 import { Answers } from "../../src/http/answers.ts";
-import { startExchange } from "../../src/server.ts";
 import type { StreamHub } from "../../src/stream/hub.ts";
-import { nowMicro } from "../../src/time.ts";
+import { nowMicro } from "../../src/util/time.ts";
 import { mulberry32 as random } from "../matching/workload.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));

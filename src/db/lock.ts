@@ -13,7 +13,7 @@
 import path from "node:path";
 import Database from "better-sqlite3";
 import { ConfigError } from "../config.ts";
-import { makeFolder } from "../protocol/db-open.ts";
+import { makeFolder } from "../protocol/db/db-open.ts";
 
 export interface DbLock {
   readonly file: string;

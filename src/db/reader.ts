@@ -5,9 +5,9 @@
  */
 import path from "node:path";
 import { Piscina } from "piscina";
-import type { Page, ReaderTask, ReaderWorkerData, RecentForUser } from "../protocol/reader.ts";
-import type { OrderRow, UserTradeRow } from "../protocol/rows.ts";
-import { TS_ENTRY } from "../threads.ts";
+import type { Page, ReaderTask, ReaderWorkerData, RecentForUser } from "../protocol/db/reader.ts";
+import type { OrderRow, UserTradeRow } from "../protocol/db/rows.ts";
+import { TS_ENTRY } from "../util/threads.ts";
 
 export interface ReaderOptions {
   /**

@@ -7,8 +7,8 @@
  */
 
 import { ConfigError } from "../config.ts";
-import type { Db } from "../protocol/db-open.ts";
-import { BUY } from "../protocol/engine.ts";
+import { fillTotals, type PairUnits, pairUnits } from "../core/risk.ts";
+import type { Db } from "../protocol/db/db-open.ts";
 import {
   CANDLE_COLUMNS,
   type CandleRow,
@@ -17,8 +17,8 @@ import {
   TRADE_COLUMNS,
   type TradeRow,
   toOrderRow,
-} from "../protocol/rows.ts";
-import { fillTotals, type PairUnits, pairUnits } from "../risk.ts";
+} from "../protocol/db/rows.ts";
+import { BUY } from "../protocol/pair/engine.ts";
 
 export interface PairConfig {
   name: string;
@@ -186,7 +186,7 @@ export interface RecoveredState {
   /**
    * The trades above the last snapshot (the lower of meta 'balances_through' and
    * 'candles_through'), in id order: their legs belong to every balance row whose `throughTrade`
-   * is below them, and those above `candlesThrough` to their pair's candles (src/server.ts).
+   * is below them, and those above `candlesThrough` to their pair's candles (src/boot.ts).
    */
   tradesAfterSnapshot: ReplayTrade[];
   /** meta 'candles_through': the stored candles hold every trade up to it. */
@@ -452,7 +452,7 @@ export function balanceTotals(
 
 /**
  * Every stored client order id with its user (CONTRACT 8.2), one row at a time off the unique
- * index: the start-up filter (src/client-ids.ts) takes them without a list of them all in memory.
+ * index: the start-up filter (src/core/client-ids.ts) takes them without a list of them all in memory.
  */
 export function forEachClientOrderId(db: Db, fn: (userId: number, clientOrderId: string) => void): void {
   const rows = db

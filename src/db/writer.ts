@@ -18,20 +18,20 @@
  * waits one setImmediate. A callback registered with `afterCommit` runs only after the transaction
  * holding every record added before it has committed (its batch or an earlier one).
  *
- * Committed means journaled (src/protocol/journal.ts): the ack follows the commit of one row holding
+ * Committed means journaled (src/protocol/db/journal.ts): the ack follows the commit of one row holding
  * the batch in the journal file, and the batch's rows (orders, trades, balances...) reach their
  * tables in the exchange file in a later transaction of the apply thread, which the start-up replay
  * redoes if the process dies first. The two files have two write locks, so a bulk apply never
  * holds up a journal commit (BENCHMARKS.md, "Changes kept").
  * Other connections therefore see a batch's rows only once `applied()` says so: every read of
- * those tables waits for it (src/db/reader.ts `before`, wired in src/server.ts).
+ * those tables waits for it (src/db/reader.ts `before`, wired in src/boot.ts).
  *
  * On any writer error the writer is failed for good: no further callback ever runs (nothing more
  * may be reported durable), `onFatal` listeners are told, and records are dropped.
  */
 import path from "node:path";
 import { MessageChannel, type Worker } from "node:worker_threads";
-import { DEFAULT_WAL_AUTOCHECKPOINT_PAGES, type Synchronous } from "../protocol/db-open.ts";
+import { DEFAULT_WAL_AUTOCHECKPOINT_PAGES, type Synchronous } from "../protocol/db/db-open.ts";
 import {
   API_KEY,
   BALANCE,
@@ -49,7 +49,7 @@ import {
   TRADE,
   TRANSFER,
   USER,
-} from "../protocol/writer-batch.ts";
+} from "../protocol/db/writer-batch.ts";
 import type {
   ApplyWorkerData,
   CheckpointWorkerData,
@@ -57,8 +57,8 @@ import type {
   FromWriter,
   ToWriter,
   WriterWorkerData,
-} from "../protocol/writer-messages.ts";
-import { startWorker } from "../threads.ts";
+} from "../protocol/db/writer-messages.ts";
+import { startWorker } from "../util/threads.ts";
 
 /** Default of WriterOptions.userRowsFlushAt. */
 export const DEFAULT_USER_ROWS_FLUSH_AT = 8192;

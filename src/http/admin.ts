@@ -3,16 +3,16 @@
  * ADMIN_TOKEN is set. Every change is persisted and answered after its commit, like orders.
  */
 import type { HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial";
-import { parseAuthorization } from "../auth.ts";
+import { secretsEqual } from "../accounts/hmac.ts";
+import { Users } from "../accounts/users.ts";
 import { type ExchangeConfig, MAX_LEDGER_VALUE } from "../config.ts";
+import type { Ledger } from "../core/ledger.ts";
 import type { DbWriter } from "../db/writer.ts";
-import { multiErrorBody } from "../error-bodies.ts";
-import { Code } from "../errors.ts";
-import { secretsEqual } from "../hmac.ts";
-import type { Ledger } from "../ledger.ts";
-import { formatDecimal, parseDecimal } from "../numbers.ts";
-import { nowMicro } from "../time.ts";
-import { Users } from "../users.ts";
+import { multiErrorBody } from "../errors/bodies.ts";
+import { Code } from "../errors/catalogue.ts";
+import { formatDecimal, parseDecimal } from "../util/numbers.ts";
+import { nowMicro } from "../util/time.ts";
+import { parseAuthorization } from "./auth.ts";
 import { parseJsonBody, unknownFields } from "./json-body.ts";
 import {
   type Finish,

@@ -1,5 +1,5 @@
 /**
- * The edge's map from request id to the response waiting for it (src/command.ts). A trade route
+ * The edge's map from request id to the response waiting for it (src/core/command.ts). A trade route
  * registers what to do with the result, passes the id into the core with the command, and the
  * core reports the result under that id (ResultSink) once it has committed. Nothing below the
  * edge holds an HTTP closure.
@@ -7,8 +7,8 @@
  * An id is dropped when the core refuses the command at once (the route answers the refusal
  * itself) or when its result arrives; a result for an id no longer here is ignored.
  */
-import type { ResultSink } from "../command.ts";
-import type { OrderView } from "../views.ts";
+import type { ResultSink } from "../core/command.ts";
+import type { OrderView } from "../core/views.ts";
 
 export type OrderAnswer = (code: number, order: OrderView | null) => void;
 export type CancelAnswer = (code: number) => void;

@@ -16,10 +16,10 @@
  * escape, an error of any kind) returns null, so errors and their order are the general path's.
  */
 import type { ExchangeConfig } from "../config.ts";
-import { LIMIT, MARKET } from "../exchange.ts";
-import { POW10_NUMBER } from "../numbers.ts";
-import { CLIENT_ORDER_ID_RE } from "../orders.ts";
-import { BUY, SELL } from "../protocol/engine.ts";
+import { LIMIT, MARKET } from "../core/exchange.ts";
+import { CLIENT_ORDER_ID_RE } from "../core/orders.ts";
+import { BUY, SELL } from "../protocol/pair/engine.ts";
+import { POW10_NUMBER } from "../util/numbers.ts";
 import type { ValidOrder } from "./validate.ts";
 
 const QUOTE = 0x22;

@@ -11,8 +11,8 @@
  * values (JSON.parse keeps the last), and such a body answers 400 `body` like any malformed JSON.
  */
 import { isSafeNumber, LosslessNumber, parse } from "lossless-json";
-import type { ErrorEntry } from "../error-bodies.ts";
-import { Code } from "../errors.ts";
+import type { ErrorEntry } from "../errors/bodies.ts";
+import { Code } from "../errors/catalogue.ts";
 
 /**
  * A run of 16 digits (or digits and a point), or a digit followed by an exponent. A JSON number

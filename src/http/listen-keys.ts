@@ -11,7 +11,7 @@
  * by a sweep of the whole map when a key is created (at most once per SWEEP_EVERY_MS).
  */
 import { randomBytes } from "node:crypto";
-import { Code } from "../errors.ts";
+import { Code } from "../errors/catalogue.ts";
 import { LISTEN_KEY_RE } from "./request-schemas.ts";
 
 /** A key is valid this long after its creation or last extension (CONTRACT 10: 60 minutes). */

@@ -15,10 +15,10 @@
  */
 import type { ExchangeConfig, PairConfig } from "../config.ts";
 import { MAX_LEDGER_VALUE } from "../config.ts";
-import { MAX_DIGITS, MAX_NONCE, MAX_SAFE } from "../integers.ts";
-import { PERIODS } from "../market-data.ts";
-import { formatDecimal, MAX_INTEGER_DIGITS, parseDecimal } from "../numbers.ts";
-import { CLIENT_ORDER_ID_RE, TIF_NAMES } from "../orders.ts";
+import { PERIODS } from "../core/market-data.ts";
+import { CLIENT_ORDER_ID_RE, TIF_NAMES } from "../core/orders.ts";
+import { MAX_DIGITS, MAX_NONCE, MAX_SAFE } from "../util/integers.ts";
+import { formatDecimal, MAX_INTEGER_DIGITS, parseDecimal } from "../util/numbers.ts";
 
 // ---------------------------------------------------------------- the bounds the server checks
 

@@ -5,9 +5,9 @@
  * preallocated buffer (no concatenation per chunk).
  */
 import type { HttpRequest, HttpResponse } from "@trufflesuite/uws-js-unofficial";
-import { errorBody, errorStatus } from "../error-bodies.ts";
-import { Code } from "../errors.ts";
-import { type Lang, pickLanguage } from "../language.ts";
+import { errorBody, errorStatus } from "../errors/bodies.ts";
+import { Code } from "../errors/catalogue.ts";
+import { type Lang, pickLanguage } from "../errors/language.ts";
 import { EXPOSE_HEADERS } from "./cors.ts";
 
 export const MAX_BODY = 64 * 1024;

@@ -13,6 +13,16 @@
  */
 
 import type { HttpRequest, HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial";
+import type { ApiKey, Users } from "../accounts/users.ts";
+import type { ExchangeConfig, PairConfig } from "../config.ts";
+import type { DeadMansSwitch } from "../core/dead-man.ts";
+import type { Exchange } from "../core/exchange.ts";
+import type { Metrics } from "../core/metrics.ts";
+import { errorBody } from "../errors/bodies.ts";
+import { Code } from "../errors/catalogue.ts";
+import type { OrderRow, UserTradeRow } from "../protocol/db/rows.ts";
+import type { Admin } from "./admin.ts";
+import type { Answers } from "./answers.ts";
 import {
   authenticate,
   authenticateBound,
@@ -20,17 +30,7 @@ import {
   nonceFromBody,
   nonceFromQuery,
   unboundRefusal,
-} from "../auth.ts";
-import type { ExchangeConfig, PairConfig } from "../config.ts";
-import type { DeadMansSwitch } from "../dead-man.ts";
-import { errorBody } from "../error-bodies.ts";
-import { Code } from "../errors.ts";
-import type { Exchange } from "../exchange.ts";
-import type { Metrics } from "../metrics.ts";
-import type { OrderRow, UserTradeRow } from "../protocol/rows.ts";
-import type { ApiKey, Users } from "../users.ts";
-import type { Admin } from "./admin.ts";
-import type { Answers } from "./answers.ts";
+} from "./auth.ts";
 import type { CorsPolicy } from "./cors.ts";
 import { parseJsonBody } from "./json-body.ts";
 import type { ListenKeys } from "./listen-keys.ts";
@@ -291,7 +291,7 @@ export function mountSignedPost(app: TemplatedApp, ctx: RouteContext, route: Pos
     readBody(res, info, (raw) => {
       if (raw === null) return sendError(res, info, Code.BODY_TOO_LARGE, finish);
       if (notReady(ctx, res, info)) return;
-      // 401 step (src/auth.ts, shared with the stream upgrade), bound to the time, the method and
+      // 401 step (src/http/auth.ts, shared with the stream upgrade), bound to the time, the method and
       // the path when X-Timestamp came (CONTRACT 15).
       const key =
         info.timestamp === ""

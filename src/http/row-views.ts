@@ -1,8 +1,8 @@
-/** Wire views of committed rows (src/protocol/rows.ts) that the read routes answer with. */
+/** Wire views of committed rows (src/protocol/db/rows.ts) that the read routes answer with. */
 import type { ExchangeConfig } from "../config.ts";
-import type { OrderView, UserTradeView } from "../exchange.ts";
-import type { OrderRow, UserTradeRow } from "../protocol/rows.ts";
-import { type OrderFacts, orderView, userTradeView } from "../views.ts";
+import type { OrderView, UserTradeView } from "../core/exchange.ts";
+import { type OrderFacts, orderView, userTradeView } from "../core/views.ts";
+import type { OrderRow, UserTradeRow } from "../protocol/db/rows.ts";
 
 export function orderRowView(o: OrderRow, config: ExchangeConfig, withUpdate = false): OrderView {
   // Every field named, in one literal: `{ ...o, used, cancelled }` of a row that came from the

@@ -8,7 +8,7 @@
  * for a known path with another method and 404 for the rest.
  */
 import type { TemplatedApp } from "@trufflesuite/uws-js-unofficial";
-import { Code } from "../errors.ts";
+import { Code } from "../errors/catalogue.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { readRequest, sendError, sendMethodNotAllowed } from "./request.ts";
 import {

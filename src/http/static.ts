@@ -13,9 +13,9 @@ import { dirname, extname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import type { TemplatedApp } from "@trufflesuite/uws-js-unofficial";
-import { errorBody } from "../error-bodies.ts";
-import { Code } from "../errors.ts";
-import { pickLanguage } from "../language.ts";
+import { errorBody } from "../errors/bodies.ts";
+import { Code } from "../errors/catalogue.ts";
+import { pickLanguage } from "../errors/language.ts";
 import { readRequest, sendMethodNotAllowed } from "./request.ts";
 
 const NO_METRICS = () => {};

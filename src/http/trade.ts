@@ -1,5 +1,5 @@
 /**
- * The one place where the order routes talk to the core (src/exchange.ts): create, cancel, amend,
+ * The one place where the order routes talk to the core (src/core/exchange.ts): create, cancel, amend,
  * cancel-all, and the committed row that judges an order the core no longer holds. Routes call
  * these after validation; every `exchange.*` command call of the REST front end is in this file.
  * Each command carries a request id from `ctx.answers` (answers.ts): the core answers 0 when it
@@ -7,10 +7,10 @@
  * refusal with nothing changed, answered here.
  */
 import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
-import { type ErrorEntry, multiErrorBody } from "../error-bodies.ts";
-import { Code } from "../errors.ts";
-import { NEEDS_ROW, type OrderView } from "../exchange.ts";
-import { closedError } from "../recently-closed.ts";
+import { NEEDS_ROW, type OrderView } from "../core/exchange.ts";
+import { closedError } from "../core/recently-closed.ts";
+import { type ErrorEntry, multiErrorBody } from "../errors/bodies.ts";
+import { Code } from "../errors/catalogue.ts";
 import { type RequestInfo, send, sendError } from "./request.ts";
 import { ok, type RouteContext } from "./route.ts";
 import { serialize } from "./schemas.ts";

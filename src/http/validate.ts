@@ -4,15 +4,15 @@
  * 8.2). Every failing field is reported as an `ErrorEntry`; nothing here answers or changes state.
  */
 
-import type { OrderInputs } from "../command.ts";
 import type { ExchangeConfig, PairConfig } from "../config.ts";
-import type { ErrorEntry } from "../error-bodies.ts";
-import { amountParseError, Code, priceParseError } from "../errors.ts";
-import { LIMIT, MARKET } from "../exchange.ts";
-import { readSmallInteger } from "../integers.ts";
-import { formatDecimal, parseDecimal } from "../numbers.ts";
-import { CLIENT_ORDER_ID_RE, FLAG_POST_ONLY, TIF_GTC, TIF_MASK, timeInForceFlags } from "../orders.ts";
-import { BUY, SELL } from "../protocol/engine.ts";
+import type { OrderInputs } from "../core/command.ts";
+import { LIMIT, MARKET } from "../core/exchange.ts";
+import { CLIENT_ORDER_ID_RE, FLAG_POST_ONLY, TIF_GTC, TIF_MASK, timeInForceFlags } from "../core/orders.ts";
+import type { ErrorEntry } from "../errors/bodies.ts";
+import { amountParseError, Code, priceParseError } from "../errors/catalogue.ts";
+import { BUY, SELL } from "../protocol/pair/engine.ts";
+import { readSmallInteger } from "../util/integers.ts";
+import { formatDecimal, parseDecimal } from "../util/numbers.ts";
 import { unknownFields } from "./json-body.ts";
 import { MAX_ORDER_ID, MAX_QUERY_INTEGER, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./request-schemas.ts";
 
@@ -133,7 +133,7 @@ export function validateOrder(
 
 /**
  * A non-negative integer query parameter (`page`, `pageSize`, `limit`, `from`, `to`) as CONTRACT 2.5
- * reads integers (src/integers.ts), or -1 when it is not one; the caller checks the range.
+ * reads integers (src/util/integers.ts), or -1 when it is not one; the caller checks the range.
  */
 export function queryInteger(text: string): number {
   return readSmallInteger(text, 0, MAX_QUERY_INTEGER);

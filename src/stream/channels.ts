@@ -8,7 +8,7 @@
  *   user_orders:{uid}         the caller's orders      (needs a signed upgrade, CONTRACT 7)
  *   user_history:{uid}        the caller's trades      (needs a signed upgrade)
  */
-import { Code } from "../errors.ts";
+import { Code } from "../errors/catalogue.ts";
 
 /** At most this many entries in one list, duplicates included (CONTRACT 7). */
 export const MAX_STREAMS = 100;

@@ -16,19 +16,25 @@
  * Nothing is serialised for a topic nobody holds.
  */
 import type { TemplatedApp, WebSocket } from "@trufflesuite/uws-js-unofficial";
-import { authenticate, authenticateBound, consumeNonce, nonceFromQuery, unboundRefusal } from "../auth.ts";
+import type { Users } from "../accounts/users.ts";
 import type { ExchangeConfig } from "../config.ts";
-import { errorBody, errorStatus, multiErrorBody } from "../error-bodies.ts";
-import { Code } from "../errors.ts";
-import type { CommitListener, Exchange, OrderView, UserTradeView } from "../exchange.ts";
+import type { CommitListener, Exchange, OrderView, UserTradeView } from "../core/exchange.ts";
+import { type PairMarket, type PublicTrade, scaled } from "../core/market-data.ts";
+import type { Metrics } from "../core/metrics.ts";
+import { errorBody, errorStatus, multiErrorBody } from "../errors/bodies.ts";
+import { Code } from "../errors/catalogue.ts";
+import { pickLanguage } from "../errors/language.ts";
+import {
+  authenticate,
+  authenticateBound,
+  consumeNonce,
+  nonceFromQuery,
+  unboundRefusal,
+} from "../http/auth.ts";
 import { type ListenKeys, listenKeyFromQuery } from "../http/listen-keys.ts";
 import { readRequest, STATUS_LINE, sendMethodNotAllowed } from "../http/request.ts";
 import { serialize } from "../http/schemas.ts";
-import { pickLanguage } from "../language.ts";
-import { type PairMarket, type PublicTrade, scaled } from "../market-data.ts";
-import type { Metrics } from "../metrics.ts";
-import { nowMicro } from "../time.ts";
-import type { Users } from "../users.ts";
+import { nowMicro } from "../util/time.ts";
 import {
   CH_EXCHANGES,
   CH_ORDERS,
@@ -654,7 +660,7 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
         if (users.idOf(c.uid) !== userId) return reject(Code.AUTH_FORBIDDEN_CHANNEL, c.name);
       }
     } else if (userChannels.length > 0 || authorization !== "" || signature !== "") {
-      // The same steps as a signed REST GET (src/auth.ts): the raw query is what is signed, with
+      // The same steps as a signed REST GET (src/http/auth.ts): the raw query is what is signed, with
       // the time, `GET` and the path `/stream` in the bound form (CONTRACT 15).
       const auth = authorization === "" ? undefined : authorization;
       const sig = signature === "" ? undefined : signature;

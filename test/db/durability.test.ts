@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { openDatabase, type Synchronous } from "../../src/protocol/db-open.ts";
-import { replayJournal } from "../../src/protocol/journal.ts";
+import { openDatabase, type Synchronous } from "../../src/protocol/db/db-open.ts";
+import { replayJournal } from "../../src/protocol/db/journal.ts";
 import { tempDir } from "./helpers.ts";
 
 const tmp = tempDir("durability");

@@ -1,15 +1,15 @@
 /**
- * The batch journal (src/protocol/journal.ts) across kill -9: the writer thread acknowledges a batch
+ * The batch journal (src/protocol/db/journal.ts) across kill -9: the writer thread acknowledges a batch
  * once its row in the journal file is committed, and the apply thread writes its rows later; whatever moment the process dies at, the
- * replay at the next start (src/protocol/journal.ts) leaves every acknowledged record in its table
+ * replay at the next start (src/protocol/db/journal.ts) leaves every acknowledged record in its table
  * exactly once. A real writer thread in a child process, SIGKILLed; a real SQLite file.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { type Db, openDatabase } from "../../src/protocol/db-open.ts";
-import { appliedMark, journalPath, replayJournal } from "../../src/protocol/journal.ts";
+import { type Db, openDatabase } from "../../src/protocol/db/db-open.ts";
+import { appliedMark, journalPath, replayJournal } from "../../src/protocol/db/journal.ts";
 import {
   BATCHES,
   ORDERS_PER_BATCH,

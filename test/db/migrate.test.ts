@@ -3,8 +3,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
-import { DEFAULT_WAL_AUTOCHECKPOINT_PAGES, openDatabase } from "../../src/protocol/db-open.ts";
-import { MIGRATIONS_DIR, migrate, readMigrations } from "../../src/protocol/migrate.ts";
+import { DEFAULT_WAL_AUTOCHECKPOINT_PAGES, openDatabase } from "../../src/protocol/db/db-open.ts";
+import { MIGRATIONS_DIR, migrate, readMigrations } from "../../src/protocol/db/migrate.ts";
 import { tempDir } from "./helpers.ts";
 
 const tmp = tempDir("migrate");

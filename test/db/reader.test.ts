@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { DbReader } from "../../src/db/reader.ts";
 import { DbWriter } from "../../src/db/writer.ts";
-import { openDatabase } from "../../src/protocol/db-open.ts";
-import { appliedMark, journalPath } from "../../src/protocol/journal.ts";
+import { openDatabase } from "../../src/protocol/db/db-open.ts";
+import { appliedMark, journalPath } from "../../src/protocol/db/journal.ts";
 import { tempDir } from "./helpers.ts";
 
 const tmp = tempDir("reader");

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { checkPairs, loadState, type RecoveredState, resolveCurrencyScales } from "../../src/db/recovery.ts";
 import { DbWriter } from "../../src/db/writer.ts";
-import { openDatabase } from "../../src/protocol/db-open.ts";
-import type { CandleRow, OrderRow, TradeRow } from "../../src/protocol/rows.ts";
+import { openDatabase } from "../../src/protocol/db/db-open.ts";
+import type { CandleRow, OrderRow, TradeRow } from "../../src/protocol/db/rows.ts";
 import { tempDir } from "./helpers.ts";
 
 const tmp = tempDir("recovery");

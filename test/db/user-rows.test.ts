@@ -11,8 +11,8 @@ import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { DbReader } from "../../src/db/reader.ts";
 import { DbWriter } from "../../src/db/writer.ts";
-import { openDatabase } from "../../src/protocol/db-open.ts";
-import { MIGRATIONS_DIR, migrate, readMigrations } from "../../src/protocol/migrate.ts";
+import { openDatabase } from "../../src/protocol/db/db-open.ts";
+import { MIGRATIONS_DIR, migrate, readMigrations } from "../../src/protocol/db/migrate.ts";
 import { tempDir } from "./helpers.ts";
 
 const tmp = tempDir("user-rows");

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, afterEach, describe, it } from "node:test";
 import { DbWriter } from "../../src/db/writer.ts";
-import { openDatabase } from "../../src/protocol/db-open.ts";
+import { openDatabase } from "../../src/protocol/db/db-open.ts";
 import { tempDir } from "./helpers.ts";
 
 const tmp = tempDir("writer-orders");
@@ -116,7 +116,7 @@ describe("order records", () => {
   it("writes an order inserted and changed over the batches of one apply as its last state", async () => {
     const file = `${tmp.dir}/folded.db`;
     // Batches wait until applied() asks: the batches below are applied in one transaction, where
-    // an order's later records are folded into its insert (src/protocol/batch-apply.ts).
+    // an order's later records are folded into its insert (src/protocol/db/batch-apply.ts).
     const w = await DbWriter.start(file, {
       userRowsFlushAt: 1,
       applyAfterBatches: 1000,

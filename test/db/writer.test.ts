@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import { after, afterEach, before, describe, it } from "node:test";
 import { DbWriter } from "../../src/db/writer.ts";
-import { openDatabase } from "../../src/protocol/db-open.ts";
-import { applyJournal, journalPath } from "../../src/protocol/journal.ts";
-import { ORDER } from "../../src/protocol/writer-batch.ts";
+import { openDatabase } from "../../src/protocol/db/db-open.ts";
+import { applyJournal, journalPath } from "../../src/protocol/db/journal.ts";
+import { ORDER } from "../../src/protocol/db/writer-batch.ts";
 import { waitFor } from "../wait.ts";
 import { tempDir } from "./helpers.ts";
 

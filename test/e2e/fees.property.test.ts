@@ -14,10 +14,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { startExchange } from "../../src/boot.ts";
 import { ExchangeClient } from "../../src/client/index.ts";
 import { parseSettings } from "../../src/config.ts";
-import { formatDecimal } from "../../src/numbers.ts";
-import { startExchange } from "../../src/server.ts";
+import { formatDecimal } from "../../src/util/numbers.ts";
 import { dec, fmt } from "./decimal.ts";
 
 const PAIRS = [

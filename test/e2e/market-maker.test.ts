@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { CreatedOrder, Order } from "../../src/client/index.ts";
-import { ERRORS } from "../../src/errors.ts";
+import { ERRORS } from "../../src/errors/catalogue.ts";
 import { waitFor } from "../wait.ts";
 import { auditExchange } from "./audit.ts";
 import {

@@ -18,7 +18,7 @@
  * `RawNumber`: `toJson` writes its text as the JSON number.
  */
 import fc from "fast-check";
-import { formatDecimal } from "../../src/numbers.ts";
+import { formatDecimal } from "../../src/util/numbers.ts";
 
 export type Schema = Record<string, unknown>;
 

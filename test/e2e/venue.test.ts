@@ -9,7 +9,7 @@ import { writeFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
 import type { ErrorBody, OrderBook, UserTrade } from "../../src/client/index.ts";
 import { StreamRejected } from "../../src/client/stream.ts";
-import { ERRORS_DOC_PATH } from "../../src/errors-doc.ts";
+import { ERRORS_DOC_PATH } from "../../src/errors/doc.ts";
 import { sleepUntil } from "../wait.ts";
 import { dec, fmt, mul } from "./decimal.ts";
 import { expectError, expectOk, limit, PAIRS, TestServer, type TestUser } from "./harness.ts";

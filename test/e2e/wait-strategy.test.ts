@@ -1,5 +1,5 @@
 /**
- * The pair workers' wait strategy (--wait-strategy, src/pair-client.ts): a server whose workers
+ * The pair workers' wait strategy (--wait-strategy, src/pair/pair-client.ts): a server whose workers
  * busy-spin matches and answers like one whose workers sleep.
  */
 import assert from "node:assert/strict";

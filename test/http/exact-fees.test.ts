@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import type { UserTradeView } from "../../src/core/views.ts";
 import { serialize } from "../../src/http/schemas.ts";
-import type { UserTradeView } from "../../src/views.ts";
 
 const FEE = "975461.03793811917";
 

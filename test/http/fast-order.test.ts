@@ -10,7 +10,7 @@ import { loadConfig } from "../../src/config.ts";
 import { fastOrderParser } from "../../src/http/fast-order.ts";
 import { parseJsonBody } from "../../src/http/json-body.ts";
 import { CREATE_FIELDS, type ValidOrder, validateOrder } from "../../src/http/validate.ts";
-import { formatDecimal } from "../../src/numbers.ts";
+import { formatDecimal } from "../../src/util/numbers.ts";
 
 const config = loadConfig("data/config.json");
 const fast = fastOrderParser(config);

@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import { LosslessNumber, parseJsonBody } from "../../src/http/json-body.ts";
 import { isJsonMediaType } from "../../src/http/request.ts";
-import { ParseError, parseDecimal } from "../../src/numbers.ts";
+import { ParseError, parseDecimal } from "../../src/util/numbers.ts";
 
 /** A JSON number literal: sign, integer part, fraction, exponent, each optional where JSON allows. */
 const jsonNumber = fc

@@ -7,13 +7,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { loadConfig } from "../../src/config.ts";
+import { PairMarket } from "../../src/core/market-data.ts";
+import { orderView, userTradeView } from "../../src/core/views.ts";
 import { buildOpenApi } from "../../src/http/openapi.ts";
 import { ROUTES } from "../../src/http/route-table.ts";
 import * as schemas from "../../src/http/schemas.ts";
 import { serialize, streamSchemas } from "../../src/http/schemas.ts";
-import { PairMarket } from "../../src/market-data.ts";
-import { formatDateTime } from "../../src/time.ts";
-import { orderView, userTradeView } from "../../src/views.ts";
+import { formatDateTime } from "../../src/util/time.ts";
 import { TEST_CONFIG } from "../e2e/pairs.ts";
 
 /** Names of the properties whose schema has the "unsafe" format, anywhere below `schema`. */

@@ -28,7 +28,7 @@ import {
   TIF_GTC,
   TIF_IOC,
   TIF_MASK,
-} from "../../src/protocol/engine.ts";
+} from "../../src/protocol/pair/engine.ts";
 import { OrderBook } from "../../workers/matching/order-book.ts";
 import {
   applyCommand,

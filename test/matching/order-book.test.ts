@@ -28,7 +28,7 @@ import {
   type Side,
   TIF_FOK,
   TIF_IOC,
-} from "../../src/protocol/engine.ts";
+} from "../../src/protocol/pair/engine.ts";
 import { OrderBook } from "../../workers/matching/order-book.ts";
 import {
   applyCommand,

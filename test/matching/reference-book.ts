@@ -3,7 +3,7 @@
  * - `ReferenceOrderBook`: the naive, obviously-correct book (one array of order objects, linear
  *   scans, sorting on every command) that the fast book is compared against.
  * - `RecordingEvents`: a `BookEvents` sink that records every event as a plain tuple (its ring
- *   record's fields, in the order of its field table in src/protocol/pair.ts).
+ *   record's fields, in the order of its field table in src/protocol/pair/records.ts).
  * - `checkBookInvariants`: structural invariants of the reference book's internals.
  * - `BookMirror`: rebuilds the resting orders from the event stream alone, checks every command's
  *   events against the rules (price-time priority, self-trade prevention, event order, levels
@@ -37,8 +37,8 @@ import {
   TIF_GTC,
   TIF_IOC,
   TIF_MASK,
-} from "../../src/protocol/engine.ts";
-import { EV_SLOT_WORDS, EventRecordWriter, eventTuple } from "../../src/protocol/pair.ts";
+} from "../../src/protocol/pair/engine.ts";
+import { EV_SLOT_WORDS, EventRecordWriter, eventTuple } from "../../src/protocol/pair/records.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Events as data
@@ -51,7 +51,7 @@ export type BookEvent = {
 
 /**
  * Records every event as a tuple, in arrival order: each event is written as a ring record
- * (src/protocol/pair.ts) into a one-slot buffer and read back with `eventTuple` once the book has
+ * (src/protocol/pair/records.ts) into a one-slot buffer and read back with `eventTuple` once the book has
  * written it (at the next event, or at `take`), so the tuples are exactly the records' fields.
  */
 export class RecordingEvents extends EventRecordWriter {

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { PairChannel, type PairChannelOptions } from "../../src/pair-client.ts";
+import { PairChannel, type PairChannelOptions } from "../../src/pair/pair-client.ts";
 import {
   BUY,
   DONE_REMAINDER,
@@ -19,9 +19,9 @@ import {
   type Side,
   TIF_FOK,
   TIF_IOC,
-} from "../../src/protocol/engine.ts";
-import * as protocol from "../../src/protocol/pair.ts";
-import { EV_SEQ, eventTuple } from "../../src/protocol/pair.ts";
+} from "../../src/protocol/pair/engine.ts";
+import * as protocol from "../../src/protocol/pair/records.ts";
+import { EV_SEQ, eventTuple } from "../../src/protocol/pair/records.ts";
 import { OrderBook } from "../../workers/matching/order-book.ts";
 import { applyCommand, type BookEvent, type Command, RecordingEvents } from "../matching/reference-book.ts";
 

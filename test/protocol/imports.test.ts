@@ -145,22 +145,28 @@ describe("imports across the thread boundary", () => {
       "./y.ts",
     ]);
     assert.match(
-      violation("src/exchange.ts", "../workers/matching/order-book.ts") ?? "",
+      violation("src/core/exchange.ts", "../../workers/matching/order-book.ts") ?? "",
       /src\/ imports nothing/,
     );
     assert.match(
-      violation("workers/pair/pair-worker.ts", "../../src/exchange.ts") ?? "",
+      violation("workers/pair/pair-worker.ts", "../../src/core/exchange.ts") ?? "",
       /only src\/protocol/,
     );
-    assert.match(violation("src/protocol/pair.ts", "../exchange.ts") ?? "", /imports only itself/);
-    assert.equal(violation("workers/pair/pair-worker.ts", "../../src/protocol/ring.ts"), undefined);
+    assert.match(
+      violation("src/protocol/pair/records.ts", "../../core/exchange.ts") ?? "",
+      /imports only itself/,
+    );
+    assert.equal(violation("workers/pair/pair-worker.ts", "../../src/protocol/pair/ring.ts"), undefined);
     assert.match(
       violation("workers/db/writer-worker.ts", "../../src/db/writer.ts") ?? "",
       /only src\/protocol/,
     );
-    assert.equal(violation("workers/db/writer-worker.ts", "../../src/protocol/writer-batch.ts"), undefined);
-    assert.equal(violation("src/protocol/db-open.ts", "better-sqlite3"), undefined);
-    assert.equal(violation("src/exchange.ts", "./protocol/pair.ts"), undefined);
+    assert.equal(
+      violation("workers/db/writer-worker.ts", "../../src/protocol/db/writer-batch.ts"),
+      undefined,
+    );
+    assert.equal(violation("src/protocol/db/db-open.ts", "better-sqlite3"), undefined);
+    assert.equal(violation("src/core/exchange.ts", "../protocol/pair/records.ts"), undefined);
   });
 });
 

@@ -1,7 +1,7 @@
 /** The `streams` list parser alone (src/stream/channels.ts): what a list means and why it is refused. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Code } from "../../src/errors.ts";
+import { Code } from "../../src/errors/catalogue.ts";
 import {
   CH_EXCHANGES,
   CH_HISTORY,

@@ -9,8 +9,8 @@
  *   (every 16, see there)            applied mark = last key; COMMIT ──▶ "applied" to main
  *                                  fdatasync the WAL (FULL)          ──▶ "applied" to the writer
  *
- * The bulk apply is the one apply code (src/protocol/batch-apply.ts) the start-up replay
- * (src/protocol/journal.ts) uses too. At synchronous FULL its transaction commits without an
+ * The bulk apply is the one apply code (src/protocol/db/batch-apply.ts) the start-up replay
+ * (src/protocol/db/journal.ts) uses too. At synchronous FULL its transaction commits without an
  * fsync (the connection runs at NORMAL), "applied" goes to the main side at once (the rows are
  * visible to every connection from the commit on), and then the WAL file is fdatasync'ed before
  * the writer thread hears of the apply and may delete the journal rows it covers: the tables plus
@@ -28,15 +28,15 @@
  */
 import { closeSync, fdatasyncSync, openSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
-import { type BatchApplier, createBatchApplier } from "../../src/protocol/batch-apply.ts";
-import { type Db, openDatabase } from "../../src/protocol/db-open.ts";
-import { appliedMarkOf, type JournalBatch, replayJournal } from "../../src/protocol/journal.ts";
+import { type BatchApplier, createBatchApplier } from "../../src/protocol/db/batch-apply.ts";
+import { type Db, openDatabase } from "../../src/protocol/db/db-open.ts";
+import { appliedMarkOf, type JournalBatch, replayJournal } from "../../src/protocol/db/journal.ts";
 import type {
   ApplierToJournal,
   ApplyWorkerData,
   FromApplier,
   JournalToApplier,
-} from "../../src/protocol/writer-messages.ts";
+} from "../../src/protocol/db/writer-messages.ts";
 
 const port = parentPort!;
 const data = workerData as ApplyWorkerData;

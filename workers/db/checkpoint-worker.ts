@@ -5,16 +5,16 @@
  * auto-checkpoint the commit that crosses the threshold does the whole copy and its fsync while
  * every answer of that batch waits). The writer restarts the WAL from its start at its next commit
  * once a checkpoint has copied everything. This connection never writes rows, so its own
- * auto-checkpoint never fires. The journal file (src/protocol/journal.ts) is checkpointed the same
+ * auto-checkpoint never fires. The journal file (src/protocol/db/journal.ts) is checkpointed the same
  * way, from a second connection.
  *
  * Messages: posts "ready" once open; on "close" it stops, closes its connection, posts "closed" and
  * ends. A failed checkpoint is reported as {t: "error"} and retried at the next interval.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { openDatabase } from "../../src/protocol/db-open.ts";
-import { openJournal } from "../../src/protocol/journal.ts";
-import type { CheckpointWorkerData } from "../../src/protocol/writer-messages.ts";
+import { openDatabase } from "../../src/protocol/db/db-open.ts";
+import { openJournal } from "../../src/protocol/db/journal.ts";
+import type { CheckpointWorkerData } from "../../src/protocol/db/writer-messages.ts";
 
 const port = parentPort!;
 const data = workerData as CheckpointWorkerData;

@@ -4,15 +4,15 @@
  * transaction, so a page's `total` and `items` come from the same snapshot.
  */
 import { workerData } from "node:worker_threads";
-import { type Db, openDatabase } from "../../src/protocol/db-open.ts";
-import type { Page, ReaderTask, ReaderWorkerData, RecentForUser } from "../../src/protocol/reader.ts";
+import { type Db, openDatabase } from "../../src/protocol/db/db-open.ts";
+import type { Page, ReaderTask, ReaderWorkerData, RecentForUser } from "../../src/protocol/db/reader.ts";
 import {
   ORDER_COLUMNS,
   type OrderRow,
   toOrderRow,
   USER_TRADE_COLUMNS,
   type UserTradeRow,
-} from "../../src/protocol/rows.ts";
+} from "../../src/protocol/db/rows.ts";
 
 function prepare(db: Db) {
   return {

@@ -1,6 +1,6 @@
 /**
  * The writer thread: the ack path. It owns the only read-write connection to the journal file
- * (src/protocol/journal.ts) while the server runs.
+ * (src/protocol/db/journal.ts) while the server runs.
  *
  *   batch (from src/db/writer.ts) ──▶ BEGIN IMMEDIATE; one journal row; COMMIT (synchronous as set) ──▶ ack
  *                                     keep the batch's copy in `pending`
@@ -27,21 +27,21 @@
  * folded into its file, and this thread closes and posts "closed".
  */
 import { parentPort, workerData } from "node:worker_threads";
-import type { Db } from "../../src/protocol/db-open.ts";
+import type { Db } from "../../src/protocol/db/db-open.ts";
 import {
   type JournalBatch,
   type JournalWriter,
   journalWriter,
   openJournal,
-} from "../../src/protocol/journal.ts";
-import { KIND_COUNT, slotsOf } from "../../src/protocol/writer-batch.ts";
+} from "../../src/protocol/db/journal.ts";
+import { KIND_COUNT, slotsOf } from "../../src/protocol/db/writer-batch.ts";
 import type {
   ApplierToJournal,
   FromWriter,
   JournalToApplier,
   ToWriter,
   WriterWorkerData,
-} from "../../src/protocol/writer-messages.ts";
+} from "../../src/protocol/db/writer-messages.ts";
 
 type Batch = Extract<ToWriter, { t: "batch" }>;
 

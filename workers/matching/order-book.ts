@@ -25,7 +25,7 @@
  * - Levels touched by a command are marked dirty and reported once each, with their final total,
  *   when the command ends; emptied levels are unlinked at once and their slots recycled then.
  *
- * Every quantity and price is an integer below 2^53 (see src/protocol/engine.ts), so plain number arithmetic is
+ * Every quantity and price is an integer below 2^53 (see src/protocol/pair/engine.ts), so plain number arithmetic is
  * exact here; the one division (cutting a fill to a market-buy budget) is done in BigInt.
  */
 
@@ -51,7 +51,7 @@ import {
   TIF_FOK,
   TIF_IOC,
   TIF_MASK,
-} from "../../src/protocol/engine.ts";
+} from "../../src/protocol/pair/engine.ts";
 import { IdIndex } from "./id-index.ts";
 
 const NIL = -1;

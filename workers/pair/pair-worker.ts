@@ -4,7 +4,7 @@
  *   main thread ──command ring──▶ [ drain commands → book → events + END ] ──event ring──▶ main thread
  *
  * The loop drains every available command, runs each on the book (whose BookEvents sink writes
- * straight into the event ring, src/protocol/pair.ts's EventRecordWriter), appends an END record with the ResultCode, and publishes the
+ * straight into the event ring, src/protocol/pair/records.ts's EventRecordWriter), appends an END record with the ResultCode, and publishes the
  * events and releases the commands every `publishEvery` commands and at the end of the batch.
  * With nothing to do it polls the command ring `spinIterations` times, then sleeps in Atomics.wait
  * until the main thread publishes (the ring's wake protocol makes the main thread notify only when
@@ -12,7 +12,7 @@
  * the main thread releases slots: this thread may block, the main thread never does. A SHUTDOWN
  * command is answered with END(OK), then the loop returns and the thread exits.
  *
- * Defaults (src/pair-client.ts): the worker spins about 2 µs before it sleeps, the main thread
+ * Defaults (src/pair/pair-client.ts): the worker spins about 2 µs before it sleeps, the main thread
  * re-checks the event ring on 16 turns before it sleeps, and events are published every 256
  * commands. A short spin catches the next command for less than a wake-up costs, while a longer or
  * busy spin takes the core the main thread needs on a small machine; publishing in batches keeps
@@ -20,7 +20,7 @@
  * Figures: BENCHMARKS.md, "The ring and waking" (bench/ring/wake.bench.ts).
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { OK } from "../../src/protocol/engine.ts";
+import { OK } from "../../src/protocol/pair/engine.ts";
 import {
   CMD_KIND,
   CMD_SEQ,
@@ -29,8 +29,8 @@ import {
   type PairWorkerData,
   READY_MESSAGE,
   runCommand,
-} from "../../src/protocol/pair.ts";
-import { SpscRing } from "../../src/protocol/ring.ts";
+} from "../../src/protocol/pair/records.ts";
+import { SpscRing } from "../../src/protocol/pair/ring.ts";
 import { OrderBook } from "../matching/order-book.ts";
 
 /** Sleep bound while the event ring is full; the main thread's release normally wakes us first. */

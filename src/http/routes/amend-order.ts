@@ -1,7 +1,7 @@
 /** CONTRACT 8.3 `POST /trade/amend-order`: a new amount and/or price for an open order, same id. */
 
-import { multiErrorBody } from "../../error-bodies.ts";
-import { Code } from "../../errors.ts";
+import { multiErrorBody } from "../../errors/bodies.ts";
+import { Code } from "../../errors/catalogue.ts";
 import { unknownFields } from "../json-body.ts";
 import { send } from "../request.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";

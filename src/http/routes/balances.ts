@@ -1,5 +1,5 @@
 /** seed 4.8 `GET /trade/pairs/{pairName}/user-balances`: available and reserved (CONTRACT 2.3). */
-import { formatDecimal } from "../../numbers.ts";
+import { formatDecimal } from "../../util/numbers.ts";
 import { type GetRoute, nonceQuery, ok, SIGNED_GET_PAIR } from "../route.ts";
 import { balancesSchema, serialize } from "../schemas.ts";
 

@@ -1,8 +1,8 @@
-/** CONTRACT 8.7 `POST /trade/cancel-all-after`: the dead-man's switch (src/dead-man.ts). */
+/** CONTRACT 8.7 `POST /trade/cancel-all-after`: the dead-man's switch (src/core/dead-man.ts). */
 
-import { multiErrorBody } from "../../error-bodies.ts";
-import { Code } from "../../errors.ts";
-import { readSmallInteger } from "../../integers.ts";
+import { multiErrorBody } from "../../errors/bodies.ts";
+import { Code } from "../../errors/catalogue.ts";
+import { readSmallInteger } from "../../util/integers.ts";
 import { unknownFields } from "../json-body.ts";
 import { send, sendError } from "../request.ts";
 import { MAX_DEAD_MAN_SECONDS } from "../request-schemas.ts";

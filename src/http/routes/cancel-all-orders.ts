@@ -1,7 +1,7 @@
 /** CONTRACT 8.4 `POST /trade/cancel-all-orders`: every open order of the caller, or of one pair. */
 
-import { multiErrorBody } from "../../error-bodies.ts";
-import { Code } from "../../errors.ts";
+import { multiErrorBody } from "../../errors/bodies.ts";
+import { Code } from "../../errors/catalogue.ts";
 import { unknownFields } from "../json-body.ts";
 import { send, sendError } from "../request.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";

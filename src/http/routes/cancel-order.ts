@@ -1,5 +1,5 @@
 /** seed 4.2 `POST /trade/cancel-order` (CONTRACT 3). */
-import { multiErrorBody } from "../../error-bodies.ts";
+import { multiErrorBody } from "../../errors/bodies.ts";
 import { unknownFields } from "../json-body.ts";
 import { send, sendError } from "../request.ts";
 import { ok, type PostRoute, SIGNED_POST } from "../route.ts";

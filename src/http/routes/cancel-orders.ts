@@ -1,7 +1,7 @@
 /** CONTRACT 8.5 `POST /trade/cancel-orders`: 1..100 orders by id, each answered on its own. */
 
-import { errorBody, multiErrorBody } from "../../error-bodies.ts";
-import { Code } from "../../errors.ts";
+import { errorBody, multiErrorBody } from "../../errors/bodies.ts";
+import { Code } from "../../errors/catalogue.ts";
 import { LosslessNumber, unknownFields } from "../json-body.ts";
 import { send, sendError } from "../request.ts";
 import { MAX_BATCH_CANCELS } from "../request-schemas.ts";

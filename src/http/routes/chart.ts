@@ -1,6 +1,7 @@
 /** seed 4.5 `GET /trade/pairs/{pairName}/chart/{period}`: candles, oldest first (CONTRACT 4). */
-import { Code } from "../../errors.ts";
-import { PERIODS, type Period } from "../../market-data.ts";
+
+import { PERIODS, type Period } from "../../core/market-data.ts";
+import { Code } from "../../errors/catalogue.ts";
 import { sendError } from "../request.ts";
 import { CHART_LIMIT_DEFAULT, CHART_LIMIT_MAX, chartLimitParam, timeParam } from "../request-schemas.ts";
 import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";

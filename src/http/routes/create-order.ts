@@ -1,7 +1,7 @@
 /** seed 4.1 `POST /trade/create-order` (CONTRACT 3, 8.2): the hot path. */
 import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
-import { multiErrorBody } from "../../error-bodies.ts";
-import type { ApiKey } from "../../users.ts";
+import type { ApiKey } from "../../accounts/users.ts";
+import { multiErrorBody } from "../../errors/bodies.ts";
 import { fastOrderParser } from "../fast-order.ts";
 import { type RequestInfo, send, sendError } from "../request.ts";
 import { ok, type PostRoute, type RouteContext, SIGNED_POST } from "../route.ts";

@@ -1,7 +1,7 @@
 /** CONTRACT 8.5 `POST /trade/create-orders`: 1..20 orders in array order, each answered on its own. */
 
-import { errorBody, multiErrorBody } from "../../error-bodies.ts";
-import { Code } from "../../errors.ts";
+import { errorBody, multiErrorBody } from "../../errors/bodies.ts";
+import { Code } from "../../errors/catalogue.ts";
 import { unknownFields } from "../json-body.ts";
 import { send, sendError } from "../request.ts";
 import { MAX_BATCH_ORDERS } from "../request-schemas.ts";

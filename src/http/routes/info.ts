@@ -1,6 +1,6 @@
 /** CONTRACT 9 `GET /info`: the server's clock and every pair's trading rules, in config order. */
 import { FEE_DECIMALS } from "../../config.ts";
-import { formatDecimal } from "../../numbers.ts";
+import { formatDecimal } from "../../util/numbers.ts";
 import { type GetRoute, ok, PUBLIC_GET } from "../route.ts";
 import { infoSchema, serialize } from "../schemas.ts";
 

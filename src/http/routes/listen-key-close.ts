@@ -1,5 +1,5 @@
 /** CONTRACT 10 `POST /trade/listen-key/close`: end a listen key. */
-import { multiErrorBody } from "../../error-bodies.ts";
+import { multiErrorBody } from "../../errors/bodies.ts";
 import { unknownFields } from "../json-body.ts";
 import { send } from "../request.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";

@@ -1,6 +1,6 @@
 /** CONTRACT 10 `POST /trade/listen-key`: create (`{}`) or extend (`{listenKey}`) a stream listen key. */
 import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
-import { multiErrorBody } from "../../error-bodies.ts";
+import { multiErrorBody } from "../../errors/bodies.ts";
 import { unknownFields } from "../json-body.ts";
 import type { ListenKeyAnswer } from "../listen-keys.ts";
 import { type RequestInfo, send, sendError } from "../request.ts";

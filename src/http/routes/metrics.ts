@@ -1,5 +1,5 @@
-/** CONTRACT 1 `GET /metrics`: Prometheus text, rendered at scrape time (src/metrics.ts). */
-import { Code } from "../../errors.ts";
+/** CONTRACT 1 `GET /metrics`: Prometheus text, rendered at scrape time (src/core/metrics.ts). */
+import { Code } from "../../errors/catalogue.ts";
 import { readRequest, sendError } from "../request.ts";
 import type { PlainRoute } from "../route.ts";
 

@@ -1,5 +1,5 @@
 /** CONTRACT 8.6 `GET /trade/pairs/{pairName}/open-orders`: the caller's open orders, newest first. */
-import { Code } from "../../errors.ts";
+import { Code } from "../../errors/catalogue.ts";
 import { sendError } from "../request.ts";
 import { type GetRoute, nonceQuery, ok, SIGNED_GET_PAIR } from "../route.ts";
 import { orderRowView } from "../row-views.ts";

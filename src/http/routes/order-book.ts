@@ -1,6 +1,6 @@
 /** seed 4.6 `GET /trade/pairs/{pairName}/orders`: the aggregated book with its `seq` (CONTRACT 4, 9). */
 import type { PairConfig } from "../../config.ts";
-import { Code } from "../../errors.ts";
+import { Code } from "../../errors/catalogue.ts";
 import { sendError } from "../request.ts";
 import { BOOK_LIMIT_MAX, bookLimitParam } from "../request-schemas.ts";
 import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";

@@ -1,6 +1,7 @@
 /** CONTRACT 8.6 `GET /trade/orders?clientOrderId=`: one of the caller's orders by client order id. */
-import { Code } from "../../errors.ts";
-import { CLIENT_ORDER_ID_RE } from "../../orders.ts";
+
+import { CLIENT_ORDER_ID_RE } from "../../core/orders.ts";
+import { Code } from "../../errors/catalogue.ts";
 import { sendError } from "../request.ts";
 import { clientOrderIdParam } from "../request-schemas.ts";
 import { type GetRoute, nonceQuery, SIGNED_GET } from "../route.ts";

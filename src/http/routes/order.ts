@@ -1,9 +1,9 @@
 /** CONTRACT 8.6 `GET /trade/orders/{orderId}`: one of the caller's orders, from its committed row. */
 
 import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
-import { Code } from "../../errors.ts";
-import { readSmallInteger } from "../../integers.ts";
-import type { OrderRow } from "../../protocol/rows.ts";
+import { Code } from "../../errors/catalogue.ts";
+import type { OrderRow } from "../../protocol/db/rows.ts";
+import { readSmallInteger } from "../../util/integers.ts";
 import { type RequestInfo, sendError } from "../request.ts";
 import { MAX_ORDER_ID } from "../request-schemas.ts";
 import { type GetRoute, nonceQuery, ok, type RouteContext, SIGNED_GET } from "../route.ts";

@@ -1,7 +1,8 @@
 /** seed 4.4 `GET /trade/pairs/{pairName}`: the initial data of a pair page, optionally signed. */
-import { Code } from "../../errors.ts";
-import type { OrderView, UserTradeView } from "../../exchange.ts";
-import { nowMicro } from "../../time.ts";
+
+import type { OrderView, UserTradeView } from "../../core/exchange.ts";
+import { Code } from "../../errors/catalogue.ts";
+import { nowMicro } from "../../util/time.ts";
 import { sendError } from "../request.ts";
 import { type GetRoute, nonceQuery, ok, SIGNED_GET_PAIR } from "../route.ts";
 import { orderRowView, tradeRowView } from "../row-views.ts";

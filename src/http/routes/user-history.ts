@@ -1,5 +1,5 @@
 /** seed 4.10 `GET /trade/pairs/user-history`: the caller's trades over all pairs, paginated. */
-import { Code } from "../../errors.ts";
+import { Code } from "../../errors/catalogue.ts";
 import { sendError } from "../request.ts";
 import { type GetRoute, nonceQuery, ok, pageQuery, SIGNED_GET } from "../route.ts";
 import { tradeRowView } from "../row-views.ts";

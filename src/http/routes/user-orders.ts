@@ -1,5 +1,5 @@
 /** seed 4.9 `GET /trade/pairs/{pairName}/user-orders`: the caller's orders over all pairs, paginated. */
-import { Code } from "../../errors.ts";
+import { Code } from "../../errors/catalogue.ts";
 import { sendError } from "../request.ts";
 import { type GetRoute, nonceQuery, ok, pageQuery, SIGNED_GET_PAIR } from "../route.ts";
 import { orderRowView } from "../row-views.ts";

@@ -1,0 +1,500 @@
+/**
+ * The whole exchange wired in one place (STYLE 1). Start-up runs these stages in order:
+ *
+ *   1. settings and config          flags/env, data/config.json
+ *   2. database                     open + migrate, apply the journal, check pair decimals, scales
+ *   3. recover                      users, keys, balances, open orders, read models
+ *   4. writer and readers           the group-committing writer thread, the read-only pool
+ *   5. pair workers                 one thread per pair, open orders replayed into its book
+ *   6. config users                 created and credited once
+ *   7. front end                    uWebSockets.js routes; /health turns ok
+ *
+ * and `close()` runs them backwards: stop accepting, drain the workers, commit, close.
+ */
+
+import net from "node:net";
+import { availableParallelism } from "node:os";
+import uws from "@trufflesuite/uws-js-unofficial";
+import { Users } from "./accounts/users.ts";
+import {
+  ConfigError,
+  type ExchangeConfig,
+  FEE_ACCOUNT_UID,
+  loadConfig,
+  MAX_LEDGER_VALUE,
+  type Settings,
+} from "./config.ts";
+import { ClientIds } from "./core/client-ids.ts";
+import { NO_REQUEST } from "./core/command.ts";
+import { DeadMansSwitch } from "./core/dead-man.ts";
+import { Exchange, type OrderState, pairEventHandler } from "./core/exchange.ts";
+import { Ledger } from "./core/ledger.ts";
+import { PairMarket, PERIODS } from "./core/market-data.ts";
+import { Metrics } from "./core/metrics.ts";
+import { limitHold, pairUnits } from "./core/risk.ts";
+import { type DbLock, lockDatabase } from "./db/lock.ts";
+import { DbReader } from "./db/reader.ts";
+import {
+  balanceTotals,
+  checkPairs,
+  forEachClientOrderId,
+  loadState,
+  resolveCurrencyScales,
+} from "./db/recovery.ts";
+import { DbWriter } from "./db/writer.ts";
+import { Admin } from "./http/admin.ts";
+import { Answers } from "./http/answers.ts";
+import { CorsPolicy } from "./http/cors.ts";
+import { ListenKeys } from "./http/listen-keys.ts";
+import { mountRoutes } from "./http/server.ts";
+import { DEFAULT_WEB_DIR, loadStaticFiles, mountStatic } from "./http/static.ts";
+import { chooseWaitStrategy, PairChannel, workerSpinFor } from "./pair/pair-client.ts";
+import { openDatabase } from "./protocol/db/db-open.ts";
+import { replayJournal } from "./protocol/db/journal.ts";
+import { SELL } from "./protocol/pair/engine.ts";
+import { mountStream, StreamHub } from "./stream/hub.ts";
+import { nowMicro } from "./util/time.ts";
+
+export interface RunningExchange {
+  readonly port: number;
+  readonly url: string;
+  readonly exchange: Exchange;
+  /** How the pair workers wait for commands, as chosen at start (`auto` resolved). */
+  readonly waitStrategy: string;
+  /** Graceful stop: no new requests, every acknowledged write committed, database closed. */
+  close(): Promise<void>;
+}
+
+/**
+ * True when the native uWebSockets.js binary loaded. The package's pure-JS fallback exports `App`
+ * (and, seen through ESM, `us_listen_socket_close`), but not these two native functions.
+ */
+export function isNativeUws(): boolean {
+  const native = uws as { us_socket_local_port?: unknown; getParts?: unknown };
+  return typeof native.us_socket_local_port === "function" && typeof native.getParts === "function";
+}
+
+/**
+ * What to do when a part the exchange cannot run without fails (the database writer, a pair
+ * worker): everything acknowledged is already committed, so the default stops the process with
+ * exit code 1 rather than leave requests waiting for a commit or a match that never comes.
+ */
+export type FatalHandler = (reason: string) => void;
+
+const exitOnFatal: FatalHandler = (reason) => {
+  console.error(`FATAL: ${reason}`);
+  process.exit(1);
+};
+
+export async function startExchange(
+  settings: Settings,
+  log: (line: string) => void = console.log,
+  onFatal: FatalHandler = exitOnFatal,
+): Promise<RunningExchange> {
+  if (!isNativeUws()) {
+    if (!settings.allowSlowUws) {
+      throw new ConfigError(
+        "uWebSockets.js native binary did not load: refusing to run on the slow pure-JS fallback " +
+          "(pass --allow-slow-uws or ALLOW_SLOW_UWS=1 to run anyway)",
+      );
+    }
+    log("WARNING: uWebSockets.js is running on its pure-JS fallback; performance is degraded");
+  }
+
+  // 1. settings and config
+  const loaded = loadConfig(settings.configPath);
+
+  // 2. database: one server per file (src/db/lock.ts), taken before anything is read or written.
+  const lock = lockDatabase(settings.dbPath);
+  try {
+    return await startLocked(settings, loaded, lock, log, onFatal);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+async function startLocked(
+  settings: Settings,
+  loaded: ExchangeConfig,
+  lock: DbLock,
+  log: (line: string) => void,
+  onFatal: FatalHandler,
+): Promise<RunningExchange> {
+  // Pair decimals must match what is stored; a currency keeps its largest scale.
+  let db: ReturnType<typeof openDatabase>;
+  try {
+    db = openDatabase(settings.dbPath, { synchronous: settings.synchronous });
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? "";
+    if (/^SQLITE_(CANTOPEN|NOTADB|READONLY|PERM|IOERR)/.test(code))
+      throw new ConfigError(`database ${settings.dbPath}: cannot open: ${(err as Error).message}`);
+    throw err;
+  }
+  let config: ExchangeConfig;
+  let state: ReturnType<typeof loadState>;
+  let clientIds: ClientIds;
+  try {
+    // The batches the last run acknowledged but had not written to the tables yet, before anything
+    // reads them (migration 006).
+    const replayed = replayJournal(db);
+    if (replayed > 0) log(`applied ${replayed} journaled batches`);
+    checkPairs(db, loaded.pairs);
+    const scales = resolveCurrencyScales(
+      db,
+      new Map([...loaded.currencies.values()].map((c) => [c.name, c.scale])),
+    );
+    config = {
+      ...loaded,
+      currencies: new Map(
+        [...loaded.currencies.keys()].map((name) => [name, { name, scale: scales.get(name)! }]),
+      ),
+    };
+    state = loadState(
+      db,
+      config.pairs.map((p) => p.name),
+      nowMicro(),
+    );
+    // Every client order id ever goes into the filter only, straight off the index (a few bytes
+    // each); the database judges those the filter cannot rule out (src/core/client-ids.ts).
+    const started = performance.now();
+    clientIds = new ClientIds(settings.clientIdWindow, settings.clientIdFilterMb, state.clientOrderIdCount);
+    forEachClientOrderId(db, (user, id) => clientIds.restore(user, id));
+    if (state.clientOrderIdCount > 0)
+      log(
+        `client order ids: ${state.clientOrderIdCount} in a ${(clientIds.filter.bytes / 1048576).toFixed(0)} MiB filter ` +
+          `(${(performance.now() - started).toFixed(0)} ms)`,
+      );
+  } finally {
+    db.close();
+  }
+
+  // 3. recover: users and keys, balances, orders, read models.
+  const users = new Users();
+  for (const u of state.users) users.add(u.id, u.uid);
+  for (const k of state.apiKeys) users.addKey(k.token, k.userId, k.secret, k.revoked);
+  for (const [token, nonce] of state.nonces) users.nonces.check(token, nonce);
+  const currencyNames = [...config.currencies.keys()];
+  const ledger = new Ledger(currencyNames);
+  for (const u of state.users) ledger.ensureUser(u.id);
+  const replayed = recoverBalances(ledger, users, config, state);
+  const problems = ledger.check(currencyNames.map((c) => state.currencies.get(c)?.transfers ?? 0n));
+  if (problems.length > 0) throw new Error(`ledger check failed at start:\n  ${problems.join("\n  ")}`);
+  // Balances brought up to date from trades go into the first snapshot: from then on the rows hold
+  // those trades (migration 005). Nothing else is marked changed: recovery only loads.
+  for (const [user, c] of replayed) ledger.markDirty(user, c);
+
+  // 4. writer and readers
+  const writer = await DbWriter.start(settings.dbPath, { synchronous: settings.synchronous });
+  let fatal: string | null = null;
+  const fail = (reason: string) => {
+    if (fatal !== null) return;
+    fatal = reason;
+    onFatal(reason);
+  };
+  writer.onFatal((err) => fail(`database writer failed: ${err.message}`));
+  // Reads of the rows the writer derives wait for it to have written those of every answered batch.
+  const reader = DbReader.start(settings.dbPath, { before: () => writer.applied() });
+
+  const metrics = new Metrics(
+    () => writer.stats,
+    config.pairs.map((p) => p.name),
+  );
+  const exchange = new Exchange(ledger, writer);
+  exchange.nextOrderId = state.nextOrderId;
+  exchange.nextTradeId = state.nextTradeId;
+  exchange.clientIds = clientIds;
+  metrics.clientIds(() => ({
+    dbChecks: clientIds.dbChecks,
+    dbDuplicates: clientIds.dbDuplicates,
+    held: clientIds.held,
+    filterBytes: clientIds.filter.bytes,
+  }));
+  exchange.clientIdStored = (user, id) => reader.orderByClientId(user, id).then((row) => row !== undefined);
+
+  let closing: Promise<void> | null = null;
+
+  // 5. pair workers, each fed its open orders back in id order.
+  const waitStrategy = chooseWaitStrategy(settings.waitStrategy, availableParallelism(), config.pairs.length);
+  log(
+    `pair workers wait for commands: ${waitStrategy} (${availableParallelism()} cores, ${config.pairs.length} pairs)`,
+  );
+  const channels: PairChannel[] = [];
+  for (const p of config.pairs) {
+    const market = new PairMarket(p.name, p.priceDecimals, p.amountDecimals);
+    const rec = state.pairs.get(p.name);
+    if (rec !== undefined) {
+      for (const t of rec.recentTrades)
+        market.restoreHistory(t.takerSide as 0 | 1, t.takerType as 0 | 1, t.price, t.amount, t.timeMicro);
+      market.restoreLastPrice(rec.lastPrice);
+      for (const t of rec.window) market.restoreWindow(t.price, t.amount, t.timeMicro);
+      if (rec.lastTimeMicro > market.lastMicro) market.lastMicro = rec.lastTimeMicro;
+      PERIODS.forEach((period, i) => {
+        for (const c of rec.candles.get(period) ?? []) {
+          market.restoreCandle(i, [c.startMs, c.open, c.high, c.low, c.close, c.volume]);
+        }
+      });
+    }
+    // The candles hold the trades up to the last snapshot; the later committed ones go in again.
+    for (const t of state.tradesAfterSnapshot)
+      if (t.pair === p.name && t.id > state.candlesThrough)
+        market.replayCandles(t.price, t.amount, t.timeMicro);
+
+    const channel = new PairChannel({
+      pairName: p.name,
+      onEvent: pairEventHandler(exchange, p.index, () => metrics.trade(p.index)),
+      workerSpin: workerSpinFor(waitStrategy),
+    });
+    channels.push(channel);
+    channel.exited.then((code) => {
+      if (closing === null) fail(`pair worker ${p.name} exited (code ${code})`);
+    });
+    exchange.addPair(
+      p,
+      market,
+      channel,
+      config.currencies.get(p.base)!.scale,
+      config.currencies.get(p.quote)!.scale,
+      rec?.bookSeq ?? 0,
+    );
+  }
+  await Promise.all(channels.map((c) => c.ready));
+  for (const row of state.openOrders) {
+    const p = config.pairsByName.get(row.pair);
+    if (p === undefined)
+      throw new Error(`open order ${row.id} is on pair ${row.pair}, which the config no longer has`);
+    const o: OrderState = {
+      id: row.id,
+      user: row.userId,
+      pair: p.index,
+      side: row.side as 0 | 1,
+      type: row.type as 0 | 1,
+      price: row.price,
+      amount: row.amount,
+      used: row.amountUsed,
+      cancelled: false,
+      createMicro: row.createMicro,
+      updateMicro: row.updateMicro,
+      budget: 0n,
+      spent: 0n,
+      flags: row.flags,
+      clientOrderId: row.clientOrderId ?? undefined,
+      rowSent: true,
+      amending: null,
+      userSlot: -1,
+    };
+    while (!exchange.restoreOrder(o)) await channels[p.index].writable();
+  }
+  while (config.pairs.some((p) => exchange.inFlight(p.index) > 0)) await new Promise((r) => setTimeout(r, 1));
+
+  // 6. config users: created with their key and credited once.
+  const admin = new Admin(settings.adminToken ?? "", users, ledger, writer, config);
+  // The fee account (CONTRACT 9): a user without API keys, created once; it holds every fee.
+  exchange.feeUser = users.idOf(FEE_ACCOUNT_UID) ?? admin.createUser(FEE_ACCOUNT_UID, null);
+  admin.feeUser = exchange.feeUser;
+  for (const u of config.users) {
+    if (users.idOf(u.uid) !== undefined) continue;
+    if (users.hasToken(u.apiToken))
+      throw new Error(`config user ${u.uid}: apiToken already belongs to another user`);
+    for (const [currency, amount] of u.balances) {
+      if (ledger.sum(ledger.currencyIndex(currency)) + amount > MAX_LEDGER_VALUE)
+        throw new Error(
+          `config user ${u.uid}: balances.${currency} would take the ${currency} total of all accounts past the ledger's bound of 2^127 - 1 units`,
+        );
+    }
+    const id = admin.createUser(u.uid, { apiToken: u.apiToken, secretKey: u.secretKey });
+    for (const [currency, amount] of u.balances) if (amount > 0n) admin.deposit(id, currency, amount);
+  }
+  // The deposits' balances stay marked changed: the next snapshot writes them again. A snapshot
+  // may move meta 'balances_through' only when every balance changed since the last one is in it.
+  await writer.flush();
+
+  // 7. front end
+  let ready = false;
+  let accepting = true;
+  const app = uws.App();
+  // Shared by the REST routes and the stream upgrade.
+  const isReady = () => ready && fatal === null;
+  const isAccepting = () => accepting;
+  const nonceUsed = (token: string, nonce: bigint) => writer.nonce(token, nonce);
+  // Runs after the commit of every record so far, the nonces persisted just before included.
+  const afterNonces = (then: () => void) => writer.afterCommit(then);
+  const deadMan = new DeadMansSwitch((user) => {
+    if (accepting) exchange.cancelAll(user, -1, NO_REQUEST);
+  });
+  const listenKeys = new ListenKeys(settings.listenKeyTtlMs);
+  // The edge's map from request id to the waiting response: the core reports results into it.
+  const answers = new Answers();
+  exchange.sink = answers;
+  mountRoutes(app, {
+    config,
+    exchange,
+    answers,
+    users,
+    reader,
+    admin: settings.adminToken === undefined ? null : admin,
+    metrics,
+    rateLimit: settings.rateLimit,
+    ready: isReady,
+    accepting: isAccepting,
+    nonceUsed,
+    afterNonces,
+    deadMan,
+    listenKeys,
+    cors: new CorsPolicy(settings.corsOrigins),
+  });
+  mountStatic(app, loadStaticFiles(DEFAULT_WEB_DIR));
+  const hub = new StreamHub(app, {
+    config,
+    exchange,
+    metrics,
+    maxBackpressureBytes: settings.maxBackpressureBytes,
+    log,
+  });
+  exchange.listener = hub;
+  mountStream(app, {
+    hub,
+    users,
+    idleTimeoutSeconds: settings.idleTimeoutSeconds,
+    ready: isReady,
+    accepting: isAccepting,
+    nonceUsed,
+    afterNonces,
+    listenKeys,
+  });
+  // Exclusive: without it uWebSockets.js sets SO_REUSEPORT, and a second server on the same port
+  // starts silently and takes half of the connections.
+  const listenSocket = await new Promise<uws.us_listen_socket | false>((resolve) => {
+    if (isNativeUws()) exclusiveListen(app, settings.host, settings.port, resolve);
+    else app.listen(settings.host, settings.port, resolve);
+  });
+  if (listenSocket === false) {
+    const reason = await whyCannotListen(settings.host, settings.port);
+    accepting = false;
+    closing = (async () => {
+      await Promise.all(channels.map((c) => c.close()));
+      await writer.close();
+      listenKeys.stop();
+      await reader.close();
+    })();
+    await closing;
+    throw new ConfigError(`cannot listen on ${settings.host}:${settings.port}: ${reason}`);
+  }
+  const port = isNativeUws()
+    ? uws.us_socket_local_port(listenSocket as unknown as uws.us_socket)
+    : settings.port;
+  ready = true;
+  const url = `http://${settings.host}:${port}`;
+
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      accepting = false;
+      deadMan.clear();
+      uws.us_listen_socket_close(listenSocket);
+      // Let commands already in the workers finish, so their answers commit and go out.
+      const deadline = Date.now() + 10_000;
+      while (config.pairs.some((p) => exchange.inFlight(p.index) > 0) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      await Promise.all(channels.map((c) => c.close()));
+      exchange.snapshot();
+      await writer.close();
+      // After the last commit's messages went out: timers stop, streams get 1001.
+      listenKeys.stop();
+      hub.shutdown();
+      await reader.close();
+      lock.release();
+    })();
+    return closing;
+  };
+  return { port, url, exchange, waitStrategy, close };
+}
+
+/** The typings' `ListenOptions` is a type only: the module exports no such object at run time. */
+const LIBUS_LISTEN_EXCLUSIVE_PORT = 1 satisfies uws.ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT;
+
+/** `app.listen(host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, cb)`: the native call takes it, the typings only with a port. */
+function exclusiveListen(
+  app: uws.TemplatedApp,
+  host: string,
+  port: number,
+  cb: (s: uws.us_listen_socket | false) => void,
+): void {
+  const listen = app.listen as unknown as (
+    host: string,
+    port: number,
+    options: number,
+    cb: (s: uws.us_listen_socket | false) => void,
+  ) => uws.TemplatedApp;
+  listen.call(app, host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, cb);
+}
+
+/**
+ * uWebSockets.js says only that listening failed; node's own listen on the same address names the
+ * reason (EADDRINUSE: another process has the port; EADDRNOTAVAIL / ENOTFOUND: not an address of
+ * this machine).
+ */
+function whyCannotListen(host: string, port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EADDRINUSE") resolve("the port is in use by another process");
+      else if (err.code === "EADDRNOTAVAIL") resolve(`${host} is not an address of this machine`);
+      else if (err.code === "ENOTFOUND" || err.code === "EAI_AGAIN") resolve(`host ${host} is not known`);
+      else if (err.code === "EACCES") resolve(`permission denied for port ${port}`);
+      else resolve(err.message);
+    });
+    probe.listen({ host, port, exclusive: true }, () =>
+      probe.close(() => resolve("refused by uWebSockets.js")),
+    );
+  });
+}
+
+/**
+ * Balances as stored, brought up to the last committed trade, with `reserved` recomputed from the
+ * open orders. A balance row is a snapshot (migration 005): it holds the trades up to its
+ * `throughTrade`, and the legs of every later committed trade are added to it here, with the fees
+ * the trade row keeps. A reservation of an order that was never acknowledged (in flight at a crash)
+ * may have been committed with a snapshot, so what open orders hold is the truth and the rest of
+ * the user's total is available. The ledger check that follows proves the sums.
+ */
+function recoverBalances(
+  ledger: Ledger,
+  users: Users,
+  config: ExchangeConfig,
+  state: ReturnType<typeof loadState>,
+): [number, number][] {
+  const held = new Map<string, bigint>();
+  const add = (user: number, currency: string, amount: bigint) => {
+    const key = `${user}:${currency}`;
+    held.set(key, (held.get(key) ?? 0n) + amount);
+  };
+  for (const o of state.openOrders) {
+    const p = config.pairsByName.get(o.pair);
+    if (p === undefined) continue;
+    const units = pairUnits(p, config.currencies.get(p.base)!.scale, config.currencies.get(p.quote)!.scale);
+    add(
+      o.userId,
+      o.side === SELL ? p.base : p.quote,
+      limitHold(units, o.side, o.price, o.amount - o.amountUsed),
+    );
+  }
+  const totals = balanceTotals(state, config, ledger, users.idOf(FEE_ACCOUNT_UID) ?? -1);
+  const replayed: [number, number][] = [];
+  for (const { user, c, total, replayed: changed } of totals.values()) {
+    if (changed) replayed.push([user, c]);
+    const currency = ledger.currencies[c];
+    const reserved = held.get(`${user}:${currency}`) ?? 0n;
+    held.delete(`${user}:${currency}`);
+    if (reserved > total) {
+      throw new Error(
+        `user ${user} ${currency}: open orders hold ${reserved}, more than the balance ${total}`,
+      );
+    }
+    ledger.ensureUser(user);
+    ledger.load(user, c, total - reserved, reserved);
+  }
+  if (held.size > 0)
+    throw new Error(`open orders hold funds of users without a balance row: ${[...held.keys()]}`);
+  return replayed;
+}

@@ -1,0 +1,198 @@
+/**
+ * The command record (exchange-core's `OrderCommand`, STYLE 2): one object carries a request from
+ * the HTTP edge through every stage of the core, and each stage writes its part into it:
+ *
+ *   edge   request id, user and the validated inputs                 (src/http/trade.ts)
+ *   R1     what it holds in the ledger, or a refusal code             (Exchange.place, src/core/risk.ts)
+ *   SEQ    its place in the pair's command FIFO; the order id and time when it enters the ring
+ *                                                                     (src/core/sequencer.ts)
+ *   ME     the pair worker runs it; its events come back             (workers/pair)
+ *   R2     settlement of each event, the result code at END           (Exchange.on*)
+ *   DB     the rows it changed go into the writer's batch             (src/core/results.ts)
+ *   OUT    after that batch commits: the answer to the edge by request id, the stream messages
+ *                                                                     (src/core/results.ts)
+ *
+ * No stage holds a closure of another: the edge keeps a map from request id to the waiting
+ * response (src/http/answers.ts) and the core reports results through `ResultSink`.
+ */
+import type { PairMarket } from "./market-data.ts";
+import type { OrderFacts, OrderView, UserTradeView } from "./views.ts";
+
+/** Order types. */
+export const LIMIT = 0;
+export const MARKET = 1;
+
+/** Recovery: a stored open order put back into its book. */
+export const CMD_RESTORE = 0;
+export const CMD_CREATE = 1;
+export const CMD_CANCEL = 2;
+/** Amend (CONTRACT 8.3): a REDUCE when `delta` < 0 at the same price, else a MOVE. */
+export const CMD_AMEND = 3;
+/** Cancel-all on one pair (CONTRACT 8.4): expands into one CMD_CANCEL per target when it is sent. */
+export const CMD_CANCEL_ALL = 4;
+
+/** No one waits for an answer (recovery, the dead-man's switch, a cancel inside a cancel-all). */
+export const NO_REQUEST = 0;
+
+/**
+ * A cancel's answer when the core no longer holds the order: only its committed row can tell
+ * (the edge reads it). Never a catalogue code (those are positive).
+ */
+export const NEEDS_ROW = -1;
+
+/**
+ * `Command.cidCheck`: a create's client order id against the database (src/core/client-ids.ts). NONE:
+ * not asked; ASKING: the read is out; UNUSED: no order has it; USED: one has (a duplicate);
+ * FAILED: the read failed.
+ */
+export const CID_CHECK_NONE = 0;
+export const CID_CHECK_ASKING = 1;
+export const CID_CHECK_UNUSED = 2;
+export const CID_CHECK_USED = 3;
+export const CID_CHECK_FAILED = 4;
+
+/**
+ * Live state of an order the core knows about (open, or finishing in the current command). Its
+ * facts (id, type, side, price, amount, used, cancelled, times, flags, client order id) are the
+ * ones every order view is built from (src/core/views.ts).
+ */
+export interface OrderState extends OrderFacts {
+  user: number;
+  pair: number;
+  side: 0 | 1;
+  type: 0 | 1;
+  /** Limit price in ticks; for a market order 0 until it is final, then the average price. */
+  price: number;
+  clientOrderId: string | undefined;
+  /** Market buy: quote (ledger units) still reserved for it. Market orders: ticks × lots spent. */
+  budget: bigint;
+  spent: bigint;
+  /** Set while an amend of the order is in the worker: the amends waiting behind it (else null). */
+  amending: Command[] | null;
+  /** Index in its user's list of open orders (Exchange.openByUser); -1 when not in it. */
+  userSlot: number;
+  /**
+   * Its row was sent to the writer (or recovered from the database): later records only update
+   * what changes (DbWriter.updateOrder).
+   */
+  rowSent: boolean;
+}
+
+/** What a create-order asks for, validated by the edge (src/http/validate.ts) in book units. */
+export interface OrderInputs {
+  type: 0 | 1;
+  side: 0 | 1;
+  /** Ticks (ignored for a market order). */
+  price: number;
+  /** Lots. */
+  amount: number;
+  /** Options (src/core/orders.ts): time in force, post-only. */
+  flags: number;
+  clientOrderId: string | undefined;
+}
+
+/** The cancels of one cancel-all request, over every pair it covers. */
+export interface CancelAllGroup {
+  request: number;
+  /** Pairs whose cancels are not all sent, plus cancels not answered yet. */
+  outstanding: number;
+  /** Ids of the orders cancelled so far. */
+  cancelled: number[];
+}
+
+export interface Command extends OrderInputs {
+  kind: number;
+  /** The edge's id for the response waiting for this command (NO_REQUEST: none). */
+  request: number;
+  user: number;
+  pair: number;
+  /** The order it creates (given when it enters the ring) or acts on. */
+  orderId: number;
+  /** That order's live state (create: built when it enters the ring). */
+  order: OrderState | null;
+
+  // ---- inputs (edge): OrderInputs; for an amend, `price` and `amount` are the new ones.
+
+  // ---- R1
+  /** Market buy: ticks × lots the worker may spend (NO_BUDGET otherwise). */
+  budget: number;
+  /** Ledger units held for it and not settled yet (create: its hold; amend: the extra hold). */
+  hold: bigint;
+  /** Amend: new total amount minus the current one. */
+  delta: number;
+  /** Create with a client order id: where its check against the database stands (CID_CHECK_*). */
+  cidCheck: number;
+
+  // ---- cancel-all
+  group: CancelAllGroup | null;
+  /** CMD_CANCEL_ALL: the orders to cancel, chosen when it is sent, and how many are sent. */
+  targets: OrderState[] | null;
+  sent: number;
+
+  // ---- R2 / OUT
+  /** Result code: 0, or why it was refused. */
+  result: number;
+  /** The order as answered (create, amend), taken when the command ended. */
+  view: OrderView | null;
+  /** Orders it closed: cancels see them (Results.closing) until their final rows commit. */
+  closed: OrderState[] | null;
+  /** What the read model and the stream are told after the commit (null: nothing). */
+  publication: Publication | null;
+}
+
+/** Stream messages of one command, sent after its commit (CommitListener). */
+export interface Publication {
+  /**
+   * Book levels changed, as the worker reported them: `side, price, total` triples (total 0:
+   * removed), in order, so a price repeated later wins; numbered `seq` (CONTRACT 9). null: none.
+   * One flat array per command instead of a Map per side: fewer allocations per order.
+   */
+  levels: number[] | null;
+  seq: number;
+  /** The three lists below are a shared empty array when empty (read-only, like the whole record). */
+  trades: readonly ReturnType<PairMarket["publicTrade"]>[];
+  orders: readonly [number, OrderView][];
+  userTrades: readonly [number, UserTradeView][];
+}
+
+/** A command record with every field set (one shape for every kind keeps the stages monomorphic). */
+export function newCommand(kind: number, request: number, user: number, pair: number): Command {
+  return {
+    kind,
+    request,
+    user,
+    pair,
+    orderId: 0,
+    order: null,
+    type: 0,
+    side: 0,
+    price: 0,
+    amount: 0,
+    flags: 0,
+    clientOrderId: undefined,
+    budget: 0,
+    hold: 0n,
+    delta: 0,
+    cidCheck: 0,
+    group: null,
+    targets: null,
+    sent: 0,
+    result: 0,
+    view: null,
+    closed: null,
+    publication: null,
+  };
+}
+
+/**
+ * The edge's side of the core: each request's result, by the id the edge gave it. Called after
+ * the command's changes committed (or, for a refusal decided later, when nothing changed).
+ */
+export interface ResultSink {
+  /** create-order, amend-order: `code` 0 and the order, or an error code and null. */
+  orderResult(request: number, code: number, order: OrderView | null): void;
+  /** cancel-order: 0, an error code, or NEEDS_ROW. */
+  cancelResult(request: number, code: number): void;
+  /** cancel-all: the ids it cancelled, ascending. */
+  cancelAllResult(request: number, cancelled: number[]): void;
+}

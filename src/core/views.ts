@@ -1,0 +1,143 @@
+/**
+ * One view per wire type (interface 2.1 order, 2.5 user trade), built the same way from the core's
+ * live state and from stored rows: REST answers, pages, the pair page and stream messages all show
+ * an object through the function here.
+ */
+
+import { FEE_DECIMALS } from "../config.ts";
+import { BUY } from "../protocol/pair/engine.ts";
+import { formatDecimal } from "../util/numbers.ts";
+import { formatDateTime } from "../util/time.ts";
+import { scaled } from "./market-data.ts";
+import { type TimeInForce, withOrderOptions } from "./orders.ts";
+
+/** The order as the interface shows it (2.1). */
+export interface OrderView {
+  id: number;
+  pairName: string;
+  tradeType: "limit" | "market";
+  directionType: "buy" | "sell";
+  price: number;
+  amount: number;
+  amountUsed: number;
+  isCancelled: boolean;
+  createTime: string;
+  updateTime?: string;
+  clientOrderId?: string;
+  timeInForce?: TimeInForce;
+  postOnly?: true;
+}
+
+/** A user's trade as the interface shows it (2.5). */
+export interface UserTradeView {
+  id: number;
+  pairName: string;
+  tradeType: "limit" | "market";
+  directionType: "buy" | "sell";
+  price: number;
+  amount: number;
+  tradeTime: string;
+  /** CONTRACT 9: what this side paid (0 with no fee), in `feeCurrency` (buyer: base, seller: quote). */
+  /**
+   * The fee as exact decimal text; it goes on the wire as a JSON number with these very digits
+   * (schemas.ts `exactFees`), since a double keeps only about 15 significant digits.
+   */
+  fee: string;
+  feeCurrency: string;
+}
+
+/** What a view needs to know of a pair. */
+export interface ViewPair {
+  name: string;
+  base: string;
+  quote: string;
+  priceDecimals: number;
+  amountDecimals: number;
+}
+
+/** An order's facts in book units (ticks, lots, microseconds): the core's OrderState is one. */
+export interface OrderFacts {
+  id: number;
+  /** 0 limit, 1 market. */
+  type: number;
+  /** 0 buy, 1 sell. */
+  side: number;
+  price: number;
+  amount: number;
+  used: number;
+  cancelled: boolean;
+  createMicro: number;
+  updateMicro: number;
+  flags: number;
+  clientOrderId: string | null | undefined;
+}
+
+/** 2.1: the order as the interface shows it, with `updateTime` when asked (CONTRACT 8 options when set). */
+export function orderView(p: ViewPair, o: OrderFacts, withUpdate: boolean): OrderView {
+  const v: OrderView = {
+    id: o.id,
+    pairName: p.name,
+    tradeType: o.type === 0 ? "limit" : "market",
+    directionType: o.side === BUY ? "buy" : "sell",
+    price: scaled(o.price, p.priceDecimals),
+    amount: scaled(o.amount, p.amountDecimals),
+    amountUsed: scaled(o.used, p.amountDecimals),
+    isCancelled: o.cancelled,
+    createTime: formatDateTime(o.createMicro),
+  };
+  if (withUpdate) v.updateTime = formatDateTime(o.updateMicro);
+  return withOrderOptions(v, o.flags, o.clientOrderId);
+}
+
+/** One side of a trade (a stored user-trade row is one). */
+export interface TradeSideFacts {
+  /** The trade id. */
+  id: number;
+  side: number;
+  type: number;
+  price: number;
+  amount: number;
+  timeMicro: number;
+  /** This side's fee rate in units of 10^-FEE_DECIMALS. */
+  feeRate: number;
+}
+
+/** 2.5: a trade from one user's side, with its fee (CONTRACT 9). */
+export function userTradeView(p: ViewPair, t: TradeSideFacts): UserTradeView {
+  const { fee, feeCurrency } = tradeFee(p, t.side, t.feeRate, t.price, t.amount);
+  return {
+    id: t.id,
+    pairName: p.name,
+    tradeType: t.type === 0 ? "limit" : "market",
+    directionType: t.side === BUY ? "buy" : "sell",
+    price: scaled(t.price, p.priceDecimals),
+    amount: scaled(t.amount, p.amountDecimals),
+    tradeTime: formatDateTime(t.timeMicro),
+    fee,
+    feeCurrency,
+  };
+}
+
+/**
+ * The fee of one side of a trade (CONTRACT 9), as the views show it: the buyer pays `rate` of the
+ * base it receives, the seller `rate` of the quote. Exact: computed in integers and printed from
+ * the exact decimal (`rate` is in units of 10^-6, so the fee has 6 more decimals than the amount).
+ */
+export function tradeFee(
+  spec: Pick<ViewPair, "base" | "quote" | "priceDecimals" | "amountDecimals">,
+  side: number,
+  rate: number,
+  price: number,
+  qty: number,
+): { fee: string; feeCurrency: string } {
+  const feeCurrency = side === BUY ? spec.base : spec.quote;
+  if (rate === 0) return { fee: "0", feeCurrency };
+  const fee =
+    side === BUY
+      ? formatDecimal(BigInt(qty) * BigInt(rate), spec.amountDecimals + FEE_DECIMALS)
+      : formatDecimal(
+          BigInt(price) * BigInt(qty) * BigInt(rate),
+          spec.priceDecimals + spec.amountDecimals + FEE_DECIMALS,
+        );
+  return { fee, feeCurrency };
+}

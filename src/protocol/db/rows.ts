@@ -1,0 +1,82 @@
+/**
+ * Row shapes returned by recovery (`recovery.ts`) and the page reader (`reader.ts`): plain
+ * objects with integer fields in internal units (ticks, lots, microseconds); the HTTP edge
+ * formats them. Side 0 buy / 1 sell; type 0 limit / 1 market.
+ */
+
+export interface OrderRow {
+  id: number;
+  userId: number;
+  pair: string;
+  side: number;
+  type: number;
+  /** Ticks; for a market order its average execution price (0 until it fills). */
+  price: number;
+  amount: number;
+  amountUsed: number;
+  isCancelled: boolean;
+  createMicro: number;
+  updateMicro: number;
+  /** The order's options (src/core/orders.ts). */
+  flags: number;
+  clientOrderId: string | null;
+}
+
+/** A trade as stored (public history: direction and type are the taker's). */
+export interface TradeRow {
+  id: number;
+  pair: string;
+  price: number;
+  amount: number;
+  takerOrderId: number;
+  makerOrderId: number;
+  takerUserId: number;
+  makerUserId: number;
+  takerSide: number;
+  takerType: number;
+  makerType: number;
+  /** The trade's eventTimeMicro. */
+  timeMicro: number;
+}
+
+/** A trade seen by one of its users: that user's direction and order type. `id` is the trade id. */
+export interface UserTradeRow {
+  id: number;
+  pair: string;
+  side: number;
+  type: number;
+  price: number;
+  amount: number;
+  timeMicro: number;
+  /** The fee rate this side paid, in units of 10^-6 (migration 003); 0 when none. */
+  feeRate: number;
+}
+
+export interface CandleRow {
+  startMs: number;
+  open: number;
+  high: number;
+  low: number;
+  close: number;
+  volume: number;
+}
+
+/** SELECT list producing an OrderRow (is_cancelled still 0/1: see `toOrderRow`). */
+export const ORDER_COLUMNS = `id, user_id AS userId, pair, side, type, price, amount,
+  amount_used AS amountUsed, is_cancelled AS isCancelled, create_micro AS createMicro,
+  update_micro AS updateMicro, flags, client_order_id AS clientOrderId`;
+
+export const TRADE_COLUMNS = `id, pair, price, amount, taker_order_id AS takerOrderId,
+  maker_order_id AS makerOrderId, taker_user_id AS takerUserId, maker_user_id AS makerUserId,
+  taker_side AS takerSide, taker_type AS takerType, maker_type AS makerType, time_micro AS timeMicro`;
+
+export const USER_TRADE_COLUMNS =
+  "trade_id AS id, pair, side, type, price, amount, time_micro AS timeMicro, fee_rate AS feeRate";
+
+export const CANDLE_COLUMNS = "start_ms AS startMs, open, high, low, close, volume";
+
+/** Turns the 0/1 of `is_cancelled` into a boolean, in place. */
+export function toOrderRow(row: OrderRow): OrderRow {
+  row.isCancelled = (row.isCancelled as unknown as number) !== 0;
+  return row;
+}

@@ -1,0 +1,361 @@
+/**
+ * Binary records exchanged with a pair worker through two SpscRings (./ring.ts):
+ *
+ *   main thread ──commands (CMD_SLOT_WORDS per slot)──▶ pair worker ──events (EV_SLOT_WORDS)──▶ main thread
+ *
+ * Every word is a Float64, so ids, prices, quantities and budgets (integers below 2^53, see
+ * ./engine.ts) travel exactly. Words 0 and 1 of every record are its kind and the command's `seq`:
+ * a number the main thread assigns, increasing per pair, and which the worker copies into every
+ * event the command produces. Each command is answered by its book events, in BookEvents order,
+ * then one END record carrying the command's ResultCode. Words past a record's last field are left
+ * as they were (stale).
+ *
+ * Each record kind is defined once, by its field table below: the names of its fields in order.
+ * The table gives each name its word offset (`f[o + TRADE.price]`), computed once at module load;
+ * the slot sizes are checked against the tables. An event table lists the arguments of the
+ * BookEvents method of the same name, in order, and EventRecordWriter (below) is the one place
+ * that turns those arguments into records. Adding a field to an event is: its name in the table,
+ * the argument in BookEvents and EventRecordWriter, the books that produce it and the code that
+ * reads it (src/core/exchange.ts's `pairEventHandler`); to a command: the table, PairChannel's send
+ * (src/pair/pair-client.ts) and `runCommand`.
+ *
+ * Command kinds and event kinds do not overlap, so a record read from the wrong ring is detected.
+ * Writing and running records allocates nothing (`eventTuple`, for tests, does).
+ */
+import type { BookEvents, DoneReason, MatchingBook, ResultCode, Side } from "./engine.ts";
+
+/** A record kind as data: its number, its name and its fields in order (after the two header words). */
+export interface RecordSpec {
+  readonly kind: number;
+  readonly name: string;
+  readonly fields: readonly string[];
+}
+
+/** Header words of every record, command or event. */
+export const CMD_KIND = 0;
+export const CMD_SEQ = 1;
+export const EV_KIND = 0;
+export const EV_SEQ = 1;
+const HEADER_WORDS = 2;
+
+/** Every command kind's table, then every event kind's, as data (tests, decoding, slot checks). */
+export const COMMAND_RECORDS: RecordSpec[] = [];
+export const EVENT_RECORDS: RecordSpec[] = [];
+
+/** Registers a record kind in `specs` and returns its word offsets by field name. */
+function record<const F extends readonly string[]>(
+  specs: RecordSpec[],
+  kind: number,
+  name: string,
+  fields: F,
+): { readonly [K in F[number]]: number } {
+  specs.push({ kind, name, fields });
+  const offsets: Record<string, number> = {};
+  fields.forEach((field, i) => {
+    offsets[field] = HEADER_WORDS + i;
+  });
+  return Object.freeze(offsets) as { readonly [K in F[number]]: number };
+}
+
+// ------------------------------------------------------------------------------------ commands
+
+export const CMD_LIMIT = 1;
+export const CMD_MARKET = 2;
+export const CMD_CANCEL = 3;
+/** Ends the worker's loop after an END record for it; the thread then exits. */
+export const CMD_SHUTDOWN = 4;
+/** Lowers a resting order's open quantity, keeping its place (MatchingBook.reduce). */
+export const CMD_REDUCE = 5;
+/** New price and/or quantity for a resting order, which goes to the back (MatchingBook.move). */
+export const CMD_MOVE = 6;
+
+/** MatchingBook.limit: `flags` TIF_* | FLAG_POST_ONLY (./engine.ts). */
+export const LIMIT_CMD = record(COMMAND_RECORDS, CMD_LIMIT, "limit", [
+  "orderId",
+  "user",
+  "side",
+  "price",
+  "qty",
+  "flags",
+] as const);
+/** MatchingBook.market: `budget` in ticks × lots, or NO_BUDGET. */
+export const MARKET_CMD = record(COMMAND_RECORDS, CMD_MARKET, "market", [
+  "orderId",
+  "user",
+  "side",
+  "qty",
+  "budget",
+] as const);
+export const CANCEL_CMD = record(COMMAND_RECORDS, CMD_CANCEL, "cancel", ["orderId"] as const);
+/** MatchingBook.reduce: `by` lots to take off. */
+export const REDUCE_CMD = record(COMMAND_RECORDS, CMD_REDUCE, "reduce", ["orderId", "by"] as const);
+/** MatchingBook.move: `delta` is the signed change of the open quantity (a Float64 holds it exactly). */
+export const MOVE_CMD = record(COMMAND_RECORDS, CMD_MOVE, "move", [
+  "orderId",
+  "price",
+  "delta",
+  "flags",
+] as const);
+record(COMMAND_RECORDS, CMD_SHUTDOWN, "shutdown", [] as const);
+
+/** Words per command slot: 64 bytes, a cache line's size. */
+export const CMD_SLOT_WORDS = 8;
+
+// ------------------------------------------------------------------------------------ events
+
+export const EV_TRADE = 11;
+export const EV_RESTED = 12;
+export const EV_DONE = 13;
+export const EV_LEVEL = 14;
+/** Last record of every command; carries its ResultCode. */
+export const EV_END = 15;
+export const EV_AMENDED = 16;
+
+/** BookEvents.trade. */
+export const TRADE = record(EVENT_RECORDS, EV_TRADE, "trade", [
+  "takerId",
+  "takerUser",
+  "takerSide",
+  "makerId",
+  "makerUser",
+  "price",
+  "qty",
+  "takerLeft",
+  "makerLeft",
+] as const);
+/** BookEvents.rested. */
+export const RESTED = record(EVENT_RECORDS, EV_RESTED, "rested", [
+  "orderId",
+  "user",
+  "side",
+  "price",
+  "left",
+] as const);
+/** BookEvents.done. */
+export const DONE = record(EVENT_RECORDS, EV_DONE, "done", [
+  "orderId",
+  "user",
+  "side",
+  "reason",
+  "left",
+] as const);
+/** BookEvents.level. */
+export const LEVEL = record(EVENT_RECORDS, EV_LEVEL, "level", ["side", "price", "total"] as const);
+/** BookEvents.amended. */
+export const AMENDED = record(EVENT_RECORDS, EV_AMENDED, "amended", [
+  "orderId",
+  "user",
+  "side",
+  "oldPrice",
+  "newPrice",
+  "oldLeft",
+  "newLeft",
+] as const);
+/** The command's ResultCode; not a BookEvents call. */
+export const END = record(EVENT_RECORDS, EV_END, "end", ["result"] as const);
+
+/** Words per event slot: the largest record (TRADE, 11 words) plus one spare; 96 bytes. */
+export const EV_SLOT_WORDS = 12;
+
+for (const [specs, slotWords, ring] of [
+  [COMMAND_RECORDS, CMD_SLOT_WORDS, "CMD_SLOT_WORDS"],
+  [EVENT_RECORDS, EV_SLOT_WORDS, "EV_SLOT_WORDS"],
+] as const) {
+  for (const spec of specs) {
+    if (HEADER_WORDS + spec.fields.length > slotWords) {
+      throw new Error(`${ring} is smaller than the ${spec.name} record`);
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------ run commands
+
+/**
+ * Runs the LIMIT, MARKET, CANCEL, REDUCE or MOVE command at `o` on `book` (whose events go wherever
+ * the book sends them). SHUTDOWN and unknown kinds are the caller's business: this throws on them.
+ */
+export function runCommand(book: MatchingBook, f: Float64Array, o: number): ResultCode {
+  switch (f[o + CMD_KIND]) {
+    case CMD_LIMIT:
+      return book.limit(
+        f[o + LIMIT_CMD.orderId],
+        f[o + LIMIT_CMD.user],
+        f[o + LIMIT_CMD.side] as Side,
+        f[o + LIMIT_CMD.price],
+        f[o + LIMIT_CMD.qty],
+        f[o + LIMIT_CMD.flags],
+      );
+    case CMD_MARKET:
+      return book.market(
+        f[o + MARKET_CMD.orderId],
+        f[o + MARKET_CMD.user],
+        f[o + MARKET_CMD.side] as Side,
+        f[o + MARKET_CMD.qty],
+        f[o + MARKET_CMD.budget],
+      );
+    case CMD_CANCEL:
+      return book.cancel(f[o + CANCEL_CMD.orderId]);
+    case CMD_REDUCE:
+      return book.reduce(f[o + REDUCE_CMD.orderId], f[o + REDUCE_CMD.by]);
+    case CMD_MOVE:
+      return book.move(
+        f[o + MOVE_CMD.orderId],
+        f[o + MOVE_CMD.price],
+        f[o + MOVE_CMD.delta],
+        f[o + MOVE_CMD.flags],
+      );
+    default:
+      throw new Error(`not a book command: kind ${f[o + CMD_KIND]} at offset ${o}`);
+  }
+}
+
+// ------------------------------------------------------------------------------------ write events
+
+/**
+ * The book's events as records: each BookEvents call writes one record (kind, `seq`, the fields
+ * in table order) at the offset `slot()` returns, in `f`. The pair worker's subclass takes its
+ * slots from the event ring; tests and benchmarks take theirs from a buffer of their own. This is
+ * the one place where the BookEvents arguments meet the field tables.
+ */
+export abstract class EventRecordWriter implements BookEvents {
+  /** Seq of the command being run; stamped on every event it produces. */
+  seq = 0;
+
+  constructor(
+    /** Where the records go; `slot()` offsets index into it. */
+    readonly f: Float64Array,
+  ) {}
+
+  /** Offset in `f` of the next record's first word. */
+  abstract slot(): number;
+
+  trade(
+    takerId: number,
+    takerUser: number,
+    takerSide: Side,
+    makerId: number,
+    makerUser: number,
+    price: number,
+    qty: number,
+    takerLeft: number,
+    makerLeft: number,
+  ): void {
+    const f = this.f;
+    const o = this.slot();
+    f[o + EV_KIND] = EV_TRADE;
+    f[o + EV_SEQ] = this.seq;
+    f[o + TRADE.takerId] = takerId;
+    f[o + TRADE.takerUser] = takerUser;
+    f[o + TRADE.takerSide] = takerSide;
+    f[o + TRADE.makerId] = makerId;
+    f[o + TRADE.makerUser] = makerUser;
+    f[o + TRADE.price] = price;
+    f[o + TRADE.qty] = qty;
+    f[o + TRADE.takerLeft] = takerLeft;
+    f[o + TRADE.makerLeft] = makerLeft;
+  }
+
+  rested(orderId: number, user: number, side: Side, price: number, left: number): void {
+    const f = this.f;
+    const o = this.slot();
+    f[o + EV_KIND] = EV_RESTED;
+    f[o + EV_SEQ] = this.seq;
+    f[o + RESTED.orderId] = orderId;
+    f[o + RESTED.user] = user;
+    f[o + RESTED.side] = side;
+    f[o + RESTED.price] = price;
+    f[o + RESTED.left] = left;
+  }
+
+  done(orderId: number, user: number, side: Side, reason: DoneReason, left: number): void {
+    const f = this.f;
+    const o = this.slot();
+    f[o + EV_KIND] = EV_DONE;
+    f[o + EV_SEQ] = this.seq;
+    f[o + DONE.orderId] = orderId;
+    f[o + DONE.user] = user;
+    f[o + DONE.side] = side;
+    f[o + DONE.reason] = reason;
+    f[o + DONE.left] = left;
+  }
+
+  level(side: Side, price: number, total: number): void {
+    const f = this.f;
+    const o = this.slot();
+    f[o + EV_KIND] = EV_LEVEL;
+    f[o + EV_SEQ] = this.seq;
+    f[o + LEVEL.side] = side;
+    f[o + LEVEL.price] = price;
+    f[o + LEVEL.total] = total;
+  }
+
+  amended(
+    orderId: number,
+    user: number,
+    side: Side,
+    oldPrice: number,
+    newPrice: number,
+    oldLeft: number,
+    newLeft: number,
+  ): void {
+    const f = this.f;
+    const o = this.slot();
+    f[o + EV_KIND] = EV_AMENDED;
+    f[o + EV_SEQ] = this.seq;
+    f[o + AMENDED.orderId] = orderId;
+    f[o + AMENDED.user] = user;
+    f[o + AMENDED.side] = side;
+    f[o + AMENDED.oldPrice] = oldPrice;
+    f[o + AMENDED.newPrice] = newPrice;
+    f[o + AMENDED.oldLeft] = oldLeft;
+    f[o + AMENDED.newLeft] = newLeft;
+  }
+
+  /** The END record of the command `seq`. */
+  end(result: ResultCode): void {
+    const f = this.f;
+    const o = this.slot();
+    f[o + EV_KIND] = EV_END;
+    f[o + EV_SEQ] = this.seq;
+    f[o + END.result] = result;
+  }
+}
+
+// ------------------------------------------------------------------------------------ read events
+
+const EVENT_BY_KIND = new Map(EVENT_RECORDS.map((spec) => [spec.kind, spec]));
+
+/**
+ * The event record at `o` as a tuple: its table's name, then its fields in table order, e.g.
+ * `["trade", takerId, takerUser, ...]`, `["end", result]`. For tests and diagnostics: it allocates.
+ */
+export function eventTuple(f: Float64Array, o: number): [string, ...number[]] {
+  const spec = EVENT_BY_KIND.get(f[o + EV_KIND]);
+  if (spec === undefined) throw new Error(`not an event record: kind ${f[o + EV_KIND]} at offset ${o}`);
+  const tuple: [string, ...number[]] = [spec.name];
+  for (let i = 0; i < spec.fields.length; i++) tuple.push(f[o + HEADER_WORDS + i]);
+  return tuple;
+}
+
+// ------------------------------------------------------------------------------------ startup
+
+/** Handed to the pair worker once, as `workerData`; after that everything goes through the rings. */
+export interface PairWorkerData {
+  pairName: string;
+  /** Command ring made by `SpscRing.create(slots, CMD_SLOT_WORDS)`; the worker consumes it. */
+  commandsSab: SharedArrayBuffer;
+  /** Event ring made by `SpscRing.create(slots, EV_SLOT_WORDS)`; the worker produces into it. */
+  eventsSab: SharedArrayBuffer;
+  /** Polls of an empty command ring before sleeping in Atomics.wait (Infinity: never sleep). */
+  spinIterations: number;
+  /**
+   * The worker publishes its events and releases the commands after every `publishEvery` commands
+   * and at the end of each drained batch: 1 is per command, Infinity once per drained batch.
+   */
+  publishEvery: number;
+  /** Initial order capacity of the book. */
+  initialCapacity: number;
+}
+
+/** The one message the worker posts: its book is built and it is about to read commands. */
+export const READY_MESSAGE = "pair-worker-ready";

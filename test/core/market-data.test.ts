@@ -1,0 +1,105 @@
+/** The public read models of one pair (src/core/market-data.ts): what they hand to the writer. */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import fc from "fast-check";
+import { BookSide, type Candle, HISTORY_SIZE, PairMarket } from "../../src/core/market-data.ts";
+
+const MINUTE_MICRO = 60_000_000;
+
+function drained(m: PairMarket, period: string): Candle[] {
+  const out: Candle[] = [];
+  m.drainCandles((p, c) => {
+    if (p === period) out.push([...c] as Candle);
+  });
+  return out;
+}
+
+describe("PairMarket candles", () => {
+  it("hands over a candle closed since the last drain with its last trade, then the new one", () => {
+    const m = new PairMarket("btc_usdt", 2, 6);
+    const t0 = 28_000_000 * MINUTE_MICRO; // a minute boundary (2023)
+    m.addTrade(0, 0, 100, 5, t0 + 1);
+    assert.deepEqual(drained(m, "1m"), [[t0 / 1000, 100, 100, 100, 100, 5]]);
+    // Between two drains: the minute's last trade, then one in the next minute.
+    m.addTrade(0, 0, 120, 2, t0 + MINUTE_MICRO - 1);
+    m.addTrade(1, 0, 90, 1, t0 + MINUTE_MICRO + 1);
+    assert.deepEqual(drained(m, "1m"), [
+      [t0 / 1000, 100, 120, 100, 120, 7],
+      [t0 / 1000 + 60_000, 90, 90, 90, 90, 1],
+    ]);
+    assert.deepEqual(drained(m, "1m"), [], "nothing changed since");
+  });
+
+  it("does not hand over again a candle already drained when the next one opens", () => {
+    const m = new PairMarket("btc_usdt", 2, 6);
+    const t0 = 28_000_000 * MINUTE_MICRO; // a minute boundary (2023)
+    m.addTrade(0, 0, 100, 5, t0 + 1);
+    drained(m, "1m");
+    m.addTrade(0, 0, 101, 1, t0 + MINUTE_MICRO + 1);
+    assert.deepEqual(drained(m, "1m"), [[t0 / 1000 + 60_000, 101, 101, 101, 101, 1]]);
+  });
+});
+
+describe("PairMarket history", () => {
+  it("holds the last HISTORY_SIZE trades, newest first, after any restore and any number of trades", () => {
+    type T = [0 | 1, 0 | 1, number, number];
+    const trade = fc.tuple(
+      fc.constantFrom<0 | 1>(0, 1),
+      fc.constantFrom<0 | 1>(0, 1),
+      fc.integer({ min: 1, max: 10_000_000 }),
+      fc.integer({ min: 1, max: 1_000_000 }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(trade, { maxLength: 2 * HISTORY_SIZE }),
+        fc.array(trade, { maxLength: 3 * HISTORY_SIZE }),
+        (stored: T[], live: T[]) => {
+          const m = new PairMarket("btc_usdt", 2, 6);
+          // The model: a list, newest first, as the history was kept before it became a ring.
+          const model: ReturnType<PairMarket["publicTrade"]>[] = [];
+          let micro = 1_000_000;
+          // Recovery feeds stored trades newest first: the first one is the latest.
+          const storedMicros = stored.map(() => micro++).reverse();
+          stored.forEach(([side, type, price, amount], i) => {
+            m.restoreHistory(side, type, price, amount, storedMicros[i]);
+            if (model.length < HISTORY_SIZE)
+              model.push(m.publicTrade(side, type, price, amount, storedMicros[i]));
+          });
+          assert.deepEqual(m.history, model);
+          for (const [side, type, price, amount] of live) {
+            micro += 1_000_000;
+            m.addTrade(side, type, price, amount, micro);
+            model.unshift(m.publicTrade(side, type, price, amount, micro));
+            if (model.length > HISTORY_SIZE) model.pop();
+            assert.deepEqual(m.latestTrade(), model[0]);
+          }
+          assert.deepEqual(m.history, model);
+          assert.equal(m.history, m.history, "built once until the next trade");
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe("BookSide", () => {
+  it("keeps each side's prices sorted best first and their totals through any sets and removals", () => {
+    const op = fc.tuple(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 0, max: 3 }));
+    fc.assert(
+      fc.property(fc.boolean(), fc.array(op, { maxLength: 200 }), (descending, ops) => {
+        const side = new BookSide(descending);
+        const model = new Map<number, number>();
+        for (const [price, total] of ops) {
+          side.set(price, total);
+          if (total === 0) model.delete(price);
+          else model.set(price, total);
+        }
+        const want = [...model.keys()].sort((a, b) => (descending ? b - a : a - b));
+        const got = Array.from({ length: side.size }, (_, i) => side.priceAt(i));
+        assert.deepEqual(got, want);
+        assert.deepEqual(new Map(got.map((p, i) => [p, side.totalAt(i)])), model);
+        assert.equal(side.best(), want.length === 0 ? 0 : want[0]);
+      }),
+    );
+  });
+});
