@@ -4,6 +4,7 @@
  * (`npx exchange ...` after `npm run build`), or run from the sources with `npx tsx src/cli.ts`.
  *
  *   exchange user create [--uid UUID]                          admin: a new user and API key
+ *   exchange user UID                                          admin: balances and API keys
  *   exchange api-key create UID                                admin: another key
  *   exchange deposit UID CURRENCY AMOUNT                       admin
  *   exchange withdraw UID CURRENCY AMOUNT                      admin
@@ -12,6 +13,7 @@
  *   exchange order cancel ORDER_ID
  *   exchange order cancel-all [--pair PAIR]
  *   exchange orders [--page N] [--page-size N]                 the caller's orders, newest first
+ *   exchange transfers [--page N] [--page-size N]              the caller's deposits and withdrawals
  *   exchange balances PAIR
  *   exchange pairs | book PAIR | history PAIR
  *   exchange tail CHANNEL... [--count N] [--book]              one JSON line per stream message
@@ -40,11 +42,12 @@ import { StreamClient } from "./client/stream.ts";
 
 const USAGE = `usage: exchange <command> [args] [--url URL] [--token T --secret S] [--admin-token A]
   [--signature bound|legacy] [--recv-window MS]
-  user create [--uid UUID]            api-key create UID
+  user create [--uid UUID]            user UID                 api-key create UID
   deposit UID CURRENCY AMOUNT         withdraw UID CURRENCY AMOUNT
   order place PAIR buy|sell AMOUNT [PRICE] [--client-order-id ID] [--time-in-force T] [--post-only]
   order cancel ORDER_ID               order cancel-all [--pair PAIR]
   orders [--page N] [--page-size N]   balances PAIR
+  transfers [--page N] [--page-size N]
   pairs | book PAIR | history PAIR    tail CHANNEL... [--count N] [--book]`;
 
 class UsageError extends Error {}
@@ -135,9 +138,9 @@ export async function run(
     const [cmd, sub] = p;
     switch (cmd) {
       case "user":
-        if (sub !== "create") throw new UsageError(`unknown: user ${sub ?? ""}`);
         needAdmin();
-        return print(await client.createUser(v.uid));
+        if (sub === "create") return print(await client.createUser(v.uid));
+        return print(await client.user(arg(1, "UID")));
       case "api-key":
         if (sub !== "create") throw new UsageError(`unknown: api-key ${sub ?? ""}`);
         needAdmin();
@@ -177,6 +180,9 @@ export async function run(
         return print(
           await client.userOrders(v.pair ?? "btc_usdt", { page: v.page, pageSize: v["page-size"] }),
         );
+      case "transfers":
+        needKey();
+        return print(await client.transfers({ page: v.page, pageSize: v["page-size"] }));
       case "balances":
         needKey();
         return print(await client.balances(arg(1, "PAIR")));

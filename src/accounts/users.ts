@@ -56,6 +56,8 @@ export class Users {
   readonly uids: string[] = [];
   private readonly byUid = new Map<string, number>();
   private readonly keys = new Map<string, ApiKey>();
+  /** Each user's keys in the order they were added. */
+  private readonly keysByUser = new Map<number, ApiKey[]>();
   readonly nonces = new NonceGuard();
 
   get count(): number {
@@ -79,6 +81,9 @@ export class Users {
   addKey(token: string, userId: number, secret: string, revoked: boolean): ApiKey {
     const key: ApiKey = { token, userId, hmac: new HmacKey(secret), revoked };
     this.keys.set(token, key);
+    const list = this.keysByUser.get(userId);
+    if (list === undefined) this.keysByUser.set(userId, [key]);
+    else list.push(key);
     return key;
   }
 
@@ -86,6 +91,11 @@ export class Users {
   key(token: string): ApiKey | undefined {
     const k = this.keys.get(token);
     return k === undefined || k.revoked ? undefined : k;
+  }
+
+  /** Every key of a user, revoked ones included, in the order they were added. */
+  keysOf(userId: number): readonly ApiKey[] {
+    return this.keysByUser.get(userId) ?? [];
   }
 
   hasToken(token: string): boolean {

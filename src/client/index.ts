@@ -155,6 +155,24 @@ export interface NewApiKey {
   secretKey: string;
 }
 
+/** CONTRACT 14: one deposit or withdrawal of GET /trade/transfers. */
+export interface Transfer {
+  id: number;
+  type: "deposit" | "withdraw";
+  currency: string;
+  /** Decimal string, without sign. */
+  amount: string;
+  /** `YYYY-MM-DD HH:MM:SS` UTC. */
+  time: string;
+}
+
+/** CONTRACT 14: GET /admin/users/{uid}. */
+export interface AdminUser {
+  uid: string;
+  balances: Balance[];
+  apiKeys: { apiTokenPrefix: string; revoked: boolean }[];
+}
+
 export interface BalanceAnswer {
   currency: string;
   balance: string;
@@ -655,6 +673,18 @@ export class ExchangeClient {
     );
   }
 
+  /** CONTRACT 14: GET /trade/transfers, the caller's deposits and withdrawals, newest first. */
+  transfers(query: PageQuery = {}, opts: CallOptions = {}): Promise<ApiResponse<Page<Transfer>>> {
+    return this.get<Page<Transfer>>(
+      "/trade/transfers",
+      [
+        ["page", query.page],
+        ["pageSize", query.pageSize],
+      ],
+      opts,
+    );
+  }
+
   // ---- process endpoints --------------------------------------------------------------------------
 
   /** GET /health (server root). */
@@ -684,10 +714,19 @@ export class ExchangeClient {
 
   /** CONTRACT 9: GET /admin/fees, the fee account's balance per currency. */
   fees(opts: CallOptions = {}): Promise<ApiResponse<BalanceAnswer[]>> {
+    return this.adminGet<BalanceAnswer[]>("/admin/fees", opts);
+  }
+
+  /** CONTRACT 14: GET /admin/users/{uid}, a user's balances and API keys (first 8 characters). */
+  user(uid: string, opts: CallOptions = {}): Promise<ApiResponse<AdminUser>> {
+    return this.adminGet<AdminUser>(`/admin/users/${encodeURIComponent(uid)}`, opts);
+  }
+
+  private adminGet<T>(path: string, opts: CallOptions): Promise<ApiResponse<T>> {
     const headers = headerRecord();
     if (this.options.adminToken !== undefined) headers.Authorization = `Bearer ${this.options.adminToken}`;
     this.addCommonHeaders(headers, opts);
-    return this.request<BalanceAnswer[]>("GET", `${this.options.adminPrefix ?? ""}/admin/fees`, {
+    return this.request<T>("GET", `${this.options.adminPrefix ?? ""}${path}`, {
       headers,
       timeoutMs: opts.timeoutMs,
     });

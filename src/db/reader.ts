@@ -6,7 +6,7 @@
 import path from "node:path";
 import { Piscina } from "piscina";
 import type { Page, ReaderTask, ReaderWorkerData, RecentForUser } from "../protocol/db/reader.ts";
-import type { OrderRow, UserTradeRow } from "../protocol/db/rows.ts";
+import type { OrderRow, TransferRow, UserTradeRow } from "../protocol/db/rows.ts";
 import { TS_ENTRY } from "../util/threads.ts";
 
 export interface ReaderOptions {
@@ -61,6 +61,11 @@ export class DbReader {
   /** The user's trades (own side and order type), newest first; `page` from 1. */
   userTrades(userId: number, page: number, pageSize: number): Promise<Page<UserTradeRow>> {
     return this.run({ op: "userTrades", userId, page, pageSize } satisfies ReaderTask);
+  }
+
+  /** The user's deposits and withdrawals, newest first; `page` from 1. */
+  userTransfers(userId: number, page: number, pageSize: number): Promise<Page<TransferRow>> {
+    return this.run({ op: "userTransfers", userId, page, pageSize } satisfies ReaderTask);
   }
 
   /** The user's `n` newest orders and `n` newest trades. */

@@ -687,6 +687,15 @@ export const ERRORS = {
     ru: "Заявка не найдена",
   },
 
+  /** CONTRACT 14 `GET /admin/users/{uid}`: an unknown or malformed uid in the path. */
+  USER_NOT_FOUND_PATH: {
+    code: 409,
+    status: 404,
+    field: "uid",
+    en: "User not found",
+    ru: "Пользователь не найден",
+  },
+
   // 420-429 limits of the request head (src/http/request.ts)
   URI_TOO_LONG: {
     code: 420,

@@ -227,6 +227,33 @@ export class Admin {
       });
       send(res, info, 200, serialize.fees(out), finish);
     });
+    // CONTRACT 14: one user as the operator sees it: balances of every configured currency (in
+    // config order) and the keys by their first 8 characters (never a whole token or a secret).
+    const userPath = "/admin/users/:uid";
+    allow(userPath, "GET");
+    app.get(userPath, (res, req) => {
+      const info = readRequest(res, req, "/admin/users/{uid}");
+      if (info.overLimit !== 0) return sendError(res, info, info.overLimit, finish);
+      const uid = req.getParameter(0) ?? "";
+      if (!secretsEqual(this.token, parseAuthorization(info.authorization) ?? undefined)) {
+        return sendError(res, info, Code.AUTH_ADMIN_INVALID, finish);
+      }
+      const id = UUID_RE.test(uid) ? this.users.idOf(uid) : undefined;
+      if (id === undefined) return sendError(res, info, Code.USER_NOT_FOUND_PATH, finish);
+      const has = this.ledger.hasUser(id);
+      const balances = [...this.config.currencies.values()].map((cur) => {
+        const c = this.ledger.currencyIndex(cur.name);
+        return {
+          currency: cur.name,
+          balance: formatDecimal(has ? this.ledger.available(id, c) : 0n, cur.scale),
+          reserved: formatDecimal(has ? this.ledger.reserved(id, c) : 0n, cur.scale),
+        };
+      });
+      const apiKeys = this.users
+        .keysOf(id)
+        .map((k) => ({ apiTokenPrefix: k.token.slice(0, 8), revoked: k.revoked }));
+      send(res, info, 200, serialize.adminUser({ uid: this.users.uids[id], balances, apiKeys }), finish);
+    });
     for (const [path, list] of methods) {
       const allowHeader = list.join(", ");
       app.any(path, (res, req) =>

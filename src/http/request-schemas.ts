@@ -417,6 +417,7 @@ export function requestSchemas(config: ExchangeConfig): RequestSchemas {
       pairName,
       period: { type: "string", enum: [...PERIODS] },
       orderId: integerParamSchema(1, MAX_ORDER_ID),
+      uid: { ...uuid, description: "Unknown or not a uid: 404 `errors.uid`" },
     },
   };
 }

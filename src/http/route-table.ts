@@ -6,7 +6,7 @@
 import { LISTEN_KEY_RE } from "./request-schemas.ts";
 import type { RouteSpec } from "./route-spec.ts";
 import { REST_ROUTES } from "./routes/index.ts";
-import { feesSchema, newKeySchema, newUserSchema, transferSchema } from "./schemas.ts";
+import { adminUserSchema, feesSchema, newKeySchema, newUserSchema, transferSchema } from "./schemas.ts";
 import { emptyArraySchema } from "./schemas-contract.ts";
 
 const ADMIN_POST = [400, 401, 404, 413, 415, 500, 503] as const;
@@ -36,6 +36,16 @@ export const ROUTES: readonly RouteSpec[] = [
     body: (s) => s.adminUser,
     ok: newUserSchema,
     errors: ADMIN_POST,
+  },
+  {
+    method: "get",
+    path: "/admin/users/{uid}",
+    operationId: "adminUser",
+    summary: "A user's balances and API keys (by their first 8 characters)",
+    source: "CONTRACT 14",
+    auth: "admin",
+    ok: adminUserSchema,
+    errors: [401, 404, 500],
   },
   {
     method: "post",

@@ -20,7 +20,7 @@ import type { Exchange } from "../core/exchange.ts";
 import type { Metrics } from "../core/metrics.ts";
 import { errorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
-import type { OrderRow, UserTradeRow } from "../protocol/db/rows.ts";
+import type { OrderRow, TransferRow, UserTradeRow } from "../protocol/db/rows.ts";
 import type { Admin } from "./admin.ts";
 import type { Answers } from "./answers.ts";
 import {
@@ -64,6 +64,11 @@ export interface UserReads {
     page: number,
     pageSize: number,
   ): Promise<{ total: number; items: UserTradeRow[] }>;
+  userTransfers(
+    userId: number,
+    page: number,
+    pageSize: number,
+  ): Promise<{ total: number; items: TransferRow[] }>;
   recentForUser(userId: number, n: number): Promise<{ orders: OrderRow[]; trades: UserTradeRow[] }>;
   order(orderId: number): Promise<OrderRow | undefined>;
   orderByClientId(userId: number, clientOrderId: string): Promise<OrderRow | undefined>;

@@ -263,6 +263,15 @@ export const triggerTimeSchema = {
   required: ["triggerTime"],
 } as const;
 export const tradesPageSchema = page(userTradeSchema);
+/** CONTRACT 14 one deposit or withdrawal of GET /trade/transfers. */
+export const transferRecordSchema = {
+  type: "object",
+  properties: { id: int, type: word, currency: word, amount: word, time: word },
+  required: ["id", "type", "currency", "amount", "time"],
+  additionalProperties: false,
+} as const;
+/** CONTRACT 14 GET /trade/transfers. */
+export const transfersPageSchema = page(transferRecordSchema);
 /** CONTRACT 1.2 answers. */
 export const newUserSchema = {
   type: "object",
@@ -278,6 +287,25 @@ export const transferSchema = {
   type: "object",
   properties: { currency: str, balance: str },
   required: ["currency", "balance"],
+} as const;
+/** CONTRACT 14 GET /admin/users/{uid}. */
+export const adminUserSchema = {
+  type: "object",
+  properties: {
+    uid: str,
+    balances: balancesSchema,
+    apiKeys: {
+      type: "array",
+      items: {
+        type: "object",
+        properties: { apiTokenPrefix: str, revoked: bool },
+        required: ["apiTokenPrefix", "revoked"],
+        additionalProperties: false,
+      },
+    },
+  },
+  required: ["uid", "balances", "apiKeys"],
+  additionalProperties: false,
 } as const;
 /** CONTRACT 9 GET /admin/fees. */
 export const feesSchema = {
@@ -359,7 +387,9 @@ export const serialize = {
   cancelled: compile(cancelledSchema),
   triggerTime: compile(triggerTimeSchema),
   tradesPage: compileExactFees(tradesPageSchema),
+  transfersPage: compile(transfersPageSchema),
   newUser: compile(newUserSchema),
+  adminUser: compile(adminUserSchema),
   newKey: compile(newKeySchema),
   balance: compile(transferSchema),
   fees: compile(feesSchema),

@@ -41,6 +41,7 @@ const STATE_CODES = new Set([
   "AMEND_NOT_ABOVE_EXECUTED",
   "LISTEN_KEY_UNKNOWN",
   "UID_UNKNOWN",
+  "USER_NOT_FOUND_PATH",
   "UID_EXISTS",
   "API_TOKEN_UNKNOWN",
   "BALANCE_TOO_LARGE",
@@ -389,8 +390,10 @@ describe("requests generated from the OpenAPI document", () => {
           fc.asyncProperty(invalidParams(op), async (req) => {
             withFreshNonce(req.query, req.bad?.field === "nonce");
             const res = await send(op, req);
-            // An unknown pair in the path is a 404 (CONTRACT 4); every other field a 400.
-            const status = req.bad!.field === "pairName" && req.bad!.in === "path" ? 404 : 400;
+            // An unknown pair in the path is a 404 (CONTRACT 4), and so is a malformed uid in the
+            // admin view of a user (CONTRACT 14); every other field a 400.
+            const inPath404 = req.bad!.field === "pairName" || req.bad!.field === "uid";
+            const status = inPath404 && req.bad!.in === "path" ? 404 : 400;
             assertRefused(describeCase(op, req, res), res.status, res.body, req.bad!.field, status);
           }),
           { numRuns: RUNS, includeErrorInReport: true },

@@ -9,6 +9,8 @@ import type { Page, ReaderTask, ReaderWorkerData, RecentForUser } from "../../sr
 import {
   ORDER_COLUMNS,
   type OrderRow,
+  TRANSFER_COLUMNS,
+  type TransferRow,
   toOrderRow,
   USER_TRADE_COLUMNS,
   type UserTradeRow,
@@ -58,6 +60,12 @@ function prepare(db: Db) {
        SELECT ${USER_TRADE_COLUMNS} FROM user_trade_rows WHERE user_id = @u AND trade_id <= @w
        ORDER BY 1 DESC LIMIT @limit OFFSET @offset`,
     ),
+    // A user's deposits and withdrawals on the (user_id, id) key (migration 009).
+    countTransfers: db.prepare<[number], number>("SELECT COUNT(*) FROM transfers WHERE user_id = ?").pluck(),
+    transfers: db.prepare<[{ u: number; limit: number; offset: number }], TransferRow>(
+      `SELECT ${TRANSFER_COLUMNS} FROM transfers INDEXED BY transfers_user WHERE user_id = @u
+       ORDER BY id DESC LIMIT @limit OFFSET @offset`,
+    ),
   };
 }
 
@@ -83,7 +91,14 @@ function checkPage(page: number, pageSize: number): number {
 
 export default function run(
   task: ReaderTask,
-): Page<OrderRow> | Page<UserTradeRow> | RecentForUser | OrderRow | OrderRow[] | undefined {
+):
+  | Page<OrderRow>
+  | Page<UserTradeRow>
+  | Page<TransferRow>
+  | RecentForUser
+  | OrderRow
+  | OrderRow[]
+  | undefined {
   if (db === null) connect();
   switch (task.op) {
     case "userOrders": {
@@ -105,6 +120,13 @@ export default function run(
           items: st.trades.all({ u: task.userId, w, limit: task.pageSize, offset }),
         };
       });
+    }
+    case "userTransfers": {
+      const offset = checkPage(task.page, task.pageSize);
+      return inSnapshot(() => ({
+        total: st.countTransfers.get(task.userId)!,
+        items: st.transfers.all({ u: task.userId, limit: task.pageSize, offset }),
+      }));
     }
     case "order": {
       const row = st.order.get(task.orderId);

@@ -29,6 +29,7 @@ import { orderByClientId } from "./order-by-client-id.ts";
 import { pairPage } from "./pair-page.ts";
 import { pairs } from "./pairs.ts";
 import { time } from "./time.ts";
+import { transfers } from "./transfers.ts";
 import { userHistory } from "./user-history.ts";
 import { userOrders } from "./user-orders.ts";
 
@@ -59,6 +60,8 @@ export const REST_ROUTES: readonly Route[] = [
   // CONTRACT 10 browser access
   listenKey,
   closeListenKey,
+  // CONTRACT 14 operating a box
+  transfers,
   // service
   health,
   metrics,

@@ -20,6 +20,7 @@ export interface RecentForUser {
 export type ReaderTask =
   | { op: "userOrders"; userId: number; page: number; pageSize: number }
   | { op: "userTrades"; userId: number; page: number; pageSize: number }
+  | { op: "userTransfers"; userId: number; page: number; pageSize: number }
   | { op: "recentForUser"; userId: number; n: number }
   | { op: "order"; orderId: number }
   | { op: "orderByClientId"; userId: number; clientOrderId: string }

@@ -52,6 +52,16 @@ export interface UserTradeRow {
   feeRate: number;
 }
 
+/** A deposit or withdrawal as stored (CONTRACT 14): `amount` signed ledger units, as text. */
+export interface TransferRow {
+  id: number;
+  currency: string;
+  /** Ledger units of the currency as a signed integer text (withdrawals negative). */
+  amount: string;
+  kind: "deposit" | "withdraw";
+  timeMicro: number;
+}
+
 export interface CandleRow {
   startMs: number;
   open: number;
@@ -72,6 +82,8 @@ export const TRADE_COLUMNS = `id, pair, price, amount, taker_order_id AS takerOr
 
 export const USER_TRADE_COLUMNS =
   "trade_id AS id, pair, side, type, price, amount, time_micro AS timeMicro, fee_rate AS feeRate";
+
+export const TRANSFER_COLUMNS = "id, currency, amount, kind, time_micro AS timeMicro";
 
 export const CANDLE_COLUMNS = "start_ms AS startMs, open, high, low, close, volume";
 
