@@ -1,6 +1,5 @@
 /** The `npm start` entry point as a process. */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -9,32 +8,17 @@ import { validateConfig } from "../src/config.ts";
 import { checkPairs } from "../src/db/recovery.ts";
 import { openDatabase } from "../src/protocol/db/db-open.ts";
 import { runToExit } from "./e2e/harness.ts";
+import { runToExit as runScriptToExit } from "./support/server-process.ts";
 
-const ROOT = path.resolve(import.meta.dirname, "..");
-
-function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    child.stdout.on("data", (d) => {
-      output += d;
-    });
-    child.stderr.on("data", (d) => {
-      output += d;
-    });
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`server did not exit within 20 s:\n${output}`));
-    }, 20_000);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
+/** The server run to its exit; `output` is stdout then stderr. */
+async function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  const { code, stdout, stderr } = await runScriptToExit(
+    "src/main.ts",
+    args,
+    { ...process.env, ...env },
+    20_000,
+  );
+  return { code, output: stdout + stderr };
 }
 
 describe("npm start entry point", () => {

@@ -24,6 +24,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { mulberry32 } from "../../test/support/prng.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -124,11 +125,7 @@ async function run(core: Core): Promise<Result> {
     for (const c of ["btc", "eth", "usdt"]) ledger.deposit(u, ledger.currencyIndex(c), 10n ** 17n);
 
   // bench:load's mix, seeded: every contender gets the same orders.
-  let seed = 12345;
-  const rand = () => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed / 0x7fffffff;
-  };
+  const rand = mulberry32(12345);
   let sent = 0;
   let answered = 0;
   let refused = 0;

@@ -23,7 +23,7 @@ import os from "node:os";
 import path from "node:path";
 import { DbWriter, DEFAULT_CHECKPOINT_INTERVAL_MS, WAL_SAFETY_VALVE_PAGES } from "../../src/db/writer.ts";
 import { DEFAULT_WAL_AUTOCHECKPOINT_PAGES, openDatabase } from "../../src/protocol/db/db-open.ts";
-import { mulberry32 } from "../matching/workload.ts";
+import { mulberry32 } from "../../test/support/prng.ts";
 
 const QUICK = process.argv.includes("--quick");
 const ORDERS = QUICK ? 6_000 : 30_000;

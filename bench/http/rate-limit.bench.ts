@@ -16,7 +16,7 @@
  */
 import { Bench } from "tinybench";
 import { RateLimiter } from "../../src/http/rate-limit.ts";
-import { mulberry32 } from "../matching/workload.ts";
+import { mulberry32 } from "../../test/support/prng.ts";
 import { taskNs } from "./task-time.ts";
 
 /** The limiter before CONTRACT 9: a fixed one-second window per key. */

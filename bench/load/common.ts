@@ -62,9 +62,6 @@ function formatScaled(units: number, decimals: number): string {
   return frac === "" ? int : `${int}.${frac}`;
 }
 
-/** mulberry32: a small deterministic PRNG, so that every run offers the same sequence of orders. */
-export { mulberry32 as prng } from "../matching/workload.ts";
-
 // ---- scenarios ---------------------------------------------------------------------------------------
 
 /**

@@ -18,7 +18,9 @@
  * since; that cancel then answers 400 `errors.orderId`, an expected race counted apart.
  */
 import { signText } from "../../src/client/index.ts";
-import { amountOf, type BenchUser, LEVELS, PAIR_PLANS, priceAt, prng, type Workload } from "./common.ts";
+// mulberry32, so that every run offers the same sequence of orders.
+import { mulberry32 as prng } from "../../test/support/prng.ts";
+import { amountOf, type BenchUser, LEVELS, PAIR_PLANS, priceAt, type Workload } from "./common.ts";
 import type { HttpRequestSpec } from "./http-clients.ts";
 
 export type Kind = "create" | "cancel" | "get-book" | "get-pairs";

@@ -400,6 +400,9 @@ async function loadBaseline(rev: string): Promise<typeof OursRun> {
     mkdirSync(dirname(join(root, path)), { recursive: true });
     copyFileSync(join(REPO, path), join(root, path));
   }
+  // workload.ts draws from the shared PRNG.
+  mkdirSync(join(root, "test", "support"), { recursive: true });
+  copyFileSync(join(REPO, "test", "support", "prng.ts"), join(root, "test", "support", "prng.ts"));
   const mod = (await import(pathToFileURL(join(root, "bench", "matching", "engines.ts")).href)) as {
     OursRun: typeof OursRun;
   };

@@ -16,6 +16,7 @@
  * engine still performs its per-fill user comparison.
  */
 import { BUY, SELL, type Side } from "../../src/protocol/pair/engine.ts";
+import { mulberry32 } from "../../test/support/prng.ts";
 
 export const OP_LIMIT = 0;
 export const OP_MARKET = 1;
@@ -59,22 +60,6 @@ export interface Workload {
   /** Highest order id used (ids are 1..maxId). */
   readonly maxId: number;
   readonly stats: WorkloadStats;
-}
-
-// ---------------------------------------------------------------------------------------------
-// PRNG
-// ---------------------------------------------------------------------------------------------
-
-/** mulberry32: 32-bit state, floats in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ import {
   TRADE,
 } from "../../src/protocol/pair/records.ts";
 import { SpscRing } from "../../src/protocol/pair/ring.ts";
+import { mulberry32 } from "../../test/support/prng.ts";
 import { OrderBook } from "../../workers/matching/order-book.ts";
 
 const OPS = Number(process.env.BENCH_OPS ?? 1_000_000);
@@ -220,11 +221,8 @@ interface Orders {
 }
 
 function makeOrders(n: number, seed: number): Orders {
-  let s = seed >>> 0;
-  const rnd = (k: number): number => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return (s >>> 8) % k;
-  };
+  const rand = mulberry32(seed);
+  const rnd = (k: number): number => Math.floor(rand() * k);
   const o: Orders = {
     side: new Uint8Array(n),
     price: new Float64Array(n),

@@ -26,7 +26,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ExchangeClient, ok, signText } from "../../src/client/index.ts";
-import { amountOf, type BenchUser, FUNDING, LEVELS, PAIR_PLANS, priceAt, prng } from "../load/common.ts";
+import { mulberry32 as prng } from "../../test/support/prng.ts";
+import { amountOf, type BenchUser, FUNDING, LEVELS, PAIR_PLANS, priceAt } from "../load/common.ts";
 import { Pool } from "../load/http-clients.ts";
 import { REPO_ROOT, spawnServer, waitHealthy } from "../load/servers.ts";
 

@@ -15,6 +15,7 @@
  *   every PROGRESS_MS while frames arrive         → {type:"progress", min, total}
  */
 import net from "node:net";
+import { requestHead } from "../../test/support/raw-http.ts";
 
 const PROGRESS_MS = 2;
 const KEY = "dGhlIHNhbXBsZSBub25jZQ==";
@@ -127,8 +128,12 @@ function connectOne(port: number, path: string, sampled: boolean): Promise<Clien
     };
     socket.once("connect", () => {
       socket.write(
-        `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-          `Sec-WebSocket-Key: ${KEY}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+        requestHead("GET", path, "127.0.0.1", {
+          Upgrade: "websocket",
+          Connection: "Upgrade",
+          "Sec-WebSocket-Key": KEY,
+          "Sec-WebSocket-Version": "13",
+        }),
       );
       resolve(c);
     });

@@ -40,7 +40,7 @@ import { Code } from "../../src/errors/catalogue.ts";
 import { Answers } from "../../src/http/answers.ts";
 import type { StreamHub } from "../../src/stream/hub.ts";
 import { nowMicro } from "../../src/util/time.ts";
-import { mulberry32 as random } from "../matching/workload.ts";
+import { mulberry32 as random } from "../../test/support/prng.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const RESULTS = join(HERE, "..", "results", "stream.json");

@@ -7,11 +7,9 @@
 
 import WebSocket from "ws";
 import { headerRecord, originOf, type SignatureForm, signedHeaders } from "./index.ts";
+import type { StreamMessage } from "./types.ts";
 
-export interface StreamMessage<T = unknown> {
-  stream: string;
-  data: T;
-}
+export type { StreamMessage } from "./types.ts";
 
 export interface StreamOptions {
   /** Server origin or REST base (as for ExchangeClient). */

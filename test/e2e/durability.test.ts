@@ -9,10 +9,10 @@
 
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import net from "node:net";
 import { after, before, describe, it } from "node:test";
 import type { CreatedOrder, Order } from "../../src/client/index.ts";
 import { StreamClient, StreamRejected } from "../../src/client/stream.ts";
+import { openRaw, requestHead } from "../support/raw-http.ts";
 import { waitFor } from "../wait.ts";
 import { auditExchange, snapshotExchange, type UserState } from "./audit.ts";
 import { dec } from "./decimal.ts";
@@ -223,17 +223,15 @@ describe("durability", () => {
  */
 function sendThenKill(server: TestServer, head: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect(server.port, server.host, () => socket.write(head));
-    let text = "";
-    socket.on("data", (chunk: Buffer) => {
-      text += chunk.toString("latin1");
-      const m = /^HTTP\/1\.1 (\d{3})/.exec(text);
-      if (m === null) return;
-      socket.removeAllListeners("data");
+    let answered = false;
+    // The kill resets the connection: openRaw ignores the socket's errors.
+    openRaw(server, head, (received) => {
+      const m = /^HTTP\/1\.1 (\d{3})/.exec(received);
+      if (m === null || answered) return;
+      answered = true;
       // kill() sends SIGKILL before its first await: the signal leaves now.
       server.kill().then(() => resolve(Number(m[1])), reject);
     });
-    socket.on("error", () => {}); // the kill resets the connection
   });
 }
 
@@ -261,10 +259,8 @@ async function keepWriterBusy(user: TestUser, warm = 20): Promise<{ stopped: Pro
 }
 
 /** `GET path?query HTTP/1.1` with these headers, ready for sendThenKill. */
-function requestHead(server: TestServer, pathAndQuery: string, headers: Record<string, string>): string {
-  const lines = [`GET ${pathAndQuery} HTTP/1.1`, `Host: ${server.host}:${server.port}`];
-  for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
-  return `${lines.join("\r\n")}\r\n\r\n`;
+function getHead(server: TestServer, pathAndQuery: string, headers: Record<string, string>): string {
+  return requestHead("GET", pathAndQuery, `${server.host}:${server.port}`, headers);
 }
 
 describe("durability of a signed read's nonce (CONTRACT 15)", () => {
@@ -292,7 +288,7 @@ describe("durability of a signed read's nonce (CONTRACT 15)", () => {
       const query = `nonce=${Date.now()}`;
       const headers = user.client.signFor("GET", path, query, { signatureForm: form, recvWindow: WINDOW });
       const { stopped } = await keepWriterBusy(busy);
-      const status = await sendThenKill(server, requestHead(server, `${path}?${query}`, headers));
+      const status = await sendThenKill(server, getHead(server, `${path}?${query}`, headers));
       await stopped;
       assert.equal(status, 200, "the read was answered before the kill");
 
@@ -318,7 +314,7 @@ describe("durability of a signed read's nonce (CONTRACT 15)", () => {
       ...signed,
     };
     const { stopped } = await keepWriterBusy(busy);
-    const status = await sendThenKill(server, requestHead(server, `/stream?${query}`, upgrade));
+    const status = await sendThenKill(server, getHead(server, `/stream?${query}`, upgrade));
     await stopped;
     assert.equal(status, 101, "the upgrade was answered before the kill");
 

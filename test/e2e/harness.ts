@@ -16,14 +16,11 @@
  */
 
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import net from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import { after, afterEach, before, beforeEach } from "node:test";
-import { fileURLToPath } from "node:url";
 import {
   type ApiResponse,
   type Balance,
@@ -37,11 +34,13 @@ import {
   type UserTrade,
 } from "../../src/client/index.ts";
 import { StreamClient } from "../../src/client/stream.ts";
+import { type RawHttpAnswer, rawHttp as rawHttpRequest } from "../support/raw-http.ts";
+import { runToExit as runScriptToExit, ServerProcess } from "../support/server-process.ts";
 import { dec, fmt } from "./decimal.ts";
 import { assertOpenApi, openApiMismatch } from "./openapi-check.ts";
 import { CONFIG_PAIRS, PAIRS, type PairSpec } from "./pairs.ts";
 
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export { REPO_ROOT } from "../support/server-process.ts";
 /**
  * A start takes 1-2 s on an idle 2-core machine; with several test files and builds at once (load
  * average about 12) a restart was seen to take over 15 s. Only a server that never starts waits
@@ -50,7 +49,6 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..
 export const START_TIMEOUT_MS = 30_000;
 export const STOP_TIMEOUT_MS = 10_000;
 const CLOSE_GRACE_MS = 3_000;
-const LISTENING = /listening on (http:\/\/[^\s]+?):(\d+)\/?(?:\s|$)/;
 const LOG_LIMIT = 256 * 1024;
 
 // ---- the exchange configuration used by every test file -------------------------------------------
@@ -115,35 +113,6 @@ export interface StartOptions {
   entry?: string;
 }
 
-const live = new Set<ChildProcess>();
-process.once("exit", () => {
-  for (const child of live) child.kill("SIGKILL");
-});
-
-/** The last LOG_LIMIT characters (about) of one output stream of the server. */
-interface Log {
-  chunks: string[];
-  size: number;
-}
-
-function tail(log: Log): string {
-  const text = log.chunks.join("");
-  return text.length > 4000 ? `...${text.slice(-4000)}` : text;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
 export class TestServer {
   readonly dir: string;
   readonly dbPath: string;
@@ -160,11 +129,9 @@ export class TestServer {
   readonly public: ExchangeClient;
   port = 0;
   host = "127.0.0.1";
-  private child: ChildProcess | null = null;
-  private exited: Promise<Exit> | null = null;
-  private expectingExit = false;
-  private readonly stdout: Log = { chunks: [], size: 0 };
-  private readonly stderr: Log = { chunks: [], size: 0 };
+  private process: ServerProcess | null = null;
+  /** The last process started (still there after it exited, for its output). */
+  private last: ServerProcess | null = null;
 
   private constructor(dir: string, options: StartOptions) {
     this.dir = dir;
@@ -224,146 +191,93 @@ export class TestServer {
   }
 
   get running(): boolean {
-    return this.child !== null;
+    return this.process !== null;
   }
 
   /** Everything the server printed (stdout then stderr), for failure messages. */
   logs(): string {
-    return `--- server stdout ---\n${tail(this.stdout)}\n--- server stderr ---\n${tail(this.stderr)}`;
+    return this.last?.logs() ?? "--- server stdout ---\n\n--- server stderr ---\n";
   }
 
   private async launch(): Promise<void> {
-    if (this.child !== null) throw new Error("server already running");
+    if (this.process !== null) throw new Error("server already running");
     const rateLimit = String(this.options.rateLimit ?? 0);
     const entry = this.options.entry ?? process.env.E2E_SERVER_ENTRY ?? "src/main.ts";
-    const args = [
-      ...(entry.endsWith(".ts") ? ["--import", "tsx"] : []),
-      entry,
-      "--host",
-      "127.0.0.1",
-      "--port",
-      "0",
-      "--db",
-      this.dbPath,
-      "--config",
-      this.configPath,
-      "--rate-limit",
-      rateLimit,
-      ...(this.options.args ?? []),
-    ];
     const env: NodeJS.ProcessEnv = { ...process.env, RATE_LIMIT: rateLimit, ...this.options.env };
     delete env.ADMIN_TOKEN;
     delete env.NODE_TEST_CONTEXT; // the child is a server, not a test file
     if (this.adminToken !== null) env.ADMIN_TOKEN = this.adminToken;
-
-    const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-    this.child = child;
-    this.expectingExit = false;
-    live.add(child);
     const echo = process.env.E2E_SERVER_LOG === "1";
-    const exited = new Promise<Exit>((resolveExit) => {
-      child.once("exit", (code, signal) => {
-        live.delete(child);
-        if (this.child === child) this.child = null;
-        if (!this.expectingExit) {
-          process.stderr.write(
-            `\n[e2e] server exited unexpectedly (code ${code}, signal ${signal})\n${this.logs()}\n`,
-          );
-        }
-        resolveExit({ code, signal });
-      });
+    let started: ServerProcess | null = null;
+    const proc = await ServerProcess.start({
+      name: "server",
+      script: entry,
+      args: [
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--db",
+        this.dbPath,
+        "--config",
+        this.configPath,
+        "--rate-limit",
+        rateLimit,
+        ...(this.options.args ?? []),
+      ],
+      env,
+      startTimeoutMs: START_TIMEOUT_MS,
+      logLimit: LOG_LIMIT,
+      onOutput: echo
+        ? (stream, chunk) => process.stderr.write(`[server ${stream === "stdout" ? "out" : "err"}] ${chunk}`)
+        : undefined,
+      onUnexpectedExit: (exit) => {
+        process.stderr.write(
+          `\n[e2e] server exited unexpectedly (code ${exit.code}, signal ${exit.signal})\n${started?.logs() ?? ""}\n`,
+        );
+      },
     });
-    this.exited = exited;
-
-    let onLine: ((line: string) => void) | null = null;
-    let pending = "";
-    child.stdout!.setEncoding("utf8");
-    child.stderr!.setEncoding("utf8");
-    child.stdout!.on("data", (chunk: string) => {
-      this.keep(this.stdout, chunk);
-      if (echo) process.stderr.write(`[server out] ${chunk}`);
-      if (onLine !== null) {
-        pending += chunk;
-        let nl = pending.indexOf("\n");
-        while (nl !== -1) {
-          onLine(pending.slice(0, nl));
-          pending = pending.slice(nl + 1);
-          nl = pending.indexOf("\n");
-        }
-      }
+    started = proc;
+    this.last = proc;
+    this.process = proc;
+    void proc.exited.then(() => {
+      if (this.process === proc) this.process = null;
     });
-    child.stderr!.on("data", (chunk: string) => {
-      this.keep(this.stderr, chunk);
-      if (echo) process.stderr.write(`[server err] ${chunk}`);
-    });
-
-    const listening = new Promise<void>((resolveListening, reject) => {
-      onLine = (line) => {
-        const m = LISTENING.exec(line);
-        if (m === null) return;
-        this.port = Number(m[2]);
-        onLine = null;
-        resolveListening();
-      };
-      void exited.then((exit) =>
-        reject(
-          new Error(
-            `server exited (code ${exit.code}, signal ${exit.signal}) before printing "listening on ..."\n${this.logs()}`,
-          ),
-        ),
-      );
-    });
+    this.host = proc.host;
+    this.port = proc.port;
     try {
-      await withTimeout(listening, START_TIMEOUT_MS, "server start (waiting for 'listening on')");
       const health = await this.public.health({ timeoutMs: 5000 });
       if (health.status !== 200) throw new Error(`/health answered ${health.status} ${health.text}`);
     } catch (error) {
-      this.expectingExit = true;
-      if (this.child === child) {
-        child.kill("SIGKILL");
-        await withTimeout(exited, 5000, "server exit after failed start").catch(() => {});
-      }
+      await proc.kill().catch(() => {});
       const message = error instanceof Error ? error.message : String(error);
-      throw new Error(message.includes("--- server stderr ---") ? message : `${message}\n${this.logs()}`);
+      throw new Error(`${message}\n${proc.logs()}`);
     }
-  }
-
-  private keep(log: Log, chunk: string): void {
-    log.chunks.push(chunk);
-    log.size += chunk.length;
-    while (log.size > LOG_LIMIT && log.chunks.length > 1) log.size -= log.chunks.shift()!.length;
   }
 
   /** SIGTERM and wait for the exit; returns the exit code (CONTRACT 1: 0 on a graceful stop). */
   async stop(graceMs = STOP_TIMEOUT_MS): Promise<number | null> {
-    const child = this.child;
-    if (child === null || this.exited === null) return null;
-    this.expectingExit = true;
-    child.kill("SIGTERM");
-    try {
-      const exit = await withTimeout(this.exited, graceMs, "graceful stop after SIGTERM");
-      return exit.code;
-    } catch (error) {
-      child.kill("SIGKILL");
-      await withTimeout(this.exited, 5000, "exit after SIGKILL").catch(() => {});
-      throw new Error(`${(error as Error).message} (killed with SIGKILL)\n${this.logs()}`);
+    const proc = this.process;
+    if (proc === null) return null;
+    const exit = await proc.terminate(graceMs);
+    if (exit.killed) {
+      throw new Error(
+        `graceful stop after SIGTERM: timed out after ${graceMs} ms (killed with SIGKILL)\n${proc.logs()}`,
+      );
     }
+    return exit.code;
   }
 
   /** SIGKILL (`kill -9`) and wait for the process to be gone. */
   async kill(): Promise<void> {
-    const child = this.child;
-    if (child === null || this.exited === null) return;
-    this.expectingExit = true;
-    child.kill("SIGKILL");
-    await withTimeout(this.exited, 5000, "exit after SIGKILL");
+    await this.process?.kill();
   }
 
   /** Starts again on the same database and config (a new port; clients follow it). */
   async restart(): Promise<void> {
     let code: number | null = 0;
     let stopError: unknown = null;
-    if (this.child !== null) {
+    if (this.process !== null) {
       try {
         code = await this.stop();
       } catch (error) {
@@ -381,7 +295,7 @@ export class TestServer {
   async close(): Promise<void> {
     try {
       // Clean-up, not a test of shutdown: a short grace, then SIGKILL.
-      if (this.child !== null) await this.stop(CLOSE_GRACE_MS).catch(() => this.kill());
+      await this.process?.terminate(CLOSE_GRACE_MS).catch(() => this.kill());
     } finally {
       if (process.env.E2E_KEEP_DIR !== "1") await rm(this.dir, { recursive: true, force: true });
     }
@@ -532,30 +446,7 @@ export function runToExit(
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   delete childEnv.NODE_TEST_CONTEXT;
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
-    cwd: REPO_ROOT,
-    env: childEnv,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  live.add(child);
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => {
-    stdout += d;
-  });
-  child.stderr.setEncoding("utf8").on("data", (d: string) => {
-    stderr += d;
-  });
-  const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolveExit) =>
-    child.once("close", (code) => {
-      live.delete(child);
-      resolveExit({ code, stdout, stderr });
-    }),
-  );
-  return withTimeout(exited, START_TIMEOUT_MS, `server ${args.join(" ")} to exit`).catch((error) => {
-    child.kill("SIGKILL");
-    throw new Error(`${(error as Error).message}\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`);
-  });
+  return runScriptToExit("src/main.ts", args, childEnv, START_TIMEOUT_MS);
 }
 
 /** Places a limit order and answers it, failing the test on anything but a 200. */
@@ -640,17 +531,11 @@ export function expectOk<T>(res: ApiResponse<T>, what = "request"): T {
 
 // ---- raw HTTP over a socket (bodies the server may refuse before reading them) --------------------
 
-export interface RawHttpAnswer {
-  status: number;
-  headers: Record<string, string>;
-  text: string;
-  body: unknown;
-}
+export type { RawHttpAnswer };
 
 /**
- * One HTTP/1.1 request over a plain socket, `Connection: close`. Used for oversized bodies: a
- * server may answer 413 and close before reading everything, which fetch reports as a network
- * error; here the answer is read whatever happens to the rest of the upload.
+ * One HTTP/1.1 request over a plain socket, `Connection: close` (test/support/raw-http.ts), its
+ * answer checked against the OpenAPI document like every client answer (openapi-check.ts).
  */
 export function rawHttp(
   server: TestServer,
@@ -660,109 +545,21 @@ export function rawHttp(
   body: Buffer = Buffer.alloc(0),
   timeoutMs = 10_000,
 ): Promise<RawHttpAnswer> {
-  return new Promise((resolveAnswer, reject) => {
-    const socket = net.connect(server.port, server.host);
-    const chunks: Buffer[] = [];
-    let done = false;
-    const finish = (error?: Error) => {
-      if (done) return;
-      const answer = parseHttpAnswer(Buffer.concat(chunks));
-      if (answer === null && error === undefined && !socket.destroyed) return; // wait for more
-      done = true;
-      clearTimeout(timer);
-      socket.destroy();
-      if (answer !== null) {
-        // Checked against the OpenAPI document like every client answer (openapi-check.ts).
-        const mismatch = openApiMismatch({
-          method,
-          pathAndQuery: path,
-          status: answer.status,
-          headers: new Headers(answer.headers),
-          text: answer.text,
-          body: answer.body,
-        });
-        if (mismatch === null) resolveAnswer(answer);
-        else reject(new Error(`OpenAPI check failed: ${mismatch}`));
-      } else reject(error ?? new Error(`no complete HTTP answer (${Buffer.concat(chunks).length} bytes)`));
-    };
-    const timer = setTimeout(() => finish(new Error(`rawHttp ${method} ${path}: timed out`)), timeoutMs);
-    socket.on("data", (chunk: Buffer) => {
-      chunks.push(chunk);
-      finish();
-    });
-    // EPIPE / ECONNRESET after the server answered and closed: the answer may already be here.
-    // 'close' follows 'error' once the socket is torn down (no data comes after it): decide then.
-    let socketError: Error | undefined;
-    socket.on("error", (error) => {
-      socketError = error;
-    });
-    socket.on("close", () => finish(socketError ?? new Error("connection closed without a complete answer")));
-    socket.on("connect", () => {
-      const lines = [
-        `${method} ${path} HTTP/1.1`,
-        `Host: ${server.host}:${server.port}`,
-        "Connection: close",
-      ];
-      for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
-      lines.push(`Content-Length: ${body.length}`);
-      socket.write(`${lines.join("\r\n")}\r\n\r\n`);
-      if (body.length === 0) return;
-      // Like a client using `Expect: 100-continue`, give the server a moment to answer from the
-      // headers alone (404, 413, 415) before uploading. Otherwise a server that answers early and
-      // closes with the upload unread makes the kernel send RST, which discards its answer here.
-      setTimeout(() => {
-        if (!done && chunks.length === 0 && !socket.destroyed) socket.write(body, () => {});
-      }, EARLY_ANSWER_MS);
-    });
+  return rawHttpRequest(server, method, path, headers, body, {
+    timeoutMs,
+    check: (answer) => {
+      const mismatch = openApiMismatch({
+        method,
+        pathAndQuery: path,
+        status: answer.status,
+        headers: new Headers(answer.headers),
+        text: answer.text,
+        body: answer.body,
+      });
+      return mismatch === null ? null : `OpenAPI check failed: ${mismatch}`;
+    },
   });
 }
-
-const EARLY_ANSWER_MS = 100;
-
-/** A complete HTTP answer in `data` (Content-Length or chunked), or null when more is needed. */
-function parseHttpAnswer(data: Buffer): RawHttpAnswer | null {
-  const headEnd = data.indexOf("\r\n\r\n");
-  if (headEnd === -1) return null;
-  const head = data.subarray(0, headEnd).toString("latin1").split("\r\n");
-  const m = /^HTTP\/1\.[01] (\d{3})/.exec(head[0]);
-  if (m === null) return null;
-  const headers: Record<string, string> = {};
-  for (const line of head.slice(1)) {
-    const colon = line.indexOf(":");
-    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-  }
-  let rest = data.subarray(headEnd + 4);
-  let bodyBytes: Buffer;
-  if (headers["transfer-encoding"]?.toLowerCase().includes("chunked")) {
-    const parts: Buffer[] = [];
-    for (;;) {
-      const lineEnd = rest.indexOf("\r\n");
-      if (lineEnd === -1) return null;
-      const size = Number.parseInt(rest.subarray(0, lineEnd).toString("latin1"), 16);
-      if (Number.isNaN(size)) return null;
-      if (size === 0) break;
-      if (rest.length < lineEnd + 2 + size + 2) return null;
-      parts.push(rest.subarray(lineEnd + 2, lineEnd + 2 + size));
-      rest = rest.subarray(lineEnd + 2 + size + 2);
-    }
-    bodyBytes = Buffer.concat(parts);
-  } else {
-    const length = Number(headers["content-length"] ?? "0");
-    if (rest.length < length) return null;
-    bodyBytes = rest.subarray(0, length);
-  }
-  const text = bodyBytes.toString("utf8");
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  return { status: Number(m[1]), headers, text, body };
-}
-
-/** A deterministic PRNG (mulberry32) so that bursts are reproducible from their seed. */
-export { mulberry32 as prng } from "../../bench/matching/workload.ts";
 
 /**
  * A fixed pause. No test uses it any more: wait on the condition with `waitFor` (test/wait.ts), or

@@ -7,10 +7,10 @@
  */
 
 import assert from "node:assert/strict";
-import net from "node:net";
 import { before, describe, it } from "node:test";
 import { type ApiResponse, errorsOf } from "../../src/client/index.ts";
 import { StreamClient, StreamRejected } from "../../src/client/stream.ts";
+import { openRaw } from "../support/raw-http.ts";
 import {
   expectError,
   expectOk,
@@ -288,15 +288,3 @@ describe("HTTP edges and input", () => {
     }
   });
 });
-
-/** A raw connection that sends `request` as is and keeps what comes back. */
-function openRaw(server: TestServer, request: string): { received: () => string; destroy: () => void } {
-  const socket = net.connect(server.port, server.host);
-  let data = "";
-  socket.on("data", (chunk: Buffer) => {
-    data += chunk.toString("latin1");
-  });
-  socket.on("error", () => {});
-  socket.on("connect", () => socket.write(request, () => {}));
-  return { received: () => data, destroy: () => socket.destroy() };
-}

@@ -11,8 +11,10 @@ import {
   type DirectionType,
   errorsOf,
 } from "../../src/client/index.ts";
+// mulberry32, so that bursts are reproducible from their seed.
+import { mulberry32 as prng } from "../support/prng.ts";
 import { fmt, fromUnits } from "./decimal.ts";
-import { isOpen, pairSpec, prng, type TestUser } from "./harness.ts";
+import { isOpen, pairSpec, type TestUser } from "./harness.ts";
 
 export interface PairFlow {
   pair: string;

@@ -4,42 +4,23 @@
  */
 import assert from "node:assert/strict";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { gunzipSync } from "node:zlib";
 import { acceptsGzip, loadStaticFiles } from "../../src/http/static.ts";
 import { startServer, type TestServer } from "../stream/helpers.ts";
+import { rawHttp } from "../support/raw-http.ts";
 import { ensureWebBuilt } from "../web/build.ts";
 
 /** GET with the path exactly as written (fetch and http.request would normalise `..`). */
-function rawGet(
+async function rawGet(
   server: TestServer,
   path: string,
-  headers = "",
+  headers: Record<string, string> = {},
 ): Promise<{ status: number; head: string; body: string; bytes: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(server.port, "127.0.0.1");
-    const chunks: Buffer[] = [];
-    socket.on("connect", () =>
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${headers}\r\n`),
-    );
-    socket.on("data", (d: Buffer) => chunks.push(d));
-    socket.on("error", reject);
-    socket.on("end", () => {
-      const all = Buffer.concat(chunks);
-      const split = all.indexOf("\r\n\r\n");
-      const head = all.subarray(0, split).toString("latin1");
-      const bytes = all.subarray(split + 4);
-      resolve({
-        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0),
-        head: head.toLowerCase(),
-        body: bytes.toString("utf8"),
-        bytes,
-      });
-    });
-  });
+  const answer = await rawHttp({ host: "127.0.0.1", port: server.port }, "GET", path, headers);
+  return { status: answer.status, head: answer.head.toLowerCase(), body: answer.text, bytes: answer.bytes };
 }
 
 describe("the web page", () => {
@@ -93,13 +74,13 @@ describe("the web page", () => {
     const js = /src="(\/assets\/[^"]+\.js)"/.exec(html)![1];
     const plain = await rawGet(server, js);
     assert.doesNotMatch(plain.head, /content-encoding/);
-    const zipped = await rawGet(server, js, "Accept-Encoding: gzip, deflate, br\r\n");
+    const zipped = await rawGet(server, js, { "Accept-Encoding": "gzip, deflate, br" });
     assert.equal(zipped.status, 200);
     assert.match(zipped.head, /content-encoding: gzip/);
     assert.match(zipped.head, /vary: accept-encoding/);
     assert.ok(zipped.bytes.length < plain.bytes.length);
     assert.deepEqual(gunzipSync(zipped.bytes), plain.bytes);
-    const refused = await rawGet(server, js, "Accept-Encoding: gzip;q=0, identity\r\n");
+    const refused = await rawGet(server, js, { "Accept-Encoding": "gzip;q=0, identity" });
     assert.doesNotMatch(refused.head, /content-encoding/);
     assert.deepEqual(refused.bytes, plain.bytes);
   });

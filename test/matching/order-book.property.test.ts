@@ -10,7 +10,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { mulberry32 } from "../../bench/matching/workload.ts";
 import {
   BUY,
   DONE_REMAINDER,
@@ -30,6 +29,7 @@ import {
   TIF_MASK,
 } from "../../src/protocol/pair/engine.ts";
 import { OrderBook } from "../../workers/matching/order-book.ts";
+import { mulberry32 } from "../support/prng.ts";
 import {
   applyCommand,
   type BookEvent,

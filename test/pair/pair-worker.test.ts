@@ -24,6 +24,7 @@ import * as protocol from "../../src/protocol/pair/records.ts";
 import { EV_SEQ, eventTuple } from "../../src/protocol/pair/records.ts";
 import { OrderBook } from "../../workers/matching/order-book.ts";
 import { applyCommand, type BookEvent, type Command, RecordingEvents } from "../matching/reference-book.ts";
+import { mulberry32 } from "../support/prng.ts";
 
 type Answer = BookEvent | readonly ["end", ResultCode];
 
@@ -111,11 +112,8 @@ async function runThroughWorker(commands: readonly Command[], options: Partial<P
  * with `amends`, also limits with every flag combination, reduces and moves (some of unknown ids).
  */
 function randomCommands(n: number, seed: number, amends = false): Command[] {
-  let s = seed >>> 0;
-  const rnd = (k: number): number => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s % k;
-  };
+  const rand = mulberry32(seed);
+  const rnd = (k: number): number => Math.floor(rand() * k);
   const out: Command[] = [];
   let nextId = 1;
   for (let i = 0; i < n; i++) {

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { mulberry32 as random } from "../../bench/matching/workload.ts";
+import { mulberry32 as random } from "../support/prng.ts";
 import {
   applyLevels,
   type BookData,

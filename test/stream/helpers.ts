@@ -15,6 +15,7 @@ import { parseSettings, type Settings } from "../../src/config.ts";
 import type { StreamHub } from "../../src/stream/hub.ts";
 import { PAIRS as E2E_PAIRS } from "../e2e/harness.ts";
 import { assertOpenApi, streamMismatch } from "../e2e/openapi-check.ts";
+import { requestHead } from "../support/raw-http.ts";
 
 /** The e2e harness's three pairs, as config entries (the config file has no base/quote keys). */
 export const PAIRS = E2E_PAIRS.map(({ base: _base, quote: _quote, ...entry }) => entry);
@@ -454,16 +455,15 @@ export class RawStreamClient {
       socket.once("connect", resolve);
       socket.once("error", reject);
     });
-    const lines = [
-      `GET /stream?${query} HTTP/1.1`,
-      "Host: 127.0.0.1",
-      "Upgrade: websocket",
-      "Connection: Upgrade",
-      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
-      "Sec-WebSocket-Version: 13",
-      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
-    ];
-    socket.write(`${lines.join("\r\n")}\r\n\r\n`);
+    socket.write(
+      requestHead("GET", `/stream?${query}`, "127.0.0.1", {
+        Upgrade: "websocket",
+        Connection: "Upgrade",
+        "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+        "Sec-WebSocket-Version": "13",
+        ...headers,
+      }),
+    );
     const rest = await new Promise<Buffer>((resolve, reject) => {
       let head = Buffer.alloc(0);
       const onData = (chunk: Buffer) => {

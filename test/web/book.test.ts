@@ -1,11 +1,12 @@
 /**
- * The page's live book (web/src/book.ts): applied from `orders:` by seq, resynced from the REST
- * book on a gap (CONTRACT 9), and, fed by the real stream, equal to the REST book.
+ * The page's live book (src/client/local-book.ts, which the page imports): applied from `orders:`
+ * by seq, resynced from the REST book on a gap (CONTRACT 9), and, fed by the real stream, equal to
+ * the REST book.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { LiveBook } from "../../web/src/book.ts";
-import type { Book } from "../../web/src/types.ts";
+import { LiveBook } from "../../src/client/local-book.ts";
+import type { BookData as Book } from "../../src/client/types.ts";
 import {
   cancelOrder,
   createOrder,

@@ -8,9 +8,27 @@
  * arithmetic on money it sends.
  */
 
-import type { Key, Order } from "./types.ts";
+import type {
+  Balance,
+  BookData,
+  Candle,
+  ExchangeRecord,
+  Level,
+  NewUser,
+  Order,
+  PairInfo,
+  PublicTrade,
+  UserTrade,
+} from "../../src/client/types.ts";
 
-export type * from "./types.ts";
+// The wire types are the client library's (src/client/types.ts), under the names the page uses.
+export type { Balance, Candle, Level, Order, PairInfo, PublicTrade, UserTrade };
+/** The pasted key: what the admin interface's create-user answers. */
+export type Key = NewUser;
+/** A book from REST or from an `orders:` message (`seq` when the server numbers the book). */
+export type Book = BookData;
+/** A 24 h ticker of the `exchanges` channel. */
+export type Ticker = ExchangeRecord;
 
 export interface Answer<T> {
   status: number;

@@ -20,6 +20,7 @@ import {
   type ISeriesApi,
   type UTCTimestamp,
 } from "lightweight-charts";
+import { LiveBook } from "../../src/client/local-book.ts";
 import {
   type Balance,
   type Book,
@@ -30,22 +31,17 @@ import {
   isOpen,
   type Key,
   type Order,
+  type PairInfo,
   type PublicTrade,
   postSigned,
   streamUrl,
   type Ticker,
   type UserTrade,
 } from "./api.ts";
-import { LiveBook } from "./book.ts";
 import "./style.css";
 
-interface PairInfo {
-  name: string;
-  base: string;
-  quote: string;
-  priceDecimals: number;
-  amountDecimals: number;
-}
+/** What the page uses of a pair's `/info` entry (decimals -1: unknown, without `/info`). */
+type PairView = Pick<PairInfo, "name" | "base" | "quote" | "priceDecimals" | "amountDecimals">;
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const KEY_STORAGE = "exchange.apiKey";
@@ -54,10 +50,12 @@ const LISTEN_KEY_RENEW_MS = 30 * 60 * 1000;
 const RECONNECT_MS = 1500;
 const MAX_ROWS = 100;
 const BOOK_ROWS = 14;
+/** A failed REST read of the book during a resync is retried after this pause. */
+const BOOK_RETRY_MS = 500;
 
 const state = {
-  pairs: [] as PairInfo[],
-  pair: null as PairInfo | null,
+  pairs: [] as PairView[],
+  pair: null as PairView | null,
   period: "1m",
   tickers: new Map<string, Ticker>(),
   trades: [] as PublicTrade[],
@@ -113,7 +111,7 @@ function row(cells: (string | HTMLElement)[], cls?: string): HTMLTableRowElement
   return tr;
 }
 
-function pairInfo(name: string): PairInfo {
+function pairInfo(name: string): PairView {
   const known = state.pairs.find((p) => p.name === name);
   if (known !== undefined) return known;
   const [base, quote] = name.split("_");
@@ -239,7 +237,7 @@ let marketGen = 0;
 function renderBook(): void {
   const pair = state.pair;
   if (book === null || pair === null) return;
-  const p: PairInfo = pair;
+  const p: PairView = pair;
   const asks = book.levels("sell").slice(0, BOOK_ROWS);
   const bids = book.levels("buy").slice(0, BOOK_ROWS);
   // Depth: each row's bar is the cumulative amount from the best price, against the deeper side.
@@ -398,11 +396,15 @@ function connectMarket(): void {
   if (pair === null) return;
   const gen = ++marketGen;
   marketWs?.close();
-  book = new LiveBook(async () => {
-    const r = await getPublic<Book>(`/trade/pairs/${pair.name}/orders`);
-    if (r.status !== 200) throw new Error(`book ${r.status}`);
-    return r.body;
-  }, renderBook);
+  book = new LiveBook(
+    async () => {
+      const r = await getPublic<Book>(`/trade/pairs/${pair.name}/orders`);
+      if (r.status !== 200) throw new Error(`book ${r.status}`);
+      return r.body;
+    },
+    renderBook,
+    { retryDelayMs: BOOK_RETRY_MS },
+  );
   const ws = new WebSocket(streamUrl(["exchanges", `orders:${pair.name}`, `history:${pair.name}`]));
   marketWs = ws;
   const conn = $("conn");

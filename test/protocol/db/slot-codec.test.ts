@@ -6,17 +6,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { decodeSlots, encodeSlots } from "../../../src/protocol/db/slot-codec.ts";
 import { KIND_COUNT, KINDS, ORDER, TRADE } from "../../../src/protocol/db/writer-batch.ts";
-
-/** A seeded generator (mulberry32): the same cases on every run. */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as rng } from "../../support/prng.ts";
 
 function batch(counts: number[], value: (k: number, c: number, r: number) => number): Float64Array {
   let n = 0;

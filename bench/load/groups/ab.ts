@@ -1,0 +1,90 @@
+/**
+ * Group ab: two fresh exchanges, A as `npm start` runs it and B with `--ab-flags` (node flags)
+ * and/or `--ab-env` (KEY=VALUE,...), closed-loop create-order: one uncounted round each, then
+ * 2 × ROUNDS counted rounds, alternating sides and which side goes first (A B, B A, A B, ...), so
+ * that a slow spell of the machine, and the other server's background work, hit both. Server CPU
+ * per order is the steadier figure.
+ */
+import { rmSync } from "node:fs";
+import type { ClientKind } from "../common.ts";
+import { DURATION_MS, flags, ROUNDS, WARMUP_MS } from "../flags.ts";
+import { aggregate, type OneRun, report, runOnce, totalThroughput } from "../measure.ts";
+import { addRow } from "../rows.ts";
+import { initGens, startExchange } from "../setup.ts";
+
+export async function abTest(base: { client: ClientKind }): Promise<void> {
+  const flagsB = (flags["ab-flags"] ?? "").split(" ").filter(Boolean);
+  const envB: Record<string, string> = {};
+  for (const kv of (flags["ab-env"] ?? "").split(",").filter(Boolean)) {
+    const eq = kv.indexOf("=");
+    if (eq <= 0) throw new Error(`--ab-env: expected KEY=VALUE, got ${kv}`);
+    envB[kv.slice(0, eq)] = kv.slice(eq + 1);
+  }
+  // --ab-script runs B from another checkout's entry (e.g. ../main/src/main.ts): A/B of two versions.
+  const scriptB = flags["ab-script"] ?? "src/main.ts";
+  const labelB = `exchange B (${[...flagsB, ...Object.entries(envB).map(([k, v]) => `${k}=${v}`), ...(flags["ab-script"] ? [scriptB] : [])].join(" ") || "same"})`;
+  console.log(`A/B (closed-loop create-order): exchange A as npm start runs it, ${labelB}:`);
+  const a = await startExchange("exchange A");
+  const b = await startExchange(labelB, flagsB, envB, scriptB);
+  try {
+    const runsA: OneRun[] = [];
+    const runsB: OneRun[] = [];
+    const durationMs = Math.max(500, Math.round(DURATION_MS / ROUNDS));
+    const sides = [
+      { ex: a, runs: runsA, label: "exchange A" },
+      { ex: b, runs: runsB, label: labelB },
+    ];
+    const run = async (side: (typeof sides)[number], warmupMs: number) => {
+      await initGens(side.ex.users);
+      return runOnce({
+        ...base,
+        label: side.label,
+        server: side.ex.server,
+        realServer: true,
+        workload: "create",
+        mode: "closed",
+        readProbe: true,
+        seed: 2,
+        durationMs,
+        warmupMs,
+      });
+    };
+    // A fresh server's first round pays for most of its JIT compilation, and the server measured
+    // right after it shares the cores with that compilation too: each gets one round first that
+    // is not counted, and the counted rounds then alternate which side goes first (A B, B A, ...).
+    const warm: string[] = [];
+    for (const side of sides) {
+      const r = await run(side, WARMUP_MS);
+      warm.push(`${side.label} ${aggregate(side.label, [r]).roundCpuUs[0]} µs`);
+    }
+    console.log(`  warm-up rounds (not counted), server CPU per request: ${warm.join(", ")}`);
+    for (let i = 0; i < 2 * ROUNDS; i++) {
+      const order = i % 2 === 0 ? sides : [sides[1], sides[0]];
+      for (const side of order) side.runs.push(await run(side, Math.min(WARMUP_MS, 300)));
+    }
+    const ma = aggregate("exchange A", runsA);
+    const mb = aggregate(labelB, runsB);
+    report(ma);
+    report(mb);
+    const cmd = `npm run bench:load -- --only ab${flags["ab-flags"] ? ` --ab-flags=${flags["ab-flags"]}` : ""}${flags["ab-env"] ? ` --ab-env ${flags["ab-env"]}` : ""}`;
+    const ra = addRow("A/B: exchange A, create-order max (closed loop)", ma, "create", {
+      target: "exchange",
+      mode: "closed",
+      command: cmd,
+    });
+    const rb = addRow(`A/B: ${labelB}, create-order max (closed loop)`, mb, "create", {
+      target: "exchange",
+      mode: "closed",
+      ceiling: totalThroughput(ma),
+      command: cmd,
+    });
+    console.log(
+      `  B/A: throughput ${rb.ratio}, server CPU per order ${ra.serverCpuUsPerRequest} -> ${rb.serverCpuUsPerRequest} µs`,
+    );
+  } finally {
+    await a.server.stop();
+    await b.server.stop();
+    rmSync(a.dir, { recursive: true, force: true });
+    rmSync(b.dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,85 @@
+/** bench:load's targets (named by the issue), evaluated on the rows of a run. */
+
+import { FLOOR_RATES } from "./flags.ts";
+import type { Row } from "./report.ts";
+import { rows } from "./rows.ts";
+
+export function evaluateTargets(): { target: string; value: string; pass: boolean | null }[] {
+  const find = (s: string) => rows.find((r) => r.scenario === s);
+  const out: { target: string; value: string; pass: boolean | null }[] = [];
+  const max = find("create-order max (closed loop)");
+  out.push({
+    target: "create-order max >= 50% of bare POST ceiling",
+    value: max?.ratio == null ? "not measured" : `${Math.round(max.ratio * 100)}%`,
+    pass: max?.ratio == null ? null : max.valid && max.ratio >= 0.5,
+  });
+  const at5k = find("create-order open loop 5000/s");
+  out.push({
+    target: "5,000 orders/s offered: ack p50 < 0.5 ms and p99 < 2 ms",
+    value: at5k === undefined ? "not measured" : `p50 ${at5k.p50Ms} ms, p99 ${at5k.p99Ms} ms`,
+    pass: at5k === undefined ? null : at5k.valid && at5k.p50Ms < 0.5 && at5k.p99Ms < 2,
+  });
+  const book = find("GET /1.0/trade/pairs/{pair}/orders");
+  out.push({
+    target: "GET orders (50+50 levels) >= 70% of bare GET ceiling",
+    value: book?.ratio == null ? "not measured" : `${Math.round(book.ratio * 100)}%`,
+    pass: book?.ratio == null ? null : book.valid && book.ratio >= 0.7,
+  });
+  // Issue 12's targets, against the design floor of the same run (needs the floor group).
+  const FLOOR = "design floor: POST -> pair worker -> writer (one row, FULL) -> ack";
+  const floorMax = find(`${FLOOR}, max (closed loop)`);
+  const floor5k = find(`${FLOOR}, open loop 5000/s`);
+  const cpu = max?.serverCpuUsPerRequest ?? null;
+  const floorCpu = floorMax?.serverCpuUsPerRequest ?? null;
+  // The verdict is on the whole measurement, as the issue defines it; beside it the same ratio
+  // without either server's first round, which also pays for its JIT compilation (one-time work
+  // that a longer run spreads over more orders).
+  const warmCpu = laterRoundsCpu(max);
+  const warmFloorCpu = laterRoundsCpu(floorMax);
+  const warm =
+    warmCpu === null || warmFloorCpu === null
+      ? ""
+      : ` (rounds after the first: ${warmCpu} / ${warmFloorCpu} µs = ${(warmCpu / warmFloorCpu).toFixed(2)}x)`;
+  // Context, not the verdict: each server's max runs at its own throughput, and the floor's higher
+  // one spreads its per-commit and per-wake-up costs over more orders. At one offered rate both
+  // run in the same regime.
+  const sameRate: string[] = [];
+  for (const rate of FLOOR_RATES) {
+    const e = find(`create-order open loop ${rate}/s`)?.serverCpuUsPerRequest ?? null;
+    const f = find(`${FLOOR}, open loop ${rate}/s`)?.serverCpuUsPerRequest ?? null;
+    if (e !== null && f !== null) sameRate.push(`${rate}/s ${e} / ${f} µs = ${(e / f).toFixed(2)}x`);
+  }
+  const atRates = sameRate.length === 0 ? "" : `; at equal offered rates (open loop): ${sameRate.join(", ")}`;
+  out.push({
+    target: "issue 12: server CPU per create-order <= 1.3x the design floor's",
+    value:
+      cpu === null || floorCpu === null
+        ? "not measured"
+        : `${cpu} / ${floorCpu} µs = ${(cpu / floorCpu).toFixed(2)}x${warm}${atRates}`,
+    pass: cpu === null || floorCpu === null ? null : max!.valid && floorMax!.valid && cpu <= 1.3 * floorCpu,
+  });
+  out.push({
+    target: "issue 12: create-order max >= 0.35 of the bare POST ceiling",
+    value: max?.ratio == null ? "not measured" : max.ratio.toFixed(3),
+    pass: max?.ratio == null ? null : max.valid && max.ratio >= 0.35,
+  });
+  out.push({
+    target: "issue 12: 5,000 orders/s offered: ack p99 <= 2x the design floor's",
+    value:
+      at5k === undefined || floor5k === undefined
+        ? "not measured"
+        : `${at5k.p99Ms} / ${floor5k.p99Ms} ms = ${(at5k.p99Ms / floor5k.p99Ms).toFixed(2)}x`,
+    pass:
+      at5k === undefined || floor5k === undefined
+        ? null
+        : at5k.valid && floor5k.valid && at5k.p99Ms <= 2 * floor5k.p99Ms,
+  });
+  return out;
+}
+
+/** Mean server CPU per request (µs) of a row's rounds after its first, or null with fewer than two. */
+export function laterRoundsCpu(row: Row | undefined): number | null {
+  const later = row?.roundCpuUs.slice(1) ?? [];
+  if (later.length === 0 || later.some((c) => c === null)) return null;
+  return Math.round(((later as number[]).reduce((a, b) => a + b, 0) / later.length) * 10) / 10;
+}

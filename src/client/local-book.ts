@@ -1,0 +1,187 @@
+/**
+ * The local order book of one pair, shared by the client library (book.ts, `OrderBookFeed`) and the
+ * web page (web/src/main.ts): no Node and no DOM, only the wire types, so the page's build includes
+ * it as it is.
+ *
+ * `LocalBook` holds the levels and applies the sequence rules of CONTRACT 9 to one message.
+ * `LiveBook` keeps a `LocalBook` live from a connection's `orders:{pair}` messages: the first one is
+ * the snapshot, every later one the changed levels (amount 0: the level is gone). When messages
+ * carry `seq`, each must be the previous + 1; on a jump the book is re-read from REST (which carries
+ * its own `seq`), the messages that arrive meanwhile are held, and those newer than the REST book
+ * are applied on top. Without `seq` the stream alone is trusted (it is consistent by CONTRACT 7).
+ */
+import type { BookData } from "./types.ts";
+
+export type { BookData };
+
+export type ApplyResult = "applied" | "stale" | "gap";
+
+/** The levels of one book, a snapshot plus deltas, with the sequence checks of CONTRACT 9. */
+export class LocalBook {
+  /** The `seq` of the last snapshot or change applied; undefined on servers without seq. */
+  seq: number | undefined;
+  private readonly buy = new Map<number, number>();
+  private readonly sell = new Map<number, number>();
+
+  /** Replaces every level (a stream snapshot or a REST book). */
+  reset(snapshot: BookData): void {
+    this.buy.clear();
+    this.sell.clear();
+    for (const l of snapshot.buy) if (l.amount !== 0) this.buy.set(l.price, l.amount);
+    for (const l of snapshot.sell) if (l.amount !== 0) this.sell.set(l.price, l.amount);
+    this.seq = snapshot.seq;
+  }
+
+  /**
+   * Applies changed levels. `stale`: already included (seq at or below ours), nothing done.
+   * `gap`: seq jumps past ours + 1, nothing done (the caller resyncs).
+   */
+  apply(change: BookData): ApplyResult {
+    if (change.seq !== undefined && this.seq !== undefined) {
+      if (change.seq <= this.seq) return "stale";
+      if (change.seq !== this.seq + 1) return "gap";
+    }
+    for (const l of change.buy) {
+      if (l.amount === 0) this.buy.delete(l.price);
+      else this.buy.set(l.price, l.amount);
+    }
+    for (const l of change.sell) {
+      if (l.amount === 0) this.sell.delete(l.price);
+      else this.sell.set(l.price, l.amount);
+    }
+    if (change.seq !== undefined) this.seq = change.seq;
+    return "applied";
+  }
+
+  /** One side's levels as `[price, amount]`, best first: bids descending, asks ascending. */
+  levels(side: "buy" | "sell"): [number, number][] {
+    const dir = side === "buy" ? -1 : 1;
+    return [...(side === "buy" ? this.buy : this.sell)].sort((a, b) => (a[0] - b[0]) * dir);
+  }
+
+  /** The book as `GET .../orders` answers it: buy descending, sell ascending. */
+  book(): BookData {
+    const side = (s: "buy" | "sell") => this.levels(s).map(([price, amount]) => ({ price, amount }));
+    const out: BookData = { buy: side("buy"), sell: side("sell") };
+    if (this.seq !== undefined) out.seq = this.seq;
+    return out;
+  }
+}
+
+export interface LiveBookOptions {
+  /** Called before each REST read that repairs a gap. */
+  onResync?: () => void;
+  /**
+   * Called when the book gives up on a gap (the REST read failed, or the gap persisted over
+   * MAX_RESYNC_READS reads); the held messages are dropped. Without it `changed` is called instead.
+   */
+  onError?: (error: Error) => void;
+  /** Retry a failed REST read after this pause (it counts as a read); without it, give up at once. */
+  retryDelayMs?: number;
+}
+
+/** REST reads for one gap before giving up. */
+const MAX_RESYNC_READS = 5;
+
+/** A `LocalBook` fed by one connection's `orders:` messages, resynced from REST on a seq gap. */
+export class LiveBook {
+  readonly local = new LocalBook();
+  /** REST reads done to repair gaps. */
+  resyncs = 0;
+  private haveSnapshot = false;
+  /** Messages received while a REST resync is in flight; null when none is. */
+  private held: BookData[] | null = null;
+  /** Bumped by `restart`: a resync begun before it drops its result. */
+  private epoch = 0;
+
+  /**
+   * `load` reads the REST book (`GET .../orders`); `changed` is called after every change the book
+   * takes (the snapshot, each applied message, the end of a resync).
+   */
+  constructor(
+    private readonly load: () => Promise<BookData>,
+    private readonly changed: () => void,
+    private readonly options: LiveBookOptions = {},
+  ) {}
+
+  /** The `seq` of the book; null before a snapshot or on servers without seq. */
+  get seq(): number | null {
+    return this.local.seq ?? null;
+  }
+
+  /** A new connection: its first message is a snapshot again; a resync in flight is dropped. */
+  restart(): void {
+    this.haveSnapshot = false;
+    this.held = null;
+    this.epoch++;
+  }
+
+  /** One `orders:` message. */
+  receive(data: BookData): void {
+    if (!this.haveSnapshot) {
+      this.haveSnapshot = true;
+      this.held = null;
+      this.epoch++;
+      this.local.reset(data);
+      this.changed();
+      return;
+    }
+    if (this.held !== null) {
+      this.held.push(data);
+      return;
+    }
+    if (this.local.apply(data) === "gap") {
+      this.held = [data];
+      void this.resync();
+      return;
+    }
+    this.changed();
+  }
+
+  /** Best first: asks ascending, bids descending. */
+  levels(side: "buy" | "sell"): [number, number][] {
+    return this.local.levels(side);
+  }
+
+  /** The book as `GET .../orders` answers it. */
+  book(): BookData {
+    return this.local.book();
+  }
+
+  /** Re-reads the REST book until the held messages follow it, then applies those above its seq. */
+  private async resync(): Promise<void> {
+    const epoch = this.epoch;
+    let failure = new Error("book resync failed");
+    for (let read = 1; read <= MAX_RESYNC_READS; read++) {
+      this.resyncs++;
+      this.options.onResync?.();
+      let rest: BookData;
+      try {
+        rest = await this.load();
+        if (rest.seq === undefined) throw new Error("the REST book carries no seq");
+      } catch (error) {
+        if (epoch !== this.epoch) return;
+        failure = error instanceof Error ? error : new Error(String(error));
+        if (this.options.retryDelayMs === undefined) break;
+        await new Promise((resolve) => setTimeout(resolve, this.options.retryDelayMs));
+        if (epoch !== this.epoch) return;
+        continue;
+      }
+      if (epoch !== this.epoch) return; // a new connection's snapshot replaced the book meanwhile
+      this.local.reset(rest);
+      const held = this.held ?? [];
+      const gapAt = held.findIndex((d) => this.local.apply(d) === "gap");
+      if (gapAt === -1) {
+        this.held = null;
+        this.changed();
+        return;
+      }
+      // The REST book is older than the held messages: read it again (they stay held).
+      this.held = held.slice(gapAt);
+      failure = new Error(`book seq gap persists after ${read} resyncs`);
+    }
+    this.held = null;
+    if (this.options.onError !== undefined) this.options.onError(failure);
+    else this.changed();
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * The wire types (interface section 2, CONTRACT 7 and 9) as the client library sees them: orders,
+ * trades, balances, the book and the stream's messages. Declared once, here: the client library
+ * (index.ts, stream.ts, book.ts) re-exports them and the web page (web/src/) imports them, type
+ * only. No runtime code, nothing from Node, so the page's build can include it.
+ */
+
+export type TradeType = "limit" | "market";
+export type TimeInForce = "GTC" | "IOC" | "FOK";
+export type DirectionType = "buy" | "sell";
+
+/** 2.1 Order as lists, pages and streams show it (no updateTime). */
+export interface Order {
+  /** CONTRACT 8: present only when the order has them. */
+  clientOrderId?: string;
+  timeInForce?: TimeInForce;
+  postOnly?: true;
+  id: number;
+  pairName: string;
+  tradeType: TradeType;
+  directionType: DirectionType;
+  price: number;
+  amount: number;
+  amountUsed: number;
+  isCancelled: boolean;
+  createTime: string;
+}
+
+/** 2.1 Order as create-order answers it. */
+export interface CreatedOrder extends Order {
+  updateTime: string;
+}
+
+/** 2.2 Pair exchange record without the bid/ask fields (pair page). */
+export interface ExchangeRecord {
+  pairName: string;
+  openValue: number;
+  minValue: number;
+  maxValue: number;
+  closeValue: number;
+  volume: number;
+}
+
+/** 2.2 as `GET /trade/pairs` answers it. */
+export interface PairRecord extends ExchangeRecord {
+  closeBidValue: number;
+  closeAskValue: number;
+}
+
+/** 2.3 Aggregated order level. */
+export interface Level {
+  price: number;
+  amount: number;
+}
+
+export interface OrderBook {
+  buy: Level[];
+  sell: Level[];
+  /** CONTRACT 9: the book sequence of the state shown. */
+  seq: number;
+}
+
+/** 2.4 Public trade history item. */
+export interface PublicTrade {
+  directionType: DirectionType;
+  tradeType: TradeType;
+  price: number;
+  amount: number;
+  tradeTime: number;
+  eventTimeMicro: string;
+}
+
+/** 2.5 The user's own trade. */
+export interface UserTrade {
+  id: number;
+  pairName: string;
+  tradeType: TradeType;
+  directionType: DirectionType;
+  price: number;
+  amount: number;
+  tradeTime: string;
+  /** CONTRACT 9: what this side paid (0 without fees), in `feeCurrency`. */
+  fee: number;
+  feeCurrency: string;
+}
+
+/** CONTRACT 9: GET /info, one entry per pair. */
+export interface PairInfo {
+  name: string;
+  base: string;
+  quote: string;
+  priceDecimals: number;
+  amountDecimals: number;
+  tickSize: string;
+  stepSize: string;
+  minAmount: string;
+  maxAmount: string;
+  maxPrice: string;
+  makerFee: string;
+  takerFee: string;
+}
+
+/** 2.6 Balance item plus `reserved` (CONTRACT 2.3). */
+export interface Balance {
+  currency: string;
+  balance: string;
+  reserved: string;
+}
+
+/** 2.7 Chart candle: [timestamp ms, open, min, max, close, volume]. */
+export type Candle = [number, number, number, number, number, number];
+
+/** 2.8 Page wrapper. */
+export interface Page<T> {
+  total: number;
+  items: T[];
+}
+
+/** 4.4 Pair page. */
+export interface PairPage {
+  exchanges: ExchangeRecord[];
+  orders: OrderBook;
+  history: PublicTrade[];
+  userOrders: Order[] | null;
+  userHistory: UserTrade[] | null;
+}
+
+/** Section 7 / CONTRACT 5 error body. */
+export interface ErrorBody {
+  errors: Record<string, string[]>;
+  /** CONTRACT 9: one stable code per message, in the same order (docs/API-errors.md). */
+  codes: Record<string, string[]>;
+}
+
+export interface NewUser {
+  uid: string;
+  apiToken: string;
+  secretKey: string;
+}
+
+export interface NewApiKey {
+  apiToken: string;
+  secretKey: string;
+}
+
+/** CONTRACT 14: one deposit or withdrawal of GET /trade/transfers. */
+export interface Transfer {
+  id: number;
+  type: "deposit" | "withdraw";
+  currency: string;
+  /** Decimal string, without sign. */
+  amount: string;
+  /** `YYYY-MM-DD HH:MM:SS` UTC. */
+  time: string;
+}
+
+/** CONTRACT 14: GET /admin/users/{uid}. */
+export interface AdminUser {
+  uid: string;
+  balances: Balance[];
+  apiKeys: { apiTokenPrefix: string; revoked: boolean }[];
+}
+
+export interface BalanceAnswer {
+  currency: string;
+  balance: string;
+}
+
+/** A stream message (CONTRACT 7): the channel it came on and the channel's data. */
+export interface StreamMessage<T = unknown> {
+  stream: string;
+  data: T;
+}
+
+/** An `orders:{pair}` message's data: a snapshot or the changed levels (amount 0: gone). */
+export interface BookData {
+  buy: Level[];
+  sell: Level[];
+  seq?: number;
+}
