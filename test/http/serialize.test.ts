@@ -11,6 +11,7 @@ import { PairMarket } from "../../src/core/market-data.ts";
 import { orderView, userTradeView } from "../../src/core/views.ts";
 import { buildOpenApi } from "../../src/http/openapi.ts";
 import { ROUTES } from "../../src/http/route-table.ts";
+import { transferView } from "../../src/http/routes/transfers.ts";
 import * as schemas from "../../src/http/schemas.ts";
 import { serialize, streamSchemas } from "../../src/http/schemas.ts";
 import { formatDateTime } from "../../src/util/time.ts";
@@ -37,13 +38,17 @@ describe("strings written without escaping", () => {
     for (const s of Object.values(schemas)) unescapedFields(s, all);
     unescapedFields(streamSchemas, all);
     assert.deepEqual([...all].sort(), [
+      "amount", // of a transfer (a decimal), not of an order (a number)
       "createTime",
+      "currency",
       "directionType",
       "eventTimeMicro",
       "feeCurrency",
       "pairName",
+      "time",
       "tradeTime",
       "tradeType",
+      "type",
       "updateTime",
     ]);
   });
@@ -96,6 +101,18 @@ describe("strings written without escaping", () => {
             assert.deepEqual(JSON.parse(serialize.history([pub])), [JSON.parse(JSON.stringify(pub))]);
           }
         }
+      }
+    }
+    for (const currency of config.currencies.keys()) {
+      for (const [amount, kind] of [
+        ["123456789012345678901234567890", "deposit"],
+        ["-1", "withdraw"],
+      ] as const) {
+        const t = transferView({ id: 3, currency, amount, kind, timeMicro: 1_795_000_000_123_456 }, config);
+        for (const k of ["type", "currency", "amount", "time"] as const)
+          assert.match(t[k], NEEDS_NO_ESCAPE, k);
+        const page = { total: 1, items: [t] };
+        assert.deepEqual(JSON.parse(serialize.transfersPage(page)), JSON.parse(JSON.stringify(page)));
       }
     }
     assert.match(formatDateTime(Date.now() * 1000), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);

@@ -43,7 +43,7 @@ export const transfers: GetRoute = {
 };
 
 /** A stored transfer as the caller sees it: the kind as `type`, the amount unsigned in decimals. */
-function transferView(t: TransferRow, config: ExchangeConfig) {
+export function transferView(t: TransferRow, config: ExchangeConfig) {
   const units = BigInt(t.amount);
   // A currency the config no longer names is shown in its stored units.
   const scale = config.currencies.get(t.currency)?.scale ?? 0;
