@@ -19,6 +19,7 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { request as httpsRequest } from "node:https";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -50,7 +51,7 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..
 export const START_TIMEOUT_MS = 30_000;
 export const STOP_TIMEOUT_MS = 10_000;
 const CLOSE_GRACE_MS = 3_000;
-const LISTENING = /listening on (http:\/\/[^\s]+?):(\d+)\/?(?:\s|$)/;
+const LISTENING = /listening on (https?):\/\/([^\s]+?):(\d+)\/?(?:\s|$)/;
 const LOG_LIMIT = 256 * 1024;
 
 // ---- the exchange configuration used by every test file -------------------------------------------
@@ -113,6 +114,11 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Entry script (default `E2E_SERVER_ENTRY` or src/main.ts); a `.js` entry runs without tsx. */
   entry?: string;
+  /**
+   * The PEM certificate a server started with `--tls-cert` presents: the start-up health check
+   * trusts it (node's fetch cannot be given a CA, so the test talks https itself).
+   */
+  tlsCa?: string;
 }
 
 const live = new Set<ChildProcess>();
@@ -129,6 +135,27 @@ interface Log {
 function tail(log: Log): string {
   const text = log.chunks.join("");
   return text.length > 4000 ? `...${text.slice(-4000)}` : text;
+}
+
+/** A GET over https trusting `ca` (a PEM certificate), for servers started with `--tls-cert`. */
+export function httpsGet(
+  url: string,
+  ca: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
+  return new Promise((resolveGet, reject) => {
+    const req = httpsRequest(url, { ca, headers, timeout: 5000 }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (d: string) => {
+        text += d;
+      });
+      res.on("end", () => resolveGet({ status: res.statusCode ?? 0, text, headers: res.headers }));
+    });
+    req.on("timeout", () => req.destroy(new Error(`GET ${url}: timed out`)));
+    req.on("error", reject);
+    req.end();
+  });
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -160,6 +187,8 @@ export class TestServer {
   readonly public: ExchangeClient;
   port = 0;
   host = "127.0.0.1";
+  /** `https` when the server said it listens with TLS. */
+  scheme = "http";
   private child: ChildProcess | null = null;
   private exited: Promise<Exit> | null = null;
   private expectingExit = false;
@@ -220,7 +249,7 @@ export class TestServer {
   }
 
   get origin(): string {
-    return `http://${this.host}:${this.port}`;
+    return `${this.scheme}://${this.host}:${this.port}`;
   }
 
   get running(): boolean {
@@ -230,6 +259,11 @@ export class TestServer {
   /** Everything the server printed (stdout then stderr), for failure messages. */
   logs(): string {
     return `--- server stdout ---\n${tail(this.stdout)}\n--- server stderr ---\n${tail(this.stderr)}`;
+  }
+
+  /** All the server wrote to stdout and stderr that is kept (the last 256 KiB or so of each). */
+  output(): { stdout: string; stderr: string } {
+    return { stdout: this.stdout.chunks.join(""), stderr: this.stderr.chunks.join("") };
   }
 
   private async launch(): Promise<void> {
@@ -301,7 +335,8 @@ export class TestServer {
       onLine = (line) => {
         const m = LISTENING.exec(line);
         if (m === null) return;
-        this.port = Number(m[2]);
+        this.scheme = m[1];
+        this.port = Number(m[3]);
         onLine = null;
         resolveListening();
       };
@@ -315,7 +350,10 @@ export class TestServer {
     });
     try {
       await withTimeout(listening, START_TIMEOUT_MS, "server start (waiting for 'listening on')");
-      const health = await this.public.health({ timeoutMs: 5000 });
+      const health =
+        this.options.tlsCa === undefined
+          ? await this.public.health({ timeoutMs: 5000 })
+          : await httpsGet(`${this.origin}/health`, this.options.tlsCa);
       if (health.status !== 200) throw new Error(`/health answered ${health.status} ${health.text}`);
     } catch (error) {
       this.expectingExit = true;
