@@ -32,7 +32,9 @@ async function main(): Promise<void> {
   // Readiness: /health answers ok from now on. The harness and scripts read the address up to the
   // first space of the message; the settings follow it.
   const rate = settings.rateLimit === 0 ? "off" : `${settings.rateLimit}/s per token and address`;
-  log().info(
+  // Written at every --log-level: it is what scripts and the test harness wait for.
+  const readiness = log().isLevelEnabled("info") ? log() : createLog("info");
+  readiness.info(
     {
       url: running.url,
       ready: true,
