@@ -48,11 +48,13 @@ import { CorsPolicy } from "./http/cors.ts";
 import { ListenKeys } from "./http/listen-keys.ts";
 import { mountRoutes } from "./http/server.ts";
 import { DEFAULT_WEB_DIR, loadStaticFiles, mountStatic } from "./http/static.ts";
+import { createApp, loadTls } from "./http/tls.ts";
 import { chooseWaitStrategy, PairChannel, workerSpinFor } from "./pair/pair-client.ts";
 import { openDatabase } from "./protocol/db/db-open.ts";
 import { replayJournal } from "./protocol/db/journal.ts";
 import { SELL } from "./protocol/pair/engine.ts";
 import { mountStream, StreamHub } from "./stream/hub.ts";
+import { type Logger, log as processLog } from "./util/log.ts";
 import { nowMicro } from "./util/time.ts";
 
 export interface RunningExchange {
@@ -82,13 +84,18 @@ export function isNativeUws(): boolean {
 export type FatalHandler = (reason: string) => void;
 
 const exitOnFatal: FatalHandler = (reason) => {
+  processLog().error({ reason }, `fatal: ${reason}; exiting`);
   console.error(`FATAL: ${reason}`);
   process.exit(1);
 };
 
+/**
+ * `log`: where the start-up, recovery and shutdown lines go (src/util/log.ts); by default the
+ * process's logger, which src/main.ts installs.
+ */
 export async function startExchange(
   settings: Settings,
-  log: (line: string) => void = console.log,
+  log: Logger = processLog(),
   onFatal: FatalHandler = exitOnFatal,
 ): Promise<RunningExchange> {
   if (!isNativeUws()) {
@@ -98,16 +105,17 @@ export async function startExchange(
           "(pass --allow-slow-uws or ALLOW_SLOW_UWS=1 to run anyway)",
       );
     }
-    log("WARNING: uWebSockets.js is running on its pure-JS fallback; performance is degraded");
+    log.warn("uWebSockets.js is running on its pure-JS fallback; performance is degraded");
   }
 
-  // 1. settings and config
+  // 1. settings and config; the TLS files are checked now, before anything starts.
   const loaded = loadConfig(settings.configPath);
+  const tls = loadTls(settings);
 
   // 2. database: one server per file (src/db/lock.ts), taken before anything is read or written.
   const lock = lockDatabase(settings.dbPath);
   try {
-    return await startLocked(settings, loaded, lock, log, onFatal);
+    return await startLocked(settings, loaded, tls, lock, log, onFatal);
   } catch (err) {
     lock.release();
     throw err;
@@ -117,10 +125,12 @@ export async function startExchange(
 async function startLocked(
   settings: Settings,
   loaded: ExchangeConfig,
+  tls: ReturnType<typeof loadTls>,
   lock: DbLock,
-  log: (line: string) => void,
+  log: Logger,
   onFatal: FatalHandler,
 ): Promise<RunningExchange> {
+  const startedAt = performance.now();
   // Pair decimals must match what is stored; a currency keeps its largest scale.
   let db: ReturnType<typeof openDatabase>;
   try {
@@ -134,11 +144,13 @@ async function startLocked(
   let config: ExchangeConfig;
   let state: ReturnType<typeof loadState>;
   let clientIds: ClientIds;
+  let journalBatches = 0;
   try {
     // The batches the last run acknowledged but had not written to the tables yet, before anything
     // reads them (migration 006).
-    const replayed = replayJournal(db);
-    if (replayed > 0) log(`applied ${replayed} journaled batches`);
+    journalBatches = replayJournal(db);
+    if (journalBatches > 0)
+      log.info({ batches: journalBatches }, `applied ${journalBatches} journaled batches`);
     checkPairs(db, loaded.pairs);
     const scales = resolveCurrencyScales(
       db,
@@ -161,7 +173,12 @@ async function startLocked(
     clientIds = new ClientIds(settings.clientIdWindow, settings.clientIdFilterMb, state.clientOrderIdCount);
     forEachClientOrderId(db, (user, id) => clientIds.restore(user, id));
     if (state.clientOrderIdCount > 0)
-      log(
+      log.info(
+        {
+          clientOrderIds: state.clientOrderIdCount,
+          filterBytes: clientIds.filter.bytes,
+          ms: Math.round(performance.now() - started),
+        },
         `client order ids: ${state.clientOrderIdCount} in a ${(clientIds.filter.bytes / 1048576).toFixed(0)} MiB filter ` +
           `(${(performance.now() - started).toFixed(0)} ms)`,
       );
@@ -216,7 +233,8 @@ async function startLocked(
 
   // 5. pair workers, each fed its open orders back in id order.
   const waitStrategy = chooseWaitStrategy(settings.waitStrategy, availableParallelism(), config.pairs.length);
-  log(
+  log.info(
+    { waitStrategy, cores: availableParallelism(), pairs: config.pairs.length },
     `pair workers wait for commands: ${waitStrategy} (${availableParallelism()} cores, ${config.pairs.length} pairs)`,
   );
   const channels: PairChannel[] = [];
@@ -286,6 +304,19 @@ async function startLocked(
     while (!exchange.restoreOrder(o)) await channels[p.index].writable();
   }
   while (config.pairs.some((p) => exchange.inFlight(p.index) > 0)) await new Promise((r) => setTimeout(r, 1));
+  log.info(
+    {
+      users: state.users.length,
+      apiKeys: state.apiKeys.length,
+      openOrders: state.openOrders.length,
+      nextOrderId: state.nextOrderId,
+      nextTradeId: state.nextTradeId,
+      journalBatches,
+      tradesAfterSnapshot: state.tradesAfterSnapshot.length,
+      ms: Math.round(performance.now() - startedAt),
+    },
+    `recovered ${state.users.length} users, ${state.openOrders.length} open orders`,
+  );
 
   // 6. config users: created with their key and credited once.
   const admin = new Admin(settings.adminToken ?? "", users, ledger, writer, config);
@@ -312,7 +343,7 @@ async function startLocked(
   // 7. front end
   let ready = false;
   let accepting = true;
-  const app = uws.App();
+  const app = createApp(tls);
   // Shared by the REST routes and the stream upgrade.
   const isReady = () => ready && fatal === null;
   const isAccepting = () => accepting;
@@ -349,7 +380,7 @@ async function startLocked(
     exchange,
     metrics,
     maxBackpressureBytes: settings.maxBackpressureBytes,
-    log,
+    log: (line) => log.error(line),
   });
   exchange.listener = hub;
   mountStream(app, {
@@ -384,7 +415,7 @@ async function startLocked(
     ? uws.us_socket_local_port(listenSocket as unknown as uws.us_socket)
     : settings.port;
   ready = true;
-  const url = `http://${settings.host}:${port}`;
+  const url = `${tls === undefined ? "http" : "https"}://${settings.host}:${port}`;
 
   const close = (): Promise<void> => {
     closing ??= (async () => {

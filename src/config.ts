@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { DEFAULT_CLIENT_ID_FILTER_MB, DEFAULT_CLIENT_ID_WINDOW } from "./core/client-ids.ts";
+import { LOG_LEVELS, type LogLevel } from "./util/log.ts";
 import { formatDecimal, ParseError, parseDecimal, pow10 } from "./util/numbers.ts";
 
 export class ConfigError extends Error {
@@ -50,6 +51,14 @@ export interface Settings {
   readonly clientIdFilterMb: number;
   /** Lifetime of a listen key (CONTRACT 10: 60 minutes); not a flag, tests shorten it. */
   readonly listenKeyTtlMs?: number;
+  /**
+   * TLS (CONTRACT 14): the certificate (PEM, chain allowed) and its private key; both or neither.
+   * Checked at start by src/http/tls.ts. Unset: plain http and ws.
+   */
+  readonly tlsCert?: string;
+  readonly tlsKey?: string;
+  /** The lowest level written to the log (src/util/log.ts); `info` when unset. */
+  readonly logLevel?: LogLevel;
   /** Things worth printing at start that are not errors (e.g. a short admin token). */
   readonly warnings: readonly string[];
 }
@@ -94,6 +103,9 @@ const FLAG_OPTIONS = {
   "cors-origin": { type: "string" },
   "client-id-window": { type: "string" },
   "client-id-filter-mb": { type: "string" },
+  "tls-cert": { type: "string" },
+  "tls-key": { type: "string" },
+  "log-level": { type: "string" },
 } as const;
 
 /**
@@ -116,6 +128,9 @@ const FLAG_OPTIONS = {
  * | --cors-origin | CORS_ORIGIN (comma-separated origins, or `*`) | none |
  * | --client-id-window | EXCHANGE_CLIENT_ID_WINDOW (client order ids) | 65536 (0 = none) |
  * | --client-id-filter-mb | EXCHANGE_CLIENT_ID_FILTER_MB (MiB) | 64 (4..4096) |
+ * | --tls-cert | TLS_CERT (PEM file) | none: http |
+ * | --tls-key | TLS_KEY (PEM file) | none: http |
+ * | --log-level | LOG_LEVEL | info (or error, warn, debug) |
  * | (none) | ADMIN_TOKEN | unset: admin interface off |
  */
 export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): Settings {
@@ -202,6 +217,23 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     waitStrategy = lower;
   }
 
+  const logRaw = pick("log-level", "LOG_LEVEL");
+  let logLevel: LogLevel = "info";
+  if (logRaw !== undefined) {
+    const lower = logRaw[0].trim().toLowerCase();
+    const level = LOG_LEVELS.find((l) => l === lower);
+    if (level === undefined)
+      throw new ConfigError(`${logRaw[1]}: "${logRaw[0]}" must be one of ${LOG_LEVELS.join(", ")}`);
+    logLevel = level;
+  }
+
+  const tlsCert = pick("tls-cert", "TLS_CERT");
+  const tlsKey = pick("tls-key", "TLS_KEY");
+  if ((tlsCert === undefined) !== (tlsKey === undefined))
+    throw new ConfigError(
+      `${(tlsCert ?? tlsKey)![1]}: --tls-cert and --tls-key (TLS_CERT, TLS_KEY) go together: give both or neither`,
+    );
+
   let adminToken = envValue("ADMIN_TOKEN");
   if (adminToken !== undefined) {
     adminToken = adminToken.trim();
@@ -246,6 +278,9 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
       4,
       4096,
     ),
+    tlsCert: tlsCert === undefined ? undefined : text("tls-cert", "TLS_CERT", ""),
+    tlsKey: tlsKey === undefined ? undefined : text("tls-key", "TLS_KEY", ""),
+    logLevel,
     warnings,
   };
 }

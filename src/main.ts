@@ -2,18 +2,47 @@
  * `npm start`: runs the exchange in the foreground on the settings of CONTRACT 1 (flags after `--`
  * win over environment variables, which win over the embedded defaults). SIGINT/SIGTERM stop it
  * gracefully: no new requests, every acknowledged write committed, exit 0.
+ *
+ * Everything it writes to stdout is one JSON object per line (src/util/log.ts, CONTRACT 14); a
+ * refusal to start is the one plain `config error: ...` line on stderr, and exit 1.
  */
 
 import { startExchange } from "./boot.ts";
 import { ConfigError, parseSettings } from "./config.ts";
+import { createLog, log, useLog } from "./util/log.ts";
 
 async function main(): Promise<void> {
   const settings = parseSettings(process.argv.slice(2), process.env);
-  for (const w of settings.warnings) console.warn(`warning: ${w}`);
+  useLog(createLog(settings.logLevel ?? "info"));
+  log().info(
+    {
+      node: process.version,
+      host: settings.host,
+      port: settings.port,
+      db: settings.dbPath,
+      config: settings.configPath,
+      tls: settings.tlsCert !== undefined,
+      adminApi: settings.adminToken !== undefined,
+      logLevel: settings.logLevel ?? "info",
+    },
+    "starting",
+  );
+  for (const w of settings.warnings) log().warn({ warning: w }, `config warning: ${w}`);
   const running = await startExchange(settings);
-  // The harness and scripts read the address up to the first space; the settings follow it.
+  // Readiness: /health answers ok from now on. The harness and scripts read the address up to the
+  // first space of the message; the settings follow it.
   const rate = settings.rateLimit === 0 ? "off" : `${settings.rateLimit}/s per token and address`;
-  console.log(
+  // Written at every --log-level: it is what scripts and the test harness wait for.
+  const readiness = log().isLevelEnabled("info") ? log() : createLog("info");
+  readiness.info(
+    {
+      url: running.url,
+      ready: true,
+      db: settings.dbPath,
+      synchronous: settings.synchronous,
+      rateLimit: settings.rateLimit,
+      waitStrategy: running.waitStrategy,
+    },
     `listening on ${running.url} (database ${settings.dbPath}, synchronous ${settings.synchronous}, ` +
       `rate limit ${rate}, wait strategy ${running.waitStrategy})`,
   );
@@ -21,11 +50,18 @@ async function main(): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`${signal}: shutting down`);
+    const started = performance.now();
+    log().info({ signal }, `${signal}: shutting down`);
     running.close().then(
-      () => process.exit(process.exitCode ?? 0),
+      () => {
+        log().info(
+          { ms: Math.round(performance.now() - started) },
+          "stopped: every acknowledged write is committed",
+        );
+        process.exit(process.exitCode ?? 0);
+      },
       (err: unknown) => {
-        console.error("shutdown failed:", err);
+        log().error({ err }, "shutdown failed");
         process.exit(1);
       },
     );
@@ -35,6 +71,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof ConfigError ? `config error: ${err.message}` : err);
+  if (err instanceof ConfigError) console.error(`config error: ${err.message}`);
+  else {
+    log().error({ err }, "start failed");
+    console.error(err);
+  }
   process.exit(1);
 });

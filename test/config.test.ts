@@ -35,6 +35,9 @@ describe("parseSettings", () => {
       corsOrigins: [],
       clientIdWindow: 65536,
       clientIdFilterMb: 64,
+      tlsCert: undefined,
+      tlsKey: undefined,
+      logLevel: "info",
       warnings: [],
     });
     assert.equal(DEFAULT_SETTINGS.port, 8080);
@@ -56,6 +59,9 @@ describe("parseSettings", () => {
       CORS_ORIGIN: "http://localhost:5173",
       EXCHANGE_CLIENT_ID_WINDOW: "10",
       EXCHANGE_CLIENT_ID_FILTER_MB: "16",
+      TLS_CERT: "/etc/exchange/cert.pem",
+      TLS_KEY: "/etc/exchange/key.pem",
+      LOG_LEVEL: "Debug",
     });
     assert.deepEqual(settings, {
       host: "0.0.0.0",
@@ -72,8 +78,32 @@ describe("parseSettings", () => {
       corsOrigins: ["http://localhost:5173"],
       clientIdWindow: 10,
       clientIdFilterMb: 16,
+      tlsCert: "/etc/exchange/cert.pem",
+      tlsKey: "/etc/exchange/key.pem",
+      logLevel: "debug",
       warnings: [],
     });
+  });
+
+  it("reads --log-level and refuses a level it does not have", () => {
+    assert.equal(parseSettings(["--log-level", "warn"], { LOG_LEVEL: "debug" }).logLevel, "warn");
+    assert.throws(
+      () => parseSettings(["--log-level", "trace"], {}),
+      (e: unknown) =>
+        e instanceof ConfigError &&
+        /--log-level: "trace" must be one of error, warn, info, debug/.test(e.message),
+    );
+  });
+
+  it("refuses a TLS certificate without its key, and a key without its certificate", () => {
+    assert.throws(
+      () => parseSettings(["--tls-cert", "c.pem"], {}),
+      (e: unknown) => e instanceof ConfigError && /--tls-cert: .*go together/.test(e.message),
+    );
+    assert.throws(
+      () => parseSettings([], { TLS_KEY: "k.pem" }),
+      (e: unknown) => e instanceof ConfigError && /TLS_KEY: .*go together/.test(e.message),
+    );
   });
 
   it("lets a flag win over the environment, in both flag forms", () => {

@@ -39,6 +39,7 @@ import { parseSettings } from "../../src/config.ts";
 import { Code } from "../../src/errors/catalogue.ts";
 import { Answers } from "../../src/http/answers.ts";
 import type { StreamHub } from "../../src/stream/hub.ts";
+import { silentLog } from "../../src/util/log.ts";
 import { nowMicro } from "../../src/util/time.ts";
 import { mulberry32 as random } from "../../test/support/prng.ts";
 
@@ -234,7 +235,7 @@ const exchange = await startExchange(
     ],
     {},
   ),
-  () => {},
+  silentLog,
 );
 const hub = exchange.exchange.listener as StreamHub;
 const core = exchange.exchange;

@@ -58,6 +58,7 @@ import type {
   ToWriter,
   WriterWorkerData,
 } from "../protocol/db/writer-messages.ts";
+import { log } from "../util/log.ts";
 import { startWorker } from "../util/threads.ts";
 
 /** Default of WriterOptions.userRowsFlushAt. */
@@ -301,7 +302,7 @@ export class DbWriter {
       // A failed checkpoint is retried at the next interval, and the writer's safety valve bounds
       // the WAL meanwhile: worth a line in the log, not a stop.
       checkpointer.on("message", (m: { t: string; message?: string }) => {
-        if (m.t === "error") console.error(`WAL checkpoint failed: ${m.message}`);
+        if (m.t === "error") log().error({ error: m.message }, `WAL checkpoint failed: ${m.message}`);
       });
     }
     return new DbWriter(worker, applier, checkpointer);

@@ -1,6 +1,10 @@
 /**
  * The admin interface (CONTRACT 1.2): users, API keys, deposits and withdrawals. Mounted only when
  * ADMIN_TOKEN is set. Every change is persisted and answered after its commit, like orders.
+ *
+ * Every admin call is logged at `info` (CONTRACT 14): what it did, as fields (`uid`, `currency`,
+ * `amount`, the first 8 characters of an API token), or why it was refused; never the admin token,
+ * a secret key or a whole API token.
  */
 import type { HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import { secretsEqual } from "../accounts/hmac.ts";
@@ -10,6 +14,7 @@ import type { Ledger } from "../core/ledger.ts";
 import type { DbWriter } from "../db/writer.ts";
 import { multiErrorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
+import { log, tokenPrefix } from "../util/log.ts";
 import { formatDecimal, parseDecimal } from "../util/numbers.ts";
 import { nowMicro } from "../util/time.ts";
 import { parseAuthorization } from "./auth.ts";
@@ -78,7 +83,17 @@ export class Admin {
     this.db.balance(userId, currency, this.ledger.available(userId, c), this.ledger.reserved(userId, c));
   }
 
-  mount(app: TemplatedApp, finish: Finish): void {
+  mount(app: TemplatedApp, routeFinish: Finish): void {
+    // A refused call is logged here, one line each (a 500 is logged where it is answered, with its
+    // request id); a call that did something is logged by its handler, below.
+    const finish: Finish = (info, status) => {
+      if (status !== 200 && status !== 500) {
+        const fields = { route: info.route, status };
+        if (status === 401) log().warn(fields, `admin call ${info.route} refused: bad admin token`);
+        else log().info(fields, `admin call ${info.route} refused (${status})`);
+      }
+      routeFinish(info, status);
+    };
     // Each admin path and its methods, as mounted below: the `Allow` of its 405 (RFC 9110).
     const methods = new Map<string, string[]>();
     const allow = (path: string, method: string) => {
@@ -141,6 +156,7 @@ export class Admin {
       if (this.users.idOf(norm) !== undefined) return sendError(res, info, Code.UID_EXISTS, finish);
       const key = Users.newKeyPair();
       this.createUser(norm, key);
+      log().info({ uid: norm, apiTokenPrefix: tokenPrefix(key.apiToken) }, "admin: user created");
       committed(res, info, serialize.newUser({ uid: norm, ...key }));
     });
 
@@ -150,6 +166,7 @@ export class Admin {
       if (id === this.feeUser) return sendError(res, info, Code.UID_FEE_ACCOUNT, finish);
       const key = Users.newKeyPair();
       this.addKey(id, key);
+      log().info({ uid: body.uid, apiTokenPrefix: tokenPrefix(key.apiToken) }, "admin: API key created");
       committed(res, info, serialize.newKey(key));
     });
 
@@ -160,6 +177,7 @@ export class Admin {
       if (!this.users.revoke(token)) return sendError(res, info, Code.API_TOKEN_UNKNOWN, finish);
       this.users.nonces.forget(token);
       this.db.revokeKey(token);
+      log().info({ apiTokenPrefix: tokenPrefix(token) }, "admin: API key revoked");
       committed(res, info, "[]");
     });
 
@@ -195,6 +213,15 @@ export class Admin {
           this.db.transfer(id, cur.name, -amount, "withdraw", nowMicro());
           this.db.balance(id, cur.name, this.ledger.available(id, c), this.ledger.reserved(id, c));
         }
+        log().info(
+          {
+            uid: body.uid,
+            currency: cur.name,
+            amount: formatDecimal(amount, cur.scale),
+            balance: formatDecimal(this.ledger.available(id, c), cur.scale),
+          },
+          kind === "deposit" ? "admin: deposit" : "admin: withdrawal",
+        );
         committed(
           res,
           info,
@@ -225,6 +252,7 @@ export class Admin {
           balance: formatDecimal(has ? this.ledger.available(fee, c) : 0n, cur.scale),
         };
       });
+      log().info({ route: "/admin/fees" }, "admin: fee balances read");
       send(res, info, 200, serialize.fees(out), finish);
     });
     // CONTRACT 14: one user as the operator sees it: balances of every configured currency (in
@@ -251,7 +279,8 @@ export class Admin {
       });
       const apiKeys = this.users
         .keysOf(id)
-        .map((k) => ({ apiTokenPrefix: k.token.slice(0, 8), revoked: k.revoked }));
+        .map((k) => ({ apiTokenPrefix: tokenPrefix(k.token), revoked: k.revoked }));
+      log().info({ route: "/admin/users/{uid}", uid: this.users.uids[id] }, "admin: user read");
       send(res, info, 200, serialize.adminUser({ uid: this.users.uids[id], balances, apiKeys }), finish);
     });
     for (const [path, list] of methods) {

@@ -4,10 +4,12 @@
  * before anything asynchronous, every late write is corked, and bodies are read into one
  * preallocated buffer (no concatenation per chunk).
  */
+import { randomUUID } from "node:crypto";
 import type { HttpRequest, HttpResponse } from "@trufflesuite/uws-js-unofficial";
-import { errorBody, errorStatus } from "../errors/bodies.ts";
+import { errorBody, errorName, errorStatus } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import { type Lang, pickLanguage } from "../errors/language.ts";
+import { log } from "../util/log.ts";
 import { EXPOSE_HEADERS } from "./cors.ts";
 
 export const MAX_BODY = 64 * 1024;
@@ -201,14 +203,46 @@ function writeCorked(): void {
   res.end(body);
 }
 
+/**
+ * Answers the error `code`. A 500 (a fault of the server, never of the request) is also logged at
+ * `error` under a new request id, which its message names (`internalErrorBody`); `cause`, when the
+ * caller has it, goes into that log line.
+ */
 export function sendError(
   res: HttpResponse,
   info: RequestInfo,
   code: number,
   finish: Finish,
   extra?: string,
+  cause?: unknown,
 ): void {
-  send(res, info, errorStatus(code), errorBody(code, info.lang, extra), finish);
+  const status = errorStatus(code);
+  const body =
+    status === 500
+      ? internalErrorBody(code, info.lang, info.route, extra, cause)
+      : errorBody(code, info.lang, extra);
+  send(res, info, status, body, finish);
+}
+
+/**
+ * The body of a 500 answer (CONTRACT 14): the message of `errors.server` names a request id, and
+ * the log line at `error` carries the same id, the route and the cause, so an operator can find what
+ * a user reports. Each call is one answer and one line.
+ */
+export function internalErrorBody(
+  code: number,
+  lang: Lang,
+  route: string,
+  extra?: string,
+  cause?: unknown,
+): string {
+  const requestId = randomUUID();
+  log().error(
+    { requestId, route, code: errorName(code), catalogueCode: code, detail: extra, err: cause },
+    `500 answer to ${route}: request id ${requestId}`,
+  );
+  const named = lang === "ru" ? `идентификатор запроса ${requestId}` : `request id ${requestId}`;
+  return errorBody(code, lang, extra === undefined ? named : `${extra}; ${named}`);
 }
 
 /**

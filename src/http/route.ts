@@ -384,9 +384,9 @@ export function mountGet(app: TemplatedApp, ctx: RouteContext, route: GetRoute):
         afterNonces(() => {
           try {
             handle(res, info, pair, signedKey, param);
-          } catch {
+          } catch (err) {
             // Not uWS's handler any more: a failure here is answered, not left hanging.
-            sendError(res, info, Code.INTERNAL, finish);
+            sendError(res, info, Code.INTERNAL, finish, undefined, err);
           }
         });
         return;

@@ -32,7 +32,7 @@ import {
   unboundRefusal,
 } from "../http/auth.ts";
 import { type ListenKeys, listenKeyFromQuery } from "../http/listen-keys.ts";
-import { readRequest, STATUS_LINE, sendMethodNotAllowed } from "../http/request.ts";
+import { internalErrorBody, readRequest, STATUS_LINE, sendMethodNotAllowed } from "../http/request.ts";
 import { serialize } from "../http/schemas.ts";
 import { nowMicro } from "../util/time.ts";
 import {
@@ -718,8 +718,8 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
       let verdict: Admitted | [number, string];
       try {
         verdict = admit(up, lang);
-      } catch {
-        verdict = [500, errorBody(Code.INTERNAL, lang)];
+      } catch (err) {
+        verdict = [500, internalErrorBody(Code.INTERNAL, lang, "/stream", undefined, err)];
       }
       if (Array.isArray(verdict)) {
         const [status, body] = verdict;

@@ -17,6 +17,7 @@ import fc from "fast-check";
 import { startExchange } from "../../src/boot.ts";
 import { ExchangeClient } from "../../src/client/index.ts";
 import { parseSettings } from "../../src/config.ts";
+import { silentLog } from "../../src/util/log.ts";
 import { formatDecimal } from "../../src/util/numbers.ts";
 import { dec, fmt } from "./decimal.ts";
 
@@ -106,7 +107,7 @@ describe("fee account invariant (property, real server)", () => {
             ],
             { ADMIN_TOKEN: adminToken, SQLITE_SYNCHRONOUS: "NORMAL" },
           );
-          const running = await startExchange(settings, () => {});
+          const running = await startExchange(settings, silentLog);
           try {
             const admin = new ExchangeClient({ baseUrl: running.url, adminToken });
             const clients = users.map((u) => new ExchangeClient({ baseUrl: running.url, ...u }));

@@ -18,6 +18,7 @@
 import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, afterEach, before, beforeEach } from "node:test";
@@ -111,6 +112,32 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Entry script (default `E2E_SERVER_ENTRY` or src/main.ts); a `.js` entry runs without tsx. */
   entry?: string;
+  /**
+   * The PEM certificate a server started with `--tls-cert` presents: the start-up health check
+   * trusts it (node's fetch cannot be given a CA, so the test talks https itself).
+   */
+  tlsCa?: string;
+}
+
+/** A GET over https trusting `ca` (a PEM certificate), for servers started with `--tls-cert`. */
+export function httpsGet(
+  url: string,
+  ca: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
+  return new Promise((resolveGet, reject) => {
+    const req = httpsRequest(url, { ca, headers, timeout: 5000 }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (d: string) => {
+        text += d;
+      });
+      res.on("end", () => resolveGet({ status: res.statusCode ?? 0, text, headers: res.headers }));
+    });
+    req.on("timeout", () => req.destroy(new Error(`GET ${url}: timed out`)));
+    req.on("error", reject);
+    req.end();
+  });
 }
 
 export class TestServer {
@@ -129,9 +156,13 @@ export class TestServer {
   readonly public: ExchangeClient;
   port = 0;
   host = "127.0.0.1";
+  /** `https` when the server said it listens with TLS. */
+  scheme = "http";
   private process: ServerProcess | null = null;
   /** The last process started (still there after it exited, for its output). */
   private last: ServerProcess | null = null;
+  /** Every process started, for `output()`. */
+  private readonly started: ServerProcess[] = [];
 
   private constructor(dir: string, options: StartOptions) {
     this.dir = dir;
@@ -187,7 +218,7 @@ export class TestServer {
   }
 
   get origin(): string {
-    return `http://${this.host}:${this.port}`;
+    return `${this.scheme}://${this.host}:${this.port}`;
   }
 
   get running(): boolean {
@@ -197,6 +228,12 @@ export class TestServer {
   /** Everything the server printed (stdout then stderr), for failure messages. */
   logs(): string {
     return this.last?.logs() ?? "--- server stdout ---\n\n--- server stderr ---\n";
+  }
+
+  /** What every process of this server wrote to stdout and stderr that is kept (each bounded). */
+  output(): { stdout: string; stderr: string } {
+    const all = this.started.map((p) => p.streams());
+    return { stdout: all.map((o) => o.stdout).join(""), stderr: all.map((o) => o.stderr).join("") };
   }
 
   private async launch(): Promise<void> {
@@ -238,6 +275,7 @@ export class TestServer {
       },
     });
     started = proc;
+    this.started.push(proc);
     this.last = proc;
     this.process = proc;
     void proc.exited.then(() => {
@@ -245,8 +283,12 @@ export class TestServer {
     });
     this.host = proc.host;
     this.port = proc.port;
+    this.scheme = proc.scheme;
     try {
-      const health = await this.public.health({ timeoutMs: 5000 });
+      const health =
+        this.options.tlsCa === undefined
+          ? await this.public.health({ timeoutMs: 5000 })
+          : await httpsGet(`${this.origin}/health`, this.options.tlsCa);
       if (health.status !== 200) throw new Error(`/health answered ${health.status} ${health.text}`);
     } catch (error) {
       await proc.kill().catch(() => {});

@@ -13,6 +13,7 @@ import { type RunningExchange, startExchange } from "../../src/boot.ts";
 import { type Order as ClientOrder, signText } from "../../src/client/index.ts";
 import { parseSettings, type Settings } from "../../src/config.ts";
 import type { StreamHub } from "../../src/stream/hub.ts";
+import { silentLog } from "../../src/util/log.ts";
 import { PAIRS as E2E_PAIRS } from "../e2e/harness.ts";
 import { assertOpenApi, streamMismatch } from "../e2e/openapi-check.ts";
 import { requestHead } from "../support/raw-http.ts";
@@ -77,7 +78,7 @@ export async function startServer(
     ],
     {},
   );
-  const running = await startExchange({ ...settings, ...overrides }, () => {});
+  const running = await startExchange({ ...settings, ...overrides }, silentLog);
   return {
     port: running.port,
     url: running.url,

@@ -17,7 +17,7 @@ import { fileURLToPath } from "node:url";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
-const LISTENING = /listening on (http:\/\/[^\s]+?):(\d+)\/?(?:\s|$)/;
+const LISTENING = /listening on (https?:\/\/[^\s]+?):(\d+)\/?(?:\s|$)/;
 /** A worker's `thread <tid> <role>` line (workers/ts-entry.mjs with EXCHANGE_THREAD_LOG=1). */
 const THREAD_LINE = /^thread (\d+) (\S+)$/gm;
 const DEFAULT_LOG_LIMIT = 256 * 1024;
@@ -89,6 +89,8 @@ export class ServerProcess {
   /** From the `listening on` line. */
   host = "";
   port = 0;
+  /** `https` when the server said it listens with TLS. */
+  scheme = "http";
   /** Settles when the child has exited. */
   readonly exited: Promise<Exit>;
   private readonly child: ChildProcess;
@@ -149,7 +151,9 @@ export class ServerProcess {
           const m = LISTENING.exec(pending.slice(0, nl));
           pending = pending.slice(nl + 1);
           if (m !== null) {
-            server.host = new URL(m[1]).hostname;
+            const url = new URL(m[1]);
+            server.host = url.hostname;
+            server.scheme = url.protocol.slice(0, -1);
             server.port = Number(m[2]);
             server.child.stdout!.off("data", onData);
             resolveListening();
@@ -189,6 +193,11 @@ export class ServerProcess {
   logs(maxChars = 4000): string {
     const cut = (text: string) => (text.length > maxChars ? `...${text.slice(-maxChars)}` : text);
     return `--- ${this.name} stdout ---\n${cut(this.stdoutLog.text())}\n--- ${this.name} stderr ---\n${cut(this.stderrLog.text())}`;
+  }
+
+  /** Each stream on its own (each bounded by `logLimit`). */
+  streams(): { stdout: string; stderr: string } {
+    return { stdout: this.stdoutLog.text(), stderr: this.stderrLog.text() };
   }
 
   /** Both streams in the order they came (bounded by `logLimit`). */

@@ -25,7 +25,7 @@ export const metrics: PlainRoute = {
             res.writeStatus("200 OK").writeHeader("content-type", m.contentType).end(text);
           });
         },
-        () => sendError(res, info, Code.INTERNAL, ctx.finish),
+        (err) => sendError(res, info, Code.INTERNAL, ctx.finish, undefined, err),
       );
     };
   },

@@ -21,7 +21,7 @@ export const openOrders: GetRoute = {
     return (res, info, pair, key) => {
       reader.openOrders(exchange.openOrderIds(key!.userId, pair!.index)).then(
         (rows) => ok(ctx, res, info, serialize.orders(rows.map((o) => orderRowView(o, config)))),
-        () => sendError(res, info, Code.INTERNAL, finish),
+        (err) => sendError(res, info, Code.INTERNAL, finish, undefined, err),
       );
     };
   },

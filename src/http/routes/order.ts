@@ -23,7 +23,7 @@ export function answerOrder(
       o === undefined || o.userId !== userId
         ? sendError(res, info, Code.ORDER_NOT_FOUND_PATH, ctx.finish)
         : ok(ctx, res, info, serialize.order(orderRowView(o, ctx.config, true))),
-    () => sendError(res, info, Code.INTERNAL, ctx.finish),
+    (err) => sendError(res, info, Code.INTERNAL, ctx.finish, undefined, err),
   );
 }
 

@@ -43,7 +43,7 @@ export const pairPage: GetRoute = {
           page.userHistory = r.trades.map((t) => tradeRowView(t, config));
           ok(ctx, res, info, serialize.pairPage(page));
         },
-        () => sendError(res, info, Code.INTERNAL, finish),
+        (err) => sendError(res, info, Code.INTERNAL, finish, undefined, err),
       );
     };
   },

@@ -30,7 +30,7 @@ export const userHistory: GetRoute = {
             info,
             serialize.tradesPage({ total: r.total, items: r.items.map((t) => tradeRowView(t, config)) }),
           ),
-        () => sendError(res, info, Code.INTERNAL, finish),
+        (err) => sendError(res, info, Code.INTERNAL, finish, undefined, err),
       );
     };
   },

@@ -30,7 +30,7 @@ export const userOrders: GetRoute = {
             info,
             serialize.ordersPage({ total: r.total, items: r.items.map((o) => orderRowView(o, config)) }),
           ),
-        () => sendError(res, info, Code.INTERNAL, finish),
+        (err) => sendError(res, info, Code.INTERNAL, finish, undefined, err),
       );
     };
   },
