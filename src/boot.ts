@@ -31,6 +31,7 @@ import { Exchange, type OrderState, pairEventHandler } from "./core/exchange.ts"
 import { Ledger } from "./core/ledger.ts";
 import { PairMarket, PERIODS } from "./core/market-data.ts";
 import { Metrics } from "./core/metrics.ts";
+import { TRADING } from "./core/pair-status.ts";
 import { limitHold, pairUnits } from "./core/risk.ts";
 import { type DbLock, lockDatabase } from "./db/lock.ts";
 import { DbReader } from "./db/reader.ts";
@@ -275,6 +276,7 @@ async function startLocked(
       config.currencies.get(p.quote)!.scale,
       rec?.bookSeq ?? 0,
     );
+    exchange.statuses.set(p.index, rec?.status ?? TRADING);
   }
   await Promise.all(channels.map((c) => c.ready));
   for (const row of state.openOrders) {
@@ -319,7 +321,7 @@ async function startLocked(
   );
 
   // 6. config users: created with their key and credited once.
-  const admin = new Admin(settings.adminToken ?? "", users, ledger, writer, config);
+  const admin = new Admin(settings.adminToken ?? "", users, ledger, writer, config, exchange.statuses);
   // The fee account (CONTRACT 9): a user without API keys, created once; it holds every fee.
   exchange.feeUser = users.idOf(FEE_ACCOUNT_UID) ?? admin.createUser(FEE_ACCOUNT_UID, null);
   admin.feeUser = exchange.feeUser;
@@ -351,7 +353,7 @@ async function startLocked(
   // Runs after the commit of every record so far, the nonces persisted just before included.
   const afterNonces = (then: () => void) => writer.afterCommit(then);
   const deadMan = new DeadMansSwitch((user) => {
-    if (accepting) exchange.cancelAll(user, -1, NO_REQUEST);
+    if (accepting) exchange.cancelAll(user, -1, NO_REQUEST, true);
   });
   const listenKeys = new ListenKeys(settings.listenKeyTtlMs);
   // The edge's map from request id to the waiting response: the core reports results into it.

@@ -6,6 +6,7 @@
  *   exchange user create [--uid UUID]                          admin: a new user and API key
  *   exchange user UID                                          admin: balances and API keys
  *   exchange api-key create UID                                admin: another key
+ *   exchange pair-status PAIR trading|cancelOnly|halted        admin
  *   exchange deposit UID CURRENCY AMOUNT                       admin
  *   exchange withdraw UID CURRENCY AMOUNT                      admin
  *   exchange order place PAIR buy|sell AMOUNT [PRICE]          limit with a price, market without
@@ -44,6 +45,7 @@ const USAGE = `usage: exchange <command> [args] [--url URL] [--token T --secret 
   [--signature bound|legacy] [--recv-window MS]
   user create [--uid UUID]            user UID                 api-key create UID
   deposit UID CURRENCY AMOUNT         withdraw UID CURRENCY AMOUNT
+  pair-status PAIR trading|cancelOnly|halted
   order place PAIR buy|sell AMOUNT [PRICE] [--client-order-id ID] [--time-in-force T] [--post-only]
   order cancel ORDER_ID               order cancel-all [--pair PAIR]
   orders [--page N] [--page-size N]   balances PAIR
@@ -145,6 +147,9 @@ export async function run(
         if (sub !== "create") throw new UsageError(`unknown: api-key ${sub ?? ""}`);
         needAdmin();
         return print(await client.createApiKey(arg(2, "UID")));
+      case "pair-status":
+        needAdmin();
+        return print(await client.setPairStatus(arg(1, "PAIR"), arg(2, "STATUS")));
       case "deposit":
       case "withdraw": {
         needAdmin();

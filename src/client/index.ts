@@ -34,6 +34,7 @@ import type {
   PairInfo,
   PairPage,
   PairRecord,
+  PairStatus,
   PublicTrade,
   TimeInForce,
   TradeType,
@@ -578,6 +579,19 @@ export class ExchangeClient {
   /** CONTRACT 9: GET /admin/fees, the fee account's balance per currency. */
   fees(opts: CallOptions = {}): Promise<ApiResponse<BalanceAnswer[]>> {
     return this.adminGet<BalanceAnswer[]>("/admin/fees", opts);
+  }
+
+  /** CONTRACT 14: POST /admin/pairs/status, `trading`, `cancelOnly` or `halted`. */
+  setPairStatus(
+    pairName: string,
+    status: PairStatus | string,
+    opts: CallOptions = {},
+  ): Promise<ApiResponse<{ pairName: string; status: PairStatus }>> {
+    return this.admin<{ pairName: string; status: PairStatus }>(
+      "/admin/pairs/status",
+      { pairName, status },
+      opts,
+    );
   }
 
   /** CONTRACT 14: GET /admin/users/{uid}, a user's balances and API keys (first 8 characters). */

@@ -98,7 +98,12 @@ export interface PairInfo {
   maxPrice: string;
   makerFee: string;
   takerFee: string;
+  /** CONTRACT 14. */
+  status: PairStatus;
 }
+
+/** CONTRACT 14: what a pair accepts. */
+export type PairStatus = "trading" | "cancelOnly" | "halted";
 
 /** 2.6 Balance item plus `reserved` (CONTRACT 2.3). */
 export interface Balance {

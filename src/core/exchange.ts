@@ -69,6 +69,7 @@ import type { Ledger } from "./ledger.ts";
 import type { PairMarket } from "./market-data.ts";
 import { OrderIndex } from "./order-index.ts";
 import { TIF_GTC, TIF_MASK } from "./orders.ts";
+import { PairStatuses } from "./pair-status.ts";
 import { closedError } from "./recently-closed.ts";
 import { type CommitListener, type RecordSink, Results } from "./results.ts";
 import { amendHold, limitHold, pairUnits, type SettlementPair, settleFill } from "./risk.ts";
@@ -137,6 +138,8 @@ interface PairState extends SettlementPair {
 
 export class Exchange {
   readonly ledger: Ledger;
+  /** Each pair's status (CONTRACT 14), decided at R1. */
+  readonly statuses = new PairStatuses();
   private readonly pairs: PairState[] = [];
   private readonly db: RecordSink;
   /** DB and OUT: rows into the writer, answers and stream messages after each commit. */
@@ -278,6 +281,8 @@ export class Exchange {
 
   /** Places an order of `user` on `pair`. */
   createOrder(user: number, pair: number, order: OrderInputs, request: number): number {
+    const refused = this.statuses.refuseChange(pair);
+    if (refused !== 0) return refused;
     const cmd = newCommand(CMD_CREATE, request, user, pair);
     cmd.type = order.type;
     cmd.side = order.side;
@@ -435,6 +440,8 @@ export class Exchange {
       const err = this.notOpenError(user, orderId);
       return err < 0 ? NEEDS_ROW : err;
     }
+    const refused = this.statuses.refuseCancel(o.pair);
+    if (refused !== 0) return refused;
     const cmd = newCommand(CMD_CANCEL, request, user, o.pair);
     cmd.orderId = o.id;
     cmd.order = o;
@@ -470,6 +477,8 @@ export class Exchange {
    * every open quantity from 0 to the one known now; the AMENDED event settles it exactly.
    */
   amendOrder(o: OrderState, price: number, amount: number, request: number): number {
+    const refused = this.statuses.refuseChange(o.pair);
+    if (refused !== 0) return refused;
     const cmd = newCommand(CMD_AMEND, request, o.user, o.pair);
     cmd.orderId = o.id;
     cmd.order = o;
@@ -529,12 +538,21 @@ export class Exchange {
    * enter its command FIFO as one step (CMD_CANCEL_ALL), so they follow every command the user sent
    * before: the orders resting then, and the creates still in the worker that may rest, are the
    * ones cancelled (a create that ends filled or cancelled is not listed).
+   *
+   * A user's cancel-all (`safety` false) is refused on a halted pair it names, and skips halted
+   * pairs when it names none (CONTRACT 14); a safety cancel (the dead-man's switch) acts on every
+   * pair.
    */
-  cancelAll(user: number, pairIndex: number, request: number): number {
+  cancelAll(user: number, pairIndex: number, request: number, safety = false): number {
+    if (!safety && pairIndex >= 0) {
+      const refused = this.statuses.refuseCancel(pairIndex);
+      if (refused !== 0) return refused;
+    }
     const group: CancelAllGroup = { request, outstanding: 0, cancelled: [] };
     let accepted = true;
     for (const p of this.pairs) {
       if (p === undefined || (pairIndex >= 0 && p.spec.index !== pairIndex)) continue;
+      if (!safety && this.statuses.refuseCancel(p.spec.index) !== 0) continue;
       const cmd = newCommand(CMD_CANCEL_ALL, NO_REQUEST, user, p.spec.index);
       cmd.group = group;
       group.outstanding++;

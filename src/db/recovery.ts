@@ -163,6 +163,8 @@ export interface RecoveredPair {
   candles: Map<string, CandleRow[]>;
   /** The book sequence last committed (CONTRACT 9; meta 'book_seq:<pair>'), 0 if never changed. */
   bookSeq: number;
+  /** The pair's status (CONTRACT 14; meta 'pair_status:<pair>', src/core/pair-status.ts), 0 trading. */
+  status: number;
 }
 
 export interface CurrencyTotals {
@@ -348,6 +350,7 @@ export function loadState(
         lastTimeMicro: newest?.timeMicro ?? 0,
         candles: byPeriod,
         bookSeq: metaValue.get(`book_seq:${pair}`)?.value ?? 0,
+        status: metaValue.get(`pair_status:${pair}`)?.value ?? 0,
       });
     }
 

@@ -411,6 +411,29 @@ export const ERRORS = {
     ru: "Параметр from не может быть позже to",
   },
 
+  // 256-258 pair status (CONTRACT 14)
+  PAIR_CANCEL_ONLY: {
+    code: 256,
+    status: 400,
+    field: "pairName",
+    en: "The pair accepts only cancels now",
+    ru: "Пара сейчас принимает только отмены",
+  },
+  PAIR_HALTED: {
+    code: 257,
+    status: 400,
+    field: "pairName",
+    en: "Trading on the pair is halted",
+    ru: "Торговля по паре остановлена",
+  },
+  PAIR_STATUS_INVALID: {
+    code: 258,
+    status: 400,
+    field: "status",
+    en: "Status must be trading, cancelOnly or halted",
+    ru: "Статус должен быть trading, cancelOnly или halted",
+  },
+
   // 260-269 uid, currency (admin calls)
   UID_REQUIRED: {
     code: 260,

@@ -11,6 +11,7 @@ import { secretsEqual } from "../accounts/hmac.ts";
 import { Users } from "../accounts/users.ts";
 import { type ExchangeConfig, MAX_LEDGER_VALUE } from "../config.ts";
 import type { Ledger } from "../core/ledger.ts";
+import { PAIR_STATUS_NAMES, type PairStatuses, pairStatusKey, pairStatusOf } from "../core/pair-status.ts";
 import type { DbWriter } from "../db/writer.ts";
 import { multiErrorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
@@ -36,7 +37,7 @@ import { serialize } from "./schemas.ts";
 /** What admin operations persist. */
 export type AdminSink = Pick<
   DbWriter,
-  "user" | "apiKey" | "revokeKey" | "transfer" | "balance" | "afterCommit"
+  "user" | "apiKey" | "revokeKey" | "transfer" | "balance" | "meta" | "afterCommit"
 >;
 
 const TRANSFER_FIELDS = ["uid", "currency", "amount"];
@@ -47,13 +48,22 @@ export class Admin {
   private readonly ledger: Ledger;
   private readonly db: AdminSink;
   private readonly config: ExchangeConfig;
+  private readonly statuses: PairStatuses;
 
-  constructor(token: string, users: Users, ledger: Ledger, db: AdminSink, config: ExchangeConfig) {
+  constructor(
+    token: string,
+    users: Users,
+    ledger: Ledger,
+    db: AdminSink,
+    config: ExchangeConfig,
+    statuses: PairStatuses,
+  ) {
     this.token = token;
     this.users = users;
     this.ledger = ledger;
     this.db = db;
     this.config = config;
+    this.statuses = statuses;
   }
 
   /** The fee account's user id (CONTRACT 9): it gets no API key; -1 until the server sets it. */
@@ -233,6 +243,26 @@ export class Admin {
       };
     post("/admin/deposit", TRANSFER_FIELDS, transfer("deposit"));
     post("/admin/withdraw", TRANSFER_FIELDS, transfer("withdraw"));
+
+    // CONTRACT 14: a pair's status, decided at R1 from the next command on; kept in meta and
+    // answered after its commit.
+    post("/admin/pairs/status", ["pairName", "status"], (res, info, body) => {
+      const name = body.pairName;
+      if (name === undefined || name === null) return sendError(res, info, Code.PAIR_REQUIRED, finish);
+      if (typeof name !== "string") return sendError(res, info, Code.PAIR_NOT_STRING, finish);
+      const pair = this.config.pairsByName.get(name);
+      if (pair === undefined) return sendError(res, info, Code.PAIR_UNKNOWN, finish);
+      const status = pairStatusOf(body.status);
+      if (status < 0) return sendError(res, info, Code.PAIR_STATUS_INVALID, finish);
+      const before = this.statuses.get(pair.index);
+      this.statuses.set(pair.index, status);
+      this.db.meta(pairStatusKey(pair.name), status);
+      log().info(
+        { pairName: pair.name, status: PAIR_STATUS_NAMES[status], was: PAIR_STATUS_NAMES[before] },
+        "admin: pair status set",
+      );
+      committed(res, info, serialize.pairStatus({ pairName: pair.name, status: PAIR_STATUS_NAMES[status] }));
+    });
 
     // CONTRACT 9: the fee account's balances, one per configured currency (the account never
     // reserves anything, so its balance is its available amount). Taken out with /admin/withdraw.

@@ -13,10 +13,12 @@
  *   with the same bounds as `x-minimum` / `x-maximum`;
  * - `null` is a value only of the order options that docs/API.md 8.2 lists as nullable.
  */
+
 import type { ExchangeConfig, PairConfig } from "../config.ts";
 import { MAX_LEDGER_VALUE } from "../config.ts";
 import { PERIODS } from "../core/market-data.ts";
 import { CLIENT_ORDER_ID_RE, TIF_NAMES } from "../core/orders.ts";
+import { PAIR_STATUS_NAMES } from "../core/pair-status.ts";
 import { MAX_DIGITS, MAX_NONCE, MAX_SAFE } from "../util/integers.ts";
 import { formatDecimal, MAX_INTEGER_DIGITS, parseDecimal } from "../util/numbers.ts";
 
@@ -277,6 +279,7 @@ export interface RequestSchemas {
   adminRevoke: Schema;
   adminDeposit: Schema;
   adminWithdraw: Schema;
+  adminPairStatus: Schema;
   /** Path parameters by name. */
   params: Record<string, Schema>;
 }
@@ -413,6 +416,15 @@ export function requestSchemas(config: ExchangeConfig): RequestSchemas {
     },
     adminDeposit: transfer("The balance after it must stay within 2^63 - 1 ledger units"),
     adminWithdraw: transfer("More than the available balance: 400 `errors.amount`"),
+    adminPairStatus: {
+      type: "object",
+      properties: {
+        pairName,
+        status: { type: "string", enum: [...PAIR_STATUS_NAMES], description: "CONTRACT 14" },
+      },
+      required: ["pairName", "status"],
+      additionalProperties: false,
+    },
     params: {
       pairName,
       period: { type: "string", enum: [...PERIODS] },

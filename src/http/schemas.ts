@@ -307,6 +307,13 @@ export const adminUserSchema = {
   required: ["uid", "balances", "apiKeys"],
   additionalProperties: false,
 } as const;
+/** CONTRACT 14 POST /admin/pairs/status. */
+export const pairStatusSchema = {
+  type: "object",
+  properties: { pairName: word, status: { type: "string", enum: ["trading", "cancelOnly", "halted"] } },
+  required: ["pairName", "status"],
+  additionalProperties: false,
+} as const;
 /** CONTRACT 9 GET /admin/fees. */
 export const feesSchema = {
   type: "array",
@@ -340,6 +347,7 @@ export const pairInfoSchema = {
     maxPrice: str,
     makerFee: str,
     takerFee: str,
+    status: { type: "string", enum: ["trading", "cancelOnly", "halted"] },
   },
   required: [
     "name",
@@ -354,6 +362,7 @@ export const pairInfoSchema = {
     "maxPrice",
     "makerFee",
     "takerFee",
+    "status",
   ],
   additionalProperties: false,
 } as const;
@@ -390,6 +399,7 @@ export const serialize = {
   transfersPage: compile(transfersPageSchema),
   newUser: compile(newUserSchema),
   adminUser: compile(adminUserSchema),
+  pairStatus: compile(pairStatusSchema),
   newKey: compile(newKeySchema),
   balance: compile(transferSchema),
   fees: compile(feesSchema),

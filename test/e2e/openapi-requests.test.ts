@@ -254,7 +254,11 @@ async function send(op: Operation, req: Request): Promise<ApiResponse<unknown>> 
   }
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (op.auth === "admin") headers.authorization = `Bearer ${server.adminToken}`;
-  return client.raw("POST", path, { body: toJson(req.body), headers, sign: signed });
+  const res = await client.raw("POST", path, { body: toJson(req.body), headers, sign: signed });
+  // A pair status a case set would refuse the later cases for a state reason: back to trading.
+  if (op.path === "/admin/pairs/status" && res.status === 200)
+    for (const p of PAIRS) ok(await server.admin.setPairStatus(p.name, "trading"), "pair status reset");
+  return res;
 }
 
 function describeCase(op: Operation, req: Request, res: ApiResponse<unknown>): string {

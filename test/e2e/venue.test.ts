@@ -86,6 +86,7 @@ describe("venue data, codes and fees (CONTRACT 9)", () => {
         maxPrice: p.maxPrice,
         makerFee: fees[p.name]?.makerFee ?? "0",
         takerFee: fees[p.name]?.takerFee ?? "0",
+        status: "trading",
       })),
     );
     assert.equal(body.pairs[0].tickSize, "0.01");

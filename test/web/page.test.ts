@@ -184,6 +184,19 @@ describe("the trading page in chromium", { skip }, () => {
     // The server checked each of them: every order placed above was answered, so none was refused.
   });
 
+  test("says when a pair is halted (CONTRACT 14)", async () => {
+    const res = await server!.admin.setPairStatus("eth_btc", "halted");
+    assert.equal(res.status, 200, res.text);
+    // The statuses come with /info when the page loads: load it again, on the halted pair.
+    await page.goto(`${server!.origin}/#eth_btc`);
+    await page.reload();
+    await page.waitForSelector("body[data-ready='1']", WAIT);
+    await waitText("#pair-status", "Halted");
+    await page.selectOption("#pair", "btc_usdt");
+    await page.locator("#pair-status").waitFor({ state: "hidden", ...WAIT });
+    assert.equal((await server!.admin.setPairStatus("eth_btc", "trading")).status, 200);
+  });
+
   test("switches to the light theme", async () => {
     await page.click("#theme");
     await page.waitForSelector("html[data-theme='light']", WAIT);

@@ -41,7 +41,8 @@ import {
 import "./style.css";
 
 /** What the page uses of a pair's `/info` entry (decimals -1: unknown, without `/info`). */
-type PairView = Pick<PairInfo, "name" | "base" | "quote" | "priceDecimals" | "amountDecimals">;
+type PairView = Pick<PairInfo, "name" | "base" | "quote" | "priceDecimals" | "amountDecimals"> &
+  Partial<Pick<PairInfo, "status">>;
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const KEY_STORAGE = "exchange.apiKey";
@@ -469,6 +470,7 @@ function selectPair(name: string): void {
   if (next === undefined || next === state.pair) return;
   state.pair = next;
   ($("pair") as HTMLSelectElement).value = name;
+  showPairStatus(next);
   location.hash = name;
   state.trades = [];
   newestMicro = null;
@@ -477,6 +479,15 @@ function selectPair(name: string): void {
   void loadMarket();
   void loadBalances();
   renderOpenOrders();
+}
+
+/** CONTRACT 14: a pair that is not trading says so beside its name (from `/info` at load). */
+function showPairStatus(pair: PairView): void {
+  const el = $("pair-status");
+  const status = pair.status ?? "trading";
+  el.hidden = status === "trading";
+  el.textContent = status === "halted" ? "Halted" : status === "cancelOnly" ? "Cancel only" : "";
+  el.dataset.status = status;
 }
 
 // ---------------------------------------------------------------- account
@@ -869,7 +880,10 @@ async function start(): Promise<void> {
 
   const wanted = location.hash.slice(1);
   state.pair = state.pairs.find((p) => p.name === wanted) ?? state.pairs[0] ?? null;
-  if (state.pair !== null) select.value = state.pair.name;
+  if (state.pair !== null) {
+    select.value = state.pair.name;
+    showPairStatus(state.pair);
+  }
   syncForm();
   renderTickers();
   await loadMarket();

@@ -1,5 +1,6 @@
 /** CONTRACT 9 `GET /info`: the server's clock and every pair's trading rules, in config order. */
 import { FEE_DECIMALS } from "../../config.ts";
+import { PAIR_STATUS_NAMES, type PairStatusName } from "../../core/pair-status.ts";
 import { formatDecimal } from "../../util/numbers.ts";
 import { type GetRoute, ok, PUBLIC_GET } from "../route.ts";
 import { infoSchema, serialize } from "../schemas.ts";
@@ -13,9 +14,9 @@ export const venueInfo: GetRoute = {
   errors: PUBLIC_GET,
   operationId: "info",
   summary: "Server time and every pair's trading rules, in config order",
-  source: "CONTRACT 9",
+  source: "CONTRACT 9, 14",
   handler: (ctx) => {
-    // Everything but the clock is fixed at start: built once.
+    // Everything but the clock and the statuses is fixed at start: built once.
     const infoPairs = ctx.config.pairs.map((p) => ({
       name: p.name,
       base: p.base,
@@ -29,7 +30,12 @@ export const venueInfo: GetRoute = {
       maxPrice: formatDecimal(p.maxPrice, p.priceDecimals),
       makerFee: formatDecimal(p.makerFee, FEE_DECIMALS),
       takerFee: formatDecimal(p.takerFee, FEE_DECIMALS),
+      status: "trading" as PairStatusName,
     }));
-    return (res, info) => ok(ctx, res, info, serialize.info({ serverTime: Date.now(), pairs: infoPairs }));
+    const { statuses } = ctx.exchange;
+    return (res, info) => {
+      for (const p of ctx.config.pairs) infoPairs[p.index].status = PAIR_STATUS_NAMES[statuses.get(p.index)];
+      ok(ctx, res, info, serialize.info({ serverTime: Date.now(), pairs: infoPairs }));
+    };
   },
 };
