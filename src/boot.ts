@@ -32,6 +32,7 @@ import { Ledger } from "./core/ledger.ts";
 import { PairMarket, PERIODS } from "./core/market-data.ts";
 import { Metrics } from "./core/metrics.ts";
 import { limitHold, pairUnits } from "./core/risk.ts";
+import { Backups } from "./db/backup.ts";
 import { type DbLock, lockDatabase } from "./db/lock.ts";
 import { DbReader } from "./db/reader.ts";
 import {
@@ -323,6 +324,7 @@ async function startLocked(
   // The fee account (CONTRACT 9): a user without API keys, created once; it holds every fee.
   exchange.feeUser = users.idOf(FEE_ACCOUNT_UID) ?? admin.createUser(FEE_ACCOUNT_UID, null);
   admin.feeUser = exchange.feeUser;
+  admin.backups = new Backups(settings.backupDir, reader);
   for (const u of config.users) {
     if (users.idOf(u.uid) !== undefined) continue;
     if (users.hasToken(u.apiToken))

@@ -11,6 +11,7 @@ import { secretsEqual } from "../accounts/hmac.ts";
 import { Users } from "../accounts/users.ts";
 import { type ExchangeConfig, MAX_LEDGER_VALUE } from "../config.ts";
 import type { Ledger } from "../core/ledger.ts";
+import type { Backups } from "../db/backup.ts";
 import type { DbWriter } from "../db/writer.ts";
 import { multiErrorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
@@ -58,6 +59,9 @@ export class Admin {
 
   /** The fee account's user id (CONTRACT 9): it gets no API key; -1 until the server sets it. */
   feeUser = -1;
+
+  /** What `POST /admin/backup` runs (CONTRACT 14); null until the server sets it (then 404). */
+  backups: Backups | null = null;
 
   /** Creates a user (with a first API key unless `key` is null). Admin API, config users, fee account. */
   createUser(uid: string, key: { apiToken: string; secretKey: string } | null): number {
@@ -233,6 +237,21 @@ export class Admin {
       };
     post("/admin/deposit", TRANSFER_FIELDS, transfer("deposit"));
     post("/admin/withdraw", TRANSFER_FIELDS, transfer("withdraw"));
+
+    // CONTRACT 14: a consistent copy of the database, answered once it is whole on disk. The
+    // copy runs on a reader thread (src/db/backup.ts); orders go on meanwhile.
+    post("/admin/backup", [], (res, info) => {
+      const backups = this.backups;
+      if (backups === null) return sendError(res, info, Code.UNKNOWN_PATH, finish);
+      // `send` writes corked and not at all once the client went away (readRequest's onAborted).
+      backups.take().then(
+        (made) => send(res, info, 200, serialize.backup(made), finish),
+        (err: unknown) => {
+          console.error(`backup failed: ${(err as Error).message}`);
+          sendError(res, info, Code.BACKUP_FAILED, finish);
+        },
+      );
+    });
 
     // CONTRACT 9: the fee account's balances, one per configured currency (the account never
     // reserves anything, so its balance is its available amount). Taken out with /admin/withdraw.

@@ -277,6 +277,7 @@ export interface RequestSchemas {
   adminRevoke: Schema;
   adminDeposit: Schema;
   adminWithdraw: Schema;
+  adminBackup: Schema;
   /** Path parameters by name. */
   params: Record<string, Schema>;
 }
@@ -413,6 +414,12 @@ export function requestSchemas(config: ExchangeConfig): RequestSchemas {
     },
     adminDeposit: transfer("The balance after it must stay within 2^63 - 1 ledger units"),
     adminWithdraw: transfer("More than the available balance: 400 `errors.amount`"),
+    adminBackup: {
+      type: "object",
+      description: "No fields: a field is answered 400 under its own name",
+      properties: {},
+      additionalProperties: false,
+    },
     params: {
       pairName,
       period: { type: "string", enum: [...PERIODS] },

@@ -6,7 +6,14 @@
 import { LISTEN_KEY_RE } from "./request-schemas.ts";
 import type { RouteSpec } from "./route-spec.ts";
 import { REST_ROUTES } from "./routes/index.ts";
-import { adminUserSchema, feesSchema, newKeySchema, newUserSchema, transferSchema } from "./schemas.ts";
+import {
+  adminUserSchema,
+  backupSchema,
+  feesSchema,
+  newKeySchema,
+  newUserSchema,
+  transferSchema,
+} from "./schemas.ts";
 import { emptyArraySchema } from "./schemas-contract.ts";
 
 const ADMIN_POST = [400, 401, 404, 413, 415, 500, 503] as const;
@@ -89,6 +96,17 @@ export const ROUTES: readonly RouteSpec[] = [
     auth: "admin",
     body: (s) => s.adminWithdraw,
     ok: transferSchema,
+    errors: ADMIN_POST,
+  },
+  {
+    method: "post",
+    path: "/admin/backup",
+    operationId: "adminBackup",
+    summary: "A consistent copy of the database in the backup folder, answered once it is whole",
+    source: "CONTRACT 14",
+    auth: "admin",
+    body: (s) => s.adminBackup,
+    ok: backupSchema,
     errors: ADMIN_POST,
   },
 
