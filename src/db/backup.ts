@@ -25,7 +25,8 @@ export interface BackupResult {
 }
 
 export class Backups {
-  private readonly dir: string;
+  /** The backup folder, absolute. */
+  readonly dir: string;
   /** Backups run one after the other: a second call waits for the first. */
   private last: Promise<unknown> = Promise.resolve();
 

@@ -740,8 +740,8 @@ export const ERRORS = {
     code: 507,
     status: 500,
     field: "server",
-    en: "The backup could not be written; see the server log",
-    ru: "Не удалось записать резервную копию; подробности в журнале сервера",
+    en: "The backup could not be written (see the server log)",
+    ru: "Не удалось записать резервную копию (подробности в журнале сервера)",
   },
 
   // 600-619 market-maker controls (CONTRACT 8)

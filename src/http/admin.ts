@@ -244,12 +244,13 @@ export class Admin {
       const backups = this.backups;
       if (backups === null) return sendError(res, info, Code.UNKNOWN_PATH, finish);
       // `send` writes corked and not at all once the client went away (readRequest's onAborted).
+      // A failure is a 500: logged at `error` with its cause under the request id the answer names.
       backups.take().then(
-        (made) => send(res, info, 200, serialize.backup(made), finish),
-        (err: unknown) => {
-          console.error(`backup failed: ${(err as Error).message}`);
-          sendError(res, info, Code.BACKUP_FAILED, finish);
+        (made) => {
+          log().info({ ...made, dir: backups.dir }, "admin: backup made");
+          send(res, info, 200, serialize.backup(made), finish);
         },
+        (err: unknown) => sendError(res, info, Code.BACKUP_FAILED, finish, undefined, err),
       );
     });
 
