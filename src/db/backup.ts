@@ -1,27 +1,30 @@
 /**
  * Online backup (CONTRACT 14 "Backup while running"): `POST /admin/backup` and `exchange backup`.
  *
- * A backup is one task of the reader pool (src/db/reader.ts `backup`): it waits, like every read,
- * until the apply thread has written the rows of every batch acknowledged before the call
- * (`DbWriter.applied`), then `VACUUM INTO` copies one snapshot of the exchange file on that
- * thread's own read-only connection. Neither the main thread nor the writer and apply threads do
- * the copy, so orders keep being answered meanwhile (bench/db/backup.bench.ts). The copy needs no
- * journal: it is the state of the tables at an applied mark at or past the call's, which a server
- * started with `--db` on it reads like any database it closed itself (held-back user rows are
- * caught up at its start).
+ * A backup first waits, like every read, until the apply thread has written the rows of every
+ * batch acknowledged before the call (`DbWriter.applied`); then the backup thread
+ * (workers/db/backup-worker.ts, started with the server and idle until asked) copies one snapshot
+ * of the exchange file with `VACUUM INTO` from a read-only connection of its own, at a lower
+ * scheduling priority. Neither the main thread nor the writer and apply threads do the copy, so
+ * orders keep being answered meanwhile (bench/db/backup.bench.ts). The copy needs no journal: it
+ * is the state of the tables at an applied mark at or past the call's, which a server started
+ * with `--db` on it reads like any database it closed itself (held-back user rows are caught up
+ * at its start).
  */
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
-import type { DbReader } from "./reader.ts";
+import type { Worker } from "node:worker_threads";
+import type { BackupCopy, BackupTask, BackupWorkerData, FromBackup } from "../protocol/db/backup.ts";
+import { startWorker } from "../util/threads.ts";
+
+// Under tsx the sources run as .ts; a compiled build would carry .js files side by side.
+const EXT = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
+const WORKER_URL = new URL(`../../workers/db/backup-worker${EXT}`, import.meta.url);
 
 /** The answer of `POST /admin/backup`. */
-export interface BackupResult {
+export interface BackupResult extends BackupCopy {
   /** The copy's name inside the backup folder. */
   file: string;
-  bytes: number;
-  /** The highest order (trade) id in the copy; 0 when it has none. */
-  lastOrderId: number;
-  lastTradeId: number;
 }
 
 export class Backups {
@@ -29,28 +32,75 @@ export class Backups {
   readonly dir: string;
   /** Backups run one after the other: a second call waits for the first. */
   private last: Promise<unknown> = Promise.resolve();
+  /** Settles with the thread's next answer. */
+  private pending: { resolve: (m: FromBackup) => void; reject: (err: Error) => void } | null = null;
+  private failure: Error | null = null;
 
-  constructor(
+  private constructor(
+    private readonly worker: Worker,
     dir: string,
-    private readonly reader: Pick<DbReader, "backup">,
+    private readonly applied: () => Promise<void>,
   ) {
     this.dir = path.resolve(dir);
+    const fail = (err: Error) => {
+      this.failure ??= err;
+      this.pending?.reject(err);
+      this.pending = null;
+    };
+    worker.on("message", (m: FromBackup) => {
+      const p = this.pending;
+      this.pending = null;
+      p?.resolve(m);
+    });
+    worker.on("error", fail);
+    worker.on("exit", (code) => fail(new Error(`backup thread exited (code ${code})`)));
+  }
+
+  /**
+   * Starts the backup thread; resolves once it runs. `dbFile`: the exchange file; `dir`: the
+   * backup folder (made at the first backup); `applied`: resolves once the rows of every batch
+   * acknowledged before the call are in their tables (`DbWriter.applied`).
+   */
+  static async start(dbFile: string, dir: string, applied: () => Promise<void>): Promise<Backups> {
+    const data: BackupWorkerData = { entry: WORKER_URL.href, path: path.resolve(dbFile) };
+    const worker = startWorker(WORKER_URL, { workerData: data });
+    await new Promise<void>((resolve, reject) => {
+      worker.once("message", () => resolve());
+      worker.once("error", reject);
+    });
+    return new Backups(worker, dir, applied);
   }
 
   /** Takes a backup; resolves once the copy is whole and on disk. */
   take(): Promise<BackupResult> {
+    // Asked now, so that it covers what was acknowledged before this call even if it waits.
+    const applied = this.applied();
     const run = this.last.then(
-      () => this.copy(),
-      () => this.copy(),
+      () => this.copy(applied),
+      () => this.copy(applied),
     );
     this.last = run.catch(() => undefined);
     return run;
   }
 
-  private async copy(): Promise<BackupResult> {
+  /** Ends the thread (a backup under way is abandoned; its `.partial` file stays). */
+  async close(): Promise<void> {
+    this.failure ??= new Error("backups are closed");
+    await this.worker.terminate();
+  }
+
+  private async copy(applied: Promise<void>): Promise<BackupResult> {
+    await applied;
+    if (this.failure !== null) throw this.failure;
     mkdirSync(this.dir, { recursive: true });
     const file = this.nextName();
-    const made = await this.reader.backup(path.join(this.dir, file));
+    const answer = await new Promise<FromBackup>((resolve, reject) => {
+      this.pending = { resolve, reject };
+      this.worker.postMessage({ file: path.join(this.dir, file) } satisfies BackupTask);
+    });
+    if (answer.t === "error") throw new Error(answer.message);
+    if (answer.t !== "done") throw new Error(`backup thread answered ${answer.t}`);
+    const { t: _t, ...made } = answer;
     return { file, ...made };
   }
 

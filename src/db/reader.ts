@@ -5,7 +5,7 @@
  */
 import path from "node:path";
 import { Piscina } from "piscina";
-import type { BackupCopy, Page, ReaderTask, ReaderWorkerData, RecentForUser } from "../protocol/db/reader.ts";
+import type { Page, ReaderTask, ReaderWorkerData, RecentForUser } from "../protocol/db/reader.ts";
 import type { OrderRow, TransferRow, UserTradeRow } from "../protocol/db/rows.ts";
 import { TS_ENTRY } from "../util/threads.ts";
 
@@ -86,15 +86,6 @@ export class DbReader {
   /** Those of the orders `ids` that are open as committed, newest first. */
   openOrders(ids: number[]): Promise<OrderRow[]> {
     return this.run({ op: "openOrders", ids } satisfies ReaderTask);
-  }
-
-  /**
-   * A consistent copy of the database at `file` (an absolute path whose folder exists), on a pool
-   * thread's own connection: like every read it first waits for `before`, so the copy holds the
-   * rows of every batch acknowledged before the call. See workers/db/reader-worker.ts `backup`.
-   */
-  backup(file: string): Promise<BackupCopy> {
-    return this.run({ op: "backup", file } satisfies ReaderTask);
   }
 
   private run<T>(task: ReaderTask): Promise<T> {

@@ -3,17 +3,9 @@
  * prepared statements, opened on the thread's first task. Each task runs inside one read
  * transaction, so a page's `total` and `items` come from the same snapshot.
  */
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync } from "node:fs";
-import path from "node:path";
 import { workerData } from "node:worker_threads";
 import { type Db, openDatabase } from "../../src/protocol/db/db-open.ts";
-import type {
-  BackupCopy,
-  Page,
-  ReaderTask,
-  ReaderWorkerData,
-  RecentForUser,
-} from "../../src/protocol/db/reader.ts";
+import type { Page, ReaderTask, ReaderWorkerData, RecentForUser } from "../../src/protocol/db/reader.ts";
 import {
   ORDER_COLUMNS,
   type OrderRow,
@@ -88,47 +80,6 @@ function connect(): void {
   db = conn;
 }
 
-/** Writes the file or folder at `p` to disk. */
-function syncPath(p: string): void {
-  const fd = openSync(p, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * A consistent copy of the exchange file at `file` (CONTRACT 14): `VACUUM INTO` reads one
- * snapshot of this read-only connection (WAL: the writer and apply threads go on committing
- * meanwhile) into `<file>.partial`, which is synced and then renamed, so a file under its final
- * name is always whole. The copy has no journal: the caller waited for the apply thread to write
- * the rows of every acknowledged batch, so the snapshot holds them (src/db/backup.ts).
- */
-function backup(file: string): BackupCopy {
-  const partial = `${file}.partial`;
-  rmSync(partial, { force: true });
-  try {
-    db!.prepare("VACUUM INTO ?").run(partial);
-    syncPath(partial);
-    const copy = openDatabase(partial, { readonly: true });
-    let lastOrderId: number;
-    let lastTradeId: number;
-    try {
-      lastOrderId = copy.prepare<[], number>("SELECT COALESCE(MAX(id), 0) FROM orders").pluck().get()!;
-      lastTradeId = copy.prepare<[], number>("SELECT COALESCE(MAX(id), 0) FROM trades").pluck().get()!;
-    } finally {
-      copy.close();
-    }
-    renameSync(partial, file);
-    syncPath(path.dirname(file));
-    return { bytes: statSync(file).size, lastOrderId, lastTradeId };
-  } catch (err) {
-    rmSync(partial, { force: true });
-    throw err;
-  }
-}
-
 /** Offset of a page; throws on a page or size that is not a positive integer. */
 function checkPage(page: number, pageSize: number): number {
   if (!Number.isInteger(page) || page < 1) throw new RangeError(`page must be an integer >= 1, not ${page}`);
@@ -147,7 +98,6 @@ export default function run(
   | RecentForUser
   | OrderRow
   | OrderRow[]
-  | BackupCopy
   | undefined {
   if (db === null) connect();
   switch (task.op) {
@@ -188,8 +138,6 @@ export default function run(
     }
     case "openOrders":
       return st.openOrders.all(JSON.stringify(task.ids)).map(toOrderRow);
-    case "backup":
-      return backup(task.file);
     case "recentForUser": {
       checkPage(1, task.n);
       return inSnapshot(() => ({

@@ -24,15 +24,7 @@ export type ReaderTask =
   | { op: "recentForUser"; userId: number; n: number }
   | { op: "order"; orderId: number }
   | { op: "orderByClientId"; userId: number; clientOrderId: string }
-  | { op: "openOrders"; ids: number[] }
-  | { op: "backup"; file: string };
-
-/** What a backup task (`VACUUM INTO`) made: the file's size and the last ids it holds (0: none). */
-export interface BackupCopy {
-  bytes: number;
-  lastOrderId: number;
-  lastTradeId: number;
-}
+  | { op: "openOrders"; ids: number[] };
 
 export interface ReaderWorkerData {
   /** URL of the task module, loaded by workers/ts-entry.mjs. */
