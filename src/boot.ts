@@ -324,11 +324,8 @@ async function startLocked(
   // The fee account (CONTRACT 9): a user without API keys, created once; it holds every fee.
   exchange.feeUser = users.idOf(FEE_ACCOUNT_UID) ?? admin.createUser(FEE_ACCOUNT_UID, null);
   admin.feeUser = exchange.feeUser;
-  // The backup thread (CONTRACT 14) idles until POST /admin/backup; only with the admin interface.
-  const backups =
-    settings.adminToken === undefined
-      ? null
-      : await Backups.start(settings.dbPath, settings.backupDir, () => writer.applied());
+  // CONTRACT 14: POST /admin/backup (its thread starts at the first backup).
+  const backups = new Backups(settings.dbPath, settings.backupDir, () => writer.applied());
   admin.backups = backups;
   for (const u of config.users) {
     if (users.idOf(u.uid) !== undefined) continue;
@@ -414,7 +411,7 @@ async function startLocked(
       await writer.close();
       listenKeys.stop();
       await reader.close();
-      await backups?.close();
+      await backups.close();
     })();
     await closing;
     throw new ConfigError(`cannot listen on ${settings.host}:${settings.port}: ${reason}`);
@@ -442,7 +439,7 @@ async function startLocked(
       listenKeys.stop();
       hub.shutdown();
       await reader.close();
-      await backups?.close();
+      await backups.close();
       lock.release();
     })();
     return closing;

@@ -3,7 +3,7 @@
  *
  * A backup first waits, like every read, until the apply thread has written the rows of every
  * batch acknowledged before the call (`DbWriter.applied`); then the backup thread
- * (workers/db/backup-worker.ts, started with the server and idle until asked) copies one snapshot
+ * (workers/db/backup-worker.ts, started at the first backup and idle between backups) copies one snapshot
  * of the exchange file with `VACUUM INTO` from a read-only connection of its own, at a lower
  * scheduling priority. Neither the main thread nor the writer and apply threads do the copy, so
  * orders keep being answered meanwhile (bench/db/backup.bench.ts). The copy needs no journal: it
@@ -30,45 +30,50 @@ export interface BackupResult extends BackupCopy {
 export class Backups {
   /** The backup folder, absolute. */
   readonly dir: string;
+  private readonly dbFile: string;
   /** Backups run one after the other: a second call waits for the first. */
   private last: Promise<unknown> = Promise.resolve();
+  /** The backup thread, started at the first backup (a thread's start costs about 0.8 s of CPU). */
+  private worker: Promise<Worker> | null = null;
   /** Settles with the thread's next answer. */
   private pending: { resolve: (m: FromBackup) => void; reject: (err: Error) => void } | null = null;
-  private failure: Error | null = null;
+  private closed = false;
 
-  private constructor(
-    private readonly worker: Worker,
+  /**
+   * `dbFile`: the exchange file; `dir`: the backup folder (made at the first backup); `applied`:
+   * resolves once the rows of every batch acknowledged before the call are in their tables
+   * (`DbWriter.applied`).
+   */
+  constructor(
+    dbFile: string,
     dir: string,
     private readonly applied: () => Promise<void>,
   ) {
+    this.dbFile = path.resolve(dbFile);
     this.dir = path.resolve(dir);
-    const fail = (err: Error) => {
-      this.failure ??= err;
-      this.pending?.reject(err);
-      this.pending = null;
-    };
-    worker.on("message", (m: FromBackup) => {
-      const p = this.pending;
-      this.pending = null;
-      p?.resolve(m);
-    });
-    worker.on("error", fail);
-    worker.on("exit", (code) => fail(new Error(`backup thread exited (code ${code})`)));
   }
 
-  /**
-   * Starts the backup thread; resolves once it runs. `dbFile`: the exchange file; `dir`: the
-   * backup folder (made at the first backup); `applied`: resolves once the rows of every batch
-   * acknowledged before the call are in their tables (`DbWriter.applied`).
-   */
-  static async start(dbFile: string, dir: string, applied: () => Promise<void>): Promise<Backups> {
-    const data: BackupWorkerData = { entry: WORKER_URL.href, path: path.resolve(dbFile) };
-    const worker = startWorker(WORKER_URL, { workerData: data });
-    await new Promise<void>((resolve, reject) => {
-      worker.once("message", () => resolve());
-      worker.once("error", reject);
+  /** Starts the thread and resolves once it runs; a thread that fails or ends is started again next time. */
+  private thread(): Promise<Worker> {
+    this.worker ??= new Promise<Worker>((resolve, reject) => {
+      const data: BackupWorkerData = { entry: WORKER_URL.href, path: this.dbFile };
+      const worker = startWorker(WORKER_URL, { workerData: data });
+      const fail = (err: Error) => {
+        this.worker = null;
+        reject(err);
+        this.pending?.reject(err);
+        this.pending = null;
+      };
+      worker.on("message", (m: FromBackup) => {
+        if (m.t === "ready") return resolve(worker);
+        const p = this.pending;
+        this.pending = null;
+        p?.resolve(m);
+      });
+      worker.on("error", fail);
+      worker.on("exit", (code) => fail(new Error(`backup thread exited (code ${code})`)));
     });
-    return new Backups(worker, dir, applied);
+    return this.worker;
   }
 
   /** Takes a backup; resolves once the copy is whole and on disk. */
@@ -83,20 +88,22 @@ export class Backups {
     return run;
   }
 
-  /** Ends the thread (a backup under way is abandoned; its `.partial` file stays). */
+  /** Ends the thread, if started (a backup under way is abandoned; its `.partial` file stays). */
   async close(): Promise<void> {
-    this.failure ??= new Error("backups are closed");
-    await this.worker.terminate();
+    this.closed = true;
+    const worker = await this.worker?.catch(() => null);
+    await worker?.terminate();
   }
 
   private async copy(applied: Promise<void>): Promise<BackupResult> {
     await applied;
-    if (this.failure !== null) throw this.failure;
+    if (this.closed) throw new Error("the server is stopping");
     mkdirSync(this.dir, { recursive: true });
+    const worker = await this.thread();
     const file = this.nextName();
     const answer = await new Promise<FromBackup>((resolve, reject) => {
       this.pending = { resolve, reject };
-      this.worker.postMessage({ file: path.join(this.dir, file) } satisfies BackupTask);
+      worker.postMessage({ file: path.join(this.dir, file) } satisfies BackupTask);
     });
     if (answer.t === "error") throw new Error(answer.message);
     if (answer.t !== "done") throw new Error(`backup thread answered ${answer.t}`);

@@ -1,6 +1,6 @@
 /**
- * The backup thread (CONTRACT 14, src/db/backup.ts): started with the admin interface and idle until
- * asked, it copies the exchange file with `VACUUM INTO` from a read-only connection of its own, and
+ * The backup thread (CONTRACT 14, src/db/backup.ts): started at the first backup and idle between
+ * backups, it copies the exchange file with `VACUUM INTO` from a read-only connection of its own, and
  * answers what it made; one task at a time.
  *
  * `VACUUM INTO` reads one snapshot (WAL: the writer and apply threads go on committing meanwhile)
@@ -9,7 +9,7 @@
  * to write the rows of every acknowledged batch before it started this thread, so the snapshot
  * holds them.
  *
- * The copy takes a core for about a second per 60 MiB (BENCHMARKS.md, "Online backup"): the thread
+ * The copy takes a core for about a second per 60 MiB (bench/db/backup.bench.ts): the thread
  * first lowers its own scheduling priority (Linux: a thread's nice value is its own), so that on a
  * busy machine the order path's threads go first and the backup takes what is left.
  */
