@@ -33,6 +33,7 @@ import { PairMarket, PERIODS } from "./core/market-data.ts";
 import { Metrics } from "./core/metrics.ts";
 import { TRADING } from "./core/pair-status.ts";
 import { limitHold, pairUnits } from "./core/risk.ts";
+import { Backups } from "./db/backup.ts";
 import { type DbLock, lockDatabase } from "./db/lock.ts";
 import { DbReader } from "./db/reader.ts";
 import {
@@ -325,6 +326,9 @@ async function startLocked(
   // The fee account (CONTRACT 9): a user without API keys, created once; it holds every fee.
   exchange.feeUser = users.idOf(FEE_ACCOUNT_UID) ?? admin.createUser(FEE_ACCOUNT_UID, null);
   admin.feeUser = exchange.feeUser;
+  // CONTRACT 14: POST /admin/backup (its thread starts at the first backup).
+  const backups = new Backups(settings.dbPath, settings.backupDir, () => writer.applied());
+  admin.backups = backups;
   for (const u of config.users) {
     if (users.idOf(u.uid) !== undefined) continue;
     if (users.hasToken(u.apiToken))
@@ -409,6 +413,7 @@ async function startLocked(
       await writer.close();
       listenKeys.stop();
       await reader.close();
+      await backups.close();
     })();
     await closing;
     throw new ConfigError(`cannot listen on ${settings.host}:${settings.port}: ${reason}`);
@@ -436,6 +441,7 @@ async function startLocked(
       listenKeys.stop();
       hub.shutdown();
       await reader.close();
+      await backups.close();
       lock.release();
     })();
     return closing;

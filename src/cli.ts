@@ -9,6 +9,7 @@
  *   exchange pair-status PAIR trading|cancelOnly|halted        admin
  *   exchange deposit UID CURRENCY AMOUNT                       admin
  *   exchange withdraw UID CURRENCY AMOUNT                      admin
+ *   exchange backup                                            admin: a copy of the database
  *   exchange order place PAIR buy|sell AMOUNT [PRICE]          limit with a price, market without
  *         [--client-order-id ID] [--time-in-force GTC|IOC|FOK] [--post-only]
  *   exchange order cancel ORDER_ID
@@ -49,7 +50,7 @@ const USAGE = `usage: exchange <command> [args] [--url URL] [--token T --secret 
   order place PAIR buy|sell AMOUNT [PRICE] [--client-order-id ID] [--time-in-force T] [--post-only]
   order cancel ORDER_ID               order cancel-all [--pair PAIR]
   orders [--page N] [--page-size N]   balances PAIR
-  transfers [--page N] [--page-size N]
+  transfers [--page N] [--page-size N] backup (admin)
   pairs | book PAIR | history PAIR    tail CHANNEL... [--count N] [--book]`;
 
 class UsageError extends Error {}
@@ -156,6 +157,9 @@ export async function run(
         const call = cmd === "deposit" ? client.deposit : client.withdraw;
         return print(await call.call(client, arg(1, "UID"), arg(2, "CURRENCY"), arg(3, "AMOUNT")));
       }
+      case "backup":
+        needAdmin();
+        return print(await client.backup());
       case "order":
         needKey();
         if (sub === "place") {

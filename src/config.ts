@@ -23,6 +23,8 @@ export interface Settings {
   /** 0 asks the OS for a free port (tests). */
   readonly port: number;
   readonly dbPath: string;
+  /** Folder of the copies `POST /admin/backup` makes (CONTRACT 14); created on the first backup. */
+  readonly backupDir: string;
   readonly configPath: string;
   /** Requests per second per API token and per client address; 0 turns limiting off. */
   readonly rateLimit: number;
@@ -67,6 +69,7 @@ export const DEFAULT_SETTINGS = {
   host: "127.0.0.1",
   port: 8080,
   dbPath: "data/exchange.db",
+  backupDir: "data/backups/",
   configPath: "data/config.json",
   rateLimit: 1000,
   synchronous: "FULL",
@@ -93,6 +96,7 @@ const FLAG_OPTIONS = {
   host: { type: "string" },
   port: { type: "string" },
   db: { type: "string" },
+  "backup-dir": { type: "string" },
   config: { type: "string" },
   "rate-limit": { type: "string" },
   synchronous: { type: "string" },
@@ -118,6 +122,7 @@ const FLAG_OPTIONS = {
  * | --host | HOST | 127.0.0.1 |
  * | --port | PORT | 8080 (0..65535) |
  * | --db | DB_PATH | data/exchange.db |
+ * | --backup-dir | BACKUP_DIR | data/backups/ |
  * | --config | EXCHANGE_CONFIG | data/config.json |
  * | --rate-limit | RATE_LIMIT | 1000 (0 = off) |
  * | --synchronous | SQLITE_SYNCHRONOUS | FULL (or NORMAL) |
@@ -249,6 +254,7 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     host: text("host", "HOST", DEFAULT_SETTINGS.host),
     port: integer("port", "PORT", DEFAULT_SETTINGS.port, 0, 65535),
     dbPath: text("db", "DB_PATH", DEFAULT_SETTINGS.dbPath),
+    backupDir: text("backup-dir", "BACKUP_DIR", DEFAULT_SETTINGS.backupDir),
     configPath: text("config", "EXCHANGE_CONFIG", DEFAULT_SETTINGS.configPath),
     rateLimit: integer("rate-limit", "RATE_LIMIT", DEFAULT_SETTINGS.rateLimit, 0, 1_000_000_000),
     adminToken,

@@ -24,6 +24,7 @@ describe("parseSettings", () => {
       host: "127.0.0.1",
       port: 8080,
       dbPath: "data/exchange.db",
+      backupDir: "data/backups/",
       configPath: "data/config.json",
       rateLimit: 1000,
       adminToken: undefined,
@@ -48,6 +49,7 @@ describe("parseSettings", () => {
       HOST: "0.0.0.0",
       PORT: "9000",
       DB_PATH: "/tmp/x.db",
+      BACKUP_DIR: "/var/backups/exchange",
       EXCHANGE_CONFIG: "/etc/exchange.json",
       RATE_LIMIT: "0",
       ADMIN_TOKEN: "a-long-enough-admin-token",
@@ -67,6 +69,7 @@ describe("parseSettings", () => {
       host: "0.0.0.0",
       port: 9000,
       dbPath: "/tmp/x.db",
+      backupDir: "/var/backups/exchange",
       configPath: "/etc/exchange.json",
       rateLimit: 0,
       adminToken: "a-long-enough-admin-token",
@@ -111,6 +114,7 @@ describe("parseSettings", () => {
       HOST: "0.0.0.0",
       PORT: "9000",
       DB_PATH: "env.db",
+      BACKUP_DIR: "env-backups",
       EXCHANGE_CONFIG: "env.json",
       RATE_LIMIT: "5",
       SQLITE_SYNCHRONOUS: "NORMAL",
@@ -125,6 +129,8 @@ describe("parseSettings", () => {
         "--db",
         "flag.db",
         "--config=flag.json",
+        "--backup-dir",
+        "flag-backups",
         "--rate-limit",
         "7",
         "--synchronous=full",
@@ -138,6 +144,7 @@ describe("parseSettings", () => {
     assert.equal(settings.port, 9100);
     assert.equal(settings.dbPath, "flag.db");
     assert.equal(settings.configPath, "flag.json");
+    assert.equal(settings.backupDir, "flag-backups");
     assert.equal(settings.rateLimit, 7);
     assert.equal(settings.synchronous, "FULL");
     assert.equal(settings.idleTimeoutSeconds, 0);

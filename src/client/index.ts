@@ -20,6 +20,7 @@ import { createHmac } from "node:crypto";
 
 import type {
   AdminUser,
+  BackupAnswer,
   Balance,
   BalanceAnswer,
   Candle,
@@ -307,6 +308,8 @@ export function signedHeaders(
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
+/** Default timeout of `backup()`. */
+const BACKUP_TIMEOUT_MS = 600_000;
 const REST_PREFIX = "/1.0";
 
 /** The origin of a base URL that may end in the REST version segment. */
@@ -642,6 +645,19 @@ export class ExchangeClient {
     opts: CallOptions = {},
   ): Promise<ApiResponse<BalanceAnswer>> {
     return this.admin<BalanceAnswer>("/admin/withdraw", { uid, currency, amount }, opts);
+  }
+
+  /**
+   * CONTRACT 14: POST /admin/backup, a consistent copy of the database in the server's backup
+   * folder, answered once it is whole. A big database takes a while: the default timeout here is
+   * 10 minutes, not the client's.
+   */
+  backup(opts: CallOptions = {}): Promise<ApiResponse<BackupAnswer>> {
+    return this.admin<BackupAnswer>(
+      "/admin/backup",
+      {},
+      { ...opts, timeoutMs: opts.timeoutMs ?? BACKUP_TIMEOUT_MS },
+    );
   }
 
   // ---- escape hatch -------------------------------------------------------------------------------

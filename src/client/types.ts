@@ -166,6 +166,16 @@ export interface AdminUser {
   apiKeys: { apiTokenPrefix: string; revoked: boolean }[];
 }
 
+/** CONTRACT 14: POST /admin/backup. */
+export interface BackupAnswer {
+  /** The copy's file name inside the server's backup folder (`--backup-dir`). */
+  file: string;
+  bytes: number;
+  /** The highest order (trade) id in the copy; 0 when none. */
+  lastOrderId: number;
+  lastTradeId: number;
+}
+
 export interface BalanceAnswer {
   currency: string;
   balance: string;

@@ -758,6 +758,14 @@ export const ERRORS = {
     en: "Service is shutting down",
     ru: "Сервис останавливается",
   },
+  /** CONTRACT 14 `POST /admin/backup`: the copy could not be made (e.g. the folder is not writable or the disk is full). */
+  BACKUP_FAILED: {
+    code: 507,
+    status: 500,
+    field: "server",
+    en: "The backup could not be written (see the server log)",
+    ru: "Не удалось записать резервную копию (подробности в журнале сервера)",
+  },
 
   // 600-619 market-maker controls (CONTRACT 8)
   /** A body field the call does not define; the key under `errors` is that field (CONTRACT 8.1). */

@@ -12,6 +12,7 @@ import { Users } from "../accounts/users.ts";
 import { type ExchangeConfig, MAX_LEDGER_VALUE } from "../config.ts";
 import type { Ledger } from "../core/ledger.ts";
 import { PAIR_STATUS_NAMES, type PairStatuses, pairStatusKey, pairStatusOf } from "../core/pair-status.ts";
+import type { Backups } from "../db/backup.ts";
 import type { DbWriter } from "../db/writer.ts";
 import { multiErrorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
@@ -68,6 +69,9 @@ export class Admin {
 
   /** The fee account's user id (CONTRACT 9): it gets no API key; -1 until the server sets it. */
   feeUser = -1;
+
+  /** What `POST /admin/backup` runs (CONTRACT 14); null until the server sets it (then 404). */
+  backups: Backups | null = null;
 
   /** Creates a user (with a first API key unless `key` is null). Admin API, config users, fee account. */
   createUser(uid: string, key: { apiToken: string; secretKey: string } | null): number {
@@ -262,6 +266,22 @@ export class Admin {
         "admin: pair status set",
       );
       committed(res, info, serialize.pairStatus({ pairName: pair.name, status: PAIR_STATUS_NAMES[status] }));
+    });
+
+    // CONTRACT 14: a consistent copy of the database, answered once it is whole on disk. The
+    // copy runs on a reader thread (src/db/backup.ts); orders go on meanwhile.
+    post("/admin/backup", [], (res, info) => {
+      const backups = this.backups;
+      if (backups === null) return sendError(res, info, Code.UNKNOWN_PATH, finish);
+      // `send` writes corked and not at all once the client went away (readRequest's onAborted).
+      // A failure is a 500: logged at `error` with its cause under the request id the answer names.
+      backups.take().then(
+        (made) => {
+          log().info({ ...made, dir: backups.dir }, "admin: backup made");
+          send(res, info, 200, serialize.backup(made), finish);
+        },
+        (err: unknown) => sendError(res, info, Code.BACKUP_FAILED, finish, undefined, err),
+      );
     });
 
     // CONTRACT 9: the fee account's balances, one per configured currency (the account never

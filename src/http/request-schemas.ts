@@ -280,6 +280,7 @@ export interface RequestSchemas {
   adminDeposit: Schema;
   adminWithdraw: Schema;
   adminPairStatus: Schema;
+  adminBackup: Schema;
   /** Path parameters by name. */
   params: Record<string, Schema>;
 }
@@ -423,6 +424,12 @@ export function requestSchemas(config: ExchangeConfig): RequestSchemas {
         status: { type: "string", enum: [...PAIR_STATUS_NAMES], description: "CONTRACT 14" },
       },
       required: ["pairName", "status"],
+      additionalProperties: false,
+    },
+    adminBackup: {
+      type: "object",
+      description: "No fields: a field is answered 400 under its own name",
+      properties: {},
       additionalProperties: false,
     },
     params: {

@@ -8,6 +8,7 @@ import type { RouteSpec } from "./route-spec.ts";
 import { REST_ROUTES } from "./routes/index.ts";
 import {
   adminUserSchema,
+  backupSchema,
   feesSchema,
   newKeySchema,
   newUserSchema,
@@ -107,6 +108,17 @@ export const ROUTES: readonly RouteSpec[] = [
     auth: "admin",
     body: (s) => s.adminPairStatus,
     ok: pairStatusSchema,
+    errors: ADMIN_POST,
+  },
+  {
+    method: "post",
+    path: "/admin/backup",
+    operationId: "adminBackup",
+    summary: "A consistent copy of the database in the backup folder, answered once it is whole",
+    source: "CONTRACT 14",
+    auth: "admin",
+    body: (s) => s.adminBackup,
+    ok: backupSchema,
     errors: ADMIN_POST,
   },
 

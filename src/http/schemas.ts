@@ -314,6 +314,13 @@ export const pairStatusSchema = {
   required: ["pairName", "status"],
   additionalProperties: false,
 } as const;
+/** CONTRACT 14 POST /admin/backup. */
+export const backupSchema = {
+  type: "object",
+  properties: { file: str, bytes: int, lastOrderId: int, lastTradeId: int },
+  required: ["file", "bytes", "lastOrderId", "lastTradeId"],
+  additionalProperties: false,
+} as const;
 /** CONTRACT 9 GET /admin/fees. */
 export const feesSchema = {
   type: "array",
@@ -403,6 +410,7 @@ export const serialize = {
   newKey: compile(newKeySchema),
   balance: compile(transferSchema),
   fees: compile(feesSchema),
+  backup: compile(backupSchema),
   time: compile(timeSchema),
   info: compile(infoSchema),
   // Stream envelopes `{stream, data}` (CONTRACT 7), with the channel's data schema.

@@ -142,7 +142,8 @@ export function httpsGet(
 
 export class TestServer {
   readonly dir: string;
-  readonly dbPath: string;
+  /** The `--db` of the next start: `<dir>/exchange.db` unless `restartOn` changed it. */
+  dbPath: string;
   readonly configPath: string;
   readonly adminToken: string | null;
   readonly options: StartOptions;
@@ -331,6 +332,15 @@ export class TestServer {
     await this.launch();
     if (stopError !== null) throw stopError;
     assert.equal(code, 0, `graceful stop (SIGTERM) should exit 0\n${logs}`);
+  }
+
+  /**
+   * Stops the server (SIGTERM, exit 0 checked) and starts a fresh process on another database
+   * file (a backup, CONTRACT 14), with the same config, users and books of money.
+   */
+  async restartOn(dbPath: string): Promise<void> {
+    this.dbPath = dbPath;
+    await this.restart();
   }
 
   /** Stops the server if running and removes the temp directory. */
