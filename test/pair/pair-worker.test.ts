@@ -156,11 +156,17 @@ describe("pair protocol", () => {
       cancel: p.CANCEL_CMD,
       reduce: p.REDUCE_CMD,
       move: p.MOVE_CMD,
+      quote: p.QUOTE_CMD,
+      quoteLevel: p.QUOTE_LEVEL_CMD,
+      mmpSet: p.MMP_SET_CMD,
+      mmpReset: p.MMP_RESET_CMD,
       trade: p.TRADE,
       rested: p.RESTED,
       done: p.DONE,
       level: p.LEVEL,
       amended: p.AMENDED,
+      mmp: p.MMP,
+      quoted: p.QUOTED,
       end: p.END,
     };
     assert.deepEqual([p.CMD_KIND, p.CMD_SEQ, p.EV_KIND, p.EV_SEQ], [0, 1, 0, 1]);
@@ -187,6 +193,8 @@ describe("pair protocol", () => {
       done: sink.done.length,
       level: sink.level.length,
       amended: sink.amended.length,
+      mmp: sink.mmp.length,
+      quoted: sink.quoted.length,
       end: sink.end.length,
     };
     assert.deepEqual(
@@ -195,7 +203,18 @@ describe("pair protocol", () => {
     );
     assert.deepEqual(
       p.COMMAND_RECORDS.map((spec) => spec.kind).sort(),
-      [p.CMD_LIMIT, p.CMD_MARKET, p.CMD_CANCEL, p.CMD_SHUTDOWN, p.CMD_REDUCE, p.CMD_MOVE].sort(),
+      [
+        p.CMD_LIMIT,
+        p.CMD_MARKET,
+        p.CMD_CANCEL,
+        p.CMD_SHUTDOWN,
+        p.CMD_REDUCE,
+        p.CMD_MOVE,
+        p.CMD_QUOTE,
+        p.CMD_QUOTE_LEVEL,
+        p.CMD_MMP_SET,
+        p.CMD_MMP_RESET,
+      ].sort(),
     );
     const kinds = [
       p.CMD_LIMIT,
@@ -204,12 +223,18 @@ describe("pair protocol", () => {
       p.CMD_SHUTDOWN,
       p.CMD_REDUCE,
       p.CMD_MOVE,
+      p.CMD_QUOTE,
+      p.CMD_QUOTE_LEVEL,
+      p.CMD_MMP_SET,
+      p.CMD_MMP_RESET,
       p.EV_TRADE,
       p.EV_RESTED,
       p.EV_DONE,
       p.EV_LEVEL,
       p.EV_END,
       p.EV_AMENDED,
+      p.EV_MMP,
+      p.EV_QUOTED,
     ];
     assert.equal(new Set([0, ...kinds]).size, kinds.length + 1, "kinds collide with each other or with 0");
   });
