@@ -52,6 +52,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { Bench, type Task } from "tinybench";
 import { type Depth, type EngineRun, OursRun, PeerRun } from "./engines.ts";
+import { runQuoting } from "./quoting.ts";
 import { checksumOf, type ReplayResult } from "./tape.ts";
 import { deepBook, mixedThinBook, type Workload } from "./workload.ts";
 
@@ -364,6 +365,33 @@ function main(): void {
   if (failures > 0)
     console.error("\n!!!!!!!! CHECKSUM / STATE MISMATCH: the numbers above compare different work. FAILED.");
   else console.log("checksums, trade counts, cancel misses and final books match.");
+  quotingTable();
+}
+
+/**
+ * The quoting workload (./quoting.ts), this checkout's book only: a maker requoting 10 levels a
+ * side with MMP on against random takers. Five runs; the median and best ops/s. Alone with
+ * `--quoting`.
+ */
+function quotingTable(): void {
+  const runs = Array.from({ length: 5 }, () => {
+    gc?.();
+    return runQuoting(OPS);
+  });
+  const rates = runs.map((r) => r.opsPerSec).sort((a, b) => a - b);
+  const r = runs[0];
+  console.log("");
+  console.table([
+    {
+      workload: "quoting (10 levels a side, MMP on)",
+      ops: r.ops,
+      quotes: r.quotes,
+      "ops/s (median)": rates[2].toLocaleString("en-US"),
+      "ops/s (best)": rates[4].toLocaleString("en-US"),
+      trades: r.trades,
+      "quotes refused (frozen)": r.triggers,
+    },
+  ]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -380,10 +408,10 @@ async function loadBaseline(rev: string): Promise<typeof OursRun> {
   const commit = git("rev-parse", "--verify", `${rev}^{commit}`).trim();
   const root = join(REPO, ".tmp", `baseline-${commit.slice(0, 12)}`);
   rmSync(root, { recursive: true, force: true });
-  const files = git("ls-tree", "--name-only", commit, "workers/matching/").split("\n").filter(Boolean);
+  const files = git("ls-tree", "-r", "--name-only", commit, "workers/matching/").split("\n").filter(Boolean);
   // The engine's shared constants and record layouts (src/protocol/): the revision's own when it has
   // them, else this checkout's, which the drivers below import (same values).
-  const protocol = git("ls-tree", "--name-only", commit, "src/protocol/").split("\n").filter(Boolean);
+  const protocol = git("ls-tree", "-r", "--name-only", commit, "src/protocol/").split("\n").filter(Boolean);
   for (const f of [...files, ...protocol]) {
     mkdirSync(dirname(join(root, f)), { recursive: true });
     writeFileSync(join(root, f), git("show", `${commit}:${f}`));
@@ -509,4 +537,5 @@ const baselineRev =
   process.argv.find((a) => a.startsWith("--baseline="))?.slice("--baseline=".length) ??
   (baselineArg >= 0 ? process.argv[baselineArg + 1] : undefined);
 if (baselineRev !== undefined) await mainBaseline(baselineRev);
+else if (process.argv.includes("--quoting")) quotingTable();
 else main();

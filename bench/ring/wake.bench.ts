@@ -141,6 +141,12 @@ class ChecksumEvents implements BookEvents {
   amended(): void {
     // The benchmark sends no reduce or move.
   }
+  mmp(): void {
+    // Nor MMP settings.
+  }
+  quoted(): void {
+    // Nor quotes.
+  }
 }
 
 // ------------------------------------------------------------------------------------ spin calibration

@@ -23,8 +23,10 @@ import {
   ERR_AMEND_TOO_SMALL,
   ERR_DUPLICATE_ID,
   ERR_INSUFFICIENT_FUNDS,
+  ERR_MMP_FROZEN,
   ERR_NO_LIQUIDITY,
   ERR_ORDER_NOT_FOUND,
+  ERR_QUOTE_LEVELS,
   ERR_WOULD_TAKE,
 } from "../protocol/pair/engine.ts";
 import type { ParseError } from "../util/numbers.ts";
@@ -98,6 +100,23 @@ export const ERRORS = {
     field: "price",
     en: "Post-only order would take liquidity",
     ru: "Заявка post-only забрала бы ликвидность",
+  },
+  /** A protected order or a quote from a user frozen by market-maker protection (CONTRACT 12.2). */
+  MMP_FROZEN: {
+    code: ERR_MMP_FROZEN,
+    status: 400,
+    field: "mmp",
+    en: "Market maker protection is frozen on this pair",
+    ru: "Защита маркет-мейкера заморожена на этой паре",
+  },
+  /** A quote the main thread should have refused (too many levels, a bad side): a caller bug. */
+  QUOTE_LEVELS_REFUSED: {
+    code: ERR_QUOTE_LEVELS,
+    status: 500,
+    field: "server",
+    name: "INTERNAL",
+    en: INTERNAL_EN,
+    ru: INTERNAL_RU,
   },
   /** An amend whose new amount is not above what the order already executed (CONTRACT 8.3). */
   AMEND_NOT_ABOVE_EXECUTED: {
@@ -861,6 +880,57 @@ export const ERRORS = {
     batchElementOnly: true,
     en: "Each order must be a JSON object",
     ru: "Каждая заявка должна быть JSON-объектом",
+  },
+
+  // 650-669: market-maker protection, quotes and self-trade modes (CONTRACT 12).
+  MMP_NOT_GTC: {
+    code: 650,
+    status: 400,
+    field: "mmp",
+    en: "Market maker protection applies to limit GTC orders only",
+    ru: "Защита маркет-мейкера допустима только для лимитных заявок GTC",
+  },
+  MMP_INTERVAL_INVALID: {
+    code: 651,
+    status: 400,
+    field: "intervalSeconds",
+    en: "Interval must be an integer number of seconds from 0 to 3600",
+    ru: "Интервал должен быть целым числом секунд от 0 до 3600",
+  },
+  MMP_QTY_LIMIT_INVALID: {
+    code: 652,
+    status: 400,
+    field: "qtyLimit",
+    en: "Quantity limit must be a positive amount of the pair, or 0 with interval 0",
+    ru: "Лимит количества должен быть положительным количеством пары или 0 при интервале 0",
+  },
+  MMP_FROZEN_SECONDS_INVALID: {
+    code: 653,
+    status: 400,
+    field: "frozenSeconds",
+    en: "Freeze time must be an integer number of seconds from 0 to 3600",
+    ru: "Время заморозки должно быть целым числом секунд от 0 до 3600",
+  },
+  QUOTE_BIDS_INVALID: {
+    code: 654,
+    status: 400,
+    field: "bids",
+    en: "Bids must be 0 to 20 valid levels with strictly decreasing prices",
+    ru: "Поле bids должно содержать 0-20 корректных уровней со строго убывающими ценами",
+  },
+  QUOTE_ASKS_INVALID: {
+    code: 655,
+    status: 400,
+    field: "asks",
+    en: "Asks must be 0 to 20 valid levels with strictly increasing prices, above the best bid",
+    ru: "Поле asks должно содержать 0-20 корректных уровней со строго возрастающими ценами выше лучшего bid",
+  },
+  SELF_TRADE_PREVENTION_INVALID: {
+    code: 656,
+    status: 400,
+    field: "selfTradePrevention",
+    en: "Self-trade prevention must be cancelMaker, cancelTaker or cancelBoth",
+    ru: "Параметр selfTradePrevention должен быть cancelMaker, cancelTaker или cancelBoth",
   },
 } as const satisfies Record<string, ErrorDef>;
 

@@ -21,7 +21,11 @@ import {
   CMD_KIND,
   CMD_LIMIT,
   CMD_MARKET,
+  CMD_MMP_RESET,
+  CMD_MMP_SET,
   CMD_MOVE,
+  CMD_QUOTE,
+  CMD_QUOTE_LEVEL,
   CMD_REDUCE,
   CMD_SEQ,
   CMD_SHUTDOWN,
@@ -29,8 +33,12 @@ import {
   EV_SLOT_WORDS,
   LIMIT_CMD,
   MARKET_CMD,
+  MMP_RESET_CMD,
+  MMP_SET_CMD,
   MOVE_CMD,
   type PairWorkerData,
+  QUOTE_CMD,
+  QUOTE_LEVEL_CMD,
   READY_MESSAGE,
   REDUCE_CMD,
 } from "../protocol/pair/records.ts";
@@ -199,7 +207,15 @@ export class PairChannel {
    * Queues a limit order (`flags`: TIF_* | FLAG_POST_ONLY, see MatchingBook.limit); false when the
    * command ring is full or the channel is closing or dead.
    */
-  sendLimit(orderId: number, user: number, side: Side, price: number, qty: number, flags = 0): boolean {
+  sendLimit(
+    orderId: number,
+    user: number,
+    side: Side,
+    price: number,
+    qty: number,
+    flags = 0,
+    time = 0,
+  ): boolean {
     const o = this.reserve(CMD_LIMIT);
     if (o < 0) return false;
     const f = this.commands.f64;
@@ -209,12 +225,21 @@ export class PairChannel {
     f[o + LIMIT_CMD.price] = price;
     f[o + LIMIT_CMD.qty] = qty;
     f[o + LIMIT_CMD.flags] = flags;
+    f[o + LIMIT_CMD.time] = time;
     this.sent();
     return true;
   }
 
   /** Queues a market order (`budget`: see MatchingBook.market); false when the ring is full. */
-  sendMarket(orderId: number, user: number, side: Side, qty: number, budget: number): boolean {
+  sendMarket(
+    orderId: number,
+    user: number,
+    side: Side,
+    qty: number,
+    budget: number,
+    flags = 0,
+    time = 0,
+  ): boolean {
     const o = this.reserve(CMD_MARKET);
     if (o < 0) return false;
     const f = this.commands.f64;
@@ -223,6 +248,57 @@ export class PairChannel {
     f[o + MARKET_CMD.side] = side;
     f[o + MARKET_CMD.qty] = qty;
     f[o + MARKET_CMD.budget] = budget;
+    f[o + MARKET_CMD.flags] = flags;
+    f[o + MARKET_CMD.time] = time;
+    this.sent();
+    return true;
+  }
+
+  /**
+   * Queues a quote (MatchingBook.quoteBegin / quoteLevel): one QUOTE record and one QUOTE_LEVEL
+   * record per level, `levels` as [orderId, side, price, qty] per level (bids then asks), all with
+   * one seq and published together; false (nothing written) when the ring has not enough free slots.
+   */
+  sendQuote(user: number, levels: Float64Array, time: number): boolean {
+    const n = levels.length / 4;
+    if (this.closing || this.gone || this.commands.freeSlots() < n + 1) return false;
+    const f = this.commands.f64;
+    const o = this.reserve(CMD_QUOTE);
+    f[o + QUOTE_CMD.user] = user;
+    f[o + QUOTE_CMD.levels] = n;
+    f[o + QUOTE_CMD.time] = time;
+    for (let i = 0; i < n; i++) {
+      const l = this.commands.tryReserve();
+      f[l + CMD_KIND] = CMD_QUOTE_LEVEL;
+      f[l + CMD_SEQ] = this.seq;
+      f[l + QUOTE_LEVEL_CMD.orderId] = levels[i * 4];
+      f[l + QUOTE_LEVEL_CMD.side] = levels[i * 4 + 1];
+      f[l + QUOTE_LEVEL_CMD.price] = levels[i * 4 + 2];
+      f[l + QUOTE_LEVEL_CMD.qty] = levels[i * 4 + 3];
+    }
+    // Published at once, corked or not: the worker must never wait inside a quote.
+    this.commands.publish();
+    return true;
+  }
+
+  /** Queues MMP settings (MatchingBook.mmpSet); false when the command ring is full. */
+  sendMmpSet(user: number, intervalSeconds: number, qtyLimit: number, frozenSeconds: number): boolean {
+    const o = this.reserve(CMD_MMP_SET);
+    if (o < 0) return false;
+    const f = this.commands.f64;
+    f[o + MMP_SET_CMD.user] = user;
+    f[o + MMP_SET_CMD.intervalSeconds] = intervalSeconds;
+    f[o + MMP_SET_CMD.qtyLimit] = qtyLimit;
+    f[o + MMP_SET_CMD.frozenSeconds] = frozenSeconds;
+    this.sent();
+    return true;
+  }
+
+  /** Queues an MMP reset (MatchingBook.mmpReset); false when the command ring is full. */
+  sendMmpReset(user: number): boolean {
+    const o = this.reserve(CMD_MMP_RESET);
+    if (o < 0) return false;
+    this.commands.f64[o + MMP_RESET_CMD.user] = user;
     this.sent();
     return true;
   }
@@ -251,7 +327,7 @@ export class PairChannel {
    * Queues a move to `price` with the open quantity changed by `delta` lots (MatchingBook.move);
    * false when the command ring is full.
    */
-  sendMove(orderId: number, price: number, delta: number, flags: number): boolean {
+  sendMove(orderId: number, price: number, delta: number, flags: number, time = 0): boolean {
     const o = this.reserve(CMD_MOVE);
     if (o < 0) return false;
     const f = this.commands.f64;
@@ -259,6 +335,7 @@ export class PairChannel {
     f[o + MOVE_CMD.price] = price;
     f[o + MOVE_CMD.delta] = delta;
     f[o + MOVE_CMD.flags] = flags;
+    f[o + MOVE_CMD.time] = time;
     this.sent();
     return true;
   }

@@ -12,8 +12,10 @@ import {
 import {
   ERR_DUPLICATE_ID,
   ERR_INSUFFICIENT_FUNDS,
+  ERR_MMP_FROZEN,
   ERR_NO_LIQUIDITY,
   ERR_ORDER_NOT_FOUND,
+  ERR_QUOTE_LEVELS,
 } from "../../src/protocol/pair/engine.ts";
 import { ParseError } from "../../src/util/numbers.ts";
 
@@ -54,7 +56,9 @@ describe("error catalogue", () => {
     for (const def of ERROR_LIST) {
       assert.ok(def.code >= 101 && def.code <= 699, `${def.code}`);
       if (def.field === "auth") assert.ok(def.code >= 300 && def.code < 400, `${def.code}`);
-      if (def.field === "server") assert.ok(def.code === ERR_DUPLICATE_ID || def.code >= 500, `${def.code}`);
+      // Engine codes that only a caller bug produces are internal errors too.
+      const callerBug = def.code === ERR_DUPLICATE_ID || def.code === ERR_QUOTE_LEVELS;
+      if (def.field === "server") assert.ok(callerBug || def.code >= 500, `${def.code}`);
       // Validation: 2xx, and 6xx for the fields of the market-maker controls (CONTRACT 8).
       if (def.status === 400 && def.code >= 200) assert.ok(def.code < 300 || def.code >= 600, `${def.code}`);
       if (def.code >= 600) assert.equal(def.status, 400, `${def.code}`);
@@ -67,6 +71,9 @@ describe("error catalogue", () => {
     assert.equal(Code.ORDER_NOT_FOUND, ERR_ORDER_NOT_FOUND);
     assert.equal(Code.DUPLICATE_ORDER_ID, ERR_DUPLICATE_ID);
     assert.equal(errorStatus(ERR_DUPLICATE_ID), 500);
+    assert.equal(Code.MMP_FROZEN, ERR_MMP_FROZEN);
+    assert.equal(errorStatus(ERR_MMP_FROZEN), 400);
+    assert.equal(errorStatus(ERR_QUOTE_LEVELS), 500);
   });
 
   it("gives every code an English and a Russian message and a valid status", () => {

@@ -18,21 +18,33 @@ import {
   type BookEvents,
   BUY,
   DONE_CANCELLED,
+  DONE_MMP,
   DONE_REMAINDER,
   DONE_SELF_TRADE,
   ERR_AMEND_TOO_SMALL,
   ERR_DUPLICATE_ID,
   ERR_INSUFFICIENT_FUNDS,
+  ERR_MMP_FROZEN,
   ERR_NO_LIQUIDITY,
   ERR_ORDER_NOT_FOUND,
+  ERR_QUOTE_LEVELS,
   ERR_WOULD_TAKE,
+  FLAG_MMP,
   FLAG_POST_ONLY,
+  FLAG_QUOTE,
+  KEPT_FLAGS,
+  MAX_QUOTE_LEVELS,
   type MatchingBook,
   NO_BUDGET,
   OK,
+  PENDING,
+  QUOTE_KEPT,
   type ResultCode,
   SELL,
   type Side,
+  STP_CANCEL_BOTH,
+  STP_CANCEL_TAKER,
+  STP_MASK,
   TIF_FOK,
   TIF_GTC,
   TIF_IOC,
@@ -94,28 +106,69 @@ export type Command =
       side: Side;
       price: number;
       qty: number;
-      /** TIF_* | FLAG_POST_ONLY; absent means 0 (GTC). */
+      /** TIF_* | FLAG_POST_ONLY | FLAG_MMP | STP_*; absent means 0 (GTC). */
       flags?: number;
+      /** Command time in ms (MMP); absent means 0. */
+      time?: number;
     }
-  | { readonly op: "market"; id: number; user: number; side: Side; qty: number; budget: number }
+  | {
+      readonly op: "market";
+      id: number;
+      user: number;
+      side: Side;
+      qty: number;
+      budget: number;
+      flags?: number;
+      time?: number;
+    }
   | { readonly op: "cancel"; id: number }
   | { readonly op: "reduce"; id: number; by: number }
-  | { readonly op: "move"; id: number; price: number; delta: number; flags: number };
+  | { readonly op: "move"; id: number; price: number; delta: number; flags: number; time?: number };
 
-export function applyCommand(book: MatchingBook, cmd: Command): ResultCode {
+/** Every command, the quote and MMP ones included (BookMirror checks only `Command`s). */
+export type EngineCommand =
+  | Command
+  /** A quote: `levels` as [orderId, side, price, qty], bids then asks. */
+  | { readonly op: "quote"; user: number; time: number; levels: Array<[number, Side, number, number]> }
+  | {
+      readonly op: "mmpSet";
+      user: number;
+      intervalSeconds: number;
+      qtyLimit: number;
+      frozenSeconds: number;
+    }
+  | { readonly op: "mmpReset"; user: number };
+
+export function applyCommand(book: MatchingBook, cmd: EngineCommand): ResultCode {
   switch (cmd.op) {
     case "limit":
+      if (cmd.time !== undefined)
+        return book.limit(cmd.id, cmd.user, cmd.side, cmd.price, cmd.qty, cmd.flags ?? 0, cmd.time);
       return cmd.flags === undefined
         ? book.limit(cmd.id, cmd.user, cmd.side, cmd.price, cmd.qty)
         : book.limit(cmd.id, cmd.user, cmd.side, cmd.price, cmd.qty, cmd.flags);
     case "market":
-      return book.market(cmd.id, cmd.user, cmd.side, cmd.qty, cmd.budget);
+      return cmd.flags === undefined && cmd.time === undefined
+        ? book.market(cmd.id, cmd.user, cmd.side, cmd.qty, cmd.budget)
+        : book.market(cmd.id, cmd.user, cmd.side, cmd.qty, cmd.budget, cmd.flags ?? 0, cmd.time ?? 0);
     case "cancel":
       return book.cancel(cmd.id);
     case "reduce":
       return book.reduce(cmd.id, cmd.by);
     case "move":
-      return book.move(cmd.id, cmd.price, cmd.delta, cmd.flags);
+      return cmd.time === undefined
+        ? book.move(cmd.id, cmd.price, cmd.delta, cmd.flags)
+        : book.move(cmd.id, cmd.price, cmd.delta, cmd.flags, cmd.time);
+    case "quote": {
+      let r = book.quoteBegin(cmd.user, cmd.levels.length, cmd.time);
+      for (const [id, side, price, qty] of cmd.levels) r = book.quoteLevel(id, side, price, qty);
+      assert.notEqual(r, PENDING, "the last record of a quote ends it");
+      return r as ResultCode;
+    }
+    case "mmpSet":
+      return book.mmpSet(cmd.user, cmd.intervalSeconds, cmd.qtyLimit, cmd.frozenSeconds);
+    case "mmpReset":
+      return book.mmpReset(cmd.user);
   }
 }
 
@@ -126,7 +179,10 @@ export function formatFlags(flags: number): string {
     tif === TIF_IOC ? "TIF_IOC" : tif === TIF_FOK ? "TIF_FOK" : tif === 0 ? "TIF_GTC" : `${tif}`,
   ];
   if ((flags & FLAG_POST_ONLY) !== 0) parts.push("FLAG_POST_ONLY");
-  const rest = flags & ~(TIF_MASK | FLAG_POST_ONLY);
+  if ((flags & FLAG_MMP) !== 0) parts.push("FLAG_MMP");
+  if ((flags & STP_MASK) === STP_CANCEL_TAKER) parts.push("STP_CANCEL_TAKER");
+  if ((flags & STP_MASK) === STP_CANCEL_BOTH) parts.push("STP_CANCEL_BOTH");
+  const rest = flags & ~(TIF_MASK | FLAG_POST_ONLY | FLAG_MMP | STP_MASK);
   if (rest !== 0) parts.push(`${rest}`);
   return parts.join(" | ");
 }
@@ -134,18 +190,29 @@ export function formatFlags(flags: number): string {
 const sideName = (side: Side): string => (side === BUY ? "BUY" : "SELL");
 
 /** The command as a line of TypeScript, for reproductions. */
-export function formatCommand(cmd: Command): string {
+export function formatCommand(cmd: EngineCommand): string {
   switch (cmd.op) {
     case "limit":
-      return `book.limit(${cmd.id}, ${cmd.user}, ${sideName(cmd.side)}, ${cmd.price}, ${cmd.qty}${cmd.flags === undefined ? "" : `, ${formatFlags(cmd.flags)}`});`;
+      return `book.limit(${cmd.id}, ${cmd.user}, ${sideName(cmd.side)}, ${cmd.price}, ${cmd.qty}${cmd.flags === undefined && cmd.time === undefined ? "" : `, ${formatFlags(cmd.flags ?? 0)}`}${cmd.time === undefined ? "" : `, ${cmd.time}`});`;
     case "market":
-      return `book.market(${cmd.id}, ${cmd.user}, ${sideName(cmd.side)}, ${cmd.qty}, ${cmd.budget === NO_BUDGET ? "NO_BUDGET" : cmd.budget});`;
+      return `book.market(${cmd.id}, ${cmd.user}, ${sideName(cmd.side)}, ${cmd.qty}, ${cmd.budget === NO_BUDGET ? "NO_BUDGET" : cmd.budget}${cmd.flags === undefined && cmd.time === undefined ? "" : `, ${formatFlags(cmd.flags ?? 0)}, ${cmd.time ?? 0}`});`;
     case "cancel":
       return `book.cancel(${cmd.id});`;
     case "reduce":
       return `book.reduce(${cmd.id}, ${cmd.by});`;
     case "move":
-      return `book.move(${cmd.id}, ${cmd.price}, ${cmd.delta}, ${formatFlags(cmd.flags)});`;
+      return `book.move(${cmd.id}, ${cmd.price}, ${cmd.delta}, ${formatFlags(cmd.flags)}${cmd.time === undefined ? "" : `, ${cmd.time}`});`;
+    case "quote":
+      return [
+        `book.quoteBegin(${cmd.user}, ${cmd.levels.length}, ${cmd.time});`,
+        ...cmd.levels.map(
+          ([id, side, price, qty]) => `book.quoteLevel(${id}, ${sideName(side)}, ${price}, ${qty});`,
+        ),
+      ].join(" ");
+    case "mmpSet":
+      return `book.mmpSet(${cmd.user}, ${cmd.intervalSeconds}, ${cmd.qtyLimit}, ${cmd.frozenSeconds});`;
+    case "mmpReset":
+      return `book.mmpReset(${cmd.user});`;
   }
 }
 
@@ -170,6 +237,8 @@ interface OrderLike {
   left: number;
   /** Arrival number: lower arrived earlier. */
   readonly seq: number;
+  /** KEPT_FLAGS of the order (protected, quote, self-trade mode); absent: none. */
+  readonly flags?: number;
 }
 
 /** Orders of `side` in priority order: best price first, then earliest arrival. */
@@ -239,32 +308,69 @@ class LevelSet {
 /** A resting order of the reference book. */
 export type ReferenceOrder = OrderLike;
 
+/** One user's MMP settings and state, naively: every counted fill kept with its time. */
+interface ReferenceMmp {
+  intervalMs: number;
+  qtyLimit: number;
+  frozenMs: number;
+  frozen: boolean;
+  until: number;
+  fills: Array<{ time: number; qty: number }>;
+}
+
 export class ReferenceOrderBook implements MatchingBook {
   /** Every resting order, in arrival order. */
   readonly orders: ReferenceOrder[] = [];
   private readonly events: BookEvents;
   private nextSeq = 0;
+  private readonly mmp = new Map<number, ReferenceMmp>();
+  private now = 0;
+  /** Why the current incoming order stopped matching (0: it did not). */
+  private stop: 0 | typeof DONE_SELF_TRADE | typeof DONE_MMP = 0;
+  private quote: { user: number; want: number; time: number; levels: number[][] } | undefined;
 
   constructor(events: BookEvents) {
     this.events = events;
   }
 
-  limit(orderId: number, user: number, side: Side, price: number, qty: number, flags = 0): ResultCode {
+  limit(
+    orderId: number,
+    user: number,
+    side: Side,
+    price: number,
+    qty: number,
+    flags = 0,
+    time = 0,
+  ): ResultCode {
     if (this.find(orderId) !== undefined) return ERR_DUPLICATE_ID;
+    this.now = time;
+    if ((flags & FLAG_MMP) !== 0 && this.frozen(user)) return ERR_MMP_FROZEN;
     if ((flags & FLAG_POST_ONLY) !== 0 && this.reachesAny(side, price)) return ERR_WOULD_TAKE;
     const tif = flags & TIF_MASK;
     if (tif === TIF_FOK) {
-      const others = inPriorityOrder(this.orders, opposite(side)).filter(
-        (m) => m.user !== user && reaches(side, price, m.price),
+      let reachable = inPriorityOrder(this.orders, opposite(side)).filter((m) =>
+        reaches(side, price, m.price),
       );
+      const own = reachable.findIndex((m) => m.user === user);
+      // Under cancelTaker and cancelBoth, the walk ends at the first own order.
+      if ((flags & STP_MASK) !== 0 && own >= 0) reachable = reachable.slice(0, own);
       let lots = 0;
-      for (const m of others) lots += m.left;
+      for (const m of reachable) if (m.user !== user) lots += m.left;
       if (lots < qty) {
         this.events.done(orderId, user, side, DONE_REMAINDER, qty);
         return OK;
       }
     }
-    this.arrive(orderId, user, side, price, qty, tif === TIF_IOC || tif === TIF_FOK, new LevelSet());
+    this.arrive(
+      orderId,
+      user,
+      side,
+      price,
+      qty,
+      tif === TIF_IOC || tif === TIF_FOK,
+      new LevelSet(),
+      flags & KEPT_FLAGS,
+    );
     return OK;
   }
 
@@ -288,7 +394,8 @@ export class ReferenceOrderBook implements MatchingBook {
     return OK;
   }
 
-  move(orderId: number, price: number, delta: number, flags: number): ResultCode {
+  move(orderId: number, price: number, delta: number, flags: number, time = 0): ResultCode {
+    this.now = time;
     const order = this.find(orderId);
     if (order === undefined) return ERR_ORDER_NOT_FOUND;
     const newLeft = order.left + delta;
@@ -298,11 +405,20 @@ export class ReferenceOrderBook implements MatchingBook {
     this.remove(order);
     const changed = new LevelSet();
     changed.add(order.side, order.price);
-    this.arrive(order.id, order.user, order.side, price, newLeft, false, changed);
+    this.arrive(order.id, order.user, order.side, price, newLeft, false, changed, order.flags ?? 0);
     return OK;
   }
 
-  market(orderId: number, user: number, side: Side, qty: number, budget: number): ResultCode {
+  market(
+    orderId: number,
+    user: number,
+    side: Side,
+    qty: number,
+    budget: number,
+    flags = 0,
+    time = 0,
+  ): ResultCode {
+    this.now = time;
     const makers = inPriorityOrder(this.orders, opposite(side));
     const others = makers.filter((m) => m.user !== user);
     if (others.length === 0) return ERR_NO_LIQUIDITY;
@@ -313,13 +429,15 @@ export class ReferenceOrderBook implements MatchingBook {
     let left = qty;
     // Budget still unspent (only when budgeted); `meet` returns -1 as the signal to stop.
     const budgetLeft = { value: budgeted ? BigInt(budget) : -1n };
-    for (const maker of makers) {
-      if (left === 0) break;
-      const next = this.meet(orderId, user, side, left, maker, budgetLeft, changed);
+    this.stop = 0;
+    while (left > 0 && this.stop === 0) {
+      const maker = headOf(this.orders, opposite(side));
+      if (maker === undefined) break;
+      const next = this.meet(orderId, user, side, left, maker, budgetLeft, changed, flags & STP_MASK);
       if (next < 0) break;
       left = next;
     }
-    if (left > 0) this.events.done(orderId, user, side, DONE_REMAINDER, left);
+    if (left > 0) this.events.done(orderId, user, side, this.stop === 0 ? DONE_REMAINDER : this.stop, left);
     this.reportLevels(changed);
     return OK;
   }
@@ -399,15 +517,19 @@ export class ReferenceOrderBook implements MatchingBook {
     qty: number,
     noRest: boolean,
     changed: LevelSet,
+    flags: number,
   ): void {
     let left = qty;
-    for (const maker of inPriorityOrder(this.orders, opposite(side))) {
-      if (left === 0 || !reaches(side, price, maker.price)) break;
-      left = this.meet(orderId, user, side, left, maker, { value: -1n }, changed);
+    this.stop = 0;
+    while (left > 0 && this.stop === 0) {
+      const maker = headOf(this.orders, opposite(side));
+      if (maker === undefined || !reaches(side, price, maker.price)) break;
+      left = this.meet(orderId, user, side, left, maker, { value: -1n }, changed, flags);
     }
-    if (left > 0 && noRest) this.events.done(orderId, user, side, DONE_REMAINDER, left);
+    if (left > 0 && this.stop !== 0) this.events.done(orderId, user, side, this.stop, left);
+    else if (left > 0 && noRest) this.events.done(orderId, user, side, DONE_REMAINDER, left);
     else if (left > 0) {
-      this.orders.push({ id: orderId, user, side, price, left, seq: this.nextSeq++ });
+      this.orders.push({ id: orderId, user, side, price, left, seq: this.nextSeq++, flags });
       this.events.rested(orderId, user, side, price, left);
       changed.add(side, price);
     }
@@ -437,11 +559,16 @@ export class ReferenceOrderBook implements MatchingBook {
     maker: ReferenceOrder,
     budgetLeft: { value: bigint },
     changed: LevelSet,
+    takerFlags: number,
   ): number {
     if (maker.user === takerUser) {
-      this.remove(maker);
-      this.events.done(maker.id, maker.user, maker.side, DONE_SELF_TRADE, maker.left);
-      changed.add(maker.side, maker.price);
+      const stp = takerFlags & STP_MASK;
+      if (stp !== STP_CANCEL_TAKER) {
+        this.remove(maker);
+        this.events.done(maker.id, maker.user, maker.side, DONE_SELF_TRADE, maker.left);
+        changed.add(maker.side, maker.price);
+      }
+      if (stp === STP_CANCEL_TAKER || stp === STP_CANCEL_BOTH) this.stop = DONE_SELF_TRADE;
       return left;
     }
     let q = Math.min(left, maker.left);
@@ -456,7 +583,131 @@ export class ReferenceOrderBook implements MatchingBook {
     if (maker.left === 0) this.remove(maker);
     this.events.trade(takerId, takerUser, takerSide, maker.id, maker.user, maker.price, q, left, maker.left);
     changed.add(maker.side, maker.price);
+    if (((maker.flags ?? 0) & FLAG_MMP) !== 0) this.countFill(maker.user, q, changed);
+    if ((takerFlags & FLAG_MMP) !== 0 && this.countFill(takerUser, q, changed)) this.stop = DONE_MMP;
     return left;
+  }
+
+  /**
+   * A protected fill of `user`: when the fills of the last interval reach the limit, the user's
+   * protected orders are cancelled (ids ascending), the window empties and the user is frozen.
+   */
+  private countFill(user: number, qty: number, changed: LevelSet): boolean {
+    const st = this.mmp.get(user);
+    if (st === undefined || st.intervalMs === 0) return false;
+    st.fills = st.fills.filter((f) => f.time > this.now - st.intervalMs);
+    st.fills.push({ time: this.now, qty });
+    let sum = 0;
+    for (const f of st.fills) sum += f.qty;
+    if (sum < st.qtyLimit) return false;
+    st.fills = [];
+    st.frozen = true;
+    st.until = st.frozenMs > 0 ? this.now + st.frozenMs : 0;
+    const victims = this.orders
+      .filter((o) => o.user === user && ((o.flags ?? 0) & FLAG_MMP) !== 0)
+      .sort((a, b) => a.id - b.id);
+    for (const o of victims) {
+      this.remove(o);
+      this.events.done(o.id, o.user, o.side, DONE_MMP, o.left);
+      changed.add(o.side, o.price);
+    }
+    this.events.mmp(user, 1, st.until);
+    return true;
+  }
+
+  private frozen(user: number): boolean {
+    const st = this.mmp.get(user);
+    if (st === undefined) return false;
+    return st.frozen && (st.until === 0 || this.now < st.until);
+  }
+
+  quoteBegin(user: number, levels: number, time: number): ResultCode | typeof PENDING {
+    this.quote = { user, want: levels, time, levels: [] };
+    return levels > 0 ? PENDING : this.runQuote();
+  }
+
+  quoteLevel(orderId: number, side: Side, price: number, qty: number): ResultCode | typeof PENDING {
+    const q = this.quote;
+    if (q === undefined) return ERR_QUOTE_LEVELS;
+    q.levels.push([orderId, side, price, qty]);
+    return q.levels.length < q.want ? PENDING : this.runQuote();
+  }
+
+  private runQuote(): ResultCode {
+    const q = this.quote;
+    if (q === undefined) return ERR_QUOTE_LEVELS;
+    this.quote = undefined;
+    const { user, levels } = q;
+    this.now = q.time;
+    if (levels.length > 2 * MAX_QUOTE_LEVELS) return ERR_QUOTE_LEVELS;
+    if (levels.some(([, side, , qty]) => (side !== BUY && side !== SELL) || !(qty >= 1)))
+      return ERR_QUOTE_LEVELS;
+    if (levels.length > 0 && this.frozen(user)) return ERR_MMP_FROZEN;
+    const ids = levels.map((l) => l[0]);
+    if (ids.some((id, i) => this.find(id) !== undefined || ids.indexOf(id) !== i)) return ERR_DUPLICATE_ID;
+    const old = this.orders
+      .filter((o) => o.user === user && ((o.flags ?? 0) & FLAG_QUOTE) !== 0)
+      .sort((a, b) => a.id - b.id);
+    const kept = new Set<ReferenceOrder>();
+    const keptBy = levels.map(([, side, price, qty]) => {
+      const o = old.find((x) => !kept.has(x) && x.side === side && x.price === price && x.left === qty);
+      if (o !== undefined) kept.add(o);
+      return o;
+    });
+    const changed = new LevelSet();
+    for (const o of old) {
+      if (kept.has(o)) continue;
+      this.remove(o);
+      this.events.done(o.id, o.user, o.side, DONE_CANCELLED, o.left);
+      changed.add(o.side, o.price);
+    }
+    levels.forEach(([id, sideNum, price, qty], i) => {
+      const side = sideNum as Side;
+      const k = keptBy[i];
+      if (k !== undefined) this.events.quoted(user, i, k.id, QUOTE_KEPT);
+      else if (this.reachesAny(side, price)) this.events.quoted(user, i, id, ERR_WOULD_TAKE);
+      else {
+        this.orders.push({
+          id,
+          user,
+          side,
+          price,
+          left: qty,
+          seq: this.nextSeq++,
+          flags: FLAG_QUOTE | FLAG_MMP,
+        });
+        this.events.rested(id, user, side, price, qty);
+        this.events.quoted(user, i, id, OK);
+        changed.add(side, price);
+      }
+    });
+    this.reportLevels(changed);
+    return OK;
+  }
+
+  mmpSet(user: number, intervalSeconds: number, qtyLimit: number, frozenSeconds: number): ResultCode {
+    const st = this.mmp.get(user);
+    const next: ReferenceMmp = {
+      intervalMs: intervalSeconds * 1000,
+      qtyLimit,
+      frozenMs: frozenSeconds * 1000,
+      frozen: st?.frozen ?? false,
+      until: st?.until ?? 0,
+      fills: [],
+    };
+    this.mmp.set(user, next);
+    return OK;
+  }
+
+  mmpReset(user: number): ResultCode {
+    const st = this.mmp.get(user);
+    if (st !== undefined) {
+      st.frozen = false;
+      st.until = 0;
+      st.fills = [];
+    }
+    this.events.mmp(user, 0, 0);
+    return OK;
   }
 
   private reportLevels(changed: LevelSet): void {

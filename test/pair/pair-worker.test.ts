@@ -7,29 +7,44 @@ import { describe, test } from "node:test";
 import { PairChannel, type PairChannelOptions } from "../../src/pair/pair-client.ts";
 import {
   BUY,
+  DONE_CANCELLED,
+  DONE_MMP,
   DONE_REMAINDER,
+  DONE_SELF_TRADE,
   ERR_AMEND_TOO_SMALL,
+  ERR_MMP_FROZEN,
+  ERR_NO_LIQUIDITY,
   ERR_ORDER_NOT_FOUND,
   ERR_WOULD_TAKE,
+  FLAG_MMP,
   FLAG_POST_ONLY,
   NO_BUDGET,
   OK,
+  QUOTE_KEPT,
   type ResultCode,
   SELL,
   type Side,
+  STP_CANCEL_BOTH,
+  STP_CANCEL_TAKER,
   TIF_FOK,
   TIF_IOC,
 } from "../../src/protocol/pair/engine.ts";
 import * as protocol from "../../src/protocol/pair/records.ts";
 import { EV_SEQ, eventTuple } from "../../src/protocol/pair/records.ts";
 import { OrderBook } from "../../workers/matching/order-book.ts";
-import { applyCommand, type BookEvent, type Command, RecordingEvents } from "../matching/reference-book.ts";
+import {
+  applyCommand,
+  type BookEvent,
+  type Command,
+  type EngineCommand,
+  RecordingEvents,
+} from "../matching/reference-book.ts";
 import { mulberry32 } from "../support/prng.ts";
 
 type Answer = BookEvent | readonly ["end", ResultCode];
 
 /** What the in-process book answers to each command, by seq (1, 2, ...). */
-function expectedAnswers(commands: readonly Command[]): Answer[][] {
+function expectedAnswers(commands: readonly EngineCommand[]): Answer[][] {
   const rec = new RecordingEvents();
   const book = new OrderBook(rec, 16);
   return commands.map((cmd) => {
@@ -76,30 +91,43 @@ function open(collector: AnswerCollector, options: Partial<PairChannelOptions> =
 }
 
 /** Sends one command; false when the command ring is full. */
-function send(ch: PairChannel, cmd: Command): boolean {
+function send(ch: PairChannel, cmd: EngineCommand): boolean {
   switch (cmd.op) {
     case "limit":
-      return cmd.flags === undefined
+      return cmd.flags === undefined && cmd.time === undefined
         ? ch.sendLimit(cmd.id, cmd.user, cmd.side, cmd.price, cmd.qty)
-        : ch.sendLimit(cmd.id, cmd.user, cmd.side, cmd.price, cmd.qty, cmd.flags);
+        : ch.sendLimit(cmd.id, cmd.user, cmd.side, cmd.price, cmd.qty, cmd.flags ?? 0, cmd.time ?? 0);
     case "market":
-      return ch.sendMarket(cmd.id, cmd.user, cmd.side, cmd.qty, cmd.budget);
+      return ch.sendMarket(cmd.id, cmd.user, cmd.side, cmd.qty, cmd.budget, cmd.flags ?? 0, cmd.time ?? 0);
     case "cancel":
       return ch.sendCancel(cmd.id);
     case "reduce":
       return ch.sendReduce(cmd.id, cmd.by);
     case "move":
-      return ch.sendMove(cmd.id, cmd.price, cmd.delta, cmd.flags);
+      return ch.sendMove(cmd.id, cmd.price, cmd.delta, cmd.flags, cmd.time ?? 0);
+    case "quote":
+      return ch.sendQuote(cmd.user, new Float64Array(cmd.levels.flat()), cmd.time);
+    case "mmpSet":
+      return ch.sendMmpSet(cmd.user, cmd.intervalSeconds, cmd.qtyLimit, cmd.frozenSeconds);
+    case "mmpReset":
+      return ch.sendMmpReset(cmd.user);
   }
 }
 
 /** Sends every command (waiting for space when the ring is full) and returns the answers by seq. */
-async function runThroughWorker(commands: readonly Command[], options: Partial<PairChannelOptions> = {}) {
+async function runThroughWorker(
+  commands: readonly EngineCommand[],
+  options: Partial<PairChannelOptions> = {},
+) {
   const collector = new AnswerCollector();
   const ch = open(collector, options);
   await ch.ready;
   for (const cmd of commands) {
-    while (!send(ch, cmd)) await ch.writable();
+    while (!send(ch, cmd)) {
+      await ch.writable();
+      // A quote needs several free slots: let the event pump run while the worker frees them.
+      if (cmd.op === "quote") await new Promise(setImmediate);
+    }
   }
   assert.equal(ch.lastSeq, commands.length);
   await collector.until(commands.length, ch);
@@ -156,11 +184,17 @@ describe("pair protocol", () => {
       cancel: p.CANCEL_CMD,
       reduce: p.REDUCE_CMD,
       move: p.MOVE_CMD,
+      quote: p.QUOTE_CMD,
+      quoteLevel: p.QUOTE_LEVEL_CMD,
+      mmpSet: p.MMP_SET_CMD,
+      mmpReset: p.MMP_RESET_CMD,
       trade: p.TRADE,
       rested: p.RESTED,
       done: p.DONE,
       level: p.LEVEL,
       amended: p.AMENDED,
+      mmp: p.MMP,
+      quoted: p.QUOTED,
       end: p.END,
     };
     assert.deepEqual([p.CMD_KIND, p.CMD_SEQ, p.EV_KIND, p.EV_SEQ], [0, 1, 0, 1]);
@@ -187,6 +221,8 @@ describe("pair protocol", () => {
       done: sink.done.length,
       level: sink.level.length,
       amended: sink.amended.length,
+      mmp: sink.mmp.length,
+      quoted: sink.quoted.length,
       end: sink.end.length,
     };
     assert.deepEqual(
@@ -195,7 +231,18 @@ describe("pair protocol", () => {
     );
     assert.deepEqual(
       p.COMMAND_RECORDS.map((spec) => spec.kind).sort(),
-      [p.CMD_LIMIT, p.CMD_MARKET, p.CMD_CANCEL, p.CMD_SHUTDOWN, p.CMD_REDUCE, p.CMD_MOVE].sort(),
+      [
+        p.CMD_LIMIT,
+        p.CMD_MARKET,
+        p.CMD_CANCEL,
+        p.CMD_SHUTDOWN,
+        p.CMD_REDUCE,
+        p.CMD_MOVE,
+        p.CMD_QUOTE,
+        p.CMD_QUOTE_LEVEL,
+        p.CMD_MMP_SET,
+        p.CMD_MMP_RESET,
+      ].sort(),
     );
     const kinds = [
       p.CMD_LIMIT,
@@ -204,12 +251,18 @@ describe("pair protocol", () => {
       p.CMD_SHUTDOWN,
       p.CMD_REDUCE,
       p.CMD_MOVE,
+      p.CMD_QUOTE,
+      p.CMD_QUOTE_LEVEL,
+      p.CMD_MMP_SET,
+      p.CMD_MMP_RESET,
       p.EV_TRADE,
       p.EV_RESTED,
       p.EV_DONE,
       p.EV_LEVEL,
       p.EV_END,
       p.EV_AMENDED,
+      p.EV_MMP,
+      p.EV_QUOTED,
     ];
     assert.equal(new Set([0, ...kinds]).size, kinds.length + 1, "kinds collide with each other or with 0");
   });
@@ -270,6 +323,100 @@ describe("pair worker", () => {
     assert.deepEqual(want[6][0], ["amended", 6, 1, BUY, 99, 99, 8, 5]);
     assert.deepEqual(want[8][0], ["amended", 6, 1, BUY, 99, 100, 5, 3]);
     const got = await runThroughWorker(commands, { commandSlots: 4, eventSlots: 16 });
+    assert.deepEqual(got, want);
+  });
+
+  test("a quote, an MMP trigger, the freeze, a pull, a reset and the self-trade modes round trip through the worker", async () => {
+    const t = 1_700_000_000_000;
+    const commands: EngineCommand[] = [
+      { op: "mmpSet", user: 1, intervalSeconds: 10, qtyLimit: 5, frozenSeconds: 2 },
+      {
+        op: "quote",
+        user: 1,
+        time: t,
+        levels: [
+          [1, BUY, 99, 3],
+          [2, BUY, 98, 3],
+          [3, SELL, 101, 3],
+          [4, SELL, 102, 3],
+        ],
+      },
+      // Requote: 99 and 101 kept in place, 98 replaced by 97, 102 dropped.
+      {
+        op: "quote",
+        user: 1,
+        time: t + 10,
+        levels: [
+          [5, BUY, 99, 3],
+          [6, BUY, 97, 3],
+          [7, SELL, 101, 3],
+        ],
+      },
+      // Takes 3 at 99 then 3 at 97 (6 lots, past the limit of 5): the ask 101 is cancelled by the
+      // trigger and the rest of the IOC ends.
+      { op: "limit", id: 8, user: 2, side: SELL, price: 95, qty: 9, flags: TIF_IOC, time: t + 20 },
+      { op: "quote", user: 1, time: t + 1000, levels: [[9, BUY, 99, 1]] },
+      { op: "limit", id: 10, user: 1, side: BUY, price: 90, qty: 1, flags: FLAG_MMP, time: t + 1000 },
+      // A pull is allowed while frozen; an unprotected order too.
+      { op: "quote", user: 1, time: t + 1000, levels: [] },
+      { op: "limit", id: 11, user: 1, side: BUY, price: 90, qty: 1, time: t + 1000 },
+      // Two seconds after the trigger the freeze is over.
+      { op: "quote", user: 1, time: t + 2020, levels: [[12, BUY, 96, 1]] },
+      { op: "mmpReset", user: 1 },
+      // cancelTaker: the buy stops at its own ask; the ask stays.
+      { op: "limit", id: 13, user: 3, side: SELL, price: 105, qty: 2, time: t + 3000 },
+      {
+        op: "limit",
+        id: 14,
+        user: 3,
+        side: BUY,
+        price: 106,
+        qty: 2,
+        flags: STP_CANCEL_TAKER,
+        time: t + 3000,
+      },
+      // cancelBoth: both go.
+      {
+        op: "market",
+        id: 15,
+        user: 3,
+        side: BUY,
+        qty: 1,
+        budget: NO_BUDGET,
+        flags: STP_CANCEL_BOTH,
+        time: t + 3000,
+      },
+    ];
+    const want = expectedAnswers(commands);
+    const codes = want.map((a) => a.at(-1)?.[1]);
+    assert.deepEqual(codes, [
+      OK,
+      OK,
+      OK,
+      OK,
+      ERR_MMP_FROZEN,
+      ERR_MMP_FROZEN,
+      OK,
+      OK,
+      OK,
+      OK,
+      OK,
+      OK,
+      ERR_NO_LIQUIDITY,
+    ]);
+    assert.ok(want[2].some((e) => e[0] === "quoted" && e[2] === 0 && e[3] === 1 && e[4] === QUOTE_KEPT));
+    assert.ok(want[2].some((e) => e[0] === "done" && e[1] === 2 && e[4] === DONE_CANCELLED));
+    assert.ok(want[2].some((e) => e[0] === "done" && e[1] === 4 && e[4] === DONE_CANCELLED));
+    const trigger = want[3];
+    assert.deepEqual(
+      trigger.filter((e) => e[0] === "done" && e[4] === DONE_MMP).map((e) => e[1]),
+      [3],
+      "the trigger cancels the rest of user 1's protected orders",
+    );
+    assert.ok(trigger.some((e) => e[0] === "mmp" && e[1] === 1 && e[2] === 1 && e[3] === t + 20 + 2000));
+    assert.deepEqual(want[9][0], ["mmp", 1, 0, 0]);
+    assert.deepEqual(want[11][0], ["done", 14, 3, BUY, DONE_SELF_TRADE, 2]);
+    const got = await runThroughWorker(commands, { commandSlots: 8, eventSlots: 16 });
     assert.deepEqual(got, want);
   });
 

@@ -33,26 +33,39 @@ import {
   type BookEvents,
   BUY,
   DONE_CANCELLED,
+  DONE_MMP,
   DONE_REMAINDER,
   DONE_SELF_TRADE,
+  type DoneReason,
   ERR_AMEND_TOO_SMALL,
   ERR_DUPLICATE_ID,
   ERR_INSUFFICIENT_FUNDS,
+  ERR_MMP_FROZEN,
   ERR_NO_LIQUIDITY,
   ERR_ORDER_NOT_FOUND,
+  ERR_QUOTE_LEVELS,
   ERR_WOULD_TAKE,
+  FLAG_MMP,
   FLAG_POST_ONLY,
+  FLAG_QUOTE,
+  KEPT_FLAGS,
   MAX_BUDGET,
+  MAX_QUOTE_LEVELS,
   type MatchingBook,
   OK,
+  PENDING,
+  QUOTE_KEPT,
   type ResultCode,
   SELL,
   type Side,
+  STP_CANCEL_TAKER,
+  STP_MASK,
   TIF_FOK,
   TIF_IOC,
   TIF_MASK,
 } from "../../src/protocol/pair/engine.ts";
 import { IdIndex } from "./id-index.ts";
+import { MmpState } from "./mmp.ts";
 
 const NIL = -1;
 
@@ -64,6 +77,8 @@ const I32_WORDS = 6;
 const F_ID = 0;
 const F_LEFT = 1;
 const I_USER = 4;
+/** The order's KEPT_FLAGS (protected, quote, self-trade mode). */
+const I_FLAGS = 5;
 /** Records per chunk, a power of two (slot = chunk * CHUNK + position). */
 const CHUNK = 8;
 const CHUNK_SHIFT = 3;
@@ -147,6 +162,23 @@ export class OrderBook implements MatchingBook {
   private dirty: Int32Array;
   private dirtyCount = 0;
 
+  // Market-maker protection (CONTRACT 12): settings, window and freeze per user; the open protected
+  // orders of each user (ids), kept only for users that have any.
+  private readonly mmp = new Map<number, MmpState>();
+  private readonly protectedIds = new Map<number, Set<number>>();
+  /** Command time (ms) of the command being run. */
+  private now = 0;
+  /** Set by `match` when it stopped because of the taker's self-trade mode or its MMP trigger. */
+  private stopReason = 0;
+  /** Set by `match` when an MMP trigger cancelled orders under its walk: it restarts at the best level. */
+  private restart = false;
+  // The quote being collected by quoteLevel.
+  private qUser = 0;
+  private qTime = 0;
+  private qWant = 0;
+  private qN = 0;
+  private readonly qLevels = new Float64Array(MAX_QUOTE_LEVELS * 2 * 4 + 4);
+
   constructor(events: BookEvents, initialCapacity = 1024) {
     this.ev = events;
     const chunks = Math.max(2, Math.ceil(initialCapacity / CHUNK));
@@ -187,21 +219,40 @@ export class OrderBook implements MatchingBook {
 
   // ---------------------------------------------------------------- commands
 
-  limit(orderId: number, user: number, side: Side, price: number, qty: number, flags = 0): ResultCode {
+  limit(
+    orderId: number,
+    user: number,
+    side: Side,
+    price: number,
+    qty: number,
+    flags = 0,
+    time = 0,
+  ): ResultCode {
     if (orderId > this.maxId) this.maxId = orderId;
     else if (this.find(orderId) !== NIL) return ERR_DUPLICATE_ID;
+    this.now = time;
     // Flags are read once per command; a plain GTC order takes the path it always took.
     if (flags !== 0) return this.limitFlagged(orderId, user, side, price, qty, flags);
-    const left = this.match(orderId, user, side, qty, side === BUY ? price : -price, -1);
+    const left = this.match(orderId, user, side, qty, side === BUY ? price : -price, -1, 0);
     if (left > 0) {
-      this.rest(orderId, user, side, price, left);
+      this.rest(orderId, user, side, price, left, 0);
       this.ev.rested(orderId, user, side, price, left);
     }
     this.flushLevels();
     return OK;
   }
 
-  market(orderId: number, user: number, side: Side, qty: number, budget: number): ResultCode {
+  market(
+    orderId: number,
+    user: number,
+    side: Side,
+    qty: number,
+    budget: number,
+    flags = 0,
+    time = 0,
+  ): ResultCode {
+    this.now = time;
+    const stp = flags & STP_MASK;
     const opp = side === BUY ? SELL : BUY;
     let useBudget = side === BUY && budget >= 0;
     // Pre-walk the other users' orders: is there liquidity, and can the budget pay for it all?
@@ -215,8 +266,8 @@ export class OrderBook implements MatchingBook {
     } else need = this.walkCost(opp, user, qty, useBudget ? budget : -1);
     if (need === -1) return ERR_NO_LIQUIDITY;
     if (need === -2) return ERR_INSUFFICIENT_FUNDS;
-    const left = this.match(orderId, user, side, qty, Number.POSITIVE_INFINITY, useBudget ? budget : -1);
-    if (left > 0) this.ev.done(orderId, user, side, DONE_REMAINDER, left);
+    const left = this.match(orderId, user, side, qty, Number.POSITIVE_INFINITY, useBudget ? budget : -1, stp);
+    if (left > 0) this.ev.done(orderId, user, side, this.endReason(), left);
     this.flushLevels();
     return OK;
   }
@@ -258,7 +309,8 @@ export class OrderBook implements MatchingBook {
     return OK;
   }
 
-  move(orderId: number, price: number, delta: number, flags: number): ResultCode {
+  move(orderId: number, price: number, delta: number, flags: number, time = 0): ResultCode {
+    this.now = time;
     const o = this.find(orderId);
     if (o === NIL) return ERR_ORDER_NOT_FOUND;
     const left = this.of64[o * F64_WORDS + F_LEFT];
@@ -285,13 +337,174 @@ export class OrderBook implements MatchingBook {
     // matching nor the new level (another price) touches again in this command.
     this.unlinkOrder(o);
     this.mergeSparse(o >> CHUNK_SHIFT);
-    const rest = this.match(orderId, user, side, newLeft, side === BUY ? price : -price, -1);
+    const kept = this.oi32[o * I32_WORDS + I_FLAGS];
+    const rest = this.match(orderId, user, side, newLeft, side === BUY ? price : -price, -1, kept);
     if (rest > 0) {
-      this.rest(orderId, user, side, price, rest);
-      this.ev.rested(orderId, user, side, price, rest);
+      if (this.stopReason !== 0) this.ev.done(orderId, user, side, this.endReason(), rest);
+      else {
+        this.rest(orderId, user, side, price, rest, kept);
+        this.ev.rested(orderId, user, side, price, rest);
+      }
     }
     this.flushLevels();
     return OK;
+  }
+
+  // ---------------------------------------------------------------- quotes and MMP
+
+  quoteBegin(user: number, levels: number, time: number): ResultCode | typeof PENDING {
+    this.qUser = user;
+    this.qTime = time;
+    this.qWant = levels;
+    this.qN = 0;
+    return levels > 0 ? PENDING : this.runQuote();
+  }
+
+  quoteLevel(orderId: number, side: Side, price: number, qty: number): ResultCode | typeof PENDING {
+    if (this.qWant === 0) return ERR_QUOTE_LEVELS;
+    const i = this.qN++;
+    if (i < MAX_QUOTE_LEVELS * 2) {
+      const q = this.qLevels;
+      q[i * 4] = orderId;
+      q[i * 4 + 1] = side;
+      q[i * 4 + 2] = price;
+      q[i * 4 + 3] = qty;
+    }
+    if (this.qN < this.qWant) return PENDING;
+    this.qWant = 0;
+    return this.runQuote();
+  }
+
+  private runQuote(): ResultCode {
+    const user = this.qUser;
+    const n = this.qN;
+    const q = this.qLevels;
+    this.now = this.qTime;
+    if (n > MAX_QUOTE_LEVELS * 2) return ERR_QUOTE_LEVELS;
+    for (let i = 0; i < n; i++) {
+      const side = q[i * 4 + 1];
+      if ((side !== BUY && side !== SELL) || !(q[i * 4 + 3] >= 1)) return ERR_QUOTE_LEVELS;
+    }
+    if (n > 0 && this.isFrozen(user)) return ERR_MMP_FROZEN;
+    for (let i = 0; i < n; i++) {
+      const id = q[i * 4];
+      if (this.find(id) !== NIL) return ERR_DUPLICATE_ID;
+      for (let j = 0; j < i; j++) if (q[j * 4] === id) return ERR_DUPLICATE_ID;
+    }
+    // The user's open quote orders, ids ascending, and which level keeps each.
+    const old: number[] = [];
+    const ids = this.protectedIds.get(user);
+    if (ids !== undefined) {
+      for (const id of ids) {
+        if ((this.oi32[this.find(id) * I32_WORDS + I_FLAGS] & FLAG_QUOTE) !== 0) old.push(id);
+      }
+      old.sort((a, b) => a - b);
+    }
+    const keptBy = new Float64Array(n);
+    const used = new Uint8Array(old.length);
+    for (let i = 0; i < n; i++) {
+      for (let k = 0; k < old.length; k++) {
+        if (used[k] === 1) continue;
+        const o = this.find(old[k]);
+        const lvl = this.cMeta[(o >> CHUNK_SHIFT) * CHUNK_META + C_LEVEL];
+        if (
+          this.lSide[lvl] === q[i * 4 + 1] &&
+          this.lPrice[lvl] === q[i * 4 + 2] &&
+          this.of64[o * F64_WORDS + F_LEFT] === q[i * 4 + 3]
+        ) {
+          used[k] = 1;
+          keptBy[i] = old[k];
+          break;
+        }
+      }
+    }
+    for (let k = 0; k < old.length; k++) {
+      if (used[k] === 1) continue;
+      const o = this.find(old[k]);
+      const side = this.lSide[this.cMeta[(o >> CHUNK_SHIFT) * CHUNK_META + C_LEVEL]] as Side;
+      const left = this.of64[o * F64_WORDS + F_LEFT];
+      this.unlinkOrder(o);
+      this.mergeSparse(o >> CHUNK_SHIFT);
+      this.ev.done(old[k], user, side, DONE_CANCELLED, left);
+    }
+    for (let i = 0; i < n; i++) {
+      const id = q[i * 4];
+      if (keptBy[i] !== 0) {
+        this.ev.quoted(user, i, keptBy[i], QUOTE_KEPT);
+        continue;
+      }
+      const side = q[i * 4 + 1] as Side;
+      const price = q[i * 4 + 2];
+      if (this.wouldTake(side, price)) {
+        this.ev.quoted(user, i, id, ERR_WOULD_TAKE);
+        continue;
+      }
+      if (id > this.maxId) this.maxId = id;
+      this.rest(id, user, side, price, q[i * 4 + 3], FLAG_QUOTE | FLAG_MMP);
+      this.ev.rested(id, user, side, price, q[i * 4 + 3]);
+      this.ev.quoted(user, i, id, OK);
+    }
+    this.flushLevels();
+    return OK;
+  }
+
+  mmpSet(user: number, intervalSeconds: number, qtyLimit: number, frozenSeconds: number): ResultCode {
+    let st = this.mmp.get(user);
+    if (st === undefined) {
+      st = new MmpState();
+      this.mmp.set(user, st);
+    }
+    st.set(intervalSeconds, qtyLimit, frozenSeconds);
+    return OK;
+  }
+
+  mmpReset(user: number): ResultCode {
+    this.mmp.get(user)?.reset();
+    this.ev.mmp(user, 0, 0);
+    return OK;
+  }
+
+  private isFrozen(user: number): boolean {
+    const st = this.mmp.get(user);
+    return st?.isFrozen(this.now) === true;
+  }
+
+  /** Why `match` stopped early, as the taker's `done` reason (DONE_REMAINDER when it did not). */
+  private endReason(): DoneReason {
+    return this.stopReason === 0 ? DONE_REMAINDER : (this.stopReason as DoneReason);
+  }
+
+  private protect(user: number, orderId: number): void {
+    let ids = this.protectedIds.get(user);
+    if (ids === undefined) {
+      ids = new Set();
+      this.protectedIds.set(user, ids);
+    }
+    ids.add(orderId);
+  }
+
+  /**
+   * Counts a protected fill of `user`; on a trigger cancels every open protected order of the user
+   * (`done` DONE_MMP, ids ascending), reports `mmp`, and tells `match` to restart its walk. True on
+   * a trigger.
+   */
+  private countFill(user: number, qty: number): boolean {
+    const st = this.mmp.get(user);
+    if (st === undefined || !st.add(qty, this.now)) return false;
+    const ids = this.protectedIds.get(user);
+    if (ids !== undefined && ids.size > 0) {
+      const list = [...ids].sort((a, b) => a - b);
+      for (const id of list) {
+        const o = this.find(id);
+        const side = this.lSide[this.cMeta[(o >> CHUNK_SHIFT) * CHUNK_META + C_LEVEL]] as Side;
+        const left = this.of64[o * F64_WORDS + F_LEFT];
+        this.unlinkOrder(o);
+        this.ev.done(id, user, side, DONE_MMP, left);
+      }
+      this.restart = true;
+    }
+    this.ev.mmp(user, 1, st.frozenUntil);
+    return true;
   }
 
   // ---------------------------------------------------------------- queries
@@ -350,18 +563,22 @@ export class OrderBook implements MatchingBook {
     qty: number,
     flags: number,
   ): ResultCode {
+    if ((flags & FLAG_MMP) !== 0 && this.isFrozen(user)) return ERR_MMP_FROZEN;
     if ((flags & FLAG_POST_ONLY) !== 0 && this.wouldTake(side, price)) return ERR_WOULD_TAKE;
     const tif = flags & TIF_MASK;
     const key = side === BUY ? price : -price;
-    if (tif === TIF_FOK && this.available(side === BUY ? SELL : BUY, user, qty, key) < qty) {
+    const stop = (flags & STP_MASK) !== 0;
+    if (tif === TIF_FOK && this.available(side === BUY ? SELL : BUY, user, qty, key, stop) < qty) {
       this.ev.done(orderId, user, side, DONE_REMAINDER, qty);
       return OK;
     }
-    const left = this.match(orderId, user, side, qty, key, -1);
+    const kept = flags & KEPT_FLAGS;
+    const left = this.match(orderId, user, side, qty, key, -1, kept);
     if (left > 0) {
-      if (tif === TIF_IOC || tif === TIF_FOK) this.ev.done(orderId, user, side, DONE_REMAINDER, left);
+      if (this.stopReason !== 0) this.ev.done(orderId, user, side, this.endReason(), left);
+      else if (tif === TIF_IOC || tif === TIF_FOK) this.ev.done(orderId, user, side, DONE_REMAINDER, left);
       else {
-        this.rest(orderId, user, side, price, left);
+        this.rest(orderId, user, side, price, left, kept);
         this.ev.rested(orderId, user, side, price, left);
       }
     }
@@ -383,7 +600,7 @@ export class OrderBook implements MatchingBook {
    * Lots that other users' orders on side `opp` hold at keys up to `limitKey` (see `match`),
    * counted until `qty` is reached.
    */
-  private available(opp: Side, user: number, qty: number, limitKey: number): number {
+  private available(opp: Side, user: number, qty: number, limitKey: number, stopAtOwn: boolean): number {
     const arr = this.sorted[opp];
     const meta = this.cMeta;
     let got = 0;
@@ -396,7 +613,9 @@ export class OrderBook implements MatchingBook {
         for (let pos = meta[c * CHUNK_META + C_HEAD]; pos < end && got < qty; pos++) {
           const o = (c << CHUNK_SHIFT) + pos;
           const open = this.of64[o * F64_WORDS + F_LEFT];
-          if (open !== 0 && this.oi32[o * I32_WORDS + I_USER] !== user) got += open;
+          if (open === 0) continue;
+          if (this.oi32[o * I32_WORDS + I_USER] !== user) got += open;
+          else if (stopAtOwn) return got;
         }
       }
     }
@@ -418,7 +637,10 @@ export class OrderBook implements MatchingBook {
     qty: number,
     limitKey: number,
     budget: number,
+    takerFlags: number,
   ): number {
+    this.stopReason = 0;
+    this.restart = false;
     const opp = side === BUY ? SELL : BUY;
     const arr = this.sorted[opp];
     const ev = this.ev;
@@ -446,9 +668,14 @@ export class OrderBook implements MatchingBook {
           const makerUser = this.oi32[o * I32_WORDS + I_USER];
           const makerId = f64[o * F64_WORDS + F_ID];
           if (makerUser === user) {
-            this.unlinkOrder(o);
-            ev.done(makerId, user, opp, DONE_SELF_TRADE, makerLeft);
-            continue;
+            const stp = takerFlags & STP_MASK;
+            if (stp !== STP_CANCEL_TAKER) {
+              this.unlinkOrder(o);
+              ev.done(makerId, user, opp, DONE_SELF_TRADE, makerLeft);
+            }
+            if (stp === 0) continue;
+            this.stopReason = DONE_SELF_TRADE;
+            return left;
           }
           let fill = Math.min(left, makerLeft);
           let last = false;
@@ -465,6 +692,7 @@ export class OrderBook implements MatchingBook {
           }
           left -= fill;
           ev.trade(takerId, user, side, makerId, makerUser, price, fill, left, makerLeft - fill);
+          const makerFlags = this.oi32[o * I32_WORDS + I_FLAGS];
           if (makerLeft === fill) this.unlinkOrder(o);
           else {
             f64[o * F64_WORDS + F_LEFT] = makerLeft - fill;
@@ -472,10 +700,22 @@ export class OrderBook implements MatchingBook {
             this.markDirty(lvl);
             // Positions before `pos` are all closed now: start there next time.
             meta[c * CHUNK_META + C_HEAD] = pos;
-            if (last) return left;
-            break;
+          }
+          if (((makerFlags | takerFlags) & FLAG_MMP) !== 0) {
+            if ((makerFlags & FLAG_MMP) !== 0) this.countFill(makerUser, fill);
+            if ((takerFlags & FLAG_MMP) !== 0 && this.countFill(user, fill)) {
+              this.stopReason = DONE_MMP;
+              return left;
+            }
+            // Orders under this walk may be gone: start again from the best level.
+            if (this.restart) break;
           }
           if (last) return left;
+          if (makerLeft !== fill) break;
+        }
+        if (this.restart) {
+          this.restart = false;
+          break;
         }
         c = nextChunk;
       }
@@ -545,7 +785,7 @@ export class OrderBook implements MatchingBook {
   // ---------------------------------------------------------------- book structure
 
   /** Appends a new order to its price level's tail chunk, creating the level or chunk when needed. */
-  private rest(orderId: number, user: number, side: Side, price: number, left: number): void {
+  private rest(orderId: number, user: number, side: Side, price: number, left: number, flags: number): void {
     let lvl = this.levelOf(side, price);
     if (lvl === NIL) lvl = this.addLevel(side, price);
     else if (this.lParked[lvl] === 1) {
@@ -563,6 +803,8 @@ export class OrderBook implements MatchingBook {
     f64[o * F64_WORDS + F_ID] = orderId;
     f64[o * F64_WORDS + F_LEFT] = left;
     this.oi32[o * I32_WORDS + I_USER] = user;
+    this.oi32[o * I32_WORDS + I_FLAGS] = flags;
+    if ((flags & FLAG_MMP) !== 0) this.protect(user, orderId);
     this.lTotal[lvl] += left;
     this.markDirty(lvl);
     this.live++;
@@ -594,6 +836,9 @@ export class OrderBook implements MatchingBook {
     const lvl = meta[c * CHUNK_META + C_LEVEL];
     this.lTotal[lvl] -= this.of64[o * F64_WORDS + F_LEFT];
     this.of64[o * F64_WORDS + F_LEFT] = 0;
+    if ((this.oi32[o * I32_WORDS + I_FLAGS] & FLAG_MMP) !== 0) {
+      this.protectedIds.get(this.oi32[o * I32_WORDS + I_USER])?.delete(this.of64[o * F64_WORDS + F_ID]);
+    }
     this.markDirty(lvl);
     this.live--;
     if (this.oHashed[o] === 1) {
@@ -662,6 +907,7 @@ export class OrderBook implements MatchingBook {
         f64[w * F64_WORDS + F_ID] = id;
         f64[w * F64_WORDS + F_LEFT] = open;
         i32[w * I32_WORDS + I_USER] = i32[o * I32_WORDS + I_USER];
+        i32[w * I32_WORDS + I_FLAGS] = i32[o * I32_WORDS + I_FLAGS];
         f64[o * F64_WORDS + F_LEFT] = 0;
         if (this.oHashed[o] === 1) {
           this.oHashed[o] = 0;
@@ -826,7 +1072,11 @@ export class OrderBook implements MatchingBook {
     for (let i = 0; i < n; i++) {
       const lvl = d[i];
       this.lDirty[lvl] = 0;
-      this.ev.level(this.lSide[lvl] as Side, this.lPrice[lvl], this.lTotal[lvl]);
+      // A quote may empty a level and open a new one at the same price (the sort keeps the older
+      // first): only the last of them is reported, with the final total.
+      const next = i + 1 < n ? d[i + 1] : NIL;
+      if (next === NIL || this.lPrice[next] !== this.lPrice[lvl] || this.lSide[next] !== this.lSide[lvl])
+        this.ev.level(this.lSide[lvl] as Side, this.lPrice[lvl], this.lTotal[lvl]);
       if (this.lEmpty[lvl] === 1) {
         this.lEmpty[lvl] = 0;
         this.lFree[this.lFreeTop++] = lvl;

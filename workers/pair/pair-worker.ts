@@ -20,7 +20,7 @@
  * Figures: BENCHMARKS.md, "The ring and waking" (bench/ring/wake.bench.ts).
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { OK } from "../../src/protocol/pair/engine.ts";
+import { OK, PENDING } from "../../src/protocol/pair/engine.ts";
 import {
   CMD_KIND,
   CMD_SEQ,
@@ -91,7 +91,9 @@ function serve(data: PairWorkerData, port: NonNullable<typeof parentPort>): void
         commands.release(i + 1 - released);
         return;
       }
-      sink.end(runCommand(book, cf, o));
+      const result = runCommand(book, cf, o);
+      // A quote's records share one seq and get one END, after the last of them.
+      if (result !== PENDING) sink.end(result);
       if (++unpublished >= publishEvery) {
         events.publish();
         commands.release(unpublished);

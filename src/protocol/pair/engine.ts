@@ -33,7 +33,16 @@ export const DONE_SELF_TRADE = 3;
  * limit order, or of a FOK limit order that was killed (then `left` is its whole quantity).
  */
 export const DONE_REMAINDER = 4;
-export type DoneReason = typeof DONE_CANCELLED | typeof DONE_SELF_TRADE | typeof DONE_REMAINDER;
+/**
+ * A protected order cancelled by a market-maker-protection trigger (CONTRACT 12.2), or the
+ * remainder of a protected incoming order whose own fill triggered it.
+ */
+export const DONE_MMP = 5;
+export type DoneReason =
+  | typeof DONE_CANCELLED
+  | typeof DONE_SELF_TRADE
+  | typeof DONE_REMAINDER
+  | typeof DONE_MMP;
 
 /**
  * Result codes of book commands. The range 100-199 belongs to the matching engine; codes are never
@@ -52,8 +61,22 @@ export const ERR_DUPLICATE_ID = 104;
 export const ERR_WOULD_TAKE = 105;
 /** Reduce or move that would leave the order with no open quantity: nothing happened. */
 export const ERR_AMEND_TOO_SMALL = 106;
+/**
+ * A protected limit order (FLAG_MMP) or a quote with levels, from a user frozen by a
+ * market-maker-protection trigger on this pair: nothing happened (CONTRACT 12.2).
+ */
+export const ERR_MMP_FROZEN = 107;
+/**
+ * Not a command result: the status of a quote level (`quoted` event) kept as the open order of an
+ * earlier quote with the same side, price and open quantity (its place in the queue kept).
+ */
+export const QUOTE_KEPT = 108;
+/** Quote with more than MAX_QUOTE_LEVELS levels, or a level with a bad side: nothing happened. */
+export const ERR_QUOTE_LEVELS = 109;
 export type ResultCode =
   | typeof OK
+  | typeof ERR_MMP_FROZEN
+  | typeof ERR_QUOTE_LEVELS
   | typeof ERR_NO_LIQUIDITY
   | typeof ERR_INSUFFICIENT_FUNDS
   | typeof ERR_ORDER_NOT_FOUND
@@ -78,7 +101,35 @@ export const TIF_IOC = 1;
 export const TIF_FOK = 2;
 export const TIF_MASK = 3;
 export const FLAG_POST_ONLY = 4;
-
+/**
+ * A protected order (CONTRACT 12.2): its fills count for its user's MMP window, and an MMP trigger
+ * cancels it; refused with ERR_MMP_FROZEN while its user is frozen. The front end sends it on GTC
+ * limit orders only; the book applies it to any.
+ */
+export const FLAG_MMP = 8;
+/** Set by the book on the orders a quote places (never sent with `limit`); kept across moves. */
+export const FLAG_QUOTE = 16;
+/**
+ * Self-trade prevention mode of the incoming order (two bits, CONTRACT 12.3); 0 is cancelMaker
+ * (CONTRACT 3): a resting order of the same user that the order meets is cancelled
+ * (DONE_SELF_TRADE) and matching goes on. STP_CANCEL_TAKER: matching stops there, the resting
+ * order stays, and the incoming order's remainder ends (`done` DONE_SELF_TRADE). STP_CANCEL_BOTH:
+ * the resting order is cancelled, then the remainder ends the same way. Under either, a FOK counts
+ * only the other users' liquidity before its first own order. The mode stays with a resting order
+ * and applies again when it is moved.
+ */
+export const STP_CANCEL_TAKER = 32;
+export const STP_CANCEL_BOTH = 64;
+export const STP_MASK = 96;
+/** Flags a resting order keeps (the others describe only its arrival). */
+export const KEPT_FLAGS = FLAG_MMP | FLAG_QUOTE | STP_MASK;
+/** Most levels a quote holds per side (CONTRACT 12.1). */
+export const MAX_QUOTE_LEVELS = 20;
+/**
+ * Not a ResultCode: a multi-record command (quote) is still collecting records; the worker writes
+ * no END record for this one.
+ */
+export const PENDING = -1;
 /**
  * 2^52: the largest market-buy budget (ticks × lots) the book compares in plain numbers; a larger
  * one is compared in BigInt (a balance past it is a whale's, and so is the slower walk).
@@ -115,6 +166,18 @@ export interface BookEvents {
   rested(orderId: number, user: number, side: Side, price: number, left: number): void;
   /** An order ends with `left` lots unfilled: cancelled, self-trade cancelled, or a market remainder. */
   done(orderId: number, user: number, side: Side, reason: DoneReason, left: number): void;
+  /**
+   * The user's MMP state changed: `frozen` 1 after a trigger (`frozenUntil`: command time in ms
+   * when it ends, 0 until a reset), 0 after a reset (`frozenUntil` 0).
+   */
+  mmp(user: number, frozen: number, frozenUntil: number): void;
+  /**
+   * The outcome of quote level `index` (bids first, then asks, as sent): OK when order `orderId`
+   * was placed (its `rested` event comes just before), QUOTE_KEPT when `orderId` is the earlier
+   * quote order kept for it, ERR_WOULD_TAKE when it was not placed (`orderId` is the id it was
+   * given).
+   */
+  quoted(user: number, index: number, orderId: number, result: number): void;
   /** The aggregated amount at `price` on `side` is now `total` lots (0: the level is gone). */
   level(side: Side, price: number, total: number): void;
   /**
@@ -138,14 +201,30 @@ export interface MatchingBook {
    * Limit order: match against the opposite side up to `price`, then rest the remainder (GTC) or
    * end it (IOC, FOK). `flags`: TIF_* | FLAG_POST_ONLY (see there); 0 is a plain GTC order.
    */
-  limit(orderId: number, user: number, side: Side, price: number, qty: number, flags?: number): ResultCode;
+  limit(
+    orderId: number,
+    user: number,
+    side: Side,
+    price: number,
+    qty: number,
+    flags?: number,
+    time?: number,
+  ): ResultCode;
   /**
    * Market order for `qty` lots. `budget` (market buys only, ticks × lots: an integer held exactly
    * by a double, or NO_BUDGET): when the full walk over other users' orders costs more than the budget, the order
    * is refused with ERR_INSUFFICIENT_FUNDS and nothing changes; while filling, a fill never makes
    * the spent amount exceed the budget (the remainder is cancelled).
    */
-  market(orderId: number, user: number, side: Side, qty: number, budget: number): ResultCode;
+  market(
+    orderId: number,
+    user: number,
+    side: Side,
+    qty: number,
+    budget: number,
+    flags?: number,
+    time?: number,
+  ): ResultCode;
   /** Cancel a resting order by id (ownership is checked by the caller). */
   cancel(orderId: number): ResultCode;
   /**
@@ -162,7 +241,31 @@ export interface MatchingBook {
    * id, user and side (other flag bits are ignored): it may trade, and its remainder rests at the
    * back of its level. Every changed level (the old one included) is reported once.
    */
-  move(orderId: number, price: number, delta: number, flags: number): ResultCode;
+  move(orderId: number, price: number, delta: number, flags: number, time?: number): ResultCode;
+  /**
+   * Starts a quote of `levels` levels (bids then asks) for `user`, sent as `quoteLevel` calls
+   * (one ring record each); the quote runs, as one step, when the last level arrives (at once for
+   * 0 levels: a pull). Returns PENDING until then, then the quote's ResultCode: ERR_QUOTE_LEVELS
+   * (more than 2 × MAX_QUOTE_LEVELS levels, a side that is not BUY or SELL), ERR_MMP_FROZEN (levels while
+   * frozen), ERR_DUPLICATE_ID (a level's id rests already): nothing changed; otherwise OK:
+   * - every open quote order of the user (FLAG_QUOTE) that no level keeps is cancelled (`done`
+   *   DONE_CANCELLED, ids ascending); a level keeps the lowest-id open quote order with its side,
+   *   price and open quantity not kept by an earlier level;
+   * - then each level in order: kept (`quoted` QUOTE_KEPT), or placed as a post-only GTC order with
+   *   FLAG_QUOTE | FLAG_MMP (`rested`, `quoted` OK), or, when its price reaches a resting opposite
+   *   order, not placed (`quoted` ERR_WOULD_TAKE);
+   * - then the changed levels.
+   * `time` is the command time (ms) for the frozen check.
+   */
+  quoteBegin(user: number, levels: number, time: number): ResultCode | typeof PENDING;
+  quoteLevel(orderId: number, side: Side, price: number, qty: number): ResultCode | typeof PENDING;
+  /**
+   * The user's MMP settings on this pair (CONTRACT 12.2): 0 `intervalSeconds` disables counting.
+   * Empties the window; the frozen state is left as it is. No events.
+   */
+  mmpSet(user: number, intervalSeconds: number, qtyLimit: number, frozenSeconds: number): ResultCode;
+  /** Unfreezes the user and empties the window; event `mmp(user, 0, 0)`. */
+  mmpReset(user: number): ResultCode;
   /** Best bid / best ask in ticks, or -1 when that side is empty. */
   bestBid(): number;
   bestAsk(): number;

@@ -22,7 +22,7 @@
  * Command kinds and event kinds do not overlap, so a record read from the wrong ring is detected.
  * Writing and running records allocates nothing (`eventTuple`, for tests, does).
  */
-import type { BookEvents, DoneReason, MatchingBook, ResultCode, Side } from "./engine.ts";
+import type { BookEvents, DoneReason, MatchingBook, PENDING, ResultCode, Side } from "./engine.ts";
 
 /** A record kind as data: its number, its name and its fields in order (after the two header words). */
 export interface RecordSpec {
@@ -69,7 +69,21 @@ export const CMD_REDUCE = 5;
 /** New price and/or quantity for a resting order, which goes to the back (MatchingBook.move). */
 export const CMD_MOVE = 6;
 
-/** MatchingBook.limit: `flags` TIF_* | FLAG_POST_ONLY (./engine.ts). */
+/** Starts a quote (MatchingBook.quoteBegin); `levels` QUOTE_LEVEL records follow it. */
+export const CMD_QUOTE = 7;
+/** One level of the quote started by the CMD_QUOTE record just before it (MatchingBook.quoteLevel). */
+export const CMD_QUOTE_LEVEL = 8;
+/** MatchingBook.mmpSet. */
+export const CMD_MMP_SET = 9;
+/** MatchingBook.mmpReset. */
+export const CMD_MMP_RESET = 10;
+
+/**
+ * `time` in LIMIT, MARKET, MOVE and QUOTE: the command's time in Unix ms, taken by the main thread
+ * when it sends the command; the MMP window and freeze are measured in it (the worker reads no
+ * clock, STYLE 9).
+ */
+/** MatchingBook.limit: `flags` TIF_* | FLAG_POST_ONLY | FLAG_MMP | STP_* (./engine.ts). */
 export const LIMIT_CMD = record(COMMAND_RECORDS, CMD_LIMIT, "limit", [
   "orderId",
   "user",
@@ -77,14 +91,17 @@ export const LIMIT_CMD = record(COMMAND_RECORDS, CMD_LIMIT, "limit", [
   "price",
   "qty",
   "flags",
+  "time",
 ] as const);
-/** MatchingBook.market: `budget` in ticks × lots, or NO_BUDGET. */
+/** MatchingBook.market: `budget` in ticks × lots, or NO_BUDGET; `flags` STP_* only. */
 export const MARKET_CMD = record(COMMAND_RECORDS, CMD_MARKET, "market", [
   "orderId",
   "user",
   "side",
   "qty",
   "budget",
+  "flags",
+  "time",
 ] as const);
 export const CANCEL_CMD = record(COMMAND_RECORDS, CMD_CANCEL, "cancel", ["orderId"] as const);
 /** MatchingBook.reduce: `by` lots to take off. */
@@ -95,11 +112,34 @@ export const MOVE_CMD = record(COMMAND_RECORDS, CMD_MOVE, "move", [
   "price",
   "delta",
   "flags",
+  "time",
 ] as const);
 record(COMMAND_RECORDS, CMD_SHUTDOWN, "shutdown", [] as const);
+/**
+ * A quote is one QUOTE record then `levels` QUOTE_LEVEL records, written one after another by the
+ * main thread (the one producer of the ring, so nothing comes between them) and sharing one `seq`.
+ * The worker answers only the last of them (the QUOTE itself when `levels` is 0): its events, then
+ * one END. The main thread must publish them together so the worker never waits inside a quote;
+ * a quote of 2 × MAX_QUOTE_LEVELS levels takes 41 slots, so the command ring needs at least that many.
+ */
+export const QUOTE_CMD = record(COMMAND_RECORDS, CMD_QUOTE, "quote", ["user", "levels", "time"] as const);
+export const QUOTE_LEVEL_CMD = record(COMMAND_RECORDS, CMD_QUOTE_LEVEL, "quoteLevel", [
+  "orderId",
+  "side",
+  "price",
+  "qty",
+] as const);
+/** MatchingBook.mmpSet: `qtyLimit` in lots. */
+export const MMP_SET_CMD = record(COMMAND_RECORDS, CMD_MMP_SET, "mmpSet", [
+  "user",
+  "intervalSeconds",
+  "qtyLimit",
+  "frozenSeconds",
+] as const);
+export const MMP_RESET_CMD = record(COMMAND_RECORDS, CMD_MMP_RESET, "mmpReset", ["user"] as const);
 
-/** Words per command slot: 64 bytes, a cache line's size. */
-export const CMD_SLOT_WORDS = 8;
+/** Words per command slot: 80 bytes (LIMIT and MARKET, 9 words, are the largest records). */
+export const CMD_SLOT_WORDS = 10;
 
 // ------------------------------------------------------------------------------------ events
 
@@ -110,6 +150,8 @@ export const EV_LEVEL = 14;
 /** Last record of every command; carries its ResultCode. */
 export const EV_END = 15;
 export const EV_AMENDED = 16;
+export const EV_MMP = 17;
+export const EV_QUOTED = 18;
 
 /** BookEvents.trade. */
 export const TRADE = record(EVENT_RECORDS, EV_TRADE, "trade", [
@@ -151,6 +193,15 @@ export const AMENDED = record(EVENT_RECORDS, EV_AMENDED, "amended", [
   "oldLeft",
   "newLeft",
 ] as const);
+/** BookEvents.mmp: a trigger froze the user (`frozen` 1), or a reset unfroze it (0). */
+export const MMP = record(EVENT_RECORDS, EV_MMP, "mmp", ["user", "frozen", "frozenUntil"] as const);
+/** BookEvents.quoted: the outcome of one quote level. */
+export const QUOTED = record(EVENT_RECORDS, EV_QUOTED, "quoted", [
+  "user",
+  "index",
+  "orderId",
+  "result",
+] as const);
 /** The command's ResultCode; not a BookEvents call. */
 export const END = record(EVENT_RECORDS, EV_END, "end", ["result"] as const);
 
@@ -171,10 +222,11 @@ for (const [specs, slotWords, ring] of [
 // ------------------------------------------------------------------------------------ run commands
 
 /**
- * Runs the LIMIT, MARKET, CANCEL, REDUCE or MOVE command at `o` on `book` (whose events go wherever
- * the book sends them). SHUTDOWN and unknown kinds are the caller's business: this throws on them.
+ * Runs the book command at `o` on `book` (whose events go wherever the book sends them). PENDING:
+ * a quote still collecting its levels (no END yet). SHUTDOWN and unknown kinds are the caller's
+ * business: this throws on them.
  */
-export function runCommand(book: MatchingBook, f: Float64Array, o: number): ResultCode {
+export function runCommand(book: MatchingBook, f: Float64Array, o: number): ResultCode | typeof PENDING {
   switch (f[o + CMD_KIND]) {
     case CMD_LIMIT:
       return book.limit(
@@ -184,6 +236,7 @@ export function runCommand(book: MatchingBook, f: Float64Array, o: number): Resu
         f[o + LIMIT_CMD.price],
         f[o + LIMIT_CMD.qty],
         f[o + LIMIT_CMD.flags],
+        f[o + LIMIT_CMD.time],
       );
     case CMD_MARKET:
       return book.market(
@@ -192,6 +245,8 @@ export function runCommand(book: MatchingBook, f: Float64Array, o: number): Resu
         f[o + MARKET_CMD.side] as Side,
         f[o + MARKET_CMD.qty],
         f[o + MARKET_CMD.budget],
+        f[o + MARKET_CMD.flags],
+        f[o + MARKET_CMD.time],
       );
     case CMD_CANCEL:
       return book.cancel(f[o + CANCEL_CMD.orderId]);
@@ -203,7 +258,26 @@ export function runCommand(book: MatchingBook, f: Float64Array, o: number): Resu
         f[o + MOVE_CMD.price],
         f[o + MOVE_CMD.delta],
         f[o + MOVE_CMD.flags],
+        f[o + MOVE_CMD.time],
       );
+    case CMD_QUOTE:
+      return book.quoteBegin(f[o + QUOTE_CMD.user], f[o + QUOTE_CMD.levels], f[o + QUOTE_CMD.time]);
+    case CMD_QUOTE_LEVEL:
+      return book.quoteLevel(
+        f[o + QUOTE_LEVEL_CMD.orderId],
+        f[o + QUOTE_LEVEL_CMD.side] as Side,
+        f[o + QUOTE_LEVEL_CMD.price],
+        f[o + QUOTE_LEVEL_CMD.qty],
+      );
+    case CMD_MMP_SET:
+      return book.mmpSet(
+        f[o + MMP_SET_CMD.user],
+        f[o + MMP_SET_CMD.intervalSeconds],
+        f[o + MMP_SET_CMD.qtyLimit],
+        f[o + MMP_SET_CMD.frozenSeconds],
+      );
+    case CMD_MMP_RESET:
+      return book.mmpReset(f[o + MMP_RESET_CMD.user]);
     default:
       throw new Error(`not a book command: kind ${f[o + CMD_KIND]} at offset ${o}`);
   }
@@ -309,6 +383,27 @@ export abstract class EventRecordWriter implements BookEvents {
     f[o + AMENDED.newPrice] = newPrice;
     f[o + AMENDED.oldLeft] = oldLeft;
     f[o + AMENDED.newLeft] = newLeft;
+  }
+
+  mmp(user: number, frozen: number, frozenUntil: number): void {
+    const f = this.f;
+    const o = this.slot();
+    f[o + EV_KIND] = EV_MMP;
+    f[o + EV_SEQ] = this.seq;
+    f[o + MMP.user] = user;
+    f[o + MMP.frozen] = frozen;
+    f[o + MMP.frozenUntil] = frozenUntil;
+  }
+
+  quoted(user: number, index: number, orderId: number, result: number): void {
+    const f = this.f;
+    const o = this.slot();
+    f[o + EV_KIND] = EV_QUOTED;
+    f[o + EV_SEQ] = this.seq;
+    f[o + QUOTED.user] = user;
+    f[o + QUOTED.index] = index;
+    f[o + QUOTED.orderId] = orderId;
+    f[o + QUOTED.result] = result;
   }
 
   /** The END record of the command `seq`. */
