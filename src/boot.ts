@@ -31,6 +31,7 @@ import { Exchange, type OrderState, pairEventHandler } from "./core/exchange.ts"
 import { Ledger } from "./core/ledger.ts";
 import { PairMarket, PERIODS } from "./core/market-data.ts";
 import { Metrics } from "./core/metrics.ts";
+import { FLAG_CANCEL_ON_DISCONNECT } from "./core/orders.ts";
 import { limitHold, pairUnits } from "./core/risk.ts";
 import { type DbLock, lockDatabase } from "./db/lock.ts";
 import { DbReader } from "./db/reader.ts";
@@ -88,6 +89,9 @@ const exitOnFatal: FatalHandler = (reason) => {
   console.error(`FATAL: ${reason}`);
   process.exit(1);
 };
+
+/** The session tag of the recovered cancel-on-disconnect orders (live sessions have positive tags). */
+const RECOVERED_SESSION = -1;
 
 /**
  * `log`: where the start-up, recovery and shutdown lines go (src/util/log.ts); by default the
@@ -300,10 +304,17 @@ async function startLocked(
       rowSent: true,
       amending: null,
       userSlot: -1,
+      // A cancel-on-disconnect order outlived its session (the process ended): it is cancelled below.
+      session: (row.flags & FLAG_CANCEL_ON_DISCONNECT) !== 0 ? RECOVERED_SESSION : 0,
     };
     while (!exchange.restoreOrder(o)) await channels[p.index].writable();
   }
   while (config.pairs.some((p) => exchange.inFlight(p.index) > 0)) await new Promise((r) => setTimeout(r, 1));
+  // CONTRACT 11.4: no session survives a restart, so every open cancel-on-disconnect order is
+  // cancelled through the normal path (holds released, rows committed) before /health turns 200.
+  exchange.cancelSessionOrders(RECOVERED_SESSION);
+  while (config.pairs.some((p) => exchange.inFlight(p.index) > 0)) await new Promise((r) => setTimeout(r, 1));
+  await writer.flush();
   log.info(
     {
       users: state.users.length,

@@ -84,7 +84,7 @@ function place(
     const code = exchange.createOrder(
       user,
       0,
-      { type, side, price, amount, flags: 0, clientOrderId: undefined },
+      { type, side, price, amount, flags: 0, clientOrderId: undefined, expiresAt: 0, session: 0 },
       request,
     );
     if (code === 0) return;
