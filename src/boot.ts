@@ -31,6 +31,7 @@ import { Exchange, type OrderState, pairEventHandler } from "./core/exchange.ts"
 import { Ledger } from "./core/ledger.ts";
 import { PairMarket, PERIODS } from "./core/market-data.ts";
 import { Metrics } from "./core/metrics.ts";
+import { FLAG_CANCEL_ON_DISCONNECT } from "./core/orders.ts";
 import { TRADING } from "./core/pair-status.ts";
 import { limitHold, pairUnits } from "./core/risk.ts";
 import { Backups } from "./db/backup.ts";
@@ -90,6 +91,9 @@ const exitOnFatal: FatalHandler = (reason) => {
   console.error(`FATAL: ${reason}`);
   process.exit(1);
 };
+
+/** The session tag of the recovered cancel-on-disconnect orders (live sessions have positive tags). */
+const RECOVERED_SESSION = -1;
 
 /**
  * `log`: where the start-up, recovery and shutdown lines go (src/util/log.ts); by default the
@@ -303,10 +307,17 @@ async function startLocked(
       rowSent: true,
       amending: null,
       userSlot: -1,
+      // A cancel-on-disconnect order outlived its session (the process ended): it is cancelled below.
+      session: (row.flags & FLAG_CANCEL_ON_DISCONNECT) !== 0 ? RECOVERED_SESSION : 0,
     };
     while (!exchange.restoreOrder(o)) await channels[p.index].writable();
   }
   while (config.pairs.some((p) => exchange.inFlight(p.index) > 0)) await new Promise((r) => setTimeout(r, 1));
+  // CONTRACT 11.4: no session survives a restart, so every open cancel-on-disconnect order is
+  // cancelled through the normal path (holds released, rows committed) before /health turns 200.
+  exchange.cancelSessionOrders(RECOVERED_SESSION);
+  while (config.pairs.some((p) => exchange.inFlight(p.index) > 0)) await new Promise((r) => setTimeout(r, 1));
+  await writer.flush();
   log.info(
     {
       users: state.users.length,
@@ -357,7 +368,7 @@ async function startLocked(
   // Runs after the commit of every record so far, the nonces persisted just before included.
   const afterNonces = (then: () => void) => writer.afterCommit(then);
   const deadMan = new DeadMansSwitch((user) => {
-    if (accepting) exchange.cancelAll(user, -1, NO_REQUEST, true);
+    if (accepting) exchange.cancelAll(user, -1, NO_REQUEST, 0, true);
   });
   const listenKeys = new ListenKeys(settings.listenKeyTtlMs);
   // The edge's map from request id to the waiting response: the core reports results into it.

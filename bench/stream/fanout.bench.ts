@@ -279,7 +279,7 @@ async function runExchange(round: number): Promise<RunResult> {
       const code = core.createOrder(
         submitted % 2,
         0,
-        { type: 0, side, price, amount, flags: 0, clientOrderId: undefined },
+        { type: 0, side, price, amount, flags: 0, clientOrderId: undefined, expiresAt: 0, session: 0 },
         request,
       );
       if (code !== 0) {

@@ -108,6 +108,11 @@ export interface CallOptions {
   headers?: Record<string, string>;
   /** Accept-Language for this call. */
   lang?: string;
+  /**
+   * CONTRACT 11.2: the call's deadline (Unix ms), sent as `expiresAt` in the body of the calls that
+   * change orders. Strings and other values are sent as they are, for tests of invalid values.
+   */
+  expiresAt?: unknown;
   /** Send no Authorization / X-Signature even if the client has credentials. */
   anonymous?: boolean;
   timeoutMs?: number;
@@ -744,6 +749,7 @@ export class ExchangeClient {
   ): Promise<ApiResponse<T>> {
     const nonce = this.nonceFor(opts);
     if (nonce !== undefined) payload.nonce = typeof nonce === "bigint" ? nonce.toString() : nonce;
+    if (opts.expiresAt !== undefined) payload.expiresAt = opts.expiresAt;
     const body = JSON.stringify(payload);
     const headers = headerRecord({ "Content-Type": "application/json" });
     const target = `${REST_PREFIX}${path}`;

@@ -15,6 +15,7 @@ export interface Order {
   clientOrderId?: string;
   timeInForce?: TimeInForce;
   postOnly?: true;
+  cancelOnDisconnect?: true;
   id: number;
   pairName: string;
   tradeType: TradeType;

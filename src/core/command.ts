@@ -76,6 +76,8 @@ export interface OrderState extends OrderFacts {
    * what changes (DbWriter.updateOrder).
    */
   rowSent: boolean;
+  /** The session that created it (OrderInputs.session), 0: none. Memory only: the row keeps the flag. */
+  session: number;
 }
 
 /** What a create-order asks for, validated by the edge (src/http/validate.ts) in book units. */
@@ -89,6 +91,15 @@ export interface OrderInputs {
   /** Options (src/core/orders.ts): time in force, post-only. */
   flags: number;
   clientOrderId: string | undefined;
+  /**
+   * CONTRACT 11.2: Unix ms after which the call must not start its risk check (R1); 0: no deadline.
+   */
+  expiresAt: number;
+  /**
+   * The trading session that created the order (CONTRACT 11.4), 0: none. A nonzero tag makes the
+   * order cancel-on-disconnect (Exchange.cancelSessionOrders).
+   */
+  session: number;
 }
 
 /** The cancels of one cancel-all request, over every pair it covers. */
@@ -170,6 +181,8 @@ export function newCommand(kind: number, request: number, user: number, pair: nu
     amount: 0,
     flags: 0,
     clientOrderId: undefined,
+    expiresAt: 0,
+    session: 0,
     budget: 0,
     hold: 0n,
     delta: 0,

@@ -68,7 +68,7 @@ import {
 import type { Ledger } from "./ledger.ts";
 import type { PairMarket } from "./market-data.ts";
 import { OrderIndex } from "./order-index.ts";
-import { TIF_GTC, TIF_MASK } from "./orders.ts";
+import { FLAG_CANCEL_ON_DISCONNECT, TIF_GTC, TIF_MASK } from "./orders.ts";
 import { PairStatuses } from "./pair-status.ts";
 import { closedError } from "./recently-closed.ts";
 import { type CommitListener, type RecordSink, Results } from "./results.ts";
@@ -148,6 +148,8 @@ export class Exchange {
   readonly open = new OrderIndex<OrderState>();
   /** The resting orders of each user (cancel-all). */
   private readonly openByUser = new Map<number, OrderState[]>();
+  /** The resting orders of each session tag (CONTRACT 11.4, `cancelSessionOrders`). */
+  private readonly openBySession = new Map<number, Set<OrderState>>();
   /**
    * Client order ids, unique per user over all of the user's orders ever (CONTRACT 8.2), in bounded
    * memory (src/core/client-ids.ts): those in flight and recent ones here, a filter over all, and the
@@ -290,6 +292,9 @@ export class Exchange {
     cmd.amount = order.amount;
     cmd.flags = order.flags;
     cmd.clientOrderId = order.clientOrderId;
+    cmd.expiresAt = order.expiresAt;
+    cmd.session = order.session;
+    if (order.session !== 0) cmd.flags |= FLAG_CANCEL_ON_DISCONNECT;
     return this.place(cmd);
   }
 
@@ -351,6 +356,7 @@ export class Exchange {
    * when only the database can tell whether its client order id was used (nothing done yet).
    */
   private placeNow(cmd: Command): number {
+    if (expired(cmd.expiresAt)) return Code.REQUEST_EXPIRED;
     const p = this.pairs[cmd.pair];
     const ledger = this.ledger;
     const user = cmd.user;
@@ -434,7 +440,8 @@ export class Exchange {
   }
 
   /** Cancels an order of `user`; NEEDS_ROW when only the order's committed row can tell why not. */
-  cancelOrder(user: number, orderId: number, request: number): number {
+  cancelOrder(user: number, orderId: number, request: number, expiresAt = 0): number {
+    if (expired(expiresAt)) return Code.REQUEST_EXPIRED;
     const o = this.open.get(orderId);
     if (o === undefined || o.user !== user) {
       const err = this.notOpenError(user, orderId);
@@ -476,7 +483,7 @@ export class Exchange {
    * can still drop (fills still in the worker), so the hold is the most the amend can cost over
    * every open quantity from 0 to the one known now; the AMENDED event settles it exactly.
    */
-  amendOrder(o: OrderState, price: number, amount: number, request: number): number {
+  amendOrder(o: OrderState, price: number, amount: number, request: number, expiresAt = 0): number {
     const refused = this.statuses.refuseChange(o.pair);
     if (refused !== 0) return refused;
     const cmd = newCommand(CMD_AMEND, request, o.user, o.pair);
@@ -484,11 +491,13 @@ export class Exchange {
     cmd.order = o;
     cmd.price = price;
     cmd.amount = amount;
+    cmd.expiresAt = expiresAt;
     return this.amend(cmd);
   }
 
   /** R1 of an amend. */
   private amend(cmd: Command): number {
+    if (expired(cmd.expiresAt)) return Code.REQUEST_EXPIRED;
     const o = cmd.order!;
     const user = o.user;
     if (o.amending !== null) {
@@ -543,7 +552,8 @@ export class Exchange {
    * pairs when it names none (CONTRACT 14); a safety cancel (the dead-man's switch) acts on every
    * pair.
    */
-  cancelAll(user: number, pairIndex: number, request: number, safety = false): number {
+  cancelAll(user: number, pairIndex: number, request: number, expiresAt = 0, safety = false): number {
+    if (expired(expiresAt)) return Code.REQUEST_EXPIRED;
     if (!safety && pairIndex >= 0) {
       const refused = this.statuses.refuseCancel(pairIndex);
       if (refused !== 0) return refused;
@@ -563,6 +573,33 @@ export class Exchange {
     }
     if (group.outstanding === 0) queueMicrotask(() => this.results.sink.cancelAllResult(request, []));
     return accepted ? 0 : Code.BUSY;
+  }
+
+  /**
+   * Cancels every open order created under the session tag `session` (CONTRACT 11.4: the session
+   * ended), through the normal cancel path like the dead-man's switch: each cancel is committed and
+   * streamed like any other, and nobody waits for an answer. Creates of the session still in a pair
+   * worker that may rest are cancelled behind them in the pair's FIFO.
+   */
+  cancelSessionOrders(session: number): void {
+    if (session === 0) return;
+    const targets: OrderState[] = [];
+    const mine = this.openBySession.get(session);
+    if (mine !== undefined) for (const o of mine) targets.push(o);
+    for (const p of this.pairs) {
+      if (p === undefined) continue;
+      for (const cmd of p.seq.inWorker()) {
+        const o = cmd.order;
+        if (cmd.kind !== CMD_CREATE || o === null || o.session !== session || o.type !== LIMIT) continue;
+        if ((o.flags & TIF_MASK) === TIF_GTC && !this.open.has(o.id)) targets.push(o);
+      }
+    }
+    for (const o of targets) {
+      const cmd = newCommand(CMD_CANCEL, NO_REQUEST, o.user, o.pair);
+      cmd.orderId = o.id;
+      cmd.order = o;
+      this.pairs[o.pair].seq.submit(cmd);
+    }
   }
 
   /**
@@ -612,6 +649,7 @@ export class Exchange {
         flags: cmd.flags,
         clientOrderId: cmd.clientOrderId,
         rowSent: false,
+        session: cmd.session,
         // Every field is set here, so a resting order never changes shape (nor grows a property
         // store) when it is listed or amended.
         amending: null,
@@ -922,6 +960,14 @@ export class Exchange {
       this.openByUser.set(o.user, mine);
     }
     o.userSlot = mine.push(o) - 1;
+    if (o.session !== 0) {
+      let set = this.openBySession.get(o.session);
+      if (set === undefined) {
+        set = new Set();
+        this.openBySession.set(o.session, set);
+      }
+      set.add(o);
+    }
   }
 
   private close(o: OrderState): void {
@@ -936,6 +982,10 @@ export class Exchange {
       }
       o.userSlot = -1;
       if (mine.length === 0) this.openByUser.delete(o.user);
+      if (o.session !== 0) {
+        const set = this.openBySession.get(o.session);
+        if (set?.delete(o) && set.size === 0) this.openBySession.delete(o.session);
+      }
     }
     this.results.closed(o);
   }
@@ -946,6 +996,11 @@ export class Exchange {
     p.userTrades.length = 0;
     p.levels.length = 0;
   }
+}
+
+/** CONTRACT 11.2: the deadline `expiresAt` (Unix ms, 0: none) has passed. */
+function expired(expiresAt: number): boolean {
+  return expiresAt !== 0 && Date.now() > expiresAt;
 }
 
 /**

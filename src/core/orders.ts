@@ -11,6 +11,11 @@ export { FLAG_POST_ONLY, TIF_FOK, TIF_GTC, TIF_IOC, TIF_MASK };
 
 /** The client named the time in force. */
 export const TIF_GIVEN = 8;
+/**
+ * Cancel on disconnect (CONTRACT 11.4): the order was created by a session that cancels its open
+ * orders when it ends; stored with the other options, so recovery finds the orders a crash left.
+ */
+export const FLAG_CANCEL_ON_DISCONNECT = 16;
 /** The bits the matching engine reads. */
 export const ENGINE_FLAGS = TIF_MASK | FLAG_POST_ONLY;
 
@@ -30,6 +35,7 @@ export interface OrderOptionsView {
   clientOrderId?: string;
   timeInForce?: TimeInForce;
   postOnly?: true;
+  cancelOnDisconnect?: true;
 }
 
 /** Adds the options an order has to its record (in place) and returns it. */
@@ -41,6 +47,7 @@ export function withOrderOptions<T extends OrderOptionsView>(
   if (clientOrderId !== undefined && clientOrderId !== null) view.clientOrderId = clientOrderId;
   if ((flags & TIF_GIVEN) !== 0) view.timeInForce = TIF_NAMES[flags & TIF_MASK];
   if ((flags & FLAG_POST_ONLY) !== 0) view.postOnly = true;
+  if ((flags & FLAG_CANCEL_ON_DISCONNECT) !== 0) view.cancelOnDisconnect = true;
   return view;
 }
 

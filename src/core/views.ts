@@ -26,6 +26,7 @@ export interface OrderView {
   clientOrderId?: string;
   timeInForce?: TimeInForce;
   postOnly?: true;
+  cancelOnDisconnect?: true;
 }
 
 /** A user's trade as the interface shows it (2.5). */

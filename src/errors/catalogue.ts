@@ -932,6 +932,22 @@ export const ERRORS = {
     en: "Self-trade prevention must be cancelMaker, cancelTaker or cancelBoth",
     ru: "Параметр selfTradePrevention должен быть cancelMaker, cancelTaker или cancelBoth",
   },
+  /** CONTRACT 11.2 deadline: not a positive integer of Unix milliseconds. */
+  EXPIRES_AT_INVALID: {
+    code: 640,
+    status: 400,
+    field: "expiresAt",
+    en: "expiresAt must be a positive integer: Unix time in milliseconds",
+    ru: "expiresAt должен быть положительным целым числом: время Unix в миллисекундах",
+  },
+  /** CONTRACT 11.2 deadline: the call's risk check started after `expiresAt`; nothing changed. */
+  REQUEST_EXPIRED: {
+    code: 641,
+    status: 400,
+    field: "expiresAt",
+    en: "The request expired before it was executed; nothing was changed",
+    ru: "Срок запроса истёк до его исполнения; ничего не изменено",
+  },
 } as const satisfies Record<string, ErrorDef>;
 
 export type ErrorName = keyof typeof ERRORS;

@@ -290,6 +290,8 @@ export function fastOrderParser(config: ExchangeConfig): (b: Buffer) => ValidOrd
       amount,
       flags: 0,
       clientOrderId,
+      expiresAt: 0,
+      session: 0,
     };
   };
 }

@@ -152,6 +152,12 @@ export const nonceSchema = integerInputSchema(
   "Optional replay guard: strictly greater than the last nonce of this token",
 );
 export const orderIdSchema = integerInputSchema(1, MAX_ORDER_ID);
+/** CONTRACT 11.2: the call's deadline. */
+export const expiresAtSchema = integerInputSchema(
+  1,
+  MAX_SAFE,
+  "Optional deadline, Unix ms: a call whose execution starts later answers 400 errors.expiresAt (REQUEST_EXPIRED) and changes nothing",
+);
 const uuid = matching(UUID_RE);
 const listenKey = matching(LISTEN_KEY_RE);
 const clientOrderId = matching(CLIENT_ORDER_ID_RE, {
@@ -210,7 +216,10 @@ function orderSchema(config: ExchangeConfig, withNonce: boolean): Schema {
           ? orNull({ type: "boolean" }, "Limit GTC only; null: not given")
           : { enum: [false, null], description: "Limit GTC only: a market order may send false or null" },
       };
-      if (withNonce) properties.nonce = nonceSchema;
+      if (withNonce) {
+        properties.nonce = nonceSchema;
+        properties.expiresAt = expiresAtSchema;
+      }
       const branch: Schema = {
         title: `${p.name} ${tradeType}`,
         type: "object",
@@ -332,13 +341,14 @@ export function requestSchemas(config: ExchangeConfig): RequestSchemas {
           },
         },
         nonce: nonceSchema,
+        expiresAt: { ...expiresAtSchema, description: "Optional deadline of the whole batch, Unix ms" },
       },
       required: ["orders"],
       additionalProperties: false,
     },
     cancelOrder: {
       type: "object",
-      properties: { orderId: orderIdSchema, nonce: nonceSchema },
+      properties: { orderId: orderIdSchema, nonce: nonceSchema, expiresAt: expiresAtSchema },
       required: ["orderId"],
       additionalProperties: false,
     },
@@ -357,6 +367,7 @@ export function requestSchemas(config: ExchangeConfig): RequestSchemas {
           },
         },
         nonce: nonceSchema,
+        expiresAt: { ...expiresAtSchema, description: "Optional deadline of the whole batch, Unix ms" },
       },
       required: ["orderIds"],
       additionalProperties: false,
@@ -368,6 +379,7 @@ export function requestSchemas(config: ExchangeConfig): RequestSchemas {
         amount: anyPairDecimal(config, "amount"),
         price: anyPairDecimal(config, "price"),
         nonce: nonceSchema,
+        expiresAt: expiresAtSchema,
       },
       required: ["orderId"],
       anyOf: [{ required: ["amount"] }, { required: ["price"] }],
@@ -375,7 +387,11 @@ export function requestSchemas(config: ExchangeConfig): RequestSchemas {
     },
     cancelAll: {
       type: "object",
-      properties: { pairName: { ...pairName, description: "Absent: every pair" }, nonce: nonceSchema },
+      properties: {
+        pairName: { ...pairName, description: "Absent: every pair" },
+        nonce: nonceSchema,
+        expiresAt: expiresAtSchema,
+      },
       additionalProperties: false,
     },
     cancelAllAfter: {

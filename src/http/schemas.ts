@@ -67,6 +67,7 @@ const orderOptionProps = {
   clientOrderId: str,
   timeInForce: { type: "string", enum: ["GTC", "IOC", "FOK"] },
   postOnly: bool,
+  cancelOnDisconnect: bool,
 } as const;
 
 /** 2.1 Order, with updateTime (create-order response). */

@@ -59,9 +59,10 @@ export function cancelOne(
   userId: number,
   orderId: number,
   reply: (err: number) => void,
+  expiresAt = 0,
 ): void {
   const request = ctx.answers.cancel(reply);
-  const code = ctx.exchange.cancelOrder(userId, orderId, request);
+  const code = ctx.exchange.cancelOrder(userId, orderId, request, expiresAt);
   if (code === 0) return;
   ctx.answers.drop(request);
   if (code === NEEDS_ROW) readClosed(ctx, userId, orderId, reply);
@@ -96,6 +97,7 @@ export function amendOne(
   orderId: number,
   body: Record<string, unknown>,
   errors: ErrorEntry[],
+  expiresAt = 0,
 ): void {
   const { exchange, finish } = ctx;
   const reply = (err: number, order: OrderView | null) =>
@@ -117,7 +119,7 @@ export function amendOne(
     return;
   }
   const request = ctx.answers.order(reply);
-  const code = exchange.amendOrder(o, price, amount, request);
+  const code = exchange.amendOrder(o, price, amount, request, expiresAt);
   if (code === 0) return;
   ctx.answers.drop(request);
   reply(code, null);
@@ -130,9 +132,10 @@ export function cancelAll(
   info: RequestInfo,
   userId: number,
   pairIndex: number,
+  expiresAt = 0,
 ): void {
   const request = ctx.answers.cancelAll((ids) => ok(ctx, res, info, serialize.cancelled({ cancelled: ids })));
-  const code = ctx.exchange.cancelAll(userId, pairIndex, request);
+  const code = ctx.exchange.cancelAll(userId, pairIndex, request, expiresAt);
   if (code === 0) return;
   ctx.answers.drop(request);
   sendError(res, info, code, ctx.finish);

@@ -11,7 +11,7 @@ import { CLIENT_ORDER_ID_RE, FLAG_POST_ONLY, TIF_GTC, TIF_MASK, timeInForceFlags
 import type { ErrorEntry } from "../errors/bodies.ts";
 import { amountParseError, Code, priceParseError } from "../errors/catalogue.ts";
 import { BUY, SELL } from "../protocol/pair/engine.ts";
-import { readSmallInteger } from "../util/integers.ts";
+import { MAX_SAFE, readSmallInteger } from "../util/integers.ts";
 import { formatDecimal, parseDecimal } from "../util/numbers.ts";
 import { unknownFields } from "./json-body.ts";
 import { MAX_ORDER_ID, MAX_QUERY_INTEGER, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./request-schemas.ts";
@@ -27,8 +27,21 @@ export const ORDER_FIELDS: ReadonlySet<string> = new Set([
   "timeInForce",
   "postOnly",
 ]);
-/** A create-order body: an order and the `nonce` every authenticated call may carry. */
-export const CREATE_FIELDS: ReadonlySet<string> = new Set([...ORDER_FIELDS, "nonce"]);
+/**
+ * A create-order body: an order, the `nonce` every authenticated call may carry, and the deadline
+ * `expiresAt` (CONTRACT 11.2; create-orders takes it once for the whole batch).
+ */
+export const CREATE_FIELDS: ReadonlySet<string> = new Set([...ORDER_FIELDS, "nonce", "expiresAt"]);
+
+/**
+ * CONTRACT 11.2: the `expiresAt` of a body (Unix ms, a positive integer as CONTRACT 2.5 reads
+ * integers): 0 when absent, -1 when invalid (400 EXPIRES_AT_INVALID; `null` is not a deadline).
+ */
+export function expiresAtOf(body: Record<string, unknown>): number {
+  const v = body.expiresAt;
+  if (v === undefined) return 0;
+  return readSmallInteger(v, 1, MAX_SAFE);
+}
 
 /** An order id as a body gives it (a positive integer, CONTRACT 2.5), or -(error code). */
 export function orderIdOf(id: unknown): number {
@@ -82,6 +95,8 @@ export function validateOrder(
     amount: 0,
     flags: 0,
     clientOrderId: undefined,
+    expiresAt: 0,
+    session: 0,
   };
   const pn = body.pairName;
   if (pn === undefined || pn === null) errors.push([Code.PAIR_REQUIRED]);
@@ -126,6 +141,11 @@ export function validateOrder(
   if (cid !== undefined && cid !== null) {
     if (typeof cid !== "string" || !CLIENT_ORDER_ID_RE.test(cid)) errors.push([Code.CLIENT_ORDER_ID_INVALID]);
     else out.clientOrderId = cid;
+  }
+  if (allowed.has("expiresAt")) {
+    const at = expiresAtOf(body);
+    if (at < 0) errors.push([Code.EXPIRES_AT_INVALID]);
+    else out.expiresAt = at;
   }
   for (const e of unknownFields(body, allowed)) errors.push(e);
   return out;

@@ -14,6 +14,7 @@ import {
 } from "../../src/core/exchange.ts";
 import { Ledger } from "../../src/core/ledger.ts";
 import { PairMarket } from "../../src/core/market-data.ts";
+import { FLAG_CANCEL_ON_DISCONNECT } from "../../src/core/orders.ts";
 import { DbWriter, type WriterOptions } from "../../src/db/writer.ts";
 import { Code } from "../../src/errors/catalogue.ts";
 import { Answers } from "../../src/http/answers.ts";
@@ -21,6 +22,7 @@ import { PairChannel } from "../../src/pair/pair-client.ts";
 import { openDatabase } from "../../src/protocol/db/db-open.ts";
 import { BUY, SELL } from "../../src/protocol/pair/engine.ts";
 import { tempDir } from "../db/helpers.ts";
+import { waitFor } from "../wait.ts";
 
 const BTC = 0;
 const USDT = 1;
@@ -78,13 +80,15 @@ function place(
   side: 0 | 1,
   price: number,
   amount: number,
+  session = 0,
+  expiresAt = 0,
 ): Promise<{ err: number; order: OrderView | null }> {
   return new Promise((resolve) => {
     const request = answers.order((err, order) => resolve({ err, order }));
     const code = exchange.createOrder(
       user,
       0,
-      { type, side, price, amount, flags: 0, clientOrderId: undefined },
+      { type, side, price, amount, flags: 0, clientOrderId: undefined, expiresAt, session },
       request,
     );
     if (code === 0) return;
@@ -311,6 +315,118 @@ describe("Exchange core", () => {
       assert.ok(marks[marks.length - 1] > 200, `the mark reached ${marks[marks.length - 1]}`);
     } finally {
       ro.close();
+      await close();
+    }
+  });
+
+  it("tags orders with their session and cancels a session's open orders through the normal path", async () => {
+    const file = tmp.dbPath.replace(/\.db$/, "-sessions.db");
+    const { exchange, ledger, writer, close } = await core(file);
+    ledger.deposit(0, BTC, 10n * BTC_UNIT);
+    ledger.deposit(1, USDT, 10_000n * USDT_UNIT);
+    const streamed: OrderView[] = [];
+    exchange.listener = {
+      wantsOrders: (user) => user === 0,
+      wantsUserTrades: () => false,
+      wantsTrades: () => false,
+      orderChanged: (_user, view) => streamed.push(view),
+      userTrade: () => {},
+      publicTrades: () => {},
+      levelsChanged: () => {},
+    };
+    const ro = openDatabase(file, { readonly: true });
+    try {
+      // Session 7: three sells, one partly filled; session 8: one sell; no session: one sell.
+      const s7 = [
+        await place(exchange, 0, LIMIT, SELL, 10_000, 100, 7),
+        await place(exchange, 0, LIMIT, SELL, 10_100, 100, 7),
+        await place(exchange, 0, LIMIT, SELL, 10_200, 100, 7),
+      ];
+      const s8 = await place(exchange, 0, LIMIT, SELL, 10_300, 100, 8);
+      const plain = await place(exchange, 0, LIMIT, SELL, 10_400, 100);
+      for (const o of [...s7, s8]) assert.equal(o.order?.cancelOnDisconnect, true);
+      assert.equal(plain.order?.cancelOnDisconnect, undefined);
+      assert.equal("cancelOnDisconnect" in plain.order!, false);
+      assert.equal((await place(exchange, 1, LIMIT, BUY, 10_000, 40)).err, 0);
+      assert.equal(ledger.reserved(0, BTC), 460n);
+
+      streamed.length = 0;
+      exchange.cancelSessionOrders(7);
+      // Committed like any cancel: the stream is told after the commit, the holds are released.
+      const ids7 = s7.map((o) => o.order!.id);
+      await waitFor(() => streamed.length === 3, { what: "the three cancels of session 7 streamed" });
+      assert.deepEqual(
+        streamed
+          .map((v) => [v.id, v.isCancelled, v.cancelOnDisconnect])
+          .sort((a, b) => Number(a[0]) - Number(b[0])),
+        ids7.map((id) => [id, true, true]),
+      );
+      assert.equal(ledger.reserved(0, BTC), 200n);
+      // The rows: cancelled, with the flag kept; session 8 and the untagged order still open.
+      await writer.flush();
+      await writer.applied();
+      const row = ro.prepare<[number], { is_cancelled: number; flags: number }>(
+        "SELECT is_cancelled, flags FROM orders WHERE id = ?",
+      );
+      for (const id of ids7) {
+        assert.equal(row.get(id)!.is_cancelled, 1);
+        assert.equal(row.get(id)!.flags & FLAG_CANCEL_ON_DISCONNECT, FLAG_CANCEL_ON_DISCONNECT);
+      }
+      assert.equal(row.get(s8.order!.id)!.is_cancelled, 0);
+      assert.equal(row.get(plain.order!.id)!.is_cancelled, 0);
+      assert.equal(row.get(plain.order!.id)!.flags & FLAG_CANCEL_ON_DISCONNECT, 0);
+      assert.deepEqual(exchange.openOrderIds(0, 0).sort(), [s8.order!.id, plain.order!.id].sort());
+      // Again, or an unknown or zero tag: nothing left to cancel.
+      streamed.length = 0;
+      exchange.cancelSessionOrders(7);
+      exchange.cancelSessionOrders(99);
+      exchange.cancelSessionOrders(0);
+      await place(exchange, 0, LIMIT, SELL, 10_500, 1);
+      assert.equal(streamed.length, 1);
+      assert.deepEqual(ledger.check([10n * BTC_UNIT, 10_000n * USDT_UNIT]), []);
+    } finally {
+      exchange.listener = null;
+      ro.close();
+      await close();
+    }
+  });
+
+  it("cancels a session's create still in the worker once it rests", async () => {
+    const { exchange, ledger, close } = await core(`${tmp.dbPath}-session-inflight`);
+    ledger.deposit(0, BTC, 10n * BTC_UNIT);
+    try {
+      // Many creates in one tick through the 4-slot ring, then the session ends at once: those in
+      // the worker and those resting are cancelled; those still waiting for the ring are not yet
+      // created and are the session's to stop sending.
+      const orders = Array.from({ length: 3 }, (_, i) => place(exchange, 0, LIMIT, SELL, 10_000 + i, 1, 5));
+      exchange.cancelSessionOrders(5);
+      const answered = await Promise.all(orders);
+      for (const o of answered) assert.equal(o.err, 0);
+      await waitFor(() => ledger.reserved(0, BTC) === 0n && exchange.openOrderIds(0, 0).length === 0, {
+        what: "every order of session 5 cancelled and committed",
+        detail: () => `reserved ${ledger.reserved(0, BTC)}, open ${exchange.openOrderIds(0, 0)}`,
+      });
+    } finally {
+      await close();
+    }
+  });
+
+  it("refuses a command whose deadline passed before its risk check, changing nothing", async () => {
+    const { exchange, ledger, close } = await core(`${tmp.dbPath}-deadline`);
+    ledger.deposit(0, BTC, 10n * BTC_UNIT);
+    try {
+      const past = Date.now() - 1;
+      assert.equal((await place(exchange, 0, LIMIT, SELL, 10_000, 1, 0, past)).err, Code.REQUEST_EXPIRED);
+      assert.equal(ledger.reserved(0, BTC), 0n);
+      const o = await place(exchange, 0, LIMIT, SELL, 10_000, 1, 0, Date.now() + 60_000);
+      assert.equal(o.err, 0);
+      const open = exchange.ownOpenOrder(0, o.order!.id)!;
+      assert.equal(exchange.amendOrder(open, 10_100, 2, 0, past), Code.REQUEST_EXPIRED);
+      assert.equal(exchange.cancelOrder(0, open.id, 0, past), Code.REQUEST_EXPIRED);
+      assert.equal(exchange.cancelAll(0, -1, 0, past), Code.REQUEST_EXPIRED);
+      assert.equal(ledger.reserved(0, BTC), 1n);
+      assert.deepEqual(exchange.openOrderIds(0, 0), [open.id]);
+    } finally {
       await close();
     }
   });

@@ -204,6 +204,8 @@ describe("ledger invariant", () => {
                           amount: c.amount,
                           flags: c.k === "limit" ? c.flags : 0,
                           clientOrderId: undefined,
+                          expiresAt: 0,
+                          session: 0,
                         },
                         request,
                       );

@@ -45,6 +45,8 @@ const STATE_CODES = new Set([
   "UID_EXISTS",
   "API_TOKEN_UNKNOWN",
   "BALANCE_TOO_LARGE",
+  // CONTRACT 11.2: a well-formed deadline that the clock has passed.
+  "REQUEST_EXPIRED",
 ]);
 
 type Json = Record<string, unknown>;

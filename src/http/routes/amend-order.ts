@@ -8,9 +8,9 @@ import { type PostRoute, SIGNED_POST } from "../route.ts";
 import { orderWithUpdateSchema } from "../schemas.ts";
 
 import { amendOne } from "../trade.ts";
-import { orderIdOf } from "../validate.ts";
+import { expiresAtOf, orderIdOf } from "../validate.ts";
 
-const FIELDS: ReadonlySet<string> = new Set(["orderId", "amount", "price", "nonce"]);
+const FIELDS: ReadonlySet<string> = new Set(["orderId", "amount", "price", "nonce", "expiresAt"]);
 
 export const amendOrder: PostRoute = {
   kind: "signedPost",
@@ -34,9 +34,11 @@ export const amendOrder: PostRoute = {
       if (body.amount === null) errors.push([Code.AMOUNT_NOT_NUMBER]);
       if (body.price === null) errors.push([Code.PRICE_NOT_NUMBER]);
       if (body.amount === undefined && body.price === undefined) errors.push([Code.AMEND_NOTHING]);
+      const expiresAt = expiresAtOf(body);
+      if (expiresAt < 0) errors.push([Code.EXPIRES_AT_INVALID]);
       if (errors.length > 0) return send(res, info, 400, multiErrorBody(errors, info.lang), finish);
       // The amount and price are read against the order's pair, known once the order is found.
-      amendOne(ctx, res, info, key.userId, orderId, body, errors);
+      amendOne(ctx, res, info, key.userId, orderId, body, errors, expiresAt);
     };
   },
 };

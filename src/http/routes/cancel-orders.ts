@@ -8,9 +8,9 @@ import { MAX_BATCH_CANCELS } from "../request-schemas.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";
 import { cancelOrdersResultSchema } from "../schemas-contract.ts";
 import { batchAnswer, cancelOne } from "../trade.ts";
-import { orderIdOf } from "../validate.ts";
+import { expiresAtOf, orderIdOf } from "../validate.ts";
 
-const FIELDS: ReadonlySet<string> = new Set(["orderIds", "nonce"]);
+const FIELDS: ReadonlySet<string> = new Set(["orderIds", "nonce", "expiresAt"]);
 
 export const cancelOrders: PostRoute = {
   kind: "signedPost",
@@ -30,9 +30,21 @@ export const cancelOrders: PostRoute = {
       const bad = unknownFields(body, FIELDS);
       if (bad.length > 0) return send(res, info, 400, multiErrorBody(bad, info.lang), finish);
       const list = body.orderIds;
-      if (!Array.isArray(list) || list.length < 1 || list.length > MAX_BATCH_CANCELS) {
-        return sendError(res, info, Code.ORDER_IDS_INVALID, finish);
-      }
+      const listBad = !Array.isArray(list) || list.length < 1 || list.length > MAX_BATCH_CANCELS;
+      // The deadline of the whole batch (CONTRACT 11.2): past it, no element runs.
+      const expiresAt = expiresAtOf(body);
+      if (listBad && expiresAt < 0)
+        return send(
+          res,
+          info,
+          400,
+          multiErrorBody([[Code.ORDER_IDS_INVALID], [Code.EXPIRES_AT_INVALID]], info.lang),
+          finish,
+        );
+      if (listBad) return sendError(res, info, Code.ORDER_IDS_INVALID, finish);
+      if (expiresAt < 0) return sendError(res, info, Code.EXPIRES_AT_INVALID, finish);
+      if (expiresAt !== 0 && Date.now() > expiresAt)
+        return sendError(res, info, Code.REQUEST_EXPIRED, finish);
       const answer = batchAnswer(ctx, res, info, list.length);
       list.forEach((item, i) => {
         const orderId = orderIdOf(item);
@@ -51,7 +63,7 @@ export const cancelOrders: PostRoute = {
             err === 0 ? `{"orderId":${echo}}` : `{"orderId":${echo},${errorBody(err, info.lang).slice(1)}`,
           );
         if (orderId < 0) put(-orderId);
-        else cancelOne(ctx, key.userId, orderId, put);
+        else cancelOne(ctx, key.userId, orderId, put, expiresAt);
       });
     };
   },
