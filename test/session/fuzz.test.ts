@@ -12,7 +12,15 @@ import { waitFor } from "../wait.ts";
 import { SessionSocket } from "./helpers.ts";
 
 /** Methods whose every random params fail validation (no call that succeeds on `{}`). */
-const METHODS = ["order.create", "order.cancel", "order.amend", "orders.create", "orders.cancel", "order.get", "orders.open"];
+const METHODS = [
+  "order.create",
+  "order.cancel",
+  "order.amend",
+  "orders.create",
+  "orders.cancel",
+  "order.get",
+  "orders.open",
+];
 
 const frame = fc.oneof(
   fc.string({ maxLength: 64 }),
@@ -49,7 +57,10 @@ describe("session fuzzing", () => {
     const before = [await server.balanceTable(u), await server.allOrders(u)];
     const s = await SessionSocket.logon(server, u);
     const frames = fc.sample(frame, { numRuns: 10_000, seed: 29 });
-    frames.push("x".repeat(100_000), JSON.stringify({ id: 1, method: "ping", params: { pad: "y".repeat(70_000) } }));
+    frames.push(
+      "x".repeat(100_000),
+      JSON.stringify({ id: 1, method: "ping", params: { pad: "y".repeat(70_000) } }),
+    );
     let answered = s.frames.filter((f) => "status" in f).length;
     const chunk = 500;
     for (let i = 0; i < frames.length; i += chunk) {
