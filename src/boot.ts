@@ -56,6 +56,7 @@ import { chooseWaitStrategy, PairChannel, workerSpinFor } from "./pair/pair-clie
 import { openDatabase } from "./protocol/db/db-open.ts";
 import { replayJournal } from "./protocol/db/journal.ts";
 import { SELL } from "./protocol/pair/engine.ts";
+import { bothListeners, mountSession, SessionHub, type SessionOrders } from "./session/session.ts";
 import { mountStream, StreamHub } from "./stream/hub.ts";
 import { type Logger, log as processLog } from "./util/log.ts";
 import { nowMicro } from "./util/time.ts";
@@ -374,7 +375,7 @@ async function startLocked(
   // The edge's map from request id to the waiting response: the core reports results into it.
   const answers = new Answers();
   exchange.sink = answers;
-  mountRoutes(app, {
+  const routes = mountRoutes(app, {
     config,
     exchange,
     answers,
@@ -399,7 +400,18 @@ async function startLocked(
     maxBackpressureBytes: settings.maxBackpressureBytes,
     log: (line) => log.error(line),
   });
-  exchange.listener = hub;
+  const sessionDeps = {
+    ctx: routes,
+    users,
+    orders: sessionOrders(exchange),
+    ready: isReady,
+    accepting: isAccepting,
+    maxBackpressureBytes: settings.maxBackpressureBytes,
+    logonDeadlineMs: logonDeadlineMs(),
+  };
+  const sessions = new SessionHub(sessionDeps);
+  exchange.listener = bothListeners(hub, sessions);
+  mountSession(app, sessions, sessionDeps);
   mountStream(app, {
     hub,
     users,
@@ -439,6 +451,8 @@ async function startLocked(
     closing ??= (async () => {
       accepting = false;
       deadMan.clear();
+      // Sessions end first: their cancel-on-disconnect orders are cancelled while the core runs.
+      sessions.shutdown();
       uws.us_listen_socket_close(listenSocket);
       // Let commands already in the workers finish, so their answers commit and go out.
       const deadline = Date.now() + 10_000;
@@ -547,4 +561,20 @@ function recoverBalances(
   if (held.size > 0)
     throw new Error(`open orders hold funds of users without a balance row: ${[...held.keys()]}`);
   return replayed;
+}
+
+/** The core's session orders (CONTRACT 11.4): the tag a created order carries, and the cancels. */
+function sessionOrders(exchange: Exchange): SessionOrders {
+  return {
+    tag: (v, session) => {
+      v.session = session;
+    },
+    cancelSessionOrders: (session) => exchange.cancelSessionOrders(session),
+  };
+}
+
+/** SESSION_LOGON_DEADLINE_MS: a shorter logon deadline, for tests only (default 10 s, CONTRACT 11.1). */
+function logonDeadlineMs(): number | undefined {
+  const v = Number(process.env.SESSION_LOGON_DEADLINE_MS);
+  return Number.isInteger(v) && v > 0 ? v : undefined;
 }

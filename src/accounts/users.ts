@@ -102,11 +102,15 @@ export class Users {
     return this.keys.has(token);
   }
 
+  /** Called with the token of each key revoked (the trading sessions end theirs, CONTRACT 11.1). */
+  readonly revokeListeners: ((token: string) => void)[] = [];
+
   /** Marks a key revoked; false when the token is unknown. */
   revoke(token: string): boolean {
     const k = this.keys.get(token);
     if (k === undefined) return false;
     k.revoked = true;
+    for (const f of this.revokeListeners) f(token);
     return true;
   }
 

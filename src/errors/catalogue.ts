@@ -669,6 +669,14 @@ export const ERRORS = {
     en: "Unknown or expired listen key",
     ru: "Неизвестный или истёкший ключ прослушивания (listenKey)",
   },
+  // 311-314 trading sessions (CONTRACT 11.1)
+  SESSION_NOT_LOGGED_ON: {
+    code: 311,
+    status: 401,
+    field: "auth",
+    en: "Log on first: the first call of a session must be session.logon",
+    ru: "Сначала выполните вход: первым вызовом сессии должен быть session.logon",
+  },
 
   // 4xx routing and limits
   UNKNOWN_PATH: {
@@ -752,6 +760,15 @@ export const ERRORS = {
     field: "headers",
     en: "A request header is too large",
     ru: "Слишком большой заголовок запроса",
+  },
+
+  // 430-439 limits of a trading session (CONTRACT 11.2)
+  TOO_MANY_IN_FLIGHT: {
+    code: 430,
+    status: 429,
+    field: "rate",
+    en: "Too many calls of this session are waiting for their answers (at most 1000)",
+    ru: "Слишком много вызовов этой сессии ожидают ответа (не больше 1000)",
   },
 
   // 5xx server
@@ -947,6 +964,77 @@ export const ERRORS = {
     field: "expiresAt",
     en: "The request expired before it was executed; nothing was changed",
     ru: "Срок запроса истёк до его исполнения; ничего не изменено",
+  },
+  // 620-639 trading session frames and params (CONTRACT 11)
+  SESSION_FRAME_INVALID: {
+    code: 620,
+    status: 400,
+    field: "body",
+    en: "A call must be a text frame holding one JSON object",
+    ru: "Вызов должен быть текстовым кадром с одним JSON-объектом",
+  },
+  SESSION_ID_INVALID: {
+    code: 621,
+    status: 400,
+    field: "id",
+    en: "id must be an integer from 0 to 2^53-1 or a string of 1 to 36 characters: letters, digits, _ or -",
+    ru: "id должен быть целым числом от 0 до 2^53-1 или строкой из 1-36 символов: буквы, цифры, _ или -",
+  },
+  SESSION_METHOD_UNKNOWN: {
+    code: 622,
+    status: 400,
+    field: "method",
+    en: "Unknown method",
+    ru: "Неизвестный метод",
+  },
+  SESSION_PARAMS_NOT_OBJECT: {
+    code: 623,
+    status: 400,
+    field: "params",
+    en: "params must be a JSON object",
+    ru: "params должен быть JSON-объектом",
+  },
+  SESSION_ALREADY_LOGGED_ON: {
+    code: 624,
+    status: 400,
+    field: "method",
+    en: "This session is already logged on",
+    ru: "Вход в эту сессию уже выполнен",
+  },
+  SESSION_HEARTBEAT_INVALID: {
+    code: 625,
+    status: 400,
+    field: "heartbeatSeconds",
+    en: "heartbeatSeconds must be an integer from 1 to 120",
+    ru: "heartbeatSeconds должен быть целым числом от 1 до 120",
+  },
+  SESSION_CANCEL_ON_DISCONNECT_INVALID: {
+    code: 626,
+    status: 400,
+    field: "cancelOnDisconnect",
+    en: "cancelOnDisconnect must be true or false",
+    ru: "cancelOnDisconnect должен быть true или false",
+  },
+  SESSION_REPORTS_INVALID: {
+    code: 627,
+    status: 400,
+    field: "reports",
+    en: "reports must be true or false",
+    ru: "reports должен быть true или false",
+  },
+  SESSION_ORDER_GET_PARAMS: {
+    code: 628,
+    status: 400,
+    field: "orderId",
+    en: "Give exactly one of orderId and clientOrderId",
+    ru: "Укажите ровно одно из полей orderId и clientOrderId",
+  },
+  SESSION_PAIR_REQUIRED: {
+    code: 629,
+    status: 400,
+    field: "pairName",
+    en: "pairName is required",
+    ru: "Поле pairName обязательно",
   },
 } as const satisfies Record<string, ErrorDef>;
 

@@ -18,6 +18,7 @@ import {
   pairFromPath,
   pattern,
   type Route,
+  type RouteContext,
   routeContext,
 } from "./route.ts";
 import { ROUTES } from "./route-table.ts";
@@ -27,7 +28,8 @@ export type { FrontEndDeps, UserReads } from "./route.ts";
 export { orderRowView, tradeRowView } from "./row-views.ts";
 export { validateOrder } from "./validate.ts";
 
-export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
+/** Mounts every REST route; returns their context (the trading sessions share it, src/session/). */
+export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): RouteContext {
   // The OpenAPI document is built once from the config (src/http/openapi.ts) and served by routes/openapi-json.ts.
   const ctx = routeContext(deps, JSON.stringify(buildOpenApi(deps.config, ROUTES)));
   const finish = ctx.finish;
@@ -67,6 +69,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): void {
     if (info.overLimit !== 0) return sendError(res, info, info.overLimit, finish);
     sendError(res, info, Code.UNKNOWN_PATH, finish, req.getUrl());
   });
+  return ctx;
 }
 
 /**

@@ -6,13 +6,12 @@
  * accepted the command, and its result later comes back under that id; any other code is a
  * refusal with nothing changed, answered here.
  */
-import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
 import { NEEDS_ROW, type OrderView } from "../core/exchange.ts";
 import { closedError } from "../core/recently-closed.ts";
-import { type ErrorEntry, multiErrorBody } from "../errors/bodies.ts";
+import type { ErrorEntry } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
-import { type RequestInfo, send, sendError } from "./request.ts";
-import { ok, type RouteContext } from "./route.ts";
+import type { Reply } from "./calls.ts";
+import type { RouteContext } from "./route.ts";
 import { serialize } from "./schemas.ts";
 import { parseAmount, parsePrice, type ValidOrder } from "./validate.ts";
 
@@ -41,12 +40,12 @@ export function placeOrder(
  * A batch's answer (CONTRACT 8.5): element i's JSON goes in place i, in any order, and the array
  * leaves once all `n` are in.
  */
-export function batchAnswer(ctx: RouteContext, res: HttpResponse, info: RequestInfo, n: number) {
+export function batchAnswer(n: number, done: (json: string) => void) {
   const out: string[] = new Array(n);
   let left = n;
   return (i: number, json: string): void => {
     out[i] = json;
-    if (--left === 0) ok(ctx, res, info, `[${out.join(",")}]`);
+    if (--left === 0) done(`[${out.join(",")}]`);
   };
 }
 
@@ -91,17 +90,16 @@ export function readClosed(
  */
 export function amendOne(
   ctx: RouteContext,
-  res: HttpResponse,
-  info: RequestInfo,
+  out: Reply,
   userId: number,
   orderId: number,
   body: Record<string, unknown>,
   errors: ErrorEntry[],
   expiresAt = 0,
 ): void {
-  const { exchange, finish } = ctx;
+  const { exchange } = ctx;
   const reply = (err: number, order: OrderView | null) =>
-    err === 0 ? ok(ctx, res, info, serialize.order(order)) : sendError(res, info, err, finish);
+    err === 0 ? out.ok(serialize.order(order)) : out.error(err);
   const o = exchange.ownOpenOrder(userId, orderId);
   if (o === undefined) {
     const err = exchange.notOpenError(userId, orderId);
@@ -115,7 +113,7 @@ export function amendOne(
   const amount = hasAmount ? parseAmount(body.amount, pair, errors) : o.amount;
   const price = hasPrice ? parsePrice(body.price, pair, errors) : o.price;
   if (errors.length > 0) {
-    send(res, info, 400, multiErrorBody(errors, info.lang), finish);
+    out.invalid(errors);
     return;
   }
   const request = ctx.answers.order(reply);
@@ -128,15 +126,14 @@ export function amendOne(
 /** Cancels the user's open orders on `pairIndex` (-1: all) and answers `{"cancelled": [...]}`. */
 export function cancelAll(
   ctx: RouteContext,
-  res: HttpResponse,
-  info: RequestInfo,
+  reply: Reply,
   userId: number,
   pairIndex: number,
   expiresAt = 0,
 ): void {
-  const request = ctx.answers.cancelAll((ids) => ok(ctx, res, info, serialize.cancelled({ cancelled: ids })));
+  const request = ctx.answers.cancelAll((ids) => reply.ok(serialize.cancelled({ cancelled: ids })));
   const code = ctx.exchange.cancelAll(userId, pairIndex, request, expiresAt);
   if (code === 0) return;
   ctx.answers.drop(request);
-  sendError(res, info, code, ctx.finish);
+  reply.error(code);
 }

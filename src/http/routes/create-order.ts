@@ -1,14 +1,12 @@
 /** seed 4.1 `POST /trade/create-order` (CONTRACT 3, 8.2): the hot path. */
 import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
 import type { ApiKey } from "../../accounts/users.ts";
-import { multiErrorBody } from "../../errors/bodies.ts";
+import { createOrderCall, httpReply, placeValid } from "../calls.ts";
 import { fastOrderParser } from "../fast-order.ts";
-import { type RequestInfo, send, sendError } from "../request.ts";
-import { ok, type PostRoute, type RouteContext, SIGNED_POST } from "../route.ts";
+import type { RequestInfo } from "../request.ts";
+import { type PostRoute, type RouteContext, SIGNED_POST } from "../route.ts";
 import { orderWithUpdateSchema } from "../schemas.ts";
-
-import { placeOrder } from "../trade.ts";
-import { CREATE_FIELDS, type ValidOrder, validateOrder } from "../validate.ts";
+import { CREATE_FIELDS, type ValidOrder } from "../validate.ts";
 
 export const createOrder: PostRoute = {
   kind: "signedPost",
@@ -26,16 +24,8 @@ export const createOrder: PostRoute = {
     "Answers the order as it stands after its own immediate matching, once it and its trades are " +
     "committed. Insufficient funds, no liquidity (market), bounds and decimals: 400 `errors.amount` / " +
     "`errors.price`; unknown pair: 400 `errors.pairName`.",
-  handler: (ctx) => {
-    const { config, finish } = ctx;
-    return (res, info, key, body) => {
-      const v = validateOrder(body, config, CREATE_FIELDS);
-      if (v.errors.length > 0) {
-        return send(res, info, 400, multiErrorBody(v.errors, info.lang), finish);
-      }
-      place(ctx, res, info, key, v);
-    };
-  },
+  handler: (ctx) => (res, info, key, body) =>
+    createOrderCall(ctx, key, body, CREATE_FIELDS, httpReply(ctx, res, info)),
   // The common body read from its bytes (src/http/fast-order.ts); every other one by `handler`.
   fast: (ctx) => ({
     parse: fastOrderParser(ctx.config),
@@ -44,7 +34,5 @@ export const createOrder: PostRoute = {
 };
 
 function place(ctx: RouteContext, res: HttpResponse, info: RequestInfo, key: ApiKey, v: ValidOrder): void {
-  placeOrder(ctx, key.userId, v, (err, json) =>
-    err === 0 ? ok(ctx, res, info, json) : sendError(res, info, err, ctx.finish),
-  );
+  placeValid(ctx, key, v, httpReply(ctx, res, info));
 }

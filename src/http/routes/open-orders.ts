@@ -1,9 +1,8 @@
 /** CONTRACT 8.6 `GET /trade/pairs/{pairName}/open-orders`: the caller's open orders, newest first. */
-import { Code } from "../../errors/catalogue.ts";
-import { sendError } from "../request.ts";
-import { type GetRoute, nonceQuery, ok, SIGNED_GET_PAIR } from "../route.ts";
-import { orderRowView } from "../row-views.ts";
-import { orderListSchema, serialize } from "../schemas.ts";
+
+import { httpReply, openOrdersCall } from "../calls.ts";
+import { type GetRoute, nonceQuery, SIGNED_GET_PAIR } from "../route.ts";
+import { orderListSchema } from "../schemas.ts";
 
 export const openOrders: GetRoute = {
   kind: "get",
@@ -16,13 +15,6 @@ export const openOrders: GetRoute = {
   operationId: "openOrders",
   summary: "Every open order of the caller on the pair, newest first",
   source: "CONTRACT 8.6",
-  handler: (ctx) => {
-    const { config, exchange, reader, finish } = ctx;
-    return (res, info, pair, key) => {
-      reader.openOrders(exchange.openOrderIds(key!.userId, pair!.index)).then(
-        (rows) => ok(ctx, res, info, serialize.orders(rows.map((o) => orderRowView(o, config)))),
-        (err) => sendError(res, info, Code.INTERNAL, finish, undefined, err),
-      );
-    };
-  },
+  handler: (ctx) => (res, info, pair, key) =>
+    openOrdersCall(ctx, key!.userId, pair!.index, httpReply(ctx, res, info)),
 };

@@ -1,31 +1,12 @@
 /** CONTRACT 8.6 `GET /trade/orders/{orderId}`: one of the caller's orders, from its committed row. */
 
-import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
 import { Code } from "../../errors/catalogue.ts";
-import type { OrderRow } from "../../protocol/db/rows.ts";
 import { readSmallInteger } from "../../util/integers.ts";
-import { type RequestInfo, sendError } from "../request.ts";
+import { answerOrder, httpReply } from "../calls.ts";
+import { sendError } from "../request.ts";
 import { MAX_ORDER_ID } from "../request-schemas.ts";
-import { type GetRoute, nonceQuery, ok, type RouteContext, SIGNED_GET } from "../route.ts";
-import { orderRowView } from "../row-views.ts";
-import { orderWithUpdateSchema, serialize } from "../schemas.ts";
-
-/** Answers the caller's order from its committed row: 404 when it is none of the caller's. */
-export function answerOrder(
-  ctx: RouteContext,
-  res: HttpResponse,
-  info: RequestInfo,
-  userId: number,
-  row: Promise<OrderRow | undefined>,
-): void {
-  row.then(
-    (o) =>
-      o === undefined || o.userId !== userId
-        ? sendError(res, info, Code.ORDER_NOT_FOUND_PATH, ctx.finish)
-        : ok(ctx, res, info, serialize.order(orderRowView(o, ctx.config, true))),
-    (err) => sendError(res, info, Code.INTERNAL, ctx.finish, undefined, err),
-  );
-}
+import { type GetRoute, nonceQuery, SIGNED_GET } from "../route.ts";
+import { orderWithUpdateSchema } from "../schemas.ts";
 
 export const order: GetRoute = {
   kind: "get",
@@ -43,7 +24,7 @@ export const order: GetRoute = {
     return (res, info, _pair, key, orderId) => {
       const id = readSmallInteger(orderId, 1, MAX_ORDER_ID);
       if (id < 0) return sendError(res, info, Code.ORDER_ID_INVALID, finish);
-      answerOrder(ctx, res, info, key!.userId, reader.order(id));
+      answerOrder(ctx, key!.userId, reader.order(id), httpReply(ctx, res, info));
     };
   },
 };

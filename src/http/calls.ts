@@ -1,0 +1,281 @@
+/**
+ * The trade calls shared by the REST routes (src/http/routes/*.ts) and the trading sessions
+ * (src/session/): each one validates its body, sends its command to the core through trade.ts and
+ * answers through a `Reply`, the only part that knows the transport. A REST route builds its Reply
+ * over the uWS response (`httpReply`); a session builds one over its socket. One validation, one
+ * command record, one answer view per call, whichever way it came in.
+ */
+import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
+import { CLIENT_ORDER_ID_RE } from "../core/orders.ts";
+import { type ErrorEntry, errorBody, multiErrorBody } from "../errors/bodies.ts";
+import { Code } from "../errors/catalogue.ts";
+import type { Lang } from "../errors/language.ts";
+import type { OrderRow } from "../protocol/db/rows.ts";
+import { readSmallInteger } from "../util/integers.ts";
+import { formatDecimal } from "../util/numbers.ts";
+import { LosslessNumber, unknownFields } from "./json-body.ts";
+import { type RequestInfo, send, sendError } from "./request.ts";
+import { MAX_BATCH_CANCELS, MAX_BATCH_ORDERS, MAX_DEAD_MAN_SECONDS } from "./request-schemas.ts";
+import { ok, type RouteContext } from "./route.ts";
+import { orderRowView } from "./row-views.ts";
+import { serialize } from "./schemas.ts";
+import { amendOne, batchAnswer, cancelAll, cancelOne, placeOrder } from "./trade.ts";
+import { expiresAtOf, orderIdOf, type ValidOrder, validateOrder } from "./validate.ts";
+
+/** How a call answers: a 200 with its JSON, one error by code, or a 400 of several errors. */
+export interface Reply {
+  readonly lang: Lang;
+  ok(json: string): void;
+  error(code: number, extra?: string, cause?: unknown): void;
+  invalid(errors: readonly ErrorEntry[]): void;
+}
+
+/** The Reply of a REST request. */
+export function httpReply(ctx: RouteContext, res: HttpResponse, info: RequestInfo): Reply {
+  return {
+    lang: info.lang,
+    ok: (json) => ok(ctx, res, info, json),
+    error: (code, extra, cause) => sendError(res, info, code, ctx.finish, extra, cause),
+    invalid: (errors) => send(res, info, 400, multiErrorBody(errors, info.lang), ctx.finish),
+  };
+}
+
+/**
+ * Who calls: the user, and the session tag its created orders carry (0: none; a session logged on
+ * with cancelOnDisconnect, CONTRACT 11.4). `tag` puts the tag on a validated order.
+ */
+export interface Caller {
+  readonly userId: number;
+  readonly tag?: (v: ValidOrder) => void;
+}
+
+/** A copy of `fields` without `nonce`: a session call's params (CONTRACT 11.2). */
+export function withoutNonce(fields: ReadonlySet<string>): ReadonlySet<string> {
+  const out = new Set(fields);
+  out.delete("nonce");
+  return out;
+}
+
+/** seed 4.1 create-order (CONTRACT 3, 8.2). */
+export function createOrderCall(
+  ctx: RouteContext,
+  caller: Caller,
+  body: Record<string, unknown>,
+  fields: ReadonlySet<string>,
+  reply: Reply,
+) {
+  const v = validateOrder(body, ctx.config, fields);
+  if (v.errors.length > 0) return reply.invalid(v.errors);
+  placeValid(ctx, caller, v, reply);
+}
+
+/** A validated order to the core (the create-order fast path joins here). */
+export function placeValid(ctx: RouteContext, caller: Caller, v: ValidOrder, reply: Reply) {
+  caller.tag?.(v);
+  placeOrder(ctx, caller.userId, v, (err, json) => (err === 0 ? reply.ok(json) : reply.error(err)));
+}
+
+/** seed 4.2 cancel-order. */
+export function cancelOrderCall(
+  ctx: RouteContext,
+  caller: Caller,
+  body: Record<string, unknown>,
+  fields: ReadonlySet<string>,
+  reply: Reply,
+) {
+  const bad = unknownFields(body, fields);
+  if (bad.length > 0) return reply.invalid(bad);
+  const orderId = orderIdOf(body.orderId);
+  const expiresAt = expiresAtOf(body);
+  if (orderId < 0 && expiresAt < 0) return reply.invalid([[-orderId], [Code.EXPIRES_AT_INVALID]]);
+  if (orderId < 0) return reply.error(-orderId);
+  if (expiresAt < 0) return reply.error(Code.EXPIRES_AT_INVALID);
+  cancelOne(ctx, caller.userId, orderId, (err) => (err === 0 ? reply.ok("[]") : reply.error(err)), expiresAt);
+}
+
+/** CONTRACT 8.3 amend-order. */
+export function amendOrderCall(
+  ctx: RouteContext,
+  caller: Caller,
+  body: Record<string, unknown>,
+  fields: ReadonlySet<string>,
+  reply: Reply,
+) {
+  const errors = unknownFields(body, fields);
+  const orderId = orderIdOf(body.orderId);
+  if (orderId < 0) errors.unshift([-orderId]);
+  // null is not an amount or a price, and not "unchanged" either (CONTRACT 2.5): 400 on it.
+  if (body.amount === null) errors.push([Code.AMOUNT_NOT_NUMBER]);
+  if (body.price === null) errors.push([Code.PRICE_NOT_NUMBER]);
+  if (body.amount === undefined && body.price === undefined) errors.push([Code.AMEND_NOTHING]);
+  const expiresAt = expiresAtOf(body);
+  if (expiresAt < 0) errors.push([Code.EXPIRES_AT_INVALID]);
+  if (errors.length > 0) return reply.invalid(errors);
+  // The amount and price are read against the order's pair, known once the order is found.
+  amendOne(ctx, reply, caller.userId, orderId, body, errors, expiresAt);
+}
+
+/** CONTRACT 8.5 create-orders: each element with `itemFields` (create-order's, without nonce). */
+export function createOrdersCall(
+  ctx: RouteContext,
+  caller: Caller,
+  body: Record<string, unknown>,
+  fields: ReadonlySet<string>,
+  itemFields: ReadonlySet<string>,
+  reply: Reply,
+) {
+  const bad = unknownFields(body, fields);
+  if (bad.length > 0) return reply.invalid(bad);
+  const list = body.orders;
+  const listBad = !Array.isArray(list) || list.length < 1 || list.length > MAX_BATCH_ORDERS;
+  // The deadline of the whole batch (CONTRACT 11.2): past it, no element runs.
+  const expiresAt = expiresAtOf(body);
+  if (listBad && expiresAt < 0) return reply.invalid([[Code.ORDERS_INVALID], [Code.EXPIRES_AT_INVALID]]);
+  if (listBad) return reply.error(Code.ORDERS_INVALID);
+  if (expiresAt < 0) return reply.error(Code.EXPIRES_AT_INVALID);
+  if (expiresAt !== 0 && Date.now() > expiresAt) return reply.error(Code.REQUEST_EXPIRED);
+  const lang = reply.lang;
+  const put = batchAnswer(list.length, (json) => reply.ok(json));
+  for (let i = 0; i < list.length; i++) {
+    const item: unknown = list[i];
+    if (typeof item !== "object" || item === null || Array.isArray(item)) {
+      put(i, errorBody(Code.ORDER_NOT_OBJECT, lang));
+      continue;
+    }
+    const v = validateOrder(item as Record<string, unknown>, ctx.config, itemFields);
+    v.expiresAt = expiresAt;
+    if (v.errors.length > 0) {
+      put(i, multiErrorBody(v.errors, lang));
+      continue;
+    }
+    caller.tag?.(v);
+    placeOrder(ctx, caller.userId, v, (err, json) => put(i, err === 0 ? json : errorBody(err, lang)));
+  }
+}
+
+/** CONTRACT 8.5 cancel-orders. */
+export function cancelOrdersCall(
+  ctx: RouteContext,
+  caller: Caller,
+  body: Record<string, unknown>,
+  fields: ReadonlySet<string>,
+  reply: Reply,
+) {
+  const bad = unknownFields(body, fields);
+  if (bad.length > 0) return reply.invalid(bad);
+  const list = body.orderIds;
+  const listBad = !Array.isArray(list) || list.length < 1 || list.length > MAX_BATCH_CANCELS;
+  // The deadline of the whole batch (CONTRACT 11.2): past it, no element runs.
+  const expiresAt = expiresAtOf(body);
+  if (listBad && expiresAt < 0) return reply.invalid([[Code.ORDER_IDS_INVALID], [Code.EXPIRES_AT_INVALID]]);
+  if (listBad) return reply.error(Code.ORDER_IDS_INVALID);
+  if (expiresAt < 0) return reply.error(Code.EXPIRES_AT_INVALID);
+  if (expiresAt !== 0 && Date.now() > expiresAt) return reply.error(Code.REQUEST_EXPIRED);
+  const lang = reply.lang;
+  const answer = batchAnswer(list.length, (json) => reply.ok(json));
+  list.forEach((item, i) => {
+    const orderId = orderIdOf(item);
+    // The id as the client gave it, for an element that is not a valid id (a number a double
+    // cannot hold, such as 1e400, by its source text: a JSON number literal).
+    const echo =
+      orderId > 0
+        ? String(orderId)
+        : item instanceof LosslessNumber
+          ? item.value
+          : (JSON.stringify(item) ?? "null");
+    // `{"orderId":id}`, or the error body with the id put in front of `errors`.
+    const put = (err: number): void =>
+      answer(i, err === 0 ? `{"orderId":${echo}}` : `{"orderId":${echo},${errorBody(err, lang).slice(1)}`);
+    if (orderId < 0) put(-orderId);
+    else cancelOne(ctx, caller.userId, orderId, put, expiresAt);
+  });
+}
+
+/** CONTRACT 8.4 cancel-all-orders. */
+export function cancelAllOrdersCall(
+  ctx: RouteContext,
+  caller: Caller,
+  body: Record<string, unknown>,
+  fields: ReadonlySet<string>,
+  reply: Reply,
+) {
+  const bad = unknownFields(body, fields);
+  if (bad.length > 0) return reply.invalid(bad);
+  // Only an absent pairName means every pair: null is not a pair name (CONTRACT 2.5).
+  const pn = body.pairName;
+  const errors: ErrorEntry[] = [];
+  let pairIndex = -1;
+  if (pn !== undefined) {
+    const pair = typeof pn === "string" ? ctx.config.pairsByName.get(pn) : undefined;
+    if (typeof pn !== "string") errors.push([Code.PAIR_NOT_STRING]);
+    else if (pair === undefined) errors.push([Code.PAIR_UNKNOWN]);
+    else pairIndex = pair.index;
+  }
+  const expiresAt = expiresAtOf(body);
+  if (expiresAt < 0) errors.push([Code.EXPIRES_AT_INVALID]);
+  if (errors.length === 1) return reply.error(errors[0][0]);
+  if (errors.length > 1) return reply.invalid(errors);
+  cancelAll(ctx, reply, caller.userId, pairIndex, expiresAt);
+}
+
+/** CONTRACT 8.7 cancel-all-after. */
+export function cancelAllAfterCall(
+  ctx: RouteContext,
+  caller: Caller,
+  body: Record<string, unknown>,
+  fields: ReadonlySet<string>,
+  reply: Reply,
+) {
+  const bad = unknownFields(body, fields);
+  if (bad.length > 0) return reply.invalid(bad);
+  const timeout = readSmallInteger(body.timeout, 0, MAX_DEAD_MAN_SECONDS);
+  if (timeout < 0) return reply.error(Code.TIMEOUT_INVALID);
+  reply.ok(serialize.triggerTime({ triggerTime: ctx.deps.deadMan.arm(caller.userId, timeout) }));
+}
+
+/** CONTRACT 8.6: the caller's order from its committed row; 404 when it is none of the caller's. */
+export function answerOrder(
+  ctx: RouteContext,
+  userId: number,
+  row: Promise<OrderRow | undefined>,
+  reply: Reply,
+) {
+  row.then(
+    (o) =>
+      o === undefined || o.userId !== userId
+        ? reply.error(Code.ORDER_NOT_FOUND_PATH)
+        : reply.ok(serialize.order(orderRowView(o, ctx.config, true))),
+    (err) => reply.error(Code.INTERNAL, undefined, err),
+  );
+}
+
+/** CONTRACT 8.6 by client order id (the text as given; "" or null: required). */
+export function orderByClientIdCall(ctx: RouteContext, userId: number, id: string | null, reply: Reply) {
+  if (id === null || id === "") return reply.error(Code.CLIENT_ORDER_ID_REQUIRED);
+  if (!CLIENT_ORDER_ID_RE.test(id)) return reply.error(Code.CLIENT_ORDER_ID_INVALID);
+  answerOrder(ctx, userId, ctx.reader.orderByClientId(userId, id), reply);
+}
+
+/** CONTRACT 8.6 open orders of one pair, newest first. */
+export function openOrdersCall(ctx: RouteContext, userId: number, pairIndex: number, reply: Reply): void {
+  ctx.reader.openOrders(ctx.exchange.openOrderIds(userId, pairIndex)).then(
+    (rows) => reply.ok(serialize.orders(rows.map((o) => orderRowView(o, ctx.config)))),
+    (err) => reply.error(Code.INTERNAL, undefined, err),
+  );
+}
+
+/** Available and reserved of `currencies` for `userId` (CONTRACT 2.3), as `[{currency, balance, reserved}]`. */
+export function balancesOf(ctx: RouteContext, userId: number, currencies: readonly string[]): string {
+  const ledger = ctx.exchange.ledger;
+  const has = ledger.hasUser(userId);
+  const out = currencies.map((currency) => {
+    const c = ledger.currencyIndex(currency);
+    const scale = ctx.config.currencies.get(currency)!.scale;
+    return {
+      currency,
+      balance: formatDecimal(has ? ledger.available(userId, c) : 0n, scale),
+      reserved: formatDecimal(has ? ledger.reserved(userId, c) : 0n, scale),
+    };
+  });
+  return serialize.balances(out);
+}

@@ -1,0 +1,242 @@
+/**
+ * The calls of a trading session (CONTRACT 11.2) and their schemas. Each call runs the same code as
+ * its REST route (src/http/calls.ts): the same field sets less `nonce`, the same validation, the same
+ * command to the core and the same answer view; only the Reply differs (src/session/session.ts).
+ *
+ * SESSION_CALLS is a plain array of {method, params, result}: `params(s)` is the JSON schema of the
+ * call's params for a config's request schemas (src/http/request-schemas.ts), `result` the JSON
+ * schema of its 200 result. Documents are built from it; `run` is what the session executes.
+ */
+import type { ExchangeConfig } from "../config.ts";
+import { Code } from "../errors/catalogue.ts";
+import {
+  amendOrderCall,
+  answerOrder,
+  balancesOf,
+  type Caller,
+  cancelAllAfterCall,
+  cancelAllOrdersCall,
+  cancelOrderCall,
+  cancelOrdersCall,
+  createOrderCall,
+  createOrdersCall,
+  openOrdersCall,
+  orderByClientIdCall,
+  type Reply,
+  withoutNonce,
+} from "../http/calls.ts";
+import { unknownFields } from "../http/json-body.ts";
+import { clientOrderIdParam, orderIdSchema, type RequestSchemas } from "../http/request-schemas.ts";
+import type { RouteContext } from "../http/route.ts";
+import { AMEND_ORDER_FIELDS } from "../http/routes/amend-order.ts";
+import { CANCEL_ALL_AFTER_FIELDS } from "../http/routes/cancel-all-after.ts";
+import { CANCEL_ALL_ORDERS_FIELDS } from "../http/routes/cancel-all-orders.ts";
+import { CANCEL_ORDER_FIELDS } from "../http/routes/cancel-order.ts";
+import { CANCEL_ORDERS_FIELDS } from "../http/routes/cancel-orders.ts";
+import { CREATE_ORDERS_FIELDS } from "../http/routes/create-orders.ts";
+import {
+  balancesSchema,
+  cancelledSchema,
+  orderListSchema,
+  orderWithUpdateSchema,
+  timeSchema,
+  triggerTimeSchema,
+} from "../http/schemas.ts";
+import {
+  cancelOrdersResultSchema,
+  createOrdersResultSchema,
+  emptyArraySchema,
+} from "../http/schemas-contract.ts";
+import { CREATE_FIELDS, ORDER_FIELDS, orderIdOf } from "../http/validate.ts";
+
+type Schema = Record<string, unknown>;
+
+/** A logged-on session as a call sees it. */
+export interface CallSession extends Caller {
+  readonly userId: number;
+}
+
+export interface SessionCall {
+  readonly method: string;
+  /** JSON schema of the params (a REST body schema without `nonce`, or the call's own). */
+  readonly params: (s: RequestSchemas) => Schema;
+  /** JSON schema of the 200 result. */
+  readonly result: Schema;
+  /** Runs the call; `params` is a JSON object (checked before). */
+  readonly run: (ctx: RouteContext, s: CallSession, params: Record<string, unknown>, reply: Reply) => void;
+}
+
+/** The params schema of a REST body schema: the same without `nonce`. */
+function noNonce(schema: Schema): Schema {
+  const props = { ...(schema.properties as Schema | undefined) };
+  delete props.nonce;
+  return { ...schema, properties: props };
+}
+
+const CREATE = withoutNonce(CREATE_FIELDS);
+const CANCEL = withoutNonce(CANCEL_ORDER_FIELDS);
+const AMEND = withoutNonce(AMEND_ORDER_FIELDS);
+const CREATE_MANY = withoutNonce(CREATE_ORDERS_FIELDS);
+const CANCEL_MANY = withoutNonce(CANCEL_ORDERS_FIELDS);
+const CANCEL_ALL = withoutNonce(CANCEL_ALL_ORDERS_FIELDS);
+const CANCEL_AFTER = withoutNonce(CANCEL_ALL_AFTER_FIELDS);
+const ORDER_GET: ReadonlySet<string> = new Set(["orderId", "clientOrderId"]);
+const OPEN: ReadonlySet<string> = new Set(["pairName"]);
+const NONE: ReadonlySet<string> = new Set();
+
+/** The calls of CONTRACT 11.2 (`quote.replace` and `mmp.*` belong to section 12). */
+export const SESSION_CALLS: readonly SessionCall[] = [
+  {
+    method: "order.create",
+    params: (s) => noNonce(s.createOrder),
+    result: orderWithUpdateSchema,
+    run: (ctx, s, p, reply) => createOrderCall(ctx, s, p, CREATE, reply),
+  },
+  {
+    method: "order.cancel",
+    params: (s) => noNonce(s.cancelOrder),
+    result: emptyArraySchema,
+    run: (ctx, s, p, reply) => cancelOrderCall(ctx, s, p, CANCEL, reply),
+  },
+  {
+    method: "order.amend",
+    params: (s) => noNonce(s.amendOrder),
+    result: orderWithUpdateSchema,
+    run: (ctx, s, p, reply) => amendOrderCall(ctx, s, p, AMEND, reply),
+  },
+  {
+    method: "orders.create",
+    params: (s) => noNonce(s.createOrders),
+    result: createOrdersResultSchema,
+    run: (ctx, s, p, reply) => createOrdersCall(ctx, s, p, CREATE_MANY, ORDER_FIELDS, reply),
+  },
+  {
+    method: "orders.cancel",
+    params: (s) => noNonce(s.cancelOrders),
+    result: cancelOrdersResultSchema,
+    run: (ctx, s, p, reply) => cancelOrdersCall(ctx, s, p, CANCEL_MANY, reply),
+  },
+  {
+    method: "orders.cancelAll",
+    params: (s) => noNonce(s.cancelAll),
+    result: cancelledSchema,
+    run: (ctx, s, p, reply) => cancelAllOrdersCall(ctx, s, p, CANCEL_ALL, reply),
+  },
+  {
+    method: "orders.cancelAllAfter",
+    params: (s) => noNonce(s.cancelAllAfter),
+    result: triggerTimeSchema,
+    run: (ctx, s, p, reply) => cancelAllAfterCall(ctx, s, p, CANCEL_AFTER, reply),
+  },
+  {
+    method: "order.get",
+    params: () => ({
+      type: "object",
+      description: "Exactly one of orderId and clientOrderId",
+      properties: { orderId: orderIdSchema, clientOrderId: clientOrderIdParam },
+      oneOf: [{ required: ["orderId"] }, { required: ["clientOrderId"] }],
+      additionalProperties: false,
+    }),
+    result: orderWithUpdateSchema,
+    run: (ctx, s, p, reply) => {
+      const bad = unknownFields(p, ORDER_GET);
+      if (bad.length > 0) return reply.invalid(bad);
+      const hasId = p.orderId !== undefined;
+      const hasClient = p.clientOrderId !== undefined;
+      if (hasId === hasClient) return reply.error(Code.SESSION_ORDER_GET_PARAMS);
+      if (hasClient) {
+        const id = p.clientOrderId;
+        if (typeof id !== "string") return reply.error(Code.CLIENT_ORDER_ID_INVALID);
+        return orderByClientIdCall(ctx, s.userId, id, reply);
+      }
+      const id = orderIdOf(p.orderId);
+      if (id < 0) return reply.error(-id);
+      answerOrder(ctx, s.userId, ctx.reader.order(id), reply);
+    },
+  },
+  {
+    method: "orders.open",
+    params: (s) => ({
+      type: "object",
+      properties: { pairName: s.params.pairName },
+      required: ["pairName"],
+      additionalProperties: false,
+    }),
+    result: orderListSchema,
+    run: (ctx, s, p, reply) => {
+      const bad = unknownFields(p, OPEN);
+      if (bad.length > 0) return reply.invalid(bad);
+      const pn = p.pairName;
+      if (pn === undefined) return reply.error(Code.SESSION_PAIR_REQUIRED);
+      if (typeof pn !== "string") return reply.error(Code.PAIR_NOT_STRING);
+      const pair = ctx.config.pairsByName.get(pn);
+      // As the REST path answers an unknown pair: 404.
+      if (pair === undefined) return reply.error(Code.PAIR_UNKNOWN_IN_PATH);
+      openOrdersCall(ctx, s.userId, pair.index, reply);
+    },
+  },
+  {
+    method: "balances",
+    params: () => ({ type: "object", properties: {}, additionalProperties: false }),
+    result: balancesSchema,
+    run: (ctx, s, p, reply) => {
+      const bad = unknownFields(p, NONE);
+      if (bad.length > 0) return reply.invalid(bad);
+      reply.ok(balancesOf(ctx, s.userId, configCurrencies(ctx.config)));
+    },
+  },
+  {
+    method: "ping",
+    params: () => ({ type: "object", properties: {}, additionalProperties: false }),
+    result: timeSchema,
+    run: (_ctx, _s, p, reply) => {
+      const bad = unknownFields(p, NONE);
+      if (bad.length > 0) return reply.invalid(bad);
+      reply.ok(`{"serverTime":${Date.now()}}`);
+    },
+  },
+];
+
+/** The session's own logon call (answered by the session, not through the table's `run`). */
+export const LOGON_METHOD = "session.logon";
+export const LOGON_FIELDS: ReadonlySet<string> = new Set([
+  "apiToken",
+  "signature",
+  "cancelOnDisconnect",
+  "heartbeatSeconds",
+  "reports",
+]);
+export const LOGON_PARAMS_SCHEMA: Schema = {
+  type: "object",
+  properties: {
+    apiToken: { type: "string" },
+    signature: { type: "string", description: "HMAC-SHA256 hex of the hello challenge with the Secret Key" },
+    cancelOnDisconnect: { type: "boolean", default: false },
+    heartbeatSeconds: { type: "integer", minimum: 1, maximum: 120, default: 30 },
+    reports: { type: "boolean", default: true },
+  },
+  required: ["apiToken", "signature"],
+  additionalProperties: false,
+};
+export const LOGON_RESULT_SCHEMA: Schema = {
+  type: "object",
+  properties: {
+    uid: { type: "string" },
+    cancelOnDisconnect: { type: "boolean" },
+    heartbeatSeconds: { type: "integer" },
+    reports: { type: "boolean" },
+  },
+  required: ["uid", "cancelOnDisconnect", "heartbeatSeconds", "reports"],
+  additionalProperties: false,
+};
+
+/** Every currency of the configured pairs, in order of first appearance. */
+const currencyCache = new WeakMap<ExchangeConfig, readonly string[]>();
+function configCurrencies(config: ExchangeConfig): readonly string[] {
+  let out = currencyCache.get(config);
+  if (out === undefined) {
+    out = [...new Set(config.pairs.flatMap((p) => [p.base, p.quote]))];
+    currencyCache.set(config, out);
+  }
+  return out;
+}
