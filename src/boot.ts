@@ -65,6 +65,8 @@ export interface RunningExchange {
   readonly port: number;
   readonly url: string;
   readonly exchange: Exchange;
+  /** The stream's hub (its counters, for tests and benchmarks). */
+  readonly streamHub: StreamHub;
   /** How the pair workers wait for commands, as chosen at start (`auto` resolved). */
   readonly waitStrategy: string;
   /** Graceful stop: no new requests, every acknowledged write committed, database closed. */
@@ -471,7 +473,7 @@ async function startLocked(
     })();
     return closing;
   };
-  return { port, url, exchange, waitStrategy, close };
+  return { port, url, exchange, streamHub: hub, waitStrategy, close };
 }
 
 /** The typings' `ListenOptions` is a type only: the module exports no such object at run time. */

@@ -38,7 +38,6 @@ import { startExchange } from "../../src/boot.ts";
 import { parseSettings } from "../../src/config.ts";
 import { Code } from "../../src/errors/catalogue.ts";
 import { Answers } from "../../src/http/answers.ts";
-import type { StreamHub } from "../../src/stream/hub.ts";
 import { silentLog } from "../../src/util/log.ts";
 import { nowMicro } from "../../src/util/time.ts";
 import { mulberry32 as random } from "../../test/support/prng.ts";
@@ -237,7 +236,7 @@ const exchange = await startExchange(
   ),
   silentLog,
 );
-const hub = exchange.exchange.listener as StreamHub;
+const hub = exchange.streamHub;
 const core = exchange.exchange;
 // The producer drives the core directly, so it takes the results (no HTTP request is made here).
 const answers = new Answers();

@@ -5,40 +5,22 @@
  * over the uWS response (`httpReply`); a session builds one over its socket. One validation, one
  * command record, one answer view per call, whichever way it came in.
  */
-import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
+export { httpReply, type Reply } from "./reply.ts";
+
 import { CLIENT_ORDER_ID_RE } from "../core/orders.ts";
 import { type ErrorEntry, errorBody, multiErrorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
-import type { Lang } from "../errors/language.ts";
 import type { OrderRow } from "../protocol/db/rows.ts";
 import { readSmallInteger } from "../util/integers.ts";
 import { formatDecimal } from "../util/numbers.ts";
 import { LosslessNumber, unknownFields } from "./json-body.ts";
-import { type RequestInfo, send, sendError } from "./request.ts";
+import type { Reply } from "./reply.ts";
 import { MAX_BATCH_CANCELS, MAX_BATCH_ORDERS, MAX_DEAD_MAN_SECONDS } from "./request-schemas.ts";
-import { ok, type RouteContext } from "./route.ts";
+import type { RouteContext } from "./route.ts";
 import { orderRowView } from "./row-views.ts";
 import { serialize } from "./schemas.ts";
 import { amendOne, batchAnswer, cancelAll, cancelOne, placeOrder } from "./trade.ts";
 import { expiresAtOf, orderIdOf, type ValidOrder, validateOrder } from "./validate.ts";
-
-/** How a call answers: a 200 with its JSON, one error by code, or a 400 of several errors. */
-export interface Reply {
-  readonly lang: Lang;
-  ok(json: string): void;
-  error(code: number, extra?: string, cause?: unknown): void;
-  invalid(errors: readonly ErrorEntry[]): void;
-}
-
-/** The Reply of a REST request. */
-export function httpReply(ctx: RouteContext, res: HttpResponse, info: RequestInfo): Reply {
-  return {
-    lang: info.lang,
-    ok: (json) => ok(ctx, res, info, json),
-    error: (code, extra, cause) => sendError(res, info, code, ctx.finish, extra, cause),
-    invalid: (errors) => send(res, info, 400, multiErrorBody(errors, info.lang), ctx.finish),
-  };
-}
 
 /**
  * Who calls: the user, and the session tag its created orders carry (0: none; a session logged on

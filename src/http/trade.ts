@@ -10,7 +10,7 @@ import { NEEDS_ROW, type OrderView } from "../core/exchange.ts";
 import { closedError } from "../core/recently-closed.ts";
 import type { ErrorEntry } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
-import type { Reply } from "./calls.ts";
+import type { Reply } from "./reply.ts";
 import type { RouteContext } from "./route.ts";
 import { serialize } from "./schemas.ts";
 import { parseAmount, parsePrice, type ValidOrder } from "./validate.ts";

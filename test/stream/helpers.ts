@@ -1,7 +1,7 @@
 /**
  * A real exchange in this process (`startExchange`) and real clients: `fetch` with HMAC-signed
  * requests for orders, `ws` for the stream. Nothing here reaches into the server except through
- * its interfaces, apart from `hub()` (the StreamHub behind `exchange.listener`) for counters.
+ * its interfaces, apart from `hub()` (the server's StreamHub) for counters.
  */
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
@@ -84,9 +84,10 @@ export async function startServer(
     url: running.url,
     exchange: running.exchange,
     waitStrategy: running.waitStrategy,
+    streamHub: running.streamHub,
     wsUrl: `ws://127.0.0.1:${running.port}/stream`,
     users,
-    hub: () => running.exchange.listener as StreamHub,
+    hub: () => running.streamHub,
     close: async () => {
       await running.close();
       await rm(dir, { recursive: true, force: true });
