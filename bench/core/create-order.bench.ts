@@ -167,7 +167,18 @@ async function run(core: Core): Promise<Result> {
       else refused++;
       settle();
     });
-    const order = { type, side, price, amount: 100, flags: 0, clientOrderId: undefined };
+    // Every OrderInputs field (a checkout that lacks one ignores it): a missing `session` would
+    // read as a session tag.
+    const order = {
+      type,
+      side,
+      price,
+      amount: 100,
+      flags: 0,
+      clientOrderId: undefined,
+      expiresAt: 0,
+      session: 0,
+    };
     if (exchange.createOrder(user, p.index, order, request) !== 0) {
       answers.drop(request);
       refused++;
