@@ -97,6 +97,30 @@ export function amendOrderCall(
   amendOne(ctx, reply, caller.userId, orderId, body, errors, expiresAt);
 }
 
+/**
+ * The head of a batch call (CONTRACT 8.5): no unknown field, a list of 1 to `max` elements
+ * (`listCode` otherwise) and the whole batch's deadline (CONTRACT 11.2: past it, no element runs).
+ * Answers the refusal itself and gives undefined then.
+ */
+function batchHead(
+  body: Record<string, unknown>,
+  fields: ReadonlySet<string>,
+  list: unknown,
+  max: number,
+  listCode: number,
+  reply: Reply,
+): { list: unknown[]; expiresAt: number } | undefined {
+  const bad = unknownFields(body, fields);
+  if (bad.length > 0) return void reply.invalid(bad);
+  const listBad = !Array.isArray(list) || list.length < 1 || list.length > max;
+  const expiresAt = expiresAtOf(body);
+  if (listBad && expiresAt < 0) return void reply.invalid([[listCode], [Code.EXPIRES_AT_INVALID]]);
+  if (listBad) return void reply.error(listCode);
+  if (expiresAt < 0) return void reply.error(Code.EXPIRES_AT_INVALID);
+  if (expiresAt !== 0 && Date.now() > expiresAt) return void reply.error(Code.REQUEST_EXPIRED);
+  return { list: list as unknown[], expiresAt };
+}
+
 /** CONTRACT 8.5 create-orders: each element with `itemFields` (create-order's, without nonce). */
 export function createOrdersCall(
   ctx: RouteContext,
@@ -106,16 +130,9 @@ export function createOrdersCall(
   itemFields: ReadonlySet<string>,
   reply: Reply,
 ) {
-  const bad = unknownFields(body, fields);
-  if (bad.length > 0) return reply.invalid(bad);
-  const list = body.orders;
-  const listBad = !Array.isArray(list) || list.length < 1 || list.length > MAX_BATCH_ORDERS;
-  // The deadline of the whole batch (CONTRACT 11.2): past it, no element runs.
-  const expiresAt = expiresAtOf(body);
-  if (listBad && expiresAt < 0) return reply.invalid([[Code.ORDERS_INVALID], [Code.EXPIRES_AT_INVALID]]);
-  if (listBad) return reply.error(Code.ORDERS_INVALID);
-  if (expiresAt < 0) return reply.error(Code.EXPIRES_AT_INVALID);
-  if (expiresAt !== 0 && Date.now() > expiresAt) return reply.error(Code.REQUEST_EXPIRED);
+  const head = batchHead(body, fields, body.orders, MAX_BATCH_ORDERS, Code.ORDERS_INVALID, reply);
+  if (head === undefined) return;
+  const { list, expiresAt } = head;
   const lang = reply.lang;
   const put = batchAnswer(list.length, (json) => reply.ok(json));
   for (let i = 0; i < list.length; i++) {
@@ -143,16 +160,9 @@ export function cancelOrdersCall(
   fields: ReadonlySet<string>,
   reply: Reply,
 ) {
-  const bad = unknownFields(body, fields);
-  if (bad.length > 0) return reply.invalid(bad);
-  const list = body.orderIds;
-  const listBad = !Array.isArray(list) || list.length < 1 || list.length > MAX_BATCH_CANCELS;
-  // The deadline of the whole batch (CONTRACT 11.2): past it, no element runs.
-  const expiresAt = expiresAtOf(body);
-  if (listBad && expiresAt < 0) return reply.invalid([[Code.ORDER_IDS_INVALID], [Code.EXPIRES_AT_INVALID]]);
-  if (listBad) return reply.error(Code.ORDER_IDS_INVALID);
-  if (expiresAt < 0) return reply.error(Code.EXPIRES_AT_INVALID);
-  if (expiresAt !== 0 && Date.now() > expiresAt) return reply.error(Code.REQUEST_EXPIRED);
+  const head = batchHead(body, fields, body.orderIds, MAX_BATCH_CANCELS, Code.ORDER_IDS_INVALID, reply);
+  if (head === undefined) return;
+  const { list, expiresAt } = head;
   const lang = reply.lang;
   const answer = batchAnswer(list.length, (json) => reply.ok(json));
   list.forEach((item, i) => {
