@@ -18,23 +18,21 @@
  *
  *   npx tsx bench/db/backup.bench.ts [--orders N] [--rate R] [--backup-dir DIR]
  *
- * One run, 2026-11-26, the shared 2-core VM at load average 17-21 from other work (the latencies
- * without a backup are that contention's: BENCHMARKS.md's load table has create-order p50 0.42 ms
- * at 1,000/s on a quieter machine), 200/s:
+ * One run, 2026-11-27, the 2-core VM quiet (load average 0.9), default settings (400/s):
  *
- *   database: 1,000,000 orders written by SQL in 7.6 s, server start on it 11.5 s;
- *   backup 58 MiB in 1.54 s
+ *   database: 1,000,000 orders written by SQL in 2.7 s, server start on it 1.9 s;
+ *   backup 58 MiB in 0.64 s
  *
- *   | create-order, 200/s          | orders | p50 ms | p99 ms | max ms |
+ *   | create-order, 400/s          | orders | p50 ms | p99 ms | max ms |
  *   |------------------------------|-------:|-------:|-------:|-------:|
- *   | without a backup             |    309 | 363.92 | 495.26 | 506.62 |
- *   | during a backup              |    308 | 126.14 | 272.46 | 280.13 |
- *   | p99 ratio (during / without) |        |        |   0.55 |        |
+ *   | without a backup             |    258 |   1.32 |  24.40 |  26.91 |
+ *   | during a backup              |    257 |   4.11 |  19.68 |  21.40 |
+ *   | p99 ratio (during / without) |        |        |   0.81 |        |
  *
- * At that load the backup's cost is inside the noise. An earlier run (load average 8-9, 400/s),
- * with the copy on a reader-pool thread at normal priority, did show it: p99 148 ms without, 711 ms
- * during a 0.89 s backup (ratio 4.8), the copy's core taken from the order path's threads; hence
- * the backup thread of its own at nice 10. A clean figure needs a quiet machine.
+ * The backup raises the median (the copy's core is shared with the order path's threads) but not
+ * the tail: the p99 of both runs is the group commits' fsync. An earlier run at load average 8-9,
+ * with the copy on a reader-pool thread at normal priority, gave p99 148 ms without and 711 ms
+ * during a 0.89 s backup (ratio 4.8); hence the backup thread of its own at nice 10.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
