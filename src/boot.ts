@@ -29,34 +29,40 @@ import { NO_REQUEST } from "./core/command.ts";
 import { DeadMansSwitch } from "./core/dead-man.ts";
 import { Exchange, type OrderState, pairEventHandler } from "./core/exchange.ts";
 import { Ledger } from "./core/ledger.ts";
-import { PairMarket, PERIODS } from "./core/market-data.ts";
+import { PairMarket } from "./core/market-data.ts";
 import { Metrics } from "./core/metrics.ts";
 import { FLAG_CANCEL_ON_DISCONNECT } from "./core/orders.ts";
-import { TRADING } from "./core/pair-status.ts";
-import { limitHold, pairUnits } from "./core/risk.ts";
+import { PairStatuses, TRADING } from "./core/pair-status.ts";
 import { Backups } from "./db/backup.ts";
 import { type DbLock, lockDatabase } from "./db/lock.ts";
 import { DbReader } from "./db/reader.ts";
 import {
-  balanceTotals,
   checkPairs,
   forEachClientOrderId,
   loadState,
+  recoverBalances,
   resolveCurrencyScales,
+  restoreMarket,
 } from "./db/recovery.ts";
 import { DbWriter } from "./db/writer.ts";
 import { Admin } from "./http/admin.ts";
 import { Answers } from "./http/answers.ts";
 import { CorsPolicy } from "./http/cors.ts";
 import { ListenKeys } from "./http/listen-keys.ts";
+import type { RouteContext } from "./http/route.ts";
 import { mountRoutes } from "./http/server.ts";
 import { DEFAULT_WEB_DIR, loadStaticFiles, mountStatic } from "./http/static.ts";
 import { createApp, loadTls } from "./http/tls.ts";
 import { chooseWaitStrategy, PairChannel, workerSpinFor } from "./pair/pair-client.ts";
 import { openDatabase } from "./protocol/db/db-open.ts";
 import { replayJournal } from "./protocol/db/journal.ts";
-import { SELL } from "./protocol/pair/engine.ts";
-import { bothListeners, mountSession, SessionHub, type SessionOrders } from "./session/session.ts";
+import {
+  bothListeners,
+  mountSession,
+  type SessionDeps,
+  SessionHub,
+  type SessionOrders,
+} from "./session/session.ts";
 import { mountStream, StreamHub } from "./stream/hub.ts";
 import { type Logger, log as processLog } from "./util/log.ts";
 import { nowMicro } from "./util/time.ts";
@@ -65,6 +71,8 @@ export interface RunningExchange {
   readonly port: number;
   readonly url: string;
   readonly exchange: Exchange;
+  /** The edge's map from request id to the waiting response (the core's ResultSink). */
+  readonly answers: Answers;
   /** The stream's hub (its counters, for tests and benchmarks). */
   readonly streamHub: StreamHub;
   /** How the pair workers wait for commands, as chosen at start (`auto` resolved). */
@@ -203,7 +211,7 @@ async function startLocked(
   const currencyNames = [...config.currencies.keys()];
   const ledger = new Ledger(currencyNames);
   for (const u of state.users) ledger.ensureUser(u.id);
-  const replayed = recoverBalances(ledger, users, config, state);
+  const replayed = recoverBalances(ledger, users.idOf(FEE_ACCOUNT_UID) ?? -1, config, state);
   const problems = ledger.check(currencyNames.map((c) => state.currencies.get(c)?.transfers ?? 0n));
   if (problems.length > 0) throw new Error(`ledger check failed at start:\n  ${problems.join("\n  ")}`);
   // Balances brought up to date from trades go into the first snapshot: from then on the rows hold
@@ -226,17 +234,73 @@ async function startLocked(
     () => writer.stats,
     config.pairs.map((p) => p.name),
   );
-  const exchange = new Exchange(ledger, writer);
-  exchange.nextOrderId = state.nextOrderId;
-  exchange.nextTradeId = state.nextTradeId;
-  exchange.clientIds = clientIds;
   metrics.clientIds(() => ({
     dbChecks: clientIds.dbChecks,
     dbDuplicates: clientIds.dbDuplicates,
     held: clientIds.held,
     filterBytes: clientIds.filter.bytes,
   }));
-  exchange.clientIdStored = (user, id) => reader.orderByClientId(user, id).then((row) => row !== undefined);
+  // Each pair's status as stored (CONTRACT 14): the core decides by it at R1, the admin call sets it.
+  const statuses = new PairStatuses();
+  for (const p of config.pairs) statuses.set(p.index, state.pairs.get(p.name)?.status ?? TRADING);
+  // The fee account (CONTRACT 9): a user without API keys, created once; it holds every fee.
+  const admin = new Admin(settings.adminToken ?? "", users, ledger, writer, config, statuses);
+  const feeUser = users.idOf(FEE_ACCOUNT_UID) ?? admin.createUser(FEE_ACCOUNT_UID, null);
+  admin.feeUser = feeUser;
+  // CONTRACT 14: POST /admin/backup (its thread starts at the first backup).
+  const backups = new Backups(settings.dbPath, settings.backupDir, () => writer.applied());
+  admin.backups = backups;
+
+  // The read models of the pairs, as committed.
+  const markets: PairMarket[] = [];
+  for (const p of config.pairs) {
+    const market = new PairMarket(p.name, p.priceDecimals, p.amountDecimals);
+    markets[p.index] = market;
+    restoreMarket(market, state);
+  }
+
+  // The edge's map from request id to the waiting response, the stream hub and the trading
+  // sessions: the core reports results into them.
+  const app = createApp(tls);
+  const answers = new Answers();
+  const hub = new StreamHub(app, {
+    config,
+    exchange: { market: (pair) => markets[pair] },
+    metrics,
+    maxBackpressureBytes: settings.maxBackpressureBytes,
+    log: (line) => log.error(line),
+  });
+  let ready = false;
+  let accepting = true;
+  // Shared by the REST routes, the stream upgrade and the sessions.
+  const isReady = () => ready && fatal === null;
+  const isAccepting = () => accepting;
+  const sessionDeps: SessionDeps = {
+    // The sessions run calls through the routes' context (mounted in 7 over this core), and cancel
+    // through the core: both are read only when a session's message arrives, after the start.
+    get ctx(): RouteContext {
+      return routes;
+    },
+    users,
+    orders: sessionOrders(() => exchange),
+    ready: isReady,
+    accepting: isAccepting,
+    maxBackpressureBytes: settings.maxBackpressureBytes,
+    logonDeadlineMs: logonDeadlineMs(),
+  };
+  const sessions = new SessionHub(sessionDeps);
+  const exchange: Exchange = new Exchange({
+    ledger,
+    db: writer,
+    sink: answers,
+    listener: bothListeners(hub, sessions),
+    statuses,
+    nextOrderId: state.nextOrderId,
+    nextTradeId: state.nextTradeId,
+    clientIds,
+    clientIdStored: (user, id) => reader.orderByClientId(user, id).then((row) => row !== undefined),
+    feeUser,
+  });
 
   let closing: Promise<void> | null = null;
 
@@ -248,25 +312,7 @@ async function startLocked(
   );
   const channels: PairChannel[] = [];
   for (const p of config.pairs) {
-    const market = new PairMarket(p.name, p.priceDecimals, p.amountDecimals);
     const rec = state.pairs.get(p.name);
-    if (rec !== undefined) {
-      for (const t of rec.recentTrades)
-        market.restoreHistory(t.takerSide as 0 | 1, t.takerType as 0 | 1, t.price, t.amount, t.timeMicro);
-      market.restoreLastPrice(rec.lastPrice);
-      for (const t of rec.window) market.restoreWindow(t.price, t.amount, t.timeMicro);
-      if (rec.lastTimeMicro > market.lastMicro) market.lastMicro = rec.lastTimeMicro;
-      PERIODS.forEach((period, i) => {
-        for (const c of rec.candles.get(period) ?? []) {
-          market.restoreCandle(i, [c.startMs, c.open, c.high, c.low, c.close, c.volume]);
-        }
-      });
-    }
-    // The candles hold the trades up to the last snapshot; the later committed ones go in again.
-    for (const t of state.tradesAfterSnapshot)
-      if (t.pair === p.name && t.id > state.candlesThrough)
-        market.replayCandles(t.price, t.amount, t.timeMicro);
-
     const channel = new PairChannel({
       pairName: p.name,
       onEvent: pairEventHandler(exchange, p.index, () => metrics.trade(p.index)),
@@ -278,13 +324,12 @@ async function startLocked(
     });
     exchange.addPair(
       p,
-      market,
+      markets[p.index],
       channel,
       config.currencies.get(p.base)!.scale,
       config.currencies.get(p.quote)!.scale,
       rec?.bookSeq ?? 0,
     );
-    exchange.statuses.set(p.index, rec?.status ?? TRADING);
   }
   await Promise.all(channels.map((c) => c.ready));
   for (const row of state.openOrders) {
@@ -335,14 +380,7 @@ async function startLocked(
     `recovered ${state.users.length} users, ${state.openOrders.length} open orders`,
   );
 
-  // 6. config users: created with their key and credited once.
-  const admin = new Admin(settings.adminToken ?? "", users, ledger, writer, config, exchange.statuses);
-  // The fee account (CONTRACT 9): a user without API keys, created once; it holds every fee.
-  exchange.feeUser = users.idOf(FEE_ACCOUNT_UID) ?? admin.createUser(FEE_ACCOUNT_UID, null);
-  admin.feeUser = exchange.feeUser;
-  // CONTRACT 14: POST /admin/backup (its thread starts at the first backup).
-  const backups = new Backups(settings.dbPath, settings.backupDir, () => writer.applied());
-  admin.backups = backups;
+  // 6. config users: created with their key and credited once (the fee account was made in 4).
   for (const u of config.users) {
     if (users.idOf(u.uid) !== undefined) continue;
     if (users.hasToken(u.apiToken))
@@ -361,12 +399,6 @@ async function startLocked(
   await writer.flush();
 
   // 7. front end
-  let ready = false;
-  let accepting = true;
-  const app = createApp(tls);
-  // Shared by the REST routes and the stream upgrade.
-  const isReady = () => ready && fatal === null;
-  const isAccepting = () => accepting;
   const nonceUsed = (token: string, nonce: bigint) => writer.nonce(token, nonce);
   // Runs after the commit of every record so far, the nonces persisted just before included.
   const afterNonces = (then: () => void) => writer.afterCommit(then);
@@ -374,9 +406,6 @@ async function startLocked(
     if (accepting) exchange.cancelAll(user, -1, NO_REQUEST, 0, true);
   });
   const listenKeys = new ListenKeys(settings.listenKeyTtlMs);
-  // The edge's map from request id to the waiting response: the core reports results into it.
-  const answers = new Answers();
-  exchange.sink = answers;
   const routes = mountRoutes(app, {
     config,
     exchange,
@@ -395,24 +424,6 @@ async function startLocked(
     cors: new CorsPolicy(settings.corsOrigins),
   });
   mountStatic(app, loadStaticFiles(DEFAULT_WEB_DIR));
-  const hub = new StreamHub(app, {
-    config,
-    exchange,
-    metrics,
-    maxBackpressureBytes: settings.maxBackpressureBytes,
-    log: (line) => log.error(line),
-  });
-  const sessionDeps = {
-    ctx: routes,
-    users,
-    orders: sessionOrders(exchange),
-    ready: isReady,
-    accepting: isAccepting,
-    maxBackpressureBytes: settings.maxBackpressureBytes,
-    logonDeadlineMs: logonDeadlineMs(),
-  };
-  const sessions = new SessionHub(sessionDeps);
-  exchange.listener = bothListeners(hub, sessions);
   mountSession(app, sessions, sessionDeps);
   mountStream(app, {
     hub,
@@ -473,7 +484,7 @@ async function startLocked(
     })();
     return closing;
   };
-  return { port, url, exchange, streamHub: hub, waitStrategy, close };
+  return { port, url, exchange, answers, streamHub: hub, waitStrategy, close };
 }
 
 /** The typings' `ListenOptions` is a type only: the module exports no such object at run time. */
@@ -517,61 +528,15 @@ function whyCannotListen(host: string, port: number): Promise<string> {
 }
 
 /**
- * Balances as stored, brought up to the last committed trade, with `reserved` recomputed from the
- * open orders. A balance row is a snapshot (migration 005): it holds the trades up to its
- * `throughTrade`, and the legs of every later committed trade are added to it here, with the fees
- * the trade row keeps. A reservation of an order that was never acknowledged (in flight at a crash)
- * may have been committed with a snapshot, so what open orders hold is the truth and the rest of
- * the user's total is available. The ledger check that follows proves the sums.
+ * The core's session orders (CONTRACT 11.4): the tag a created order carries, and the cancels.
+ * `core` gives the core, which is built after the sessions (it reports to them).
  */
-function recoverBalances(
-  ledger: Ledger,
-  users: Users,
-  config: ExchangeConfig,
-  state: ReturnType<typeof loadState>,
-): [number, number][] {
-  const held = new Map<string, bigint>();
-  const add = (user: number, currency: string, amount: bigint) => {
-    const key = `${user}:${currency}`;
-    held.set(key, (held.get(key) ?? 0n) + amount);
-  };
-  for (const o of state.openOrders) {
-    const p = config.pairsByName.get(o.pair);
-    if (p === undefined) continue;
-    const units = pairUnits(p, config.currencies.get(p.base)!.scale, config.currencies.get(p.quote)!.scale);
-    add(
-      o.userId,
-      o.side === SELL ? p.base : p.quote,
-      limitHold(units, o.side, o.price, o.amount - o.amountUsed),
-    );
-  }
-  const totals = balanceTotals(state, config, ledger, users.idOf(FEE_ACCOUNT_UID) ?? -1);
-  const replayed: [number, number][] = [];
-  for (const { user, c, total, replayed: changed } of totals.values()) {
-    if (changed) replayed.push([user, c]);
-    const currency = ledger.currencies[c];
-    const reserved = held.get(`${user}:${currency}`) ?? 0n;
-    held.delete(`${user}:${currency}`);
-    if (reserved > total) {
-      throw new Error(
-        `user ${user} ${currency}: open orders hold ${reserved}, more than the balance ${total}`,
-      );
-    }
-    ledger.ensureUser(user);
-    ledger.load(user, c, total - reserved, reserved);
-  }
-  if (held.size > 0)
-    throw new Error(`open orders hold funds of users without a balance row: ${[...held.keys()]}`);
-  return replayed;
-}
-
-/** The core's session orders (CONTRACT 11.4): the tag a created order carries, and the cancels. */
-function sessionOrders(exchange: Exchange): SessionOrders {
+function sessionOrders(core: () => Exchange): SessionOrders {
   return {
     tag: (v, session) => {
       v.session = session;
     },
-    cancelSessionOrders: (session) => exchange.cancelSessionOrders(session),
+    cancelSessionOrders: (session) => core().cancelSessionOrders(session),
   };
 }
 

@@ -37,7 +37,6 @@ import uws from "@trufflesuite/uws-js-unofficial";
 import { startExchange } from "../../src/boot.ts";
 import { parseSettings } from "../../src/config.ts";
 import { Code } from "../../src/errors/catalogue.ts";
-import { Answers } from "../../src/http/answers.ts";
 import { silentLog } from "../../src/util/log.ts";
 import { nowMicro } from "../../src/util/time.ts";
 import { mulberry32 as random } from "../../test/support/prng.ts";
@@ -238,9 +237,9 @@ const exchange = await startExchange(
 );
 const hub = exchange.streamHub;
 const core = exchange.exchange;
-// The producer drives the core directly, so it takes the results (no HTTP request is made here).
-const answers = new Answers();
-core.sink = answers;
+// The producer drives the core directly and takes the results from the edge's map (no HTTP
+// request is made here).
+const answers = exchange.answers;
 
 function topicCounts(): Record<string, { messages: number; bytes: number }> {
   return Object.fromEntries(TOPICS.map((t) => [t, { ...(hub.stats.get(t) ?? { messages: 0, bytes: 0 }) }]));

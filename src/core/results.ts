@@ -13,6 +13,7 @@
  */
 
 import type { DbWriter } from "../db/writer.ts";
+import { ClientIds } from "./client-ids.ts";
 import {
   type CancelAllGroup,
   CMD_AMEND,
@@ -24,8 +25,8 @@ import {
   type ResultSink,
 } from "./command.ts";
 import type { PairMarket } from "./market-data.ts";
-import { closedError, RecentlyClosed } from "./recently-closed.ts";
-import type { OrderView, UserTradeView } from "./views.ts";
+import type { OpenOrders } from "./open-orders.ts";
+import { type OrderView, orderView, type UserTradeView, userTradeView, type ViewPair } from "./views.ts";
 
 /** What the core needs from the database writer. */
 export type RecordSink = Pick<
@@ -63,11 +64,29 @@ export interface CommitListener {
   levelsChanged(pair: number, levels: readonly number[], seq: number): void;
 }
 
-/** What results need of a pair: its name for the rows, its read model for the book. */
+/** What results need of a pair: its name for the rows, its read model, what R2 gathered. */
 export interface ResultPair {
-  spec: { name: string };
+  spec: ViewPair & { index: number };
   market: PairMarket;
+  /** The fee rates as numbers, for the trade rows (0 unless `hasFees`). */
+  hasFees: boolean;
+  makerRate: number;
+  takerRate: number;
+  /** Book sequence (CONTRACT 9): the last number given to a change of this pair's book. */
+  bookSeq: number;
+  /** `bookSeq` changed since the last batch was sealed (then it is written to meta with that batch). */
+  seqDirty: boolean;
+  // Scratch of the command in progress, handed to its record at END.
+  /** Orders changed by the command being processed (taker and makers). */
+  touched: OrderState[];
+  trades: ReturnType<PairMarket["publicTrade"]>[];
+  userTrades: [number, UserTradeView][];
+  /** Level changes of the command in progress: `side, price, total` triples (Publication.levels). */
+  levels: number[];
 }
+
+/** A publication's empty lists: one shared array rather than three new ones per command. */
+const NONE: readonly never[] = Object.freeze([]);
 
 /** Answers nobody: the core's sink until the edge attaches its own. */
 const NOBODY: ResultSink = {
@@ -76,31 +95,167 @@ const NOBODY: ResultSink = {
   cancelAllResult() {},
 };
 
+/** What the results stage is built with, besides the writer and the pairs. */
+export interface ResultsOptions {
+  /** The edge (src/http/answers.ts): told each request's result, by request id. */
+  sink?: ResultSink;
+  /** The stream hub, told of every committed change. */
+  listener?: CommitListener | null;
+  /** Open and closing orders: a closed order moves to the recently closed ones at its commit. */
+  openOrders: OpenOrders;
+  /** Client order ids: a committed create's key moves to the recent window. */
+  clientIds: ClientIds;
+}
+
 export class Results {
   /** The edge: told each request's result. */
-  sink: ResultSink = NOBODY;
+  readonly sink: ResultSink;
   /** The stream hub. */
-  listener: CommitListener | null = null;
-  /** Closed orders whose final row is not committed yet (a cancel's answer needs them). */
-  readonly closing = new Map<number, OrderState>();
-  /** Orders whose final rows have committed, and why they are closed (src/core/recently-closed.ts). */
-  readonly recentlyClosed = new RecentlyClosed();
+  readonly listener: CommitListener | null;
+  private readonly openOrders: OpenOrders;
+  private readonly clientIds: ClientIds;
   /** Commands finished since the current batch was opened, released when it commits. */
   private batch: Command[] | null = null;
-  /** A create with a client order id committed (the core's ClientIds moves the key to its window). */
-  createCommitted: (user: number, clientOrderId: string) => void = () => {};
 
   constructor(
     private readonly db: RecordSink,
     /** The core's pairs, by index (the core's own array: pairs added later are seen). */
     private readonly pairs: readonly ResultPair[],
-    /** The order as answered, for an amend that changed nothing (built when it is released). */
-    private readonly viewOf: (o: OrderState) => OrderView,
+    options: ResultsOptions,
   ) {
+    this.sink = options.sink ?? NOBODY;
+    this.listener = options.listener ?? null;
+    this.openOrders = options.openOrders;
+    this.clientIds = options.clientIds;
     // The next command after a batch is sealed belongs to the next batch.
     db.beforeSend(() => {
       this.batch = null;
+      for (const p of this.pairs) {
+        if (p === undefined || !p.seqDirty) continue;
+        // The pair's book sequence commits with the changes it numbers: a restart goes on from it.
+        p.seqDirty = false;
+        db.meta(`book_seq:${p.spec.name}`, p.bookSeq);
+      }
     });
+  }
+
+  /**
+   * A fill of `qty` lots at `price` between `taker` and `maker` settled as trade `tradeId`: its row
+   * goes into the batch, the pair's market data takes it, and the stream views wanted are built.
+   */
+  trade(
+    p: ResultPair,
+    tradeId: number,
+    taker: OrderState,
+    maker: OrderState,
+    price: number,
+    qty: number,
+    micro: number,
+  ): void {
+    const takerRate = p.hasFees ? p.takerRate : 0;
+    const makerRate = p.hasFees ? p.makerRate : 0;
+    this.db.trade(
+      tradeId,
+      p.spec.name,
+      price,
+      qty,
+      taker.id,
+      maker.id,
+      taker.user,
+      maker.user,
+      taker.side,
+      taker.type,
+      maker.type,
+      micro,
+      takerRate,
+      makerRate,
+    );
+    p.market.addTrade(taker.side, taker.type, price, qty, micro);
+    const listener = this.listener;
+    if (listener === null) return;
+    if (listener.wantsTrades(p.spec.index)) p.trades.push(p.market.latestTrade());
+    if (listener.wantsUserTrades(taker.user)) {
+      const view = userTradeView(p.spec, {
+        id: tradeId,
+        side: taker.side,
+        type: taker.type,
+        price,
+        amount: qty,
+        timeMicro: micro,
+        feeRate: takerRate,
+      });
+      p.userTrades.push([taker.user, view]);
+    }
+    if (listener.wantsUserTrades(maker.user)) {
+      const view = userTradeView(p.spec, {
+        id: tradeId,
+        side: maker.side,
+        type: maker.type,
+        price,
+        amount: qty,
+        timeMicro: micro,
+        feeRate: makerRate,
+      });
+      p.userTrades.push([maker.user, view]);
+    }
+  }
+
+  /**
+   * DB and OUT of a finished command: its changed orders' rows go into the batch, the views and
+   * book changes it made become its publication, and it waits for the batch's commit.
+   */
+  finish(p: ResultPair, cmd: Command): void {
+    const touched = p.touched;
+    this.persist(p.spec.index, touched);
+    const openOrders = this.openOrders;
+    const listener = this.listener;
+    let closed: OrderState[] | null = null;
+    let orders: [number, OrderView][] | null = null;
+    for (let i = 0; i < touched.length; i++) {
+      const o = touched[i];
+      if (openOrders.isClosing(o)) {
+        if (closed === null) closed = [];
+        closed.push(o);
+      }
+      if (listener?.wantsOrders(o.user)) {
+        if (orders === null) orders = [];
+        orders.push([o.user, orderView(p.spec, o, false)]);
+      }
+    }
+    cmd.closed = closed;
+    touched.length = 0;
+    this.publication(p, cmd, orders);
+    this.commit(cmd);
+  }
+
+  /** What the command's commit tells the stream; none when no channel wanted anything. */
+  private publication(p: ResultPair, cmd: Command, orders: [number, OrderView][] | null): void {
+    const hasLevels = p.levels.length > 0;
+    const trades = p.trades.length > 0 ? p.trades : NONE;
+    const userTrades = p.userTrades.length > 0 ? p.userTrades : NONE;
+    if (!hasLevels && trades === NONE && userTrades === NONE && orders === null) return;
+    let levels: number[] | null = null;
+    if (hasLevels) {
+      levels = p.levels;
+      p.levels = [];
+      // One number per committed change of the book, in commit (= publish) order.
+      p.bookSeq++;
+      p.seqDirty = true;
+    }
+    // The lists move to the publication; the pair starts new ones only for those it gave away.
+    if (trades !== NONE) p.trades = [];
+    if (userTrades !== NONE) p.userTrades = [];
+    // Nothing to tell when no channel wanted anything (levels go out only to `orders:` holders,
+    // which the hub checks itself).
+    cmd.publication = { levels, seq: p.bookSeq, trades, orders: orders ?? NONE, userTrades };
+  }
+
+  /** The command in progress left nothing to persist or publish (refused, or a recovery replay). */
+  reset(p: ResultPair): void {
+    p.touched.length = 0;
+    p.trades.length = 0;
+    p.userTrades.length = 0;
+    p.levels.length = 0;
   }
 
   /**
@@ -135,11 +290,6 @@ export class Results {
     }
   }
 
-  /** An order closed in the command being persisted: cancels see it until its row commits. */
-  closed(o: OrderState): void {
-    this.closing.set(o.id, o);
-  }
-
   /** OUT: `cmd` is answered and published once the batch holding its rows commits. */
   commit(cmd: Command): void {
     let batch = this.batch;
@@ -159,7 +309,7 @@ export class Results {
       case CMD_AMEND: {
         const ok = cmd.result === 0;
         let view = cmd.view;
-        if (ok && view === null) view = this.viewOf(cmd.order!);
+        if (ok && view === null) view = orderView(this.pairs[cmd.pair].spec, cmd.order!, true);
         if (cmd.request !== NO_REQUEST) sink.orderResult(cmd.request, cmd.result, ok ? view : null);
         break;
       }
@@ -182,19 +332,12 @@ export class Results {
   }
 
   private release(list: Command[]): void {
-    const closing = this.closing;
+    const openOrders = this.openOrders;
     for (let i = 0; i < list.length; i++) {
       const cmd = list[i];
       // Their final rows are committed: from now on the database answers for them.
       const closed = cmd.closed;
-      if (closed !== null)
-        for (let j = 0; j < closed.length; j++) {
-          const o = closed[j];
-          if (closing.get(o.id) === o) {
-            closing.delete(o.id);
-            this.recentlyClosed.add(o.id, o.user, closedError(o));
-          }
-        }
+      if (closed !== null) for (let j = 0; j < closed.length; j++) openOrders.committed(closed[j]);
       const pub = cmd.publication;
       if (pub !== null && pub.levels !== null) {
         const market = this.pairs[cmd.pair].market;
@@ -202,7 +345,7 @@ export class Results {
         market.seq = pub.seq;
       }
       if (cmd.kind === CMD_CREATE && cmd.clientOrderId !== undefined)
-        this.createCommitted(cmd.user, cmd.clientOrderId);
+        this.clientIds.committed(ClientIds.key(cmd.user, cmd.clientOrderId));
       this.answer(cmd);
       if (pub !== null) this.publish(cmd.pair, pub);
     }

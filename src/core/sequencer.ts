@@ -8,7 +8,12 @@
  * ring order, so the oldest command in the worker is the one every event record belongs to
  * (`current()`), and END finishes it (`finish()`). Past MAX_WAITING waiting commands, `submit`
  * refuses (the edge answers 503) and nothing changed.
+ *
+ * The sequencer numbers creates itself (`SequenceIds`, shared by every pair): a create takes the
+ * next order id, and its order record, as it enters the ring, so ids follow matching order.
  */
+import { NO_BUDGET } from "../protocol/pair/engine.ts";
+import { nowMicro } from "../util/time.ts";
 import {
   CMD_AMEND,
   CMD_CANCEL,
@@ -21,7 +26,9 @@ import {
   newCommand,
   type OrderState,
 } from "./command.ts";
-import { ENGINE_FLAGS, FLAG_POST_ONLY, TIF_GTC } from "./orders.ts";
+import type { OpenOrders } from "./open-orders.ts";
+import { ENGINE_FLAGS, FLAG_POST_ONLY, TIF_GTC, TIF_MASK } from "./orders.ts";
+import type { Results } from "./results.ts";
 
 /** Commands a pair may hold while its command ring is full; past it, requests get 503. */
 export const MAX_WAITING = 10_000;
@@ -37,16 +44,15 @@ export interface CommandSink {
   sendMove(orderId: number, price: number, delta: number, flags: number): boolean;
 }
 
-/** What the sequencer asks of the core as commands enter the ring. */
-export interface SequencerHost {
-  /** The id the next create gets; read just before the create enters the ring. */
-  readonly nextOrderId: number;
-  /** `cmd` is in the ring (a create has its `orderId`): the core takes it into its state. */
-  entered(cmd: Command): void;
-  /** The orders a cancel-all of `user` sent now on pair `pair` must cancel. */
-  cancelTargets(pair: number, user: number): OrderState[];
-  /** Every cancel of a cancel-all's pair is in the ring. */
-  cancelAllSent(cmd: Command): void;
+/**
+ * The next order and trade ids, over all pairs (a restart goes on from the stored ones): order ids
+ * are taken by the sequencer as creates enter a ring, trade ids by R2 as trades settle.
+ */
+export class SequenceIds {
+  constructor(
+    public nextOrderId = 1,
+    public nextTradeId = 1,
+  ) {}
 }
 
 export class PairSequencer {
@@ -59,7 +65,11 @@ export class PairSequencer {
   constructor(
     readonly pair: number,
     private readonly sink: CommandSink,
-    private readonly host: SequencerHost,
+    private readonly ids: SequenceIds,
+    /** Restored orders rest at once; a cancel-all cancels the user's resting orders. */
+    private readonly openOrders: OpenOrders,
+    /** A cancel-all's step is settled once its cancels are all in the ring. */
+    private readonly results: Pick<Results, "settle">,
   ) {}
 
   /** Sends `cmd` now or queues it behind the waiting ones; false when the queue is full. */
@@ -105,11 +115,6 @@ export class PairSequencer {
     return Number.POSITIVE_INFINITY;
   }
 
-  /** The commands in the worker, oldest first. */
-  inWorker(): Command[] {
-    return this.pending.slice(this.head);
-  }
-
   private async drain(): Promise<void> {
     const waiting = this.waiting;
     while (waiting.length > 0) {
@@ -124,13 +129,15 @@ export class PairSequencer {
     switch (cmd.kind) {
       case CMD_CREATE: {
         // The id is taken as the command enters the ring, so ids follow matching order.
-        const id = this.host.nextOrderId;
+        const id = this.ids.nextOrderId;
         const sent =
           cmd.type === LIMIT
             ? sink.sendLimit(id, cmd.user, cmd.side, cmd.price, cmd.amount, cmd.flags & ENGINE_FLAGS)
             : sink.sendMarket(id, cmd.user, cmd.side, cmd.amount, cmd.budget);
         if (!sent) return false;
         cmd.orderId = id;
+        this.ids.nextOrderId = id + 1;
+        cmd.order = newOrder(cmd, id);
         break;
       }
       case CMD_CANCEL:
@@ -149,12 +156,12 @@ export class PairSequencer {
       case CMD_RESTORE: {
         const o = cmd.order!;
         if (!sink.sendLimit(o.id, o.user, o.side, o.price, o.amount - o.used, TIF_GTC)) return false;
+        this.openOrders.setOpen(o);
         break;
       }
       case CMD_CANCEL_ALL:
         return this.sendCancelAll(cmd);
     }
-    this.host.entered(cmd);
     this.pending.push(cmd);
     return true;
   }
@@ -167,7 +174,7 @@ export class PairSequencer {
   private sendCancelAll(cmd: Command): boolean {
     let targets = cmd.targets;
     if (targets === null) {
-      targets = cmd.targets = this.host.cancelTargets(this.pair, cmd.user);
+      targets = cmd.targets = this.cancelTargets(cmd.user);
       cmd.group!.outstanding += targets.length;
     }
     while (cmd.sent < targets.length) {
@@ -180,7 +187,57 @@ export class PairSequencer {
       this.pending.push(cancel);
       cmd.sent++;
     }
-    this.host.cancelAllSent(cmd);
+    const group = cmd.group!;
+    // Deferred: the answer must not come before the caller learned the call was accepted.
+    queueMicrotask(() => this.results.settle(group));
     return true;
   }
+
+  /** What a cancel-all of `user` sent now must cancel: its resting orders and creates that may rest. */
+  private cancelTargets(user: number): OrderState[] {
+    return this.createsThatMayRest((o) => o.user === user, this.openOrders.userOrdersOn(user, this.pair, []));
+  }
+
+  /**
+   * The orders of creates in the worker that pass `which` and may still rest (good-till-cancelled
+   * limits not resting yet), appended to `out`: a cancel submitted now reaches them after they rest.
+   */
+  createsThatMayRest(which: (o: OrderState) => boolean, out: OrderState[]): OrderState[] {
+    const open = this.openOrders;
+    for (let i = this.head; i < this.pending.length; i++) {
+      const cmd = this.pending[i];
+      const o = cmd.order;
+      if (cmd.kind !== CMD_CREATE || o === null || o.type !== LIMIT || !which(o)) continue;
+      if ((o.flags & TIF_MASK) === TIF_GTC && !open.has(o.id)) out.push(o);
+    }
+    return out;
+  }
+}
+
+/** The order record of a create entering the ring as order `id`. */
+function newOrder(cmd: Command, id: number): OrderState {
+  const micro = nowMicro();
+  return {
+    id,
+    user: cmd.user,
+    pair: cmd.pair,
+    side: cmd.side,
+    type: cmd.type,
+    price: cmd.price,
+    amount: cmd.amount,
+    used: 0,
+    cancelled: false,
+    createMicro: micro,
+    updateMicro: micro,
+    budget: cmd.budget === NO_BUDGET ? 0n : cmd.hold,
+    spent: 0n,
+    flags: cmd.flags,
+    clientOrderId: cmd.clientOrderId,
+    rowSent: false,
+    session: cmd.session,
+    // Every field is set here, so a resting order never changes shape (nor grows a property
+    // store) when it is listed or amended.
+    amending: null,
+    userSlot: -1,
+  };
 }

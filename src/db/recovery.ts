@@ -6,8 +6,10 @@
  *   3. loadState             everything the in-memory state is rebuilt from
  */
 
-import { ConfigError } from "../config.ts";
-import { fillTotals, type PairUnits, pairUnits } from "../core/risk.ts";
+import { ConfigError, type ExchangeConfig } from "../config.ts";
+import type { Ledger } from "../core/ledger.ts";
+import { type PairMarket, PERIODS } from "../core/market-data.ts";
+import { fillTotals, limitHold, type PairUnits, pairUnits } from "../core/risk.ts";
 import type { Db } from "../protocol/db/db-open.ts";
 import {
   CANDLE_COLUMNS,
@@ -18,7 +20,7 @@ import {
   type TradeRow,
   toOrderRow,
 } from "../protocol/db/rows.ts";
-import { BUY } from "../protocol/pair/engine.ts";
+import { BUY, SELL } from "../protocol/pair/engine.ts";
 
 export interface PairConfig {
   name: string;
@@ -466,4 +468,78 @@ export function forEachClientOrderId(db: Db, fn: (userId: number, clientOrderId:
     .raw()
     .iterate();
   for (const [userId, clientOrderId] of rows) fn(userId, clientOrderId);
+}
+
+/**
+ * Balances as stored, brought up to the last committed trade, with `reserved` recomputed from the
+ * open orders. A balance row is a snapshot (migration 005): it holds the trades up to its
+ * `throughTrade`, and the legs of every later committed trade are added to it here, with the fees
+ * the trade row keeps. A reservation of an order that was never acknowledged (in flight at a crash)
+ * may have been committed with a snapshot, so what open orders hold is the truth and the rest of
+ * the user's total is available. The ledger check that follows proves the sums.
+ */
+export function recoverBalances(
+  ledger: Ledger,
+  feeUser: number,
+  config: ExchangeConfig,
+  state: RecoveredState,
+): [number, number][] {
+  const held = new Map<string, bigint>();
+  const add = (user: number, currency: string, amount: bigint) => {
+    const key = `${user}:${currency}`;
+    held.set(key, (held.get(key) ?? 0n) + amount);
+  };
+  for (const o of state.openOrders) {
+    const p = config.pairsByName.get(o.pair);
+    if (p === undefined) continue;
+    const units = pairUnits(p, config.currencies.get(p.base)!.scale, config.currencies.get(p.quote)!.scale);
+    add(
+      o.userId,
+      o.side === SELL ? p.base : p.quote,
+      limitHold(units, o.side, o.price, o.amount - o.amountUsed),
+    );
+  }
+  const totals = balanceTotals(state, config, ledger, feeUser);
+  const replayed: [number, number][] = [];
+  for (const { user, c, total, replayed: changed } of totals.values()) {
+    if (changed) replayed.push([user, c]);
+    const currency = ledger.currencies[c];
+    const reserved = held.get(`${user}:${currency}`) ?? 0n;
+    held.delete(`${user}:${currency}`);
+    if (reserved > total) {
+      throw new Error(
+        `user ${user} ${currency}: open orders hold ${reserved}, more than the balance ${total}`,
+      );
+    }
+    ledger.ensureUser(user);
+    ledger.load(user, c, total - reserved, reserved);
+  }
+  if (held.size > 0)
+    throw new Error(`open orders hold funds of users without a balance row: ${[...held.keys()]}`);
+  return replayed;
+}
+
+/**
+ * A pair's read model as committed: recent trades, last price, the 24-hour window and candles,
+ * and the candles brought up to the last committed trade (they hold the trades up to the last
+ * snapshot; the later ones go in again).
+ */
+export function restoreMarket(market: PairMarket, state: RecoveredState): void {
+  const name = market.name;
+  const rec = state.pairs.get(name);
+  if (rec !== undefined) {
+    for (const t of rec.recentTrades)
+      market.restoreHistory(t.takerSide as 0 | 1, t.takerType as 0 | 1, t.price, t.amount, t.timeMicro);
+    market.restoreLastPrice(rec.lastPrice);
+    for (const t of rec.window) market.restoreWindow(t.price, t.amount, t.timeMicro);
+    if (rec.lastTimeMicro > market.lastMicro) market.lastMicro = rec.lastTimeMicro;
+    PERIODS.forEach((period, i) => {
+      for (const c of rec.candles.get(period) ?? []) {
+        market.restoreCandle(i, [c.startMs, c.open, c.high, c.low, c.close, c.volume]);
+      }
+    });
+  }
+  // The candles hold the trades up to the last snapshot; the later committed ones go in again.
+  for (const t of state.tradesAfterSnapshot)
+    if (t.pair === name && t.id > state.candlesThrough) market.replayCandles(t.price, t.amount, t.timeMicro);
 }

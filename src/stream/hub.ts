@@ -109,7 +109,8 @@ interface Level {
 
 export interface HubOptions {
   config: ExchangeConfig;
-  exchange: Exchange;
+  /** The core, for the pairs' read models. */
+  exchange: Pick<Exchange, "market">;
   metrics: Metrics;
   /** Unsent bytes per connection above which it is closed with 1008 (CONTRACT 7). */
   maxBackpressureBytes: number;
@@ -126,7 +127,7 @@ export class StreamHub implements CommitListener {
   readonly metrics: Metrics;
   private readonly app: TemplatedApp;
   private readonly config: ExchangeConfig;
-  private readonly exchange: Exchange;
+  private readonly exchange: Pick<Exchange, "market">;
   private readonly bound: number;
   private readonly log: (line: string) => void;
   private readonly ordersTopic: string[];

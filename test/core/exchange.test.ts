@@ -40,12 +40,11 @@ afterEach(async () => {
 const answers = new Answers();
 
 /** A core with one real pair worker (btc_usdt, 4-slot command ring) and the real writer. */
-async function core(file: string, writerOptions: WriterOptions = {}) {
+async function core(file: string, writerOptions: WriterOptions = {}, listener: CommitListener | null = null) {
   const writer = await DbWriter.start(file, writerOptions);
   const ledger = new Ledger(["btc", "usdt"]);
-  const exchange = new Exchange(ledger, writer);
   // The edge's side: results come back by request id.
-  exchange.sink = answers;
+  const exchange = new Exchange({ ledger, db: writer, sink: answers, listener });
   const market = new PairMarket("btc_usdt", 2, 6);
   const channel = new PairChannel({
     pairName: "btc_usdt",
@@ -217,9 +216,6 @@ describe("Exchange core", () => {
   });
 
   it("builds stream records only for the channels someone holds", async () => {
-    const { exchange, ledger, close } = await core(`${tmp.dbPath}-views`);
-    ledger.deposit(0, BTC, 10n * BTC_UNIT);
-    ledger.deposit(1, USDT, 10_000n * USDT_UNIT);
     const calls: string[] = [];
     let wantTrades = false;
     const listener: CommitListener = {
@@ -231,7 +227,9 @@ describe("Exchange core", () => {
       publicTrades: (_pair, trades) => calls.push(`public ${trades.length}`),
       levelsChanged: () => calls.push("levels"),
     };
-    exchange.listener = listener;
+    const { exchange, ledger, close } = await core(`${tmp.dbPath}-views`, {}, listener);
+    ledger.deposit(0, BTC, 10n * BTC_UNIT);
+    ledger.deposit(1, USDT, 10_000n * USDT_UNIT);
     try {
       const sell = await place(exchange, 0, LIMIT, SELL, 10_000, 100);
       const buy = await place(exchange, 1, LIMIT, BUY, 10_000, 40);
@@ -250,7 +248,6 @@ describe("Exchange core", () => {
       ]);
       assert.equal(sell.err, 0);
     } finally {
-      exchange.listener = null;
       await close();
     }
   });
@@ -321,19 +318,22 @@ describe("Exchange core", () => {
 
   it("tags orders with their session and cancels a session's open orders through the normal path", async () => {
     const file = tmp.dbPath.replace(/\.db$/, "-sessions.db");
-    const { exchange, ledger, writer, close } = await core(file);
+    const streamed: OrderView[] = [];
+    const { exchange, ledger, writer, close } = await core(
+      file,
+      {},
+      {
+        wantsOrders: (user) => user === 0,
+        wantsUserTrades: () => false,
+        wantsTrades: () => false,
+        orderChanged: (_user, view) => streamed.push(view),
+        userTrade: () => {},
+        publicTrades: () => {},
+        levelsChanged: () => {},
+      },
+    );
     ledger.deposit(0, BTC, 10n * BTC_UNIT);
     ledger.deposit(1, USDT, 10_000n * USDT_UNIT);
-    const streamed: OrderView[] = [];
-    exchange.listener = {
-      wantsOrders: (user) => user === 0,
-      wantsUserTrades: () => false,
-      wantsTrades: () => false,
-      orderChanged: (_user, view) => streamed.push(view),
-      userTrade: () => {},
-      publicTrades: () => {},
-      levelsChanged: () => {},
-    };
     const ro = openDatabase(file, { readonly: true });
     try {
       // Session 7: three sells, one partly filled; session 8: one sell; no session: one sell.
@@ -385,7 +385,6 @@ describe("Exchange core", () => {
       assert.equal(streamed.length, 1);
       assert.deepEqual(ledger.check([10n * BTC_UNIT, 10_000n * USDT_UNIT]), []);
     } finally {
-      exchange.listener = null;
       ro.close();
       await close();
     }

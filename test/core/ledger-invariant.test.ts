@@ -87,9 +87,8 @@ describe("ledger invariant", () => {
   it("holds at every commit and reservations equal open orders' holds, over random command bursts", async () => {
     const writer = await DbWriter.start(tmp.dbPath);
     const ledger = new Ledger(["btc", "usdt"]);
-    const exchange = new Exchange(ledger, writer);
     const edge = new Answers();
-    exchange.sink = edge;
+    const exchange = new Exchange({ ledger, db: writer, sink: edge });
     const channel = new PairChannel({
       pairName: "btc_usdt",
       commandSlots: 4,

@@ -83,6 +83,7 @@ export async function startServer(
     port: running.port,
     url: running.url,
     exchange: running.exchange,
+    answers: running.answers,
     waitStrategy: running.waitStrategy,
     streamHub: running.streamHub,
     wsUrl: `ws://127.0.0.1:${running.port}/stream`,

@@ -1,0 +1,364 @@
+/**
+ * The risk stage (R1 and R2 of src/core/command.ts), as exchange-core's risk processor:
+ *
+ *   R1  place / amend    refuse a change on a pair that is not trading (src/core/pair-status.ts) or
+ *                        past the call's deadline (`expiresAt`, CONTRACT 11.2); judge the client
+ *                        order id, hold what the order (or the amend) may cost in
+ *                        the ledger, then hand the command to its pair's sequencer; or refuse with
+ *                        nothing changed. A market buy holds the user's whole available quote
+ *                        balance while it is in the worker: the user's commands refused for funds
+ *                        meanwhile wait for it and are judged again after (the market-buy queue).
+ *   R2  settle*          trades move reserved funds between the parties (and the fee account);
+ *                        what an order or amend no longer needs is released.
+ *
+ * Everything runs on the main thread, so each check and reservation is atomic with respect to
+ * every other request, whatever the pair.
+ */
+
+import { Code } from "../errors/catalogue.ts";
+import { BUY, MAX_BUDGET, NO_BUDGET, SELL } from "../protocol/pair/engine.ts";
+import { floorToDouble } from "../util/numbers.ts";
+import { CID_DUPLICATE, CID_MAYBE, ClientIds } from "./client-ids.ts";
+import {
+  CID_CHECK_ASKING,
+  CID_CHECK_FAILED,
+  CID_CHECK_UNUSED,
+  CID_CHECK_USED,
+  CMD_CREATE,
+  type Command,
+  LIMIT,
+  MARKET,
+  type OrderState,
+} from "./command.ts";
+import type { Ledger } from "./ledger.ts";
+import type { OpenOrders } from "./open-orders.ts";
+import type { PairStatuses } from "./pair-status.ts";
+import { closedError } from "./recently-closed.ts";
+import type { Results } from "./results.ts";
+import { amendHold, limitHold, type SettlementPair, settleFill } from "./risk.ts";
+import type { PairSequencer } from "./sequencer.ts";
+
+/** `placeNow`: the create's client order id must be checked against the database first. */
+const CHECK_CLIENT_ID = -2;
+
+/** What the risk stage needs of a pair: its units and currencies, and its sequencer. */
+export interface RiskPair extends SettlementPair {
+  seq: PairSequencer;
+}
+
+/** What the risk stage is built with. */
+export interface RiskOptions {
+  ledger: Ledger;
+  /** The core's pairs, by index (the core's own array: pairs added later are seen). */
+  pairs: readonly RiskPair[];
+  openOrders: OpenOrders;
+  /** Each pair's status (CONTRACT 14): a user's create or amend is refused on a pair not trading. */
+  statuses: PairStatuses;
+  /** Refusals decided later (after a database check or a market buy) are answered through it. */
+  results: Pick<Results, "answer" | "commit">;
+  clientIds: ClientIds;
+  /** Whether an order of `user` with this client order id is stored (the reader pool's query). */
+  clientIdStored: (user: number, clientOrderId: string) => Promise<boolean>;
+  /** The fee account's user id (CONTRACT 9). */
+  feeUser: number;
+}
+
+export class RiskStage {
+  private readonly ledger: Ledger;
+  private readonly pairs: readonly RiskPair[];
+  private readonly openOrders: OpenOrders;
+  private readonly statuses: PairStatuses;
+  private readonly results: Pick<Results, "answer" | "commit">;
+  private readonly clientIds: ClientIds;
+  private readonly clientIdStored: (user: number, clientOrderId: string) => Promise<boolean>;
+  readonly feeUser: number;
+  /**
+   * Creates of a user waiting behind one whose client order id is being checked against the
+   * database, in arrival order (the head is the one being checked): a user's creates stay in order.
+   */
+  private readonly checkingClientIds = new Map<number, Command[]>();
+  /** Market buys in flight per user (each holds the user's whole available quote balance). */
+  private readonly marketBuys = new Map<number, number>();
+  /** Commands refused for funds while a market buy of the user was in flight, oldest first. */
+  private readonly waitingForMarketBuys = new Map<number, Command[]>();
+
+  constructor(options: RiskOptions) {
+    this.ledger = options.ledger;
+    this.pairs = options.pairs;
+    this.openOrders = options.openOrders;
+    this.statuses = options.statuses;
+    this.results = options.results;
+    this.clientIds = options.clientIds;
+    this.clientIdStored = options.clientIdStored;
+    this.feeUser = options.feeUser;
+  }
+
+  // ------------------------------------------------------------------ R1
+
+  /** A user's create: refused on a pair that is not trading, else `place`. */
+  create(cmd: Command): number {
+    const refused = this.statuses.refuseChange(cmd.pair);
+    return refused !== 0 ? refused : this.place(cmd);
+  }
+
+  /**
+   * A create: R1 now, or, while one of the user's creates waits for the database to judge its
+   * client order id, after it (0: its result comes later).
+   */
+  private place(cmd: Command): number {
+    const waiting = this.checkingClientIds.get(cmd.user);
+    if (waiting !== undefined) {
+      waiting.push(cmd);
+      return 0;
+    }
+    const code = this.placeNow(cmd);
+    if (code !== CHECK_CLIENT_ID) return code;
+    this.checkingClientIds.set(cmd.user, [cmd]);
+    this.checkClientId(cmd);
+    return 0;
+  }
+
+  /** Asks the database whether the client order id of `cmd` (the head of its user's queue) is used. */
+  private checkClientId(cmd: Command): void {
+    cmd.cidCheck = CID_CHECK_ASKING;
+    this.clientIds.dbChecks++;
+    this.clientIdStored(cmd.user, cmd.clientOrderId!).then(
+      (stored) => {
+        cmd.cidCheck = stored ? CID_CHECK_USED : CID_CHECK_UNUSED;
+        if (stored) this.clientIds.dbDuplicates++;
+        this.placeChecked(cmd.user);
+      },
+      () => {
+        cmd.cidCheck = CID_CHECK_FAILED;
+        this.placeChecked(cmd.user);
+      },
+    );
+  }
+
+  /** The database judged the head of the user's queue: it and those behind it run R1 in order. */
+  private placeChecked(user: number): void {
+    const list = this.checkingClientIds.get(user)!;
+    while (list.length > 0) {
+      const cmd = list[0];
+      const code = this.placeNow(cmd);
+      if (code === CHECK_CLIENT_ID) {
+        this.checkClientId(cmd);
+        return;
+      }
+      list.shift();
+      if (code !== 0) {
+        cmd.result = code;
+        this.results.answer(cmd);
+      }
+    }
+    this.checkingClientIds.delete(user);
+  }
+
+  /**
+   * R1 of a create: hold what the order may cost, then hand it to its pair's FIFO. CHECK_CLIENT_ID
+   * when only the database can tell whether its client order id was used (nothing done yet).
+   */
+  private placeNow(cmd: Command): number {
+    if (expired(cmd.expiresAt)) return Code.REQUEST_EXPIRED;
+    const p = this.pairs[cmd.pair];
+    const ledger = this.ledger;
+    const user = cmd.user;
+    const marketBuy = cmd.type === MARKET && cmd.side === BUY;
+    // A market buy holds the user's whole available quote balance while it is in the worker: the
+    // next one is decided against what the first leaves, one after the other.
+    if (marketBuy && this.marketBuys.has(user)) return this.afterMarketBuys(cmd);
+    const cid = cmd.clientOrderId;
+    const clientKey = cid === undefined ? undefined : ClientIds.key(user, cid);
+    if (clientKey !== undefined) {
+      const check = cmd.cidCheck;
+      if (check === CID_CHECK_USED) return Code.CLIENT_ORDER_ID_DUPLICATE;
+      if (check === CID_CHECK_FAILED) return Code.INTERNAL;
+      const known = this.clientIds.check(user, cid!, clientKey, check === CID_CHECK_UNUSED);
+      if (known === CID_DUPLICATE) return Code.CLIENT_ORDER_ID_DUPLICATE;
+      if (known === CID_MAYBE) return CHECK_CLIENT_ID;
+    }
+    const currency = cmd.side === SELL ? p.base : p.quote;
+    let hold: bigint;
+    if (!marketBuy) {
+      hold = limitHold(p, cmd.side, cmd.price, cmd.amount);
+      cmd.budget = NO_BUDGET;
+    } else {
+      // Market buy: hold everything available; the worker refuses the order when walking the book
+      // would cost more, and the unused part is released. The budget travels as a double: exact up
+      // to 2^53 ticks × lots, above that rounded down to the nearest double (at most a 2^-52 part
+      // of the balance left out), and the hold is exactly that budget.
+      let units = ledger.available(user, currency) / p.quoteMul;
+      if (units > BigInt(MAX_BUDGET)) units = floorToDouble(units);
+      cmd.budget = Number(units);
+      hold = units * p.quoteMul;
+    }
+    if (!ledger.reserve(user, currency, hold)) {
+      // A market buy of this user holds its whole quote balance for a moment: decide this order
+      // against the balance that buy leaves, as if the user's orders ran one by one.
+      if (this.marketBuys.has(user)) return this.afterMarketBuys(cmd);
+      return Code.INSUFFICIENT_FUNDS;
+    }
+    cmd.hold = hold;
+    if (marketBuy) this.marketBuys.set(user, (this.marketBuys.get(user) ?? 0) + 1);
+    if (clientKey !== undefined) this.clientIds.accepted(user, cid!, clientKey);
+    if (p.seq.submit(cmd)) return 0;
+    ledger.release(user, currency, hold);
+    if (marketBuy) this.marketBuyEnded(user);
+    if (clientKey !== undefined) this.clientIds.refused(clientKey);
+    return Code.BUSY;
+  }
+
+  /** `cmd` is decided again once the user's market buys in flight have ended. */
+  private afterMarketBuys(cmd: Command): 0 {
+    const list = this.waitingForMarketBuys.get(cmd.user);
+    if (list === undefined) this.waitingForMarketBuys.set(cmd.user, [cmd]);
+    else list.push(cmd);
+    return 0;
+  }
+
+  /** A market buy of `user` released its hold: orders that waited for it are decided now. */
+  private marketBuyEnded(user: number): void {
+    const n = (this.marketBuys.get(user) ?? 1) - 1;
+    if (n > 0) {
+      this.marketBuys.set(user, n);
+      return;
+    }
+    this.marketBuys.delete(user);
+    const list = this.waitingForMarketBuys.get(user);
+    if (list === undefined) return;
+    this.waitingForMarketBuys.delete(user);
+    // After the current event is handled, in arrival order (a run may start another market buy,
+    // and the orders behind it wait again).
+    queueMicrotask(() => {
+      for (const cmd of list) this.retry(cmd);
+    });
+  }
+
+  /** Runs R1 again for a command that waited; a refusal now is its result. */
+  private retry(cmd: Command): void {
+    const code = cmd.kind === CMD_CREATE ? this.place(cmd) : this.amendNow(cmd);
+    if (code === 0) return;
+    cmd.result = code;
+    this.results.answer(cmd);
+  }
+
+  /** A user's amend: refused on a pair that is not trading, else R1 of the amend. */
+  amend(cmd: Command): number {
+    const refused = this.statuses.refuseChange(cmd.pair);
+    return refused !== 0 ? refused : this.amendNow(cmd);
+  }
+
+  /** R1 of an amend (again after the amend before it, or a market buy, ended). */
+  private amendNow(cmd: Command): number {
+    if (expired(cmd.expiresAt)) return Code.REQUEST_EXPIRED;
+    const o = cmd.order!;
+    const user = o.user;
+    if (o.amending !== null) {
+      o.amending.push(cmd);
+      return 0;
+    }
+    if (this.openOrders.get(o.id) !== o) {
+      const err = this.openOrders.notOpenError(user, o.id);
+      return err < 0 ? closedError(o) : err;
+    }
+    if (cmd.amount <= o.used) return Code.AMEND_NOT_ABOVE_EXECUTED;
+    const p = this.pairs[o.pair];
+    const delta = cmd.amount - o.amount;
+    if (cmd.price === o.price && delta === 0) {
+      // Nothing to change: the order as it stands once what is in flight has committed.
+      this.results.commit(cmd);
+      return 0;
+    }
+    const currency = o.side === SELL ? p.base : p.quote;
+    const hold = amendHold(p, o.side, o.price, o.amount - o.used, cmd.price, delta);
+    if (hold > 0n && !this.ledger.reserve(user, currency, hold)) {
+      if (this.marketBuys.has(user)) return this.afterMarketBuys(cmd);
+      return Code.INSUFFICIENT_FUNDS;
+    }
+    o.amending = [];
+    cmd.delta = delta;
+    cmd.hold = hold;
+    if (p.seq.submit(cmd)) return 0;
+    if (hold > 0n) this.ledger.release(user, currency, hold);
+    this.amendEnded(o);
+    return Code.BUSY;
+  }
+
+  /** The amend of `o` in the worker ended: the next one waiting for it runs. */
+  amendEnded(o: OrderState): void {
+    const waiting = o.amending;
+    o.amending = null;
+    if (waiting === undefined || waiting === null || waiting.length === 0) return;
+    queueMicrotask(() => {
+      for (const cmd of waiting) this.retry(cmd);
+    });
+  }
+
+  // ------------------------------------------------------------------ R2
+
+  /** A fill of `qty` lots at `price`: the parties' reserved funds move (fees to the fee account). */
+  settleTrade(
+    p: RiskPair,
+    buyer: OrderState,
+    seller: OrderState,
+    takerBuys: boolean,
+    price: number,
+    qty: number,
+  ): void {
+    settleFill(this.ledger, p, this.feeUser, buyer, seller, takerBuys, price, qty);
+  }
+
+  /**
+   * The amend `cmd` took effect: the order is now `newLeft` lots open at `newPrice` (it was
+   * `oldLeft` at `oldPrice`). Settles the amend's hold against what the order now holds.
+   */
+  settleAmend(
+    p: RiskPair,
+    cmd: Command,
+    oldPrice: number,
+    newPrice: number,
+    oldLeft: number,
+    newLeft: number,
+  ): void {
+    const o = cmd.order!;
+    const currency = o.side === SELL ? p.base : p.quote;
+    const change = limitHold(p, o.side, newPrice, newLeft) - limitHold(p, o.side, oldPrice, oldLeft);
+    const unused = cmd.hold - change;
+    if (unused < 0n) throw new Error(`amend of order ${o.id}: the hold falls short by ${-unused}`);
+    if (unused > 0n) this.ledger.release(o.user, currency, unused);
+    cmd.hold = 0n;
+  }
+
+  /** Releases what `lots` of a limit order or a sell hold (a market buy's budget is released apart). */
+  releaseHold(p: RiskPair, o: OrderState, lots: number): void {
+    if (o.type === LIMIT || o.side === SELL)
+      this.ledger.release(o.user, o.side === SELL ? p.base : p.quote, limitHold(p, o.side, o.price, lots));
+  }
+
+  /**
+   * A create's command ended (`refused`: the book refused it, nothing happened but the hold). A
+   * market buy's unused budget is released, and the orders waiting for it are judged again.
+   */
+  createEnded(p: RiskPair, o: OrderState, refused: boolean): void {
+    if (o.type === MARKET && o.side === BUY) {
+      if (o.budget > 0n) this.ledger.release(o.user, p.quote, o.budget);
+      o.budget = 0n;
+      this.marketBuyEnded(o.user);
+    }
+    if (!refused) return;
+    // The client order id was not used.
+    if (o.clientOrderId !== undefined) this.clientIds.refused(ClientIds.key(o.user, o.clientOrderId));
+    this.releaseHold(p, o, o.amount);
+  }
+
+  /** An amend's command was refused (post-only would take, not above what executed, closed). */
+  amendRefused(p: RiskPair, cmd: Command): void {
+    const o = cmd.order!;
+    if (cmd.hold > 0n) this.ledger.release(o.user, o.side === SELL ? p.base : p.quote, cmd.hold);
+  }
+}
+
+/** CONTRACT 11.2: the deadline `expiresAt` (Unix ms, 0: none) has passed. */
+export function expired(expiresAt: number): boolean {
+  return expiresAt !== 0 && Date.now() > expiresAt;
+}
