@@ -5,27 +5,37 @@
  * schema objects the server serialises with (schemas.ts, named by `namedSchemas`), so the two
  * documents share their component names and cannot drift from the wire.
  *
- * The document describes the server: it `send`s stream messages, the hello frame and reports, and
- * `receive`s session calls, each with a `reply` of its answer or its error answer.
+ * The document describes the server: it `send`s stream messages and the session's events and
+ * frame errors, and `receive`s session calls, each with a `reply` of its answer or its error answer.
  *
  *   servers     `stream` (pathname /stream) and `session` (pathname /session), protocol ws
  *   channels    one per stream channel kind, its address the channel name as subscribed
  *               (`orders:{pair}`, the `stream` field of its messages); one for the session
  *   messages    per stream channel its snapshot and/or update; per session call its call, its
- *               answer and its error answer; hello, the frame error answer, the two reports
+ *               answer and its error answer; per session event (hello, reports) its frame; the
+ *               frame error answer
  *
- * The session calls are handed in (`sessionCalls`: method, params schema, result schema), so this
- * builder imports nothing of the session itself.
+ * Where things are declared: a stream channel in STREAM_CHANNELS, a session event in
+ * SESSION_EVENTS (both below), a session call in SESSION_CALLS of src/session/calls.ts, handed in
+ * as `sessionCalls` (server.ts passes DESCRIBED_SESSION_CALLS: the logon, then SESSION_CALLS), so
+ * this builder imports nothing of the session itself.
  */
 import type { ExchangeConfig } from "../config.ts";
 import { namedSchemas, refify } from "./openapi.ts";
+import { type RequestSchemas, requestSchemas } from "./request-schemas.ts";
+import { orderSchema, userTradeSchema } from "./schemas.ts";
 import { errorBodySchema } from "./schemas-contract.ts";
 
-/** One session call (CONTRACT 11.2): the `method` of the frame, its params and its answer's result. */
+/**
+ * One session call (CONTRACT 11.2): the `method` of the frame, the schema of its params for a
+ * config's request schemas, and its answer's result. The entries of SESSION_CALLS
+ * (src/session/calls.ts) are these.
+ */
 export interface SessionCallSpec {
   readonly method: string;
-  readonly params: object;
+  readonly params: (s: RequestSchemas) => object;
   readonly result: object;
+  readonly summary?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -109,13 +119,18 @@ const STREAM_TEXT =
   "that admitted the connection ended, 1001 server shutdown.";
 
 const SESSION_TEXT =
-  "Trading session (CONTRACT 11): `ws://HOST:PORT/session`. On open the server sends `hello`; the " +
-  "first call must be `session.logon` (HMAC-SHA256 hex of the challenge with the secret key). A call " +
-  'is one text frame `{"id", "method", "params"?}`, answered `{"id", "status": 200, "result"}` or ' +
-  '`{"id", "status", "errors", "codes"}` (CONTRACT 5, 9 bodies; `retryAfterMs` on a rate-limited ' +
-  'call). A frame that is not a JSON object or has no valid id is answered with `"id": null`. ' +
-  "After logon the session receives `order` and `trade` reports of its user (CONTRACT 11.3). " +
-  "Close codes: 4001 logon failed, missing or revoked; 4002 missed heartbeat; 1008 slow consumer.";
+  "Trading session (CONTRACT 11): `ws://HOST:PORT/session` (no headers needed, a query string is " +
+  "ignored; messages in the language of the upgrade's Accept-Language). On open the server sends " +
+  "`hello`; the first call must be `session.logon` (HMAC-SHA256 hex of the challenge with the secret " +
+  'key). A call is one text frame `{"id", "method", "params"?}`, answered `{"id", "status": 200, ' +
+  '"result"}` or `{"id", "status", "errors", "codes"}` (CONTRACT 5, 9 bodies; `retryAfterMs` on a ' +
+  "rate-limited call); answers of calls on one pair come in the calls' order. A frame that is not a " +
+  "call is answered by a frame error. After logon the session receives `order` and `trade` reports " +
+  "of its user (CONTRACT 11.3). The server sends a WebSocket ping after half the heartbeat of silence; " +
+  "any frame or pong counts. The upgrade is refused with 503 and the error body while the server " +
+  "starts or stops; a GET without upgrade answers 426. Close codes: 4001 logon refused, none within " +
+  "10 s, or the API key revoked; 4002 heartbeat missed; 1008 slow consumer; 1009 a frame over 1 MiB; " +
+  "1001 server shutdown.";
 
 /** `id` of a call (CONTRACT 11.2): an integer 0..2^53-1 or 1-36 characters [A-Za-z0-9_-]. */
 const callIdSchema = {
@@ -125,39 +140,82 @@ const callIdSchema = {
   ],
 };
 
-/** A call's error answer: the CONTRACT 5/9 body with the call's id (null for a frame error). */
+/** The properties of an error answer but its id: the CONTRACT 5/9 body and the status. */
+const errorAnswerProperties = {
+  status: { type: "integer", minimum: 400, maximum: 599 },
+  errors: errorBodySchema.properties.errors,
+  codes: errorBodySchema.properties.codes,
+  retryAfterMs: {
+    type: "integer",
+    minimum: 0,
+    description: "Only on a 429 of the rate limit (not on TOO_MANY_IN_FLIGHT)",
+  },
+};
+
+/** A call's error answer: the CONTRACT 5/9 body with the call's id. */
 const sessionErrorSchema = {
   type: "object",
+  properties: { id: { $ref: "#/components/schemas/SessionCallId" }, ...errorAnswerProperties },
+  required: ["id", "status", "errors", "codes"],
+  additionalProperties: false,
+};
+
+/** The answer to a frame that is no call: its id, or null when it has no valid one. */
+const frameErrorSchema = {
+  type: "object",
   properties: {
-    id: { oneOf: [callIdSchema, { type: "null" }] },
-    status: { type: "integer", minimum: 400, maximum: 599 },
-    errors: errorBodySchema.properties.errors,
-    codes: errorBodySchema.properties.codes,
-    retryAfterMs: { type: "integer", minimum: 0 },
+    id: { oneOf: [{ $ref: "#/components/schemas/SessionCallId" }, { type: "null" }] },
+    ...errorAnswerProperties,
   },
   required: ["id", "status", "errors", "codes"],
   additionalProperties: false,
 };
 
-const helloSchema = {
-  type: "object",
-  properties: {
-    event: { const: "hello" },
-    challenge: { type: "string", pattern: "^[0-9a-f]{64}$" },
-    serverTime: { type: "integer" },
-  },
-  required: ["event", "challenge", "serverTime"],
-  additionalProperties: false,
-};
-
-function reportSchema(event: string, data: object) {
-  return {
-    type: "object",
-    properties: { event: { const: event }, data },
-    required: ["event", "data"],
-    additionalProperties: false,
-  };
+/**
+ * What the server sends on a session unasked (CONTRACT 11.1, 11.3): one entry per `event`, each
+ * frame `{"event": <event>, ...fields}` with every field present. Its message is `event.<event>`,
+ * sent by the operation `event.<event>`; add an event here and the document has it.
+ */
+interface SessionEventSpec {
+  readonly event: string;
+  /** The component schema of the whole frame. */
+  readonly schema: string;
+  readonly title: string;
+  readonly summary: string;
+  /** The fields beside `event`, each required. */
+  readonly fields: Readonly<Record<string, object>>;
 }
+
+const SESSION_EVENTS: readonly SessionEventSpec[] = [
+  {
+    event: "hello",
+    schema: "SessionHello",
+    title: "hello",
+    summary: "Sent on open: a fresh random challenge per connection and the server time (CONTRACT 11.1).",
+    fields: {
+      challenge: { type: "string", pattern: "^[0-9a-f]{64}$" },
+      serverTime: { type: "integer", description: "Unix ms" },
+    },
+  },
+  {
+    event: "order",
+    schema: "SessionOrderReport",
+    title: "order report",
+    summary:
+      "After logon: every change of the user's orders, whoever caused it, as on user_orders, in " +
+      'commit order, after the answer to the call that caused it (CONTRACT 11.3). Off with `"reports": false`.',
+    fields: { data: orderSchema },
+  },
+  {
+    event: "trade",
+    schema: "SessionTradeReport",
+    title: "trade report",
+    summary:
+      "After logon: every trade of the user, as on user_history (CONTRACT 11.3). Off with " +
+      '`"reports": false`.',
+    fields: { data: userTradeSchema },
+  },
+];
 
 /** A component key (AsyncAPI allows `[A-Za-z0-9.\-_]`): `order.create` stays as it is. */
 function key(text: string): string {
@@ -268,9 +326,7 @@ export function buildAsyncApi(
   // ---------------------------------------------------------------- /session
   schemas.SessionCallId = callIdSchema;
   schemas.SessionErrorAnswer = sessionErrorSchema;
-  schemas.SessionHello = helloSchema;
-  schemas.SessionOrderReport = reportSchema("order", { $ref: "#/components/schemas/Order" });
-  schemas.SessionTradeReport = reportSchema("trade", { $ref: "#/components/schemas/UserTrade" });
+  schemas.SessionFrameError = frameErrorSchema;
 
   const sessionMessages: Json = {};
   const message = (name: string, title: string, payload: unknown, summary?: string) => {
@@ -284,41 +340,37 @@ export function buildAsyncApi(
     sessionMessages[name] = { $ref: `#/components/messages/${name}` };
     return { $ref: `#/channels/session/messages/${name}` };
   };
-  const hello = message(
-    "session.hello",
-    "hello",
-    { $ref: "#/components/schemas/SessionHello" },
-    "Sent on open: a fresh random challenge per connection and the server time (CONTRACT 11.1).",
-  );
+  const session = { $ref: "#/channels/session" };
+
+  for (const e of SESSION_EVENTS) {
+    const properties: Json = { event: { const: e.event } };
+    for (const [field, schema] of Object.entries(e.fields)) properties[field] = refify(schema, names, false);
+    schemas[e.schema] = {
+      type: "object",
+      properties,
+      required: Object.keys(properties),
+      additionalProperties: false,
+    };
+    const name = `event.${key(e.event)}`;
+    const m = message(name, e.title, { $ref: `#/components/schemas/${e.schema}` }, e.summary);
+    operations[name] = {
+      action: "send",
+      channel: session,
+      title: e.title,
+      summary: e.summary,
+      messages: [m],
+    };
+  }
+
   const frameError = message(
     "session.frameError",
     "frame error",
-    { $ref: "#/components/schemas/SessionErrorAnswer" },
-    "The answer to a frame that is not a call: not a JSON object (key `body`), no valid id (key `id`), " +
-      "a missing or unknown method (key `method`); `id` is null when the frame has none.",
+    { $ref: "#/components/schemas/SessionFrameError" },
+    "The answer to a frame that is no call (CONTRACT 11.2): a binary frame or text that is not a JSON " +
+      "object (400, key `body`, id null), a missing or malformed id (400, key `id`, id null), a missing, " +
+      "non-string or unknown method (400, key `method`, the frame's id); 429 TOO_MANY_IN_FLIGHT when " +
+      "1,000 calls wait for their answers.",
   );
-  const orderReport = message(
-    "session.report.order",
-    "order report",
-    { $ref: "#/components/schemas/SessionOrderReport" },
-    "After logon: every change of the user's orders, whoever caused it, as on user_orders (CONTRACT 11.3).",
-  );
-  const tradeReport = message(
-    "session.report.trade",
-    "trade report",
-    { $ref: "#/components/schemas/SessionTradeReport" },
-    "After logon: every trade of the user, as on user_history (CONTRACT 11.3).",
-  );
-
-  const session = { $ref: "#/channels/session" };
-  operations["session.hello"] = { action: "send", channel: session, title: "hello", messages: [hello] };
-  operations["session.reports"] = {
-    action: "send",
-    channel: session,
-    title: "Execution reports",
-    summary: 'Off with `"reports": false` at logon.',
-    messages: [orderReport, tradeReport],
-  };
   operations["session.frameError"] = {
     action: "send",
     channel: session,
@@ -326,6 +378,7 @@ export function buildAsyncApi(
     messages: [frameError],
   };
 
+  const requests = requestSchemas(config);
   for (const call of sessionCalls) {
     const m = key(call.method);
     const callRef = message(`${m}.call`, `${call.method} call`, {
@@ -333,7 +386,7 @@ export function buildAsyncApi(
       properties: {
         id: { $ref: "#/components/schemas/SessionCallId" },
         method: { const: call.method },
-        params: ref(call.params),
+        params: ref(call.params(requests)),
       },
       required: ["id", "method"],
       additionalProperties: false,
@@ -355,6 +408,7 @@ export function buildAsyncApi(
       action: "receive",
       channel: session,
       title: call.method,
+      ...(call.summary !== undefined ? { summary: call.summary } : {}),
       messages: [callRef],
       reply: { channel: session, messages: [answer, error] },
     };

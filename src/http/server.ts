@@ -9,6 +9,7 @@
  */
 import type { TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import { Code } from "../errors/catalogue.ts";
+import { DESCRIBED_SESSION_CALLS } from "../session/calls.ts";
 import { buildAsyncApi } from "./asyncapi.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { readRequest, sendError, sendMethodNotAllowed } from "./request.ts";
@@ -36,7 +37,7 @@ export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): RouteContext
   const ctx = routeContext(
     deps,
     JSON.stringify(buildOpenApi(deps.config, ROUTES)),
-    JSON.stringify(buildAsyncApi(deps.config, [])),
+    JSON.stringify(buildAsyncApi(deps.config, DESCRIBED_SESSION_CALLS)),
   );
   const finish = ctx.finish;
 

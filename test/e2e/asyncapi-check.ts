@@ -4,12 +4,14 @@
  * messages of the channel its `stream` field names, a session frame against what the server sends
  * on the session (hello, reports, answers, error answers), or, when the call is known, against that
  * call's answer and error answer. The harness and test/stream/helpers.ts hook it into every stream
- * client they make, so a message that matches no schema fails the test.
+ * client they make, test/session/helpers.ts into every session client, so a message that matches
+ * no schema fails the test.
  *
  * Each message payload is compiled by ajv the first time it is needed, then reused.
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { buildAsyncApi, type SessionCallSpec } from "../../src/http/asyncapi.ts";
+import { DESCRIBED_SESSION_CALLS } from "../../src/session/calls.ts";
 import { TEST_CONFIG } from "./pairs.ts";
 
 type Json = Record<string, unknown>;
@@ -22,6 +24,8 @@ export interface AsyncApiChecker {
   sessionMismatch(frame: unknown): string | null;
   /** Why the answer to a call of `method` is neither its answer nor its error answer, or null. */
   answerMismatch(method: string, frame: unknown): string | null;
+  /** Whether `method` is a call of the document. */
+  hasCall(method: string): boolean;
 }
 
 /** A checker of the document of `calls` (the session's call table) and the test config. */
@@ -115,8 +119,11 @@ export function asyncApiChecker(calls: readonly SessionCallSpec[]): AsyncApiChec
       if (list === undefined) return `session call ${method}: not in the AsyncAPI document`;
       return match(`answer to ${method}`, list, frame);
     },
+    hasCall(method) {
+      return answers.has(method);
+    },
   };
 }
 
-/** The checker of the server's document (the session calls join it when /session lands). */
-export const asyncApi = asyncApiChecker([]);
+/** The checker of the server's document: the stream and every session call the server answers. */
+export const asyncApi = asyncApiChecker(DESCRIBED_SESSION_CALLS);

@@ -8,40 +8,31 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Parser } from "@asyncapi/parser";
-import { buildAsyncApi, type SessionCallSpec } from "../../src/http/asyncapi.ts";
+import { buildAsyncApi } from "../../src/http/asyncapi.ts";
 import { buildOpenApi } from "../../src/http/openapi.ts";
 import { requestSchemas } from "../../src/http/request-schemas.ts";
 import { ROUTES } from "../../src/http/route-table.ts";
-import { orderSchema, orderWithUpdateSchema } from "../../src/http/schemas.ts";
-import { asyncApi, asyncApiChecker } from "../e2e/asyncapi-check.ts";
-import { limit, market, TEST_CONFIG, TestServer } from "../e2e/harness.ts";
+import { timeSchema } from "../../src/http/schemas.ts";
+import { DESCRIBED_SESSION_CALLS, LOGON_METHOD, SESSION_CALLS } from "../../src/session/calls.ts";
+import { asyncApi } from "../e2e/asyncapi-check.ts";
+import { expectOk, limit, market, TEST_CONFIG, TestServer } from "../e2e/harness.ts";
+import { SessionSocket } from "../session/helpers.ts";
+import { waitFor } from "../wait.ts";
 
 type Json = Record<string, unknown>;
 
-/** A small call table shaped like the session's (method, params schema, result schema). */
-const SAMPLE_CALLS: SessionCallSpec[] = [
-  {
-    method: "ping",
-    params: { type: "object", properties: {}, additionalProperties: false },
-    result: {
-      type: "object",
-      properties: { serverTime: { type: "integer" } },
-      required: ["serverTime"],
-      additionalProperties: false,
-    },
-  },
-  { method: "order.create", params: requestSchemas(TEST_CONFIG).createOrder, result: orderWithUpdateSchema },
-  {
-    method: "orders.open",
-    params: {
-      type: "object",
-      properties: { pairName: { type: "string" } },
-      required: ["pairName"],
-      additionalProperties: false,
-    },
-    result: { type: "array", items: orderSchema },
-  },
-];
+/** The session's calls as the server's document lists them. */
+const CALLS = DESCRIBED_SESSION_CALLS;
+
+/** Every `nonce` property of a schema's top level and of its oneOf/anyOf branches. */
+function nonces(schema: Json): string[] {
+  const out: string[] = [];
+  if (schema.properties !== undefined && "nonce" in (schema.properties as Json)) out.push("nonce");
+  for (const k of ["oneOf", "anyOf"]) {
+    for (const b of (schema[k] as Json[] | undefined) ?? []) out.push(...nonces(b).map((n) => `${k}.${n}`));
+  }
+  return out;
+}
 
 /** Errors and warnings of @asyncapi/parser (severity 0 and 1; 2 and 3 are information and hints). */
 async function problems(doc: object): Promise<string[]> {
@@ -54,8 +45,8 @@ async function problems(doc: object): Promise<string[]> {
 }
 
 describe("the AsyncAPI document", () => {
-  test("is valid AsyncAPI 3.0 by @asyncapi/parser without a session call and with a sample table", async () => {
-    for (const calls of [[], SAMPLE_CALLS]) {
+  test("is valid AsyncAPI 3.0 by @asyncapi/parser without a session call and with the session's", async () => {
+    for (const calls of [[], CALLS]) {
       const doc = buildAsyncApi(TEST_CONFIG, calls);
       assert.equal(doc.asyncapi, "3.0.0");
       assert.deepEqual(await problems(doc), []);
@@ -63,14 +54,14 @@ describe("the AsyncAPI document", () => {
   });
 
   test("the parser really reports a broken document", async () => {
-    const doc = buildAsyncApi(TEST_CONFIG, SAMPLE_CALLS);
+    const doc = buildAsyncApi(TEST_CONFIG, CALLS);
     const operations = doc.operations as Record<string, Json>;
     operations.ping.channel = { $ref: "#/channels/nowhere" };
     assert.notDeepEqual(await problems(doc), []);
   });
 
-  test("describes every stream channel kind and every session call, answer, error answer and report", () => {
-    const doc = buildAsyncApi(TEST_CONFIG, SAMPLE_CALLS);
+  test("describes every stream channel kind, every call of the session's table, its events and frame errors", () => {
+    const doc = buildAsyncApi(TEST_CONFIG, CALLS);
     const channels = doc.channels as Record<string, Json>;
     assert.deepEqual(
       Object.values(channels).map((c) => c.address),
@@ -89,15 +80,23 @@ describe("the AsyncAPI document", () => {
       "history.update",
       "user_orders.update",
       "user_history.update",
-      "session.hello",
+      "event.hello",
+      "event.order",
+      "event.trade",
       "session.frameError",
-      "session.report.order",
-      "session.report.trade",
     ]) {
       assert.ok(messages.includes(name), name);
     }
     const operations = doc.operations as Record<string, Json>;
-    for (const call of SAMPLE_CALLS) {
+    // The logon, then every entry of SESSION_CALLS: one receive operation each, answered by its
+    // answer or its error answer.
+    assert.deepEqual(
+      Object.values(operations)
+        .filter((op) => op.action === "receive")
+        .map((op) => op.title),
+      [LOGON_METHOD, ...SESSION_CALLS.map((c) => c.method)],
+    );
+    for (const call of CALLS) {
       for (const part of ["call", "answer", "error"]) assert.ok(messages.includes(`${call.method}.${part}`));
       const op = operations[call.method];
       assert.equal(op.action, "receive");
@@ -109,6 +108,8 @@ describe("the AsyncAPI document", () => {
         ],
       );
     }
+    for (const name of ["event.hello", "event.order", "event.trade", "session.frameError"])
+      assert.equal(operations[name].action, "send", name);
     // The same schema objects as the OpenAPI document, under the same names.
     const schemas = (doc.components as Json).schemas as Json;
     const openSchemas = (buildOpenApi(TEST_CONFIG, ROUTES).components as Json).schemas as Json;
@@ -121,18 +122,41 @@ describe("the AsyncAPI document", () => {
     ]) {
       assert.deepEqual(schemas[name], openSchemas[name], name);
     }
-    const createCall = (messages.includes("order.create.call") &&
-      ((doc.components as Json).messages as Record<string, Json>)["order.create.call"]) as Json;
-    assert.deepEqual(((createCall.payload as Json).properties as Json).params, {
-      $ref: "#/components/schemas/CreateOrderRequest",
+    const byName = (doc.components as Json).messages as Record<string, Json>;
+    const payload = (name: string) => byName[name].payload as Json;
+    assert.deepEqual((payload("order.create.answer").properties as Json).result, {
+      $ref: "#/components/schemas/OrderWithUpdate",
+    });
+    assert.deepEqual(((schemas.SessionOrderReport as Json).properties as Json).data, {
+      $ref: "#/components/schemas/Order",
     });
   });
 
+  test("no call's params take a nonce (CONTRACT 11.2), not even in the per-pair branches", () => {
+    const doc = buildAsyncApi(TEST_CONFIG, CALLS);
+    const byName = (doc.components as Json).messages as Record<string, Json>;
+    for (const call of CALLS) {
+      const params = ((byName[`${call.method}.call`].payload as Json).properties as Json).params as Json;
+      assert.deepEqual(nonces(params), [], call.method);
+    }
+    // The REST body it comes from has one in each branch.
+    assert.ok(nonces(requestSchemas(TEST_CONFIG).createOrder).length > 1);
+  });
+
+  test("a call added to the table is in the document", () => {
+    const extra = { method: "x.echo", params: () => ({ type: "object" }), result: timeSchema };
+    const doc = buildAsyncApi(TEST_CONFIG, [...CALLS, extra]);
+    const op = (doc.operations as Record<string, Json>)["x.echo"];
+    assert.equal(op.action, "receive");
+    assert.deepEqual(op.messages, [{ $ref: "#/channels/session/messages/x.echo.call" }]);
+  });
+
   test("the session check accepts the frames the contract describes and refuses others", () => {
-    const check = asyncApiChecker(SAMPLE_CALLS);
+    const check = asyncApi;
     const hello = { event: "hello", challenge: "ab".repeat(32), serverTime: 1_700_000_000_000 };
     assert.equal(check.sessionMismatch(hello), null);
     assert.notEqual(check.sessionMismatch({ ...hello, challenge: "xyz" }), null);
+    assert.notEqual(check.sessionMismatch({ ...hello, extra: 1 }), null);
     assert.equal(check.answerMismatch("ping", { id: 7, status: 200, result: { serverTime: 1 } }), null);
     assert.equal(check.answerMismatch("ping", { id: "a-1", status: 200, result: { serverTime: 1 } }), null);
     assert.notEqual(check.answerMismatch("ping", { id: 7, status: 200, result: {} }), null);
@@ -140,8 +164,13 @@ describe("the AsyncAPI document", () => {
       check.answerMismatch("ping", { id: 7, status: 200, result: { serverTime: 1 }, x: 1 }),
       null,
     );
+    const logon = { uid: "u1", cancelOnDisconnect: false, heartbeatSeconds: 30, reports: true };
+    assert.equal(check.answerMismatch(LOGON_METHOD, { id: 1, status: 200, result: logon }), null);
+    assert.notEqual(check.answerMismatch(LOGON_METHOD, { id: 1, status: 200, result: { uid: "u1" } }), null);
     const error = { id: 7, status: 400, errors: { params: ["bad"] }, codes: { params: ["UNKNOWN_FIELD"] } };
     assert.equal(check.answerMismatch("orders.open", error), null);
+    // A call's error answer carries its id; only a frame error may have none.
+    assert.notEqual(check.answerMismatch("orders.open", { ...error, id: null }), null);
     assert.equal(
       check.sessionMismatch({ ...error, id: null, errors: { body: ["x"] }, codes: { body: ["X"] } }),
       null,
@@ -152,6 +181,8 @@ describe("the AsyncAPI document", () => {
     assert.notEqual(check.answerMismatch("order.nowhere", error), null);
     assert.notEqual(check.sessionMismatch({ event: "order", data: { id: 1 } }), null);
     assert.notEqual(check.sessionMismatch({ event: "fill", data: {} }), null);
+    assert.equal(check.hasCall("order.create"), true);
+    assert.equal(check.hasCall("order.nowhere"), false);
   });
 
   test("the stream check refuses unknown channels, unknown pairs and wrong data", () => {
@@ -178,7 +209,7 @@ describe("GET /1.0/asyncapi.json", () => {
     const res = await server.public.raw("GET", "/1.0/asyncapi.json");
     assert.equal(res.status, 200);
     assert.match(res.headers.get("content-type") ?? "", /application\/json/);
-    assert.deepEqual(res.body, buildAsyncApi(TEST_CONFIG, []));
+    assert.deepEqual(res.body, buildAsyncApi(TEST_CONFIG, CALLS));
     assert.deepEqual(await problems(res.body as object), []);
     const openapi = await server.public.raw("GET", "/1.0/openapi.json");
     const op = ((openapi.body as Json).paths as Record<string, Json>)["/1.0/asyncapi.json"].get as Json;
@@ -211,6 +242,59 @@ describe("GET /1.0/asyncapi.json", () => {
       for (const m of stream.messages) assert.equal(asyncApi.streamMismatch(m), null);
     } finally {
       await stream.close();
+      await server.cancelOpenOrders();
+    }
+  });
+
+  test("every frame a real session sends matches the document: hello, answers, error answers, reports", async () => {
+    const [maker, taker] = await server.newUsers(2, { usdt: "10000", btc: "10" });
+    const s = await SessionSocket.open(server);
+    try {
+      // Before logon: a call is refused (401), frames that are no call are answered with id null.
+      assert.equal((await s.call("ping")).status, 401);
+      assert.equal(
+        (await s.call(LOGON_METHOD, { ...s.credentials(taker), heartbeatSeconds: 0 })).status,
+        400,
+      );
+      assert.equal((await s.call(LOGON_METHOD, s.credentials(taker))).status, 200);
+      s.send("not json");
+      s.send(Buffer.from([1, 2]), true);
+      s.send(JSON.stringify({ id: "no-method" }));
+      s.send(JSON.stringify({ id: "unknown", method: "order.nowhere" }));
+      await s.answer("unknown");
+      assert.equal((await s.call("ping", { extra: 1 })).status, 400);
+      assert.equal((await s.call(LOGON_METHOD, s.credentials(taker))).status, 400);
+      expectOk(await maker.client.createOrder(limit("btc_usdt", "sell", "100", "1")));
+      const created = await s.call("order.create", { ...limit("btc_usdt", "buy", "100", "0.25") });
+      assert.equal(created.status, 200, JSON.stringify(created));
+      const resting = await s.call("order.create", { ...limit("btc_usdt", "buy", "90", "0.1") });
+      const id = (resting.result as { id: number }).id;
+      for (const [method, params] of [
+        ["order.get", { orderId: id }],
+        ["order.amend", { orderId: id, amount: "0.2" }],
+        ["orders.open", { pairName: "btc_usdt" }],
+        ["orders.create", { orders: [limit("btc_usdt", "buy", "80", "0.1"), { pairName: "nope" }] }],
+        ["orders.cancel", { orderIds: [id, "x"] }],
+        ["orders.cancelAllAfter", { timeout: 0 }],
+        ["orders.cancelAll", {}],
+        ["order.cancel", { orderId: id }],
+        ["balances", {}],
+        ["ping", {}],
+      ] as const) {
+        const a = await s.call(method, params);
+        assert.ok(a.status === 200 || method === "order.cancel", `${method}: ${JSON.stringify(a)}`);
+      }
+      await waitFor(() => s.reports().some((r) => r.event === "trade"), { what: "a trade report" });
+      await waitFor(() => s.reports().filter((r) => r.event === "order").length >= 4, {
+        what: "order reports",
+      });
+      // Every kind of frame was seen, and each matched.
+      assert.equal(s.frames[0].event, "hello");
+      assert.ok(s.frames.some((f) => f.id === null && f.status === 400));
+      assert.ok(s.frames.some((f) => f.id === "unknown" && f.status === 400));
+      for (const f of s.frames) assert.equal(asyncApi.sessionMismatch(f), null, JSON.stringify(f));
+    } finally {
+      s.close();
       await server.cancelOpenOrders();
     }
   });
