@@ -83,8 +83,23 @@ const NAMED: ReadonlyArray<readonly [string, object]> = [
   ["PairInfo", pairInfoSchema],
 ];
 
+/**
+ * The named schemas of a config's documents, OpenAPI and AsyncAPI (asyncapi.ts) alike: the response
+ * bodies of schemas.ts and the request schemas of the config.
+ */
+export function namedSchemas(config: ExchangeConfig): ReadonlyArray<readonly [string, object]> {
+  const req = requestSchemas(config);
+  return [
+    ...NAMED,
+    ["CreateOrderRequest", req.createOrder],
+    ["BatchOrder", req.batchOrder],
+    ["OrderIdInput", orderIdSchema],
+    ["Nonce", nonceSchema],
+  ];
+}
+
 /** A copy of `schema` where every named object below the root is a `$ref`. */
-function refify(schema: unknown, names: Map<object, string>, root = true): unknown {
+export function refify(schema: unknown, names: Map<object, string>, root = true): unknown {
   if (Array.isArray(schema)) return schema.map((s) => refify(s, names, false));
   if (schema === null || typeof schema !== "object") return schema;
   const name = root ? undefined : names.get(schema);
@@ -131,13 +146,7 @@ export function buildOpenApi(
   version = "1.0",
 ): Record<string, unknown> {
   const req = requestSchemas(config);
-  const named: ReadonlyArray<readonly [string, object]> = [
-    ...NAMED,
-    ["CreateOrderRequest", req.createOrder],
-    ["BatchOrder", req.batchOrder],
-    ["OrderIdInput", orderIdSchema],
-    ["Nonce", nonceSchema],
-  ];
+  const named = namedSchemas(config);
   const names = new Map<object, string>(named.map(([n, s]) => [s, n]));
   const schemas: Record<string, unknown> = {};
   for (const [name, schema] of named) schemas[name] = refify(schema, names);
@@ -262,7 +271,8 @@ export function buildOpenApi(
 
 function tagOf(r: RouteSpec): string {
   if (r.path.startsWith("/admin")) return "admin";
-  if (!r.path.startsWith("/1.0") || r.path === "/1.0/openapi.json") return "service";
+  if (!r.path.startsWith("/1.0") || r.path === "/1.0/openapi.json" || r.path === "/1.0/asyncapi.json")
+    return "service";
   if (r.method === "post") return "orders";
   return r.auth === "none" ? "market" : "user";
 }

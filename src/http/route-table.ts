@@ -149,6 +149,7 @@ export const ROUTES: readonly RouteSpec[] = [
     errors: [400, 401, 403, 426, 429, 500, 503],
     description:
       "Not a REST call: a WebSocket upgrade (101). Every message is `{stream, data}`; the message " +
-      "schemas are in components.schemas (Stream*Message). A plain GET answers 426.",
+      "schemas are in components.schemas (Stream*Message) and, with every channel, in " +
+      "/1.0/asyncapi.json. A plain GET answers 426.",
   },
 ];

@@ -118,9 +118,11 @@ export interface RouteContext {
   readonly finish: Finish;
   /** The OpenAPI document's JSON (openapi.ts), built once at start. */
   readonly openApiJson: string;
+  /** The AsyncAPI document's JSON (asyncapi.ts), built once at start. */
+  readonly asyncApiJson: string;
 }
 
-export function routeContext(deps: FrontEndDeps, openApiJson: string): RouteContext {
+export function routeContext(deps: FrontEndDeps, openApiJson: string, asyncApiJson: string): RouteContext {
   const metrics = deps.metrics;
   return {
     deps,
@@ -132,6 +134,7 @@ export function routeContext(deps: FrontEndDeps, openApiJson: string): RouteCont
     limiter: new RateLimiter(deps.rateLimit),
     finish: (info, status) => metrics.request(info.route, status, (performance.now() - info.startMs) / 1e3),
     openApiJson,
+    asyncApiJson,
   };
 }
 

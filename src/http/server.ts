@@ -9,6 +9,8 @@
  */
 import type { TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import { Code } from "../errors/catalogue.ts";
+import { DESCRIBED_SESSION_CALLS } from "../session/calls.ts";
+import { buildAsyncApi } from "./asyncapi.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { readRequest, sendError, sendMethodNotAllowed } from "./request.ts";
 import {
@@ -30,8 +32,13 @@ export { validateOrder } from "./validate.ts";
 
 /** Mounts every REST route; returns their context (the trading sessions share it, src/session/). */
 export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): RouteContext {
-  // The OpenAPI document is built once from the config (src/http/openapi.ts) and served by routes/openapi-json.ts.
-  const ctx = routeContext(deps, JSON.stringify(buildOpenApi(deps.config, ROUTES)));
+  // The OpenAPI and AsyncAPI documents are built once from the config (src/http/openapi.ts,
+  // asyncapi.ts) and served by routes/openapi-json.ts and routes/asyncapi-json.ts.
+  const ctx = routeContext(
+    deps,
+    JSON.stringify(buildOpenApi(deps.config, ROUTES)),
+    JSON.stringify(buildAsyncApi(deps.config, DESCRIBED_SESSION_CALLS)),
+  );
   const finish = ctx.finish;
 
   for (const route of REST_ROUTES) mountRoute(app, ctx, route);

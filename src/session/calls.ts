@@ -66,11 +66,19 @@ export interface SessionCall {
   readonly run: (ctx: RouteContext, s: CallSession, params: Record<string, unknown>, reply: Reply) => void;
 }
 
-/** The params schema of a REST body schema: the same without `nonce`. */
+/** The params schema of a REST body schema: the same without `nonce`, in its branches too. */
 function noNonce(schema: Schema): Schema {
-  const props = { ...(schema.properties as Schema | undefined) };
-  delete props.nonce;
-  return { ...schema, properties: props };
+  const out: Schema = { ...schema };
+  if (schema.properties !== undefined) {
+    const props = { ...(schema.properties as Schema) };
+    delete props.nonce;
+    out.properties = props;
+  }
+  for (const k of ["oneOf", "anyOf"] as const) {
+    const branches = schema[k];
+    if (Array.isArray(branches)) out[k] = branches.map((b: Schema) => noNonce(b));
+  }
+  return out;
 }
 
 const CREATE = withoutNonce(CREATE_FIELDS);
@@ -229,6 +237,19 @@ export const LOGON_RESULT_SCHEMA: Schema = {
   required: ["uid", "cancelOnDisconnect", "heartbeatSeconds", "reports"],
   additionalProperties: false,
 };
+
+/** `session.logon` as the AsyncAPI document describes it (src/http/asyncapi.ts). */
+export const LOGON_CALL = {
+  method: LOGON_METHOD,
+  params: (): Schema => LOGON_PARAMS_SCHEMA,
+  result: LOGON_RESULT_SCHEMA,
+  summary:
+    "The first call of a session (CONTRACT 11.1): wrong, unknown or revoked credentials answer 401 " +
+    "and close the connection with 4001; other invalid params answer 400 and the session may log on again.",
+} as const;
+
+/** Every call a session answers, as the AsyncAPI document lists them: the logon, then SESSION_CALLS. */
+export const DESCRIBED_SESSION_CALLS = [LOGON_CALL, ...SESSION_CALLS] as const;
 
 /** Every currency of the configured pairs, in order of first appearance. */
 const currencyCache = new WeakMap<ExchangeConfig, readonly string[]>();

@@ -37,6 +37,7 @@ import {
 import { StreamClient } from "../../src/client/stream.ts";
 import { type RawHttpAnswer, rawHttp as rawHttpRequest } from "../support/raw-http.ts";
 import { runToExit as runScriptToExit, ServerProcess } from "../support/server-process.ts";
+import { asyncApi } from "./asyncapi-check.ts";
 import { dec, fmt } from "./decimal.ts";
 import { assertOpenApi, openApiMismatch } from "./openapi-check.ts";
 import { CONFIG_PAIRS, PAIRS, type PairSpec } from "./pairs.ts";
@@ -159,6 +160,11 @@ export class TestServer {
   host = "127.0.0.1";
   /** `https` when the server said it listens with TLS. */
   scheme = "http";
+  /**
+   * Stream messages that matched no message of the AsyncAPI document (asyncapi-check.ts); the
+   * test fails after it (sharedServer) or at `close`.
+   */
+  readonly asyncApiMismatches: string[] = [];
   private process: ServerProcess | null = null;
   /** The last process started (still there after it exited, for its output). */
   private last: ServerProcess | null = null;
@@ -345,12 +351,14 @@ export class TestServer {
 
   /** Stops the server if running and removes the temp directory. */
   async close(): Promise<void> {
+    const mismatches = this.asyncApiMismatches.splice(0);
     try {
       // Clean-up, not a test of shutdown: a short grace, then SIGKILL.
       await this.process?.terminate(CLOSE_GRACE_MS).catch(() => this.kill());
     } finally {
       if (process.env.E2E_KEEP_DIR !== "1") await rm(this.dir, { recursive: true, force: true });
     }
+    assertNoAsyncApiMismatch(mismatches);
   }
 
   // ---- users and money ------------------------------------------------------------------------------
@@ -461,8 +469,20 @@ export class TestServer {
       streams,
       apiToken: user?.apiToken,
       secretKey: user?.secretKey,
+      // Every message is checked against the AsyncAPI document, as every answer against OpenAPI.
+      onMessage: (message) => {
+        const mismatch = asyncApi.streamMismatch(message);
+        if (mismatch !== null) this.asyncApiMismatches.push(mismatch);
+      },
     });
   }
+}
+
+function assertNoAsyncApiMismatch(mismatches: readonly string[]): void {
+  if (mismatches.length > 0)
+    throw new Error(
+      `AsyncAPI check failed (${mismatches.length} messages): ${mismatches.slice(0, 3).join("\n")}`,
+    );
 }
 
 /**
@@ -484,7 +504,9 @@ export function sharedServer(onStart: (server: TestServer) => void, options: Sta
     firstUserOfTest = server?.users.length ?? 0;
   });
   afterEach(async () => {
+    const mismatches = server?.asyncApiMismatches.splice(0) ?? [];
     if (server?.running) await server.cancelOpenOrders(server.users.slice(firstUserOfTest));
+    assertNoAsyncApiMismatch(mismatches);
   });
 }
 

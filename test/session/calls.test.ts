@@ -140,7 +140,9 @@ describe("session calls", () => {
       [1, ...[...Array(n).keys()].map((i) => `p${i}`)],
     );
     // Each created order's report comes after its answer, on this session and on the other one of the user.
+    // (The last answer may leave before the reports of earlier calls: each report follows its own answer.)
     answers.shift();
+    await waitFor(() => s.reports().length >= n, { what: "the reports of the created orders" });
     for (let i = 0; i < n; i++) {
       const id = (answers[i].result as { id: number }).id;
       const ai = s.frames.indexOf(answers[i]);

@@ -1,11 +1,16 @@
 /**
  * A trading-session client for the tests (CONTRACT 11): a real WebSocket (`ws`) to a real server
  * started by test/e2e/harness.ts. It keeps every frame it received, in order, so tests can assert
- * on order (answers before reports) as well as on content.
+ * on order (answers before reports) as well as on content. Every frame is checked against the
+ * AsyncAPI document (test/e2e/asyncapi-check.ts): the answer to a call of the document against that
+ * call's answer and error answer, any other frame against everything the session may send. A frame
+ * the document does not describe fails the next wait of this client and the test (the server's
+ * `asyncApiMismatches`, checked after each test).
  */
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import WebSocket from "ws";
+import { asyncApi } from "../e2e/asyncapi-check.ts";
 import type { TestServer, TestUser } from "../e2e/harness.ts";
 import { waitFor } from "../wait.ts";
 
@@ -16,13 +21,20 @@ export class SessionSocket {
   readonly frames: Frame[] = [];
   closeCode: number | null = null;
   challenge = "";
+  /** The first frame the AsyncAPI document does not describe. */
+  mismatch: string | null = null;
   private nextId = 1;
+  /** Methods of the calls sent and not answered yet, per id as JSON text, oldest first. */
+  private readonly pending = new Map<string, string[]>();
+  private readonly server: TestServer;
 
-  private constructor(ws: WebSocket) {
+  private constructor(ws: WebSocket, server: TestServer) {
     this.ws = ws;
+    this.server = server;
     ws.on("message", (data) => {
       const f = JSON.parse(String(data)) as Frame;
       if (f.event === "hello") this.challenge = f.challenge as string;
+      this.check(f);
       this.frames.push(f);
     });
     ws.on("close", (code) => {
@@ -33,7 +45,7 @@ export class SessionSocket {
   /** Connects and waits for the hello. */
   static async open(server: TestServer, headers: Record<string, string> = {}): Promise<SessionSocket> {
     const ws = new WebSocket(`ws://127.0.0.1:${server.port}/session`, { headers });
-    const s = new SessionSocket(ws);
+    const s = new SessionSocket(ws, server);
     await new Promise<void>((resolve, reject) => {
       ws.once("open", () => resolve());
       ws.once("error", reject);
@@ -61,21 +73,60 @@ export class SessionSocket {
   call(method: string, params?: Frame, id: number | string = this.nextId++): Promise<Frame> {
     const frame: Frame = { id, method };
     if (params !== undefined) frame.params = params;
-    this.ws.send(JSON.stringify(frame));
+    this.send(JSON.stringify(frame));
     return this.answer(id);
   }
 
   /** Sends a raw text or binary frame. */
   send(data: string | Buffer, binary = false): void {
+    if (!binary) this.sent(String(data));
     this.ws.send(data, { binary });
   }
 
-  answer(id: unknown, timeoutMs?: number): Promise<Frame> {
-    return waitFor(() => this.frames.find((f) => f.id === id && "status" in f), {
-      what: `the answer to call ${String(id)}`,
-      timeoutMs,
-      detail: () => JSON.stringify(this.frames.slice(-5)),
-    });
+  async answer(id: unknown, timeoutMs?: number): Promise<Frame> {
+    const found = await waitFor(
+      () => this.mismatch !== null || this.frames.find((f) => f.id === id && "status" in f),
+      {
+        what: `the answer to call ${String(id)}`,
+        timeoutMs,
+        detail: () => JSON.stringify(this.frames.slice(-5)),
+      },
+    );
+    if (this.mismatch !== null) throw new Error(`AsyncAPI check failed: ${this.mismatch}`);
+    return found as Frame;
+  }
+
+  /** Notes the method of a call frame sent with an id, to check its answer against that call. */
+  private sent(text: string): void {
+    let f: unknown;
+    try {
+      f = JSON.parse(text);
+    } catch {
+      return;
+    }
+    if (typeof f !== "object" || f === null || Array.isArray(f)) return;
+    const { id, method } = f as Frame;
+    if (typeof method !== "string" || !asyncApi.hasCall(method)) return;
+    if (typeof id !== "number" && typeof id !== "string") return;
+    const key = JSON.stringify(id);
+    const list = this.pending.get(key);
+    if (list === undefined) this.pending.set(key, [method]);
+    else list.push(method);
+  }
+
+  /** Checks a received frame against the AsyncAPI document. */
+  private check(f: Frame): void {
+    let mismatch: string | null;
+    const list = "status" in f && f.id !== null ? this.pending.get(JSON.stringify(f.id)) : undefined;
+    const method = list?.shift();
+    if (list !== undefined && list.length === 0) this.pending.delete(JSON.stringify(f.id));
+    // An answer to a call of the document is that call's answer or error answer; a call with an
+    // unknown method, an invalid frame, hello and reports are whatever the session may send.
+    if (method !== undefined) mismatch = asyncApi.answerMismatch(method, f);
+    else mismatch = asyncApi.sessionMismatch(f);
+    if (mismatch === null) return;
+    this.mismatch ??= mismatch;
+    this.server.asyncApiMismatches.push(mismatch);
   }
 
   /** The reports received so far (`event` order / trade). */

@@ -14,8 +14,9 @@ import { type Order as ClientOrder, signText } from "../../src/client/index.ts";
 import { parseSettings, type Settings } from "../../src/config.ts";
 import type { StreamHub } from "../../src/stream/hub.ts";
 import { silentLog } from "../../src/util/log.ts";
+import { asyncApi } from "../e2e/asyncapi-check.ts";
 import { PAIRS as E2E_PAIRS } from "../e2e/harness.ts";
-import { assertOpenApi, streamMismatch } from "../e2e/openapi-check.ts";
+import { assertOpenApi } from "../e2e/openapi-check.ts";
 import { requestHead } from "../support/raw-http.ts";
 
 /** The e2e harness's three pairs, as config entries (the config file has no base/quote keys). */
@@ -229,8 +230,8 @@ export class StreamClient {
       const text = data.toString("utf8");
       this.raw.push(text);
       const message = JSON.parse(text) as StreamMessage;
-      // Checked against the OpenAPI document's message schemas; a mismatch fails the next wait.
-      this.mismatch ??= streamMismatch(message);
+      // Checked against the AsyncAPI document's messages; a mismatch fails the next wait.
+      this.mismatch ??= asyncApi.streamMismatch(message);
       this.messages.push(message);
       this.times.push(performance.now());
       this.wake();
@@ -278,7 +279,7 @@ export class StreamClient {
   async until(test: () => boolean, ms = 10_000, what = "condition"): Promise<void> {
     const deadline = performance.now() + ms;
     while (!test()) {
-      if (this.mismatch !== null) throw new Error(`OpenAPI check failed: ${this.mismatch}`);
+      if (this.mismatch !== null) throw new Error(`AsyncAPI check failed: ${this.mismatch}`);
       const left = deadline - performance.now();
       if (left <= 0) throw new Error(`timed out waiting for ${what}; got ${this.messages.length} messages`);
       await new Promise<void>((resolve) => {
@@ -289,7 +290,7 @@ export class StreamClient {
         });
       });
     }
-    if (this.mismatch !== null) throw new Error(`OpenAPI check failed: ${this.mismatch}`);
+    if (this.mismatch !== null) throw new Error(`AsyncAPI check failed: ${this.mismatch}`);
   }
 
   /** The next unread message (waiting up to `ms`). */

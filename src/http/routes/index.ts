@@ -7,6 +7,7 @@
  */
 import type { Route } from "../route.ts";
 import { amendOrder } from "./amend-order.ts";
+import { asyncapi } from "./asyncapi-json.ts";
 import { balances } from "./balances.ts";
 import { cancelAllAfter } from "./cancel-all-after.ts";
 import { cancelAllOrders } from "./cancel-all-orders.ts";
@@ -66,4 +67,5 @@ export const REST_ROUTES: readonly Route[] = [
   health,
   metrics,
   openapi,
+  asyncapi,
 ];

@@ -1,0 +1,457 @@
+/**
+ * The AsyncAPI 3.0 document of the WebSocket interfaces, served at `GET /1.0/asyncapi.json`
+ * (issue 29): the read-only stream `/stream` (CONTRACT 7, 9, 10) and the trading session `/session`
+ * (CONTRACT 11). Like the OpenAPI document (openapi.ts) it is built from the config and the very
+ * schema objects the server serialises with (schemas.ts, named by `namedSchemas`), so the two
+ * documents share their component names and cannot drift from the wire.
+ *
+ * The document describes the server: it `send`s stream messages and the session's events and
+ * frame errors, and `receive`s session calls, each with a `reply` of its answer or its error answer.
+ *
+ *   servers     `stream` (pathname /stream) and `session` (pathname /session), protocol ws
+ *   channels    one per stream channel kind, its address the channel name as subscribed
+ *               (`orders:{pair}`, the `stream` field of its messages); one for the session
+ *   messages    per stream channel its snapshot and/or update; per session call its call, its
+ *               answer and its error answer; per session event (hello, reports) its frame; the
+ *               frame error answer
+ *
+ * Where things are declared: a stream channel in STREAM_CHANNELS, a session event in
+ * SESSION_EVENTS (both below), a session call in SESSION_CALLS of src/session/calls.ts, handed in
+ * as `sessionCalls` (server.ts passes DESCRIBED_SESSION_CALLS: the logon, then SESSION_CALLS), so
+ * this builder imports nothing of the session itself.
+ */
+import type { ExchangeConfig } from "../config.ts";
+import { namedSchemas, refify } from "./openapi.ts";
+import { type RequestSchemas, requestSchemas } from "./request-schemas.ts";
+import { orderSchema, userTradeSchema } from "./schemas.ts";
+import { errorBodySchema } from "./schemas-contract.ts";
+
+/**
+ * One session call (CONTRACT 11.2): the `method` of the frame, the schema of its params for a
+ * config's request schemas, and its answer's result. The entries of SESSION_CALLS
+ * (src/session/calls.ts) are these.
+ */
+export interface SessionCallSpec {
+  readonly method: string;
+  readonly params: (s: RequestSchemas) => object;
+  readonly result: object;
+  readonly summary?: string;
+}
+
+type Json = Record<string, unknown>;
+
+/** A stream channel kind (src/stream/channels.ts) and what it sends (CONTRACT 7 table). */
+interface StreamChannelSpec {
+  /** The key in `channels` and the prefix of its message names. */
+  key: string;
+  address: string;
+  /** Component schema of its messages (the OpenAPI Stream*Message). */
+  schema: string;
+  user: boolean;
+  description: string;
+  /** Message kinds: `snapshot` on connect, `update` afterwards. */
+  snapshot?: string;
+  update: string;
+}
+
+const STREAM_CHANNELS: readonly StreamChannelSpec[] = [
+  {
+    key: "exchanges",
+    address: "exchanges",
+    schema: "StreamExchangesMessage",
+    user: false,
+    description: "All pairs' 24 h records, in config order (CONTRACT 7).",
+    snapshot: "On connect: the full array, every pair in config order.",
+    update:
+      "After trades: the changed pairs' records (coalesced, at most one message per 100 ms). " +
+      "`eventTimeMicro` has no REST counterpart.",
+  },
+  {
+    key: "orders",
+    address: "orders:{pair}",
+    schema: "StreamOrdersMessage",
+    user: false,
+    description:
+      "The aggregated book of a pair (CONTRACT 7, 9): a snapshot, then the changed levels. `seq` is " +
+      "the book sequence: the snapshot carries the current one, each later message the previous + 1.",
+    snapshot: "On connect: every level of both sides and the current `seq`.",
+    update:
+      "After every book change: only the changed levels; `amount` is the new aggregate, 0 means the level is gone.",
+  },
+  {
+    key: "history",
+    address: "history:{pair}",
+    schema: "StreamHistoryMessage",
+    user: false,
+    description: "The pair's public trades (CONTRACT 7). Nothing on connect.",
+    update: "The trades of each matching step, in execution order.",
+  },
+  {
+    key: "user_orders",
+    address: "user_orders:{uid}",
+    schema: "StreamUserOrdersMessage",
+    user: true,
+    description:
+      "The caller's orders (CONTRACT 7): a signed upgrade or a listen key (CONTRACT 10); another " +
+      "user's uid is refused with 403. Nothing on connect.",
+    update: "The order after each change: created, each fill, cancel (as the REST reads return it).",
+  },
+  {
+    key: "user_history",
+    address: "user_history:{uid}",
+    schema: "StreamUserHistoryMessage",
+    user: true,
+    description: "The caller's trades (CONTRACT 7), as in the user history. Nothing on connect.",
+    update: "Each trade of the user, as in the user history.",
+  },
+];
+
+const STREAM_TEXT =
+  "Read-only stream (seed 6; CONTRACT 7, 9, 10): `ws://HOST:PORT/stream?streams=<channel>,...` " +
+  "(1 to 100 entries, URL-encoding allowed). Subscriptions are fixed at connect time: there are no " +
+  "subscribe or unsubscribe frames, and frames from the client are ignored. Every message is " +
+  '`{"stream": <channel as subscribed>, "data": ...}`. The upgrade is refused with an HTTP answer and ' +
+  "the error body of CONTRACT 5 (see the OpenAPI operation `stream`): 400 (key `streams`) for an " +
+  "empty list, an unknown channel or pair, more than 100 entries; 401 without valid credentials for " +
+  "a user channel; 403 for another user's channel. The server sends WebSocket pings; a connection " +
+  "silent past the idle timeout (default 120 s) is closed. Close codes: 1008 slow consumer (unsent " +
+  "buffer over the bound, default 1 MiB: reconnect and resync from a snapshot), 4001 the listen key " +
+  "that admitted the connection ended, 1001 server shutdown.";
+
+const SESSION_TEXT =
+  "Trading session (CONTRACT 11): `ws://HOST:PORT/session` (no headers needed, a query string is " +
+  "ignored; messages in the language of the upgrade's Accept-Language). On open the server sends " +
+  "`hello`; the first call must be `session.logon` (HMAC-SHA256 hex of the challenge with the secret " +
+  'key). A call is one text frame `{"id", "method", "params"?}`, answered `{"id", "status": 200, ' +
+  '"result"}` or `{"id", "status", "errors", "codes"}` (CONTRACT 5, 9 bodies; `retryAfterMs` on a ' +
+  "rate-limited call); answers of calls on one pair come in the calls' order. A frame that is not a " +
+  "call is answered by a frame error. After logon the session receives `order` and `trade` reports " +
+  "of its user (CONTRACT 11.3). The server sends a WebSocket ping after half the heartbeat of silence; " +
+  "any frame or pong counts. The upgrade is refused with 503 and the error body while the server " +
+  "starts or stops; a GET without upgrade answers 426. Close codes: 4001 logon refused, none within " +
+  "10 s, or the API key revoked; 4002 heartbeat missed; 1008 slow consumer; 1009 a frame over 1 MiB; " +
+  "1001 server shutdown.";
+
+/** `id` of a call (CONTRACT 11.2): an integer 0..2^53-1 or 1-36 characters [A-Za-z0-9_-]. */
+const callIdSchema = {
+  oneOf: [
+    { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+    { type: "string", pattern: "^[A-Za-z0-9_-]{1,36}$" },
+  ],
+};
+
+/** The properties of an error answer but its id: the CONTRACT 5/9 body and the status. */
+const errorAnswerProperties = {
+  status: { type: "integer", minimum: 400, maximum: 599 },
+  errors: errorBodySchema.properties.errors,
+  codes: errorBodySchema.properties.codes,
+  retryAfterMs: {
+    type: "integer",
+    minimum: 0,
+    description: "Only on a 429 of the rate limit (not on TOO_MANY_IN_FLIGHT)",
+  },
+};
+
+/** A call's error answer: the CONTRACT 5/9 body with the call's id. */
+const sessionErrorSchema = {
+  type: "object",
+  properties: { id: { $ref: "#/components/schemas/SessionCallId" }, ...errorAnswerProperties },
+  required: ["id", "status", "errors", "codes"],
+  additionalProperties: false,
+};
+
+/** The answer to a frame that is no call: its id, or null when it has no valid one. */
+const frameErrorSchema = {
+  type: "object",
+  properties: {
+    id: { oneOf: [{ $ref: "#/components/schemas/SessionCallId" }, { type: "null" }] },
+    ...errorAnswerProperties,
+  },
+  required: ["id", "status", "errors", "codes"],
+  additionalProperties: false,
+};
+
+/**
+ * What the server sends on a session unasked (CONTRACT 11.1, 11.3): one entry per `event`, each
+ * frame `{"event": <event>, ...fields}` with every field present. Its message is `event.<event>`,
+ * sent by the operation `event.<event>`; add an event here and the document has it.
+ */
+interface SessionEventSpec {
+  readonly event: string;
+  /** The component schema of the whole frame. */
+  readonly schema: string;
+  readonly title: string;
+  readonly summary: string;
+  /** The fields beside `event`, each required. */
+  readonly fields: Readonly<Record<string, object>>;
+}
+
+const SESSION_EVENTS: readonly SessionEventSpec[] = [
+  {
+    event: "hello",
+    schema: "SessionHello",
+    title: "hello",
+    summary: "Sent on open: a fresh random challenge per connection and the server time (CONTRACT 11.1).",
+    fields: {
+      challenge: { type: "string", pattern: "^[0-9a-f]{64}$" },
+      serverTime: { type: "integer", description: "Unix ms" },
+    },
+  },
+  {
+    event: "order",
+    schema: "SessionOrderReport",
+    title: "order report",
+    summary:
+      "After logon: every change of the user's orders, whoever caused it, as on user_orders, in " +
+      'commit order, after the answer to the call that caused it (CONTRACT 11.3). Off with `"reports": false`.',
+    fields: { data: orderSchema },
+  },
+  {
+    event: "trade",
+    schema: "SessionTradeReport",
+    title: "trade report",
+    summary:
+      "After logon: every trade of the user, as on user_history (CONTRACT 11.3). Off with " +
+      '`"reports": false`.',
+    fields: { data: userTradeSchema },
+  },
+];
+
+/** A component key (AsyncAPI allows `[A-Za-z0-9.\-_]`): `order.create` stays as it is. */
+function key(text: string): string {
+  return text.replace(/[^A-Za-z0-9.\-_]/g, "_");
+}
+
+/**
+ * Builds the document of a config and the session's call table (call once at start). Pair names
+ * are the `pair` parameter's enum; the session calls' params and results are referred to by the
+ * names they have in the OpenAPI document when they are the same objects.
+ */
+export function buildAsyncApi(
+  config: ExchangeConfig,
+  sessionCalls: readonly SessionCallSpec[],
+  version = "1.0",
+): Record<string, unknown> {
+  const named = namedSchemas(config);
+  const names = new Map<object, string>(named.map(([n, s]) => [s, n]));
+  // A call's params or result that equals a named schema (the request schemas are built per call
+  // of requestSchemas, so not the same object) is referred to by its name too.
+  const byText = new Map<string, string>(named.map(([n, s]) => [JSON.stringify(s), n]));
+  const ref = (schema: object) => {
+    const name = byText.get(JSON.stringify(schema));
+    return name !== undefined ? { $ref: `#/components/schemas/${name}` } : refify(schema, names, false);
+  };
+  const schemas: Json = {};
+  for (const [name, schema] of named) schemas[name] = refify(schema, names);
+
+  const messages: Json = {};
+  const channels: Json = {};
+  const operations: Json = {};
+
+  // ---------------------------------------------------------------- /stream
+  for (const c of STREAM_CHANNELS) {
+    const channelMessages: Json = {};
+    const add = (kind: "snapshot" | "update", text: string) => {
+      const name = `${c.key}.${kind}`;
+      messages[name] = {
+        name,
+        title: `${c.address} ${kind}`,
+        summary: text,
+        contentType: "application/json",
+        payload: { $ref: `#/components/schemas/${c.schema}` },
+      };
+      channelMessages[name] = { $ref: `#/components/messages/${name}` };
+    };
+    if (c.snapshot !== undefined) add("snapshot", c.snapshot);
+    add("update", c.update);
+
+    const parameters: Json = {};
+    if (c.address.includes("{pair}"))
+      parameters.pair = {
+        description: "A pair of the config",
+        enum: config.pairs.map((p) => p.name),
+      };
+    if (c.address.includes("{uid}")) parameters.uid = { description: "The caller's uid (any letter case)" };
+    const query: Json = {
+      streams: {
+        type: "string",
+        description: "Comma-separated channels (1..100), this one among them; URL-encoding allowed",
+      },
+    };
+    if (c.user)
+      query.listenKey = {
+        type: "string",
+        pattern: "^[0-9a-f]{64}$",
+        description: "CONTRACT 10: authenticates the upgrade instead of the headers",
+      };
+    channels[c.key] = {
+      address: c.address,
+      title: c.address,
+      description: c.description,
+      servers: [{ $ref: "#/servers/stream" }],
+      messages: channelMessages,
+      ...(Object.keys(parameters).length > 0 ? { parameters } : {}),
+      bindings: {
+        ws: {
+          method: "GET",
+          query: { type: "object", properties: query, required: ["streams"] },
+          ...(c.user
+            ? {
+                headers: {
+                  type: "object",
+                  description:
+                    "Without `listenKey`: the API token and the HMAC-SHA256 hex of the raw query string " +
+                    "(CONTRACT 7; CONTRACT 15 binds it to X-Timestamp, GET and /stream)",
+                  properties: {
+                    Authorization: { type: "string" },
+                    "X-Signature": { type: "string" },
+                    "X-Timestamp": { type: "string" },
+                    "X-Recv-Window": { type: "string" },
+                  },
+                },
+              }
+            : {}),
+        },
+      },
+    };
+    operations[`stream.${c.key}`] = {
+      action: "send",
+      channel: { $ref: `#/channels/${c.key}` },
+      title: `Stream ${c.address}`,
+      summary: c.update,
+      messages: Object.keys(channelMessages).map((m) => ({ $ref: `#/channels/${c.key}/messages/${m}` })),
+    };
+  }
+
+  // ---------------------------------------------------------------- /session
+  schemas.SessionCallId = callIdSchema;
+  schemas.SessionErrorAnswer = sessionErrorSchema;
+  schemas.SessionFrameError = frameErrorSchema;
+
+  const sessionMessages: Json = {};
+  const message = (name: string, title: string, payload: unknown, summary?: string) => {
+    messages[name] = {
+      name,
+      title,
+      ...(summary !== undefined ? { summary } : {}),
+      contentType: "application/json",
+      payload,
+    };
+    sessionMessages[name] = { $ref: `#/components/messages/${name}` };
+    return { $ref: `#/channels/session/messages/${name}` };
+  };
+  const session = { $ref: "#/channels/session" };
+
+  for (const e of SESSION_EVENTS) {
+    const properties: Json = { event: { const: e.event } };
+    for (const [field, schema] of Object.entries(e.fields)) properties[field] = refify(schema, names, false);
+    schemas[e.schema] = {
+      type: "object",
+      properties,
+      required: Object.keys(properties),
+      additionalProperties: false,
+    };
+    const name = `event.${key(e.event)}`;
+    const m = message(name, e.title, { $ref: `#/components/schemas/${e.schema}` }, e.summary);
+    operations[name] = {
+      action: "send",
+      channel: session,
+      title: e.title,
+      summary: e.summary,
+      messages: [m],
+    };
+  }
+
+  const frameError = message(
+    "session.frameError",
+    "frame error",
+    { $ref: "#/components/schemas/SessionFrameError" },
+    "The answer to a frame that is no call (CONTRACT 11.2): a binary frame or text that is not a JSON " +
+      "object (400, key `body`, id null), a missing or malformed id (400, key `id`, id null), a missing, " +
+      "non-string or unknown method (400, key `method`, the frame's id); 429 TOO_MANY_IN_FLIGHT when " +
+      "1,000 calls wait for their answers.",
+  );
+  operations["session.frameError"] = {
+    action: "send",
+    channel: session,
+    title: "Frame error answer",
+    messages: [frameError],
+  };
+
+  const requests = requestSchemas(config);
+  for (const call of sessionCalls) {
+    const m = key(call.method);
+    const callRef = message(`${m}.call`, `${call.method} call`, {
+      type: "object",
+      properties: {
+        id: { $ref: "#/components/schemas/SessionCallId" },
+        method: { const: call.method },
+        params: ref(call.params(requests)),
+      },
+      required: ["id", "method"],
+      additionalProperties: false,
+    });
+    const answer = message(`${m}.answer`, `${call.method} answer`, {
+      type: "object",
+      properties: {
+        id: { $ref: "#/components/schemas/SessionCallId" },
+        status: { const: 200 },
+        result: ref(call.result),
+      },
+      required: ["id", "status", "result"],
+      additionalProperties: false,
+    });
+    const error = message(`${m}.error`, `${call.method} error answer`, {
+      $ref: "#/components/schemas/SessionErrorAnswer",
+    });
+    operations[m] = {
+      action: "receive",
+      channel: session,
+      title: call.method,
+      ...(call.summary !== undefined ? { summary: call.summary } : {}),
+      messages: [callRef],
+      reply: { channel: session, messages: [answer, error] },
+    };
+  }
+
+  channels.session = {
+    address: null,
+    title: "session",
+    description: SESSION_TEXT,
+    servers: [{ $ref: "#/servers/session" }],
+    messages: sessionMessages,
+  };
+
+  return {
+    asyncapi: "3.0.0",
+    info: {
+      title: "Exchange server WebSocket interfaces",
+      version,
+      description:
+        "The stream and the trading session of the exchange. Message schemas are those of the REST " +
+        "answers (the OpenAPI document at /1.0/openapi.json uses the same component names). See docs/API.md.",
+    },
+    defaultContentType: "application/json",
+    servers: {
+      stream: {
+        host: "{host}",
+        pathname: "/stream",
+        protocol: "ws",
+        title: "Stream",
+        description: STREAM_TEXT,
+        variables: { host: { default: "localhost:8080", description: "The server's host and port" } },
+      },
+      session: {
+        host: "{host}",
+        pathname: "/session",
+        protocol: "ws",
+        title: "Trading session",
+        description: SESSION_TEXT,
+        variables: { host: { default: "localhost:8080", description: "The server's host and port" } },
+      },
+    },
+    channels,
+    operations,
+    components: { schemas, messages },
+  };
+}
