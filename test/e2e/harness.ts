@@ -20,7 +20,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, afterEach, before, beforeEach } from "node:test";
 import {
   type ApiResponse,
@@ -267,6 +267,10 @@ export class TestServer {
         this.configPath,
         "--rate-limit",
         rateLimit,
+        // Backups beside the test's database, never in the checkout's data/backups (a test's own
+        // `--backup-dir` comes later and wins).
+        "--backup-dir",
+        join(dirname(this.dbPath), "backups"),
         ...(this.options.args ?? []),
       ],
       env,
