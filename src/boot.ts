@@ -360,6 +360,18 @@ async function startLocked(
     };
     while (!exchange.restoreOrder(o)) await channels[p.index].writable();
   }
+  // CONTRACT 12.2: the stored MMP settings into the workers (they keep nothing across a restart);
+  // the window and the frozen state start empty. A pair no longer configured keeps its rows.
+  for (const m of state.mmpSettings) {
+    const p = config.pairsByName.get(m.pair);
+    if (p === undefined) continue;
+    const settings = {
+      intervalSeconds: m.intervalSeconds,
+      qtyLimit: m.qtyLimit,
+      frozenSeconds: m.frozenSeconds,
+    };
+    while (!exchange.mmp.restore(m.userId, p.index, settings)) await channels[p.index].writable();
+  }
   while (config.pairs.some((p) => exchange.inFlight(p.index) > 0)) await new Promise((r) => setTimeout(r, 1));
   // CONTRACT 11.4: no session survives a restart, so every open cancel-on-disconnect order is
   // cancelled through the normal path (holds released, rows committed) before /health turns 200.

@@ -11,9 +11,13 @@
  *   exchange withdraw UID CURRENCY AMOUNT                      admin
  *   exchange backup                                            admin: a copy of the database
  *   exchange order place PAIR buy|sell AMOUNT [PRICE]          limit with a price, market without
- *         [--client-order-id ID] [--time-in-force GTC|IOC|FOK] [--post-only]
+ *         [--client-order-id ID] [--time-in-force GTC|IOC|FOK] [--post-only] [--mmp]
+ *         [--stp cancelMaker|cancelTaker|cancelBoth]
  *   exchange order cancel ORDER_ID
  *   exchange order cancel-all [--pair PAIR]
+ *   exchange mmp get PAIR                                      market-maker protection (CONTRACT 12.2)
+ *   exchange mmp set PAIR INTERVAL_S QTY_LIMIT FROZEN_S
+ *   exchange mmp reset PAIR
  *   exchange orders [--page N] [--page-size N]                 the caller's orders, newest first
  *   exchange transfers [--page N] [--page-size N]              the caller's deposits and withdrawals
  *   exchange balances PAIR
@@ -38,6 +42,7 @@ import {
   type ApiResponse,
   type CreateOrderRequest,
   ExchangeClient,
+  type SelfTradePrevention,
   type TimeInForce,
 } from "./client/index.ts";
 import { StreamClient } from "./client/stream.ts";
@@ -48,7 +53,10 @@ const USAGE = `usage: exchange <command> [args] [--url URL] [--token T --secret 
   deposit UID CURRENCY AMOUNT         withdraw UID CURRENCY AMOUNT
   pair-status PAIR trading|cancelOnly|halted
   order place PAIR buy|sell AMOUNT [PRICE] [--client-order-id ID] [--time-in-force T] [--post-only]
+    [--mmp] [--stp cancelMaker|cancelTaker|cancelBoth]
   order cancel ORDER_ID               order cancel-all [--pair PAIR]
+  mmp get PAIR                        mmp reset PAIR
+  mmp set PAIR INTERVAL_S QTY_LIMIT FROZEN_S
   orders [--page N] [--page-size N]   balances PAIR
   transfers [--page N] [--page-size N] backup (admin)
   pairs | book PAIR | history PAIR    tail CHANNEL... [--count N] [--book]`;
@@ -70,6 +78,8 @@ const OPTIONS = {
   "client-order-id": { type: "string" },
   "time-in-force": { type: "string" },
   "post-only": { type: "boolean" },
+  mmp: { type: "boolean" },
+  stp: { type: "string" },
   count: { type: "string" },
   book: { type: "boolean" },
   help: { type: "boolean", short: "h" },
@@ -176,6 +186,8 @@ export async function run(
           if (v["client-order-id"] !== undefined) order.clientOrderId = v["client-order-id"];
           if (v["time-in-force"] !== undefined) order.timeInForce = v["time-in-force"] as TimeInForce;
           if (v["post-only"] === true) order.postOnly = true;
+          if (v.mmp === true) order.mmp = true;
+          if (v.stp !== undefined) order.selfTradePrevention = v.stp as SelfTradePrevention;
           return print(await client.createOrder(order));
         }
         if (sub === "cancel") return print(await client.cancelOrder(arg(2, "ORDER_ID")));
@@ -184,6 +196,22 @@ export async function run(
           return 0;
         }
         throw new UsageError(`unknown: order ${sub ?? ""}`);
+      case "mmp": {
+        needKey();
+        const pair = arg(2, "PAIR");
+        if (sub === "get") return print(await client.getMmp(pair));
+        if (sub === "reset") return print(await client.resetMmp(pair));
+        if (sub === "set")
+          return print(
+            await client.setMmp({
+              pairName: pair,
+              intervalSeconds: arg(3, "INTERVAL_S"),
+              qtyLimit: arg(4, "QTY_LIMIT"),
+              frozenSeconds: arg(5, "FROZEN_S"),
+            }),
+          );
+        throw new UsageError(`unknown: mmp ${sub ?? ""}`);
+      }
       case "orders":
         needKey();
         return print(

@@ -108,4 +108,35 @@ describe("exchange command signing", () => {
       assert.deepEqual(JSON.parse(r.out)[1], { currency: "usdt", balance: "10", reserved: "0" });
     }
   });
+
+  it("sets, reads and resets market-maker protection, and places protected orders with an STP mode", async () => {
+    const key = ["--url", server.origin, "--token", user.apiToken, "--secret", user.secretKey];
+    const set = await cli(["mmp", "set", "btc_usdt", "30", "0.5", "10", ...key]);
+    assert.equal(set.code, 0, set.err);
+    assert.deepEqual(JSON.parse(set.out), {
+      pairName: "btc_usdt",
+      intervalSeconds: 30,
+      qtyLimit: "0.5",
+      frozenSeconds: 10,
+      frozen: false,
+      frozenUntil: 0,
+    });
+    const got = await cli(["mmp", "get", "btc_usdt", ...key]);
+    assert.deepEqual(JSON.parse(got.out), JSON.parse(set.out));
+    const reset = await cli(["mmp", "reset", "btc_usdt", ...key]);
+    assert.equal(reset.code, 0, reset.err);
+    const placed = await cli([
+      ...["order", "place", "btc_usdt", "buy", "0.01", "1", "--mmp", "--stp", "cancelBoth"],
+      ...key,
+    ]);
+    assert.equal(placed.code, 0, placed.err);
+    const o = JSON.parse(placed.out) as { id: number; mmp: boolean; selfTradePrevention: string };
+    assert.equal(o.mmp, true);
+    assert.equal(o.selfTradePrevention, "cancelBoth");
+    assert.equal((await cli(["order", "cancel", String(o.id), ...key])).code, 0);
+    const bad = await cli(["mmp", "set", "btc_usdt", "3601", "1", "0", ...key]);
+    assert.equal(bad.code, 1);
+    assert.match(bad.err, /intervalSeconds/);
+    assert.equal((await cli(["mmp", "other", "btc_usdt", ...key])).code, 2);
+  });
 });

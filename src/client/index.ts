@@ -27,6 +27,7 @@ import type {
   CreatedOrder,
   DirectionType,
   ErrorBody,
+  MmpState,
   NewApiKey,
   NewUser,
   Order,
@@ -37,6 +38,7 @@ import type {
   PairRecord,
   PairStatus,
   PublicTrade,
+  SelfTradePrevention,
   TimeInForce,
   TradeType,
   Transfer,
@@ -63,6 +65,21 @@ export interface CreateOrderRequest {
   clientOrderId?: string;
   timeInForce?: TimeInForce;
   postOnly?: boolean;
+  /** CONTRACT 12.2: a protected order (limit GTC only). */
+  mmp?: boolean;
+  /** CONTRACT 12.3 (default cancelMaker). */
+  selfTradePrevention?: SelfTradePrevention;
+}
+
+/** CONTRACT 12.2 POST /trade/mmp. */
+export interface MmpSettingsRequest {
+  pairName: string;
+  /** 1..3600, 0 disables. */
+  intervalSeconds: number | string;
+  /** A positive base amount; "0" only with intervalSeconds 0. */
+  qtyLimit: DecimalInput;
+  /** 0..3600; 0: frozen until a reset. */
+  frozenSeconds: number | string;
 }
 
 /** CONTRACT 8.3: the new total amount, the new price, or both. */
@@ -444,6 +461,23 @@ export class ExchangeClient {
       if ((await this.cancelOrder(id)).status === 200) cancelled.push(id);
     }
     return cancelled;
+  }
+
+  // ---- CONTRACT 12.2: market-maker protection --------------------------------------------------
+
+  /** GET /trade/mmp?pairName=X: the caller's settings and frozen state on the pair. */
+  getMmp(pairName: string, opts: CallOptions = {}): Promise<ApiResponse<MmpState>> {
+    return this.get<MmpState>("/trade/mmp", [["pairName", pairName]], opts);
+  }
+
+  /** POST /trade/mmp: new settings (answered once stored). */
+  setMmp(settings: MmpSettingsRequest, opts: CallOptions = {}): Promise<ApiResponse<MmpState>> {
+    return this.post<MmpState>("/trade/mmp", { ...settings }, opts);
+  }
+
+  /** POST /trade/mmp/reset: unfreezes and empties the window. */
+  resetMmp(pairName: string, opts: CallOptions = {}): Promise<ApiResponse<MmpState>> {
+    return this.post<MmpState>("/trade/mmp/reset", { pairName }, opts);
   }
 
   // ---- CONTRACT 10 and the OpenAPI document ----------------------------------------------------

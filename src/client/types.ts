@@ -8,6 +8,8 @@
 export type TradeType = "limit" | "market";
 export type TimeInForce = "GTC" | "IOC" | "FOK";
 export type DirectionType = "buy" | "sell";
+/** CONTRACT 12.3. */
+export type SelfTradePrevention = "cancelMaker" | "cancelTaker" | "cancelBoth";
 
 /** 2.1 Order as lists, pages and streams show it (no updateTime). */
 export interface Order {
@@ -16,6 +18,10 @@ export interface Order {
   timeInForce?: TimeInForce;
   postOnly?: true;
   cancelOnDisconnect?: true;
+  /** CONTRACT 12.2: a protected order. */
+  mmp?: true;
+  /** CONTRACT 12.3: present when not cancelMaker. */
+  selfTradePrevention?: "cancelTaker" | "cancelBoth";
   id: number;
   pairName: string;
   tradeType: TradeType;
@@ -25,6 +31,18 @@ export interface Order {
   amountUsed: number;
   isCancelled: boolean;
   createTime: string;
+}
+
+/** CONTRACT 12.2: GET /trade/mmp, POST /trade/mmp and POST /trade/mmp/reset. */
+export interface MmpState {
+  pairName: string;
+  intervalSeconds: number;
+  /** Base amount as decimal text. */
+  qtyLimit: string;
+  frozenSeconds: number;
+  frozen: boolean;
+  /** Unix ms when the freeze ends; 0 when not frozen or frozen until a reset. */
+  frozenUntil: number;
 }
 
 /** 2.1 Order as create-order answers it. */

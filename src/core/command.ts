@@ -16,6 +16,7 @@
  * response (src/http/answers.ts) and the core reports results through `ResultSink`.
  */
 import type { PairMarket } from "./market-data.ts";
+import type { MmpRequest } from "./mmp-settings.ts";
 import type { OrderFacts, OrderView, UserTradeView } from "./views.ts";
 
 /** Order types. */
@@ -30,6 +31,8 @@ export const CMD_CANCEL = 2;
 export const CMD_AMEND = 3;
 /** Cancel-all on one pair (CONTRACT 8.4): expands into one CMD_CANCEL per target when it is sent. */
 export const CMD_CANCEL_ALL = 4;
+/** MMP settings or reset of one user on one pair (CONTRACT 12.2; `mmp`, src/core/mmp-settings.ts). */
+export const CMD_MMP = 5;
 
 /** No one waits for an answer (recovery, the dead-man's switch, a cancel inside a cancel-all). */
 export const NO_REQUEST = 0;
@@ -140,6 +143,9 @@ export interface Command extends OrderInputs {
   targets: OrderState[] | null;
   sent: number;
 
+  // ---- CMD_MMP: the settings to send (null: a reset) and what to run once committed.
+  mmp: MmpRequest | null;
+
   // ---- R2 / OUT
   /** Result code: 0, or why it was refused. */
   result: number;
@@ -190,6 +196,7 @@ export function newCommand(kind: number, request: number, user: number, pair: nu
     group: null,
     targets: null,
     sent: 0,
+    mmp: null,
     result: 0,
     view: null,
     closed: null,

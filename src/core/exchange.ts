@@ -22,7 +22,7 @@
  */
 
 import { Code } from "../errors/catalogue.ts";
-import { BUY, DONE_REMAINDER, ERR_ORDER_NOT_FOUND, OK } from "../protocol/pair/engine.ts";
+import { BUY, ERR_ORDER_NOT_FOUND, OK } from "../protocol/pair/engine.ts";
 import {
   AMENDED,
   DONE,
@@ -32,9 +32,11 @@ import {
   EV_END,
   EV_KIND,
   EV_LEVEL,
+  EV_MMP,
   EV_RESTED,
   EV_TRADE,
   LEVEL,
+  MMP,
   RESTED,
   TRADE,
 } from "../protocol/pair/records.ts";
@@ -47,6 +49,7 @@ import {
   CMD_CANCEL,
   CMD_CANCEL_ALL,
   CMD_CREATE,
+  CMD_MMP,
   CMD_RESTORE,
   LIMIT,
   MARKET,
@@ -59,6 +62,7 @@ import {
 } from "./command.ts";
 import type { Ledger } from "./ledger.ts";
 import type { PairMarket } from "./market-data.ts";
+import { MmpBook, type MmpRequest } from "./mmp-settings.ts";
 import { OpenOrders } from "./open-orders.ts";
 import type { OrderIndex } from "./order-index.ts";
 import { FLAG_CANCEL_ON_DISCONNECT } from "./orders.ts";
@@ -155,6 +159,8 @@ export class Exchange {
   readonly risk: RiskStage;
   /** Balances and candles written at most every SNAPSHOT_MS (src/core/snapshots.ts). */
   private readonly snapshots: Snapshots;
+  /** Market-maker protection settings and frozen state (CONTRACT 12.2, src/core/mmp-settings.ts). */
+  readonly mmp: MmpBook;
 
   constructor(options: ExchangeOptions) {
     const db = options.db;
@@ -182,6 +188,11 @@ export class Exchange {
       feeUser: options.feeUser ?? -1,
     });
     this.snapshots = new Snapshots(db, this.ledger, this.pairs, this.ids);
+    this.mmp = new MmpBook(
+      (user, pair, request) => this.submitMmp(user, pair, request),
+      (user, pair, s) =>
+        db.mmpSetting(user, this.pairs[pair].spec.name, s.intervalSeconds, s.qtyLimit, s.frozenSeconds),
+    );
     db.settledOrderIds(() => this.lowestUnsettledOrderId());
   }
 
@@ -387,6 +398,13 @@ export class Exchange {
     return this.openOrders.openOrderIds(user, pairIndex);
   }
 
+  /** CONTRACT 12.2: MMP settings or a reset into the pair's FIFO (MmpBook); false when it is full. */
+  private submitMmp(user: number, pair: number, request: MmpRequest): boolean {
+    const cmd = newCommand(CMD_MMP, NO_REQUEST, user, pair);
+    cmd.mmp = request;
+    return this.pairs[pair].seq.submit(cmd);
+  }
+
   /** Recovery: puts a stored open order back into its book (it cannot cross: books never are). */
   restoreOrder(o: OrderState): boolean {
     const cmd = newCommand(CMD_RESTORE, NO_REQUEST, o.user, o.pair);
@@ -445,10 +463,13 @@ export class Exchange {
     this.openOrders.setOpen(this.currentOrder(p, orderId));
   }
 
-  /** An order ends with `left` lots unfilled: releases what it still holds. */
-  onDone(pairIndex: number, orderId: number, reason: number, left: number): void {
+  /**
+   * An order ends with `left` lots unfilled: releases what it still holds. It is the command's own
+   * order (a remainder, a taker ended by its self-trade mode or by an MMP trigger) or a resting one.
+   */
+  onDone(pairIndex: number, orderId: number, _reason: number, left: number): void {
     const p = this.pairs[pairIndex];
-    const o = reason === DONE_REMAINDER ? this.currentOrder(p, orderId) : this.openOrders.get(orderId)!;
+    const o = this.currentOrder(p, orderId);
     this.risk.releaseHold(p, o, left);
     // A market buy's unused budget is released when its command ends.
     o.cancelled = true;
@@ -465,8 +486,30 @@ export class Exchange {
     this.pairs[pairIndex].levels.push(side, price, total);
   }
 
+  /**
+   * The worker reported a change of `user`'s MMP state on the pair (a trigger froze it, a reset
+   * unfroze it). The sessions are told once the command's changes are committed (`onEnd`).
+   */
+  onMmp(pairIndex: number, user: number, frozen: number, frozenUntil: number): void {
+    this.mmp.changed(user, pairIndex, frozen !== 0, frozenUntil);
+  }
+
   /** The worker finished the pair's oldest command with result `code`. */
   onEnd(pairIndex: number, code: number): void {
+    this.endCommand(pairIndex, code);
+    // MMP state changes of the command go out after its answer and its order reports.
+    if (this.mmp.hasPending) {
+      const changes = this.mmp.takePending();
+      this.db.afterCommit(() => {
+        const l = this.results.listener;
+        if (l?.mmpChanged === undefined) return;
+        for (const [user, pair, frozen, until] of changes)
+          l.mmpChanged(user, this.pairs[pair].spec.name, frozen, until);
+      });
+    }
+  }
+
+  private endCommand(pairIndex: number, code: number): void {
     const p = this.pairs[pairIndex];
     // The worker also ends its SHUTDOWN command, which is not in the FIFO.
     const cmd = p.seq.finish();
@@ -507,6 +550,13 @@ export class Exchange {
         // ERR_ORDER_NOT_FOUND: the order finished between the request and the command.
         cmd.result = code === ERR_ORDER_NOT_FOUND ? closedError(cmd.order!) : 0;
         break;
+      case CMD_MMP: {
+        // Answered once the settings row (in the batch since the call) is committed.
+        const done = cmd.mmp!.done;
+        if (done !== null) this.db.afterCommit(done);
+        this.results.reset(p);
+        return;
+      }
       default: {
         // Recovery replay: nothing to persist or answer; the book is as it was committed.
         p.market.applyLevels(p.levels);
@@ -588,6 +638,9 @@ export function pairEventHandler(
           f[o + AMENDED.oldLeft],
           f[o + AMENDED.newLeft],
         );
+        break;
+      case EV_MMP:
+        exchange.onMmp(pairIndex, f[o + MMP.user], f[o + MMP.frozen], f[o + MMP.frozenUntil]);
         break;
       case EV_END:
         exchange.onEnd(pairIndex, f[o + END.result]);

@@ -1,13 +1,25 @@
 /**
- * An order's options (CONTRACT 8.2), as the core keeps them in one integer (`OrderState.flags`, the
- * `flags` column of migration 003): the matching engine's flags (time in force in bits 0-1,
- * post-only in bit 2, src/protocol/pair/engine.ts) plus bit 3, set when the client named the time in
- * force. A record shows `timeInForce` only when that bit is set and `postOnly` only when true, so
- * an order placed without options looks exactly as it did before they existed.
+ * An order's options (CONTRACT 8.2, 11.4, 12), as the core keeps them in one integer
+ * (`OrderState.flags`, the `flags` column of migration 004): bits 0-1 time in force and bit 2
+ * post-only (the matching engine's own bits, src/protocol/pair/engine.ts), bit 3 set when the
+ * client named the time in force, bit 4 cancel-on-disconnect, bits 5-6 the self-trade prevention
+ * mode (the engine's STP_* bits), bit 7 market-maker protection. A record shows each option only
+ * when set (and `timeInForce` only when named), so an order placed without options looks exactly
+ * as it did before they existed. `engineFlags` is the one translation to the engine's bits.
  */
-import { FLAG_POST_ONLY, TIF_FOK, TIF_GTC, TIF_IOC, TIF_MASK } from "../protocol/pair/engine.ts";
+import {
+  FLAG_MMP,
+  FLAG_POST_ONLY,
+  STP_CANCEL_BOTH,
+  STP_CANCEL_TAKER,
+  STP_MASK,
+  TIF_FOK,
+  TIF_GTC,
+  TIF_IOC,
+  TIF_MASK,
+} from "../protocol/pair/engine.ts";
 
-export { FLAG_POST_ONLY, TIF_FOK, TIF_GTC, TIF_IOC, TIF_MASK };
+export { FLAG_POST_ONLY, STP_CANCEL_BOTH, STP_CANCEL_TAKER, STP_MASK, TIF_FOK, TIF_GTC, TIF_IOC, TIF_MASK };
 
 /** The client named the time in force. */
 export const TIF_GIVEN = 8;
@@ -16,8 +28,36 @@ export const TIF_GIVEN = 8;
  * orders when it ends; stored with the other options, so recovery finds the orders a crash left.
  */
 export const FLAG_CANCEL_ON_DISCONNECT = 16;
-/** The bits the matching engine reads. */
-export const ENGINE_FLAGS = TIF_MASK | FLAG_POST_ONLY;
+/**
+ * Self-trade prevention mode (CONTRACT 12.3), bits 5-6: the engine's own STP_* bits, at the same
+ * place in both (0: cancelMaker, the default). A resting order keeps its mode, so does the row.
+ */
+export const STP_NAMES = ["cancelMaker", "cancelTaker", "cancelBoth"] as const;
+export type SelfTradePrevention = (typeof STP_NAMES)[number];
+/**
+ * A protected order (CONTRACT 12.2, `"mmp": true`), bit 7. The engine's bit for it (FLAG_MMP, 8)
+ * is this column's TIF_GIVEN, so `engineFlags` translates. Quote orders (CONTRACT 12.1) are
+ * protected too: whoever places them sets this bit with theirs.
+ */
+export const ORDER_MMP = 128;
+
+/**
+ * The flags a limit order is sent to the matching engine with: time in force, post-only, the STP
+ * mode and, for a protected order, the engine's FLAG_MMP. The one place the column's bits become
+ * the engine's.
+ */
+export function engineFlags(flags: number): number {
+  const out = flags & (TIF_MASK | FLAG_POST_ONLY | STP_MASK);
+  return (flags & ORDER_MMP) !== 0 ? out | FLAG_MMP : out;
+}
+
+/** The flags of a self-trade prevention name, or -1 for anything else. */
+export function selfTradePreventionFlags(name: unknown): number {
+  if (name === "cancelMaker") return 0;
+  if (name === "cancelTaker") return STP_CANCEL_TAKER;
+  if (name === "cancelBoth") return STP_CANCEL_BOTH;
+  return -1;
+}
 
 export type TimeInForce = "GTC" | "IOC" | "FOK";
 export const TIF_NAMES: readonly TimeInForce[] = ["GTC", "IOC", "FOK"];
@@ -36,6 +76,8 @@ export interface OrderOptionsView {
   timeInForce?: TimeInForce;
   postOnly?: true;
   cancelOnDisconnect?: true;
+  mmp?: true;
+  selfTradePrevention?: SelfTradePrevention;
 }
 
 /** Adds the options an order has to its record (in place) and returns it. */
@@ -48,6 +90,10 @@ export function withOrderOptions<T extends OrderOptionsView>(
   if ((flags & TIF_GIVEN) !== 0) view.timeInForce = TIF_NAMES[flags & TIF_MASK];
   if ((flags & FLAG_POST_ONLY) !== 0) view.postOnly = true;
   if ((flags & FLAG_CANCEL_ON_DISCONNECT) !== 0) view.cancelOnDisconnect = true;
+  if ((flags & ORDER_MMP) !== 0) view.mmp = true;
+  // Shown only when it is not the default (CONTRACT 12.3): old clients see what they saw.
+  const stp = flags & STP_MASK;
+  if (stp !== 0) view.selfTradePrevention = stp === STP_CANCEL_BOTH ? "cancelBoth" : "cancelTaker";
   return view;
 }
 

@@ -37,6 +37,7 @@ export type RecordSink = Pick<
   | "balance"
   | "candle"
   | "meta"
+  | "mmpSetting"
   | "afterCommit"
   | "beforeSend"
   | "settledOrderIds"
@@ -62,6 +63,8 @@ export interface CommitListener {
    * wins); `seq`: the pair's book sequence after this change (CONTRACT 9), one more than the last.
    */
   levelsChanged(pair: number, levels: readonly number[], seq: number): void;
+  /** CONTRACT 12.2: `user`'s MMP state on the pair changed (its trading sessions are told). */
+  mmpChanged?(user: number, pairName: string, frozen: boolean, frozenUntil: number): void;
 }
 
 /** What results need of a pair: its name for the rows, its read model, what R2 gathered. */

@@ -19,6 +19,7 @@ import {
   CMD_CANCEL,
   CMD_CANCEL_ALL,
   CMD_CREATE,
+  CMD_MMP,
   CMD_RESTORE,
   type Command,
   LIMIT,
@@ -27,21 +28,43 @@ import {
   type OrderState,
 } from "./command.ts";
 import type { OpenOrders } from "./open-orders.ts";
-import { ENGINE_FLAGS, FLAG_POST_ONLY, TIF_GTC, TIF_MASK } from "./orders.ts";
+import { engineFlags, FLAG_POST_ONLY, STP_MASK, TIF_GTC, TIF_MASK } from "./orders.ts";
 import type { Results } from "./results.ts";
 
 /** Commands a pair may hold while its command ring is full; past it, requests get 503. */
 export const MAX_WAITING = 10_000;
 
-/** What the sequencer needs from a pair worker's command ring (see src/pair/pair-client.ts). */
+/**
+ * What the sequencer needs from a pair worker's command ring (see src/pair/pair-client.ts). `time`
+ * is the command's time in Unix ms, taken as it enters the ring: the worker measures the MMP
+ * window and freeze in it (it reads no clock).
+ */
 export interface CommandSink {
   /** Resolves once the command ring has room again. */
   writable(): Promise<void>;
-  sendLimit(orderId: number, user: number, side: 0 | 1, price: number, qty: number, flags: number): boolean;
-  sendMarket(orderId: number, user: number, side: 0 | 1, qty: number, budget: number): boolean;
+  sendLimit(
+    orderId: number,
+    user: number,
+    side: 0 | 1,
+    price: number,
+    qty: number,
+    flags: number,
+    time: number,
+  ): boolean;
+  sendMarket(
+    orderId: number,
+    user: number,
+    side: 0 | 1,
+    qty: number,
+    budget: number,
+    flags: number,
+    time: number,
+  ): boolean;
   sendCancel(orderId: number): boolean;
   sendReduce(orderId: number, by: number): boolean;
-  sendMove(orderId: number, price: number, delta: number, flags: number): boolean;
+  sendMove(orderId: number, price: number, delta: number, flags: number, time: number): boolean;
+  sendMmpSet(user: number, intervalSeconds: number, qtyLimit: number, frozenSeconds: number): boolean;
+  sendMmpReset(user: number): boolean;
 }
 
 /**
@@ -130,10 +153,11 @@ export class PairSequencer {
       case CMD_CREATE: {
         // The id is taken as the command enters the ring, so ids follow matching order.
         const id = this.ids.nextOrderId;
+        const time = Date.now();
         const sent =
           cmd.type === LIMIT
-            ? sink.sendLimit(id, cmd.user, cmd.side, cmd.price, cmd.amount, cmd.flags & ENGINE_FLAGS)
-            : sink.sendMarket(id, cmd.user, cmd.side, cmd.amount, cmd.budget);
+            ? sink.sendLimit(id, cmd.user, cmd.side, cmd.price, cmd.amount, engineFlags(cmd.flags), time)
+            : sink.sendMarket(id, cmd.user, cmd.side, cmd.amount, cmd.budget, cmd.flags & STP_MASK, time);
         if (!sent) return false;
         cmd.orderId = id;
         this.ids.nextOrderId = id + 1;
@@ -149,14 +173,26 @@ export class PairSequencer {
         const sent =
           cmd.delta < 0 && cmd.price === o.price
             ? sink.sendReduce(o.id, -cmd.delta)
-            : sink.sendMove(o.id, cmd.price, cmd.delta, o.flags & FLAG_POST_ONLY);
+            : sink.sendMove(o.id, cmd.price, cmd.delta, o.flags & FLAG_POST_ONLY, Date.now());
         if (!sent) return false;
         break;
       }
       case CMD_RESTORE: {
         const o = cmd.order!;
-        if (!sink.sendLimit(o.id, o.user, o.side, o.price, o.amount - o.used, TIF_GTC)) return false;
+        // As it rested: GTC, with its protection and STP mode (it cannot cross: books never are).
+        const flags = engineFlags(o.flags) & ~(TIF_MASK | FLAG_POST_ONLY);
+        const left = o.amount - o.used;
+        if (!sink.sendLimit(o.id, o.user, o.side, o.price, left, flags, Date.now())) return false;
         this.openOrders.setOpen(o);
+        break;
+      }
+      case CMD_MMP: {
+        const s = cmd.mmp!.settings;
+        const sent =
+          s === null
+            ? sink.sendMmpReset(cmd.user)
+            : sink.sendMmpSet(cmd.user, s.intervalSeconds, s.qtyLimit, s.frozenSeconds);
+        if (!sent) return false;
         break;
       }
       case CMD_CANCEL_ALL:

@@ -9,7 +9,7 @@ import { BUY } from "../protocol/pair/engine.ts";
 import { formatDecimal } from "../util/numbers.ts";
 import { formatDateTime } from "../util/time.ts";
 import { scaled } from "./market-data.ts";
-import { type TimeInForce, withOrderOptions } from "./orders.ts";
+import { type SelfTradePrevention, type TimeInForce, withOrderOptions } from "./orders.ts";
 
 /** The order as the interface shows it (2.1). */
 export interface OrderView {
@@ -27,6 +27,8 @@ export interface OrderView {
   timeInForce?: TimeInForce;
   postOnly?: true;
   cancelOnDisconnect?: true;
+  mmp?: true;
+  selfTradePrevention?: SelfTradePrevention;
 }
 
 /** A user's trade as the interface shows it (2.5). */

@@ -207,6 +207,16 @@ export interface RecoveredState {
   pairs: Map<string, RecoveredPair>;
   /** Per currency seen in balances or transfers. */
   currencies: Map<string, CurrencyTotals>;
+  /** Stored MMP settings (CONTRACT 12.2, migration 010), `qtyLimit` in lots. */
+  mmpSettings: RecoveredMmpSetting[];
+}
+
+export interface RecoveredMmpSetting {
+  userId: number;
+  pair: string;
+  intervalSeconds: number;
+  qtyLimit: number;
+  frozenSeconds: number;
 }
 
 export interface LoadOptions {
@@ -254,6 +264,12 @@ export function loadState(
       .all()
       .map((k) => ({ ...k, revoked: k.revoked !== 0 }));
 
+    const mmpSettings = db
+      .prepare<[], RecoveredMmpSetting>(
+        `SELECT user_id AS userId, pair, interval_seconds AS intervalSeconds, qty_limit AS qtyLimit,
+                frozen_seconds AS frozenSeconds FROM mmp_settings ORDER BY user_id, pair`,
+      )
+      .all();
     const nonces = new Map<string, bigint>();
     for (const n of db
       .prepare<[], { token: string; last_nonce: string }>("SELECT token, last_nonce FROM nonces")
@@ -365,6 +381,7 @@ export function loadState(
       candlesThrough,
       openOrders,
       clientOrderIdCount,
+      mmpSettings,
       nextOrderId: (maxOrder ?? 0) + 1,
       nextTradeId: (maxTrade ?? 0) + 1,
       pairs: pairState,

@@ -40,6 +40,7 @@ import {
   KIND_COUNT,
   KINDS,
   META,
+  MMP_SETTING,
   NONCE,
   ORDER,
   ORDER_UPDATE,
@@ -524,6 +525,23 @@ export class DbWriter {
     const o = this.at;
     b[o + META.at.key] = this.sym(key);
     b[o + META.at.value] = value;
+  }
+
+  /** Upsert of a user's MMP settings on a pair (CONTRACT 12.2; `qtyLimit` in lots). */
+  mmpSetting(
+    userId: number,
+    pair: string,
+    intervalSeconds: number,
+    qtyLimit: number,
+    frozenSeconds: number,
+  ): void {
+    const b = this.add(MMP_SETTING);
+    const o = this.at;
+    b[o + MMP_SETTING.at.user_id] = userId;
+    b[o + MMP_SETTING.at.pair] = this.sym(pair);
+    b[o + MMP_SETTING.at.interval_seconds] = intervalSeconds;
+    b[o + MMP_SETTING.at.qty_limit] = qtyLimit;
+    b[o + MMP_SETTING.at.frozen_seconds] = frozenSeconds;
   }
 
   /** Upsert of one candle (prices in ticks, volume in lots). */

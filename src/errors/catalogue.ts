@@ -949,6 +949,13 @@ export const ERRORS = {
     en: "Self-trade prevention must be cancelMaker, cancelTaker or cancelBoth",
     ru: "Параметр selfTradePrevention должен быть cancelMaker, cancelTaker или cancelBoth",
   },
+  MMP_INVALID: {
+    code: 657,
+    status: 400,
+    field: "mmp",
+    en: "mmp must be true or false",
+    ru: "Параметр mmp должен быть true или false",
+  },
   /** CONTRACT 11.2 deadline: not a positive integer of Unix milliseconds. */
   EXPIRES_AT_INVALID: {
     code: 640,

@@ -7,15 +7,22 @@
  */
 export { httpReply, type Reply } from "./reply.ts";
 
+import type { PairConfig } from "../config.ts";
+import type { MmpSettings } from "../core/mmp-settings.ts";
 import { CLIENT_ORDER_ID_RE } from "../core/orders.ts";
 import { type ErrorEntry, errorBody, multiErrorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import type { OrderRow } from "../protocol/db/rows.ts";
-import { readSmallInteger } from "../util/integers.ts";
-import { formatDecimal } from "../util/numbers.ts";
+import { MAX_SAFE, readSmallInteger } from "../util/integers.ts";
+import { formatDecimal, ParseError, parseDecimal } from "../util/numbers.ts";
 import { LosslessNumber, unknownFields } from "./json-body.ts";
 import type { Reply } from "./reply.ts";
-import { MAX_BATCH_CANCELS, MAX_BATCH_ORDERS, MAX_DEAD_MAN_SECONDS } from "./request-schemas.ts";
+import {
+  MAX_BATCH_CANCELS,
+  MAX_BATCH_ORDERS,
+  MAX_DEAD_MAN_SECONDS,
+  MAX_MMP_SECONDS,
+} from "./request-schemas.ts";
 import type { RouteContext } from "./route.ts";
 import { orderRowView } from "./row-views.ts";
 import { serialize } from "./schemas.ts";
@@ -270,4 +277,121 @@ export function balancesOf(ctx: RouteContext, userId: number, currencies: readon
     };
   });
   return serialize.balances(out);
+}
+
+// ---------------------------------------------------------------- CONTRACT 12.2 MMP settings
+
+/** POST /trade/mmp body fields. */
+export const MMP_SET_FIELDS: ReadonlySet<string> = new Set([
+  "pairName",
+  "intervalSeconds",
+  "qtyLimit",
+  "frozenSeconds",
+  "nonce",
+]);
+/** POST /trade/mmp/reset body fields. */
+export const MMP_RESET_FIELDS: ReadonlySet<string> = new Set(["pairName", "nonce"]);
+
+/** The pair a body or a query names, or undefined with its error pushed (400 `errors.pairName`). */
+function mmpPair(ctx: RouteContext, pn: unknown, errors: ErrorEntry[]): PairConfig | undefined {
+  if (pn === undefined || pn === null || pn === "") errors.push([Code.PAIR_REQUIRED]);
+  else if (typeof pn !== "string") errors.push([Code.PAIR_NOT_STRING]);
+  else {
+    const pair = ctx.config.pairsByName.get(pn);
+    if (pair === undefined) errors.push([Code.PAIR_UNKNOWN]);
+    return pair;
+  }
+  return undefined;
+}
+
+/** The caller's MMP settings and state on `pair` as the three calls answer them. */
+function mmpBody(ctx: RouteContext, userId: number, pair: PairConfig): string {
+  const st = ctx.exchange.mmp.status(userId, pair.index, Date.now());
+  return serialize.mmp({
+    pairName: pair.name,
+    intervalSeconds: st.intervalSeconds,
+    qtyLimit: formatDecimal(BigInt(st.qtyLimit), pair.amountDecimals),
+    frozenSeconds: st.frozenSeconds,
+    frozen: st.frozen,
+    frozenUntil: st.frozenUntil,
+  });
+}
+
+/** Answers `errors` (one or several) when there are any; true when it answered. */
+function refused(reply: Reply, errors: ErrorEntry[]): boolean {
+  if (errors.length === 0) return false;
+  if (errors.length === 1 && errors[0].length === 1) reply.error(errors[0][0]);
+  else reply.invalid(errors);
+  return true;
+}
+
+/** CONTRACT 12.2 GET /trade/mmp?pairName=X (the query's text as given, null when absent). */
+export function mmpGetCall(ctx: RouteContext, userId: number, pairName: string | null, reply: Reply): void {
+  const errors: ErrorEntry[] = [];
+  const pair = mmpPair(ctx, pairName ?? undefined, errors);
+  if (refused(reply, errors)) return;
+  reply.ok(mmpBody(ctx, userId, pair!));
+}
+
+/**
+ * The base lots of a `qtyLimit` (a decimal with the pair's decimals, CONTRACT 2.1; 0 allowed here),
+ * or -1 when it is not one.
+ */
+function qtyLimitOf(value: unknown, pair: PairConfig): number {
+  const q = parseDecimal(value, pair.amountDecimals);
+  if (q === ParseError.Zero) return 0;
+  if (typeof q !== "bigint" || q > BigInt(MAX_SAFE)) return -1;
+  return Number(q);
+}
+
+/** CONTRACT 12.2 POST /trade/mmp: validated, stored, sent to the pair worker; answered after commit. */
+export function mmpSetCall(
+  ctx: RouteContext,
+  caller: Caller,
+  body: Record<string, unknown>,
+  fields: ReadonlySet<string>,
+  reply: Reply,
+): void {
+  const errors: ErrorEntry[] = [];
+  const pair = mmpPair(ctx, body.pairName, errors);
+  const intervalSeconds = readSmallInteger(body.intervalSeconds, 0, MAX_MMP_SECONDS);
+  if (intervalSeconds < 0) errors.push([Code.MMP_INTERVAL_INVALID]);
+  let qtyLimit = -1;
+  if (pair !== undefined) qtyLimit = qtyLimitOf(body.qtyLimit, pair);
+  // "0" only with interval 0 (disabled); without a pair the amount cannot be read.
+  if (pair !== undefined && (qtyLimit < 0 || (qtyLimit === 0 && intervalSeconds > 0)))
+    errors.push([Code.MMP_QTY_LIMIT_INVALID]);
+  const frozenSeconds = readSmallInteger(body.frozenSeconds, 0, MAX_MMP_SECONDS);
+  if (frozenSeconds < 0) errors.push([Code.MMP_FROZEN_SECONDS_INVALID]);
+  for (const e of unknownFields(body, fields)) errors.push(e);
+  if (refused(reply, errors)) return;
+  const p = pair!;
+  const settings: MmpSettings = { intervalSeconds, qtyLimit, frozenSeconds };
+  const user = caller.userId;
+  const code = ctx.exchange.mmp.set(
+    user,
+    p.index,
+    settings,
+    () => reply.ok(mmpBody(ctx, user, p)),
+    Code.BUSY,
+  );
+  if (code !== 0) reply.error(code);
+}
+
+/** CONTRACT 12.2 POST /trade/mmp/reset: unfreezes and empties the window; answered after commit. */
+export function mmpResetCall(
+  ctx: RouteContext,
+  caller: Caller,
+  body: Record<string, unknown>,
+  fields: ReadonlySet<string>,
+  reply: Reply,
+): void {
+  const errors: ErrorEntry[] = [];
+  const pair = mmpPair(ctx, body.pairName, errors);
+  for (const e of unknownFields(body, fields)) errors.push(e);
+  if (refused(reply, errors)) return;
+  const p = pair!;
+  const user = caller.userId;
+  const code = ctx.exchange.mmp.reset(user, p.index, () => reply.ok(mmpBody(ctx, user, p)), Code.BUSY);
+  if (code !== 0) reply.error(code);
 }

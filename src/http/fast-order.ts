@@ -12,8 +12,9 @@
  * order only) and clientOrderId, each at most once, in any order, with JSON whitespace anywhere
  * between tokens; strings of printable ASCII without escapes; amount and price as a string or a
  * number of at most 15 digits, without sign or exponent; every value valid and within the pair's
- * bounds. Anything else (a nonce, time in force, post-only, an unknown or repeated member, an
- * escape, an error of any kind) returns null, so errors and their order are the general path's.
+ * bounds. Anything else (a nonce, time in force, post-only, mmp, selfTradePrevention, an unknown or
+ * repeated member, an escape, an error of any kind) returns null, so errors and their order are the
+ * general path's.
  */
 import type { ExchangeConfig } from "../config.ts";
 import { LIMIT, MARKET } from "../core/exchange.ts";

@@ -169,7 +169,7 @@ export function buildOpenApi(
         in: "query",
         required: q.required === true,
         description: q.description,
-        schema: q.schema,
+        schema: q.configParam === undefined ? q.schema : (req.params[q.configParam] ?? q.schema),
       });
     }
     const responses: Record<string, unknown> = {

@@ -17,7 +17,7 @@
 import type { ExchangeConfig, PairConfig } from "../config.ts";
 import { MAX_LEDGER_VALUE } from "../config.ts";
 import { PERIODS } from "../core/market-data.ts";
-import { CLIENT_ORDER_ID_RE, TIF_NAMES } from "../core/orders.ts";
+import { CLIENT_ORDER_ID_RE, STP_NAMES, TIF_NAMES } from "../core/orders.ts";
 import { PAIR_STATUS_NAMES } from "../core/pair-status.ts";
 import { MAX_DIGITS, MAX_NONCE, MAX_SAFE } from "../util/integers.ts";
 import { formatDecimal, MAX_INTEGER_DIGITS, parseDecimal } from "../util/numbers.ts";
@@ -34,6 +34,8 @@ export const MAX_BATCH_ORDERS = 20;
 export const MAX_BATCH_CANCELS = 100;
 /** cancel-all-after `timeout` (CONTRACT 8.7), seconds. */
 export const MAX_DEAD_MAN_SECONDS = 600;
+/** MMP `intervalSeconds` and `frozenSeconds` (CONTRACT 12.2): 0..MAX_MMP_SECONDS. */
+export const MAX_MMP_SECONDS = 3600;
 /** Pages (CONTRACT 4): `pageSize` 1..PAGE_SIZE_MAX, default PAGE_SIZE_DEFAULT; `page` from 1. */
 export const PAGE_SIZE_MAX = 100;
 export const PAGE_SIZE_DEFAULT = 20;
@@ -164,6 +166,15 @@ const clientOrderId = matching(CLIENT_ORDER_ID_RE, {
   description: "CONTRACT 8.2: unique per user over all of that user's orders",
 });
 
+/** A zero `qtyLimit` (CONTRACT 12.2: only with intervalSeconds 0). */
+const MMP_ZERO: Schema = {
+  description: "Zero: only with intervalSeconds 0",
+  anyOf: [
+    { type: "number", const: 0 },
+    { type: "string", pattern: "^0+(\\.0+)?$" },
+  ],
+};
+
 /** Nullable: the schema or `null` (which counts as not given). */
 function orNull(schema: Schema, description: string): Schema {
   return { description, anyOf: [schema, { type: "null" }] };
@@ -215,6 +226,13 @@ function orderSchema(config: ExchangeConfig, withNonce: boolean): Schema {
         postOnly: limit
           ? orNull({ type: "boolean" }, "Limit GTC only; null: not given")
           : { enum: [false, null], description: "Limit GTC only: a market order may send false or null" },
+        mmp: limit
+          ? orNull({ type: "boolean" }, "CONTRACT 12.2 protected order: limit GTC only; null: not given")
+          : { enum: [false, null], description: "Limit GTC only: a market order may send false or null" },
+        selfTradePrevention: orNull(
+          { type: "string", enum: [...STP_NAMES] },
+          "CONTRACT 12.3: cancelMaker (default), cancelTaker or cancelBoth; null: not given",
+        ),
       };
       if (withNonce) {
         properties.nonce = nonceSchema;
@@ -229,11 +247,13 @@ function orderSchema(config: ExchangeConfig, withNonce: boolean): Schema {
           : ["pairName", "tradeType", "directionType", "amount"],
         additionalProperties: false,
       };
-      // postOnly true needs GTC (CONTRACT 8.2): IOC or FOK with it is a 400 on postOnly.
+      // postOnly true and mmp true need GTC (CONTRACT 8.2, 12.2): IOC or FOK with either is a 400.
       if (limit) {
-        branch.if = { properties: { postOnly: { const: true } }, required: ["postOnly"] };
-        // biome-ignore lint/suspicious/noThenProperty: the `then` of JSON Schema's if/then
-        branch.then = { properties: { timeInForce: { enum: ["GTC", null] } } };
+        branch.allOf = ["postOnly", "mmp"].map((option) => ({
+          if: { properties: { [option]: { const: true } }, required: [option] },
+          // biome-ignore lint/suspicious/noThenProperty: the `then` of JSON Schema's if/then
+          then: { properties: { timeInForce: { enum: ["GTC", null] } } },
+        }));
       }
       branches.push(branch);
     }
@@ -281,6 +301,8 @@ export interface RequestSchemas {
   amendOrder: Schema;
   cancelAll: Schema;
   cancelAllAfter: Schema;
+  mmpSet: Schema;
+  mmpReset: Schema;
   listenKey: Schema;
   listenKeyClose: Schema;
   adminUser: Schema;
@@ -401,6 +423,40 @@ export function requestSchemas(config: ExchangeConfig): RequestSchemas {
         nonce: nonceSchema,
       },
       required: ["timeout"],
+      additionalProperties: false,
+    },
+    mmpSet: {
+      type: "object",
+      description: "One branch per configured pair (keyed by `pairName`): `qtyLimit` has its amount decimals",
+      oneOf: config.pairs.map((p) => ({
+        title: p.name,
+        type: "object",
+        properties: {
+          pairName: { const: p.name },
+          intervalSeconds: integerInputSchema(0, MAX_MMP_SECONDS, "Seconds of the window; 0 disables"),
+          qtyLimit: {
+            description: `In ${p.base}: at most ${p.amountDecimals} decimals; above 0, or "0" only with intervalSeconds 0`,
+            oneOf: [decimalSchema(p.amountDecimals, undefined, p.maxAmount, "A positive amount"), MMP_ZERO],
+          },
+          frozenSeconds: integerInputSchema(
+            0,
+            MAX_MMP_SECONDS,
+            "Seconds frozen after a trigger; 0: until a reset",
+          ),
+          nonce: nonceSchema,
+        },
+        required: ["pairName", "intervalSeconds", "qtyLimit", "frozenSeconds"],
+        additionalProperties: false,
+        // qtyLimit "0" only when the interval is 0 (CONTRACT 12.2).
+        if: { properties: { qtyLimit: MMP_ZERO }, required: ["qtyLimit"] },
+        // biome-ignore lint/suspicious/noThenProperty: the `then` of JSON Schema's if/then
+        then: { properties: { intervalSeconds: integerInputSchema(0, 0) } },
+      })),
+    },
+    mmpReset: {
+      type: "object",
+      properties: { pairName, nonce: nonceSchema },
+      required: ["pairName"],
       additionalProperties: false,
     },
     listenKey: {

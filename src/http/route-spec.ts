@@ -22,6 +22,8 @@ export interface QueryParam {
   name: string;
   description: string;
   schema: object;
+  /** The schema is the config's path parameter of this name instead (RequestSchemas.params). */
+  configParam?: string;
   required?: boolean;
 }
 

@@ -68,6 +68,10 @@ const orderOptionProps = {
   timeInForce: { type: "string", enum: ["GTC", "IOC", "FOK"] },
   postOnly: bool,
   cancelOnDisconnect: bool,
+  /** CONTRACT 12.2: a protected order. */
+  mmp: bool,
+  /** CONTRACT 12.3: present when not cancelMaker. */
+  selfTradePrevention: { type: "string", enum: ["cancelTaker", "cancelBoth"] },
 } as const;
 
 /** 2.1 Order, with updateTime (create-order response). */
@@ -308,6 +312,30 @@ export const adminUserSchema = {
   required: ["uid", "balances", "apiKeys"],
   additionalProperties: false,
 } as const;
+/** CONTRACT 12.2 GET, POST /trade/mmp and POST /trade/mmp/reset. */
+export const mmpSchema = {
+  type: "object",
+  properties: {
+    pairName: word,
+    intervalSeconds: int,
+    qtyLimit: { type: "string", description: "Base amount, decimal text" },
+    frozenSeconds: int,
+    frozen: bool,
+    frozenUntil: {
+      type: "integer",
+      description: "Unix ms when the freeze ends; 0 when not frozen or until a reset",
+    },
+  },
+  required: ["pairName", "intervalSeconds", "qtyLimit", "frozenSeconds", "frozen", "frozenUntil"],
+  additionalProperties: false,
+} as const;
+/** CONTRACT 12.2 the `mmp` event's data (trading sessions). */
+export const mmpEventSchema = {
+  type: "object",
+  properties: { pairName: word, frozen: bool, frozenUntil: int },
+  required: ["pairName", "frozen", "frozenUntil"],
+  additionalProperties: false,
+} as const;
 /** CONTRACT 14 POST /admin/pairs/status. */
 export const pairStatusSchema = {
   type: "object",
@@ -408,6 +436,8 @@ export const serialize = {
   newUser: compile(newUserSchema),
   adminUser: compile(adminUserSchema),
   pairStatus: compile(pairStatusSchema),
+  mmp: compile(mmpSchema),
+  mmpEvent: compile(mmpEventSchema),
   newKey: compile(newKeySchema),
   balance: compile(transferSchema),
   fees: compile(feesSchema),

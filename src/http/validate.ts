@@ -7,7 +7,15 @@
 import type { ExchangeConfig, PairConfig } from "../config.ts";
 import type { OrderInputs } from "../core/command.ts";
 import { LIMIT, MARKET } from "../core/exchange.ts";
-import { CLIENT_ORDER_ID_RE, FLAG_POST_ONLY, TIF_GTC, TIF_MASK, timeInForceFlags } from "../core/orders.ts";
+import {
+  CLIENT_ORDER_ID_RE,
+  FLAG_POST_ONLY,
+  ORDER_MMP,
+  selfTradePreventionFlags,
+  TIF_GTC,
+  TIF_MASK,
+  timeInForceFlags,
+} from "../core/orders.ts";
 import type { ErrorEntry } from "../errors/bodies.ts";
 import { amountParseError, Code, priceParseError } from "../errors/catalogue.ts";
 import { BUY, SELL } from "../protocol/pair/engine.ts";
@@ -26,6 +34,8 @@ export const ORDER_FIELDS: ReadonlySet<string> = new Set([
   "clientOrderId",
   "timeInForce",
   "postOnly",
+  "mmp",
+  "selfTradePrevention",
 ]);
 /**
  * A create-order body: an order, the `nonce` every authenticated call may carry, and the deadline
@@ -136,6 +146,20 @@ export function validateOrder(
     else if (po && (tt === "market" || (out.flags & TIF_MASK) !== TIF_GTC))
       errors.push([Code.POST_ONLY_NOT_GTC]);
     else if (po) out.flags |= FLAG_POST_ONLY;
+  }
+  // CONTRACT 12.2: a protected order is a limit GTC order.
+  const mmp = body.mmp;
+  if (mmp !== undefined && mmp !== null) {
+    if (typeof mmp !== "boolean") errors.push([Code.MMP_INVALID]);
+    else if (mmp && (tt === "market" || (out.flags & TIF_MASK) !== TIF_GTC)) errors.push([Code.MMP_NOT_GTC]);
+    else if (mmp) out.flags |= ORDER_MMP;
+  }
+  // CONTRACT 12.3: any order type.
+  const stp = body.selfTradePrevention;
+  if (stp !== undefined && stp !== null) {
+    const flags = selfTradePreventionFlags(stp);
+    if (flags < 0) errors.push([Code.SELF_TRADE_PREVENTION_INVALID]);
+    else out.flags |= flags;
   }
   const cid = body.clientOrderId;
   if (cid !== undefined && cid !== null) {

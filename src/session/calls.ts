@@ -20,6 +20,11 @@ import {
   cancelOrdersCall,
   createOrderCall,
   createOrdersCall,
+  MMP_RESET_FIELDS,
+  MMP_SET_FIELDS,
+  mmpGetCall,
+  mmpResetCall,
+  mmpSetCall,
   openOrdersCall,
   orderByClientIdCall,
   type Reply,
@@ -37,6 +42,7 @@ import { CREATE_ORDERS_FIELDS } from "../http/routes/create-orders.ts";
 import {
   balancesSchema,
   cancelledSchema,
+  mmpSchema,
   orderListSchema,
   orderWithUpdateSchema,
   timeSchema,
@@ -88,11 +94,13 @@ const CREATE_MANY = withoutNonce(CREATE_ORDERS_FIELDS);
 const CANCEL_MANY = withoutNonce(CANCEL_ORDERS_FIELDS);
 const CANCEL_ALL = withoutNonce(CANCEL_ALL_ORDERS_FIELDS);
 const CANCEL_AFTER = withoutNonce(CANCEL_ALL_AFTER_FIELDS);
+const MMP_SET = withoutNonce(MMP_SET_FIELDS);
+const MMP_RESET = withoutNonce(MMP_RESET_FIELDS);
 const ORDER_GET: ReadonlySet<string> = new Set(["orderId", "clientOrderId"]);
 const OPEN: ReadonlySet<string> = new Set(["pairName"]);
 const NONE: ReadonlySet<string> = new Set();
 
-/** The calls of CONTRACT 11.2 (`quote.replace` and `mmp.*` belong to section 12). */
+/** The calls of CONTRACT 11.2 and the MMP calls of 12.2 (`quote.replace` belongs to 12.1). */
 export const SESSION_CALLS: readonly SessionCall[] = [
   {
     method: "order.create",
@@ -182,6 +190,36 @@ export const SESSION_CALLS: readonly SessionCall[] = [
       if (pair === undefined) return reply.error(Code.PAIR_UNKNOWN_IN_PATH);
       openOrdersCall(ctx, s.userId, pair.index, reply);
     },
+  },
+  {
+    method: "mmp.get",
+    params: (s) => ({
+      type: "object",
+      properties: { pairName: s.params.pairName },
+      required: ["pairName"],
+      additionalProperties: false,
+    }),
+    result: mmpSchema,
+    run: (ctx, s, p, reply) => {
+      const bad = unknownFields(p, OPEN);
+      if (bad.length > 0) return reply.invalid(bad);
+      const pn = p.pairName;
+      // As the REST query reads it: a value that is not a string names no pair.
+      if (pn !== undefined && typeof pn !== "string") return reply.error(Code.PAIR_NOT_STRING);
+      mmpGetCall(ctx, s.userId, pn ?? null, reply);
+    },
+  },
+  {
+    method: "mmp.set",
+    params: (s) => ({ ...s.mmpSet, oneOf: (s.mmpSet.oneOf as Schema[]).map(noNonce) }),
+    result: mmpSchema,
+    run: (ctx, s, p, reply) => mmpSetCall(ctx, s, p, MMP_SET, reply),
+  },
+  {
+    method: "mmp.reset",
+    params: (s) => noNonce(s.mmpReset),
+    result: mmpSchema,
+    run: (ctx, s, p, reply) => mmpResetCall(ctx, s, p, MMP_RESET, reply),
   },
   {
     method: "balances",

@@ -478,6 +478,17 @@ export class SessionHub implements CommitListener {
     for (const ws of set) this.push(ws, ws.getUserData(), { text, answer: false });
   }
 
+  /**
+   * CONTRACT 12.2: the user's MMP state on a pair changed (a trigger, a reset), after the commit of
+   * the command that changed it. Sent with the reports (a logon with `reports: false` gets none).
+   */
+  mmpChanged(user: number, pairName: string, frozen: boolean, frozenUntil: number): void {
+    const set = this.reporting.get(user);
+    if (set === undefined || this.closed) return;
+    const text = `{"event":"mmp","data":${serialize.mmpEvent({ pairName, frozen, frozenUntil })}}`;
+    for (const ws of set) this.push(ws, ws.getUserData(), { text, answer: false });
+  }
+
   // ------------------------------------------------------------------ timers
 
   private readonly sweep = (): void => {
@@ -550,6 +561,10 @@ export function bothListeners(a: CommitListener, b: CommitListener): CommitListe
     },
     publicTrades: (p, t) => a.publicTrades(p, t),
     levelsChanged: (p, l, s) => a.levelsChanged(p, l, s),
+    mmpChanged: (u, p, f, until) => {
+      a.mmpChanged?.(u, p, f, until);
+      b.mmpChanged?.(u, p, f, until);
+    },
   };
 }
 

@@ -9,7 +9,15 @@ import { spawn } from "node:child_process";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type Db, openDatabase } from "../../src/protocol/db/db-open.ts";
-import { appliedMark, journalPath, replayJournal } from "../../src/protocol/db/journal.ts";
+import {
+  appliedMark,
+  journalPath,
+  journalWriter,
+  openJournal,
+  replayJournal,
+} from "../../src/protocol/db/journal.ts";
+import { encodeSlots } from "../../src/protocol/db/slot-codec.ts";
+import { KIND_COUNT, META, MMP_SETTING } from "../../src/protocol/db/writer-batch.ts";
 import {
   BATCHES,
   ORDERS_PER_BATCH,
@@ -235,5 +243,44 @@ describe("batch journal", { concurrency: true }, () => {
     assert.equal(j.prepare("SELECT MIN(seq) FROM journal").pluck().get(), mark + 1);
     j.close();
     assert.equal(replayAndCheck(file, 2), BATCHES);
+  });
+
+  it("replays a row written before the newest record kind existed as none of that kind", () => {
+    const file = `${tmp.dir}/older-kinds.db`;
+    openDatabase(file).close();
+    const j = openJournal(file);
+    const w = journalWriter(j);
+    j.transaction(() => {
+      w.appendSym(0, "some_key");
+      w.appendSym(1, "btc_usdt");
+      // A row of a version before MMP_SETTING: one META record, one count fewer.
+      const oldCounts = new Array(KIND_COUNT).fill(0);
+      oldCounts[META.id] = 1;
+      const bytes = encodeSlots(new Float64Array([0, 42]), oldCounts);
+      j.prepare("INSERT INTO journal (seq, counts, slots, strs, settled_below) VALUES (?, ?, ?, ?, ?)").run(
+        1,
+        JSON.stringify(oldCounts.slice(0, MMP_SETTING.id)),
+        Buffer.from(bytes),
+        "[]",
+        1,
+      );
+      // A row of this version with an MMP_SETTING record: user 7, btc_usdt, 30 s, 5 lots, 10 s.
+      const counts = new Array(KIND_COUNT).fill(0);
+      counts[MMP_SETTING.id] = 1;
+      w.append(2, { seq: 2, counts, slots: new Float64Array([7, 1, 30, 5, 10]), strs: [], settledBelow: 1 });
+    }).immediate();
+    j.close();
+    const db = openDatabase(file);
+    try {
+      assert.equal(replayJournal(db), 2);
+      assert.deepEqual(db.prepare("SELECT key, value FROM meta WHERE key = 'some_key'").all(), [
+        { key: "some_key", value: 42 },
+      ]);
+      assert.deepEqual(db.prepare("SELECT * FROM mmp_settings").all(), [
+        { user_id: 7, pair: "btc_usdt", interval_seconds: 30, qty_limit: 5, frozen_seconds: 10 },
+      ]);
+    } finally {
+      db.close();
+    }
   });
 });

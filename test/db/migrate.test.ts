@@ -34,6 +34,7 @@ describe("migrations", () => {
       "journal",
       "journal_syms",
       "meta",
+      "mmp_settings",
       "nonces",
       "orders",
       "pairs",

@@ -155,6 +155,7 @@ export function isValid(s: Schema, v: unknown): boolean {
   }
   if (Array.isArray(s.oneOf) && (s.oneOf as Schema[]).filter((b) => isValid(b, v)).length !== 1) return false;
   if (Array.isArray(s.anyOf) && !(s.anyOf as Schema[]).some((b) => isValid(b, v))) return false;
+  if (Array.isArray(s.allOf) && !(s.allOf as Schema[]).every((b) => isValid(b, v))) return false;
   if (
     s.if !== undefined &&
     s.then !== undefined &&

@@ -174,6 +174,8 @@ describe("the create-order shortcut", () => {
     for (const text of [
       '{"pairName":"btc_usdt","tradeType":"limit","directionType":"buy","price":"1","amount":"1","nonce":5}',
       '{"pairName":"btc_usdt","tradeType":"limit","directionType":"buy","price":"1","amount":"1","postOnly":true}',
+      '{"pairName":"btc_usdt","tradeType":"limit","directionType":"buy","price":"1","amount":"1","mmp":true}',
+      '{"pairName":"btc_usdt","tradeType":"market","directionType":"buy","amount":"1","selfTradePrevention":"cancelBoth"}',
       '{"pairName":"btc_usdt","tradeType":"limit","directionType":"buy","price":"1","amount":"1","amount":"2"}',
       '{"pairName":"btc_usdt","tradeType":"limit","directionType":"buy","price":"0","amount":"1"}',
       '{"pairName":"btc_usdt","tradeType":"limit","directionType":"buy","price":"1.001","amount":"1"}',

@@ -22,6 +22,7 @@ import { venueInfo } from "./info.ts";
 import { listenKey } from "./listen-key.ts";
 import { closeListenKey } from "./listen-key-close.ts";
 import { metrics } from "./metrics.ts";
+import { mmpGet, mmpReset, mmpSet } from "./mmp.ts";
 import { openOrders } from "./open-orders.ts";
 import { openapi } from "./openapi-json.ts";
 import { order } from "./order.ts";
@@ -55,6 +56,10 @@ export const REST_ROUTES: readonly Route[] = [
   orderByClientId,
   openOrders,
   cancelAllAfter,
+  // CONTRACT 12 market-maker protection
+  mmpGet,
+  mmpSet,
+  mmpReset,
   // CONTRACT 9 venue data
   time,
   venueInfo,

@@ -19,6 +19,7 @@ import {
   KIND_COUNT,
   KINDS,
   META,
+  MMP_SETTING,
   NONCE,
   ORDER,
   ORDER_UPDATE,
@@ -42,6 +43,7 @@ const LAST_WINS: readonly [RecordKind, KeyOf][] = [
   // A symbol id names one key in every batch of a call (they share the applier's table). Each
   // batch brings the book sequence of the pairs it touched, and only the last counts.
   [META, (b, o) => b[o + META.at.key]],
+  [MMP_SETTING, (b, o) => b[o + MMP_SETTING.at.user_id] * 1048576 + b[o + MMP_SETTING.at.pair]],
 ];
 const LAST_WINS_KIND: readonly boolean[] = KINDS.map((k) => LAST_WINS.some(([l]) => l === k));
 

@@ -130,8 +130,10 @@ interface JournalRow {
 /** Decodes a stored row. */
 function decode(r: JournalRow): JournalBatch {
   const counts = JSON.parse(r.counts) as number[];
-  if (!Array.isArray(counts) || counts.length !== KIND_COUNT)
-    throw new Error(`journal row ${r.seq}: ${counts.length} record kinds, expected ${KIND_COUNT}`);
+  if (!Array.isArray(counts) || counts.length > KIND_COUNT)
+    throw new Error(`journal row ${r.seq}: ${counts.length} record kinds, expected at most ${KIND_COUNT}`);
+  // A row of a version with fewer kinds (they are only ever appended): none of the newer ones.
+  while (counts.length < KIND_COUNT) counts.push(0);
   const slots = decodeSlots(r.slots, counts);
   return { seq: r.seq, counts, slots, strs: JSON.parse(r.strs) as string[], settledBelow: r.settled_below };
 }

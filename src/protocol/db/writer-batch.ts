@@ -226,6 +226,24 @@ export const CANDLE = kind(
 /** An upsert into `meta` (the book sequence of a pair, migration 003; last wins per key). */
 export const META = kind("meta", { key: SYM, value: INT }, upsert(["key"], ["key", "value"]));
 
+/**
+ * MMP settings of a user on a pair (CONTRACT 12.2, migration 010; last wins per key). Kinds added
+ * later come after this one: a journal row written before a kind existed has fewer counts, which
+ * journal.ts reads as 0 records of the new kinds.
+ */
+const MMP_SETTING_FIELDS = {
+  user_id: INT,
+  pair: SYM,
+  interval_seconds: INT,
+  qty_limit: INT,
+  frozen_seconds: INT,
+} as const;
+export const MMP_SETTING = kind(
+  "mmp_settings",
+  MMP_SETTING_FIELDS,
+  upsert(["user_id", "pair"], Object.keys(MMP_SETTING_FIELDS)),
+);
+
 /** A prepared statement, as far as binding needs it (better-sqlite3's Statement). */
 export interface Runnable {
   run(...params: unknown[]): unknown;
