@@ -16,6 +16,9 @@ export interface Order {
   timeInForce?: TimeInForce;
   postOnly?: true;
   cancelOnDisconnect?: true;
+  /** CONTRACT 12.1: placed by a mass quote (then also postOnly and mmp). */
+  quote?: true;
+  mmp?: true;
   id: number;
   pairName: string;
   tradeType: TradeType;

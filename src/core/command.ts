@@ -16,6 +16,7 @@
  * response (src/http/answers.ts) and the core reports results through `ResultSink`.
  */
 import type { PairMarket } from "./market-data.ts";
+import type { QuoteResult, QuoteWork } from "./quotes.ts";
 import type { OrderFacts, OrderView, UserTradeView } from "./views.ts";
 
 /** Order types. */
@@ -30,6 +31,11 @@ export const CMD_CANCEL = 2;
 export const CMD_AMEND = 3;
 /** Cancel-all on one pair (CONTRACT 8.4): expands into one CMD_CANCEL per target when it is sent. */
 export const CMD_CANCEL_ALL = 4;
+/**
+ * Mass quote (CONTRACT 12.1): one QUOTE record and its levels, one engine step; `quote` holds its
+ * levels, holds and outcome (src/core/quotes.ts).
+ */
+export const CMD_QUOTE = 5;
 
 /** No one waits for an answer (recovery, the dead-man's switch, a cancel inside a cancel-all). */
 export const NO_REQUEST = 0;
@@ -140,6 +146,9 @@ export interface Command extends OrderInputs {
   targets: OrderState[] | null;
   sent: number;
 
+  /** CMD_QUOTE: its levels, what it holds and what became of each level (src/core/quotes.ts). */
+  quote: QuoteWork | null;
+
   // ---- R2 / OUT
   /** Result code: 0, or why it was refused. */
   result: number;
@@ -190,6 +199,7 @@ export function newCommand(kind: number, request: number, user: number, pair: nu
     group: null,
     targets: null,
     sent: 0,
+    quote: null,
     result: 0,
     view: null,
     closed: null,
@@ -208,4 +218,6 @@ export interface ResultSink {
   cancelResult(request: number, code: number): void;
   /** cancel-all: the ids it cancelled, ascending. */
   cancelAllResult(request: number, cancelled: number[]): void;
+  /** A mass quote (CONTRACT 12.1): `code` 0 and what it did, or an error code and null. */
+  quoteResult(request: number, code: number, result: QuoteResult | null): void;
 }

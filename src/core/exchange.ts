@@ -32,9 +32,11 @@ import {
   EV_END,
   EV_KIND,
   EV_LEVEL,
+  EV_QUOTED,
   EV_RESTED,
   EV_TRADE,
   LEVEL,
+  QUOTED,
   RESTED,
   TRADE,
 } from "../protocol/pair/records.ts";
@@ -47,6 +49,7 @@ import {
   CMD_CANCEL,
   CMD_CANCEL_ALL,
   CMD_CREATE,
+  CMD_QUOTE,
   CMD_RESTORE,
   LIMIT,
   MARKET,
@@ -63,6 +66,7 @@ import { OpenOrders } from "./open-orders.ts";
 import type { OrderIndex } from "./order-index.ts";
 import { FLAG_CANCEL_ON_DISCONNECT } from "./orders.ts";
 import { PairStatuses } from "./pair-status.ts";
+import { newQuoteWork, type QuoteLevel, Quotes } from "./quotes.ts";
 import { closedError } from "./recently-closed.ts";
 import { type CommitListener, type RecordSink, type ResultPair, Results } from "./results.ts";
 import { pairUnits } from "./risk.ts";
@@ -155,6 +159,8 @@ export class Exchange {
   readonly risk: RiskStage;
   /** Balances and candles written at most every SNAPSHOT_MS (src/core/snapshots.ts). */
   private readonly snapshots: Snapshots;
+  /** Mass quotes (CONTRACT 12.1): their R1 and settlement (src/core/quotes.ts). */
+  private readonly quotes: Quotes;
 
   constructor(options: ExchangeOptions) {
     const db = options.db;
@@ -182,6 +188,13 @@ export class Exchange {
       feeUser: options.feeUser ?? -1,
     });
     this.snapshots = new Snapshots(db, this.ledger, this.pairs, this.ids);
+    this.quotes = new Quotes({
+      ledger: this.ledger,
+      statuses: this.statuses,
+      pair: (i) => this.pairs[i],
+      openOf: (user, pair) => this.openOrders.userOrdersOn(user, pair, []),
+      answer: (cmd) => this.results.answer(cmd),
+    });
     db.settledOrderIds(() => this.lowestUnsettledOrderId());
   }
 
@@ -275,6 +288,16 @@ export class Exchange {
     cmd.session = order.session;
     if (order.session !== 0) cmd.flags |= FLAG_CANCEL_ON_DISCONNECT;
     return this.risk.create(cmd);
+  }
+
+  /**
+   * CONTRACT 12.1: replaces the quote of `user` on `pair` by `levels` (bids then asks, validated by
+   * the edge); both sides empty pulls it. `session`: the session tag its orders carry (0: none).
+   */
+  quote(user: number, pair: number, levels: readonly QuoteLevel[], request: number, session = 0): number {
+    const cmd = newCommand(CMD_QUOTE, request, user, pair);
+    cmd.quote = newQuoteWork(levels, session);
+    return this.quotes.submit(cmd);
   }
 
   /** Cancels an order of `user`; NEEDS_ROW when only the order's committed row can tell why not. */
@@ -449,7 +472,10 @@ export class Exchange {
   onDone(pairIndex: number, orderId: number, reason: number, left: number): void {
     const p = this.pairs[pairIndex];
     const o = reason === DONE_REMAINDER ? this.currentOrder(p, orderId) : this.openOrders.get(orderId)!;
-    this.risk.releaseHold(p, o, left);
+    const cmd = p.seq.current();
+    // An old quote order cancelled by a quote: its hold goes to the new quote (src/core/quotes.ts).
+    if (cmd?.kind !== CMD_QUOTE || !this.quotes.absorb(cmd, p, o, reason, left))
+      this.risk.releaseHold(p, o, left);
     // A market buy's unused budget is released when its command ends.
     o.cancelled = true;
     o.updateMicro = nowMicro();
@@ -463,6 +489,12 @@ export class Exchange {
    */
   onLevel(pairIndex: number, side: number, price: number, total: number): void {
     this.pairs[pairIndex].levels.push(side, price, total);
+  }
+
+  /** The outcome of level `index` of the quote in progress (CONTRACT 12.1). */
+  onQuoted(pairIndex: number, index: number, orderId: number, result: number): void {
+    const cmd = this.pairs[pairIndex].seq.current()!;
+    this.quotes.quoted(cmd, index, orderId, result, (id) => this.openOrders.get(id));
   }
 
   /** The worker finished the pair's oldest command with result `code`. */
@@ -507,6 +539,23 @@ export class Exchange {
         // ERR_ORDER_NOT_FOUND: the order finished between the request and the command.
         cmd.result = code === ERR_ORDER_NOT_FOUND ? closedError(cmd.order!) : 0;
         break;
+      case CMD_QUOTE: {
+        const done = this.quotes.end(
+          cmd,
+          p,
+          code,
+          (o) => this.touch(p, o),
+          (o) => this.orderView(o, true),
+        );
+        this.quotes.ended(cmd);
+        if (!done) {
+          // Refused by the book (MMP frozen): nothing happened but its hold.
+          this.results.reset(p);
+          this.results.answer(cmd);
+          return;
+        }
+        break;
+      }
       default: {
         // Recovery replay: nothing to persist or answer; the book is as it was committed.
         p.market.applyLevels(p.levels);
@@ -534,6 +583,10 @@ export class Exchange {
   private currentOrder(p: PairState, id: number): OrderState {
     const cmd = p.seq.current();
     if (cmd !== undefined && cmd.orderId === id && cmd.order !== null) return cmd.order;
+    if (cmd?.kind === CMD_QUOTE) {
+      const level = this.quotes.levelOrder(cmd, id);
+      if (level !== undefined) return level;
+    }
     return this.openOrders.get(id)!;
   }
 
@@ -588,6 +641,9 @@ export function pairEventHandler(
           f[o + AMENDED.oldLeft],
           f[o + AMENDED.newLeft],
         );
+        break;
+      case EV_QUOTED:
+        exchange.onQuoted(pairIndex, f[o + QUOTED.index], f[o + QUOTED.orderId], f[o + QUOTED.result]);
         break;
       case EV_END:
         exchange.onEnd(pairIndex, f[o + END.result]);

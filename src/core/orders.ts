@@ -16,6 +16,12 @@ export const TIF_GIVEN = 8;
  * orders when it ends; stored with the other options, so recovery finds the orders a crash left.
  */
 export const FLAG_CANCEL_ON_DISCONNECT = 16;
+/**
+ * A quote order (CONTRACT 12.1): placed by a mass quote (src/core/quotes.ts), post-only and
+ * protected; its record shows `quote`, `postOnly` and `mmp`. Bit 8, clear of the engine's bits and
+ * of the options above, so a stored row keeps it and recovery rests it again as a quote order.
+ */
+export const FLAG_QUOTE_ORDER = 256;
 /** The bits the matching engine reads. */
 export const ENGINE_FLAGS = TIF_MASK | FLAG_POST_ONLY;
 
@@ -36,6 +42,8 @@ export interface OrderOptionsView {
   timeInForce?: TimeInForce;
   postOnly?: true;
   cancelOnDisconnect?: true;
+  quote?: true;
+  mmp?: true;
 }
 
 /** Adds the options an order has to its record (in place) and returns it. */
@@ -48,6 +56,10 @@ export function withOrderOptions<T extends OrderOptionsView>(
   if ((flags & TIF_GIVEN) !== 0) view.timeInForce = TIF_NAMES[flags & TIF_MASK];
   if ((flags & FLAG_POST_ONLY) !== 0) view.postOnly = true;
   if ((flags & FLAG_CANCEL_ON_DISCONNECT) !== 0) view.cancelOnDisconnect = true;
+  if ((flags & FLAG_QUOTE_ORDER) !== 0) {
+    view.quote = true;
+    view.mmp = true;
+  }
   return view;
 }
 

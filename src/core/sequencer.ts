@@ -19,6 +19,7 @@ import {
   CMD_CANCEL,
   CMD_CANCEL_ALL,
   CMD_CREATE,
+  CMD_QUOTE,
   CMD_RESTORE,
   type Command,
   LIMIT,
@@ -28,6 +29,7 @@ import {
 } from "./command.ts";
 import type { OpenOrders } from "./open-orders.ts";
 import { ENGINE_FLAGS, FLAG_POST_ONLY, TIF_GTC, TIF_MASK } from "./orders.ts";
+import { quoteLevelOrders, quoteLevelRecords, restoreFlags } from "./quotes.ts";
 import type { Results } from "./results.ts";
 
 /** Commands a pair may hold while its command ring is full; past it, requests get 503. */
@@ -42,6 +44,8 @@ export interface CommandSink {
   sendCancel(orderId: number): boolean;
   sendReduce(orderId: number, by: number): boolean;
   sendMove(orderId: number, price: number, delta: number, flags: number): boolean;
+  /** A quote's QUOTE record and its levels (`orderId, side, price, qty` per level), all or none. */
+  sendQuote(user: number, levels: Float64Array, time: number): boolean;
 }
 
 /**
@@ -111,8 +115,15 @@ export class PairSequencer {
     for (let i = this.head; i < this.pending.length; i++) {
       const cmd = this.pending[i];
       if (cmd.kind === CMD_CREATE) return cmd.orderId;
+      // A quote's level orders take the ids from its `orderId` on.
+      if (cmd.kind === CMD_QUOTE && cmd.quote!.levels.length > 0) return cmd.orderId;
     }
     return Number.POSITIVE_INFINITY;
+  }
+
+  /** Every command submitted and not finished (in the worker, then waiting for the ring), oldest first. */
+  ahead(): Command[] {
+    return this.pending.slice(this.head).concat(this.waiting);
   }
 
   private async drain(): Promise<void> {
@@ -155,8 +166,17 @@ export class PairSequencer {
       }
       case CMD_RESTORE: {
         const o = cmd.order!;
-        if (!sink.sendLimit(o.id, o.user, o.side, o.price, o.amount - o.used, TIF_GTC)) return false;
+        if (!sink.sendLimit(o.id, o.user, o.side, o.price, o.amount - o.used, restoreFlags(o.flags)))
+          return false;
         this.openOrders.setOpen(o);
+        break;
+      }
+      case CMD_QUOTE: {
+        // The level orders take consecutive ids as the quote enters the ring.
+        const id = this.ids.nextOrderId;
+        if (!sink.sendQuote(cmd.user, quoteLevelRecords(cmd.quote!, id), Date.now())) return false;
+        cmd.orderId = id;
+        this.ids.nextOrderId = quoteLevelOrders(cmd, nowMicro());
         break;
       }
       case CMD_CANCEL_ALL:
@@ -207,6 +227,9 @@ export class PairSequencer {
     for (let i = this.head; i < this.pending.length; i++) {
       const cmd = this.pending[i];
       const o = cmd.order;
+      // A quote's level orders are good-till-cancelled limits.
+      if (cmd.kind === CMD_QUOTE)
+        for (const l of cmd.quote!.orders) if (which(l) && !open.has(l.id)) out.push(l);
       if (cmd.kind !== CMD_CREATE || o === null || o.type !== LIMIT || !which(o)) continue;
       if ((o.flags & TIF_MASK) === TIF_GTC && !open.has(o.id)) out.push(o);
     }

@@ -27,6 +27,8 @@ export interface OrderView {
   timeInForce?: TimeInForce;
   postOnly?: true;
   cancelOnDisconnect?: true;
+  quote?: true;
+  mmp?: true;
 }
 
 /** A user's trade as the interface shows it (2.5). */

@@ -22,6 +22,7 @@ import {
   createOrdersCall,
   openOrdersCall,
   orderByClientIdCall,
+  quoteCall,
   type Reply,
   withoutNonce,
 } from "../http/calls.ts";
@@ -39,6 +40,7 @@ import {
   cancelledSchema,
   orderListSchema,
   orderWithUpdateSchema,
+  quoteResultSchema,
   timeSchema,
   triggerTimeSchema,
 } from "../http/schemas.ts";
@@ -48,6 +50,7 @@ import {
   emptyArraySchema,
 } from "../http/schemas-contract.ts";
 import { CREATE_FIELDS, ORDER_FIELDS, orderIdOf } from "../http/validate.ts";
+import { QUOTE_FIELDS } from "../http/validate-quote.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -73,6 +76,11 @@ function noNonce(schema: Schema): Schema {
   return { ...schema, properties: props };
 }
 
+/** The same for a schema of one branch per pair (`oneOf`). */
+function noNonceBranches(schema: Schema): Schema {
+  return { ...schema, oneOf: (schema.oneOf as Schema[]).map(noNonce) };
+}
+
 const CREATE = withoutNonce(CREATE_FIELDS);
 const CANCEL = withoutNonce(CANCEL_ORDER_FIELDS);
 const AMEND = withoutNonce(AMEND_ORDER_FIELDS);
@@ -80,11 +88,12 @@ const CREATE_MANY = withoutNonce(CREATE_ORDERS_FIELDS);
 const CANCEL_MANY = withoutNonce(CANCEL_ORDERS_FIELDS);
 const CANCEL_ALL = withoutNonce(CANCEL_ALL_ORDERS_FIELDS);
 const CANCEL_AFTER = withoutNonce(CANCEL_ALL_AFTER_FIELDS);
+const QUOTE = withoutNonce(QUOTE_FIELDS);
 const ORDER_GET: ReadonlySet<string> = new Set(["orderId", "clientOrderId"]);
 const OPEN: ReadonlySet<string> = new Set(["pairName"]);
 const NONE: ReadonlySet<string> = new Set();
 
-/** The calls of CONTRACT 11.2 (`quote.replace` and `mmp.*` belong to section 12). */
+/** The calls of CONTRACT 11.2 and `quote.replace` (12.1; `mmp.*` belong to 12.2). */
 export const SESSION_CALLS: readonly SessionCall[] = [
   {
     method: "order.create",
@@ -127,6 +136,12 @@ export const SESSION_CALLS: readonly SessionCall[] = [
     params: (s) => noNonce(s.cancelAllAfter),
     result: triggerTimeSchema,
     run: (ctx, s, p, reply) => cancelAllAfterCall(ctx, s, p, CANCEL_AFTER, reply),
+  },
+  {
+    method: "quote.replace",
+    params: (s) => noNonceBranches(s.quote),
+    result: quoteResultSchema,
+    run: (ctx, s, p, reply) => quoteCall(ctx, s, p, QUOTE, reply),
   },
   {
     method: "order.get",

@@ -28,6 +28,7 @@ import { orderBook } from "./order-book.ts";
 import { orderByClientId } from "./order-by-client-id.ts";
 import { pairPage } from "./pair-page.ts";
 import { pairs } from "./pairs.ts";
+import { quote } from "./quote.ts";
 import { time } from "./time.ts";
 import { transfers } from "./transfers.ts";
 import { userHistory } from "./user-history.ts";
@@ -54,6 +55,8 @@ export const REST_ROUTES: readonly Route[] = [
   orderByClientId,
   openOrders,
   cancelAllAfter,
+  // CONTRACT 12 market-maker protection
+  quote,
   // CONTRACT 9 venue data
   time,
   venueInfo,
