@@ -14,6 +14,7 @@
  *         [--client-order-id ID] [--time-in-force GTC|IOC|FOK] [--post-only]
  *   exchange order cancel ORDER_ID
  *   exchange order cancel-all [--pair PAIR]
+ *   exchange quote PAIR [--bid PRICE:AMOUNT]... [--ask PRICE:AMOUNT]...   mass quote; none: pull
  *   exchange orders [--page N] [--page-size N]                 the caller's orders, newest first
  *   exchange transfers [--page N] [--page-size N]              the caller's deposits and withdrawals
  *   exchange balances PAIR
@@ -38,6 +39,7 @@ import {
   type ApiResponse,
   type CreateOrderRequest,
   ExchangeClient,
+  type QuoteLevelInput,
   type TimeInForce,
 } from "./client/index.ts";
 import { StreamClient } from "./client/stream.ts";
@@ -49,6 +51,7 @@ const USAGE = `usage: exchange <command> [args] [--url URL] [--token T --secret 
   pair-status PAIR trading|cancelOnly|halted
   order place PAIR buy|sell AMOUNT [PRICE] [--client-order-id ID] [--time-in-force T] [--post-only]
   order cancel ORDER_ID               order cancel-all [--pair PAIR]
+  quote PAIR [--bid PRICE:AMOUNT]... [--ask PRICE:AMOUNT]...   (no levels: pull the quote)
   orders [--page N] [--page-size N]   balances PAIR
   transfers [--page N] [--page-size N] backup (admin)
   pairs | book PAIR | history PAIR    tail CHANNEL... [--count N] [--book]`;
@@ -70,6 +73,8 @@ const OPTIONS = {
   "client-order-id": { type: "string" },
   "time-in-force": { type: "string" },
   "post-only": { type: "boolean" },
+  bid: { type: "string", multiple: true },
+  ask: { type: "string", multiple: true },
   count: { type: "string" },
   book: { type: "boolean" },
   help: { type: "boolean", short: "h" },
@@ -184,6 +189,17 @@ export async function run(
           return 0;
         }
         throw new UsageError(`unknown: order ${sub ?? ""}`);
+      case "quote": {
+        needKey();
+        const levels = (list: string[] | undefined, name: string): QuoteLevelInput[] =>
+          (list ?? []).map((text) => {
+            const [price, amount, extra] = text.split(":");
+            if (amount === undefined || extra !== undefined || price === "" || amount === "")
+              throw new UsageError(`--${name} must be PRICE:AMOUNT, got ${text}`);
+            return [price, amount];
+          });
+        return print(await client.quote(arg(1, "PAIR"), levels(v.bid, "bid"), levels(v.ask, "ask")));
+      }
       case "orders":
         needKey();
         return print(
