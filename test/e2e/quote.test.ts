@@ -421,6 +421,55 @@ describe("mass quotes (CONTRACT 12.1)", () => {
     await auditExchange(server);
   });
 
+  it("keeps the ledger exact when quotes race takers, cancels and other quotes", async () => {
+    const maker = await server.newUser({ usdt: "1000", btc: "1" });
+    const takers = await Promise.all([0, 1, 2].map(() => server.newUser({ usdt: "100000", btc: "100" })));
+    const calls: Promise<unknown>[] = [];
+    const answers: { status: number; text: string }[] = [];
+    for (let i = 0; i < 40; i++) {
+      // Most quotes need the whole balance: their R1 depends on the old quote they replace.
+      const top = i % 2 === 0 ? "100" : "99.5";
+      calls.push(
+        maker.client
+          .quote(
+            PAIR,
+            [
+              [top, "5"],
+              ["99", "5"],
+            ],
+            [
+              [i % 3 === 0 ? "110" : "111", "0.5"],
+              ["120", "0.5"],
+            ],
+          )
+          .then((r) => answers.push(r)),
+      );
+      const t = takers[i % 3];
+      if (i % 4 === 1)
+        calls.push(
+          t.client.createOrder({ pairName: PAIR, tradeType: "market", directionType: "sell", amount: "0.7" }),
+        );
+      if (i % 4 === 3)
+        calls.push(
+          t.client.createOrder({ pairName: PAIR, tradeType: "market", directionType: "buy", amount: "0.3" }),
+        );
+      if (i % 10 === 5) calls.push(maker.client.cancelAllOrders(PAIR));
+      if (i % 10 === 7) calls.push(t.client.createOrder(limit(PAIR, "sell", "99", "1")));
+    }
+    await Promise.all(calls);
+    assert.equal(answers.length, 40);
+    for (const a of answers)
+      assert.ok(a.status === 200 || (a.status === 400 && a.text.includes("INSUFFICIENT_FUNDS")), a.text);
+    assert.ok(
+      answers.some((a) => a.status === 200),
+      "some quotes went through",
+    );
+    // The server is alive and every balance, hold, order and trade agrees.
+    await auditExchange(server);
+    await quote(maker, [], []);
+    await auditExchange(server);
+  });
+
   it("streams every order change of a quote", async () => {
     const u = await server.newUser({ usdt: "1000" });
     const first = orders(await quote(u, [["100", "1"]], []));
