@@ -16,7 +16,6 @@
  * response (src/http/answers.ts) and the core reports results through `ResultSink`.
  */
 import type { PairMarket } from "./market-data.ts";
-import type { QuoteResult, QuoteWork } from "./quotes.ts";
 import type { OrderFacts, OrderView, UserTradeView } from "./views.ts";
 
 /** Order types. */
@@ -220,4 +219,40 @@ export interface ResultSink {
   cancelAllResult(request: number, cancelled: number[]): void;
   /** A mass quote (CONTRACT 12.1): `code` 0 and what it did, or an error code and null. */
   quoteResult(request: number, code: number, result: QuoteResult | null): void;
+}
+
+// ------------------------------------------------------------------ mass quotes (src/core/quotes.ts)
+
+/** One level of a quote, validated by the edge, in book units. */
+export interface QuoteLevel {
+  side: 0 | 1;
+  price: number;
+  amount: number;
+}
+
+/** A quote command's own part (`Command.quote`). */
+export interface QuoteWork {
+  /** Bids then asks, as the engine numbers them. */
+  readonly levels: readonly QuoteLevel[];
+  /** The session tag its orders carry (CONTRACT 11.4), 0: none. */
+  readonly session: number;
+  /** Level i's order (id `Command.orderId + i`), built as the quote enters the ring. */
+  orders: OrderState[];
+  /** Per level: OK, QUOTE_KEPT or ERR_WOULD_TAKE from its `quoted` event. */
+  outcome: number[];
+  /** Per level kept: the earlier quote order kept. */
+  kept: (OrderState | undefined)[];
+  /** Ledger units the quote holds and has not given to a placed order: base (asks), quote (bids). */
+  holdBase: bigint;
+  holdQuote: bigint;
+  /** Ids of the old quote orders it cancelled. */
+  cancelled: number[];
+  /** The answer, made at END. */
+  result: QuoteResult | null;
+}
+
+/** A quote's answer: the ids it cancelled, ascending, and per level the order or an error code. */
+export interface QuoteResult {
+  cancelled: number[];
+  placed: (OrderView | number)[];
 }

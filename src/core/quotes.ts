@@ -22,141 +22,28 @@
  * credits the orders its predecessor placed.
  */
 import { Code } from "../errors/catalogue.ts";
-import {
-  BUY,
-  DONE_CANCELLED,
-  ERR_WOULD_TAKE,
-  FLAG_MMP,
-  FLAG_QUOTE,
-  OK,
-  QUOTE_KEPT,
-  SELL,
-  TIF_GTC,
-} from "../protocol/pair/engine.ts";
+import { BUY, DONE_CANCELLED, ERR_WOULD_TAKE, OK, QUOTE_KEPT, SELL } from "../protocol/pair/engine.ts";
 import {
   CMD_AMEND,
   CMD_CANCEL,
   CMD_CANCEL_ALL,
   CMD_CREATE,
   type Command,
-  LIMIT,
   type OrderState,
+  type QuoteLevel,
+  type QuoteResult,
+  type QuoteWork,
 } from "./command.ts";
 import type { Ledger } from "./ledger.ts";
-import { FLAG_CANCEL_ON_DISCONNECT, FLAG_POST_ONLY, FLAG_QUOTE_ORDER } from "./orders.ts";
+import { FLAG_QUOTE_ORDER } from "./orders.ts";
 import type { PairStatuses } from "./pair-status.ts";
 import { limitHold, type SettlementPair } from "./risk.ts";
 import type { PairSequencer } from "./sequencer.ts";
 import type { OrderView } from "./views.ts";
 
 export { FLAG_QUOTE_ORDER };
-
-/** One level of a quote, validated by the edge, in book units. */
-export interface QuoteLevel {
-  side: 0 | 1;
-  price: number;
-  amount: number;
-}
-
-/** A quote command's own part (`Command.quote`). */
-export interface QuoteWork {
-  /** Bids then asks, as the engine numbers them. */
-  readonly levels: readonly QuoteLevel[];
-  /** The session tag its orders carry (CONTRACT 11.4), 0: none. */
-  readonly session: number;
-  /** Level i's order (id `Command.orderId + i`), built as the quote enters the ring. */
-  orders: OrderState[];
-  /** Per level: OK, QUOTE_KEPT or ERR_WOULD_TAKE from its `quoted` event. */
-  outcome: number[];
-  /** Per level kept: the earlier quote order kept. */
-  kept: (OrderState | undefined)[];
-  /** Ledger units the quote holds and has not given to a placed order: base (asks), quote (bids). */
-  holdBase: bigint;
-  holdQuote: bigint;
-  /** Ids of the old quote orders it cancelled. */
-  cancelled: number[];
-  /** The answer, made at END. */
-  result: QuoteResult | null;
-}
-
-/** A quote's answer: the ids it cancelled, ascending, and per level the order or an error code. */
-export interface QuoteResult {
-  cancelled: number[];
-  placed: (OrderView | number)[];
-}
-
-export function newQuoteWork(levels: readonly QuoteLevel[], session: number): QuoteWork {
-  return {
-    levels,
-    session,
-    orders: [],
-    outcome: [],
-    kept: [],
-    holdBase: 0n,
-    holdQuote: 0n,
-    cancelled: [],
-    result: null,
-  };
-}
-
-/**
- * The engine flags a stored open order rests with again after a restart: a quote order is a quote
- * and protected order (FLAG_QUOTE | FLAG_MMP), so the next quote replaces it and MMP counts it.
- */
-export function restoreFlags(flags: number): number {
-  return (flags & FLAG_QUOTE_ORDER) !== 0 ? TIF_GTC | FLAG_QUOTE | FLAG_MMP : TIF_GTC;
-}
-
-/** The QUOTE_LEVEL records of a quote whose first level order gets id `firstId`. */
-export function quoteLevelRecords(w: QuoteWork, firstId: number): Float64Array {
-  const levels = w.levels;
-  const out = new Float64Array(levels.length * 4);
-  for (let i = 0; i < levels.length; i++) {
-    const l = levels[i];
-    out[i * 4] = firstId + i;
-    out[i * 4 + 1] = l.side;
-    out[i * 4 + 2] = l.price;
-    out[i * 4 + 3] = l.amount;
-  }
-  return out;
-}
-
-/**
- * SEQ: the quote entered the ring with its first level order's id in `cmd.orderId`: its level
- * orders, one per level; returns the next free id.
- */
-export function quoteLevelOrders(cmd: Command, micro: number): number {
-  const w = cmd.quote!;
-  const first = cmd.orderId;
-  const flags = FLAG_POST_ONLY | FLAG_QUOTE_ORDER | (w.session !== 0 ? FLAG_CANCEL_ON_DISCONNECT : 0);
-  for (let i = 0; i < w.levels.length; i++) {
-    const l = w.levels[i];
-    w.orders.push({
-      id: first + i,
-      user: cmd.user,
-      pair: cmd.pair,
-      side: l.side,
-      type: LIMIT,
-      price: l.price,
-      amount: l.amount,
-      used: 0,
-      cancelled: false,
-      createMicro: micro,
-      updateMicro: micro,
-      budget: 0n,
-      spent: 0n,
-      flags,
-      clientOrderId: undefined,
-      rowSent: false,
-      session: w.session,
-      amending: null,
-      userSlot: -1,
-    });
-    w.outcome.push(-1);
-    w.kept.push(undefined);
-  }
-  return first + w.levels.length;
-}
+export type { QuoteLevel, QuoteResult, QuoteWork };
+export { newQuoteWork, quoteLevelOrders, quoteLevelRecords, restoreFlags } from "./quote-orders.ts";
 
 /** A pair as a quote needs it. */
 export interface QuotePair extends SettlementPair {

@@ -29,7 +29,7 @@ import {
 } from "./command.ts";
 import type { OpenOrders } from "./open-orders.ts";
 import { ENGINE_FLAGS, FLAG_POST_ONLY, TIF_GTC, TIF_MASK } from "./orders.ts";
-import { quoteLevelOrders, quoteLevelRecords, restoreFlags } from "./quotes.ts";
+import { quoteLevelOrders, quoteLevelRecords, restoreFlags } from "./quote-orders.ts";
 import type { Results } from "./results.ts";
 
 /** Commands a pair may hold while its command ring is full; past it, requests get 503. */
