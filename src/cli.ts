@@ -18,6 +18,7 @@
  *   exchange mmp get PAIR                                      market-maker protection (CONTRACT 12.2)
  *   exchange mmp set PAIR INTERVAL_S QTY_LIMIT FROZEN_S
  *   exchange mmp reset PAIR
+ *   exchange quote PAIR [--bid PRICE:AMOUNT]... [--ask PRICE:AMOUNT]...   mass quote; none: pull
  *   exchange orders [--page N] [--page-size N]                 the caller's orders, newest first
  *   exchange transfers [--page N] [--page-size N]              the caller's deposits and withdrawals
  *   exchange balances PAIR
@@ -42,6 +43,7 @@ import {
   type ApiResponse,
   type CreateOrderRequest,
   ExchangeClient,
+  type QuoteLevelInput,
   type SelfTradePrevention,
   type TimeInForce,
 } from "./client/index.ts";
@@ -57,6 +59,7 @@ const USAGE = `usage: exchange <command> [args] [--url URL] [--token T --secret 
   order cancel ORDER_ID               order cancel-all [--pair PAIR]
   mmp get PAIR                        mmp reset PAIR
   mmp set PAIR INTERVAL_S QTY_LIMIT FROZEN_S
+  quote PAIR [--bid PRICE:AMOUNT]... [--ask PRICE:AMOUNT]...   (no levels: pull the quote)
   orders [--page N] [--page-size N]   balances PAIR
   transfers [--page N] [--page-size N] backup (admin)
   pairs | book PAIR | history PAIR    tail CHANNEL... [--count N] [--book]`;
@@ -80,6 +83,8 @@ const OPTIONS = {
   "post-only": { type: "boolean" },
   mmp: { type: "boolean" },
   stp: { type: "string" },
+  bid: { type: "string", multiple: true },
+  ask: { type: "string", multiple: true },
   count: { type: "string" },
   book: { type: "boolean" },
   help: { type: "boolean", short: "h" },
@@ -211,6 +216,17 @@ export async function run(
             }),
           );
         throw new UsageError(`unknown: mmp ${sub ?? ""}`);
+      }
+      case "quote": {
+        needKey();
+        const levels = (list: string[] | undefined, name: string): QuoteLevelInput[] =>
+          (list ?? []).map((text) => {
+            const [price, amount, extra] = text.split(":");
+            if (amount === undefined || extra !== undefined || price === "" || amount === "")
+              throw new UsageError(`--${name} must be PRICE:AMOUNT, got ${text}`);
+            return [price, amount];
+          });
+        return print(await client.quote(arg(1, "PAIR"), levels(v.bid, "bid"), levels(v.ask, "ask")));
       }
       case "orders":
         needKey();

@@ -139,4 +139,25 @@ describe("exchange command signing", () => {
     assert.match(bad.err, /intervalSeconds/);
     assert.equal((await cli(["mmp", "other", "btc_usdt", ...key])).code, 2);
   });
+
+  it("quotes with exchange quote PAIR --bid P:A --ask P:A, pulls with no levels, refuses a bad level", async () => {
+    const key = ["--url", server.origin, "--token", user.apiToken, "--secret", user.secretKey];
+    const r = await cli(["quote", "btc_usdt", "--bid", "2:1", "--bid", "1.5:2", ...key]);
+    assert.equal(r.code, 0, r.err);
+    const placed = JSON.parse(r.out) as { cancelled: number[]; placed: { id: number; quote: boolean }[] };
+    assert.deepEqual(placed.cancelled, []);
+    assert.deepEqual(
+      placed.placed.map((o) => o.quote),
+      [true, true],
+    );
+    const pull = await cli(["quote", "btc_usdt", ...key]);
+    assert.equal(pull.code, 0, pull.err);
+    assert.deepEqual(JSON.parse(pull.out), { cancelled: placed.placed.map((o) => o.id), placed: [] });
+    const bad = await cli(["quote", "btc_usdt", "--ask", "3", ...key]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /--ask must be PRICE:AMOUNT/);
+    const refused = await cli(["quote", "btc_usdt", "--bid", "1:1", "--bid", "2:1", ...key]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.err, /QUOTE_BIDS_INVALID/);
+  });
 });

@@ -92,6 +92,15 @@ export interface AmendOrderRequest {
 /** An element of the create-orders answer (CONTRACT 8.5): the order, or its errors. */
 export type BatchOrderResult = CreatedOrder | ErrorBody;
 
+/** CONTRACT 12.1: one quote level, `[price, amount]`. */
+export type QuoteLevelInput = [DecimalInput, DecimalInput];
+
+/** CONTRACT 12.1 answer: the ids cancelled (ascending), and per level (bids then asks) the order or its errors. */
+export interface QuoteResult {
+  cancelled: number[];
+  placed: BatchOrderResult[];
+}
+
 /** An element of the cancel-orders answer (CONTRACT 8.5). */
 export interface BatchCancelResult {
   orderId: number;
@@ -397,6 +406,19 @@ export class ExchangeClient {
   /** 8.4 POST /trade/cancel-all-orders, every pair or one. */
   cancelAllOrders(pairName?: string, opts: CallOptions = {}): Promise<ApiResponse<{ cancelled: number[] }>> {
     return this.post("/trade/cancel-all-orders", pairName === undefined ? {} : { pairName }, opts);
+  }
+
+  /**
+   * 12.1 POST /trade/quote: replaces the caller's quote on `pairName` (bids strictly decreasing, asks
+   * strictly increasing, 0 to 20 each; both empty pulls it).
+   */
+  quote(
+    pairName: string,
+    bids: QuoteLevelInput[],
+    asks: QuoteLevelInput[],
+    opts: CallOptions = {},
+  ): Promise<ApiResponse<QuoteResult>> {
+    return this.post<QuoteResult>("/trade/quote", { pairName, bids, asks }, opts);
   }
 
   /** 8.5 POST /trade/create-orders: one answer per order, in order. */

@@ -22,6 +22,8 @@ export interface Order {
   mmp?: true;
   /** CONTRACT 12.3: present when not cancelMaker. */
   selfTradePrevention?: "cancelTaker" | "cancelBoth";
+  /** CONTRACT 12.1: placed by a mass quote (then also postOnly and mmp). */
+  quote?: true;
   id: number;
   pairName: string;
   tradeType: TradeType;

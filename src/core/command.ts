@@ -33,6 +33,11 @@ export const CMD_AMEND = 3;
 export const CMD_CANCEL_ALL = 4;
 /** MMP settings or reset of one user on one pair (CONTRACT 12.2; `mmp`, src/core/mmp-settings.ts). */
 export const CMD_MMP = 5;
+/**
+ * Mass quote (CONTRACT 12.1): one QUOTE record and its levels, one engine step; `quote` holds its
+ * levels, holds and outcome (src/core/quotes.ts).
+ */
+export const CMD_QUOTE = 6;
 
 /** No one waits for an answer (recovery, the dead-man's switch, a cancel inside a cancel-all). */
 export const NO_REQUEST = 0;
@@ -145,6 +150,8 @@ export interface Command extends OrderInputs {
 
   // ---- CMD_MMP: the settings to send (null: a reset) and what to run once committed.
   mmp: MmpRequest | null;
+  /** CMD_QUOTE: its levels, what it holds and what became of each level (src/core/quotes.ts). */
+  quote: QuoteWork | null;
 
   // ---- R2 / OUT
   /** Result code: 0, or why it was refused. */
@@ -197,6 +204,7 @@ export function newCommand(kind: number, request: number, user: number, pair: nu
     targets: null,
     sent: 0,
     mmp: null,
+    quote: null,
     result: 0,
     view: null,
     closed: null,
@@ -215,4 +223,42 @@ export interface ResultSink {
   cancelResult(request: number, code: number): void;
   /** cancel-all: the ids it cancelled, ascending. */
   cancelAllResult(request: number, cancelled: number[]): void;
+  /** A mass quote (CONTRACT 12.1): `code` 0 and what it did, or an error code and null. */
+  quoteResult(request: number, code: number, result: QuoteResult | null): void;
+}
+
+// ------------------------------------------------------------------ mass quotes (src/core/quotes.ts)
+
+/** One level of a quote, validated by the edge, in book units. */
+export interface QuoteLevel {
+  side: 0 | 1;
+  price: number;
+  amount: number;
+}
+
+/** A quote command's own part (`Command.quote`). */
+export interface QuoteWork {
+  /** Bids then asks, as the engine numbers them. */
+  readonly levels: readonly QuoteLevel[];
+  /** The session tag its orders carry (CONTRACT 11.4), 0: none. */
+  readonly session: number;
+  /** Level i's order (id `Command.orderId + i`), built as the quote enters the ring. */
+  orders: OrderState[];
+  /** Per level: OK, QUOTE_KEPT or ERR_WOULD_TAKE from its `quoted` event. */
+  outcome: number[];
+  /** Per level kept: the earlier quote order kept. */
+  kept: (OrderState | undefined)[];
+  /** Ledger units the quote holds and has not given to a placed order: base (asks), quote (bids). */
+  holdBase: bigint;
+  holdQuote: bigint;
+  /** Ids of the old quote orders it cancelled. */
+  cancelled: number[];
+  /** The answer, made at END. */
+  result: QuoteResult | null;
+}
+
+/** A quote's answer: the ids it cancelled, ascending, and per level the order or an error code. */
+export interface QuoteResult {
+  cancelled: number[];
+  placed: (OrderView | number)[];
 }

@@ -33,10 +33,12 @@ import {
   EV_KIND,
   EV_LEVEL,
   EV_MMP,
+  EV_QUOTED,
   EV_RESTED,
   EV_TRADE,
   LEVEL,
   MMP,
+  QUOTED,
   RESTED,
   TRADE,
 } from "../protocol/pair/records.ts";
@@ -50,6 +52,7 @@ import {
   CMD_CANCEL_ALL,
   CMD_CREATE,
   CMD_MMP,
+  CMD_QUOTE,
   CMD_RESTORE,
   LIMIT,
   MARKET,
@@ -67,6 +70,7 @@ import { OpenOrders } from "./open-orders.ts";
 import type { OrderIndex } from "./order-index.ts";
 import { FLAG_CANCEL_ON_DISCONNECT } from "./orders.ts";
 import { PairStatuses } from "./pair-status.ts";
+import { newQuoteWork, type QuoteLevel, Quotes } from "./quotes.ts";
 import { closedError } from "./recently-closed.ts";
 import { type CommitListener, type RecordSink, type ResultPair, Results } from "./results.ts";
 import { pairUnits } from "./risk.ts";
@@ -161,6 +165,8 @@ export class Exchange {
   private readonly snapshots: Snapshots;
   /** Market-maker protection settings and frozen state (CONTRACT 12.2, src/core/mmp-settings.ts). */
   readonly mmp: MmpBook;
+  /** Mass quotes (CONTRACT 12.1): their R1 and settlement (src/core/quotes.ts). */
+  private readonly quotes: Quotes;
 
   constructor(options: ExchangeOptions) {
     const db = options.db;
@@ -193,6 +199,13 @@ export class Exchange {
       (user, pair, s) =>
         db.mmpSetting(user, this.pairs[pair].spec.name, s.intervalSeconds, s.qtyLimit, s.frozenSeconds),
     );
+    this.quotes = new Quotes({
+      ledger: this.ledger,
+      statuses: this.statuses,
+      pair: (i) => this.pairs[i],
+      openOf: (user, pair) => this.openOrders.userOrdersOn(user, pair, []),
+      answer: (cmd) => this.results.answer(cmd),
+    });
     db.settledOrderIds(() => this.lowestUnsettledOrderId());
   }
 
@@ -286,6 +299,16 @@ export class Exchange {
     cmd.session = order.session;
     if (order.session !== 0) cmd.flags |= FLAG_CANCEL_ON_DISCONNECT;
     return this.risk.create(cmd);
+  }
+
+  /**
+   * CONTRACT 12.1: replaces the quote of `user` on `pair` by `levels` (bids then asks, validated by
+   * the edge); both sides empty pulls it. `session`: the session tag its orders carry (0: none).
+   */
+  quote(user: number, pair: number, levels: readonly QuoteLevel[], request: number, session = 0): number {
+    const cmd = newCommand(CMD_QUOTE, request, user, pair);
+    cmd.quote = newQuoteWork(levels, session);
+    return this.quotes.submit(cmd);
   }
 
   /** Cancels an order of `user`; NEEDS_ROW when only the order's committed row can tell why not. */
@@ -467,10 +490,13 @@ export class Exchange {
    * An order ends with `left` lots unfilled: releases what it still holds. It is the command's own
    * order (a remainder, a taker ended by its self-trade mode or by an MMP trigger) or a resting one.
    */
-  onDone(pairIndex: number, orderId: number, _reason: number, left: number): void {
+  onDone(pairIndex: number, orderId: number, reason: number, left: number): void {
     const p = this.pairs[pairIndex];
     const o = this.currentOrder(p, orderId);
-    this.risk.releaseHold(p, o, left);
+    const cmd = p.seq.current();
+    // An old quote order cancelled by a quote: its hold goes to the new quote (src/core/quotes.ts).
+    if (cmd?.kind !== CMD_QUOTE || !this.quotes.absorb(cmd, p, o, reason, left))
+      this.risk.releaseHold(p, o, left);
     // A market buy's unused budget is released when its command ends.
     o.cancelled = true;
     o.updateMicro = nowMicro();
@@ -492,6 +518,12 @@ export class Exchange {
    */
   onMmp(pairIndex: number, user: number, frozen: number, frozenUntil: number): void {
     this.mmp.changed(user, pairIndex, frozen !== 0, frozenUntil);
+  }
+
+  /** The outcome of level `index` of the quote in progress (CONTRACT 12.1). */
+  onQuoted(pairIndex: number, index: number, orderId: number, result: number): void {
+    const cmd = this.pairs[pairIndex].seq.current()!;
+    this.quotes.quoted(cmd, index, orderId, result, (id) => this.openOrders.get(id));
   }
 
   /** The worker finished the pair's oldest command with result `code`. */
@@ -557,6 +589,23 @@ export class Exchange {
         this.results.reset(p);
         return;
       }
+      case CMD_QUOTE: {
+        const done = this.quotes.end(
+          cmd,
+          p,
+          code,
+          (o) => this.touch(p, o),
+          (o) => this.orderView(o, true),
+        );
+        this.quotes.ended(cmd);
+        if (!done) {
+          // Refused by the book (MMP frozen): nothing happened but its hold.
+          this.results.reset(p);
+          this.results.answer(cmd);
+          return;
+        }
+        break;
+      }
       default: {
         // Recovery replay: nothing to persist or answer; the book is as it was committed.
         p.market.applyLevels(p.levels);
@@ -584,6 +633,10 @@ export class Exchange {
   private currentOrder(p: PairState, id: number): OrderState {
     const cmd = p.seq.current();
     if (cmd !== undefined && cmd.orderId === id && cmd.order !== null) return cmd.order;
+    if (cmd?.kind === CMD_QUOTE) {
+      const level = this.quotes.levelOrder(cmd, id);
+      if (level !== undefined) return level;
+    }
     return this.openOrders.get(id)!;
   }
 
@@ -641,6 +694,9 @@ export function pairEventHandler(
         break;
       case EV_MMP:
         exchange.onMmp(pairIndex, f[o + MMP.user], f[o + MMP.frozen], f[o + MMP.frozenUntil]);
+        break;
+      case EV_QUOTED:
+        exchange.onQuoted(pairIndex, f[o + QUOTED.index], f[o + QUOTED.orderId], f[o + QUOTED.result]);
         break;
       case EV_END:
         exchange.onEnd(pairIndex, f[o + END.result]);

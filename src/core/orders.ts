@@ -3,7 +3,7 @@
  * (`OrderState.flags`, the `flags` column of migration 004): bits 0-1 time in force and bit 2
  * post-only (the matching engine's own bits, src/protocol/pair/engine.ts), bit 3 set when the
  * client named the time in force, bit 4 cancel-on-disconnect, bits 5-6 the self-trade prevention
- * mode (the engine's STP_* bits), bit 7 market-maker protection. A record shows each option only
+ * mode (the engine's STP_* bits), bit 7 market-maker protection, bit 8 a quote order. A record shows each option only
  * when set (and `timeInForce` only when named), so an order placed without options looks exactly
  * as it did before they existed. `engineFlags` is the one translation to the engine's bits.
  */
@@ -58,6 +58,12 @@ export function selfTradePreventionFlags(name: unknown): number {
   if (name === "cancelBoth") return STP_CANCEL_BOTH;
   return -1;
 }
+/**
+ * A quote order (CONTRACT 12.1): placed by a mass quote (src/core/quotes.ts), post-only and
+ * protected; its record shows `quote`, `postOnly` and `mmp`. Bit 8, clear of the engine's bits and
+ * of the options above, so a stored row keeps it and recovery rests it again as a quote order.
+ */
+export const FLAG_QUOTE_ORDER = 256;
 
 export type TimeInForce = "GTC" | "IOC" | "FOK";
 export const TIF_NAMES: readonly TimeInForce[] = ["GTC", "IOC", "FOK"];
@@ -78,6 +84,7 @@ export interface OrderOptionsView {
   cancelOnDisconnect?: true;
   mmp?: true;
   selfTradePrevention?: SelfTradePrevention;
+  quote?: true;
 }
 
 /** Adds the options an order has to its record (in place) and returns it. */
@@ -94,6 +101,10 @@ export function withOrderOptions<T extends OrderOptionsView>(
   // Shown only when it is not the default (CONTRACT 12.3): old clients see what they saw.
   const stp = flags & STP_MASK;
   if (stp !== 0) view.selfTradePrevention = stp === STP_CANCEL_BOTH ? "cancelBoth" : "cancelTaker";
+  if ((flags & FLAG_QUOTE_ORDER) !== 0) {
+    view.quote = true;
+    view.mmp = true;
+  }
   return view;
 }
 

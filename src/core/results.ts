@@ -19,6 +19,7 @@ import {
   CMD_AMEND,
   CMD_CANCEL,
   CMD_CREATE,
+  CMD_QUOTE,
   type Command,
   NO_REQUEST,
   type OrderState,
@@ -96,6 +97,7 @@ const NOBODY: ResultSink = {
   orderResult() {},
   cancelResult() {},
   cancelAllResult() {},
+  quoteResult() {},
 };
 
 /** What the results stage is built with, besides the writer and the pairs. */
@@ -321,6 +323,10 @@ export class Results {
           if (cmd.result === 0) cmd.group.cancelled.push(cmd.orderId);
           this.settle(cmd.group);
         } else if (cmd.request !== NO_REQUEST) sink.cancelResult(cmd.request, cmd.result);
+        break;
+      case CMD_QUOTE:
+        if (cmd.request !== NO_REQUEST)
+          sink.quoteResult(cmd.request, cmd.result, cmd.result === 0 ? cmd.quote!.result : null);
         break;
     }
   }

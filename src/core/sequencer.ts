@@ -20,6 +20,7 @@ import {
   CMD_CANCEL_ALL,
   CMD_CREATE,
   CMD_MMP,
+  CMD_QUOTE,
   CMD_RESTORE,
   type Command,
   LIMIT,
@@ -29,6 +30,7 @@ import {
 } from "./command.ts";
 import type { OpenOrders } from "./open-orders.ts";
 import { engineFlags, FLAG_POST_ONLY, STP_MASK, TIF_GTC, TIF_MASK } from "./orders.ts";
+import { quoteLevelOrders, quoteLevelRecords, restoreFlags } from "./quote-orders.ts";
 import type { Results } from "./results.ts";
 
 /** Commands a pair may hold while its command ring is full; past it, requests get 503. */
@@ -65,6 +67,8 @@ export interface CommandSink {
   sendMove(orderId: number, price: number, delta: number, flags: number, time: number): boolean;
   sendMmpSet(user: number, intervalSeconds: number, qtyLimit: number, frozenSeconds: number): boolean;
   sendMmpReset(user: number): boolean;
+  /** A quote's QUOTE record and its levels (`orderId, side, price, qty` per level), all or none. */
+  sendQuote(user: number, levels: Float64Array, time: number): boolean;
 }
 
 /**
@@ -134,8 +138,15 @@ export class PairSequencer {
     for (let i = this.head; i < this.pending.length; i++) {
       const cmd = this.pending[i];
       if (cmd.kind === CMD_CREATE) return cmd.orderId;
+      // A quote's level orders take the ids from its `orderId` on.
+      if (cmd.kind === CMD_QUOTE && cmd.quote!.levels.length > 0) return cmd.orderId;
     }
     return Number.POSITIVE_INFINITY;
+  }
+
+  /** Every command submitted and not finished (in the worker, then waiting for the ring), oldest first. */
+  ahead(): Command[] {
+    return this.pending.slice(this.head).concat(this.waiting);
   }
 
   private async drain(): Promise<void> {
@@ -179,10 +190,11 @@ export class PairSequencer {
       }
       case CMD_RESTORE: {
         const o = cmd.order!;
-        // As it rested: GTC, with its protection and STP mode (it cannot cross: books never are).
-        const flags = engineFlags(o.flags) & ~(TIF_MASK | FLAG_POST_ONLY);
+        // As it rested: GTC, with its protection and STP mode, or as a quote order (it cannot cross:
+        // books never are).
         const left = o.amount - o.used;
-        if (!sink.sendLimit(o.id, o.user, o.side, o.price, left, flags, Date.now())) return false;
+        if (!sink.sendLimit(o.id, o.user, o.side, o.price, left, restoreFlags(o.flags), Date.now()))
+          return false;
         this.openOrders.setOpen(o);
         break;
       }
@@ -193,6 +205,14 @@ export class PairSequencer {
             ? sink.sendMmpReset(cmd.user)
             : sink.sendMmpSet(cmd.user, s.intervalSeconds, s.qtyLimit, s.frozenSeconds);
         if (!sent) return false;
+        break;
+      }
+      case CMD_QUOTE: {
+        // The level orders take consecutive ids as the quote enters the ring.
+        const id = this.ids.nextOrderId;
+        if (!sink.sendQuote(cmd.user, quoteLevelRecords(cmd.quote!, id), Date.now())) return false;
+        cmd.orderId = id;
+        this.ids.nextOrderId = quoteLevelOrders(cmd, nowMicro());
         break;
       }
       case CMD_CANCEL_ALL:
@@ -243,6 +263,9 @@ export class PairSequencer {
     for (let i = this.head; i < this.pending.length; i++) {
       const cmd = this.pending[i];
       const o = cmd.order;
+      // A quote's level orders are good-till-cancelled limits.
+      if (cmd.kind === CMD_QUOTE)
+        for (const l of cmd.quote!.orders) if (which(l) && !open.has(l.id)) out.push(l);
       if (cmd.kind !== CMD_CREATE || o === null || o.type !== LIMIT || !which(o)) continue;
       if ((o.flags & TIF_MASK) === TIF_GTC && !open.has(o.id)) out.push(o);
     }

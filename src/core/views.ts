@@ -29,6 +29,7 @@ export interface OrderView {
   cancelOnDisconnect?: true;
   mmp?: true;
   selfTradePrevention?: SelfTradePrevention;
+  quote?: true;
 }
 
 /** A user's trade as the interface shows it (2.5). */

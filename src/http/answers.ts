@@ -8,11 +8,13 @@
  * itself) or when its result arrives; a result for an id no longer here is ignored.
  */
 import type { ResultSink } from "../core/command.ts";
+import type { QuoteResult } from "../core/quotes.ts";
 import type { OrderView } from "../core/views.ts";
 
 export type OrderAnswer = (code: number, order: OrderView | null) => void;
 export type CancelAnswer = (code: number) => void;
 export type CancelAllAnswer = (cancelled: number[]) => void;
+export type QuoteAnswer = (code: number, result: QuoteResult | null) => void;
 
 export class Answers implements ResultSink {
   /** Ids start at 1: 0 is NO_REQUEST. */
@@ -20,6 +22,7 @@ export class Answers implements ResultSink {
   private readonly orders = new Map<number, OrderAnswer>();
   private readonly cancels = new Map<number, CancelAnswer>();
   private readonly cancelAlls = new Map<number, CancelAllAnswer>();
+  private readonly quotes = new Map<number, QuoteAnswer>();
 
   /** Registers a create-order or amend-order answer; returns its request id. */
   order(answer: OrderAnswer): number {
@@ -40,9 +43,16 @@ export class Answers implements ResultSink {
     return id;
   }
 
+  quote(answer: QuoteAnswer): number {
+    const id = this.nextId++;
+    this.quotes.set(id, answer);
+    return id;
+  }
+
   /** The core refused the request at once: nothing will come under `id`. */
   drop(id: number): void {
-    if (!this.orders.delete(id) && !this.cancels.delete(id)) this.cancelAlls.delete(id);
+    if (!this.orders.delete(id) && !this.cancels.delete(id) && !this.cancelAlls.delete(id))
+      this.quotes.delete(id);
   }
 
   orderResult(request: number, code: number, order: OrderView | null): void {
@@ -64,5 +74,12 @@ export class Answers implements ResultSink {
     if (answer === undefined) return;
     this.cancelAlls.delete(request);
     answer(cancelled);
+  }
+
+  quoteResult(request: number, code: number, result: QuoteResult | null): void {
+    const answer = this.quotes.get(request);
+    if (answer === undefined) return;
+    this.quotes.delete(request);
+    answer(code, result);
   }
 }

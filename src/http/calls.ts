@@ -26,8 +26,9 @@ import {
 import type { RouteContext } from "./route.ts";
 import { orderRowView } from "./row-views.ts";
 import { serialize } from "./schemas.ts";
-import { amendOne, batchAnswer, cancelAll, cancelOne, placeOrder } from "./trade.ts";
+import { amendOne, batchAnswer, cancelAll, cancelOne, placeOrder, quoteOne } from "./trade.ts";
 import { expiresAtOf, orderIdOf, type ValidOrder, validateOrder } from "./validate.ts";
+import { validateQuote } from "./validate-quote.ts";
 
 /**
  * Who calls: the user, and the session tag its created orders carry (0: none; a session logged on
@@ -215,6 +216,25 @@ export function cancelAllOrdersCall(
   if (errors.length === 1) return reply.error(errors[0][0]);
   if (errors.length > 1) return reply.invalid(errors);
   cancelAll(ctx, reply, caller.userId, pairIndex, expiresAt);
+}
+
+/**
+ * CONTRACT 12.1 mass quote: replaces the caller's quote on the pair; a malformed ladder is a 400 of
+ * the whole call with nothing changed.
+ */
+export function quoteCall(
+  ctx: RouteContext,
+  caller: Caller,
+  body: Record<string, unknown>,
+  fields: ReadonlySet<string>,
+  reply: Reply,
+) {
+  const v = validateQuote(body, ctx.config, fields);
+  if (v.errors.length > 0) return reply.invalid(v.errors);
+  // The session tag a created order would carry is the one its quote orders carry.
+  const probe = { session: 0 } as ValidOrder;
+  caller.tag?.(probe);
+  quoteOne(ctx, reply, caller.userId, v.pair!.index, v.levels, probe.session);
 }
 
 /** CONTRACT 8.7 cancel-all-after. */

@@ -31,6 +31,7 @@ import {
   pairPageSchema,
   pairRecordSchema,
   publicTradeSchema,
+  quoteResultSchema,
   streamSchemas,
   tradesPageSchema,
   transferSchema,
@@ -81,6 +82,7 @@ const NAMED: ReadonlyArray<readonly [string, object]> = [
   ["StreamUserHistoryMessage", streamSchemas.user_history],
   ["OrderList", orderListSchema],
   ["PairInfo", pairInfoSchema],
+  ["QuoteAnswer", quoteResultSchema],
 ];
 
 /**

@@ -19,6 +19,7 @@ import { MAX_LEDGER_VALUE } from "../config.ts";
 import { PERIODS } from "../core/market-data.ts";
 import { CLIENT_ORDER_ID_RE, STP_NAMES, TIF_NAMES } from "../core/orders.ts";
 import { PAIR_STATUS_NAMES } from "../core/pair-status.ts";
+import { MAX_QUOTE_LEVELS } from "../protocol/pair/engine.ts";
 import { MAX_DIGITS, MAX_NONCE, MAX_SAFE } from "../util/integers.ts";
 import { formatDecimal, MAX_INTEGER_DIGITS, parseDecimal } from "../util/numbers.ts";
 
@@ -289,6 +290,44 @@ function anyPairDecimal(config: ExchangeConfig, of: "amount" | "price"): Schema 
   );
 }
 
+/**
+ * A mass quote (CONTRACT 12.1): one branch per pair, keyed by `pairName`, each level `[price,
+ * amount]` with that pair's decimals and bounds. The ordering rules (bids strictly decreasing,
+ * asks strictly increasing, best bid below best ask) are in the descriptions: JSON Schema cannot
+ * say them.
+ */
+function quoteSchema(config: ExchangeConfig): Schema {
+  const side = (p: PairConfig, name: string, order: string): Schema => ({
+    type: "array",
+    maxItems: MAX_QUOTE_LEVELS,
+    description: `0 to ${MAX_QUOTE_LEVELS} levels [price, amount], prices ${order}; a malformed side is a 400 on \`${name}\` naming the level`,
+    items: {
+      type: "array",
+      prefixItems: [priceOf(p), amountOf(p)],
+      minItems: 2,
+      maxItems: 2,
+    },
+  });
+  return {
+    type: "object",
+    description:
+      "One branch per configured pair (keyed by `pairName`). Both sides empty pulls the quote. The best " +
+      "bid must be below the best ask (else a 400 on `asks`).",
+    oneOf: config.pairs.map((p) => ({
+      title: p.name,
+      type: "object",
+      properties: {
+        pairName: { const: p.name },
+        bids: side(p, "bids", "strictly decreasing"),
+        asks: side(p, "asks", "strictly increasing"),
+        nonce: nonceSchema,
+      },
+      required: ["pairName", "bids", "asks"],
+      additionalProperties: false,
+    })),
+  };
+}
+
 // ---------------------------------------------------------------- every request body and parameter
 
 export interface RequestSchemas {
@@ -303,6 +342,8 @@ export interface RequestSchemas {
   cancelAllAfter: Schema;
   mmpSet: Schema;
   mmpReset: Schema;
+  /** CONTRACT 12.1 mass quote. */
+  quote: Schema;
   listenKey: Schema;
   listenKeyClose: Schema;
   adminUser: Schema;
@@ -459,6 +500,7 @@ export function requestSchemas(config: ExchangeConfig): RequestSchemas {
       required: ["pairName"],
       additionalProperties: false,
     },
+    quote: quoteSchema(config),
     listenKey: {
       type: "object",
       properties: { listenKey: { ...listenKey, description: "Absent: a new key" }, nonce: nonceSchema },

@@ -72,6 +72,8 @@ const orderOptionProps = {
   mmp: bool,
   /** CONTRACT 12.3: present when not cancelMaker. */
   selfTradePrevention: { type: "string", enum: ["cancelTaker", "cancelBoth"] },
+  /** CONTRACT 12.1: a quote order (always with postOnly and mmp). */
+  quote: bool,
 } as const;
 
 /** 2.1 Order, with updateTime (create-order response). */
@@ -260,6 +262,28 @@ export const cancelledSchema = {
   type: "object",
   properties: { cancelled: { type: "array", items: int } },
   required: ["cancelled"],
+} as const;
+/** CONTRACT 12.1 answer: `placed[i]` is the order or `{errors, codes}` for level i (bids then asks). */
+export const quoteResultSchema = {
+  type: "object",
+  properties: {
+    cancelled: { type: "array", items: int },
+    placed: {
+      type: "array",
+      items: {
+        anyOf: [
+          orderWithUpdateSchema,
+          {
+            type: "object",
+            properties: { errors: { type: "object" }, codes: { type: "object" } },
+            required: ["errors", "codes"],
+          },
+        ],
+      },
+    },
+  },
+  required: ["cancelled", "placed"],
+  additionalProperties: false,
 } as const;
 /** CONTRACT 8.7 answer. */
 export const triggerTimeSchema = {

@@ -7,8 +7,9 @@
  * refusal with nothing changed, answered here.
  */
 import { NEEDS_ROW, type OrderView } from "../core/exchange.ts";
+import type { QuoteLevel } from "../core/quotes.ts";
 import { closedError } from "../core/recently-closed.ts";
-import type { ErrorEntry } from "../errors/bodies.ts";
+import { type ErrorEntry, errorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import type { Reply } from "./reply.ts";
 import type { RouteContext } from "./route.ts";
@@ -133,6 +134,32 @@ export function cancelAll(
 ): void {
   const request = ctx.answers.cancelAll((ids) => reply.ok(serialize.cancelled({ cancelled: ids })));
   const code = ctx.exchange.cancelAll(userId, pairIndex, request, expiresAt);
+  if (code === 0) return;
+  ctx.answers.drop(request);
+  reply.error(code);
+}
+
+/**
+ * Replaces the caller's quote on `pairIndex` (CONTRACT 12.1) and answers `{"cancelled", "placed"}`
+ * once it committed: `placed[i]` the order, or the error body of level i.
+ */
+export function quoteOne(
+  ctx: RouteContext,
+  reply: Reply,
+  userId: number,
+  pairIndex: number,
+  levels: readonly QuoteLevel[],
+  session: number,
+): void {
+  const lang = reply.lang;
+  const request = ctx.answers.quote((code, result) => {
+    if (code !== 0 || result === null) return reply.error(code);
+    const placed = result.placed.map((x) =>
+      typeof x === "number" ? errorBody(x, lang) : serialize.order(x),
+    );
+    reply.ok(`{"cancelled":[${result.cancelled.join(",")}],"placed":[${placed.join(",")}]}`);
+  });
+  const code = ctx.exchange.quote(userId, pairIndex, levels, request, session);
   if (code === 0) return;
   ctx.answers.drop(request);
   reply.error(code);

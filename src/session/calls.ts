@@ -27,6 +27,7 @@ import {
   mmpSetCall,
   openOrdersCall,
   orderByClientIdCall,
+  quoteCall,
   type Reply,
   withoutNonce,
 } from "../http/calls.ts";
@@ -45,6 +46,7 @@ import {
   mmpSchema,
   orderListSchema,
   orderWithUpdateSchema,
+  quoteResultSchema,
   timeSchema,
   triggerTimeSchema,
 } from "../http/schemas.ts";
@@ -54,6 +56,7 @@ import {
   emptyArraySchema,
 } from "../http/schemas-contract.ts";
 import { CREATE_FIELDS, ORDER_FIELDS, orderIdOf } from "../http/validate.ts";
+import { QUOTE_FIELDS } from "../http/validate-quote.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -87,6 +90,11 @@ function noNonce(schema: Schema): Schema {
   return out;
 }
 
+/** The same for a schema of one branch per pair (`oneOf`). */
+function noNonceBranches(schema: Schema): Schema {
+  return { ...schema, oneOf: (schema.oneOf as Schema[]).map(noNonce) };
+}
+
 const CREATE = withoutNonce(CREATE_FIELDS);
 const CANCEL = withoutNonce(CANCEL_ORDER_FIELDS);
 const AMEND = withoutNonce(AMEND_ORDER_FIELDS);
@@ -96,11 +104,12 @@ const CANCEL_ALL = withoutNonce(CANCEL_ALL_ORDERS_FIELDS);
 const CANCEL_AFTER = withoutNonce(CANCEL_ALL_AFTER_FIELDS);
 const MMP_SET = withoutNonce(MMP_SET_FIELDS);
 const MMP_RESET = withoutNonce(MMP_RESET_FIELDS);
+const QUOTE = withoutNonce(QUOTE_FIELDS);
 const ORDER_GET: ReadonlySet<string> = new Set(["orderId", "clientOrderId"]);
 const OPEN: ReadonlySet<string> = new Set(["pairName"]);
 const NONE: ReadonlySet<string> = new Set();
 
-/** The calls of CONTRACT 11.2 and the MMP calls of 12.2 (`quote.replace` belongs to 12.1). */
+/** The calls of CONTRACT 11.2, `quote.replace` (12.1) and the MMP calls (12.2). */
 export const SESSION_CALLS: readonly SessionCall[] = [
   {
     method: "order.create",
@@ -143,6 +152,12 @@ export const SESSION_CALLS: readonly SessionCall[] = [
     params: (s) => noNonce(s.cancelAllAfter),
     result: triggerTimeSchema,
     run: (ctx, s, p, reply) => cancelAllAfterCall(ctx, s, p, CANCEL_AFTER, reply),
+  },
+  {
+    method: "quote.replace",
+    params: (s) => noNonceBranches(s.quote),
+    result: quoteResultSchema,
+    run: (ctx, s, p, reply) => quoteCall(ctx, s, p, QUOTE, reply),
   },
   {
     method: "order.get",

@@ -200,6 +200,21 @@ function amendFieldRefused(body: Json): string | undefined {
   return undefined;
 }
 
+/**
+ * The side of a quote whose order the document cannot state (CONTRACT 12.1): bids strictly
+ * decreasing, asks strictly increasing, the best bid below the best ask; undefined when in order.
+ */
+function quoteFieldRefused(body: Json): string | undefined {
+  const prices = (side: unknown): number[] =>
+    Array.isArray(side) ? side.map((l) => Number(toJson((l as unknown[])[0]).replaceAll('"', ""))) : [];
+  const bids = prices(body.bids);
+  const asks = prices(body.asks);
+  if (bids.some((p, i) => i > 0 && p >= bids[i - 1])) return "bids";
+  if (asks.some((p, i) => i > 0 && p <= asks[i - 1])) return "asks";
+  if (bids.length > 0 && asks.length > 0 && bids[0] >= asks[0]) return "asks";
+  return undefined;
+}
+
 /** A nonce the token has not used, in the form (number, string, long number) the case chose. */
 function withFreshNonce(where: Json | [string, string][], keep: boolean): void {
   if (keep) return;
@@ -348,7 +363,12 @@ describe("requests generated from the OpenAPI document", () => {
             const res = await send(op, req);
             remember(res);
             // An amend of one of the caller's orders: the rules of that order's pair decide.
-            const refused = op.path === "/1.0/trade/amend-order" ? amendFieldRefused(req.body!) : undefined;
+            const refused =
+              op.path === "/1.0/trade/amend-order"
+                ? amendFieldRefused(req.body!)
+                : op.path === "/1.0/trade/quote"
+                  ? quoteFieldRefused(req.body!)
+                  : undefined;
             if (refused !== undefined)
               return assertRefused(describeCase(op, req, res), res.status, res.body, refused);
             assertAccepted(describeCase(op, req, res), res.status, res.body);

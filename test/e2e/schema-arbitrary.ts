@@ -3,7 +3,7 @@
  * the OpenAPI document (src/http/request-schemas.ts). It reads the subset the document uses: `type`
  * (one or several), `enum`, `const`, `pattern` (fc.stringMatching), `minimum` / `maximum` /
  * `exclusiveMinimum`, `minLength`, `properties` / `required` / `additionalProperties`, `oneOf` /
- * `anyOf`, `items` / `minItems` / `maxItems`, and the document's own annotations `x-decimals`,
+ * `anyOf`, `items` / `prefixItems` / `minItems` / `maxItems`, and the document's own annotations `x-decimals`,
  * `x-minimum`, `x-exclusiveMinimum`, `x-maximum` (exact decimal bounds). A JSON Schema faker from npm
  * (json-schema-faker) was not used: it knows nothing of the x- bounds, makes only valid values, and
  * would be a new dependency for a few dozen lines.
@@ -143,6 +143,8 @@ export function isValid(s: Schema, v: unknown): boolean {
     if (s.minItems !== undefined && v.length < (s.minItems as number)) return false;
     if (s.maxItems !== undefined && v.length > (s.maxItems as number)) return false;
     if (s.items !== undefined && !v.every((x) => isValid(s.items as Schema, x))) return false;
+    const prefix = s.prefixItems as Schema[] | undefined;
+    if (prefix !== undefined && !prefix.every((p, i) => i >= v.length || isValid(p, v[i]))) return false;
   }
   if (isObject(v)) {
     const props = (s.properties ?? {}) as Record<string, Schema>;
@@ -260,6 +262,8 @@ export function validOf(schema: Schema): fc.Arbitrary<unknown> {
       return fc.string({ minLength: (s.minLength as number | undefined) ?? 0, maxLength: 20 });
     }
     case "array": {
+      // A tuple (`prefixItems`, JSON Schema 2020-12): each place its own schema.
+      if (Array.isArray(s.prefixItems)) return fc.tuple(...(s.prefixItems as Schema[]).map(validOf));
       const items = (s.items as Schema | undefined) ?? {};
       const min = (s.minItems as number | undefined) ?? 0;
       const max = (s.maxItems as number | undefined) ?? MAX_ITEMS_TRIED;

@@ -163,6 +163,20 @@ describe("the trading page in chromium", { skip }, () => {
     await shot("4-cancelled");
   });
 
+  test("marks quote orders in my open orders (CONTRACT 12.1), and shows no MMP banner when not frozen", async () => {
+    const q = await me.client.quote("btc_usdt", [["24000", "0.01"]], []);
+    assert.equal(q.status, 200, q.text);
+    const id = (q.body as { placed: { id: number }[] }).placed[0].id;
+    const row = page.locator(`#open-orders tr[data-order-id="${id}"]`);
+    await row.waitFor(WAIT);
+    assert.deepEqual(await row.locator(".badge").allTextContents(), ["Q", "MMP"]);
+    assert.equal(await page.locator("#mmp-banner").isHidden(), true);
+    await shot("4b-quote-order");
+    const pulled = await me.client.quote("btc_usdt", [], []);
+    assert.equal(pulled.status, 200, pulled.text);
+    await page.waitForSelector(`#open-orders tr[data-order-id="${id}"]`, { state: "detached", ...WAIT });
+  });
+
   test("a refused order shows the server's error and changes nothing", async () => {
     await page.fill("[name=price]", "25000");
     await page.fill("[name=amount]", "100");

@@ -478,6 +478,7 @@ function selectPair(name: string): void {
   renderTickers();
   void loadMarket();
   void loadBalances();
+  void loadMmp();
   renderOpenOrders();
 }
 
@@ -488,6 +489,59 @@ function showPairStatus(pair: PairView): void {
   el.hidden = status === "trading";
   el.textContent = status === "halted" ? "Halted" : status === "cancelOnly" ? "Cancel only" : "";
   el.dataset.status = status;
+}
+
+// ---------------------------------------------------------------- market maker protection
+
+/** CONTRACT 12.2 `GET /trade/mmp` (the fields the banner needs). */
+interface MmpState {
+  pairName: string;
+  frozen: boolean;
+  frozenUntil: number;
+}
+
+let mmpTimer: ReturnType<typeof setTimeout> | null = null;
+let mmpGen = 0;
+
+/**
+ * Reads the caller's MMP state of the selected pair and shows the frozen banner: on a key, on a
+ * pair change and after an order refused with MMP_FROZEN. A server without the call (404) or a
+ * failed read shows no banner.
+ */
+async function loadMmp(): Promise<void> {
+  const gen = ++mmpGen;
+  if (mmpTimer !== null) clearTimeout(mmpTimer);
+  mmpTimer = null;
+  const key = state.key;
+  const pair = state.pair;
+  if (key === null || pair === null) return showMmp(null);
+  const res = await getSigned<MmpState>(key, "/trade/mmp", `pairName=${encodeURIComponent(pair.name)}`).catch(
+    () => null,
+  );
+  if (gen !== mmpGen) return;
+  showMmp(res !== null && res.status === 200 ? res.body : null);
+}
+
+/** An MMP state of the selected pair (a read, or a stream's `mmp` event) on the banner. */
+function showMmp(m: MmpState | null): void {
+  const banner = $("mmp-banner");
+  const now = Date.now();
+  const frozen = m?.frozen === true && (m.frozenUntil === 0 || m.frozenUntil > now);
+  banner.hidden = !frozen;
+  document.body.dataset.mmp = frozen ? "frozen" : "";
+  if (!frozen) return;
+  banner.textContent =
+    m.frozenUntil === 0
+      ? "Market maker protection froze your quotes on this pair until a reset"
+      : `Market maker protection froze your quotes on this pair until ${new Date(m.frozenUntil).toLocaleTimeString()}`;
+  // Read again when the freeze ends.
+  if (m.frozenUntil > 0) mmpTimer = setTimeout(() => void loadMmp(), m.frozenUntil - now + 100);
+}
+
+/** Whether an error body carries the code MMP_FROZEN. */
+function isMmpFrozen(body: unknown): boolean {
+  const codes = (body as { codes?: Record<string, string[]> } | null)?.codes;
+  return codes !== undefined && Object.values(codes).some((c) => c.includes("MMP_FROZEN"));
 }
 
 // ---------------------------------------------------------------- account
@@ -529,6 +583,7 @@ async function useKey(key: Key): Promise<void> {
   sessionStorage.setItem(KEY_STORAGE, JSON.stringify(key));
   keyStatus(`Using key ${key.apiToken.slice(0, 6)}… for ${key.uid}`);
   document.body.classList.add("signed-in");
+  void loadMmp();
   // The stream first, then the REST reads (on open): nothing that happens in between is missed.
   await connectUser();
 }
@@ -551,6 +606,7 @@ function forgetKey(): void {
   renderOpenOrders();
   renderMyTrades();
   renderBalances();
+  void loadMmp();
   keyStatus("Key forgotten");
 }
 
@@ -643,7 +699,14 @@ async function connectUser(): Promise<void> {
   };
   ws.onmessage = (ev) => {
     if (gen !== userGen) return;
-    const msg = JSON.parse(String(ev.data)) as { stream: string; data: unknown };
+    const msg = JSON.parse(String(ev.data)) as { stream?: string; event?: string; data: unknown };
+    if (msg.event === "mmp") {
+      // A stream that tells the MMP state (CONTRACT 12.2's event) updates the banner at once.
+      const m = msg.data as MmpState;
+      if (m.pairName === state.pair?.name) showMmp(m);
+      return;
+    }
+    if (msg.stream === undefined) return;
     if (msg.stream.startsWith("user_orders:")) {
       const o = msg.data as Order;
       streamOrders.set(o.id, o);
@@ -693,7 +756,7 @@ function renderOpenOrders(): void {
           String(o.id),
           o.pairName,
           o.directionType,
-          o.tradeType,
+          orderType(o),
           fmt(o.price, p.priceDecimals),
           fmt(o.amount, p.amountDecimals),
           fmt(o.amountUsed, p.amountDecimals),
@@ -706,6 +769,25 @@ function renderOpenOrders(): void {
       return tr;
     }),
   );
+}
+
+/**
+ * The type cell of an open order: a quote order (CONTRACT 12.1) and a protected one (12.2) carry a
+ * marker, with a title saying what it means.
+ */
+function orderType(o: Order): HTMLElement {
+  const cell = el("span", o.tradeType);
+  const marks = o as Order & { quote?: true; mmp?: true };
+  if (marks.quote === true)
+    cell.append(" ", badge("Q", "quote", "Placed by a mass quote (replaced by the next quote)"));
+  if (marks.mmp === true) cell.append(" ", badge("MMP", "mmp", "Protected by market maker protection"));
+  return cell;
+}
+
+function badge(text: string, kind: string, title: string): HTMLElement {
+  const b = el("span", text, `badge ${kind}`);
+  b.title = title;
+  return b;
 }
 
 function renderMyTrades(): void {
@@ -803,6 +885,7 @@ async function submitOrder(ev: SubmitEvent): Promise<void> {
       balancesSoon();
     } else {
       orderStatus(errorText(res.body), true);
+      if (isMmpFrozen(res.body)) void loadMmp();
     }
   } catch (err) {
     orderStatus((err as Error).message, true);

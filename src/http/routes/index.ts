@@ -30,6 +30,7 @@ import { orderBook } from "./order-book.ts";
 import { orderByClientId } from "./order-by-client-id.ts";
 import { pairPage } from "./pair-page.ts";
 import { pairs } from "./pairs.ts";
+import { quote } from "./quote.ts";
 import { time } from "./time.ts";
 import { transfers } from "./transfers.ts";
 import { userHistory } from "./user-history.ts";
@@ -60,6 +61,7 @@ export const REST_ROUTES: readonly Route[] = [
   mmpGet,
   mmpSet,
   mmpReset,
+  quote,
   // CONTRACT 9 venue data
   time,
   venueInfo,

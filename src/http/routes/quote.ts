@@ -1,0 +1,22 @@
+/** CONTRACT 12.1 `POST /trade/quote`: replaces the caller's quote on a pair in one step. */
+
+import { httpReply, quoteCall } from "../calls.ts";
+import { type PostRoute, SIGNED_POST } from "../route.ts";
+import { quoteResultSchema } from "../schemas.ts";
+import { QUOTE_FIELDS } from "../validate-quote.ts";
+
+export const quote: PostRoute = {
+  kind: "signedPost",
+  method: "post",
+  path: "/1.0/trade/quote",
+  auth: "signedBody",
+  fields: QUOTE_FIELDS,
+  body: (s) => s.quote,
+  ok: quoteResultSchema, // written by quoteOne (trade.ts)
+  errors: SIGNED_POST,
+  operationId: "quote",
+  summary: "Replace the caller's quote on a pair (mass quote): cancelled ids and the placed levels",
+  source: "CONTRACT 12.1",
+  handler: (ctx) => (res, info, key, body) =>
+    quoteCall(ctx, key, body, QUOTE_FIELDS, httpReply(ctx, res, info)),
+};
