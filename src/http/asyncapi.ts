@@ -23,7 +23,7 @@
 import type { ExchangeConfig } from "../config.ts";
 import { namedSchemas, refify } from "./openapi.ts";
 import { type RequestSchemas, requestSchemas } from "./request-schemas.ts";
-import { orderSchema, userTradeSchema } from "./schemas.ts";
+import { mmpEventSchema, orderSchema, userTradeSchema } from "./schemas.ts";
 import { errorBodySchema } from "./schemas-contract.ts";
 
 /**
@@ -172,7 +172,7 @@ const frameErrorSchema = {
 };
 
 /**
- * What the server sends on a session unasked (CONTRACT 11.1, 11.3): one entry per `event`, each
+ * What the server sends on a session unasked (CONTRACT 11.1, 11.3, 12.2): one entry per `event`, each
  * frame `{"event": <event>, ...fields}` with every field present. Its message is `event.<event>`,
  * sent by the operation `event.<event>`; add an event here and the document has it.
  */
@@ -214,6 +214,15 @@ const SESSION_EVENTS: readonly SessionEventSpec[] = [
       "After logon: every trade of the user, as on user_history (CONTRACT 11.3). Off with " +
       '`"reports": false`.',
     fields: { data: userTradeSchema },
+  },
+  {
+    event: "mmp",
+    schema: "SessionMmpEvent",
+    title: "market-maker protection",
+    summary:
+      "After logon: the user's MMP state on a pair changed, a trigger froze it or a reset unfroze it, " +
+      'after the reports of the orders the trigger cancelled (CONTRACT 12.2). Off with `"reports": false`.',
+    fields: { data: mmpEventSchema },
   },
 ];
 
