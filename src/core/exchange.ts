@@ -57,6 +57,7 @@ import {
   type OrderState,
   type ResultSink,
 } from "./command.ts";
+import { L3_CHANGE, L3_DONE, L3_IDLE_MS, L3_OPEN, L3Book } from "./l3-book.ts";
 import type { Ledger } from "./ledger.ts";
 import type { PairMarket } from "./market-data.ts";
 import { OpenOrders } from "./open-orders.ts";
@@ -155,6 +156,8 @@ export class Exchange {
   readonly risk: RiskStage;
   /** Balances and candles written at most every SNAPSHOT_MS (src/core/snapshots.ts). */
   private readonly snapshots: Snapshots;
+  /** Drops L3 books nobody wants (sweepL3); started by the first wantL3. */
+  private l3Timer: NodeJS.Timeout | null = null;
 
   constructor(options: ExchangeOptions) {
     const db = options.db;
@@ -222,10 +225,12 @@ export class Exchange {
     baseScale: number,
     quoteScale: number,
     seq = 0,
+    bookMicro = 0,
   ): void {
     const makerFee = spec.makerFee ?? 0n;
     const takerFee = spec.takerFee ?? 0n;
     market.seq = seq;
+    market.bookMicro = bookMicro;
     this.pairs[spec.index] = {
       spec,
       market,
@@ -240,6 +245,9 @@ export class Exchange {
       takerRate: Number(takerFee),
       bookSeq: seq,
       seqDirty: false,
+      bookMicro,
+      l3: null,
+      l3Pending: false,
       touched: [],
       trades: [],
       userTrades: [],
@@ -249,6 +257,58 @@ export class Exchange {
 
   market(pair: number): PairMarket {
     return this.pairs[pair].market;
+  }
+
+  /**
+   * CONTRACT 13.2: the pair's order-by-order book, followed from now on (src/core/l3-book.ts). Its
+   * snapshot is taken from the open orders now, or at the end of the command in the worker; it is
+   * ready once the committed seq reaches the snapshot's (`L3Book.readyAt`, `whenReady`).
+   */
+  wantL3(pair: number): L3Book {
+    const p = this.pairs[pair];
+    const m = p.market;
+    if (m.l3 !== null) return m.l3;
+    const book = new L3Book();
+    m.l3 = book;
+    if (p.seq.current() === undefined) this.takeL3(p);
+    else p.l3Pending = true;
+    if (this.l3Timer === null) {
+      this.l3Timer = setInterval(() => this.sweepL3(Date.now()), L3_IDLE_MS / 6);
+      this.l3Timer.unref();
+    }
+    return book;
+  }
+
+  /**
+   * Stops following the L3 books nobody wants any more: no stream subscriber, nobody waiting, and
+   * no REST read for L3_IDLE_MS.
+   */
+  sweepL3(now: number): void {
+    for (const p of this.pairs) {
+      const book = p?.market.l3;
+      if (book == null || book.subscribers > 0 || book.waiting || now - book.lastRead < L3_IDLE_MS) continue;
+      p!.l3 = null;
+      p!.l3Pending = false;
+      p!.market.l3 = null;
+    }
+  }
+
+  /**
+   * Between two commands every open order of the pair rests as the book holds it; the order each
+   * last rested in (`restSeq`, OpenOrders.setOpen) is its time priority. That is the book of seq
+   * `bookSeq`, which the commits may not have reached yet.
+   */
+  private takeL3(p: PairState): void {
+    p.l3Pending = false;
+    const book = p.market.l3!;
+    const pair = p.spec.index;
+    const mine: OrderState[] = [];
+    for (const o of this.openOrders.open.values()) if (o.pair === pair) mine.push(o);
+    mine.sort((a, b) => a.restSeq - b.restSeq);
+    for (const o of mine) book.open(o.id, o.side, o.price, o.amount - o.used);
+    book.from = p.bookSeq;
+    p.l3 = [];
+    if (book.readyAt(p.market.seq)) book.fireReady();
   }
 
   /** Commands submitted to a pair and not finished yet. */
@@ -414,6 +474,11 @@ export class Exchange {
     maker.updateMicro = micro;
     this.touch(p, maker);
     if (maker.used === maker.amount) this.close(maker);
+    const l3 = p.l3;
+    if (l3 !== null) {
+      const left = maker.amount - maker.used;
+      l3.push(left === 0 ? L3_DONE : L3_CHANGE, maker.id, maker.side, maker.price, left);
+    }
     this.results.trade(p, tradeId, taker, maker, price, qty, micro);
   }
 
@@ -423,7 +488,7 @@ export class Exchange {
    */
   onAmended(
     pairIndex: number,
-    _orderId: number,
+    orderId: number,
     oldPrice: number,
     newPrice: number,
     oldLeft: number,
@@ -437,18 +502,35 @@ export class Exchange {
     o.amount = o.used + newLeft;
     o.updateMicro = nowMicro();
     this.touch(p, o);
+    const l3 = p.l3;
+    if (l3 !== null) {
+      // CONTRACT 13.2: a reduce keeps the place (change); a move leaves the book (done), and its
+      // `rested` event, if it rests again, opens it at the back.
+      if (newPrice === oldPrice && newLeft < oldLeft) l3.push(L3_CHANGE, orderId, o.side, newPrice, newLeft);
+      else l3.push(L3_DONE, orderId, o.side, oldPrice, 0);
+    }
   }
 
   /** The taker of the current command now rests in the book. */
   onRested(pairIndex: number, orderId: number): void {
     const p = this.pairs[pairIndex];
-    this.openOrders.setOpen(this.currentOrder(p, orderId));
+    const o = this.currentOrder(p, orderId);
+    this.openOrders.setOpen(o);
+    if (p.l3 !== null) p.l3.push(L3_OPEN, orderId, o.side, o.price, o.amount - o.used);
   }
 
   /** An order ends with `left` lots unfilled: releases what it still holds. */
   onDone(pairIndex: number, orderId: number, reason: number, left: number): void {
     const p = this.pairs[pairIndex];
     const o = reason === DONE_REMAINDER ? this.currentOrder(p, orderId) : this.openOrders.get(orderId)!;
+    const l3 = p.l3;
+    if (l3 !== null) {
+      // Only an order that rests leaves the book: not the command's own taker, nor an order being
+      // moved (its done was recorded when the move took it out).
+      const cmd = p.seq.current();
+      if (cmd === undefined || cmd.orderId !== orderId || cmd.kind === CMD_CANCEL)
+        l3.push(L3_DONE, orderId, o.side, o.price, 0);
+    }
     this.risk.releaseHold(p, o, left);
     // A market buy's unused budget is released when its command ends.
     o.cancelled = true;
@@ -467,6 +549,13 @@ export class Exchange {
 
   /** The worker finished the pair's oldest command with result `code`. */
   onEnd(pairIndex: number, code: number): void {
+    this.endCommand(pairIndex, code);
+    const p = this.pairs[pairIndex];
+    // A wanted L3 book is taken between two commands (wantL3).
+    if (p.l3Pending) this.takeL3(p);
+  }
+
+  private endCommand(pairIndex: number, code: number): void {
     const p = this.pairs[pairIndex];
     // The worker also ends its SHUTDOWN command, which is not in the FIFO.
     const cmd = p.seq.finish();

@@ -17,10 +17,13 @@ import { nonceSchema, orderIdSchema, requestSchemas } from "./request-schemas.ts
 import type { Auth, RouteSpec } from "./route-spec.ts";
 import {
   balanceSchema,
+  bboSchema,
   bookSchema,
   chartSchema,
   exchangeSchema,
   exchangeStreamSchema,
+  l3BookSchema,
+  l3ChangeSchema,
   newKeySchema,
   newUserSchema,
   orderListSchema,
@@ -79,6 +82,11 @@ const NAMED: ReadonlyArray<readonly [string, object]> = [
   ["StreamHistoryMessage", streamSchemas.history],
   ["StreamUserOrdersMessage", streamSchemas.user_orders],
   ["StreamUserHistoryMessage", streamSchemas.user_history],
+  ["Bbo", bboSchema],
+  ["L3Book", l3BookSchema],
+  ["L3Change", l3ChangeSchema],
+  ["StreamBboMessage", streamSchemas.bbo],
+  ["StreamOrdersL3Message", streamSchemas.orders_l3],
   ["OrderList", orderListSchema],
   ["PairInfo", pairInfoSchema],
 ];

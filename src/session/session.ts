@@ -462,6 +462,8 @@ export class SessionHub implements CommitListener {
   publicTrades(): void {}
 
   levelsChanged(): void {}
+  bboChanged(): void {}
+  l3Changed(): void {}
 
   orderChanged(user: number, view: OrderView): void {
     const set = this.reporting.get(user);
@@ -550,6 +552,8 @@ export function bothListeners(a: CommitListener, b: CommitListener): CommitListe
     },
     publicTrades: (p, t) => a.publicTrades(p, t),
     levelsChanged: (p, l, s) => a.levelsChanged(p, l, s),
+    bboChanged: (p) => a.bboChanged(p),
+    l3Changed: (p, s, e) => a.l3Changed(p, s, e),
   };
 }
 
