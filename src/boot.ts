@@ -265,7 +265,9 @@ async function startLocked(
   const answers = new Answers();
   const hub = new StreamHub(app, {
     config,
-    exchange: { market: (pair) => markets[pair] },
+    // The core is built below, with the hub as its listener; a stream connection reaches it only
+    // after the start.
+    exchange: { market: (pair) => markets[pair], wantL3: (pair) => exchange.wantL3(pair) },
     metrics,
     maxBackpressureBytes: settings.maxBackpressureBytes,
     log: (line) => log.error(line),
@@ -329,6 +331,7 @@ async function startLocked(
       config.currencies.get(p.base)!.scale,
       config.currencies.get(p.quote)!.scale,
       rec?.bookSeq ?? 0,
+      rec?.bookMicro ?? 0,
     );
   }
   await Promise.all(channels.map((c) => c.ready));
@@ -355,6 +358,7 @@ async function startLocked(
       rowSent: true,
       amending: null,
       userSlot: -1,
+      restSeq: 0,
       // A cancel-on-disconnect order outlived its session (the process ended): it is cancelled below.
       session: (row.flags & FLAG_CANCEL_ON_DISCONNECT) !== 0 ? RECOVERED_SESSION : 0,
     };

@@ -86,6 +86,11 @@ export interface OrderState extends OrderFacts {
   rowSent: boolean;
   /** The session that created it (OrderInputs.session), 0: none. Memory only: the row keeps the flag. */
   session: number;
+  /**
+   * When it last started resting (OpenOrders.setOpen: one number per rest, increasing): its time
+   * priority within a price, for the L3 snapshot (CONTRACT 13.2); 0 before it rests.
+   */
+  restSeq: number;
 }
 
 /** What a create-order asks for, validated by the edge (src/http/validate.ts) in book units. */
@@ -173,6 +178,13 @@ export interface Publication {
    */
   levels: number[] | null;
   seq: number;
+  /** Time of that book change (CONTRACT 13.1 eventTimeMicro). */
+  micro: number;
+  /**
+   * Its L3 events (src/core/l3-book.ts) when the pair's L3 book is followed, else null (also when
+   * the book changed before it was followed).
+   */
+  l3: number[] | null;
   /** The three lists below are a shared empty array when empty (read-only, like the whole record). */
   trades: readonly ReturnType<PairMarket["publicTrade"]>[];
   orders: readonly [number, OrderView][];

@@ -63,6 +63,7 @@ import {
   type OrderState,
   type ResultSink,
 } from "./command.ts";
+import { L3_CHANGE, L3_DONE, L3_IDLE_MS, L3_OPEN, L3Book } from "./l3-book.ts";
 import type { Ledger } from "./ledger.ts";
 import type { PairMarket } from "./market-data.ts";
 import { MmpBook, type MmpRequest } from "./mmp-settings.ts";
@@ -167,6 +168,8 @@ export class Exchange {
   readonly mmp: MmpBook;
   /** Mass quotes (CONTRACT 12.1): their R1 and settlement (src/core/quotes.ts). */
   private readonly quotes: Quotes;
+  /** Drops L3 books nobody wants (sweepL3); started by the first wantL3. */
+  private l3Timer: NodeJS.Timeout | null = null;
 
   constructor(options: ExchangeOptions) {
     const db = options.db;
@@ -246,10 +249,12 @@ export class Exchange {
     baseScale: number,
     quoteScale: number,
     seq = 0,
+    bookMicro = 0,
   ): void {
     const makerFee = spec.makerFee ?? 0n;
     const takerFee = spec.takerFee ?? 0n;
     market.seq = seq;
+    market.bookMicro = bookMicro;
     this.pairs[spec.index] = {
       spec,
       market,
@@ -264,6 +269,9 @@ export class Exchange {
       takerRate: Number(takerFee),
       bookSeq: seq,
       seqDirty: false,
+      bookMicro,
+      l3: null,
+      l3Pending: false,
       touched: [],
       trades: [],
       userTrades: [],
@@ -273,6 +281,58 @@ export class Exchange {
 
   market(pair: number): PairMarket {
     return this.pairs[pair].market;
+  }
+
+  /**
+   * CONTRACT 13.2: the pair's order-by-order book, followed from now on (src/core/l3-book.ts). Its
+   * snapshot is taken from the open orders now, or at the end of the command in the worker; it is
+   * ready once the committed seq reaches the snapshot's (`L3Book.readyAt`, `whenReady`).
+   */
+  wantL3(pair: number): L3Book {
+    const p = this.pairs[pair];
+    const m = p.market;
+    if (m.l3 !== null) return m.l3;
+    const book = new L3Book();
+    m.l3 = book;
+    if (p.seq.current() === undefined) this.takeL3(p);
+    else p.l3Pending = true;
+    if (this.l3Timer === null) {
+      this.l3Timer = setInterval(() => this.sweepL3(Date.now()), L3_IDLE_MS / 6);
+      this.l3Timer.unref();
+    }
+    return book;
+  }
+
+  /**
+   * Stops following the L3 books nobody wants any more: no stream subscriber, nobody waiting, and
+   * no REST read for L3_IDLE_MS.
+   */
+  sweepL3(now: number): void {
+    for (const p of this.pairs) {
+      const book = p?.market.l3;
+      if (book == null || book.subscribers > 0 || book.waiting || now - book.lastRead < L3_IDLE_MS) continue;
+      p!.l3 = null;
+      p!.l3Pending = false;
+      p!.market.l3 = null;
+    }
+  }
+
+  /**
+   * Between two commands every open order of the pair rests as the book holds it; the order each
+   * last rested in (`restSeq`, OpenOrders.setOpen) is its time priority. That is the book of seq
+   * `bookSeq`, which the commits may not have reached yet.
+   */
+  private takeL3(p: PairState): void {
+    p.l3Pending = false;
+    const book = p.market.l3!;
+    const pair = p.spec.index;
+    const mine: OrderState[] = [];
+    for (const o of this.openOrders.open.values()) if (o.pair === pair) mine.push(o);
+    mine.sort((a, b) => a.restSeq - b.restSeq);
+    for (const o of mine) book.open(o.id, o.side, o.price, o.amount - o.used);
+    book.from = p.bookSeq;
+    p.l3 = [];
+    if (book.readyAt(p.market.seq)) book.fireReady();
   }
 
   /** Commands submitted to a pair and not finished yet. */
@@ -455,6 +515,11 @@ export class Exchange {
     maker.updateMicro = micro;
     this.touch(p, maker);
     if (maker.used === maker.amount) this.close(maker);
+    const l3 = p.l3;
+    if (l3 !== null) {
+      const left = maker.amount - maker.used;
+      l3.push(left === 0 ? L3_DONE : L3_CHANGE, maker.id, maker.side, maker.price, left);
+    }
     this.results.trade(p, tradeId, taker, maker, price, qty, micro);
   }
 
@@ -464,7 +529,7 @@ export class Exchange {
    */
   onAmended(
     pairIndex: number,
-    _orderId: number,
+    orderId: number,
     oldPrice: number,
     newPrice: number,
     oldLeft: number,
@@ -478,12 +543,21 @@ export class Exchange {
     o.amount = o.used + newLeft;
     o.updateMicro = nowMicro();
     this.touch(p, o);
+    const l3 = p.l3;
+    if (l3 !== null) {
+      // CONTRACT 13.2: a reduce keeps the place (change); a move leaves the book (done), and its
+      // `rested` event, if it rests again, opens it at the back.
+      if (newPrice === oldPrice && newLeft < oldLeft) l3.push(L3_CHANGE, orderId, o.side, newPrice, newLeft);
+      else l3.push(L3_DONE, orderId, o.side, oldPrice, 0);
+    }
   }
 
   /** The taker of the current command now rests in the book. */
   onRested(pairIndex: number, orderId: number): void {
     const p = this.pairs[pairIndex];
-    this.openOrders.setOpen(this.currentOrder(p, orderId));
+    const o = this.currentOrder(p, orderId);
+    this.openOrders.setOpen(o);
+    if (p.l3 !== null) p.l3.push(L3_OPEN, orderId, o.side, o.price, o.amount - o.used);
   }
 
   /**
@@ -494,6 +568,11 @@ export class Exchange {
     const p = this.pairs[pairIndex];
     const o = this.currentOrder(p, orderId);
     const cmd = p.seq.current();
+    const l3 = p.l3;
+    // Only an order that rests leaves the L3 book: not the command's own taker, nor an order being
+    // moved (its done was recorded when the move took it out).
+    if (l3 !== null && (cmd === undefined || cmd.orderId !== orderId || cmd.kind === CMD_CANCEL))
+      l3.push(L3_DONE, orderId, o.side, o.price, 0);
     // An old quote order cancelled by a quote: its hold goes to the new quote (src/core/quotes.ts).
     if (cmd?.kind !== CMD_QUOTE || !this.quotes.absorb(cmd, p, o, reason, left))
       this.risk.releaseHold(p, o, left);
@@ -529,6 +608,9 @@ export class Exchange {
   /** The worker finished the pair's oldest command with result `code`. */
   onEnd(pairIndex: number, code: number): void {
     this.endCommand(pairIndex, code);
+    const p = this.pairs[pairIndex];
+    // A wanted L3 book is taken between two commands (wantL3).
+    if (p.l3Pending) this.takeL3(p);
     // MMP state changes of the command go out after its answer and its order reports.
     if (this.mmp.hasPending) {
       const changes = this.mmp.takePending();

@@ -7,7 +7,22 @@
  * built for output (`scaled`).
  */
 
-import { POW10_NUMBER } from "../util/numbers.ts";
+import { crc32 } from "../util/crc32.ts";
+import { formatDecimal, POW10_NUMBER } from "../util/numbers.ts";
+import type { L3Book } from "./l3-book.ts";
+
+/** Levels of each side the book checksum covers (CONTRACT 13.3). */
+export const CHECKSUM_LEVELS = 25;
+
+/** Best bid and offer (CONTRACT 13.1): price and aggregate amount of each side, 0 when empty. */
+export interface Bbo {
+  bid: number;
+  bidAmount: number;
+  ask: number;
+  askAmount: number;
+  seq: number;
+  eventTimeMicro: string;
+}
 
 /** Chart periods of the interface (4.5), with their length in ms. */
 export const PERIODS = ["1m", "5m", "15m", "30m", "1h", "2h", "4h", "6h", "12h", "1d", "1w"] as const;
@@ -162,6 +177,17 @@ const WINDOW_MICRO = 24 * 3600 * 1_000_000;
 /** Candles kept in memory per period; older ones stay in the database. */
 export const CANDLES_KEPT = 5000;
 
+/** `price:amount` of the best CHECKSUM_LEVELS levels of a side, best first, joined by `,`. */
+function sideText(s: BookSide, pd: number, ad: number): string {
+  const n = Math.min(CHECKSUM_LEVELS, s.size);
+  let out = "";
+  for (let i = 0; i < n; i++) {
+    if (i > 0) out += ",";
+    out += `${formatDecimal(BigInt(s.priceAt(i)), pd)}:${formatDecimal(BigInt(s.totalAt(i)), ad)}`;
+  }
+  return out;
+}
+
 export class PairMarket {
   readonly name: string;
   readonly priceDecimals: number;
@@ -188,6 +214,13 @@ export class PairMarket {
   bookVersion = 0;
   /** Book sequence (CONTRACT 9) of the state the levels show: the last change applied. */
   seq = 0;
+  /** eventTimeMicro of the book change `seq` (CONTRACT 13.1); 0: the book never changed. */
+  bookMicro = 0;
+  /** The order-by-order book (CONTRACT 13.2) while someone wants it (Exchange.wantL3), else null. */
+  l3: L3Book | null = null;
+  /** The checksum (CONTRACT 13.3) of the book version `checksumVersion`. */
+  private checksumValue = 0;
+  private checksumVersion = -1;
   historyVersion = 0;
 
   // Rolling 24 h window, oldest first; parallel arrays with a moving start index.
@@ -221,6 +254,63 @@ export class PairMarket {
   applyLevels(levels: readonly number[]): void {
     for (let i = 0; i < levels.length; i += 3)
       this.setLevel(levels[i] as 0 | 1, levels[i + 1], levels[i + 2]);
+  }
+
+  /**
+   * A committed book change (Results): its level changes, its `seq` and time. True when it moved
+   * the best bid or the best ask (price or aggregate amount), the BBO channel's trigger (13.1).
+   */
+  applyChange(levels: readonly number[], seq: number, micro: number): boolean {
+    const b = this.bids;
+    const a = this.asks;
+    const bid = b.best();
+    const ask = a.best();
+    const bidTotal = b.size === 0 ? 0 : b.totalAt(0);
+    const askTotal = a.size === 0 ? 0 : a.totalAt(0);
+    this.applyLevels(levels);
+    this.seq = seq;
+    this.bookMicro = micro;
+    return (
+      b.best() !== bid ||
+      a.best() !== ask ||
+      (b.size === 0 ? 0 : b.totalAt(0)) !== bidTotal ||
+      (a.size === 0 ? 0 : a.totalAt(0)) !== askTotal
+    );
+  }
+
+  /** The best bid and offer now (CONTRACT 13.1), with the book's seq and the time of that change. */
+  bbo(): Bbo {
+    const b = this.bids;
+    const a = this.asks;
+    return {
+      bid: scaled(b.best(), this.priceDecimals),
+      bidAmount: b.size === 0 ? 0 : scaled(b.totalAt(0), this.amountDecimals),
+      ask: scaled(a.best(), this.priceDecimals),
+      askAmount: a.size === 0 ? 0 : scaled(a.totalAt(0), this.amountDecimals),
+      seq: this.seq,
+      eventTimeMicro: String(this.bookMicro),
+    };
+  }
+
+  /**
+   * The text the book checksum covers (CONTRACT 13.3): the best CHECKSUM_LEVELS asks ascending,
+   * `|`, the best CHECKSUM_LEVELS bids descending, each `price:amount` in canonical decimals.
+   */
+  checksumText(): string {
+    return `${sideText(this.asks, this.priceDecimals, this.amountDecimals)}|${sideText(
+      this.bids,
+      this.priceDecimals,
+      this.amountDecimals,
+    )}`;
+  }
+
+  /** CRC-32 of `checksumText()`, computed once per book version. */
+  checksum(): number {
+    if (this.checksumVersion !== this.bookVersion) {
+      this.checksumValue = crc32(this.checksumText());
+      this.checksumVersion = this.bookVersion;
+    }
+    return this.checksumValue;
   }
 
   /** The next eventTimeMicro for a trade at (clock) time `nowMicro`: strictly increasing. */

@@ -27,6 +27,8 @@ export class OpenOrders {
   readonly closing = new Map<number, OrderState>();
   /** Orders whose final rows have committed, and why they are closed (src/core/recently-closed.ts). */
   readonly recentlyClosed = new RecentlyClosed();
+  /** Rests so far (OrderState.restSeq). */
+  private rests = 0;
 
   get(id: number): OrderState | undefined {
     return this.open.get(id);
@@ -42,8 +44,9 @@ export class OpenOrders {
     return o !== undefined && o.user === user ? o : undefined;
   }
 
-  /** `o` rests in its book. */
+  /** `o` rests in its book (again, after a move: at the back of its new price). */
   setOpen(o: OrderState): void {
+    o.restSeq = ++this.rests;
     this.open.set(o.id, o);
     // A moved order rests again: it is listed already.
     if (o.userSlot >= 0) return;

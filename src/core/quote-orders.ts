@@ -76,6 +76,7 @@ export function quoteLevelOrders(cmd: Command, micro: number): number {
       session: w.session,
       amending: null,
       userSlot: -1,
+      restSeq: 0,
     });
     w.outcome.push(-1);
     w.kept.push(undefined);

@@ -13,6 +13,7 @@
  */
 
 import type { DbWriter } from "../db/writer.ts";
+import { nowMicro } from "../util/time.ts";
 import { ClientIds } from "./client-ids.ts";
 import {
   type CancelAllGroup,
@@ -25,6 +26,7 @@ import {
   type OrderState,
   type ResultSink,
 } from "./command.ts";
+import type { L3Book } from "./l3-book.ts";
 import type { PairMarket } from "./market-data.ts";
 import type { OpenOrders } from "./open-orders.ts";
 import { type OrderView, orderView, type UserTradeView, userTradeView, type ViewPair } from "./views.ts";
@@ -66,6 +68,13 @@ export interface CommitListener {
   levelsChanged(pair: number, levels: readonly number[], seq: number): void;
   /** CONTRACT 12.2: `user`'s MMP state on the pair changed (its trading sessions are told). */
   mmpChanged?(user: number, pairName: string, frozen: boolean, frozenUntil: number): void;
+  /** The change just applied moved the best bid or ask (CONTRACT 13.1): the market shows it now. */
+  bboChanged(pair: number): void;
+  /**
+   * The L3 events (src/core/l3-book.ts) of book change `seq`, applied to the pair's L3 book just
+   * now (CONTRACT 13.2); only while that book is followed.
+   */
+  l3Changed(pair: number, seq: number, events: readonly number[]): void;
 }
 
 /** What results need of a pair: its name for the rows, its read model, what R2 gathered. */
@@ -87,6 +96,15 @@ export interface ResultPair {
   userTrades: [number, UserTradeView][];
   /** Level changes of the command in progress: `side, price, total` triples (Publication.levels). */
   levels: number[];
+  /** Time of the last book change (CONTRACT 13.1 eventTimeMicro), committed with `bookSeq`. */
+  bookMicro: number;
+  /**
+   * L3 events of the command in progress (src/core/l3-book.ts) while the pair's L3 book is
+   * followed; null otherwise, and then nothing is recorded.
+   */
+  l3: number[] | null;
+  /** The L3 book is wanted and its snapshot waits for the end of the command in the worker. */
+  l3Pending: boolean;
 }
 
 /** A publication's empty lists: one shared array rather than three new ones per command. */
@@ -140,6 +158,7 @@ export class Results {
         // The pair's book sequence commits with the changes it numbers: a restart goes on from it.
         p.seqDirty = false;
         db.meta(`book_seq:${p.spec.name}`, p.bookSeq);
+        db.meta(`book_micro:${p.spec.name}`, p.bookMicro);
       }
     });
   }
@@ -240,19 +259,34 @@ export class Results {
     const userTrades = p.userTrades.length > 0 ? p.userTrades : NONE;
     if (!hasLevels && trades === NONE && userTrades === NONE && orders === null) return;
     let levels: number[] | null = null;
+    let l3: number[] | null = null;
     if (hasLevels) {
       levels = p.levels;
       p.levels = [];
       // One number per committed change of the book, in commit (= publish) order.
       p.bookSeq++;
       p.seqDirty = true;
+      const micro = nowMicro();
+      p.bookMicro = micro > p.bookMicro ? micro : p.bookMicro + 1;
+      if (p.l3 !== null && p.l3.length > 0) {
+        l3 = p.l3;
+        p.l3 = [];
+      }
     }
     // The lists move to the publication; the pair starts new ones only for those it gave away.
     if (trades !== NONE) p.trades = [];
     if (userTrades !== NONE) p.userTrades = [];
     // Nothing to tell when no channel wanted anything (levels go out only to `orders:` holders,
     // which the hub checks itself).
-    cmd.publication = { levels, seq: p.bookSeq, trades, orders: orders ?? NONE, userTrades };
+    cmd.publication = {
+      levels,
+      seq: p.bookSeq,
+      micro: p.bookMicro,
+      l3,
+      trades,
+      orders: orders ?? NONE,
+      userTrades,
+    };
   }
 
   /** The command in progress left nothing to persist or publish (refused, or a recovery replay). */
@@ -261,6 +295,7 @@ export class Results {
     p.trades.length = 0;
     p.userTrades.length = 0;
     p.levels.length = 0;
+    if (p.l3 !== null) p.l3.length = 0;
   }
 
   /**
@@ -348,22 +383,39 @@ export class Results {
       const closed = cmd.closed;
       if (closed !== null) for (let j = 0; j < closed.length; j++) openOrders.committed(closed[j]);
       const pub = cmd.publication;
+      let bbo = false;
+      let l3: readonly number[] | null = null;
+      let book: L3Book | null = null;
       if (pub !== null && pub.levels !== null) {
         const market = this.pairs[cmd.pair].market;
-        market.applyLevels(pub.levels);
-        market.seq = pub.seq;
+        bbo = market.applyChange(pub.levels, pub.seq, pub.micro);
+        book = market.l3;
+        // Events of a change the L3 book's snapshot already holds are not applied again.
+        if (book !== null && pub.l3 !== null && book.from >= 0 && pub.seq > book.from) {
+          book.apply(pub.l3);
+          l3 = pub.l3;
+        }
       }
       if (cmd.kind === CMD_CREATE && cmd.clientOrderId !== undefined)
         this.clientIds.committed(ClientIds.key(cmd.user, cmd.clientOrderId));
       this.answer(cmd);
-      if (pub !== null) this.publish(cmd.pair, pub);
+      if (pub !== null) this.publish(cmd.pair, pub, bbo, l3);
+      // A wanted L3 book whose snapshot was ahead of the commits is now the committed book.
+      if (book?.waiting && book.readyAt(pub!.seq)) book.fireReady();
     }
   }
 
-  private publish(pair: number, pub: NonNullable<Command["publication"]>): void {
+  private publish(
+    pair: number,
+    pub: NonNullable<Command["publication"]>,
+    bbo: boolean,
+    l3: readonly number[] | null,
+  ): void {
     const listener = this.listener;
     if (listener === null) return;
     if (pub.levels !== null) listener.levelsChanged(pair, pub.levels, pub.seq);
+    if (bbo) listener.bboChanged(pair);
+    if (l3 !== null) listener.l3Changed(pair, pub.seq, l3);
     if (pub.trades.length > 0) listener.publicTrades(pair, pub.trades);
     const orders = pub.orders;
     for (let i = 0; i < orders.length; i++) listener.orderChanged(orders[i][0], orders[i][1]);

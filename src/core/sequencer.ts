@@ -298,5 +298,6 @@ function newOrder(cmd: Command, id: number): OrderState {
     // store) when it is listed or amended.
     amending: null,
     userSlot: -1,
+    restSeq: 0,
   };
 }

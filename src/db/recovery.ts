@@ -165,6 +165,8 @@ export interface RecoveredPair {
   candles: Map<string, CandleRow[]>;
   /** The book sequence last committed (CONTRACT 9; meta 'book_seq:<pair>'), 0 if never changed. */
   bookSeq: number;
+  /** Time of that book change (CONTRACT 13.1; meta 'book_micro:<pair>'), 0 if never changed. */
+  bookMicro: number;
   /** The pair's status (CONTRACT 14; meta 'pair_status:<pair>', src/core/pair-status.ts), 0 trading. */
   status: number;
 }
@@ -368,6 +370,7 @@ export function loadState(
         lastTimeMicro: newest?.timeMicro ?? 0,
         candles: byPeriod,
         bookSeq: metaValue.get(`book_seq:${pair}`)?.value ?? 0,
+        bookMicro: metaValue.get(`book_micro:${pair}`)?.value ?? 0,
         status: metaValue.get(`pair_status:${pair}`)?.value ?? 0,
       });
     }

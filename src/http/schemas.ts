@@ -160,15 +160,76 @@ const levelSchema = {
   additionalProperties: false,
 } as const;
 
-/** Aggregated order book `{buy, sell, seq}` (4.6; `seq`: CONTRACT 9). */
+/** CONTRACT 13.3: CRC-32 of the best 25 levels of each side (0..4294967295). */
+const checksum = { type: "integer", minimum: 0, maximum: 4294967295 } as const;
+
+/** Aggregated order book `{buy, sell, seq, checksum}` (4.6; `seq`: CONTRACT 9; `checksum`: 13.3). */
 export const bookSchema = {
   type: "object",
   properties: {
     buy: { type: "array", items: levelSchema },
     sell: { type: "array", items: levelSchema },
     seq: int,
+    checksum,
   },
-  required: ["buy", "sell", "seq"],
+  required: ["buy", "sell", "seq", "checksum"],
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 13.1 best bid and offer: 0 for an empty side; `eventTimeMicro` "0" for a book never changed. */
+export const bboSchema = {
+  type: "object",
+  properties: {
+    bid: num,
+    bidAmount: num,
+    ask: num,
+    askAmount: num,
+    seq: int,
+    eventTimeMicro: word,
+  },
+  required: ["bid", "bidAmount", "ask", "askAmount", "seq", "eventTimeMicro"],
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 13.2 one resting order of the L3 book (no owner). */
+const l3OrderSchema = {
+  type: "object",
+  properties: { id: int, price: num, amount: num },
+  required: ["id", "price", "amount"],
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 13.2 the L3 book: sides in price then time priority. */
+export const l3BookSchema = {
+  type: "object",
+  properties: {
+    seq: int,
+    buy: { type: "array", items: l3OrderSchema },
+    sell: { type: "array", items: l3OrderSchema },
+  },
+  required: ["seq", "buy", "sell"],
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 13.2 one L3 event. */
+const l3EventSchema = {
+  type: "object",
+  properties: {
+    type: { type: "string", enum: ["open", "change", "done"] },
+    id: int,
+    side: { type: "string", enum: ["buy", "sell"] },
+    price: num,
+    amount: num,
+  },
+  required: ["type", "id", "side", "price", "amount"],
+  additionalProperties: false,
+} as const;
+
+/** CONTRACT 13.2 `orders_l3:{pair}` after the snapshot: one book change's events, in order. */
+export const l3ChangeSchema = {
+  type: "object",
+  properties: { seq: int, events: { type: "array", items: l3EventSchema } },
+  required: ["seq", "events"],
   additionalProperties: false,
 } as const;
 
@@ -226,15 +287,19 @@ const streamLevelSchema = {
   additionalProperties: false,
 } as const;
 
-/** `orders:{pair}` data: a snapshot or the changed levels of each side, and the book `seq`. */
+/**
+ * `orders:{pair}` data: a snapshot or the changed levels of each side, the book `seq` and the
+ * checksum of the whole book after it (CONTRACT 13.3).
+ */
 const streamBookSchema = {
   type: "object",
   properties: {
     buy: { type: "array", items: streamLevelSchema },
     sell: { type: "array", items: streamLevelSchema },
     seq: int,
+    checksum,
   },
-  required: ["buy", "sell", "seq"],
+  required: ["buy", "sell", "seq", "checksum"],
   additionalProperties: false,
 } as const;
 
@@ -440,6 +505,9 @@ export const streamSchemas = {
   history: envelope({ type: "array", items: publicTradeSchema }),
   user_orders: envelope(orderSchema),
   user_history: envelope(userTradeSchema),
+  bbo: envelope(bboSchema),
+  /** On connect the L3 book, then one book change's events per message. */
+  orders_l3: envelope({ oneOf: [l3BookSchema, l3ChangeSchema] }),
 };
 
 /** Compiled serializers, one per body. */
@@ -474,4 +542,9 @@ export const serialize = {
   streamHistory: compile(streamSchemas.history),
   streamOrder: compile(streamSchemas.user_orders),
   streamUserTrade: compileExactFees(streamSchemas.user_history),
+  bbo: compile(bboSchema),
+  l3Book: compile(l3BookSchema),
+  streamBbo: compile(streamSchemas.bbo),
+  streamL3Book: compile(envelope(l3BookSchema)),
+  streamL3Change: compile(envelope(l3ChangeSchema)),
 };

@@ -462,6 +462,8 @@ export class SessionHub implements CommitListener {
   publicTrades(): void {}
 
   levelsChanged(): void {}
+  bboChanged(): void {}
+  l3Changed(): void {}
 
   orderChanged(user: number, view: OrderView): void {
     const set = this.reporting.get(user);
@@ -565,6 +567,8 @@ export function bothListeners(a: CommitListener, b: CommitListener): CommitListe
       a.mmpChanged?.(u, p, f, until);
       b.mmpChanged?.(u, p, f, until);
     },
+    bboChanged: (p) => a.bboChanged(p),
+    l3Changed: (p, s, e) => a.l3Changed(p, s, e),
   };
 }
 

@@ -5,6 +5,8 @@
  *   exchanges                 all pairs' 24 h records
  *   orders:{pair}             the aggregated book of a pair
  *   history:{pair}            the pair's public trades
+ *   bbo:{pair}                the pair's best bid and offer      (CONTRACT 13.1)
+ *   orders_l3:{pair}          the pair's book order by order      (CONTRACT 13.2)
  *   user_orders:{uid}         the caller's orders      (needs a signed upgrade, CONTRACT 7)
  *   user_history:{uid}        the caller's trades      (needs a signed upgrade)
  */
@@ -21,13 +23,17 @@ export const CH_ORDERS = 1;
 export const CH_HISTORY = 2;
 export const CH_USER_ORDERS = 3;
 export const CH_USER_HISTORY = 4;
+export const CH_BBO = 5;
+export const CH_ORDERS_L3 = 6;
 
 export type ChannelKind =
   | typeof CH_EXCHANGES
   | typeof CH_ORDERS
   | typeof CH_HISTORY
   | typeof CH_USER_ORDERS
-  | typeof CH_USER_HISTORY;
+  | typeof CH_USER_HISTORY
+  | typeof CH_BBO
+  | typeof CH_ORDERS_L3;
 
 /** Kinds that take an argument, by name. A Map: a client's text never reads a prototype (`constructor`). */
 const KINDS: ReadonlyMap<string, ChannelKind> = new Map<string, ChannelKind>([
@@ -35,13 +41,15 @@ const KINDS: ReadonlyMap<string, ChannelKind> = new Map<string, ChannelKind>([
   ["history", CH_HISTORY],
   ["user_orders", CH_USER_ORDERS],
   ["user_history", CH_USER_HISTORY],
+  ["bbo", CH_BBO],
+  ["orders_l3", CH_ORDERS_L3],
 ]);
 
 export interface Channel {
   readonly kind: ChannelKind;
   /** The channel name as subscribed: the `stream` field of its messages and its uWS topic. */
   readonly name: string;
-  /** Pair index for `orders` / `history`, else -1. */
+  /** Pair index for the pair channels (`orders`, `history`, `bbo`, `orders_l3`), else -1. */
   readonly pair: number;
   /** The uid as written for user channels, else "". */
   readonly uid: string;
@@ -106,7 +114,7 @@ export function parseStreams(query: string, pairIndex: (name: string) => number 
         fail(Code.STREAMS_UNKNOWN_CHANNEL, entry);
         continue;
       }
-      if (kind === CH_ORDERS || kind === CH_HISTORY) {
+      if (kind !== CH_USER_ORDERS && kind !== CH_USER_HISTORY) {
         const pair = pairIndex(arg);
         if (pair === undefined) {
           fail(Code.STREAMS_UNKNOWN_PAIR, entry);

@@ -19,6 +19,7 @@ import type { TemplatedApp, WebSocket } from "@trufflesuite/uws-js-unofficial";
 import type { Users } from "../accounts/users.ts";
 import type { ExchangeConfig } from "../config.ts";
 import type { CommitListener, Exchange, OrderView, UserTradeView } from "../core/exchange.ts";
+import { l3Events } from "../core/l3-book.ts";
 import { type PairMarket, type PublicTrade, scaled } from "../core/market-data.ts";
 import type { Metrics } from "../core/metrics.ts";
 import { errorBody, errorStatus, multiErrorBody } from "../errors/bodies.ts";
@@ -36,8 +37,10 @@ import { internalErrorBody, readRequest, STATUS_LINE, sendMethodNotAllowed } fro
 import { serialize } from "../http/schemas.ts";
 import { nowMicro } from "../util/time.ts";
 import {
+  CH_BBO,
   CH_EXCHANGES,
   CH_ORDERS,
+  CH_ORDERS_L3,
   CH_USER_HISTORY,
   CH_USER_ORDERS,
   type Channel,
@@ -110,7 +113,7 @@ interface Level {
 export interface HubOptions {
   config: ExchangeConfig;
   /** The core, for the pairs' read models. */
-  exchange: Pick<Exchange, "market">;
+  exchange: Pick<Exchange, "market" | "wantL3">;
   metrics: Metrics;
   /** Unsent bytes per connection above which it is closed with 1008 (CONTRACT 7). */
   maxBackpressureBytes: number;
@@ -127,11 +130,13 @@ export class StreamHub implements CommitListener {
   readonly metrics: Metrics;
   private readonly app: TemplatedApp;
   private readonly config: ExchangeConfig;
-  private readonly exchange: Pick<Exchange, "market">;
+  private readonly exchange: Pick<Exchange, "market" | "wantL3">;
   private readonly bound: number;
   private readonly log: (line: string) => void;
   private readonly ordersTopic: string[];
   private readonly historyTopic: string[];
+  private readonly bboTopic: string[];
+  private readonly l3Topic: string[];
   /** Open connections, and the subscribed ones per topic. */
   private readonly conns = new Set<Socket>();
   private readonly topics = new Map<string, Map<Socket, Conn>>();
@@ -179,6 +184,8 @@ export class StreamHub implements CommitListener {
     const pairs = this.config.pairs;
     this.ordersTopic = pairs.map((p) => `orders:${p.name}`);
     this.historyTopic = pairs.map((p) => `history:${p.name}`);
+    this.bboTopic = pairs.map((p) => `bbo:${p.name}`);
+    this.l3Topic = pairs.map((p) => `orders_l3:${p.name}`);
     this.clock = pairs.map((p) => this.exchange.market(p.index).lastMicro);
     this.snapshots = pairs.map(() => ({ version: -1, message: "" }));
     this.exchangesDirty = pairs.map(() => false);
@@ -194,17 +201,7 @@ export class StreamHub implements CommitListener {
     if (this.queued > 0) this.flushAll();
     this.conns.add(ws);
     this.metrics.streamConnections.inc();
-    for (const ch of c.channels) {
-      ws.subscribe(ch.name);
-      let subs = this.topics.get(ch.name);
-      if (subs === undefined) {
-        subs = new Map();
-        this.topics.set(ch.name, subs);
-        if (ch.kind === CH_USER_ORDERS) addTopic(this.userOrderTopics, c.userId, ch.name);
-        else if (ch.kind === CH_USER_HISTORY) addTopic(this.userTradeTopics, c.userId, ch.name);
-      }
-      subs.set(ws, c);
-    }
+    for (const ch of c.channels) if (ch.kind !== CH_ORDERS_L3) this.subscribe(ws, c, ch);
     let bytes = 0;
     for (const ch of c.channels) {
       let message: string | null = null;
@@ -212,6 +209,8 @@ export class StreamHub implements CommitListener {
         message = this.exchangesMessage(this.config.pairs.map((p) => p.index));
       } else if (ch.kind === CH_ORDERS) {
         message = this.bookSnapshot(ch.pair, ch.name);
+      } else if (ch.kind === CH_BBO) {
+        message = serialize.streamBbo({ stream: ch.name, data: this.exchange.market(ch.pair).bbo() });
       }
       if (message !== null) {
         ws.send(message, false, false);
@@ -219,6 +218,42 @@ export class StreamHub implements CommitListener {
       }
     }
     c.allowance = bytes;
+    for (const ch of c.channels) if (ch.kind === CH_ORDERS_L3) this.openL3(ws, c, ch);
+  }
+
+  private subscribe(ws: Socket, c: Conn, ch: Channel): void {
+    ws.subscribe(ch.name);
+    let subs = this.topics.get(ch.name);
+    if (subs === undefined) {
+      subs = new Map();
+      this.topics.set(ch.name, subs);
+      if (ch.kind === CH_USER_ORDERS) addTopic(this.userOrderTopics, c.userId, ch.name);
+      else if (ch.kind === CH_USER_HISTORY) addTopic(this.userTradeTopics, c.userId, ch.name);
+    }
+    subs.set(ws, c);
+  }
+
+  /**
+   * `orders_l3:{pair}` (CONTRACT 13.2): the core follows the pair's L3 book while it has
+   * subscribers. The connection subscribes and gets the snapshot once that book is the committed
+   * one: at once when it is followed already, else after the commit that reaches its snapshot.
+   */
+  private openL3(ws: Socket, c: Conn, ch: Channel): void {
+    const book = this.exchange.wantL3(ch.pair);
+    book.subscribers++;
+    const start = (): void => {
+      if (this.closed || !this.conns.has(ws)) return;
+      // As in `open`: what is queued is in the snapshot, so it must not reach this socket.
+      if (this.queued > 0) this.flushAll();
+      this.subscribe(ws, c, ch);
+      const m = this.exchange.market(ch.pair);
+      const data = book.snapshot(m.seq, m.priceDecimals, m.amountDecimals);
+      const message = serialize.streamL3Book({ stream: ch.name, data });
+      ws.send(message, false, false);
+      c.allowance += message.length;
+    };
+    if (book.readyAt(this.exchange.market(ch.pair).seq)) start();
+    else book.whenReady(start);
   }
 
   /** A connection closed (by either side, or by the sweep): forget its subscriptions. */
@@ -227,6 +262,11 @@ export class StreamHub implements CommitListener {
     this.metrics.streamConnections.dec();
     const c = ws.getUserData();
     for (const ch of c.channels) {
+      if (ch.kind === CH_ORDERS_L3) {
+        // The same book it counted itself in: a book with subscribers is never dropped.
+        const book = this.exchange.market(ch.pair).l3;
+        if (book !== null && book.subscribers > 0) book.subscribers--;
+      }
       const subs = this.topics.get(ch.name);
       if (subs === undefined) continue;
       subs.delete(ws);
@@ -276,10 +316,37 @@ export class StreamHub implements CommitListener {
       const sell = new Map<number, number>();
       for (let i = 0; i < levels.length; i += 3)
         (levels[i] === 0 ? buy : sell).set(levels[i + 1], levels[i + 2]);
-      const data = { buy: changedLevels(buy, m, t, true), sell: changedLevels(sell, m, t, false), seq };
+      const data = {
+        buy: changedLevels(buy, m, t, true),
+        sell: changedLevels(sell, m, t, false),
+        seq,
+        checksum: m.checksum(),
+      };
       this.publish(topic, serialize.streamLevels({ stream: topic, data }));
     } catch (err) {
       this.failed("levels", err);
+    }
+  }
+
+  bboChanged(pair: number): void {
+    const topic = this.bboTopic[pair];
+    if (this.closed || !this.topics.has(topic)) return;
+    try {
+      this.publish(topic, serialize.streamBbo({ stream: topic, data: this.exchange.market(pair).bbo() }));
+    } catch (err) {
+      this.failed("bbo", err);
+    }
+  }
+
+  l3Changed(pair: number, seq: number, events: readonly number[]): void {
+    const topic = this.l3Topic[pair];
+    if (this.closed || !this.topics.has(topic)) return;
+    try {
+      const m = this.exchange.market(pair);
+      const data = { seq, events: l3Events(events, m.priceDecimals, m.amountDecimals) };
+      this.publish(topic, serialize.streamL3Change({ stream: topic, data }));
+    } catch (err) {
+      this.failed("orders_l3", err);
     }
   }
 
@@ -362,7 +429,7 @@ export class StreamHub implements CommitListener {
     const cached = this.snapshots[pair];
     if (cached.version === m.bookVersion) return cached.message;
     const t = String(this.tick(pair));
-    const data = { buy: allLevels(m, 0, t), sell: allLevels(m, 1, t), seq: m.seq };
+    const data = { buy: allLevels(m, 0, t), sell: allLevels(m, 1, t), seq: m.seq, checksum: m.checksum() };
     const message = serialize.streamLevels({ stream: topic, data });
     this.snapshots[pair] = { version: m.bookVersion, message };
     return message;

@@ -226,6 +226,8 @@ describe("Exchange core", () => {
       userTrade: (user, view) => calls.push(`trade ${user} ${view.id}`),
       publicTrades: (_pair, trades) => calls.push(`public ${trades.length}`),
       levelsChanged: () => calls.push("levels"),
+      bboChanged: () => {},
+      l3Changed: () => {},
     };
     const { exchange, ledger, close } = await core(`${tmp.dbPath}-views`, {}, listener);
     ledger.deposit(0, BTC, 10n * BTC_UNIT);
@@ -330,6 +332,8 @@ describe("Exchange core", () => {
         userTrade: () => {},
         publicTrades: () => {},
         levelsChanged: () => {},
+        bboChanged: () => {},
+        l3Changed: () => {},
       },
     );
     ledger.deposit(0, BTC, 10n * BTC_UNIT);

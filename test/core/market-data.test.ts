@@ -103,3 +103,45 @@ describe("BookSide", () => {
     );
   });
 });
+
+describe("PairMarket BBO and checksum (CONTRACT 13.1, 13.3)", () => {
+  it("gives the contract's checksums: the empty book, then its four levels", () => {
+    const m = new PairMarket("btc_usdt", 2, 6);
+    assert.equal(m.checksumText(), "|");
+    assert.equal(m.checksum(), 2343686810);
+    // side, price (ticks), total (lots)
+    m.applyLevels([1, 2501001, 500_000, 1, 2501100, 1_250_000, 0, 2500000, 2_000_000, 0, 2499950, 1_000]);
+    assert.equal(m.checksumText(), "25010.01:0.5,25011:1.25|25000:2,24999.5:0.001");
+    assert.equal(m.checksum(), 3621080957);
+  });
+
+  it("covers the best 25 levels of each side, in canonical decimals", () => {
+    const m = new PairMarket("eth_btc", 6, 4);
+    for (let i = 0; i < 30; i++) m.applyLevels([0, 1000 - i, 1 + i, 1, 2000 + i, 10_000]);
+    const [asks, bids] = m.checksumText().split("|");
+    assert.equal(asks.split(",").length, 25);
+    assert.equal(bids.split(",").length, 25);
+    assert.equal(asks.split(",")[0], "0.002:1");
+    assert.equal(bids.split(",")[0], "0.001:0.0001");
+    assert.equal(bids.split(",")[24], "0.000976:0.0025");
+  });
+
+  it("reports a change of the best bid or ask, price or amount, and nothing below it", () => {
+    const m = new PairMarket("btc_usdt", 2, 6);
+    assert.deepEqual(m.bbo(), { bid: 0, bidAmount: 0, ask: 0, askAmount: 0, seq: 0, eventTimeMicro: "0" });
+    assert.equal(m.applyChange([1, 10100, 5], 1, 1000), true, "an ask appears");
+    assert.equal(m.applyChange([1, 10200, 5], 2, 1001), false, "behind the best ask");
+    assert.equal(m.applyChange([0, 9900, 7], 3, 1002), true, "a bid appears");
+    assert.equal(m.applyChange([1, 10100, 8], 4, 1003), true, "the best ask's amount");
+    assert.equal(m.applyChange([0, 9800, 1, 1, 10200, 0], 5, 1004), false, "below both");
+    assert.equal(m.applyChange([1, 10100, 0, 0, 10100, 2], 6, 1005), true, "both at once");
+    assert.deepEqual(m.bbo(), {
+      bid: 101,
+      bidAmount: 0.000002,
+      ask: 0,
+      askAmount: 0,
+      seq: 6,
+      eventTimeMicro: "1005",
+    });
+  });
+});

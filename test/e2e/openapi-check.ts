@@ -116,6 +116,8 @@ const STREAM_SCHEMAS: Record<string, string> = {
   history: "StreamHistoryMessage",
   user_orders: "StreamUserOrdersMessage",
   user_history: "StreamUserHistoryMessage",
+  bbo: "StreamBboMessage",
+  orders_l3: "StreamOrdersL3Message",
 };
 const streamValidators = new Map<string, ValidateFunction>();
 

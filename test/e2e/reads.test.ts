@@ -96,7 +96,13 @@ describe("read endpoints", () => {
       })),
     );
     for (const pair of PAIR_NAMES) {
-      assert.deepEqual(expectOk(await server.public.orderBook(pair)), { buy: [], sell: [], seq: 0 });
+      // CONTRACT 13.3: an empty book's checksum is CRC-32 of "|".
+      assert.deepEqual(expectOk(await server.public.orderBook(pair)), {
+        buy: [],
+        sell: [],
+        seq: 0,
+        checksum: 2343686810,
+      });
       assert.deepEqual(expectOk(await server.public.history(pair)), []);
       assert.deepEqual(expectOk(await server.public.chart(pair, "1m")), []);
     }

@@ -200,7 +200,12 @@ describe("the e2e response check", () => {
     assert.equal(openApiMismatch(answer("POST", "/1.0/trade/create-order", 200, order)), null);
     assert.equal(
       openApiMismatch(
-        answer("GET", "/1.0/trade/pairs/btc_usdt/orders?limit=5", 200, { buy: [], sell: [], seq: 0 }),
+        answer("GET", "/1.0/trade/pairs/btc_usdt/orders?limit=5", 200, {
+          buy: [],
+          sell: [],
+          seq: 0,
+          checksum: 2343686810,
+        }),
       ),
       null,
     );

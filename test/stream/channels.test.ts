@@ -10,6 +10,7 @@ import type {
   UserTrade,
 } from "../../src/client/index.ts";
 import { EXCHANGES_PERIOD_MS } from "../../src/stream/hub.ts";
+import { crc32 } from "../../src/util/crc32.ts";
 import {
   type BookData,
   cancelOrder,
@@ -131,7 +132,7 @@ describe("stream channels", () => {
     // orders:btc_usdt: every level, buy descending and sell ascending, one event time.
     const snap = await nextOn(pub, "orders:btc_usdt");
     const book = snap.data as BookData;
-    assert.deepEqual(Object.keys(book), ["buy", "sell", "seq"]);
+    assert.deepEqual(Object.keys(book), ["buy", "sell", "seq", "checksum"]);
     const t0 = book.sell[0].eventTimeMicro;
     assert.match(t0, MICRO);
     assert.deepEqual(book, {
@@ -141,6 +142,7 @@ describe("stream channels", () => {
         { price: 30100, amount: 0.25, eventTimeMicro: t0 },
       ],
       seq: 3, // three orders placed, three changes of the book
+      checksum: crc32("30000.5:1.5,30100:0.25|29000:1"), // CONTRACT 13.3
     });
     for (const l of [...book.buy, ...book.sell]) assert.deepEqual(Object.keys(l), LEVEL_KEYS);
     // history and the user channels send nothing on connect (settled: all sent on connect is here).

@@ -9,6 +9,7 @@ import type { Route } from "../route.ts";
 import { amendOrder } from "./amend-order.ts";
 import { asyncapi } from "./asyncapi-json.ts";
 import { balances } from "./balances.ts";
+import { bbo } from "./bbo.ts";
 import { cancelAllAfter } from "./cancel-all-after.ts";
 import { cancelAllOrders } from "./cancel-all-orders.ts";
 import { cancelOrder } from "./cancel-order.ts";
@@ -27,6 +28,7 @@ import { openOrders } from "./open-orders.ts";
 import { openapi } from "./openapi-json.ts";
 import { order } from "./order.ts";
 import { orderBook } from "./order-book.ts";
+import { orderBookL3 } from "./order-book-l3.ts";
 import { orderByClientId } from "./order-by-client-id.ts";
 import { pairPage } from "./pair-page.ts";
 import { pairs } from "./pairs.ts";
@@ -65,6 +67,9 @@ export const REST_ROUTES: readonly Route[] = [
   // CONTRACT 9 venue data
   time,
   venueInfo,
+  // CONTRACT 13 market data for makers
+  bbo,
+  orderBookL3,
   // CONTRACT 10 browser access
   listenKey,
   closeListenKey,

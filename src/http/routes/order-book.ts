@@ -26,7 +26,7 @@ export const orderBook: GetRoute = {
   errors: [400, ...PUBLIC_GET_PAIR],
   operationId: "orderBook",
   summary: "Aggregated order book: sell ascending, buy descending",
-  source: "seed 4.6; CONTRACT 4, 9 (seq)",
+  source: "seed 4.6; CONTRACT 4, 9 (seq), 13.3 (checksum)",
   handler: (ctx) => {
     const { exchange, finish } = ctx;
     // The whole book's body per pair, kept until the book changes (its version moves).
@@ -37,7 +37,13 @@ export const orderBook: GetRoute = {
         const cached = bookCache.get(p.index);
         if (cached !== undefined && cached.version === m.bookVersion) return cached.body;
       }
-      const body = serialize.book({ buy: m.levels(0, limit), sell: m.levels(1, limit), seq: m.seq });
+      // CONTRACT 13.3: the checksum covers the best 25 levels of the whole book, whatever the limit.
+      const body = serialize.book({
+        buy: m.levels(0, limit),
+        sell: m.levels(1, limit),
+        seq: m.seq,
+        checksum: m.checksum(),
+      });
       if (limit >= ALL) bookCache.set(p.index, { version: m.bookVersion, body });
       return body;
     };

@@ -31,7 +31,12 @@ export const pairPage: GetRoute = {
       const now = nowMicro();
       const page = {
         exchanges: list.map((p) => exchange.market(p.index).exchange(now)),
-        orders: { buy: m.levels(0, 1_000_000), sell: m.levels(1, 1_000_000), seq: m.seq },
+        orders: {
+          buy: m.levels(0, 1_000_000),
+          sell: m.levels(1, 1_000_000),
+          seq: m.seq,
+          checksum: m.checksum(),
+        },
         history: m.history,
         userOrders: null as OrderView[] | null,
         userHistory: null as UserTradeView[] | null,
