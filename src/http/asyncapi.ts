@@ -79,6 +79,32 @@ const STREAM_CHANNELS: readonly StreamChannelSpec[] = [
       "After every book change: only the changed levels; `amount` is the new aggregate, 0 means the level is gone.",
   },
   {
+    key: "bbo",
+    address: "bbo:{pair}",
+    schema: "StreamBboMessage",
+    user: false,
+    description:
+      "The best bid and offer of a pair (CONTRACT 13.1), as `GET /trade/pairs/{pair}/bbo` answers it. " +
+      'Price and amount 0 for an empty side; `eventTimeMicro` "0" for a book that never changed.',
+    snapshot: "On connect: the best bid and ask with the current book `seq`.",
+    update:
+      "After every book change that moves the best bid or ask (price or aggregate amount), after its " +
+      "commit, never coalesced, with that change's `seq`.",
+  },
+  {
+    key: "orders_l3",
+    address: "orders_l3:{pair}",
+    schema: "StreamOrdersL3Message",
+    user: false,
+    description:
+      "The order-by-order book of a pair (CONTRACT 13.2): every resting order with its remaining " +
+      "amount, no owner. Applying the events with `seq` > S to a snapshot of `seq` S gives the later book.",
+    snapshot: "On connect: `{seq, buy, sell}`, sides in price then time priority, as `GET .../orders/l3`.",
+    update:
+      "After every book change: `{seq, events}`, each event open / change / done of one order, in the " +
+      "order they happened.",
+  },
+  {
     key: "history",
     address: "history:{pair}",
     schema: "StreamHistoryMessage",

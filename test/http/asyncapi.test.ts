@@ -65,7 +65,16 @@ describe("the AsyncAPI document", () => {
     const channels = doc.channels as Record<string, Json>;
     assert.deepEqual(
       Object.values(channels).map((c) => c.address),
-      ["exchanges", "orders:{pair}", "history:{pair}", "user_orders:{uid}", "user_history:{uid}", null],
+      [
+        "exchanges",
+        "orders:{pair}",
+        "bbo:{pair}",
+        "orders_l3:{pair}",
+        "history:{pair}",
+        "user_orders:{uid}",
+        "user_history:{uid}",
+        null,
+      ],
     );
     assert.deepEqual(
       ((channels.orders.parameters as Json).pair as Json).enum,
@@ -77,12 +86,17 @@ describe("the AsyncAPI document", () => {
       "exchanges.update",
       "orders.snapshot",
       "orders.update",
+      "bbo.snapshot",
+      "bbo.update",
+      "orders_l3.snapshot",
+      "orders_l3.update",
       "history.update",
       "user_orders.update",
       "user_history.update",
       "event.hello",
       "event.order",
       "event.trade",
+      "event.mmp",
       "session.frameError",
     ]) {
       assert.ok(messages.includes(name), name);
@@ -186,7 +200,8 @@ describe("the AsyncAPI document", () => {
   });
 
   test("the stream check refuses unknown channels, unknown pairs and wrong data", () => {
-    const book = { buy: [], sell: [], seq: 3 };
+    // An empty book: its checksum is the CRC-32 of "|" (CONTRACT 13.3).
+    const book = { buy: [], sell: [], seq: 3, checksum: 2343686810 };
     assert.equal(asyncApi.streamMismatch({ stream: "orders:btc_usdt", data: book }), null);
     assert.notEqual(asyncApi.streamMismatch({ stream: "orders:btc_usdt", data: { buy: [] } }), null);
     assert.notEqual(asyncApi.streamMismatch({ stream: "orders:nope_usdt", data: book }), null);
