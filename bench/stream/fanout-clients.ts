@@ -1,16 +1,18 @@
 /**
  * The subscriber side of bench/stream/fanout.bench.ts, run as its own process: N WebSocket
  * clients on bare TCP sockets (no per-message library work), each counting its text frames and
- * payload bytes. A few of them also sample publish-to-receive latency: the eventTimeMicro in an
- * `orders:` message is the publisher's clock when it published (same machine, same epoch clock:
- * performance.timeOrigin + performance.now()).
+ * payload bytes, and every frame is counted per channel kind (`orders`, `bbo`, `orders_l3`, ...).
+ * A few of them also sample publish-to-receive latency: the eventTimeMicro in an `orders:` message
+ * is the publisher's clock when it published, in a `bbo:` message the time of the book change it
+ * follows (same machine, same epoch clock: performance.timeOrigin + performance.now()).
  *
  * Driven over IPC:
  *   {type:"connect", port, path, count, sampled, snapshots}
  *                                                 → {type:"connected"} once every client has its
  *                                                   `snapshots` first messages
  *   {type:"reset"}                                → {type:"reset"}        counters to zero
- *   {type:"report"}                               → {type:"report", ...}  counts, bytes, samples
+ *   {type:"report"}                               → {type:"report", ...}  counts, bytes, samples,
+ *                                                   deliveries and latency samples per kind
  *   {type:"disconnect"}                           → {type:"disconnected"}
  *   every PROGRESS_MS while frames arrive         → {type:"progress", min, total}
  */
@@ -21,6 +23,8 @@ const PROGRESS_MS = 2;
 const KEY = "dGhlIHNhbXBsZSBub25jZQ==";
 const MARK = Buffer.from('"eventTimeMicro":"');
 const ORDERS_PREFIX = Buffer.from('{"stream":"orders:');
+const STREAM_PREFIX = Buffer.from('{"stream":"');
+const COLON = 0x3a;
 
 interface Client {
   socket: net.Socket;
@@ -35,7 +39,22 @@ interface Client {
 
 let clients: Client[] = [];
 let samples: number[] = [];
+/** Deliveries per channel kind (the text before `:` in `stream`), all clients. */
+let kinds = new Map<string, number>();
+/** Latency samples (µs) per channel kind, from the sampled clients' messages that carry a time. */
+let kindSamples = new Map<string, number[]>();
 let total = 0;
+
+/** The channel kind of the frame at `start` (`orders`, `bbo`, `orders_l3`, `history`, ...). */
+function kindOf(b: Buffer, start: number, len: number): string {
+  if (b.compare(STREAM_PREFIX, 0, STREAM_PREFIX.length, start, start + STREAM_PREFIX.length) !== 0)
+    return "?";
+  const from = start + STREAM_PREFIX.length;
+  const end = Math.min(start + len, from + 24);
+  let k = from;
+  while (k < end && b[k] !== COLON && b[k] !== 0x22) k++;
+  return b.toString("latin1", from, k);
+}
 let lastSentTotal = -1;
 
 function nowMicro(): number {
@@ -81,15 +100,22 @@ function onData(c: Client, chunk: Buffer): void {
     if (op === 1) {
       frames++;
       c.bytes += len;
-      if (
-        c.sampled &&
-        b.compare(ORDERS_PREFIX, 0, ORDERS_PREFIX.length, start, start + ORDERS_PREFIX.length) === 0
-      ) {
+      const kind = kindOf(b, start, len);
+      kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+      if (c.sampled) {
         const at = b.indexOf(MARK, start);
         if (at !== -1 && at < start + len) {
           let t = 0;
           for (let k = at + MARK.length; b[k] !== 0x22; k++) t = t * 10 + (b[k] - 48);
-          samples.push(receivedMicro - t);
+          // eventTimeMicro "0": a book that never changed (a BBO snapshot), no latency to take.
+          if (t > 0) {
+            const isOrders =
+              b.compare(ORDERS_PREFIX, 0, ORDERS_PREFIX.length, start, start + ORDERS_PREFIX.length) === 0;
+            if (isOrders) samples.push(receivedMicro - t);
+            const list = kindSamples.get(kind);
+            if (list === undefined) kindSamples.set(kind, [receivedMicro - t]);
+            else list.push(receivedMicro - t);
+          }
         }
       }
     } else if (op === 8) {
@@ -187,6 +213,8 @@ process.on("message", async (msg: Command) => {
         c.bytes = 0;
       }
       samples = [];
+      kinds = new Map();
+      kindSamples = new Map();
       total = 0;
       lastSentTotal = -1;
       send({ type: "reset" });
@@ -201,6 +229,8 @@ process.on("message", async (msg: Command) => {
         lastMs: Math.max(...clients.map((c) => c.lastMs)),
         closed: clients.filter((c) => c.closeCode !== 0).length,
         samples,
+        kinds: Object.fromEntries(kinds),
+        kindSamples: Object.fromEntries(kindSamples),
         cpu: process.cpuUsage(),
       });
       break;

@@ -25,7 +25,16 @@
  * slows a run) and the medians are shown beside it.
  * Check at the end: every client received every message and exactly the bytes published.
  *
+ * Maker channels (CONTRACT 13): each round also runs the exchange with every client on
+ * `orders:`, `history:`, `bbo:` and `orders_l3:` of the pair (same producer, same --messages in all),
+ * and a second table gives, per channel, the messages published, the deliveries per second and,
+ * for `orders:` and `bbo:`, the time from the book change to the subscriber (p50/p99): receive
+ * clock minus the message's eventTimeMicro (a BBO message's is the time of the change it follows,
+ * stamped at its commit). `orders_l3:` messages carry no time. A server without these channels
+ * (404 on GET .../bbo) skips this part and says so.
+ *
  * Run: npx tsx bench/stream/fanout.bench.ts [--clients 1000] [--messages 12000] [--rounds 5]
+ *      quick look: --clients 200 --messages 2000 --rounds 1
  */
 import { fork } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -52,7 +61,9 @@ const BACKLOG = 64;
 const PAIR = "btc_usdt";
 const TOPICS = [`orders:${PAIR}`, `history:${PAIR}`];
 const SAMPLED_CLIENTS = 20;
+const MAKER_TOPICS = [`orders:${PAIR}`, `history:${PAIR}`, `bbo:${PAIR}`, `orders_l3:${PAIR}`];
 const HUB_NAME = "exchange stream (StreamHub)";
+const MAKER_NAME = "exchange, maker channels";
 const BARE_NAME = "bare uWS publish loop";
 
 const { values: args } = parseArgs({
@@ -77,6 +88,9 @@ interface Report {
   lastMs: number;
   closed: number;
   samples: number[];
+  /** Deliveries per channel kind, and latency samples (µs) per kind. */
+  kinds: Record<string, number>;
+  kindSamples: Record<string, number[]>;
   cpu: NodeJS.CpuUsage;
 }
 
@@ -144,6 +158,13 @@ interface RunResult {
   latencySamples: number;
   serverCpuSeconds: number;
   clientCpuSeconds: number;
+  /** Per channel kind: deliveries counted by the clients and latency percentiles (ms; NaN: none). */
+  kinds: Record<string, { delivered: number; p50Ms: number; p99Ms: number; samples: number }>;
+}
+
+/** The value at fraction `p` of sorted microsecond samples, in ms; NaN without samples. */
+function percentileMs(sorted: Float64Array, p: number): number {
+  return sorted.length === 0 ? Number.NaN : sorted[Math.floor((sorted.length - 1) * p)] / 1000;
 }
 
 async function finish(
@@ -165,8 +186,12 @@ async function finish(
   const lost = report.counts.reduce((s, n) => s + Math.max(0, expected - n), 0);
   const seconds = (report.lastMs - startMs) / 1000;
   const sorted = Float64Array.from(report.samples).sort();
-  const pct = (p: number) =>
-    sorted.length === 0 ? Number.NaN : sorted[Math.floor((sorted.length - 1) * p)] / 1000;
+  const pct = (p: number) => percentileMs(sorted, p);
+  const kinds: RunResult["kinds"] = {};
+  for (const [kind, delivered] of Object.entries(report.kinds)) {
+    const k = Float64Array.from(report.kindSamples[kind] ?? []).sort();
+    kinds[kind] = { delivered, p50Ms: percentileMs(k, 0.5), p99Ms: percentileMs(k, 0.99), samples: k.length };
+  }
   return {
     name,
     published: expected,
@@ -184,6 +209,7 @@ async function finish(
     serverCpuSeconds: (cpu.user + cpu.system) / 1e6,
     clientCpuSeconds:
       (report.cpu.user + report.cpu.system - clientCpuBefore.user - clientCpuBefore.system) / 1e6,
+    kinds,
   };
 }
 
@@ -241,16 +267,21 @@ const core = exchange.exchange;
 // request is made here).
 const answers = exchange.answers;
 
-function topicCounts(): Record<string, { messages: number; bytes: number }> {
-  return Object.fromEntries(TOPICS.map((t) => [t, { ...(hub.stats.get(t) ?? { messages: 0, bytes: 0 }) }]));
+function topicCounts(topics: readonly string[]): Record<string, { messages: number; bytes: number }> {
+  return Object.fromEntries(topics.map((t) => [t, { ...(hub.stats.get(t) ?? { messages: 0, bytes: 0 }) }]));
 }
 
-async function runExchange(round: number): Promise<RunResult> {
-  // One book snapshot each on connect (history sends nothing on connect).
-  await connectClients(exchange.port, `/stream?streams=${TOPICS.join(",")}`, 1);
-  const before = topicCounts();
+/** Does this server have the channels of CONTRACT 13 (GET .../bbo answers)? */
+const makerChannels =
+  (await fetch(`http://127.0.0.1:${exchange.port}/1.0/trade/pairs/${PAIR}/bbo`)).status === 200;
+
+async function runExchange(round: number, topics: readonly string[] = TOPICS): Promise<RunResult> {
+  // One snapshot on connect from each channel but history.
+  const snapshots = topics.filter((t) => !t.startsWith("history:")).length;
+  await connectClients(exchange.port, `/stream?streams=${topics.join(",")}`, snapshots);
+  const before = topicCounts(topics);
   const publishedNow = () =>
-    TOPICS.reduce((s, t) => s + (hub.stats.get(t)?.messages ?? 0) - before[t].messages, 0);
+    topics.reduce((s, t) => s + (hub.stats.get(t)?.messages ?? 0) - before[t].messages, 0);
   const rnd = random(1000 + round);
   let inFlight = 0;
   let submitted = 0;
@@ -295,14 +326,15 @@ async function runExchange(round: number): Promise<RunResult> {
   }
   while (inFlight > 0 || hub.backlog > 0) await (inFlight > 0 ? blocked() : turn());
   if (refused > 0) throw new Error(`${refused} orders refused`);
-  const after = topicCounts();
+  const after = topicCounts(topics);
   const perTopic = Object.fromEntries(
-    TOPICS.map((t) => [
+    topics.map((t) => [
       t,
       { messages: after[t].messages - before[t].messages, bytes: after[t].bytes - before[t].bytes },
     ]),
   );
-  const result = await finish(HUB_NAME, startMs, publishedNow, perTopic, cpuBefore, clientCpuBefore);
+  const name = topics === TOPICS ? HUB_NAME : MAKER_NAME;
+  const result = await finish(name, startMs, publishedNow, perTopic, cpuBefore, clientCpuBefore);
   await ask({ type: "disconnect" }, "disconnected");
   return result;
 }
@@ -369,10 +401,12 @@ async function runBare(shape: Record<string, { messages: number; bytes: number }
 // ---------------------------------------------------------------------- rounds, table, check
 
 const runs: RunResult[] = [];
+const makerRuns: RunResult[] = [];
 for (let round = 0; round < ROUNDS; round++) {
   const candidate = await runExchange(round);
   runs.push(candidate);
   runs.push(await runBare(candidate.perTopic));
+  if (makerChannels) makerRuns.push(await runExchange(round, MAKER_TOPICS));
 }
 
 const best = (name: string) =>
@@ -391,7 +425,7 @@ const baseline = best(BARE_NAME);
 const candidate = best(HUB_NAME);
 const ratio = candidate.deliveredPerSecond / baseline.deliveredPerSecond;
 const medianRatio = median(HUB_NAME) / median(BARE_NAME);
-const lostTotal = runs.reduce((s, r) => s + r.lost + (r.bytesOk ? 0 : 1) + r.closed, 0);
+const lostTotal = [...runs, ...makerRuns].reduce((s, r) => s + r.lost + (r.bytesOk ? 0 : 1) + r.closed, 0);
 
 const fmt = (n: number, d = 0) =>
   n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
@@ -433,6 +467,45 @@ console.log(
 console.log(line(header));
 console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
 for (const r of rows) console.log(line(r));
+if (makerRuns.length === 0) {
+  console.log(`\nmaker channels: skipped, this server has no bbo:/orders_l3: (GET .../bbo is not 200)`);
+} else {
+  // Per channel, all clients on the four channels: the round with the best total rate.
+  const m = makerRuns.reduce((a, b) => (a.deliveredPerSecond >= b.deliveredPerSecond ? a : b));
+  const mHeader = ["channel", "messages", "avg B", "delivered", "delivered msg/s", "p50 ms", "p99 ms"];
+  const mRows = MAKER_TOPICS.map((topic) => {
+    const kind = m.kinds[topic.slice(0, topic.indexOf(":"))];
+    const shape = m.perTopic[topic];
+    const timed = topic.startsWith("orders:") || topic.startsWith("bbo:");
+    return [
+      topic.slice(0, topic.indexOf(":") + 1),
+      fmt(shape.messages),
+      fmt(shape.bytes / Math.max(1, shape.messages)),
+      fmt(kind?.delivered ?? 0),
+      fmt((kind?.delivered ?? 0) / m.seconds),
+      timed && kind !== undefined ? fmt(kind.p50Ms, 2) : "—",
+      timed && kind !== undefined ? fmt(kind.p99Ms, 2) : "—",
+    ];
+  });
+  mRows.push([
+    "all",
+    fmt(m.published),
+    fmt(m.publishedBytes / m.published),
+    fmt(m.delivered),
+    fmt(m.deliveredPerSecond),
+    "",
+    "",
+  ]);
+  const mWidths = mHeader.map((h, c) => Math.max(h.length, ...mRows.map((r) => r[c].length)));
+  const mLine = (cells: string[]) => `| ${cells.map((x, c) => x.padEnd(mWidths[c])).join(" | ")} |`;
+  console.log(
+    `\n${CLIENTS} clients on ${MAKER_TOPICS.join(" + ")} (best of ${makerRuns.length}: ` +
+      `${fmt(m.seconds, 2)} s, lost ${fmt(m.lost)}); latency: book change → subscriber\n`,
+  );
+  console.log(mLine(mHeader));
+  console.log(`|${mWidths.map((w) => "-".repeat(w + 2)).join("|")}|`);
+  for (const r of mRows) console.log(mLine(r));
+}
 console.log(
   `\nbest exchange / best bare delivered rate: ${fmt(candidate.deliveredPerSecond)} / ` +
     `${fmt(baseline.deliveredPerSecond)} = ${(ratio * 100).toFixed(1)}% (target ≥ ${TARGET * 100}%); ` +
@@ -451,6 +524,8 @@ await writeFile(
       topics: TOPICS,
       window: WINDOW,
       runs,
+      makerTopics: MAKER_TOPICS,
+      makerRuns,
       best: { exchange: candidate, bare: baseline },
       ratio,
       medianRatio,

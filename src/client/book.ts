@@ -6,14 +6,16 @@
  * CONTRACT 9), every message carries the previous `seq` + 1, and a jump means a message was
  * missed: the feed then re-reads the REST book (which carries its `seq`), applies the messages it
  * buffered meanwhile whose `seq` is above the REST one, and goes on. A closed connection (a slow
- * consumer gets 1008) reconnects and starts again from the new snapshot.
+ * consumer gets 1008) reconnects and starts again from the new snapshot. When messages carry
+ * `checksum` (CONTRACT 13.3), the book after each must give it; on a mismatch the feed re-reads the
+ * REST book as on a gap and reports `checksum` to `onResync`.
  */
 import { ExchangeClient, ok } from "./index.ts";
-import { type BookData, LiveBook, type LocalBook } from "./local-book.ts";
+import { type BookData, LiveBook, type LocalBook, type ResyncReason } from "./local-book.ts";
 import { StreamClient, type StreamMessage } from "./stream.ts";
 
 // The book itself is local-book.ts, which the web page shares.
-export { type ApplyResult, type BookData, LocalBook } from "./local-book.ts";
+export { type ApplyResult, type BookData, LocalBook, type ResyncReason } from "./local-book.ts";
 
 export interface BookFeedOptions {
   /** Server origin or REST base; a function is read at each (re)connect. */
@@ -21,8 +23,12 @@ export interface BookFeedOptions {
   pairName: string;
   /** Called after every change with the whole book. */
   onBook?: (book: BookData) => void;
-  /** Called when the feed resyncs (`gap`: from REST by seq; `reconnect`: after a close). */
-  onResync?: (reason: "gap" | "reconnect") => void;
+  /**
+   * Called when the feed resyncs: `gap` (a seq was skipped) and `checksum` (the book after a
+   * message did not give its CONTRACT 13.3 checksum) re-read the REST book; `reconnect` follows a
+   * close and starts again from the new snapshot.
+   */
+  onResync?: (reason: ResyncReason | "reconnect") => void;
   /** Called when the feed gives up (resync failed repeatedly, or reconnecting failed). */
   onError?: (error: Error) => void;
   /** Reconnect when the server closes the connection (default true). */
@@ -49,7 +55,7 @@ export class OrderBookFeed {
     this.live = new LiveBook(
       async () => ok(await this.client.orderBook(options.pairName), "order book"),
       () => this.changed(),
-      { onResync: () => options.onResync?.("gap"), onError: (error) => options.onError?.(error) },
+      { onResync: (reason) => options.onResync?.(reason), onError: (error) => options.onError?.(error) },
     );
   }
 
@@ -58,9 +64,14 @@ export class OrderBookFeed {
     return this.live.local;
   }
 
-  /** Resyncs done so far (REST reads for gaps, and reconnects). */
+  /** Resyncs done so far (REST reads for gaps and checksum mismatches, and reconnects). */
   get resyncs(): number {
     return this.live.resyncs + this.reconnects;
+  }
+
+  /** Messages (or snapshots) whose checksum the local book did not give, each followed by a resync. */
+  get checksumMismatches(): number {
+    return this.live.checksumMismatches;
   }
 
   private get baseUrl(): string {

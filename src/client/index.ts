@@ -23,10 +23,12 @@ import type {
   BackupAnswer,
   Balance,
   BalanceAnswer,
+  Bbo,
   Candle,
   CreatedOrder,
   DirectionType,
   ErrorBody,
+  L3Snapshot,
   MmpState,
   NewApiKey,
   NewUser,
@@ -46,6 +48,31 @@ import type {
 } from "./types.ts";
 
 export type * from "./types.ts";
+
+// ---- live feeds and the book checksum (CONTRACT 7, 9, 13) -------------------------------------------
+// book.ts, stream.ts and market-data.ts import this module for ExchangeClient; they use it only
+// inside functions, so the import cycle is harmless.
+
+export { type BookFeedOptions, OrderBookFeed } from "./book.ts";
+export {
+  bookChecksum,
+  CHECKSUM_LEVELS,
+  checksumText,
+  crc32,
+  decimalText,
+  type LevelPair,
+  sumExact,
+} from "./checksum.ts";
+export { type L3ApplyResult, L3Book } from "./l3-book.ts";
+export { LiveBook, LocalBook, type ResyncReason } from "./local-book.ts";
+export {
+  BboFeed,
+  type BboFeedOptions,
+  L3BookFeed,
+  type L3FeedOptions,
+  type L3ResyncReason,
+  subscribeBbo,
+} from "./market-data.ts";
 
 export const CHART_PERIODS = ["1m", "5m", "15m", "30m", "1h", "2h", "4h", "6h", "12h", "1d", "1w"] as const;
 export type ChartPeriod = (typeof CHART_PERIODS)[number];
@@ -559,6 +586,16 @@ export class ExchangeClient {
       anonymous: true,
       ...opts,
     });
+  }
+
+  /** CONTRACT 13.1 GET /trade/pairs/{pairName}/bbo: best bid and offer, with the book seq. */
+  bbo(pairName: string, opts: CallOptions = {}): Promise<ApiResponse<Bbo>> {
+    return this.get<Bbo>(`/trade/pairs/${pairName}/bbo`, [], { anonymous: true, ...opts });
+  }
+
+  /** CONTRACT 13.2 GET /trade/pairs/{pairName}/orders/l3: every resting order, in priority order. */
+  orderBookL3(pairName: string, opts: CallOptions = {}): Promise<ApiResponse<L3Snapshot>> {
+    return this.get<L3Snapshot>(`/trade/pairs/${pairName}/orders/l3`, [], { anonymous: true, ...opts });
   }
 
   /** 4.7 GET /trade/pairs/{pairName}/history. */

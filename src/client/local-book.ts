@@ -9,17 +9,25 @@
  * carry `seq`, each must be the previous + 1; on a jump the book is re-read from REST (which carries
  * its own `seq`), the messages that arrive meanwhile are held, and those newer than the REST book
  * are applied on top. Without `seq` the stream alone is trusted (it is consistent by CONTRACT 7).
+ * When messages carry `checksum` (CONTRACT 13.3), the book after each one must give that checksum;
+ * a mismatch (a divergence `seq` cannot show) resyncs from REST the same way.
  */
+import { bookChecksum, CHECKSUM_LEVELS } from "./checksum.ts";
 import type { BookData } from "./types.ts";
 
 export type { BookData };
 
 export type ApplyResult = "applied" | "stale" | "gap";
 
+/** Why a live book re-read the REST book: a seq jump, or a checksum that did not match. */
+export type ResyncReason = "gap" | "checksum";
+
 /** The levels of one book, a snapshot plus deltas, with the sequence checks of CONTRACT 9. */
 export class LocalBook {
   /** The `seq` of the last snapshot or change applied; undefined on servers without seq. */
   seq: number | undefined;
+  /** True once a snapshot or change carried `checksum`: `book()` then carries it too, as REST does. */
+  hasChecksum = false;
   private readonly buy = new Map<number, number>();
   private readonly sell = new Map<number, number>();
 
@@ -30,6 +38,7 @@ export class LocalBook {
     for (const l of snapshot.buy) if (l.amount !== 0) this.buy.set(l.price, l.amount);
     for (const l of snapshot.sell) if (l.amount !== 0) this.sell.set(l.price, l.amount);
     this.seq = snapshot.seq;
+    this.hasChecksum = snapshot.checksum !== undefined;
   }
 
   /**
@@ -50,6 +59,7 @@ export class LocalBook {
       else this.sell.set(l.price, l.amount);
     }
     if (change.seq !== undefined) this.seq = change.seq;
+    if (change.checksum !== undefined) this.hasChecksum = true;
     return "applied";
   }
 
@@ -59,18 +69,37 @@ export class LocalBook {
     return [...(side === "buy" ? this.buy : this.sell)].sort((a, b) => (a[0] - b[0]) * dir);
   }
 
-  /** The book as `GET .../orders` answers it: buy descending, sell ascending. */
+  /** The best `n` levels of one side, best first. */
+  best(side: "buy" | "sell", n: number): [number, number][] {
+    return this.levels(side).slice(0, n);
+  }
+
+  /** CONTRACT 13.3: the checksum of the book as it is now. */
+  checksum(): number {
+    return bookChecksum(this.best("sell", CHECKSUM_LEVELS), this.best("buy", CHECKSUM_LEVELS));
+  }
+
+  /**
+   * False when `data` carries a checksum that this book (after applying `data`) does not give;
+   * true when it matches or carries none.
+   */
+  verify(data: BookData): boolean {
+    return data.checksum === undefined || data.checksum === this.checksum();
+  }
+
+  /** The book as `GET .../orders` answers it: buy descending, sell ascending (and seq, checksum). */
   book(): BookData {
     const side = (s: "buy" | "sell") => this.levels(s).map(([price, amount]) => ({ price, amount }));
     const out: BookData = { buy: side("buy"), sell: side("sell") };
     if (this.seq !== undefined) out.seq = this.seq;
+    if (this.hasChecksum) out.checksum = this.checksum();
     return out;
   }
 }
 
 export interface LiveBookOptions {
-  /** Called before each REST read that repairs a gap. */
-  onResync?: () => void;
+  /** Called before each REST read that repairs a gap or a checksum mismatch, with the reason. */
+  onResync?: (reason: ResyncReason) => void;
   /**
    * Called when the book gives up on a gap (the REST read failed, or the gap persisted over
    * MAX_RESYNC_READS reads); the held messages are dropped. Without it `changed` is called instead.
@@ -86,8 +115,10 @@ const MAX_RESYNC_READS = 5;
 /** A `LocalBook` fed by one connection's `orders:` messages, resynced from REST on a seq gap. */
 export class LiveBook {
   readonly local = new LocalBook();
-  /** REST reads done to repair gaps. */
+  /** REST reads done to repair gaps and checksum mismatches. */
   resyncs = 0;
+  /** Snapshots and messages whose checksum the book did not give (each starts a resync). */
+  checksumMismatches = 0;
   private haveSnapshot = false;
   /** Messages received while a REST resync is in flight; null when none is. */
   private held: BookData[] | null = null;
@@ -123,6 +154,10 @@ export class LiveBook {
       this.held = null;
       this.epoch++;
       this.local.reset(data);
+      if (!this.local.verify(data)) {
+        this.mismatch();
+        return;
+      }
       this.changed();
       return;
     }
@@ -130,12 +165,24 @@ export class LiveBook {
       this.held.push(data);
       return;
     }
-    if (this.local.apply(data) === "gap") {
+    const result = this.local.apply(data);
+    if (result === "gap") {
       this.held = [data];
-      void this.resync();
+      void this.resync("gap");
+      return;
+    }
+    if (result === "applied" && !this.local.verify(data)) {
+      this.mismatch();
       return;
     }
     this.changed();
+  }
+
+  /** The book diverged from the server's (CONTRACT 13.3): drop it and re-read the REST book. */
+  private mismatch(): void {
+    this.checksumMismatches++;
+    this.held = [];
+    void this.resync("checksum");
   }
 
   /** Best first: asks ascending, bids descending. */
@@ -148,13 +195,16 @@ export class LiveBook {
     return this.local.book();
   }
 
-  /** Re-reads the REST book until the held messages follow it, then applies those above its seq. */
-  private async resync(): Promise<void> {
+  /**
+   * Re-reads the REST book until the held messages follow it, then applies those above its seq;
+   * the REST book and each message applied must give their checksums, or the book is read again.
+   */
+  private async resync(reason: ResyncReason): Promise<void> {
     const epoch = this.epoch;
     let failure = new Error("book resync failed");
     for (let read = 1; read <= MAX_RESYNC_READS; read++) {
       this.resyncs++;
-      this.options.onResync?.();
+      this.options.onResync?.(reason);
       let rest: BookData;
       try {
         rest = await this.load();
@@ -170,15 +220,31 @@ export class LiveBook {
       if (epoch !== this.epoch) return; // a new connection's snapshot replaced the book meanwhile
       this.local.reset(rest);
       const held = this.held ?? [];
-      const gapAt = held.findIndex((d) => this.local.apply(d) === "gap");
-      if (gapAt === -1) {
+      if (!this.local.verify(rest)) {
+        this.checksumMismatches++;
+        failure = new Error(`the REST book's checksum does not match its levels after ${read} reads`);
+        continue;
+      }
+      let failedAt = -1;
+      for (let i = 0; i < held.length && failedAt === -1; i++) {
+        const result = this.local.apply(held[i]);
+        if (result === "gap") {
+          // The REST book is older than the held messages: read it again (they stay held).
+          failedAt = i;
+          failure = new Error(`book seq gap persists after ${read} resyncs`);
+        } else if (result === "applied" && !this.local.verify(held[i])) {
+          // The book diverged again: the later messages alone cannot repair it.
+          this.checksumMismatches++;
+          failedAt = held.length;
+          failure = new Error(`book checksum mismatch persists after ${read} resyncs`);
+        }
+      }
+      if (failedAt === -1) {
         this.held = null;
         this.changed();
         return;
       }
-      // The REST book is older than the held messages: read it again (they stay held).
-      this.held = held.slice(gapAt);
-      failure = new Error(`book seq gap persists after ${read} resyncs`);
+      this.held = held.slice(failedAt);
     }
     this.held = null;
     if (this.options.onError !== undefined) this.options.onError(failure);

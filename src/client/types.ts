@@ -79,6 +79,8 @@ export interface OrderBook {
   sell: Level[];
   /** CONTRACT 9: the book sequence of the state shown. */
   seq: number;
+  /** CONTRACT 13.3: CRC-32 of the best 25 levels a side of the whole book (see checksum.ts). */
+  checksum?: number;
 }
 
 /** 2.4 Public trade history item. */
@@ -213,4 +215,56 @@ export interface BookData {
   buy: Level[];
   sell: Level[];
   seq?: number;
+  /** CONTRACT 13.3: the checksum of the whole book after this message. */
+  checksum?: number;
+}
+
+/**
+ * CONTRACT 13.1: best bid and offer, `GET .../bbo` and each `bbo:{pair}` message. Price and
+ * amount are 0 for an empty side; `eventTimeMicro` is "0" for a book that never changed.
+ */
+export interface Bbo {
+  bid: number;
+  bidAmount: number;
+  ask: number;
+  askAmount: number;
+  /** The book seq (CONTRACT 9) of the change this is the result of. */
+  seq: number;
+  eventTimeMicro: string;
+}
+
+/** CONTRACT 13.2: one resting order of the L3 book (no owner is shown). */
+export interface L3Order {
+  id: number;
+  price: number;
+  /** The remaining amount. */
+  amount: number;
+}
+
+/**
+ * CONTRACT 13.2: `GET .../orders/l3` and the `orders_l3:{pair}` snapshot: every resting order,
+ * each side in price priority (buy descending, sell ascending) and, within a price, time priority.
+ */
+export interface L3Snapshot {
+  seq: number;
+  buy: L3Order[];
+  sell: L3Order[];
+}
+
+/**
+ * CONTRACT 13.2: `open` (starts resting, with its remaining amount), `change` (new remaining amount,
+ * same place in the queue), `done` (left the book, amount 0).
+ */
+export interface L3Event {
+  type: "open" | "change" | "done";
+  id: number;
+  side: DirectionType;
+  price: number;
+  amount: number;
+}
+
+/** CONTRACT 13.2: one `orders_l3:{pair}` message after the snapshot: one book change. */
+export interface L3Update {
+  seq: number;
+  events: L3Event[];
 }

@@ -7,7 +7,7 @@
  * built for output (`scaled`).
  */
 
-import { crc32 } from "../util/crc32.ts";
+import { crc32 } from "../client/checksum.ts";
 import { formatDecimal, POW10_NUMBER } from "../util/numbers.ts";
 import type { L3Book } from "./l3-book.ts";
 

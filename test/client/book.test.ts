@@ -4,14 +4,17 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { isDeepStrictEqual } from "node:util";
 import { type BookData, LocalBook, OrderBookFeed } from "../../src/client/book.ts";
+import { bookChecksum } from "../../src/client/checksum.ts";
 import type { OrderBook } from "../../src/client/index.ts";
+import { LiveBook, type ResyncReason } from "../../src/client/local-book.ts";
 import { limit, TestServer } from "../e2e/harness.ts";
 import { waitFor } from "../wait.ts";
 
 /** Waits until the feed's local book equals `want` (the REST book read after the last change). */
 function untilBook(feed: OrderBookFeed, want: OrderBook): Promise<true> {
-  return waitFor(() => JSON.stringify(feed.book()) === JSON.stringify(want), {
+  return waitFor(() => isDeepStrictEqual(feed.book(), want), {
     what: "the local book to equal the REST book",
     detail: () => `local ${JSON.stringify(feed.book())}, REST ${JSON.stringify(want)}`,
   });
@@ -69,6 +72,116 @@ describe("LocalBook", () => {
     book.reset({ buy: [], sell: [] });
     assert.equal(book.apply({ buy: [{ price: 1, amount: 1 }], sell: [] }), "applied");
     assert.equal(book.seq, undefined);
+  });
+});
+
+/** A recorded message with the checksum of the book it leads to (CONTRACT 13.3). */
+function withChecksum(data: BookData, after: [number, number][][]): BookData {
+  return { ...data, checksum: bookChecksum(after[1], after[0]) };
+}
+
+describe("LiveBook checksum (CONTRACT 13.3)", () => {
+  const snapshot = withChecksum(
+    { buy: [{ price: 10, amount: 1 }], sell: [{ price: 12, amount: 2 }], seq: 1 },
+    [[[10, 1]], [[12, 2]]],
+  );
+  const rest = withChecksum(
+    {
+      buy: [
+        { price: 11, amount: 0.5 },
+        { price: 10, amount: 1 },
+      ],
+      sell: [{ price: 12, amount: 2 }],
+      seq: 2,
+    },
+    [
+      [
+        [11, 0.5],
+        [10, 1],
+      ],
+      [[12, 2]],
+    ],
+  );
+
+  test("a message whose checksum the book gives is applied without a resync", () => {
+    const book = new LiveBook(
+      () => Promise.reject(new Error("no resync expected")),
+      () => {},
+    );
+    book.receive(snapshot);
+    book.receive(
+      withChecksum({ buy: [{ price: 11, amount: 0.5 }], sell: [], seq: 2 }, [
+        [
+          [11, 0.5],
+          [10, 1],
+        ],
+        [[12, 2]],
+      ]),
+    );
+    assert.equal(book.resyncs, 0);
+    assert.equal(book.checksumMismatches, 0);
+    assert.deepEqual(book.book(), rest);
+  });
+
+  test("a checksum mismatch re-reads the REST book and applies the messages after it", async () => {
+    const reasons: ResyncReason[] = [];
+    let changes = 0;
+    let loads = 0;
+    const book = new LiveBook(
+      async () => {
+        loads++;
+        // A message that arrives while the REST book is read is held and applied after it.
+        book.receive(
+          withChecksum({ buy: [], sell: [{ price: 13, amount: 1 }], seq: 3 }, [
+            [
+              [11, 0.5],
+              [10, 1],
+            ],
+            [
+              [12, 2],
+              [13, 1],
+            ],
+          ]),
+        );
+        return rest;
+      },
+      () => changes++,
+      { onResync: (reason) => reasons.push(reason) },
+    );
+    book.receive(snapshot);
+    // The level came through with a wrong amount (0.4 where the server holds 0.5): seq is fine,
+    // the checksum is not.
+    book.receive({ ...rest, buy: [{ price: 11, amount: 0.4 }], sell: [] });
+    await waitFor(() => changes === 2, { what: "the resync to end" });
+    assert.deepEqual(reasons, ["checksum"]);
+    assert.equal(loads, 1);
+    assert.equal(book.checksumMismatches, 1);
+    assert.deepEqual(book.levels("buy"), [
+      [11, 0.5],
+      [10, 1],
+    ]);
+    assert.deepEqual(book.levels("sell"), [
+      [12, 2],
+      [13, 1],
+    ]);
+    assert.equal(book.seq, 3);
+  });
+
+  test("gives up after five reads when the REST book never gives its own checksum", async () => {
+    const errors: Error[] = [];
+    let loads = 0;
+    const book = new LiveBook(
+      async () => {
+        loads++;
+        return { ...rest, checksum: 1 };
+      },
+      () => {},
+      { onError: (e) => errors.push(e) },
+    );
+    book.receive({ ...snapshot, checksum: 2 });
+    await waitFor(() => errors.length === 1, { what: "the resync to give up" });
+    assert.equal(loads, 5);
+    assert.match(errors[0].message, /checksum/);
   });
 });
 

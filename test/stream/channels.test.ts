@@ -10,7 +10,7 @@ import type {
   UserTrade,
 } from "../../src/client/index.ts";
 import { EXCHANGES_PERIOD_MS } from "../../src/stream/hub.ts";
-import { crc32 } from "../../src/util/crc32.ts";
+import { crc32 } from "../../src/client/checksum.ts";
 import {
   type BookData,
   cancelOrder,

@@ -1,8 +1,8 @@
-/** CRC-32 (src/util/crc32.ts): zlib's checksum, and CONTRACT 13.3's two examples exactly. */
+/** CRC-32 (src/client/checksum.ts, which the server uses too): zlib's checksum, and CONTRACT 13.3's two examples exactly. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import * as zlib from "node:zlib";
-import { crc32, crc32Bytes } from "../../src/util/crc32.ts";
+import { crc32 } from "../../src/client/checksum.ts";
 
 describe("crc32", () => {
   it("gives CONTRACT 13.3's checksums: the empty book and the four-level example", () => {
@@ -13,7 +13,7 @@ describe("crc32", () => {
   it("gives the standard check value and 0 for no bytes", () => {
     assert.equal(crc32("123456789"), 0xcbf43926);
     assert.equal(crc32(""), 0);
-    assert.equal(crc32Bytes(new Uint8Array([0xff, 0xff, 0xff, 0xff])), 0xffffffff);
+    assert.equal(crc32(new Uint8Array([0xff, 0xff, 0xff, 0xff])), 0xffffffff);
   });
 
   it("equals zlib's crc32 where this Node has it", (t) => {

@@ -14,6 +14,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
+import type { CreatedOrder } from "../../src/client/index.ts";
 import { limit, REPO_ROOT, TestServer as Server, type TestServer, type TestUser } from "../e2e/harness.ts";
 import { ensureWebBuilt } from "./build.ts";
 
@@ -102,6 +103,23 @@ describe("the trading page in chromium", { skip }, () => {
     assert.equal(more.status, 200, more.text);
     await page.waitForSelector('#asks .level[data-price="25100"][data-amount="1.2"]', WAIT);
     await shot("1-market");
+  });
+
+  test("shows the best bid and offer from bbo:{pair} (CONTRACT 13.1)", async (t) => {
+    const rest = await server!.public.bbo("btc_usdt");
+    if (rest.status === 404) {
+      t.skip("this server has no GET .../bbo or bbo: channel (CONTRACT 13 server side not merged)");
+      return;
+    }
+    assert.equal(rest.status, 200, rest.text);
+    await page.waitForSelector('#bbo[data-ask="25000"][data-bid="0"]', WAIT);
+    assert.match(await cell("#bbo"), /^BBO bid — · ask 25000(\.0+)? × 0\.50*$/);
+    const bid = await maker.client.createOrder(limit("btc_usdt", "buy", "24900", "0.3"));
+    assert.equal(bid.status, 200, bid.text);
+    await page.waitForSelector('#bbo[data-bid="24900"]', WAIT);
+    assert.equal(await page.locator("#book-note").isHidden(), true, "no resync note without a mismatch");
+    assert.equal((await maker.client.cancelOrder((bid.body as CreatedOrder).id)).status, 200);
+    await page.waitForSelector('#bbo[data-bid="0"]', WAIT);
   });
 
   test("takes a pasted key and shows my balances", async () => {

@@ -10,6 +10,7 @@
 
 import type {
   Balance,
+  Bbo,
   BookData,
   Candle,
   ExchangeRecord,
@@ -27,6 +28,7 @@ export type { Balance, Candle, Level, Order, PairInfo, PublicTrade, UserTrade };
 export type Key = NewUser;
 /** A book from REST or from an `orders:` message (`seq` when the server numbers the book). */
 export type Book = BookData;
+export type { Bbo };
 /** A 24 h ticker of the `exchanges` channel. */
 export type Ticker = ExchangeRecord;
 

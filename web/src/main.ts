@@ -2,8 +2,10 @@
  * The trading page, wired in one place:
  *
  *   market    GET /trade/pairs (pair list) → stream `exchanges,orders:P,history:P` (reconnects)
- *             → book (LiveBook, by seq), trades, 24 h tickers; candles from the REST chart plus
- *             the live trades
+ *             → book (LiveBook, by seq and checksum: a mismatch re-reads the REST book and says
+ *             so under the book), trades, 24 h tickers; candles from the REST chart plus the live
+ *             trades; a second stream `bbo:P` → the best bid and offer line (its own connection,
+ *             so a server without CONTRACT 13 still serves the rest)
  *   account   the pasted key (sessionStorage) → signed listen key → stream
  *             `user_orders:U,user_history:U&listenKey=K` → open orders, my trades; balances
  *             re-read (signed REST) after each of my events
@@ -20,9 +22,10 @@ import {
   type ISeriesApi,
   type UTCTimestamp,
 } from "lightweight-charts";
-import { LiveBook } from "../../src/client/local-book.ts";
+import { LiveBook, type ResyncReason } from "../../src/client/local-book.ts";
 import {
   type Balance,
+  type Bbo,
   type Book,
   type Candle,
   errorText,
@@ -234,6 +237,61 @@ let book: LiveBook | null = null;
 let newestMicro: bigint | null = null;
 let marketWs: WebSocket | null = null;
 let marketGen = 0;
+let bboWs: WebSocket | null = null;
+/** After this many failed `bbo:` connections in a row the page stops trying (an older server). */
+const BBO_TRIES = 5;
+
+/** The best bid and offer line (CONTRACT 13.1); "—" for an empty side. */
+function renderBbo(bbo: Bbo | null): void {
+  const p = state.pair;
+  const line = $("bbo");
+  if (bbo === null || p === null) {
+    line.textContent = "";
+    delete line.dataset.seq;
+    return;
+  }
+  const side = (price: number, amount: number) =>
+    price === 0 ? "—" : `${fmt(price, p.priceDecimals)} × ${fmt(amount, p.amountDecimals)}`;
+  line.textContent = `BBO bid ${side(bbo.bid, bbo.bidAmount)} · ask ${side(bbo.ask, bbo.askAmount)}`;
+  line.dataset.bid = String(bbo.bid);
+  line.dataset.ask = String(bbo.ask);
+  line.dataset.seq = String(bbo.seq);
+}
+
+/** Says under the book that it was re-read from the server, and why. */
+function bookResynced(reason: ResyncReason, seq: number | null): void {
+  const note = $("book-note");
+  const at = new Date().toISOString().slice(11, 19);
+  note.textContent =
+    reason === "checksum"
+      ? `Book checksum mismatch after seq ${seq ?? "?"}: re-read from the server (${at} UTC)`
+      : `Book message missed after seq ${seq ?? "?"}: re-read from the server (${at} UTC)`;
+  note.dataset.reason = reason;
+  note.hidden = false;
+}
+
+function connectBbo(gen: number, pairName: string, failures = 0): void {
+  bboWs?.close();
+  let opened = false;
+  const ws = new WebSocket(streamUrl([`bbo:${pairName}`]));
+  bboWs = ws;
+  ws.onopen = () => {
+    opened = true;
+  };
+  ws.onmessage = (ev) => {
+    if (gen !== marketGen) return;
+    const msg = JSON.parse(String(ev.data)) as { stream: string; data: Bbo };
+    renderBbo(msg.data);
+  };
+  ws.onclose = () => {
+    if (gen !== marketGen) return;
+    const next = opened ? 0 : failures + 1;
+    if (next >= BBO_TRIES) return;
+    setTimeout(() => {
+      if (gen === marketGen) connectBbo(gen, pairName, next);
+    }, RECONNECT_MS);
+  };
+}
 
 function renderBook(): void {
   const pair = state.pair;
@@ -404,8 +462,16 @@ function connectMarket(): void {
       return r.body;
     },
     renderBook,
-    { retryDelayMs: BOOK_RETRY_MS },
+    {
+      retryDelayMs: BOOK_RETRY_MS,
+      onResync: (reason) => {
+        if (gen === marketGen) bookResynced(reason, book?.seq ?? null);
+      },
+    },
   );
+  $("book-note").hidden = true;
+  renderBbo(null);
+  connectBbo(gen, pair.name);
   const ws = new WebSocket(streamUrl(["exchanges", `orders:${pair.name}`, `history:${pair.name}`]));
   marketWs = ws;
   const conn = $("conn");

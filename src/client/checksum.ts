@@ -1,0 +1,102 @@
+/**
+ * The book checksum of CONTRACT 13.3, as a client computes it from its local book: CRC-32 (IEEE
+ * 802.3, the polynomial zlib uses) of `asks|bids`, the best CHECKSUM_LEVELS asks ascending and the
+ * best CHECKSUM_LEVELS bids descending, each level `price:amount` in the API's canonical decimal
+ * text, joined by `,`.
+ *
+ * No Node and no DOM: the client library (local-book.ts, book.ts) and the web page share this one
+ * table-driven CRC-32 (node:zlib's `crc32` exists only from Node 20.15 and not in a browser).
+ *
+ * The local book holds prices and amounts as the JSON numbers the server sent. A JSON number of at
+ * most 15 significant digits parses to the double whose shortest round-trip text (`String`) is
+ * those digits again, so `decimalText` gives back the server's text; it only expands the exponent
+ * JavaScript writes below 1e-6 (`1e-7` → `0.0000001`). Sums (the L2 levels an L3 book derives) are
+ * added exactly as scaled bigints, never as floats.
+ */
+
+/** Levels of each side the checksum covers. */
+export const CHECKSUM_LEVELS = 25;
+
+const CRC_TABLE = (() => {
+  const table = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c >>> 0;
+  }
+  return table;
+})();
+
+/** CRC-32 (IEEE, reflected 0xEDB88320, as zlib's `crc32`) of bytes, or of a string as UTF-8. */
+export function crc32(data: string | Uint8Array): number {
+  let crc = 0xffffffff;
+  if (typeof data === "string" && !/[^\p{ASCII}]/u.test(data)) {
+    // The checksum text is ASCII (digits, `.`, `:`, `,`, `|`): its char codes are its UTF-8 bytes.
+    for (let i = 0; i < data.length; i++) crc = CRC_TABLE[(crc ^ data.charCodeAt(i)) & 0xff] ^ (crc >>> 8);
+    return (crc ^ 0xffffffff) >>> 0;
+  }
+  const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+  for (let i = 0; i < bytes.length; i++) crc = CRC_TABLE[(crc ^ bytes[i]) & 0xff] ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+/**
+ * The canonical decimal text of a JSON number as the API writes it (CONTRACT 2.1, 13.3): no
+ * exponent, no trailing zeros, no trailing point. `decimalText(1e-7)` is `"0.0000001"`.
+ */
+export function decimalText(value: number): string {
+  if (!Number.isFinite(value)) throw new RangeError(`decimalText: ${value} is not finite`);
+  if (value === 0) return "0"; // also -0
+  const s = String(value);
+  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(s);
+  if (m === null) return s;
+  const digits = m[2] + (m[3] ?? "");
+  const point = 1 + Number(m[4]); // digits before the decimal point
+  let text: string;
+  if (point <= 0) text = `0.${"0".repeat(-point)}${digits}`;
+  else if (point >= digits.length) text = digits + "0".repeat(point - digits.length);
+  else text = `${digits.slice(0, point)}.${digits.slice(point)}`;
+  return m[1] + text;
+}
+
+/** A level as `[price, amount]`, best first (the local books' `levels()` form). */
+export type LevelPair = readonly [number, number];
+
+/** The text CONTRACT 13.3 takes the CRC of: `price:amount,...|price:amount,...`. */
+export function checksumText(asks: readonly LevelPair[], bids: readonly LevelPair[]): string {
+  const side = (levels: readonly LevelPair[]) => {
+    const parts: string[] = [];
+    const n = Math.min(levels.length, CHECKSUM_LEVELS);
+    for (let i = 0; i < n; i++) parts.push(`${decimalText(levels[i][0])}:${decimalText(levels[i][1])}`);
+    return parts.join(",");
+  };
+  return `${side(asks)}|${side(bids)}`;
+}
+
+/**
+ * The checksum of a book: `asks` ascending and `bids` descending (best first), the whole book or at
+ * least its best CHECKSUM_LEVELS levels a side.
+ */
+export function bookChecksum(asks: readonly LevelPair[], bids: readonly LevelPair[]): number {
+  return crc32(checksumText(asks, bids));
+}
+
+/** Adds decimal numbers exactly (as scaled bigints); the result is the number of the exact sum's text. */
+export function sumExact(values: readonly number[]): number {
+  if (values.length === 1) return values[0];
+  let scale = 0;
+  const parts: [bigint, number][] = [];
+  for (const v of values) {
+    const text = decimalText(v);
+    const dot = text.indexOf(".");
+    const decimals = dot === -1 ? 0 : text.length - dot - 1;
+    parts.push([BigInt(dot === -1 ? text : text.slice(0, dot) + text.slice(dot + 1)), decimals]);
+    if (decimals > scale) scale = decimals;
+  }
+  let total = 0n;
+  for (const [digits, decimals] of parts) total += digits * 10n ** BigInt(scale - decimals);
+  const negative = total < 0n;
+  const abs = (negative ? -total : total).toString().padStart(scale + 1, "0");
+  const text = scale === 0 ? abs : `${abs.slice(0, -scale)}.${abs.slice(-scale)}`;
+  return Number(negative ? `-${text}` : text);
+}
