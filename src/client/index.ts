@@ -821,3 +821,24 @@ export class ExchangeClient {
     return answer;
   }
 }
+
+// ---- CONTRACT 11: trading sessions (src/client/session.ts) -------------------------------------------
+
+export {
+  type Credentials,
+  type Deadline,
+  type DisconnectInfo,
+  type LogonResult,
+  type LogonSettings,
+  type ReconnectOptions,
+  SESSION_HEARTBEAT_SECONDS,
+  SESSION_MAX_IN_FLIGHT,
+  type SessionCalls,
+  SessionConnectError,
+  SessionDisconnected,
+  SessionError,
+  type SessionEvents,
+  type SessionMethod,
+  TradingSession,
+  type TradingSessionOptions,
+} from "./session.ts";
