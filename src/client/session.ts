@@ -541,6 +541,10 @@ export class TradingSession extends EventEmitter<SessionEvents> {
     if (this.waitingHead === this.waiting.length) {
       this.waiting.length = 0;
       this.waitingHead = 0;
+    } else if (this.waitingHead >= 1024 && this.waitingHead * 2 >= this.waiting.length) {
+      // Under steady pressure the queue never empties: drop the sent half now and then.
+      this.waiting.splice(0, this.waitingHead);
+      this.waitingHead = 0;
     }
   }
 
