@@ -14,18 +14,22 @@
  * sent text.
  */
 
-import { createHmac } from "node:crypto";
+import { headerRecord, originOf, REST_PREFIX, signText } from "./base.ts";
 
 // ---- wire types (interface section 2): src/client/types.ts, which the web page imports too -------
 
 import type {
   AdminUser,
+  AmendOrderRequest,
   BackupAnswer,
   Balance,
   BalanceAnswer,
+  BatchCancelResult,
+  BatchOrderResult,
   Candle,
   CreatedOrder,
-  DirectionType,
+  CreateOrderRequest,
+  DecimalInput,
   ErrorBody,
   NewApiKey,
   NewUser,
@@ -37,50 +41,17 @@ import type {
   PairRecord,
   PairStatus,
   PublicTrade,
-  TimeInForce,
-  TradeType,
   Transfer,
   UserTrade,
 } from "./types.ts";
 
+export { headerRecord, originOf, signText } from "./base.ts";
 export type * from "./types.ts";
 
 export const CHART_PERIODS = ["1m", "5m", "15m", "30m", "1h", "2h", "4h", "6h", "12h", "1d", "1w"] as const;
 export type ChartPeriod = (typeof CHART_PERIODS)[number];
 
 // ---- requests and answers ---------------------------------------------------------------------------
-
-/** A decimal as the contract accepts it: a JSON number or a decimal string (CONTRACT 2.1). */
-export type DecimalInput = number | string;
-
-export interface CreateOrderRequest {
-  pairName: string;
-  tradeType: TradeType;
-  directionType: DirectionType;
-  price?: DecimalInput;
-  amount: DecimalInput;
-  /** CONTRACT 8.2: the client's own id, unique per user. */
-  clientOrderId?: string;
-  timeInForce?: TimeInForce;
-  postOnly?: boolean;
-}
-
-/** CONTRACT 8.3: the new total amount, the new price, or both. */
-export interface AmendOrderRequest {
-  orderId: number | string;
-  amount?: DecimalInput;
-  price?: DecimalInput;
-}
-
-/** An element of the create-orders answer (CONTRACT 8.5): the order, or its errors. */
-export type BatchOrderResult = CreatedOrder | ErrorBody;
-
-/** An element of the cancel-orders answer (CONTRACT 8.5). */
-export interface BatchCancelResult {
-  orderId: number;
-  errors?: Record<string, string[]>;
-  codes?: Record<string, string[]>;
-}
 
 /** CONTRACT 10 listen key. */
 export interface ListenKey {
@@ -239,20 +210,6 @@ export function errorsOf(res: ApiResponse<unknown>): Record<string, string[]> | 
 }
 
 /**
- * A header record built from names the caller chose: no prototype, so a name such as `__proto__`
- * or `constructor` is a header like any other (Object.assign onto `{}` would reset the prototype).
- */
-export function headerRecord(init?: Record<string, string>): Record<string, string> {
-  const headers = Object.create(null) as Record<string, string>;
-  return init === undefined ? headers : Object.assign(headers, init);
-}
-
-/** Hex HMAC-SHA256 of `text` with `secret` (CONTRACT 5). */
-export function signText(secret: string, text: string | Uint8Array): string {
-  return createHmac("sha256", secret).update(text).digest("hex");
-}
-
-/**
  * The text the bound form signs (CONTRACT 15): `<timestamp>\n<METHOD>\n<path>\n<payload>`, with
  * `path` as sent from `/1.0/...` (or `/stream`) without the query, and `payload` the raw body of a
  * POST or the raw query string of a GET ("" when none).
@@ -315,14 +272,6 @@ export function signedHeaders(
 const DEFAULT_TIMEOUT_MS = 10_000;
 /** Default timeout of `backup()`. */
 const BACKUP_TIMEOUT_MS = 600_000;
-const REST_PREFIX = "/1.0";
-
-/** The origin of a base URL that may end in the REST version segment. */
-export function originOf(baseUrl: string): string {
-  let url = baseUrl.replace(/\/+$/, "");
-  if (url.endsWith(REST_PREFIX)) url = url.slice(0, -REST_PREFIX.length);
-  return url;
-}
 
 /** `a=1&b=2` from pairs in the given order; undefined values are left out; values are URI-encoded. */
 export function buildQuery(params: ReadonlyArray<readonly [string, unknown]>): string {

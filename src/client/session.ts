@@ -22,16 +22,18 @@
 
 import { EventEmitter } from "node:events";
 import WebSocket from "ws";
-import {
-  type AmendOrderRequest,
-  type BatchCancelResult,
-  type BatchOrderResult,
-  type CreateOrderRequest,
-  headerRecord,
-  originOf,
-  signText,
-} from "./index.ts";
-import type { Balance, CreatedOrder, ErrorBody, Order, UserTrade } from "./types.ts";
+import { headerRecord, originOf, signText } from "./base.ts";
+import type {
+  AmendOrderRequest,
+  Balance,
+  BatchCancelResult,
+  BatchOrderResult,
+  CreatedOrder,
+  CreateOrderRequest,
+  ErrorBody,
+  Order,
+  UserTrade,
+} from "./types.ts";
 
 /** CONTRACT 11.2: unanswered calls the server accepts per session. */
 export const SESSION_MAX_IN_FLIGHT = 1000;

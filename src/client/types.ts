@@ -194,3 +194,37 @@ export interface BookData {
   sell: Level[];
   seq?: number;
 }
+
+// ---- requests (CONTRACT 8) -------------------------------------------------------------------------
+
+/** A decimal as the contract accepts it: a JSON number or a decimal string (CONTRACT 2.1). */
+export type DecimalInput = number | string;
+
+export interface CreateOrderRequest {
+  pairName: string;
+  tradeType: TradeType;
+  directionType: DirectionType;
+  price?: DecimalInput;
+  amount: DecimalInput;
+  /** CONTRACT 8.2: the client's own id, unique per user. */
+  clientOrderId?: string;
+  timeInForce?: TimeInForce;
+  postOnly?: boolean;
+}
+
+/** CONTRACT 8.3: the new total amount, the new price, or both. */
+export interface AmendOrderRequest {
+  orderId: number | string;
+  amount?: DecimalInput;
+  price?: DecimalInput;
+}
+
+/** An element of the create-orders answer (CONTRACT 8.5): the order, or its errors. */
+export type BatchOrderResult = CreatedOrder | ErrorBody;
+
+/** An element of the cancel-orders answer (CONTRACT 8.5). */
+export interface BatchCancelResult {
+  orderId: number;
+  errors?: Record<string, string[]>;
+  codes?: Record<string, string[]>;
+}
