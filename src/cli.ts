@@ -24,6 +24,9 @@
  *   exchange balances PAIR
  *   exchange pairs | book PAIR | history PAIR
  *   exchange tail CHANNEL... [--count N] [--book]              one JSON line per stream message
+ *   exchange session place PAIR buy|sell AMOUNT [PRICE] [...]  the same order over a trading session
+ *   exchange session cancel ORDER_ID                           a cancel over a trading session
+ *   exchange session tail [--count N]                          one JSON line per execution report
  *
  * Settings, flags winning over the environment:
  *   --url     EXCHANGE_URL          default http://127.0.0.1:8080
@@ -47,6 +50,7 @@ import {
   type SelfTradePrevention,
   type TimeInForce,
 } from "./client/index.ts";
+import { SessionError, TradingSession } from "./client/session.ts";
 import { StreamClient } from "./client/stream.ts";
 
 const USAGE = `usage: exchange <command> [args] [--url URL] [--token T --secret S] [--admin-token A]
@@ -62,7 +66,10 @@ const USAGE = `usage: exchange <command> [args] [--url URL] [--token T --secret 
   quote PAIR [--bid PRICE:AMOUNT]... [--ask PRICE:AMOUNT]...   (no levels: pull the quote)
   orders [--page N] [--page-size N]   balances PAIR
   transfers [--page N] [--page-size N] backup (admin)
-  pairs | book PAIR | history PAIR    tail CHANNEL... [--count N] [--book]`;
+  pairs | book PAIR | history PAIR    tail CHANNEL... [--count N] [--book]
+  session place PAIR buy|sell AMOUNT [PRICE] [order flags]   session cancel ORDER_ID
+  session tail [--count N]            (over a trading session, CONTRACT 11: logon, then the call or
+                                       one JSON line per execution report until Ctrl-C)`;
 
 class UsageError extends Error {}
 
@@ -148,6 +155,25 @@ export async function run(
   const needKey = () => {
     if (!client.hasCredentials) throw new UsageError("this command needs --token and --secret");
   };
+  /** `PAIR buy|sell AMOUNT [PRICE]` from positional 2 on, and the order flags. */
+  const orderArgs = (): CreateOrderRequest => {
+    const side = arg(3, "buy|sell");
+    if (side !== "buy" && side !== "sell") throw new UsageError("direction must be buy or sell");
+    const price = p[5];
+    const order: CreateOrderRequest = {
+      pairName: arg(2, "PAIR"),
+      tradeType: price === undefined ? "market" : "limit",
+      directionType: side,
+      amount: arg(4, "AMOUNT"),
+    };
+    if (price !== undefined) order.price = price;
+    if (v["client-order-id"] !== undefined) order.clientOrderId = v["client-order-id"];
+    if (v["time-in-force"] !== undefined) order.timeInForce = v["time-in-force"] as TimeInForce;
+    if (v["post-only"] === true) order.postOnly = true;
+    if (v.mmp === true) order.mmp = true;
+    if (v.stp !== undefined) order.selfTradePrevention = v.stp as SelfTradePrevention;
+    return order;
+  };
   const needAdmin = () => {
     if (client.options.adminToken === undefined) throw new UsageError("this command needs --admin-token");
   };
@@ -177,24 +203,7 @@ export async function run(
         return print(await client.backup());
       case "order":
         needKey();
-        if (sub === "place") {
-          const side = arg(3, "buy|sell");
-          if (side !== "buy" && side !== "sell") throw new UsageError("direction must be buy or sell");
-          const price = p[5];
-          const order: CreateOrderRequest = {
-            pairName: arg(2, "PAIR"),
-            tradeType: price === undefined ? "market" : "limit",
-            directionType: side,
-            amount: arg(4, "AMOUNT"),
-          };
-          if (price !== undefined) order.price = price;
-          if (v["client-order-id"] !== undefined) order.clientOrderId = v["client-order-id"];
-          if (v["time-in-force"] !== undefined) order.timeInForce = v["time-in-force"] as TimeInForce;
-          if (v["post-only"] === true) order.postOnly = true;
-          if (v.mmp === true) order.mmp = true;
-          if (v.stp !== undefined) order.selfTradePrevention = v.stp as SelfTradePrevention;
-          return print(await client.createOrder(order));
-        }
+        if (sub === "place") return print(await client.createOrder(orderArgs()));
         if (sub === "cancel") return print(await client.cancelOrder(arg(2, "ORDER_ID")));
         if (sub === "cancel-all") {
           out(JSON.stringify({ cancelled: await client.cancelAll(v.pair) }));
@@ -247,6 +256,25 @@ export async function run(
         return print(await client.history(arg(1, "PAIR")));
       case "tail":
         return await tail(p.slice(1), v, client, baseUrl, out);
+      case "session": {
+        needKey();
+        if (sub === "tail") return await sessionTail(v, client, baseUrl, out, err);
+        if (sub !== "place" && sub !== "cancel") throw new UsageError(`unknown: session ${sub ?? ""}`);
+        const call = sub === "place" ? orderArgs() : arg(2, "ORDER_ID");
+        const session = await TradingSession.connect({ ...sessionOptions(client, baseUrl), reports: false });
+        try {
+          const result =
+            typeof call === "string" ? await session.cancelOrder(call) : await session.createOrder(call);
+          out(JSON.stringify(result));
+          return 0;
+        } catch (error) {
+          if (!(error instanceof SessionError)) throw error;
+          err(`status ${error.status}: ${JSON.stringify(error.body)}`);
+          return 1;
+        } finally {
+          await session.close();
+        }
+      }
       default:
         throw new UsageError(`unknown command: ${cmd}`);
     }
@@ -330,6 +358,60 @@ async function tail(
     });
     const code = await done;
     await stream.close();
+    return code;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+/** A session's address, key and language from the command's settings. */
+function sessionOptions(client: ExchangeClient, baseUrl: string) {
+  const { apiToken, secretKey, lang } = client.options;
+  return { baseUrl, apiToken, secretKey, lang };
+}
+
+/**
+ * Logs on (reconnecting after a drop, with a fresh logon) and prints each execution report as one
+ * JSON line, `{"event":"order"|"trade","data":...}`, until `--count` reports or Ctrl-C. What happens
+ * to the session itself goes to stderr.
+ */
+async function sessionTail(
+  v: { count?: string },
+  client: ExchangeClient,
+  baseUrl: string,
+  out: (line: string) => void,
+  err: (line: string) => void,
+): Promise<number> {
+  const count = v.count === undefined ? Number.POSITIVE_INFINITY : Number(v.count);
+  if (!(count >= 1)) throw new UsageError("--count must be a positive integer");
+  let seen = 0;
+  let finish: (code: number) => void = () => {};
+  const done = new Promise<number>((resolve) => {
+    finish = resolve;
+  });
+  const onSignal = () => finish(0);
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    const session = await TradingSession.connect({ ...sessionOptions(client, baseUrl), reconnect: true });
+    const report = (event: string) => (data: unknown) => {
+      if (seen >= count) return;
+      out(JSON.stringify({ event, data }));
+      if (++seen >= count) finish(0);
+    };
+    session.on("order", report("order"));
+    session.on("trade", report("trade"));
+    session.on("disconnect", (d) => err(`session dropped (close ${d.code}); reconnecting`));
+    session.on("logon", (r) => err(`logged on again as ${r.uid}`));
+    session.on("close", (c) => {
+      err(`session ended (close ${c.code})${c.error === undefined ? "" : `: ${c.error.message}`}`);
+      finish(1);
+    });
+    err(`logged on as ${session.logonResult?.uid}`);
+    const code = await done;
+    session.removeAllListeners("close");
+    await session.close();
     return code;
   } finally {
     process.off("SIGINT", onSignal);

@@ -1,15 +1,19 @@
 /**
  * The `exchange` command's signing (src/cli.ts): the bound form of CONTRACT 15 by default, with
  * `--recv-window`, and the old form with `--signature legacy`. What it sends is read by a plain
- * node:http listener that records the request; that it is accepted, by the real server.
+ * node:http listener that records the request; that it is accepted, by the real server. The
+ * `session` commands (CONTRACT 11: place, cancel, tail of the execution reports) against a real
+ * server, the tail also as a process stopped with Ctrl-C.
  */
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { run } from "../src/cli.ts";
 import { boundSigningText, signText } from "../src/client/index.ts";
-import { TestServer, type TestUser } from "./e2e/harness.ts";
+import { expectOk, limit, REPO_ROOT, TestServer, type TestUser } from "./e2e/harness.ts";
+import { waitFor } from "./wait.ts";
 
 const TOKEN = "c".repeat(32);
 const SECRET = "d".repeat(32);
@@ -159,5 +163,119 @@ describe("exchange command signing", () => {
     const refused = await cli(["quote", "btc_usdt", "--bid", "1:1", "--bid", "2:1", ...key]);
     assert.equal(refused.code, 1);
     assert.match(refused.err, /QUOTE_BIDS_INVALID/);
+  });
+});
+
+describe("exchange session", () => {
+  let server: TestServer;
+  let user: TestUser;
+
+  before(async () => {
+    server = await TestServer.start();
+    user = await server.newUser({ usdt: "1000" });
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  const key = () => ["--url", server.origin, "--token", user.apiToken, "--secret", user.secretKey];
+
+  it("places and cancels an order over a trading session, printing the answers", async () => {
+    const placed = await cli([
+      "session",
+      "place",
+      "btc_usdt",
+      "buy",
+      "1",
+      "100",
+      "--client-order-id",
+      "cli-1",
+      ...key(),
+    ]);
+    assert.equal(placed.code, 0, placed.err);
+    const order = JSON.parse(placed.out) as { id: number; clientOrderId: string; price: number };
+    assert.deepEqual([order.clientOrderId, order.price], ["cli-1", 100]);
+    const rest = await user.client.order(order.id);
+    assert.equal((rest.body as { isCancelled: boolean }).isCancelled, false);
+
+    const cancelled = await cli(["session", "cancel", String(order.id), ...key()]);
+    assert.deepEqual([cancelled.code, cancelled.out], [0, "[]"]);
+    const again = await cli(["session", "cancel", String(order.id), ...key()]);
+    assert.equal(again.code, 1);
+    assert.match(again.err, /^status 400: .*ORDER_ALREADY_CANCELLED/);
+
+    const noKey = await cli(["session", "cancel", "1", "--url", server.origin]);
+    assert.equal(noKey.code, 2);
+    const badKey = await cli([
+      "session",
+      "cancel",
+      "1",
+      "--url",
+      server.origin,
+      "--token",
+      user.apiToken,
+      "--secret",
+      "00",
+    ]);
+    assert.equal(badKey.code, 1);
+    assert.match(badKey.err, /logon refused.*401/);
+  });
+
+  it("tails the execution reports as JSON lines", async () => {
+    const err: string[] = [];
+    const out: string[] = [];
+    const tail = run(
+      ["session", "tail", "--count", "2", ...key()],
+      {},
+      (l) => out.push(l),
+      (l) => err.push(l),
+    );
+    await waitFor(() => err.some((l) => l.startsWith(`logged on as ${user.uid}`)), {
+      what: "the tail's logon",
+      detail: () => err.join("\n"),
+    });
+    const o = expectOk(await user.client.createOrder(limit("btc_usdt", "buy", "90", "1")));
+    expectOk(await user.client.cancelOrder(o.id));
+    assert.equal(await tail, 0);
+    const lines = out.map(
+      (l) => JSON.parse(l) as { event: string; data: { id: number; isCancelled: boolean } },
+    );
+    assert.deepEqual(
+      lines.map((l) => [l.event, l.data.id, l.data.isCancelled]),
+      [
+        ["order", o.id, false],
+        ["order", o.id, true],
+      ],
+    );
+  });
+
+  it("runs the tail until Ctrl-C as a process, exiting 0", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "session", "tail", ...key()], {
+      cwd: REPO_ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    let stdout = "";
+    child.stderr.on("data", (d) => {
+      stderr += String(d);
+    });
+    child.stdout.on("data", (d) => {
+      stdout += String(d);
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+    try {
+      await waitFor(() => stderr.includes("logged on as"), {
+        what: "the logon",
+        detail: () => stderr,
+        timeoutMs: 30_000,
+      });
+      const o = expectOk(await user.client.createOrder(limit("btc_usdt", "buy", "80", "1")));
+      await waitFor(() => stdout.includes(`"id":${o.id}`), { what: "the report line", detail: () => stdout });
+      expectOk(await user.client.cancelOrder(o.id));
+      child.kill("SIGINT");
+      assert.equal(await exited, 0, stderr);
+    } finally {
+      child.kill("SIGKILL");
+    }
   });
 });

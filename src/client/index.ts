@@ -14,21 +14,26 @@
  * sent text.
  */
 
-import { createHmac } from "node:crypto";
+import { headerRecord, originOf, REST_PREFIX, signText } from "./base.ts";
 
 // ---- wire types (interface section 2): src/client/types.ts, which the web page imports too -------
 
 import type {
   AdminUser,
+  AmendOrderRequest,
   BackupAnswer,
   Balance,
   BalanceAnswer,
+  BatchCancelResult,
+  BatchOrderResult,
   Bbo,
   Candle,
   CreatedOrder,
-  DirectionType,
+  CreateOrderRequest,
+  DecimalInput,
   ErrorBody,
   L3Snapshot,
+  MmpSettingsRequest,
   MmpState,
   NewApiKey,
   NewUser,
@@ -40,13 +45,13 @@ import type {
   PairRecord,
   PairStatus,
   PublicTrade,
-  SelfTradePrevention,
-  TimeInForce,
-  TradeType,
+  QuoteLevelInput,
+  QuoteResult,
   Transfer,
   UserTrade,
 } from "./types.ts";
 
+export { headerRecord, originOf, signText } from "./base.ts";
 export type * from "./types.ts";
 
 // ---- live feeds and the book checksum (CONTRACT 7, 9, 13) -------------------------------------------
@@ -78,62 +83,6 @@ export const CHART_PERIODS = ["1m", "5m", "15m", "30m", "1h", "2h", "4h", "6h", 
 export type ChartPeriod = (typeof CHART_PERIODS)[number];
 
 // ---- requests and answers ---------------------------------------------------------------------------
-
-/** A decimal as the contract accepts it: a JSON number or a decimal string (CONTRACT 2.1). */
-export type DecimalInput = number | string;
-
-export interface CreateOrderRequest {
-  pairName: string;
-  tradeType: TradeType;
-  directionType: DirectionType;
-  price?: DecimalInput;
-  amount: DecimalInput;
-  /** CONTRACT 8.2: the client's own id, unique per user. */
-  clientOrderId?: string;
-  timeInForce?: TimeInForce;
-  postOnly?: boolean;
-  /** CONTRACT 12.2: a protected order (limit GTC only). */
-  mmp?: boolean;
-  /** CONTRACT 12.3 (default cancelMaker). */
-  selfTradePrevention?: SelfTradePrevention;
-}
-
-/** CONTRACT 12.2 POST /trade/mmp. */
-export interface MmpSettingsRequest {
-  pairName: string;
-  /** 1..3600, 0 disables. */
-  intervalSeconds: number | string;
-  /** A positive base amount; "0" only with intervalSeconds 0. */
-  qtyLimit: DecimalInput;
-  /** 0..3600; 0: frozen until a reset. */
-  frozenSeconds: number | string;
-}
-
-/** CONTRACT 8.3: the new total amount, the new price, or both. */
-export interface AmendOrderRequest {
-  orderId: number | string;
-  amount?: DecimalInput;
-  price?: DecimalInput;
-}
-
-/** An element of the create-orders answer (CONTRACT 8.5): the order, or its errors. */
-export type BatchOrderResult = CreatedOrder | ErrorBody;
-
-/** CONTRACT 12.1: one quote level, `[price, amount]`. */
-export type QuoteLevelInput = [DecimalInput, DecimalInput];
-
-/** CONTRACT 12.1 answer: the ids cancelled (ascending), and per level (bids then asks) the order or its errors. */
-export interface QuoteResult {
-  cancelled: number[];
-  placed: BatchOrderResult[];
-}
-
-/** An element of the cancel-orders answer (CONTRACT 8.5). */
-export interface BatchCancelResult {
-  orderId: number;
-  errors?: Record<string, string[]>;
-  codes?: Record<string, string[]>;
-}
 
 /** CONTRACT 10 listen key. */
 export interface ListenKey {
@@ -292,20 +241,6 @@ export function errorsOf(res: ApiResponse<unknown>): Record<string, string[]> | 
 }
 
 /**
- * A header record built from names the caller chose: no prototype, so a name such as `__proto__`
- * or `constructor` is a header like any other (Object.assign onto `{}` would reset the prototype).
- */
-export function headerRecord(init?: Record<string, string>): Record<string, string> {
-  const headers = Object.create(null) as Record<string, string>;
-  return init === undefined ? headers : Object.assign(headers, init);
-}
-
-/** Hex HMAC-SHA256 of `text` with `secret` (CONTRACT 5). */
-export function signText(secret: string, text: string | Uint8Array): string {
-  return createHmac("sha256", secret).update(text).digest("hex");
-}
-
-/**
  * The text the bound form signs (CONTRACT 15): `<timestamp>\n<METHOD>\n<path>\n<payload>`, with
  * `path` as sent from `/1.0/...` (or `/stream`) without the query, and `payload` the raw body of a
  * POST or the raw query string of a GET ("" when none).
@@ -368,14 +303,6 @@ export function signedHeaders(
 const DEFAULT_TIMEOUT_MS = 10_000;
 /** Default timeout of `backup()`. */
 const BACKUP_TIMEOUT_MS = 600_000;
-const REST_PREFIX = "/1.0";
-
-/** The origin of a base URL that may end in the REST version segment. */
-export function originOf(baseUrl: string): string {
-  let url = baseUrl.replace(/\/+$/, "");
-  if (url.endsWith(REST_PREFIX)) url = url.slice(0, -REST_PREFIX.length);
-  return url;
-}
 
 /** `a=1&b=2` from pairs in the given order; undefined values are left out; values are URI-encoded. */
 export function buildQuery(params: ReadonlyArray<readonly [string, unknown]>): string {
@@ -914,3 +841,24 @@ export class ExchangeClient {
     return answer;
   }
 }
+
+// ---- CONTRACT 11: trading sessions (src/client/session.ts) -------------------------------------------
+
+export {
+  type Credentials,
+  type Deadline,
+  type DisconnectInfo,
+  type LogonResult,
+  type LogonSettings,
+  type ReconnectOptions,
+  SESSION_HEARTBEAT_SECONDS,
+  SESSION_MAX_IN_FLIGHT,
+  type SessionCalls,
+  SessionConnectError,
+  SessionDisconnected,
+  SessionError,
+  type SessionEvents,
+  type SessionMethod,
+  TradingSession,
+  type TradingSessionOptions,
+} from "./session.ts";

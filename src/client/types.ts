@@ -268,3 +268,61 @@ export interface L3Update {
   seq: number;
   events: L3Event[];
 }
+
+// ---- requests (CONTRACT 8) -------------------------------------------------------------------------
+
+/** A decimal as the contract accepts it: a JSON number or a decimal string (CONTRACT 2.1). */
+export type DecimalInput = number | string;
+
+export interface CreateOrderRequest {
+  pairName: string;
+  tradeType: TradeType;
+  directionType: DirectionType;
+  price?: DecimalInput;
+  amount: DecimalInput;
+  /** CONTRACT 8.2: the client's own id, unique per user. */
+  clientOrderId?: string;
+  timeInForce?: TimeInForce;
+  postOnly?: boolean;
+  /** CONTRACT 12.2: a protected order (limit GTC only). */
+  mmp?: boolean;
+  /** CONTRACT 12.3 (default cancelMaker). */
+  selfTradePrevention?: SelfTradePrevention;
+}
+
+/** CONTRACT 8.3: the new total amount, the new price, or both. */
+export interface AmendOrderRequest {
+  orderId: number | string;
+  amount?: DecimalInput;
+  price?: DecimalInput;
+}
+
+/** An element of the create-orders answer (CONTRACT 8.5): the order, or its errors. */
+export type BatchOrderResult = CreatedOrder | ErrorBody;
+
+/** CONTRACT 12.2 POST /trade/mmp. */
+export interface MmpSettingsRequest {
+  pairName: string;
+  /** 1..3600, 0 disables. */
+  intervalSeconds: number | string;
+  /** A positive base amount; "0" only with intervalSeconds 0. */
+  qtyLimit: DecimalInput;
+  /** 0..3600; 0: frozen until a reset. */
+  frozenSeconds: number | string;
+}
+
+/** CONTRACT 12.1: one quote level, `[price, amount]`. */
+export type QuoteLevelInput = [DecimalInput, DecimalInput];
+
+/** CONTRACT 12.1 answer: the ids cancelled (ascending), and per level (bids then asks) the order or its errors. */
+export interface QuoteResult {
+  cancelled: number[];
+  placed: BatchOrderResult[];
+}
+
+/** An element of the cancel-orders answer (CONTRACT 8.5). */
+export interface BatchCancelResult {
+  orderId: number;
+  errors?: Record<string, string[]>;
+  codes?: Record<string, string[]>;
+}

@@ -232,6 +232,11 @@ export class TestServer {
     return this.process !== null;
   }
 
+  /** The running server's process id (to pause it with SIGSTOP in a test), or null. */
+  get pid(): number | null {
+    return this.process?.pid ?? null;
+  }
+
   /** Everything the server printed (stdout then stderr), for failure messages. */
   logs(): string {
     return this.last?.logs() ?? "--- server stdout ---\n\n--- server stderr ---\n";

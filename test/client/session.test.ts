@@ -1,0 +1,296 @@
+/**
+ * The client library's TradingSession (src/client/session.ts) against a real server: logon with the
+ * HMAC of the challenge, each call's promise, errors carrying the contract body, pipelining and the
+ * in-flight bound, reports as events, reconnects with a fresh logon (a rotated key; a server that
+ * stopped answering), calls in flight rejected on a drop, and cancel on disconnect.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  type CreatedOrder,
+  type Order,
+  SessionConnectError,
+  SessionDisconnected,
+  SessionError,
+  TradingSession,
+  type TradingSessionOptions,
+  type UserTrade,
+} from "../../src/client/index.ts";
+import { expectOk, limit, sharedServer, type TestServer, type TestUser } from "../e2e/harness.ts";
+import { waitFor } from "../wait.ts";
+
+describe("TradingSession", () => {
+  let server: TestServer;
+  sharedServer((s) => {
+    server = s;
+  });
+
+  const open = (user: TestUser, extra: Partial<TradingSessionOptions> = {}) =>
+    TradingSession.connect({
+      baseUrl: () => server.origin,
+      apiToken: user.apiToken,
+      secretKey: user.secretKey,
+      ...extra,
+    });
+
+  /** The rejection of `p`, failing when it resolves. */
+  const rejection = async (p: Promise<unknown>): Promise<Error> => {
+    try {
+      await p;
+    } catch (error) {
+      return error as Error;
+    }
+    assert.fail("expected a rejection");
+  };
+
+  it("logs on with the HMAC of the challenge and answers each call's promise with its result", async () => {
+    const u = await server.newUser({ usdt: "10000", btc: "2" });
+    const s = await open(u, { heartbeatSeconds: 20 });
+    assert.deepEqual(s.logonResult, {
+      uid: u.uid,
+      cancelOnDisconnect: false,
+      heartbeatSeconds: 20,
+      reports: true,
+    });
+    assert.equal(s.connected, true);
+
+    const o = await s.createOrder({ ...limit("btc_usdt", "buy", "100", "1"), clientOrderId: "s-1" });
+    assert.equal(o.clientOrderId, "s-1");
+    assert.equal(typeof o.updateTime, "string");
+    assert.deepEqual(await s.order(o.id), expectOk(await u.client.order(o.id)));
+    assert.deepEqual(await s.orderByClientId("s-1"), await s.order(o.id));
+    assert.deepEqual(
+      (await s.openOrders("btc_usdt")).map((x) => x.id),
+      [o.id],
+    );
+    const amended = await s.amendOrder({ orderId: o.id, amount: "0.5" });
+    assert.equal(amended.amount, 0.5);
+    const balances = await s.balances();
+    assert.deepEqual(
+      balances.find((b) => b.currency === "usdt"),
+      { currency: "usdt", balance: "9950", reserved: "50" },
+    );
+    const batch = await s.createOrders([
+      limit("btc_usdt", "sell", "200", "1"),
+      limit("btc_usdt", "sell", "x", "1"),
+    ]);
+    const made = batch[0] as CreatedOrder;
+    assert.equal(made.directionType, "sell");
+    assert.deepEqual(Object.keys((batch[1] as { errors: object }).errors), ["price"]);
+    assert.deepEqual(await s.cancelOrders([made.id, 99_999_999]), [
+      { orderId: made.id },
+      (await s.cancelOrders([99_999_999]))[0],
+    ]);
+    assert.deepEqual(await s.cancelOrder(o.id), []);
+    await s.createOrder(limit("eth_usdt", "buy", "10", "1"), { expiresAt: Date.now() + 60_000 });
+    assert.equal((await s.cancelAllOrders("eth_usdt")).cancelled.length, 1);
+    assert.deepEqual(await s.cancelAllOrders(), { cancelled: [] });
+    assert.deepEqual(await s.cancelAllAfter(0), { triggerTime: 0 });
+    const { serverTime } = await s.ping();
+    assert.ok(Math.abs(serverTime - Date.now()) < 5000);
+    assert.deepEqual(await s.call("order.get", { orderId: o.id }), await s.order(o.id));
+    await s.close();
+    assert.equal(s.connected, false);
+  });
+
+  it("rejects a call with the contract's error body, and refuses wrong credentials at connect", async () => {
+    const u = await server.newUser({ usdt: "100" });
+    const s = await open(u, { lang: "ru" });
+    const tooBig = await rejection(s.createOrder(limit("btc_usdt", "buy", "100", "5")));
+    assert.ok(tooBig instanceof SessionError);
+    assert.equal(tooBig.status, 400);
+    assert.equal(tooBig.method, "order.create");
+    assert.deepEqual(Object.keys(tooBig.errors), ["amount"]);
+    assert.match(tooBig.errors.amount[0], /[а-яА-Я]/, "messages in the upgrade's language");
+    assert.equal(Object.getPrototypeOf(tooBig.errors), null);
+    const missing = await rejection(s.order(123_456_789));
+    assert.ok(missing instanceof SessionError);
+    assert.equal(missing.status, 404);
+    assert.deepEqual(Object.keys(missing.body.codes), ["orderId"]);
+    const expired = await rejection(s.createOrder(limit("btc_usdt", "buy", "1", "1"), { expiresAt: 1 }));
+    assert.deepEqual((expired as SessionError).codes.expiresAt, ["REQUEST_EXPIRED"]);
+    const unknown = await rejection(s.call("no.such.call", {}));
+    assert.deepEqual(Object.keys((unknown as SessionError).errors), ["method"]);
+    assert.equal(s.connected, true, "errors leave the session up");
+    await s.close();
+
+    const wrong = await rejection(open({ ...u, secretKey: "0".repeat(64) }));
+    assert.ok(wrong instanceof SessionConnectError);
+    assert.equal(wrong.error?.status, 401);
+    assert.deepEqual(Object.keys(wrong.error?.errors ?? {}), ["auth"]);
+    const badSetting = await rejection(open(u, { heartbeatSeconds: 500 }));
+    assert.deepEqual(Object.keys((badSetting as SessionConnectError).error?.errors ?? {}), [
+      "heartbeatSeconds",
+    ]);
+  });
+
+  it("pipelines 200 creates and resolves them in order", async () => {
+    const u = await server.newUser({ usdt: "1000000" });
+    const s = await open(u);
+    const resolved: number[] = [];
+    const calls = Array.from({ length: 200 }, (_, i) =>
+      s.createOrder(limit("btc_usdt", "buy", String(100 + i), "1")).then((o) => {
+        resolved.push(i);
+        return o;
+      }),
+    );
+    assert.equal(s.inFlight, 200, "all sent before the first answer");
+    const orders = await Promise.all(calls);
+    assert.deepEqual(
+      resolved,
+      calls.map((_, i) => i),
+    );
+    assert.deepEqual(
+      orders.map((o) => o.price),
+      calls.map((_, i) => 100 + i),
+    );
+    for (let i = 1; i < orders.length; i++) assert.ok(orders[i].id > orders[i - 1].id);
+    await s.close();
+  });
+
+  it("keeps at most maxInFlight calls unanswered, so a burst beyond the server's 1,000 is never refused", async () => {
+    const u = await server.newUser();
+    const s = await open(u);
+    let most = 0;
+    const calls = Array.from({ length: 1500 }, () =>
+      s.ping().then((r) => {
+        most = Math.max(most, s.inFlight);
+        return r;
+      }),
+    );
+    assert.equal(s.inFlight, 1000);
+    assert.equal(s.queued, 500);
+    const answers = await Promise.all(calls);
+    assert.equal(answers.length, 1500);
+    assert.ok(most <= 1000);
+
+    const narrow = await open(u, { maxInFlight: 3 });
+    const few = Array.from({ length: 10 }, () => narrow.ping());
+    assert.deepEqual([narrow.inFlight, narrow.queued], [3, 7]);
+    await Promise.all(few);
+    await Promise.all([s.close(), narrow.close()]);
+  });
+
+  it("emits reports as events: its own resting order filled by another user's taker", async () => {
+    const maker = await server.newUser({ btc: "1" });
+    const taker = await server.newUser({ usdt: "1000" });
+    const s = await open(maker);
+    const orders: Order[] = [];
+    const trades: UserTrade[] = [];
+    s.on("order", (o) => orders.push(o));
+    s.on("trade", (t) => trades.push(t));
+    const resting = await s.createOrder(limit("btc_usdt", "sell", "300", "1"));
+    expectOk(await taker.client.createOrder(limit("btc_usdt", "buy", "300", "0.4")));
+    await waitFor(() => trades.length === 1 && orders.some((o) => o.amountUsed === 0.4), {
+      what: "the maker's fill as order and trade events",
+      detail: () => JSON.stringify({ orders, trades }),
+    });
+    assert.deepEqual(
+      trades.map((t) => [t.pairName, t.directionType, t.price, t.amount]),
+      [["btc_usdt", "sell", 300, 0.4]],
+    );
+    assert.ok(orders.every((o) => o.id === resting.id));
+    await s.close();
+
+    const quiet = await open(maker, { reports: false });
+    let heard = 0;
+    quiet.on("order", () => heard++);
+    await quiet.cancelOrder(resting.id);
+    await quiet.ping();
+    assert.equal(heard, 0, "reports: false turns them off");
+    await quiet.close();
+  });
+
+  it("reconnects with a fresh logon when the server ends the session for a revoked key, with the new key", async () => {
+    const u = await server.newUser({ usdt: "100" });
+    let creds = { apiToken: u.apiToken, secretKey: u.secretKey };
+    const s = await TradingSession.connect({
+      baseUrl: () => server.origin,
+      credentials: () => creds,
+      reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
+    });
+    const events: string[] = [];
+    s.on("disconnect", (d) => events.push(`disconnect ${d.code} ${d.reconnecting}`));
+    s.on("logon", (r, again) => events.push(`logon ${r.uid === u.uid} ${again}`));
+    const next = expectOk(await server.admin.createApiKey(u.uid));
+    creds = next;
+    expectOk(await server.admin.revokeApiKey(u.apiToken));
+    await waitFor(() => events.includes("logon true true"), {
+      what: "the logon after the reconnect",
+      detail: () => events.join(", "),
+    });
+    assert.deepEqual(events, ["disconnect 4001 true", "logon true true"]);
+    assert.equal((await s.balances()).find((b) => b.currency === "usdt")?.balance, "100");
+
+    // Revoked again with no new key for the session: the fresh logon is refused and it ends for good.
+    // (The test's own REST client moves to a third key, for the clean-up after the test.)
+    const third = expectOk(await server.admin.createApiKey(u.uid));
+    Object.assign(u, { ...third, client: u.client.with(third) });
+    let closed: { code: number; error?: Error } | undefined;
+    s.on("close", (c) => {
+      closed = c;
+    });
+    expectOk(await server.admin.revokeApiKey(next.apiToken));
+    await waitFor(() => closed, { what: "the end after a refused logon" });
+    assert.equal((closed?.error as SessionConnectError).error?.status, 401);
+    const after = await rejection(s.ping());
+    assert.ok(after instanceof SessionDisconnected);
+    assert.equal(after.sent, false);
+  });
+
+  it("rejects calls in flight when the server stops answering (heartbeat), never resends them, and reconnects", async () => {
+    const u = await server.newUser({ usdt: "100" });
+    const s = await open(u, {
+      heartbeatSeconds: 1,
+      reconnect: { initialDelayMs: 50, maxDelayMs: 300 },
+      connectTimeoutMs: 1000,
+    });
+    const pid = server.pid!;
+    const disconnects: number[] = [];
+    s.on("disconnect", (d) => disconnects.push(d.code));
+    let logons = 0;
+    s.on("logon", () => logons++);
+    process.kill(pid, "SIGSTOP");
+    let create: Promise<CreatedOrder>;
+    let read: Promise<unknown>;
+    try {
+      create = s.createOrder({ ...limit("btc_usdt", "buy", "1", "1"), clientOrderId: "lost-1" });
+      read = s.balances();
+      const createError = await rejection(create);
+      const readError = await rejection(read);
+      assert.ok(createError instanceof SessionDisconnected);
+      assert.equal(createError.sent, true);
+      assert.equal(createError.outcomeUnknown, true);
+      assert.match(createError.message, /outcome is unknown/);
+      assert.ok(readError instanceof SessionDisconnected);
+      assert.equal(readError.outcomeUnknown, false);
+      assert.equal(s.connected, false);
+      const meanwhile = await rejection(s.ping());
+      assert.equal((meanwhile as SessionDisconnected).sent, false);
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+    await waitFor(() => logons === 1 && s.connected, { what: "the reconnect once the server answers again" });
+    assert.deepEqual(disconnects, [1006]);
+    // Whether the create ran is for the client to read now; it was not sent a second time.
+    const still = await s.openOrders("btc_usdt");
+    assert.ok(still.length <= 1 && still.every((o) => o.clientOrderId === "lost-1"), JSON.stringify(still));
+    await s.close();
+  });
+
+  it("honours cancelOnDisconnect: the session's orders are cancelled when it closes, others stay", async () => {
+    const u = await server.newUser({ usdt: "1000" });
+    const kept = await open(u);
+    const keptOrder = await kept.createOrder(limit("btc_usdt", "buy", "10", "1"));
+    const s = await open(u, { cancelOnDisconnect: true });
+    assert.equal(s.logonResult?.cancelOnDisconnect, true);
+    const o = await s.createOrder(limit("btc_usdt", "buy", "11", "1"));
+    assert.equal(o.cancelOnDisconnect, true);
+    await s.close();
+    await waitFor(async () => expectOk(await u.client.order(o.id)).isCancelled, {
+      what: "the cancel of the session's order after its close",
+    });
+    assert.equal(expectOk(await u.client.order(keptOrder.id)).isCancelled, false);
+    await kept.close();
+  });
+});
