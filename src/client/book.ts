@@ -10,8 +10,9 @@
  * `checksum` (CONTRACT 13.3), the book after each must give it; on a mismatch the feed re-reads the
  * REST book as on a gap and reports `checksum` to `onResync`.
  */
-import { ExchangeClient, ok } from "./index.ts";
+
 import { type BookData, LiveBook, type LocalBook, type ResyncReason } from "./local-book.ts";
+import { ExchangeClient, ok } from "./rest.ts";
 import { StreamClient, type StreamMessage } from "./stream.ts";
 
 // The book itself is local-book.ts, which the web page shares.

@@ -6,7 +6,8 @@
  */
 
 import WebSocket from "ws";
-import { headerRecord, originOf, type SignatureForm, signedHeaders } from "./index.ts";
+import { headerRecord, originOf } from "./base.ts";
+import { type SignatureForm, signedHeaders } from "./rest.ts";
 import type { StreamMessage } from "./types.ts";
 
 export type { StreamMessage } from "./types.ts";

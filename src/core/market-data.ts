@@ -8,7 +8,10 @@
  */
 
 import { crc32 } from "../client/checksum.ts";
-import { formatDecimal, POW10_NUMBER } from "../util/numbers.ts";
+import { formatDecimal, scaled } from "../util/numbers.ts";
+
+export { scaled };
+
 import type { L3Book } from "./l3-book.ts";
 
 /** Levels of each side the book checksum covers (CONTRACT 13.3). */
@@ -52,16 +55,6 @@ export function intervalStart(period: Period, ms: number): number {
   const len = PERIOD_MS[period];
   if (period === "1w") return Math.floor((ms - FIRST_MONDAY_MS) / len) * len + FIRST_MONDAY_MS;
   return Math.floor(ms / len) * len;
-}
-
-/**
- * The JSON number of an integer `v` at `scale` decimals. IEEE division is correctly rounded, so
- * the result is the double nearest to the exact decimal: the same double that parsing the exact
- * decimal text gives, which prints back as that text (values keep at most 15 significant digits,
- * enforced by the config bounds). This is output formatting, never arithmetic on money.
- */
-export function scaled(v: number, scale: number): number {
-  return scale === 0 ? v : v / POW10_NUMBER[scale];
 }
 
 /**

@@ -6,9 +6,8 @@
 
 import { FEE_DECIMALS } from "../config.ts";
 import { BUY } from "../protocol/pair/engine.ts";
-import { formatDecimal } from "../util/numbers.ts";
+import { formatDecimal, scaled } from "../util/numbers.ts";
 import { formatDateTime } from "../util/time.ts";
-import { scaled } from "./market-data.ts";
 import { type SelfTradePrevention, type TimeInForce, withOrderOptions } from "./orders.ts";
 
 /** The order as the interface shows it (2.1). */

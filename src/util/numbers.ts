@@ -266,3 +266,13 @@ export function floorToDouble(value: bigint): bigint {
   bitsAsInt[0] -= 1n;
   return BigInt(bits[0]);
 }
+
+/**
+ * The JSON number of an integer `v` at `scale` decimals. IEEE division is correctly rounded, so
+ * the result is the double nearest to the exact decimal: the same double that parsing the exact
+ * decimal text gives, which prints back as that text (values keep at most 15 significant digits,
+ * enforced by the config bounds). This is output formatting, never arithmetic on money.
+ */
+export function scaled(v: number, scale: number): number {
+  return scale === 0 ? v : v / POW10_NUMBER[scale];
+}
