@@ -17,6 +17,7 @@ export const GROUPS = [
   "create-closed",
   "create-open",
   "mix",
+  "session",
   "floor",
   "profile",
   "ab",
