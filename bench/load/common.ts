@@ -109,6 +109,12 @@ export interface RunSpec {
    * read right after its ack (CONTRACT 6), which waits for the batch's rows to be applied.
    */
   readProbe: boolean;
+  /**
+   * 0: HTTP (`client`). Above 0: trading sessions (session-clients.ts): `connections` sessions, one
+   * per user, each with up to this many calls in flight (the closed loop runs connections x depth
+   * loops, loop i on session i mod connections).
+   */
+  sessionDepth: number;
 }
 
 /** See RunSpec.readProbe: at most one read-back per load generator process this often. */

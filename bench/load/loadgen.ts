@@ -34,6 +34,7 @@ import {
   type ToLoadgen,
 } from "./common.ts";
 import { Pool } from "./http-clients.ts";
+import { SessionPool } from "./session-clients.ts";
 import { Ticker } from "./ticker.ts";
 import { type BenchRequest, type Kind, RequestFlow } from "./workload.ts";
 
@@ -83,10 +84,16 @@ const us = (ms: number) => Math.max(0, Math.round(ms * 1000));
 
 async function run(spec: RunSpec): Promise<RunResult> {
   if (spec.target.host !== "127.0.0.1") throw new Error("load generator targets 127.0.0.1 only");
-  const pool = await Pool.open(spec.client, spec.target.host, spec.target.port, spec.connections);
+  const sessions = spec.sessionDepth > 0;
+  // A session is one user: the first `connections` users of this process, one per session.
+  const flowUsers = sessions ? users.slice(0, spec.connections) : users;
+  if (flowUsers.length < spec.connections) throw new Error("fewer users than sessions");
+  const pool = sessions
+    ? await SessionPool.open(flowUsers, spec.target.host, spec.target.port, spec.sessionDepth)
+    : await Pool.open(spec.client, spec.target.host, spec.target.port, spec.connections);
   const track = spec.realServer && spec.workload === "mix";
   const flow = new RequestFlow(
-    users,
+    flowUsers,
     spec.workload,
     spec.seed,
     spec.cancelShare,
@@ -142,7 +149,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
   let reads = 0;
   let readsFailed = 0;
   let lastRead = 0;
-  const readProbe = spec.readProbe && spec.realServer && spec.mode === "closed";
+  const readProbe = spec.readProbe && spec.realServer && spec.mode === "closed" && !sessions;
   /** Reads order `id` of `user` from its committed row; `next` runs once answered. */
   const readBack = (user: number, id: number, next: () => void) => {
     const u = users[user];
@@ -176,7 +183,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
     slot: number,
     after: ((status: number, user: number, orderId: number) => void) | null,
   ) => {
-    const req = flow.next(slot);
+    const req = flow.next(sessions && slot >= 0 ? slot % spec.connections : slot);
     const entry: InFlight = { req, sched };
     inflight.add(entry);
     const measured = inWindow(sched);
@@ -214,7 +221,8 @@ async function run(spec: RunSpec): Promise<RunResult> {
 
   let ticker: Ticker | null = null;
   if (spec.mode === "closed") {
-    let active = spec.connections;
+    const loops = sessions ? spec.connections * spec.sessionDepth : spec.connections;
+    let active = loops;
     let sent = 0;
     const loop = (slot: number) => {
       const now = performance.now();
@@ -241,7 +249,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
     };
     setTimeout(
       () => {
-        for (let i = 0; i < spec.connections; i++) loop(i);
+        for (let i = 0; i < loops; i++) loop(i);
       },
       Math.max(0, start - performance.now()),
     );

@@ -26,6 +26,10 @@
  *   create-open    create-order open loop at --rates (1k, 5k, 10k, 20k and "max" = the closed-loop
  *                  result), with the ack → `user_orders` stream latency of a few subscribed users;
  *   mix            create + cancel (25% cancels) open loop at 5k/s and closed loop;
+ *   session        create-order over trading sessions (CONTRACT 11; groups/session.ts): 8 sessions
+ *                  x 64 calls in flight against the bare uWS WebSocket ceiling, open loops at 1k,
+ *                  5k (beside REST at 5k) and 10k/s, and cancel-on-disconnect (close → 100 cancels
+ *                  on an `orders:` stream, 20 repetitions);
  *   floor          the design floor: closed loop alternating with the bare POST, open loop at 1k
  *                  and 5k/s (the exchange is stopped first);
  *   profile        a fresh exchange under `node --cpu-prof`, closed-loop create-order (or open
@@ -39,11 +43,11 @@
  * (anything but 200, or an expected cancel race) exceed 1% of its requests is marked invalid.
  *
  * Flags: --quick (≈30 s smoke run), --only a,b (select, reads, create-closed, create-open, mix,
- * floor, profile, ab), --rates 1000,5000,max, --conns N (64), --procs N (closed loops; 2..4 by cores; open
+ * session, floor, profile, ab), --rates 1000,5000,max, --conns N (64), --procs N (closed loops; 2..4 by cores; open
  * loops use one process per 25k/s offered), --users N (128), --duration ms,
  * --warmup ms, --server-flags="<node flags>" (exchange and floor, e.g. --server-flags=--trace-gc), --server-log dir
  * (each server's output in dir/<name>-<pid>.log), --client raw|agent, --pacing spin|timer|thread (open loop; spin), --profile-workload
- * create|mix, --profile-rate N (profile an open loop at N/s), --profile-dir dir (keep the
+ * create|mix|session, --profile-rate N (profile an open loop at N/s), --profile-dir dir (keep the
  * .cpuprofile files there), --floor-rates 1000,5000,10000 (the design floor's open loops), --out path.
  * Output: a table on stdout, bench/results/load.json (with the commit and the machine of the run;
  * `npx tsx bench/load/report.ts --write` puts its table into BENCHMARKS.md).
@@ -82,6 +86,7 @@ import { runMix } from "./groups/mix.ts";
 import { type ProfileOutcome, runProfile } from "./groups/profile.ts";
 import { runReads } from "./groups/reads.ts";
 import { type ClientChoice, selectClient } from "./groups/select.ts";
+import { runSession } from "./groups/session.ts";
 import { gens, Loadgen } from "./measure.ts";
 import { type LoadResults, recordCommit, renderReport } from "./report.ts";
 import { notes, rows } from "./rows.ts";
@@ -153,6 +158,7 @@ async function main(): Promise<void> {
         : null;
     if (ONLY.has("create-open")) await runCreateOpen(ctx, maxRate);
     if (ONLY.has("mix")) await runMix(ctx);
+    if (ONLY.has("session")) await runSession(ctx);
 
     // Stop the measured exchange before profiling a fresh one under --cpu-prof.
     const code = await ex.server.stop();

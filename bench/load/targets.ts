@@ -1,6 +1,7 @@
 /** bench:load's targets (named by the issue), evaluated on the rows of a run. */
 
 import { FLOOR_RATES } from "./flags.ts";
+import { COD_ROW, REST_AT_5K, SESSION_MAX, sessionOpen } from "./groups/session.ts";
 import type { Row } from "./report.ts";
 import { rows } from "./rows.ts";
 
@@ -73,6 +74,51 @@ export function evaluateTargets(): { target: string; value: string; pass: boolea
       at5k === undefined || floor5k === undefined
         ? null
         : at5k.valid && floor5k.valid && at5k.p99Ms <= 2 * floor5k.p99Ms,
+  });
+  out.push(...sessionTargets(find, max));
+  return out;
+}
+
+/** Issue 29's targets: trading sessions against REST create-order of the same run. */
+function sessionTargets(
+  find: (s: string) => Row | undefined,
+  rest: Row | undefined,
+): { target: string; value: string; pass: boolean | null }[] {
+  const out: { target: string; value: string; pass: boolean | null }[] = [];
+  const s = find(SESSION_MAX);
+  const both = s !== undefined && rest !== undefined;
+  out.push({
+    target: "issue 29: session create-order max >= 1.5x REST create-order max",
+    value: both
+      ? `${s.throughput} / ${rest.throughput} = ${(s.throughput / rest.throughput).toFixed(2)}x`
+      : "not measured",
+    pass: both ? s.valid && rest.valid && s.throughput >= 1.5 * rest.throughput : null,
+  });
+  const sc = s?.serverCpuUsPerRequest ?? null;
+  const rc = rest?.serverCpuUsPerRequest ?? null;
+  out.push({
+    target: "issue 29: server CPU per session order <= 0.75x REST's (max rows)",
+    value: sc === null || rc === null ? "not measured" : `${sc} / ${rc} µs = ${(sc / rc).toFixed(2)}x`,
+    pass: sc === null || rc === null ? null : s!.valid && rest!.valid && sc <= 0.75 * rc,
+  });
+  const s5 = find(sessionOpen(5000));
+  const r5 = find(REST_AT_5K) ?? find("create-order open loop 5000/s");
+  out.push({
+    target: "issue 29: 5,000 orders/s: session ack p50 and p99 <= REST's",
+    value:
+      s5 === undefined || r5 === undefined
+        ? "not measured"
+        : `p50 ${s5.p50Ms} / ${r5.p50Ms} ms, p99 ${s5.p99Ms} / ${r5.p99Ms} ms`,
+    pass:
+      s5 === undefined || r5 === undefined
+        ? null
+        : s5.valid && r5.valid && s5.p50Ms <= r5.p50Ms && s5.p99Ms <= r5.p99Ms,
+  });
+  const cod = find(COD_ROW);
+  out.push({
+    target: "issue 29: cancel-on-disconnect, close -> last of 100 cancels on orders:, p99 < 20 ms",
+    value: cod === undefined ? "not measured" : `p99 ${cod.p99Ms} ms (${cod.requests} repetitions)`,
+    pass: cod === undefined ? null : cod.valid && cod.p99Ms < 20,
   });
   return out;
 }

@@ -1,6 +1,7 @@
 /**
  * TLS (CONTRACT 14) on the real server: started with a self-signed certificate made here with
- * openssl, it speaks https (REST, admin) and wss (`/stream`) only, with that certificate; a
+ * openssl, it speaks https (REST, admin) and wss (`/stream`, and the trading session `/session` of
+ * CONTRACT 11) only, with that certificate; a
  * missing, unreadable, malformed or mismatched file refuses to start in one `config error:` line.
  */
 import assert from "node:assert/strict";
@@ -156,6 +157,76 @@ describe("a server started with --tls-cert and --tls-key", () => {
         what: "the new level over wss",
       });
       assert.equal((update as { stream: string }).stream, "orders:btc_usdt");
+    } finally {
+      ws.close();
+    }
+  });
+
+  it("serves a trading session over wss /session: hello, logon, an order answered, its report", async () => {
+    const created = await admin(server, "/admin/users", {});
+    assert.equal(created.status, 200, created.text);
+    const user = JSON.parse(created.text) as { uid: string; apiToken: string; secretKey: string };
+    const deposit = await admin(server, "/admin/deposit", {
+      uid: user.uid,
+      currency: "usdt",
+      amount: "1000",
+    });
+    assert.equal(deposit.status, 200, deposit.text);
+
+    const frames: Record<string, unknown>[] = [];
+    let peer: X509Certificate | null = null;
+    const ws = new WebSocket(`wss://127.0.0.1:${server.port}/session`, { ca });
+    ws.on("message", (data) => frames.push(JSON.parse(String(data)) as Record<string, unknown>));
+    ws.on("upgrade", (res) => {
+      peer = (res.socket as TLSSocket).getPeerX509Certificate?.() ?? null;
+    });
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", () => resolve());
+      ws.once("error", reject);
+    });
+    const answer = (id: number) =>
+      waitFor(() => frames.find((f) => f.id === id && "status" in f), {
+        what: `the answer to call ${id} over wss`,
+        detail: () => JSON.stringify(frames.slice(-3)),
+      });
+    try {
+      assert.equal((peer as X509Certificate | null)?.fingerprint256, new X509Certificate(ca).fingerprint256);
+      const hello = await waitFor(() => frames.find((f) => f.event === "hello"), { what: "the hello" });
+      assert.match(String(hello.challenge), /^[0-9a-f]{64}$/);
+
+      const signature = createHmac("sha256", user.secretKey).update(String(hello.challenge)).digest("hex");
+      ws.send(
+        JSON.stringify({ id: 1, method: "session.logon", params: { apiToken: user.apiToken, signature } }),
+      );
+      const logon = await answer(1);
+      assert.equal(logon.status, 200, JSON.stringify(logon));
+      assert.equal((logon.result as { uid: string }).uid, user.uid);
+
+      ws.send(
+        JSON.stringify({
+          id: 2,
+          method: "order.create",
+          params: {
+            pairName: "btc_usdt",
+            tradeType: "limit",
+            directionType: "buy",
+            price: "25000.34",
+            amount: "0.01",
+          },
+        }),
+      );
+      const order = await answer(2);
+      assert.equal(order.status, 200, JSON.stringify(order));
+      const id = (order.result as { id: number }).id;
+      assert.ok(id > 0);
+
+      // The execution report of that order, after its answer.
+      const report = await waitFor(
+        () => frames.find((f) => f.event === "order" && (f.data as { id?: number }).id === id),
+        { what: "the order's report over wss" },
+      );
+      assert.ok(frames.indexOf(report) > frames.indexOf(order), "the answer precedes its report");
+      assert.equal((report.data as { price: unknown }).price, (order.result as { price: unknown }).price);
     } finally {
       ws.close();
     }

@@ -12,6 +12,7 @@ import { measure } from "../measure.ts";
 import { type ProfileSummary, summariseProfiles } from "../profile.ts";
 import { addRow, command, notes } from "../rows.ts";
 import { type GroupContext, initGens, startExchange } from "../setup.ts";
+import { SESSION_DEPTH, SESSIONS } from "./session.ts";
 
 export interface ProfileOutcome {
   profile: ProfileSummary;
@@ -45,12 +46,13 @@ export async function runProfile({ base, ceilings, cleanups }: GroupContext): Pr
     label: `exchange ${PROFILE_WORKLOAD} (profiled)`,
     server: px.server,
     realServer: true,
-    workload: PROFILE_WORKLOAD,
+    workload: PROFILE_WORKLOAD === "mix" ? "mix" : "create",
+    ...(PROFILE_WORKLOAD === "session" ? { sessions: SESSIONS, sessionDepth: SESSION_DEPTH } : {}),
     ...(PROFILE_RATE === null ? { mode: "closed" } : { mode: "open", rate: PROFILE_RATE }),
     seed: 6,
   });
   addRow(
-    `${PROFILE_WORKLOAD === "create" ? "create-order" : "create+cancel"} ${PROFILE_RATE === null ? "max" : `${PROFILE_RATE}/s`} under --cpu-prof (not comparable)`,
+    `${PROFILE_WORKLOAD === "create" ? "create-order" : PROFILE_WORKLOAD === "session" ? "session create-order" : "create+cancel"} ${PROFILE_RATE === null ? "max" : `${PROFILE_RATE}/s`} under --cpu-prof (not comparable)`,
     e,
     "create",
     {
