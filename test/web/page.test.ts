@@ -14,7 +14,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
-import type { CreatedOrder } from "../../src/client/index.ts";
+import { type CreatedOrder, type MmpState, ok } from "../../src/client/index.ts";
 import { limit, REPO_ROOT, TestServer as Server, type TestServer, type TestUser } from "../e2e/harness.ts";
 import { ensureWebBuilt } from "./build.ts";
 
@@ -193,6 +193,40 @@ describe("the trading page in chromium", { skip }, () => {
     const pulled = await me.client.quote("btc_usdt", [], []);
     assert.equal(pulled.status, 200, pulled.text);
     await page.waitForSelector(`#open-orders tr[data-order-id="${id}"]`, { state: "detached", ...WAIT });
+  });
+
+  test("shows the MMP frozen banner once a fill freezes me on the pair, and hides it after a reset (CONTRACT 12.2)", async () => {
+    const set = await me.client.setMmp({
+      pairName: "btc_usdt",
+      intervalSeconds: 60,
+      qtyLimit: "0.01",
+      frozenSeconds: 0,
+    });
+    assert.equal(set.status, 200, set.text);
+    const mine = await me.client.createOrder({ ...limit("btc_usdt", "buy", "24000", "0.01"), mmp: true });
+    assert.equal(mine.status, 200, mine.text);
+    // The maker's sell fills the protected bid: 0.01 reaches the limit and freezes me on btc_usdt.
+    const taker = await maker.client.createOrder(limit("btc_usdt", "sell", "24000", "0.01"));
+    assert.equal(taker.status, 200, taker.text);
+    assert.equal((ok(await me.client.getMmp("btc_usdt")) as MmpState).frozen, true);
+    // The page reads the state when the pair is chosen.
+    await page.selectOption("#pair", "eth_usdt");
+    await page.selectOption("#pair", "btc_usdt");
+    await page
+      .locator("#mmp-banner", { hasText: /froze your quotes on this pair until a reset/ })
+      .waitFor(WAIT);
+    await shot("4c-mmp-frozen");
+    assert.equal((await me.client.resetMmp("btc_usdt")).status, 200);
+    const off = await me.client.setMmp({
+      pairName: "btc_usdt",
+      intervalSeconds: 0,
+      qtyLimit: "0",
+      frozenSeconds: 0,
+    });
+    assert.equal(off.status, 200, off.text);
+    await page.selectOption("#pair", "eth_usdt");
+    await page.selectOption("#pair", "btc_usdt");
+    await page.locator("#mmp-banner").waitFor({ state: "hidden", ...WAIT });
   });
 
   test("a refused order shows the server's error and changes nothing", async () => {
