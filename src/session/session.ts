@@ -342,25 +342,12 @@ export class SessionHub implements CommitListener {
 
   /** The Reply of one call: fills its slot once. */
   private reply(ws: Socket, c: SessionConn, id: string, slot: Slot): Reply {
-    const fill = (text: string) => {
-      if (slot.text !== null) return;
-      slot.text = text;
-      if (c.state !== STATE_ENDED) this.markDirty(ws, c);
-    };
-    const lang = c.lang;
-    return {
-      lang,
-      ok: (json) => fill(`{"id":${id},"status":200,"result":${json}}`),
-      error: (code, extra, cause) => {
-        const status = errorStatus(code);
-        const body =
-          status === 500
-            ? internalErrorBody(code, lang, "/session", extra, cause)
-            : errorBody(code, lang, extra);
-        fill(answerText(id, status, body));
-      },
-      invalid: (errors) => fill(answerText(id, 400, multiErrorBody(errors, lang))),
-    };
+    return new SlotReply(this, ws, c, id, slot);
+  }
+
+  /** A call's answer text is in its slot: the connection has something to write this turn. */
+  filled(ws: Socket, c: SessionConn): void {
+    if (c.state !== STATE_ENDED) this.markDirty(ws, c);
   }
 
   private answerNow(ws: Socket, c: SessionConn, id: string, code: number): void {
@@ -623,4 +610,40 @@ export function mountSession(app: TemplatedApp, hub: SessionHub, deps: SessionDe
         .end(errorBody(Code.UPGRADE_REQUIRED, lang));
     });
   });
+}
+
+/**
+ * The Reply of one session call (src/http/reply.ts): its answer text into the call's slot, once. A
+ * class, not an object of closures, as the REST one: one is made per call on the hot path.
+ */
+class SlotReply implements Reply {
+  readonly lang: Lang;
+  constructor(
+    private readonly hub: SessionHub,
+    private readonly ws: Socket,
+    private readonly c: SessionConn,
+    private readonly id: string,
+    private readonly slot: Slot,
+  ) {
+    this.lang = c.lang;
+  }
+  private fill(text: string): void {
+    if (this.slot.text !== null) return;
+    this.slot.text = text;
+    this.hub.filled(this.ws, this.c);
+  }
+  ok(json: string): void {
+    this.fill(`{"id":${this.id},"status":200,"result":${json}}`);
+  }
+  error(code: number, extra?: string, cause?: unknown): void {
+    const status = errorStatus(code);
+    const body =
+      status === 500
+        ? internalErrorBody(code, this.lang, "/session", extra, cause)
+        : errorBody(code, this.lang, extra);
+    this.fill(answerText(this.id, status, body));
+  }
+  invalid(errors: readonly ErrorEntry[]): void {
+    this.fill(answerText(this.id, 400, multiErrorBody(errors, this.lang)));
+  }
 }
