@@ -202,6 +202,7 @@ describe("recovery", () => {
       lastTimeMicro: 0,
       candles: new Map(),
       bookSeq: 0,
+      bookMicro: 0,
       status: 0,
     });
   });
