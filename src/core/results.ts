@@ -229,6 +229,9 @@ export class Results {
    * book changes it made become its publication, and it waits for the batch's commit.
    */
   finish(p: ResultPair, cmd: Command): void {
+    // A create or amend is answered with its order as the command left it.
+    if ((cmd.kind === CMD_CREATE || cmd.kind === CMD_AMEND) && cmd.result === 0)
+      cmd.view = orderView(p.spec, cmd.order!, true);
     const touched = p.touched;
     this.persist(p.spec.index, touched);
     const openOrders = this.openOrders;
@@ -287,6 +290,24 @@ export class Results {
       orders: orders ?? NONE,
       userTrades,
     };
+  }
+
+  /** Runs `done` once the writer's current batch is committed (a CMD_MMP's answer). */
+  afterCommit(done: () => void): void {
+    this.db.afterCommit(done);
+  }
+
+  /**
+   * CONTRACT 12.2: MMP state changes `[user, pair, frozen, frozenUntil]` of a command, told once its
+   * changes are committed, after its answer and its order reports.
+   */
+  mmpChanged(changes: readonly [number, number, boolean, number][]): void {
+    this.db.afterCommit(() => {
+      const l = this.listener;
+      if (l?.mmpChanged === undefined) return;
+      for (const [user, pair, frozen, until] of changes)
+        l.mmpChanged(user, this.pairs[pair].spec.name, frozen, until);
+    });
   }
 
   /** The command in progress left nothing to persist or publish (refused, or a recovery replay). */

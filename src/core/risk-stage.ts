@@ -1,15 +1,18 @@
 /**
  * The risk stage (R1 and R2 of src/core/command.ts), as exchange-core's risk processor:
  *
- *   R1  place / amend    refuse a change on a pair that is not trading (src/core/pair-status.ts) or
+ *   R1  create / amend   refuse a change on a pair that is not trading (src/core/pair-status.ts) or
  *                        past the call's deadline (`expiresAt`, CONTRACT 11.2); judge the client
- *                        order id, hold what the order (or the amend) may cost in
- *                        the ledger, then hand the command to its pair's sequencer; or refuse with
- *                        nothing changed. A market buy holds the user's whole available quote
- *                        balance while it is in the worker: the user's commands refused for funds
- *                        meanwhile wait for it and are judged again after (the market-buy queue).
+ *                        order id; hold what the order (or the amend) may cost in the ledger, then
+ *                        hand the command to its pair's sequencer; or refuse with nothing changed.
+ *                        A market buy holds the user's whole available quote balance while it is in
+ *                        the worker: the user's commands refused for funds meanwhile wait for it
+ *                        and are judged again after (the market-buy queue).
+ *   R1  cancel*          the same deadline, and a halted pair refuses a user's cancel; nothing is
+ *                        held. Cancel-all and a session's cancels (cancel-on-disconnect) too.
  *   R2  settle*          trades move reserved funds between the parties (and the fee account);
- *                        what an order or amend no longer needs is released.
+ *                        what an order or amend no longer needs is released. The pair's events
+ *                        reach these through src/core/pair-events.ts.
  *
  * Everything runs on the main thread, so each check and reservation is atomic with respect to
  * every other request, whatever the pair.
@@ -20,14 +23,20 @@ import { BUY, MAX_BUDGET, NO_BUDGET, SELL } from "../protocol/pair/engine.ts";
 import { floorToDouble } from "../util/numbers.ts";
 import { CID_DUPLICATE, CID_MAYBE, ClientIds } from "./client-ids.ts";
 import {
+  type CancelAllGroup,
   CID_CHECK_ASKING,
   CID_CHECK_FAILED,
   CID_CHECK_UNUSED,
   CID_CHECK_USED,
+  CMD_CANCEL,
+  CMD_CANCEL_ALL,
   CMD_CREATE,
   type Command,
   LIMIT,
   MARKET,
+  NEEDS_ROW,
+  NO_REQUEST,
+  newCommand,
   type OrderState,
 } from "./command.ts";
 import type { Ledger } from "./ledger.ts";
@@ -43,6 +52,7 @@ const CHECK_CLIENT_ID = -2;
 
 /** What the risk stage needs of a pair: its units and currencies, and its sequencer. */
 export interface RiskPair extends SettlementPair {
+  spec: { index: number };
   seq: PairSequencer;
 }
 
@@ -55,7 +65,7 @@ export interface RiskOptions {
   /** Each pair's status (CONTRACT 14): a user's create or amend is refused on a pair not trading. */
   statuses: PairStatuses;
   /** Refusals decided later (after a database check or a market buy) are answered through it. */
-  results: Pick<Results, "answer" | "commit">;
+  results: Pick<Results, "answer" | "commit" | "sink">;
   clientIds: ClientIds;
   /** Whether an order of `user` with this client order id is stored (the reader pool's query). */
   clientIdStored: (user: number, clientOrderId: string) => Promise<boolean>;
@@ -68,7 +78,7 @@ export class RiskStage {
   private readonly pairs: readonly RiskPair[];
   private readonly openOrders: OpenOrders;
   private readonly statuses: PairStatuses;
-  private readonly results: Pick<Results, "answer" | "commit">;
+  private readonly results: Pick<Results, "answer" | "commit" | "sink">;
   private readonly clientIds: ClientIds;
   private readonly clientIdStored: (user: number, clientOrderId: string) => Promise<boolean>;
   readonly feeUser: number;
@@ -242,7 +252,12 @@ export class RiskStage {
     this.results.answer(cmd);
   }
 
-  /** A user's amend: refused on a pair that is not trading, else R1 of the amend. */
+  /**
+   * A user's amend: refused on a pair that is not trading, else R1 of the amend. R1 holds what the
+   * amended order may need beyond what it holds now. The order's open quantity can still drop
+   * (fills still in the worker), so the hold is the most the amend can cost over every open
+   * quantity from 0 to the one known now; the AMENDED event settles it exactly.
+   */
   amend(cmd: Command): number {
     const refused = this.statuses.refuseChange(cmd.pair);
     return refused !== 0 ? refused : this.amendNow(cmd);
@@ -292,6 +307,63 @@ export class RiskStage {
     queueMicrotask(() => {
       for (const cmd of waiting) this.retry(cmd);
     });
+  }
+
+  /**
+   * R1 of a user's cancel: past its deadline, or on a halted pair, it is refused; nothing is held.
+   * NEEDS_ROW when only the order's committed row can tell why the order is not open.
+   */
+  cancel(user: number, orderId: number, request: number, expiresAt: number): number {
+    if (expired(expiresAt)) return Code.REQUEST_EXPIRED;
+    const o = this.openOrders.own(user, orderId);
+    if (o === undefined) {
+      const err = this.openOrders.notOpenError(user, orderId);
+      return err < 0 ? NEEDS_ROW : err;
+    }
+    const refused = this.statuses.refuseCancel(o.pair);
+    if (refused !== 0) return refused;
+    return this.pairs[o.pair].seq.submit(cancelOf(o, request)) ? 0 : Code.BUSY;
+  }
+
+  /**
+   * R1 of a cancel-all of `user` on pair `pairIndex` (-1: every pair): one CMD_CANCEL_ALL step per
+   * pair, whose targets its sequencer chooses. A user's cancel-all (`safety` false) is refused on a
+   * halted pair it names, and skips halted pairs when it names none (CONTRACT 14); a safety cancel
+   * (the dead-man's switch) acts on every pair.
+   */
+  cancelAll(user: number, pairIndex: number, request: number, expiresAt: number, safety: boolean): number {
+    if (expired(expiresAt)) return Code.REQUEST_EXPIRED;
+    const statuses = this.statuses;
+    if (!safety && pairIndex >= 0) {
+      const refused = statuses.refuseCancel(pairIndex);
+      if (refused !== 0) return refused;
+    }
+    const group: CancelAllGroup = { request, outstanding: 0, cancelled: [] };
+    let accepted = true;
+    for (const p of this.pairs) {
+      if (p === undefined || (pairIndex >= 0 && p.spec.index !== pairIndex)) continue;
+      if (!safety && statuses.refuseCancel(p.spec.index) !== 0) continue;
+      const cmd = newCommand(CMD_CANCEL_ALL, NO_REQUEST, user, p.spec.index);
+      cmd.group = group;
+      group.outstanding++;
+      if (!p.seq.submit(cmd)) {
+        group.outstanding--;
+        accepted = false;
+      }
+    }
+    if (group.outstanding === 0) queueMicrotask(() => this.results.sink.cancelAllResult(request, []));
+    return accepted ? 0 : Code.BUSY;
+  }
+
+  /**
+   * The session `session` ended (CONTRACT 11.4): a cancel, answered to nobody, for each of its open
+   * orders and for each of its creates in a worker that may still rest (behind it in the FIFO).
+   */
+  cancelSession(session: number): void {
+    if (session === 0) return;
+    const targets = this.openOrders.sessionOrders(session, []);
+    for (const p of this.pairs) p?.seq.createsThatMayRest((o) => o.session === session, targets);
+    for (const o of targets) this.pairs[o.pair].seq.submit(cancelOf(o, NO_REQUEST));
   }
 
   // ------------------------------------------------------------------ R2
@@ -361,4 +433,12 @@ export class RiskStage {
 /** CONTRACT 11.2: the deadline `expiresAt` (Unix ms, 0: none) has passed. */
 export function expired(expiresAt: number): boolean {
   return expiresAt !== 0 && Date.now() > expiresAt;
+}
+
+/** A cancel of the open order `o`, answered under `request`. */
+function cancelOf(o: OrderState, request: number): Command {
+  const cmd = newCommand(CMD_CANCEL, request, o.user, o.pair);
+  cmd.orderId = o.id;
+  cmd.order = o;
+  return cmd;
 }

@@ -1,0 +1,37 @@
+/**
+ * What the exchange core (src/core/exchange.ts) is built with: src/boot.ts, and tests the same way.
+ * Every stage is built from these in the core's constructor; none is set later.
+ */
+
+import type { ClientIds } from "./client-ids.ts";
+import type { ResultSink } from "./command.ts";
+import type { Ledger } from "./ledger.ts";
+import type { PairStatuses } from "./pair-status.ts";
+import type { CommitListener, RecordSink } from "./results.ts";
+
+/** What the core is built with (src/boot.ts; tests build it the same way). */
+export interface ExchangeOptions {
+  ledger: Ledger;
+  db: RecordSink;
+  /** The edge (src/http/answers.ts): told each request's result, by request id. */
+  sink?: ResultSink;
+  /** The stream hub and the trading sessions, told of every committed change. */
+  listener?: CommitListener | null;
+  /** The ids the next create and the next trade get (recovery: one past the stored ones). */
+  nextOrderId?: number;
+  nextTradeId?: number;
+  /**
+   * Client order ids, unique per user over all of the user's orders ever (CONTRACT 8.2), in bounded
+   * memory (src/core/client-ids.ts); recovery fills its filter.
+   */
+  clientIds?: ClientIds;
+  /**
+   * Whether an order of `user` with this client order id is stored (its row readable: the read
+   * waits for every committed batch's rows): the reader pool's query.
+   */
+  clientIdStored?: (user: number, clientOrderId: string) => Promise<boolean>;
+  /** The fee account's user id (CONTRACT 9); needed once a pair with fees trades. */
+  feeUser?: number;
+  /** Each pair's status (CONTRACT 14), as recovered; the admin call changes it. */
+  statuses?: PairStatuses;
+}

@@ -1,0 +1,349 @@
+/**
+ * R2 (src/core/command.ts): a pair worker's event records, applied in ring order to the command in
+ * progress (`PairSequencer.current()`), each routed to the stage that owns it:
+ *
+ *   TRADE    the risk stage settles the fill; both orders' fills; the results stage takes the trade
+ *   AMENDED  the risk stage settles the amend's hold; the order takes its new price and amount
+ *   RESTED   the taker joins the open orders
+ *   DONE     the risk stage releases what the order still holds; it leaves the open orders
+ *   LEVEL    kept for the command's publication (the read model takes it at the commit)
+ *   MMP      the user's MMP state on the pair changed (src/core/mmp-settings.ts)
+ *   QUOTED   the outcome of a level of the quote in progress (src/core/quotes.ts)
+ *   END      the command is finished: the risk stage ends its holds and waits (a quote's in
+ *            src/core/quotes.ts), the results stage persists and answers it
+ *
+ * While a pair's L3 book is followed (src/core/l3-follow.ts), TRADE, AMENDED, RESTED and DONE also
+ * record its L3 events (`PairState.l3`), which the results stage applies at the commit.
+ *
+ * `pairEventHandler` decodes the records (src/protocol/pair/records.ts) into these calls. A new
+ * kind of event record gets its case there and its method here.
+ */
+
+import { BUY, ERR_ORDER_NOT_FOUND, OK } from "../protocol/pair/engine.ts";
+import {
+  AMENDED,
+  DONE,
+  END,
+  EV_AMENDED,
+  EV_DONE,
+  EV_END,
+  EV_KIND,
+  EV_LEVEL,
+  EV_MMP,
+  EV_QUOTED,
+  EV_RESTED,
+  EV_TRADE,
+  LEVEL,
+  MMP,
+  QUOTED,
+  RESTED,
+  TRADE,
+} from "../protocol/pair/records.ts";
+import { mulDivRoundHalfUp } from "../util/numbers.ts";
+import { nowMicro } from "../util/time.ts";
+import { CMD_AMEND, CMD_CANCEL, CMD_CREATE, CMD_MMP, CMD_QUOTE, MARKET, type OrderState } from "./command.ts";
+import { L3_CHANGE, L3_DONE, L3_OPEN } from "./l3-book.ts";
+import type { L3Follow } from "./l3-follow.ts";
+import type { MmpBook } from "./mmp-settings.ts";
+import type { OpenOrders } from "./open-orders.ts";
+import type { PairState } from "./pairs.ts";
+import type { Quotes } from "./quotes.ts";
+import { closedError } from "./recently-closed.ts";
+import type { Results } from "./results.ts";
+import type { RiskStage } from "./risk-stage.ts";
+import type { SequenceIds } from "./sequencer.ts";
+import { orderView } from "./views.ts";
+
+/** What R2 is built with: the stages it routes to. */
+export interface PairEventsOptions {
+  /** The core's pairs, by index (the core's own array: pairs added later are seen). */
+  pairs: readonly PairState[];
+  /** Trade ids are taken here, as trades settle. */
+  ids: SequenceIds;
+  openOrders: OpenOrders;
+  risk: RiskStage;
+  results: Results;
+  /** Mass quotes' settlement (CONTRACT 12.1). */
+  quotes: Quotes;
+  /** MMP frozen state (CONTRACT 12.2). */
+  mmp: MmpBook;
+  /** The L3 books followed (CONTRACT 13.2). */
+  l3: L3Follow;
+}
+
+export class PairEvents {
+  private readonly pairs: readonly PairState[];
+  private readonly ids: SequenceIds;
+  private readonly openOrders: OpenOrders;
+  private readonly risk: RiskStage;
+  private readonly results: Results;
+  private readonly quotes: Quotes;
+  private readonly mmp: MmpBook;
+  private readonly l3: L3Follow;
+
+  constructor(options: PairEventsOptions) {
+    this.pairs = options.pairs;
+    this.ids = options.ids;
+    this.openOrders = options.openOrders;
+    this.risk = options.risk;
+    this.results = options.results;
+    this.quotes = options.quotes;
+    this.mmp = options.mmp;
+    this.l3 = options.l3;
+  }
+
+  /** A fill of `qty` lots at `price` between the current command's taker and a resting maker. */
+  onTrade(pairIndex: number, takerId: number, makerId: number, price: number, qty: number): void {
+    const p = this.pairs[pairIndex];
+    const taker = this.currentOrder(p, takerId);
+    const maker = this.openOrders.get(makerId)!;
+    const tradeId = this.ids.nextTradeId++;
+    const micro = p.market.nextMicro(nowMicro());
+    const buyer = taker.side === BUY ? taker : maker;
+    const seller = taker.side === BUY ? maker : taker;
+    this.risk.settleTrade(p, buyer, seller, buyer === taker, price, qty);
+    if (taker.type === MARKET) taker.spent += BigInt(price) * BigInt(qty);
+    taker.used += qty;
+    maker.used += qty;
+    taker.updateMicro = micro;
+    maker.updateMicro = micro;
+    touch(p, maker);
+    if (maker.used === maker.amount) this.openOrders.close(maker);
+    const l3 = p.l3;
+    if (l3 !== null) {
+      const left = maker.amount - maker.used;
+      l3.push(left === 0 ? L3_DONE : L3_CHANGE, maker.id, maker.side, maker.price, left);
+    }
+    this.results.trade(p, tradeId, taker, maker, price, qty, micro);
+  }
+
+  /**
+   * The amend in progress took effect: the order is now `newLeft` lots open at `newPrice` (it was
+   * `oldLeft` at `oldPrice`). Settles the amend's hold against what the order now holds.
+   */
+  onAmended(pairIndex: number, oldPrice: number, newPrice: number, oldLeft: number, newLeft: number): void {
+    const p = this.pairs[pairIndex];
+    const cmd = p.seq.current()!;
+    const o = cmd.order!;
+    this.risk.settleAmend(p, cmd, oldPrice, newPrice, oldLeft, newLeft);
+    o.price = newPrice;
+    o.amount = o.used + newLeft;
+    o.updateMicro = nowMicro();
+    touch(p, o);
+    const l3 = p.l3;
+    if (l3 !== null) {
+      // CONTRACT 13.2: a reduce keeps the place (change); a move leaves the book (done), and its
+      // `rested` event, if it rests again, opens it at the back.
+      if (newPrice === oldPrice && newLeft < oldLeft) l3.push(L3_CHANGE, o.id, o.side, newPrice, newLeft);
+      else l3.push(L3_DONE, o.id, o.side, oldPrice, 0);
+    }
+  }
+
+  /** The taker of the current command now rests in the book. */
+  onRested(pairIndex: number, orderId: number): void {
+    const p = this.pairs[pairIndex];
+    const o = this.currentOrder(p, orderId);
+    this.openOrders.setOpen(o);
+    if (p.l3 !== null) p.l3.push(L3_OPEN, orderId, o.side, o.price, o.amount - o.used);
+  }
+
+  /**
+   * An order ends with `left` lots unfilled: releases what it still holds. It is the command's own
+   * order (a remainder, a taker ended by its self-trade mode or by an MMP trigger) or a resting one.
+   */
+  onDone(pairIndex: number, orderId: number, reason: number, left: number): void {
+    const p = this.pairs[pairIndex];
+    const o = this.currentOrder(p, orderId);
+    const cmd = p.seq.current();
+    const l3 = p.l3;
+    // Only an order that rests leaves the L3 book: not the command's own taker, nor an order being
+    // moved (its done was recorded when the move took it out).
+    if (l3 !== null && (cmd === undefined || cmd.orderId !== orderId || cmd.kind === CMD_CANCEL))
+      l3.push(L3_DONE, orderId, o.side, o.price, 0);
+    // An old quote order cancelled by a quote: its hold goes to the new quote (src/core/quotes.ts).
+    if (cmd?.kind !== CMD_QUOTE || !this.quotes.absorb(cmd, p, o, reason, left))
+      this.risk.releaseHold(p, o, left);
+    // A market buy's unused budget is released when its command ends.
+    o.cancelled = true;
+    o.updateMicro = nowMicro();
+    touch(p, o);
+    this.openOrders.close(o);
+  }
+
+  /**
+   * An aggregated level changed. The read model takes the change when the command commits, the
+   * same moment the stream sends it, so a book snapshot and the deltas after it always agree.
+   */
+  onLevel(pairIndex: number, side: number, price: number, total: number): void {
+    this.pairs[pairIndex].levels.push(side, price, total);
+  }
+
+  /**
+   * The worker reported a change of `user`'s MMP state on the pair (a trigger froze it, a reset
+   * unfroze it). The sessions are told once the command's changes are committed (`onEnd`).
+   */
+  onMmp(pairIndex: number, user: number, frozen: number, frozenUntil: number): void {
+    this.mmp.changed(user, pairIndex, frozen !== 0, frozenUntil);
+  }
+
+  /** The outcome of level `index` of the quote in progress (CONTRACT 12.1). */
+  onQuoted(pairIndex: number, index: number, orderId: number, result: number): void {
+    const cmd = this.pairs[pairIndex].seq.current()!;
+    this.quotes.quoted(cmd, index, orderId, result, (id) => this.openOrders.get(id));
+  }
+
+  /** The worker finished the pair's oldest command with result `code`. */
+  onEnd(pairIndex: number, code: number): void {
+    this.endCommand(pairIndex, code);
+    const p = this.pairs[pairIndex];
+    // A wanted L3 book is taken between two commands (L3Follow.want).
+    this.l3.atEnd(p);
+    // MMP state changes of the command go out after its answer and its order reports.
+    if (this.mmp.hasPending) this.results.mmpChanged(this.mmp.takePending());
+  }
+
+  private endCommand(pairIndex: number, code: number): void {
+    const p = this.pairs[pairIndex];
+    // The worker also ends its SHUTDOWN command, which is not in the FIFO.
+    const cmd = p.seq.finish();
+    if (cmd === undefined) return;
+    switch (cmd.kind) {
+      case CMD_CREATE: {
+        const o = cmd.order!;
+        // Refused by the book (no liquidity, unaffordable, post-only would take): nothing happened
+        // but the hold, and the client order id was not used.
+        this.risk.createEnded(p, o, code !== OK);
+        if (code !== OK) {
+          cmd.result = code;
+          this.results.reset(p);
+          this.results.answer(cmd);
+          return;
+        }
+        if (o.type === MARKET && o.used > 0) o.price = Number(mulDivRoundHalfUp(o.spent, 1n, BigInt(o.used)));
+        touch(p, o);
+        break;
+      }
+      case CMD_AMEND: {
+        const o = cmd.order!;
+        this.risk.amendEnded(o);
+        if (code !== OK) {
+          // Refused (post-only would take, not above what executed, no longer open): only the hold.
+          this.risk.amendRefused(p, cmd);
+          cmd.result = code === ERR_ORDER_NOT_FOUND ? closedError(o) : code;
+        } else {
+          // A move may have filled it completely as a taker.
+          if (o.used === o.amount) this.openOrders.close(o);
+          touch(p, o);
+        }
+        break;
+      }
+      case CMD_CANCEL:
+        // ERR_ORDER_NOT_FOUND: the order finished between the request and the command.
+        cmd.result = code === ERR_ORDER_NOT_FOUND ? closedError(cmd.order!) : 0;
+        break;
+      case CMD_MMP: {
+        // Answered once the settings row (in the batch since the call) is committed.
+        const done = cmd.mmp!.done;
+        if (done !== null) this.results.afterCommit(done);
+        this.results.reset(p);
+        return;
+      }
+      case CMD_QUOTE: {
+        const done = this.quotes.end(
+          cmd,
+          p,
+          code,
+          (o) => touch(p, o),
+          (o) => orderView(p.spec, o, true),
+        );
+        this.quotes.ended(cmd);
+        if (!done) {
+          // Refused by the book (MMP frozen): nothing happened but its hold.
+          this.results.reset(p);
+          this.results.answer(cmd);
+          return;
+        }
+        break;
+      }
+      default: {
+        // Recovery replay: nothing to persist or answer; the book is as it was committed.
+        p.market.applyLevels(p.levels);
+        this.results.reset(p);
+        return;
+      }
+    }
+    this.results.finish(p, cmd);
+  }
+
+  /** The taker of the pair's command in progress (or a resting order with that id). */
+  private currentOrder(p: PairState, id: number): OrderState {
+    const cmd = p.seq.current();
+    if (cmd !== undefined && cmd.orderId === id && cmd.order !== null) return cmd.order;
+    if (cmd?.kind === CMD_QUOTE) {
+      const level = this.quotes.levelOrder(cmd, id);
+      if (level !== undefined) return level;
+    }
+    return this.openOrders.get(id)!;
+  }
+}
+
+/** `o` changed in the command in progress: its row and view go out with the command (once). */
+function touch(p: PairState, o: OrderState): void {
+  const t = p.touched;
+  if (t.length === 0 || t[t.length - 1] !== o) {
+    if (!t.includes(o)) t.push(o);
+  }
+}
+
+/**
+ * Decodes a pair worker's event records (src/protocol/pair/records.ts) into R2 (`exchange.events`)
+ * for pair `pairIndex`. `onTrade` is told of each trade (metrics).
+ */
+export function pairEventHandler(
+  exchange: { readonly events: PairEvents },
+  pairIndex: number,
+  onTrade: () => void = () => {},
+): (f: Float64Array, o: number) => void {
+  const events = exchange.events;
+  return (f, o) => {
+    switch (f[o + EV_KIND]) {
+      case EV_TRADE:
+        events.onTrade(
+          pairIndex,
+          f[o + TRADE.takerId],
+          f[o + TRADE.makerId],
+          f[o + TRADE.price],
+          f[o + TRADE.qty],
+        );
+        onTrade();
+        break;
+      case EV_RESTED:
+        events.onRested(pairIndex, f[o + RESTED.orderId]);
+        break;
+      case EV_DONE:
+        events.onDone(pairIndex, f[o + DONE.orderId], f[o + DONE.reason], f[o + DONE.left]);
+        break;
+      case EV_LEVEL:
+        events.onLevel(pairIndex, f[o + LEVEL.side], f[o + LEVEL.price], f[o + LEVEL.total]);
+        break;
+      case EV_AMENDED:
+        events.onAmended(
+          pairIndex,
+          f[o + AMENDED.oldPrice],
+          f[o + AMENDED.newPrice],
+          f[o + AMENDED.oldLeft],
+          f[o + AMENDED.newLeft],
+        );
+        break;
+      case EV_MMP:
+        events.onMmp(pairIndex, f[o + MMP.user], f[o + MMP.frozen], f[o + MMP.frozenUntil]);
+        break;
+      case EV_QUOTED:
+        events.onQuoted(pairIndex, f[o + QUOTED.index], f[o + QUOTED.orderId], f[o + QUOTED.result]);
+        break;
+      case EV_END:
+        events.onEnd(pairIndex, f[o + END.result]);
+        break;
+    }
+  };
+}
