@@ -99,7 +99,15 @@ export function decimalSchema(
   return {
     description,
     oneOf: [
-      { type: "number", ...low, maximum: largestDoubleWithin(max, decimals), "x-decimals": decimals },
+      // `maximum` is the largest double within the bound, for validators that read doubles; the
+      // server reads a number literal exactly (src/http/json-body.ts), so `x-maximum` is the bound.
+      {
+        type: "number",
+        ...low,
+        maximum: largestDoubleWithin(max, decimals),
+        "x-decimals": decimals,
+        "x-maximum": maxText,
+      },
       {
         type: "string",
         pattern: `^0*[0-9]{1,${integerDigits(max, decimals)}}${fraction}$`,

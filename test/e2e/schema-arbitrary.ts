@@ -116,7 +116,9 @@ function withinBounds(s: Schema, v: unknown): boolean {
   const cmp = (bound: unknown) => compare(value, exact(String(bound))!);
   if (n !== null) {
     if (s.minimum !== undefined && cmp(s.minimum) < 0) return false;
-    if (s.maximum !== undefined && cmp(s.maximum) > 0) return false;
+    // With an exact `x-maximum`, `maximum` is only its nearest double below (a literal between the
+    // two is valid: the server reads literals exactly).
+    if (s.maximum !== undefined && s["x-maximum"] === undefined && cmp(s.maximum) > 0) return false;
     if (s.exclusiveMinimum !== undefined && cmp(s.exclusiveMinimum) <= 0) return false;
   }
   if (s["x-minimum"] !== undefined && cmp(s["x-minimum"]) < 0) return false;

@@ -10,9 +10,11 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import type { ResponseInfo } from "../../src/client/index.ts";
 import { validateConfig } from "../../src/config.ts";
 import { buildOpenApi } from "../../src/http/openapi.ts";
+import { requestSchemas } from "../../src/http/request-schemas.ts";
 import { ROUTES } from "../../src/http/route-table.ts";
 import { limit, market, TEST_CONFIG, TestServer } from "../e2e/harness.ts";
 import { openApiMismatch, streamMismatch } from "../e2e/openapi-check.ts";
+import { isValid, RawNumber } from "../e2e/schema-arbitrary.ts";
 
 type Json = Record<string, Record<string, Record<string, unknown>>>;
 
@@ -126,7 +128,7 @@ describe("OpenAPI document", () => {
     );
     const limitProps = order.oneOf[0].properties as unknown as Record<string, { oneOf: object[] }>;
     assert.deepEqual(limitProps.amount.oneOf, [
-      { type: "number", minimum: 0.05, maximum: 500, "x-decimals": 2 },
+      { type: "number", minimum: 0.05, maximum: 500, "x-decimals": 2, "x-maximum": "500" },
       {
         type: "string",
         pattern: "^0*[0-9]{1,3}(\\.[0-9]{1,2}0*)?$",
@@ -136,7 +138,7 @@ describe("OpenAPI document", () => {
       },
     ]);
     assert.deepEqual(limitProps.price.oneOf, [
-      { type: "number", exclusiveMinimum: 0, maximum: 99.5, "x-decimals": 3 },
+      { type: "number", exclusiveMinimum: 0, maximum: 99.5, "x-decimals": 3, "x-maximum": "99.5" },
       {
         type: "string",
         pattern: "^0*[0-9]{1,2}(\\.[0-9]{1,3}0*)?$",
@@ -154,6 +156,26 @@ describe("OpenAPI document", () => {
       deposit.content["application/json"].schema.oneOf.map((b) => b.properties.currency),
       [{ const: "abc" }, { const: "xyz" }],
     );
+  });
+
+  test("bounds a decimal number by its exact text too: a literal past the bound's nearest double is valid", () => {
+    const branches = (requestSchemas(TEST_CONFIG).adminDeposit.oneOf as Record<string, unknown>[]).map(
+      (b) =>
+        (
+          (b.properties as Record<string, Record<string, unknown>>).amount.oneOf as Record<string, unknown>[]
+        )[0],
+    );
+    for (const n of branches) {
+      const d = n["x-decimals"] as number;
+      const exact = n["x-maximum"] as string;
+      assert.equal(exact, `${"9".repeat(21)}${d > 0 ? `.${"9".repeat(d)}` : ""}`);
+      // 999999999999999900000 + one unit: above `maximum` (999999999999999868928) as text, within the
+      // bound; the server takes it exactly (found by the request generator against a real server).
+      const literal = new RawNumber(`999999999999999900000${d > 0 ? `.${"0".repeat(d - 1)}1` : ""}`);
+      assert.ok(Number(literal.text) <= (n.maximum as number) + 131072);
+      assert.equal(isValid(n, literal), true, `${literal.text} at ${d} decimals`);
+      assert.equal(isValid(n, new RawNumber(`1${"0".repeat(21)}`)), false);
+    }
   });
 
   test("is built from the route list it is given, and its builder imports no route file", () => {
