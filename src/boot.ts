@@ -75,6 +75,8 @@ export interface RunningExchange {
   readonly answers: Answers;
   /** The stream's hub (its counters, for tests and benchmarks). */
   readonly streamHub: StreamHub;
+  /** Users and their keys (ids by uid, for tests and benchmarks that drive the core directly). */
+  readonly accounts: Users;
   /** How the pair workers wait for commands, as chosen at start (`auto` resolved). */
   readonly waitStrategy: string;
   /** Graceful stop: no new requests, every acknowledged write committed, database closed. */
@@ -500,7 +502,7 @@ async function startLocked(
     })();
     return closing;
   };
-  return { port, url, exchange, answers, streamHub: hub, waitStrategy, close };
+  return { port, url, exchange, answers, streamHub: hub, accounts: users, waitStrategy, close };
 }
 
 /** The typings' `ListenOptions` is a type only: the module exports no such object at run time. */

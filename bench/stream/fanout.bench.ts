@@ -220,7 +220,7 @@ async function clientCpu(): Promise<NodeJS.CpuUsage> {
 // ---------------------------------------------------------------------- candidate: the exchange
 
 const dir = await mkdtemp(join(tmpdir(), "stream-bench-"));
-// A fresh database: these users get the ids 0 and 1 that the producer passes to createOrder.
+// A fresh database with two funded users; the producer passes their ids to createOrder.
 const users = [0, 1].map((i) => ({
   uid: `00000000-0000-4000-8000-00000000000${i}`,
   apiToken: `bench-token-${i}-0123456789`,
@@ -266,6 +266,12 @@ const core = exchange.exchange;
 // The producer drives the core directly and takes the results from the edge's map (no HTTP
 // request is made here).
 const answers = exchange.answers;
+/** The two users' ids (the fee account is made first, so they are not 0 and 1). */
+const userIds = users.map((u) => {
+  const id = exchange.accounts.idOf(u.uid);
+  if (id === undefined) throw new Error(`user ${u.uid} was not created`);
+  return id;
+});
 
 function topicCounts(topics: readonly string[]): Record<string, { messages: number; bytes: number }> {
   return Object.fromEntries(topics.map((t) => [t, { ...(hub.stats.get(t) ?? { messages: 0, bytes: 0 }) }]));
@@ -306,7 +312,7 @@ async function runExchange(round: number, topics: readonly string[] = TOPICS): P
         nudge();
       });
       const code = core.createOrder(
-        submitted % 2,
+        userIds[submitted % 2],
         0,
         { type: 0, side, price, amount, flags: 0, clientOrderId: undefined, expiresAt: 0, session: 0 },
         request,

@@ -87,6 +87,7 @@ export async function startServer(
     answers: running.answers,
     waitStrategy: running.waitStrategy,
     streamHub: running.streamHub,
+    accounts: running.accounts,
     wsUrl: `ws://127.0.0.1:${running.port}/stream`,
     users,
     hub: () => running.streamHub,
