@@ -199,7 +199,7 @@ async function run(core: Core): Promise<Result> {
   const ms = performance.now() - t0;
   const cpu = mainThreadCpuMs() - cpu0;
   const checksum = `${answered} answered`;
-  const made = `${refused} refused, ${exchange.nextTradeId - 1} trades, ${bytes} answer bytes`;
+  const made = `${refused} refused, ${exchange.ids.nextTradeId - 1} trades, ${bytes} answer bytes`;
   await Promise.all(channels.map((c) => c.close()));
   await writer.close();
   rmSync(dir, { recursive: true, force: true });

@@ -101,16 +101,24 @@ export class Exchange {
     });
     this.clientIds = clientIds;
     this.results = results;
+    this.quotes = new Quotes({
+      ledger,
+      statuses: this.statuses,
+      pair: (i) => pairs[i],
+      openOf: (user, pair) => openOrders.userOrdersOn(user, pair, []),
+      answer: (cmd) => results.answer(cmd),
+      resume: (cmd) => this.risk.resume(cmd),
+    });
     this.risk = new RiskStage({
       ledger,
       pairs,
       openOrders,
       statuses: this.statuses,
       results,
+      quotes: this.quotes,
       clientIds,
       clientIdStored:
-        options.clientIdStored ??
-        (() => Promise.reject(new Error("no database to check client order ids against"))),
+        options.clientIdStored ?? (() => Promise.reject(new Error("no database of client ids"))),
       feeUser: options.feeUser ?? -1,
     });
     this.mmp = new MmpBook(
@@ -122,13 +130,6 @@ export class Exchange {
       (user, pair, s) =>
         db.mmpSetting(user, pairs[pair].spec.name, s.intervalSeconds, s.qtyLimit, s.frozenSeconds),
     );
-    this.quotes = new Quotes({
-      ledger,
-      statuses: this.statuses,
-      pair: (i) => pairs[i],
-      openOf: (user, pair) => openOrders.userOrdersOn(user, pair, []),
-      answer: (cmd) => results.answer(cmd),
-    });
     this.l3 = new L3Follow(pairs, openOrders);
     const { ids, risk, quotes, mmp, l3 } = this;
     this.events = new PairEvents({ pairs, ids, openOrders, risk, results, quotes, mmp, l3 });
@@ -139,11 +140,6 @@ export class Exchange {
   /** Resting orders by id. */
   get open(): OrderIndex<OrderState> {
     return this.openOrders.open;
-  }
-
-  /** The id the next trade gets. */
-  get nextTradeId(): number {
-    return this.ids.nextTradeId;
   }
 
   /** The stream hub and sessions, told of every committed change. */

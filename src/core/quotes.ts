@@ -20,6 +20,10 @@
  * other side could fill (worst case: the highest-priced bids first). Quotes of one user on one
  * pair run one after the other (the next one's R1 after the previous END), so a quote always
  * credits the orders its predecessor placed.
+ *
+ * Arrival order (CONTRACT 11.2): while a quote of a user waits for the one in flight on its pair,
+ * that user's later creates, amends, cancels and cancel-all steps on the pair wait behind it
+ * (`park`, src/core/risk-stage.ts), and run in arrival order when it goes.
  */
 import { Code } from "../errors/catalogue.ts";
 import { BUY, DONE_CANCELLED, ERR_WOULD_TAKE, OK, QUOTE_KEPT, SELL } from "../protocol/pair/engine.ts";
@@ -28,6 +32,7 @@ import {
   CMD_CANCEL,
   CMD_CANCEL_ALL,
   CMD_CREATE,
+  CMD_QUOTE,
   type Command,
   type OrderState,
   type QuoteLevel,
@@ -59,13 +64,30 @@ export interface QuoteHost {
   openOf(user: number, pair: number): readonly OrderState[];
   /** Answers a command refused after it waited (nothing changed). */
   answer(cmd: Command): void;
+  /** R1 of a user's create, amend, cancel or cancel-all step that waited behind a quote (`park`). */
+  resume(cmd: Command): void;
 }
 
 export class Quotes {
-  /** Per user and pair (`user:pair`), quotes waiting for the one in flight, oldest first. */
+  /**
+   * Per user and pair (`user:pair`), with a quote in flight: the quotes waiting for it and the
+   * user's commands on the pair that arrived after them, oldest first.
+   */
   private readonly chains = new Map<string, Command[]>();
 
   constructor(private readonly host: QuoteHost) {}
+
+  /**
+   * A user's command on a pair where a quote of theirs waits: it waits behind (true), and runs
+   * through `host.resume` once that quote went. False: nothing waits, it runs now.
+   */
+  park(cmd: Command): boolean {
+    if (this.chains.size === 0) return false;
+    const waiting = this.chains.get(`${cmd.user}:${cmd.pair}`);
+    if (waiting === undefined || waiting.length === 0) return false;
+    waiting.push(cmd);
+    return true;
+  }
 
   /** R1 of a quote, or after the caller's quote in flight on the pair; 0: its result comes later. */
   submit(cmd: Command): number {
@@ -244,7 +266,10 @@ export class Quotes {
     return true;
   }
 
-  /** The quote `cmd` ended (or was refused after waiting): the caller's next quote on the pair runs R1. */
+  /**
+   * The quote `cmd` ended: what waited behind it runs in arrival order, up to the next quote that
+   * goes to the engine (the rest waits for that one's END).
+   */
   ended(cmd: Command): void {
     const key = `${cmd.user}:${cmd.pair}`;
     const waiting = this.chains.get(key);
@@ -254,14 +279,24 @@ export class Quotes {
       return;
     }
     queueMicrotask(() => {
+      let sent = false;
       while (waiting.length > 0) {
-        const next = waiting.shift()!;
+        const next = waiting[0];
+        if (next.kind !== CMD_QUOTE) {
+          waiting.shift();
+          this.host.resume(next);
+          continue;
+        }
+        if (sent) return;
+        waiting.shift();
         const code = this.hold(next);
-        if (code === 0) return;
-        next.result = code;
-        this.host.answer(next);
+        if (code === 0) sent = true;
+        else {
+          next.result = code;
+          this.host.answer(next);
+        }
       }
-      this.chains.delete(key);
+      if (!sent) this.chains.delete(key);
     });
   }
 }

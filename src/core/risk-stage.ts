@@ -16,6 +16,10 @@
  *
  * Everything runs on the main thread, so each check and reservation is atomic with respect to
  * every other request, whatever the pair.
+ *
+ * Arrival order (CONTRACT 11.2): a user's create, amend, cancel or cancel-all step on a pair where
+ * a quote of that user waits for the one in flight waits behind it (src/core/quotes.ts `park`) and
+ * runs through `resume` once the quote went.
  */
 
 import { Code } from "../errors/catalogue.ts";
@@ -28,6 +32,7 @@ import {
   CID_CHECK_FAILED,
   CID_CHECK_UNUSED,
   CID_CHECK_USED,
+  CMD_AMEND,
   CMD_CANCEL,
   CMD_CANCEL_ALL,
   CMD_CREATE,
@@ -56,6 +61,12 @@ export interface RiskPair extends SettlementPair {
   seq: PairSequencer;
 }
 
+/** Where a user's command waits behind that user's waiting quote on its pair (src/core/quotes.ts). */
+export interface QuoteChains {
+  /** True: `cmd` waits, and comes back through `RiskStage.resume`. */
+  park(cmd: Command): boolean;
+}
+
 /** What the risk stage is built with. */
 export interface RiskOptions {
   ledger: Ledger;
@@ -65,7 +76,9 @@ export interface RiskOptions {
   /** Each pair's status (CONTRACT 14): a user's create or amend is refused on a pair not trading. */
   statuses: PairStatuses;
   /** Refusals decided later (after a database check or a market buy) are answered through it. */
-  results: Pick<Results, "answer" | "commit" | "sink">;
+  results: Pick<Results, "answer" | "commit" | "settle" | "sink">;
+  /** Quotes waiting per user and pair, which the user's later commands there wait behind. */
+  quotes: QuoteChains;
   clientIds: ClientIds;
   /** Whether an order of `user` with this client order id is stored (the reader pool's query). */
   clientIdStored: (user: number, clientOrderId: string) => Promise<boolean>;
@@ -78,7 +91,8 @@ export class RiskStage {
   private readonly pairs: readonly RiskPair[];
   private readonly openOrders: OpenOrders;
   private readonly statuses: PairStatuses;
-  private readonly results: Pick<Results, "answer" | "commit" | "sink">;
+  private readonly results: Pick<Results, "answer" | "commit" | "settle" | "sink">;
+  private readonly quotes: QuoteChains;
   private readonly clientIds: ClientIds;
   private readonly clientIdStored: (user: number, clientOrderId: string) => Promise<boolean>;
   readonly feeUser: number;
@@ -98,6 +112,7 @@ export class RiskStage {
     this.openOrders = options.openOrders;
     this.statuses = options.statuses;
     this.results = options.results;
+    this.quotes = options.quotes;
     this.clientIds = options.clientIds;
     this.clientIdStored = options.clientIdStored;
     this.feeUser = options.feeUser;
@@ -105,10 +120,43 @@ export class RiskStage {
 
   // ------------------------------------------------------------------ R1
 
-  /** A user's create: refused on a pair that is not trading, else `place`. */
+  /** A user's create: behind the user's waiting quote on the pair, or `createNow`. */
   create(cmd: Command): number {
+    return this.quotes.park(cmd) ? 0 : this.createNow(cmd);
+  }
+
+  /** A create: refused on a pair that is not trading, else `place`. */
+  private createNow(cmd: Command): number {
     const refused = this.statuses.refuseChange(cmd.pair);
     return refused !== 0 ? refused : this.place(cmd);
+  }
+
+  /**
+   * A command that waited behind the user's quote on its pair runs now, as it would have on
+   * arrival; a refusal is answered (a cancel's NEEDS_ROW too: the edge reads the row then).
+   */
+  resume(cmd: Command): void {
+    let code: number;
+    switch (cmd.kind) {
+      case CMD_CREATE:
+        code = this.createNow(cmd);
+        break;
+      case CMD_AMEND:
+        code = this.amendChecked(cmd);
+        break;
+      case CMD_CANCEL:
+        code = this.cancelNow(cmd.user, cmd.orderId, cmd.request, cmd.expiresAt);
+        break;
+      case CMD_CANCEL_ALL:
+        // A step of a cancel-all: its group is answered when every step is done.
+        if (!this.pairs[cmd.pair].seq.submit(cmd)) this.results.settle(cmd.group!);
+        return;
+      default:
+        throw new Error(`command kind ${cmd.kind} cannot wait behind a quote`);
+    }
+    if (code === 0) return;
+    cmd.result = code;
+    this.results.answer(cmd);
   }
 
   /**
@@ -259,6 +307,11 @@ export class RiskStage {
    * quantity from 0 to the one known now; the AMENDED event settles it exactly.
    */
   amend(cmd: Command): number {
+    return this.quotes.park(cmd) ? 0 : this.amendChecked(cmd);
+  }
+
+  /** An amend: refused on a pair that is not trading, else `amendNow`. */
+  private amendChecked(cmd: Command): number {
     const refused = this.statuses.refuseChange(cmd.pair);
     return refused !== 0 ? refused : this.amendNow(cmd);
   }
@@ -314,6 +367,11 @@ export class RiskStage {
    * NEEDS_ROW when only the order's committed row can tell why the order is not open.
    */
   cancel(user: number, orderId: number, request: number, expiresAt: number): number {
+    return this.cancelNow(user, orderId, request, expiresAt, true);
+  }
+
+  /** R1 of a cancel; `park`: behind the user's waiting quote on the order's pair if there is one. */
+  private cancelNow(user: number, orderId: number, request: number, expiresAt: number, park = false): number {
     if (expired(expiresAt)) return Code.REQUEST_EXPIRED;
     const o = this.openOrders.own(user, orderId);
     if (o === undefined) {
@@ -322,7 +380,12 @@ export class RiskStage {
     }
     const refused = this.statuses.refuseCancel(o.pair);
     if (refused !== 0) return refused;
-    return this.pairs[o.pair].seq.submit(cancelOf(o, request)) ? 0 : Code.BUSY;
+    const cmd = cancelOf(o, request);
+    if (park) {
+      cmd.expiresAt = expiresAt;
+      if (this.quotes.park(cmd)) return 0;
+    }
+    return this.pairs[o.pair].seq.submit(cmd) ? 0 : Code.BUSY;
   }
 
   /**
@@ -346,6 +409,7 @@ export class RiskStage {
       const cmd = newCommand(CMD_CANCEL_ALL, NO_REQUEST, user, p.spec.index);
       cmd.group = group;
       group.outstanding++;
+      if (!safety && this.quotes.park(cmd)) continue;
       if (!p.seq.submit(cmd)) {
         group.outstanding--;
         accepted = false;

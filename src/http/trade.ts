@@ -61,7 +61,10 @@ export function cancelOne(
   reply: (err: number) => void,
   expiresAt = 0,
 ): void {
-  const request = ctx.answers.cancel(reply);
+  // A cancel that waited behind the caller's quote (src/core/quotes.ts) may find the order gone.
+  const request = ctx.answers.cancel((err) =>
+    err === NEEDS_ROW ? readClosed(ctx, userId, orderId, reply) : reply(err),
+  );
   const code = ctx.exchange.cancelOrder(userId, orderId, request, expiresAt);
   if (code === 0) return;
   ctx.answers.drop(request);

@@ -81,6 +81,60 @@ describe("session quote.replace", () => {
     s.close();
   });
 
+  it("runs the calls behind a waiting quote in the order they arrived (CONTRACT 11.2)", async () => {
+    const u = await server.newUser({ usdt: "1000", btc: "1" });
+    const s = await SessionSocket.logon(server, u);
+    const order = (side: string, price: string) => ({
+      pairName: "btc_usdt",
+      tradeType: "limit",
+      directionType: side,
+      price,
+      amount: "1",
+    });
+    const toCancel = await s.call("order.create", order("buy", "90"));
+    const toAmend = await s.call("order.create", order("sell", "200"));
+    assert.equal(toCancel.status, 200, JSON.stringify(toCancel));
+    assert.equal(toAmend.status, 200, JSON.stringify(toAmend));
+    const cancelId = (toCancel.result as { id: number }).id;
+    const amendId = (toAmend.result as { id: number }).id;
+    // One burst: the second quote waits for the first; the calls after it must wait behind it.
+    const calls: [string, Record<string, unknown>][] = [
+      ["quote.replace", { pairName: "btc_usdt", bids: [["100", "1"]], asks: [] }],
+      ["quote.replace", { pairName: "btc_usdt", bids: [["101", "1"]], asks: [] }],
+      ["order.create", order("buy", "99")],
+      ["order.cancel", { orderId: cancelId }],
+      ["order.amend", { orderId: amendId, price: "199" }],
+      ["quote.replace", { pairName: "btc_usdt", bids: [["102", "1"]], asks: [] }],
+      ["order.create", order("buy", "98")],
+      ["orders.cancelAll", { pairName: "btc_usdt" }],
+    ];
+    const first = 1000;
+    const answers = calls.map(([method, params], i) => s.call(method, params, first + i));
+    const results = await Promise.all(answers);
+    for (const a of results) assert.equal(a.status, 200, JSON.stringify(a));
+    // Answered in the order they arrived (all on one pair).
+    const answered = s.frames.filter((f) => typeof f.id === "number" && f.id >= first).map((f) => f.id);
+    assert.deepEqual(
+      answered,
+      calls.map((_, i) => first + i),
+    );
+    // Run in that order: order ids follow arrival, and each quote cancelled what the one before placed.
+    const placedId = (i: number) => ((results[i].result as QuoteResult).placed[0] as { id: number }).id;
+    const createdId = (i: number) => (results[i].result as { id: number }).id;
+    assert.ok(placedId(0) < placedId(1), "the second quote after the first");
+    assert.ok(placedId(1) < createdId(2), "the create after the quote it arrived behind");
+    assert.ok(createdId(2) < placedId(5) && placedId(5) < createdId(6));
+    assert.deepEqual((results[1].result as QuoteResult).cancelled, [placedId(0)]);
+    assert.deepEqual((results[5].result as QuoteResult).cancelled, [placedId(1)]);
+    assert.equal((results[4].result as { price: string | number }).price.toString(), "199");
+    // The cancel-all, last, found every order of the user open: those of the burst and the amended one.
+    assert.deepEqual(results[7].result, {
+      cancelled: [amendId, createdId(2), placedId(5), createdId(6)].sort((a, b) => a - b),
+    });
+    assert.deepEqual((await server.balanceTable(u)).usdt, ["1000", "0"]);
+    s.close();
+  });
+
   it("cancels the quote orders of a cancelOnDisconnect session when it closes", async () => {
     const u = await server.newUser({ usdt: "1000" });
     const s = await SessionSocket.logon(server, u, { cancelOnDisconnect: true });
