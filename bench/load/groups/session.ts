@@ -6,7 +6,8 @@
  *   keeping up to SESSION_DEPTH calls in flight, alternating in rounds with the bare uWS WebSocket
  *   ceiling (bare-server.ts `/session`: a constant ack to the same frames);
  * - open loops at SESSION_RATES, latency from the scheduled send; at 5,000/s REST create-order is
- *   measured right before, with the same settings (no user streams), for the p50/p99 target;
+ *   measured with the same settings (no user streams), in rounds alternating with the session's,
+ *   for the p50/p99 target;
  * - cancel-on-disconnect: a session logged on with `cancelOnDisconnect` places 100 resting orders,
  *   then the client closes; the row is the time from the close to the last of the 100 level
  *   removals on an `orders:{pair}` stream, COD_REPS repetitions, no other load.
@@ -25,7 +26,7 @@ import {
   priceAt,
 } from "../common.ts";
 import { QUICK } from "../flags.ts";
-import { measure, measurePair, type RunParams, totalThroughput } from "../measure.ts";
+import { type Measure, measure, measurePair, type RunParams, totalThroughput } from "../measure.ts";
 import type { Row } from "../report.ts";
 import { addRow, command, notes, rows } from "../rows.ts";
 import type { GroupContext } from "../setup.ts";
@@ -76,37 +77,18 @@ export async function runSession({ base, bare, ex, ceilings }: GroupContext): Pr
     command: command("session"),
   });
 
-  for (const rate of SESSION_RATES) {
-    if (rate === 5000) {
-      const r = await measure({
-        ...base,
-        label: "exchange REST create-order @5000/s",
-        server: ex.server,
-        realServer: true,
-        workload: "create",
-        mode: "open",
-        rate,
-        seed: 3,
-      });
-      addRow(REST_AT_5K, r, "create", {
-        target: "exchange",
-        mode: "open",
-        offered: rate,
-        ceiling: ceilings.post ?? null,
-        command: command("session"),
-      });
-    }
-    const m = await measure({
-      ...base,
-      ...session,
-      label: `exchange session create-order @${rate}/s`,
-      server: ex.server,
-      realServer: true,
-      workload: "create",
-      mode: "open",
-      rate,
-      seed: 3,
-    });
+  const open = (rate: number, label: string, withSessions: boolean): RunParams => ({
+    ...base,
+    ...(withSessions ? session : {}),
+    label,
+    server: ex.server,
+    realServer: true,
+    workload: "create",
+    mode: "open",
+    rate,
+    seed: 3,
+  });
+  const addSessionRow = (rate: number, m: Measure) =>
     addRow(sessionOpen(rate), m, "create", {
       target: "exchange",
       mode: "open",
@@ -114,6 +96,25 @@ export async function runSession({ base, bare, ex, ceilings }: GroupContext): Pr
       ceiling: ceilings.ws ?? null,
       command: command("session"),
     });
+  for (const rate of SESSION_RATES) {
+    if (rate !== 5000) {
+      addSessionRow(rate, await measure(open(rate, `exchange session create-order @${rate}/s`, true)));
+      continue;
+    }
+    // REST and session at 5,000/s in alternating rounds: each meets the other's after-effects (a
+    // WAL checkpoint, the writer's backlog) alike, so their latencies compare.
+    const [r, m] = await measurePair(
+      open(rate, "exchange REST create-order @5000/s", false),
+      open(rate, "exchange session create-order @5000/s", true),
+    );
+    addRow(REST_AT_5K, r, "create", {
+      target: "exchange",
+      mode: "open",
+      offered: rate,
+      ceiling: ceilings.post ?? null,
+      command: command("session"),
+    });
+    addSessionRow(rate, m);
   }
 
   try {
