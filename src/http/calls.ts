@@ -39,6 +39,18 @@ export interface Caller {
   readonly tag?: (v: ValidOrder) => void;
 }
 
+/**
+ * A call on a body (HTTP route or session call): `fields` are the body fields it takes, and it
+ * answers through `reply`.
+ */
+export type BodyCall = (
+  ctx: RouteContext,
+  caller: Caller,
+  body: Record<string, unknown>,
+  fields: ReadonlySet<string>,
+  reply: Reply,
+) => void;
+
 /** A copy of `fields` without `nonce`: a session call's params (CONTRACT 11.2). */
 export function withoutNonce(fields: ReadonlySet<string>): ReadonlySet<string> {
   const out = new Set(fields);
@@ -47,17 +59,11 @@ export function withoutNonce(fields: ReadonlySet<string>): ReadonlySet<string> {
 }
 
 /** seed 4.1 create-order (CONTRACT 3, 8.2). */
-export function createOrderCall(
-  ctx: RouteContext,
-  caller: Caller,
-  body: Record<string, unknown>,
-  fields: ReadonlySet<string>,
-  reply: Reply,
-) {
+export const createOrderCall: BodyCall = (ctx, caller, body, fields, reply) => {
   const v = validateOrder(body, ctx.config, fields);
   if (v.errors.length > 0) return reply.invalid(v.errors);
   placeValid(ctx, caller, v, reply);
-}
+};
 
 /** A validated order to the core (the create-order fast path joins here). */
 export function placeValid(ctx: RouteContext, caller: Caller, v: ValidOrder, reply: Reply) {
@@ -66,13 +72,7 @@ export function placeValid(ctx: RouteContext, caller: Caller, v: ValidOrder, rep
 }
 
 /** seed 4.2 cancel-order. */
-export function cancelOrderCall(
-  ctx: RouteContext,
-  caller: Caller,
-  body: Record<string, unknown>,
-  fields: ReadonlySet<string>,
-  reply: Reply,
-) {
+export const cancelOrderCall: BodyCall = (ctx, caller, body, fields, reply) => {
   const bad = unknownFields(body, fields);
   if (bad.length > 0) return reply.invalid(bad);
   const orderId = orderIdOf(body.orderId);
@@ -81,16 +81,10 @@ export function cancelOrderCall(
   if (orderId < 0) return reply.error(-orderId);
   if (expiresAt < 0) return reply.error(Code.EXPIRES_AT_INVALID);
   cancelOne(ctx, caller.userId, orderId, (err) => (err === 0 ? reply.ok("[]") : reply.error(err)), expiresAt);
-}
+};
 
 /** CONTRACT 8.3 amend-order. */
-export function amendOrderCall(
-  ctx: RouteContext,
-  caller: Caller,
-  body: Record<string, unknown>,
-  fields: ReadonlySet<string>,
-  reply: Reply,
-) {
+export const amendOrderCall: BodyCall = (ctx, caller, body, fields, reply) => {
   const errors = unknownFields(body, fields);
   const orderId = orderIdOf(body.orderId);
   if (orderId < 0) errors.unshift([-orderId]);
@@ -103,7 +97,7 @@ export function amendOrderCall(
   if (errors.length > 0) return reply.invalid(errors);
   // The amount and price are read against the order's pair, known once the order is found.
   amendOne(ctx, reply, caller.userId, orderId, body, errors, expiresAt);
-}
+};
 
 /**
  * The head of a batch call (CONTRACT 8.5): no unknown field, a list of 1 to `max` elements
@@ -161,13 +155,7 @@ export function createOrdersCall(
 }
 
 /** CONTRACT 8.5 cancel-orders. */
-export function cancelOrdersCall(
-  ctx: RouteContext,
-  caller: Caller,
-  body: Record<string, unknown>,
-  fields: ReadonlySet<string>,
-  reply: Reply,
-) {
+export const cancelOrdersCall: BodyCall = (ctx, caller, body, fields, reply) => {
   const head = batchHead(body, fields, body.orderIds, MAX_BATCH_CANCELS, Code.ORDER_IDS_INVALID, reply);
   if (head === undefined) return;
   const { list, expiresAt } = head;
@@ -189,16 +177,10 @@ export function cancelOrdersCall(
     if (orderId < 0) put(-orderId);
     else cancelOne(ctx, caller.userId, orderId, put, expiresAt);
   });
-}
+};
 
 /** CONTRACT 8.4 cancel-all-orders. */
-export function cancelAllOrdersCall(
-  ctx: RouteContext,
-  caller: Caller,
-  body: Record<string, unknown>,
-  fields: ReadonlySet<string>,
-  reply: Reply,
-) {
+export const cancelAllOrdersCall: BodyCall = (ctx, caller, body, fields, reply) => {
   const bad = unknownFields(body, fields);
   if (bad.length > 0) return reply.invalid(bad);
   // Only an absent pairName means every pair: null is not a pair name (CONTRACT 2.5).
@@ -216,41 +198,29 @@ export function cancelAllOrdersCall(
   if (errors.length === 1) return reply.error(errors[0][0]);
   if (errors.length > 1) return reply.invalid(errors);
   cancelAll(ctx, reply, caller.userId, pairIndex, expiresAt);
-}
+};
 
 /**
  * CONTRACT 12.1 mass quote: replaces the caller's quote on the pair; a malformed ladder is a 400 of
  * the whole call with nothing changed.
  */
-export function quoteCall(
-  ctx: RouteContext,
-  caller: Caller,
-  body: Record<string, unknown>,
-  fields: ReadonlySet<string>,
-  reply: Reply,
-) {
+export const quoteCall: BodyCall = (ctx, caller, body, fields, reply) => {
   const v = validateQuote(body, ctx.config, fields);
   if (v.errors.length > 0) return reply.invalid(v.errors);
   // The session tag a created order would carry is the one its quote orders carry.
   const probe = { session: 0 } as ValidOrder;
   caller.tag?.(probe);
   quoteOne(ctx, reply, caller.userId, v.pair!.index, v.levels, probe.session);
-}
+};
 
 /** CONTRACT 8.7 cancel-all-after. */
-export function cancelAllAfterCall(
-  ctx: RouteContext,
-  caller: Caller,
-  body: Record<string, unknown>,
-  fields: ReadonlySet<string>,
-  reply: Reply,
-) {
+export const cancelAllAfterCall: BodyCall = (ctx, caller, body, fields, reply) => {
   const bad = unknownFields(body, fields);
   if (bad.length > 0) return reply.invalid(bad);
   const timeout = readSmallInteger(body.timeout, 0, MAX_DEAD_MAN_SECONDS);
   if (timeout < 0) return reply.error(Code.TIMEOUT_INVALID);
   reply.ok(serialize.triggerTime({ triggerTime: ctx.deps.deadMan.arm(caller.userId, timeout) }));
-}
+};
 
 /** CONTRACT 8.6: the caller's order from its committed row; 404 when it is none of the caller's. */
 export function answerOrder(
@@ -365,13 +335,7 @@ function qtyLimitOf(value: unknown, pair: PairConfig): number {
 }
 
 /** CONTRACT 12.2 POST /trade/mmp: validated, stored, sent to the pair worker; answered after commit. */
-export function mmpSetCall(
-  ctx: RouteContext,
-  caller: Caller,
-  body: Record<string, unknown>,
-  fields: ReadonlySet<string>,
-  reply: Reply,
-): void {
+export const mmpSetCall: BodyCall = (ctx, caller, body, fields, reply) => {
   const errors: ErrorEntry[] = [];
   const pair = mmpPair(ctx, body.pairName, errors);
   const intervalSeconds = readSmallInteger(body.intervalSeconds, 0, MAX_MMP_SECONDS);
@@ -396,16 +360,10 @@ export function mmpSetCall(
     Code.BUSY,
   );
   if (code !== 0) reply.error(code);
-}
+};
 
 /** CONTRACT 12.2 POST /trade/mmp/reset: unfreezes and empties the window; answered after commit. */
-export function mmpResetCall(
-  ctx: RouteContext,
-  caller: Caller,
-  body: Record<string, unknown>,
-  fields: ReadonlySet<string>,
-  reply: Reply,
-): void {
+export const mmpResetCall: BodyCall = (ctx, caller, body, fields, reply) => {
   const errors: ErrorEntry[] = [];
   const pair = mmpPair(ctx, body.pairName, errors);
   for (const e of unknownFields(body, fields)) errors.push(e);
@@ -414,4 +372,4 @@ export function mmpResetCall(
   const user = caller.userId;
   const code = ctx.exchange.mmp.reset(user, p.index, () => reply.ok(mmpBody(ctx, user, p)), Code.BUSY);
   if (code !== 0) reply.error(code);
-}
+};

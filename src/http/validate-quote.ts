@@ -12,7 +12,7 @@ import { errorName } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import { BUY, MAX_QUOTE_LEVELS, SELL } from "../protocol/pair/engine.ts";
 import { unknownFields } from "./json-body.ts";
-import { parseAmount, parsePrice } from "./validate.ts";
+import { pairOf, parseAmount, parsePrice } from "./validate.ts";
 
 /** A quote body's fields (the REST body; a session's params have no `nonce`). */
 export const QUOTE_FIELDS: ReadonlySet<string> = new Set(["pairName", "bids", "asks", "nonce"]);
@@ -32,13 +32,7 @@ export function validateQuote(
 ): ValidQuote {
   const errors: ErrorEntry[] = [];
   const out: ValidQuote = { errors, pair: undefined, levels: [] };
-  const pn = body.pairName;
-  if (pn === undefined || pn === null) errors.push([Code.PAIR_REQUIRED]);
-  else if (typeof pn !== "string") errors.push([Code.PAIR_NOT_STRING]);
-  else {
-    out.pair = config.pairsByName.get(pn);
-    if (out.pair === undefined) errors.push([Code.PAIR_UNKNOWN]);
-  }
+  out.pair = pairOf(body.pairName, config, errors);
   const p = out.pair;
   const bids = side(body.bids, "bids", BUY, p, errors);
   const asks = side(body.asks, "asks", SELL, p, errors);

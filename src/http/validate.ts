@@ -86,6 +86,18 @@ export interface ValidOrder extends OrderInputs {
   pair: PairConfig | undefined;
 }
 
+/** The pair a body's `pairName` names, or undefined with its error pushed. */
+export function pairOf(value: unknown, config: ExchangeConfig, errors: ErrorEntry[]): PairConfig | undefined {
+  if (value === undefined || value === null) errors.push([Code.PAIR_REQUIRED]);
+  else if (typeof value !== "string") errors.push([Code.PAIR_NOT_STRING]);
+  else {
+    const pair = config.pairsByName.get(value);
+    if (pair === undefined) errors.push([Code.PAIR_UNKNOWN]);
+    return pair;
+  }
+  return undefined;
+}
+
 /**
  * Validates a create-order body (CONTRACT 2.1, 3, 8.2) whose fields must be in `allowed`; every
  * failing field is reported, unknown fields last.
@@ -108,13 +120,7 @@ export function validateOrder(
     expiresAt: 0,
     session: 0,
   };
-  const pn = body.pairName;
-  if (pn === undefined || pn === null) errors.push([Code.PAIR_REQUIRED]);
-  else if (typeof pn !== "string") errors.push([Code.PAIR_NOT_STRING]);
-  else {
-    out.pair = config.pairsByName.get(pn);
-    if (out.pair === undefined) errors.push([Code.PAIR_UNKNOWN]);
-  }
+  out.pair = pairOf(body.pairName, config, errors);
   const tt = body.tradeType;
   if (tt === undefined || tt === null) errors.push([Code.TRADE_TYPE_REQUIRED]);
   else if (tt === "limit") out.type = LIMIT;

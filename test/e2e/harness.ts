@@ -32,6 +32,7 @@ import {
   errorsOf,
   type Order,
   ok,
+  type StreamMessage,
   type UserTrade,
 } from "../../src/client/index.ts";
 import { StreamClient } from "../../src/client/stream.ts";
@@ -517,6 +518,39 @@ export function sharedServer(onStart: (server: TestServer) => void, options: Sta
     if (server?.running) await server.cancelOpenOrders(server.users.slice(firstUserOfTest));
     assertNoAsyncApiMismatch(mismatches);
   });
+}
+
+/**
+ * The stream messages of every channel kind (exchanges, orders, history, user_orders, user_history)
+ * that a trade, a resting order and its cancel by two new users bring, up to the cancel's
+ * user_orders message; the users' orders are cancelled afterwards.
+ */
+export async function messagesOfEveryChannelKind(server: TestServer): Promise<StreamMessage[]> {
+  const [maker, taker] = await server.newUsers(2, { usdt: "10000", btc: "10" });
+  const channels = [
+    "exchanges",
+    "orders:btc_usdt",
+    "history:btc_usdt",
+    `user_orders:${taker.uid}`,
+    `user_history:${taker.uid}`,
+  ];
+  const stream = await server.stream(channels, taker);
+  try {
+    await maker.client.createOrder(limit("btc_usdt", "sell", "100", "1"));
+    await taker.client.createOrder(market("btc_usdt", "buy", "0.4"));
+    const last = await taker.client.createOrder(limit("btc_usdt", "buy", "99", "0.1"));
+    await taker.client.cancelOrder((last.body as { id: number }).id);
+    for (const kind of ["exchanges", "orders:", "history:", "user_orders:", "user_history:"]) {
+      await stream.next((m) => m.stream.startsWith(kind));
+    }
+    await stream.next(
+      (m) => m.stream.startsWith("user_orders:") && (m.data as { isCancelled: boolean }).isCancelled,
+    );
+    return [...stream.messages];
+  } finally {
+    await stream.close();
+    await server.cancelOpenOrders();
+  }
 }
 
 /**

@@ -93,6 +93,20 @@ function admin(server: TestServer, route: string, body: unknown): Promise<Answer
   return https(server, "POST", route, { Authorization: `Bearer ${server.adminToken}` }, JSON.stringify(body));
 }
 
+/** A new user (POST /admin/users over https) with 1000 usdt deposited. */
+async function fundedUser(server: TestServer): Promise<{ uid: string; apiToken: string; secretKey: string }> {
+  const created = await admin(server, "/admin/users", {});
+  assert.equal(created.status, 200, created.text);
+  const user = JSON.parse(created.text) as { uid: string; apiToken: string; secretKey: string };
+  const deposit = await admin(server, "/admin/deposit", {
+    uid: user.uid,
+    currency: "usdt",
+    amount: "1000",
+  });
+  assert.equal(deposit.status, 200, deposit.text);
+  return user;
+}
+
 describe("a server started with --tls-cert and --tls-key", () => {
   let server: TestServer;
   before(async () => {
@@ -115,15 +129,7 @@ describe("a server started with --tls-cert and --tls-key", () => {
   });
 
   it("serves admin calls and signed orders over https, and the book over wss /stream", async () => {
-    const created = await admin(server, "/admin/users", {});
-    assert.equal(created.status, 200, created.text);
-    const user = JSON.parse(created.text) as { uid: string; apiToken: string; secretKey: string };
-    const deposit = await admin(server, "/admin/deposit", {
-      uid: user.uid,
-      currency: "usdt",
-      amount: "1000",
-    });
-    assert.equal(deposit.status, 200, deposit.text);
+    const user = await fundedUser(server);
 
     const messages: unknown[] = [];
     const ws = new WebSocket(`wss://127.0.0.1:${server.port}/stream?streams=orders:btc_usdt`, { ca });
@@ -163,15 +169,7 @@ describe("a server started with --tls-cert and --tls-key", () => {
   });
 
   it("serves a trading session over wss /session: hello, logon, an order answered, its report", async () => {
-    const created = await admin(server, "/admin/users", {});
-    assert.equal(created.status, 200, created.text);
-    const user = JSON.parse(created.text) as { uid: string; apiToken: string; secretKey: string };
-    const deposit = await admin(server, "/admin/deposit", {
-      uid: user.uid,
-      currency: "usdt",
-      amount: "1000",
-    });
-    assert.equal(deposit.status, 200, deposit.text);
+    const user = await fundedUser(server);
 
     const frames: Record<string, unknown>[] = [];
     let peer: X509Certificate | null = null;

@@ -14,13 +14,13 @@ import {
   createOrder,
   get,
   MICRO,
-  type Order,
+  OrderFlow,
   pool,
-  post,
   StreamClient,
   startServer,
   type TestServer,
   type TextSide,
+  untilSeq,
 } from "./helpers.ts";
 
 interface Bbo {
@@ -116,42 +116,23 @@ describe("best bid and offer (CONTRACT 13.1)", () => {
   test("under a burst: exactly one message per change of the top, none coalesced", async () => {
     const pair = "eth_usdt";
     const stream = await StreamClient.connect(server, `streams=orders:${pair},bbo:${pair}`);
-    const rnd = random(5);
-    const open: number[][] = server.users.map(() => []);
+    const flow = new OrderFlow(server, pair, random(5), {
+      mid: 1000,
+      buyCents: [-40, 45],
+      sellCents: [-5, 45],
+      amount: { steps: 300, scale: 1e3, digits: 5 },
+    });
     await pool(
       Array.from({ length: 600 }, (_, i) => i),
       12,
       async () => {
-        const u = Math.floor(rnd() * server.users.length);
-        const user = server.users[u];
-        if (rnd() < 0.2 && open[u].length > 0) {
-          const id = open[u].splice(Math.floor(rnd() * open[u].length), 1)[0];
-          const r = await cancelOrder(server, user, id);
-          assert.ok(r.status === 200 || r.status === 400);
-          return;
-        }
-        const side = rnd() < 0.5 ? "buy" : "sell";
-        const cents = side === "buy" ? -40 + Math.floor(rnd() * 45) : -5 + Math.floor(rnd() * 45);
-        const r = await post<Order>(server, user, "/trade/create-order", {
-          pairName: pair,
-          tradeType: "limit",
-          directionType: side,
-          price: (1000 + cents / 100).toFixed(2),
-          amount: ((1 + Math.floor(rnd() * 300)) / 1e3).toFixed(5),
-        });
-        assert.equal(r.status, 200, JSON.stringify(r.body));
-        if (!r.body.isCancelled && r.body.amountUsed < r.body.amount) open[u].push(r.body.id);
+        const u = flow.user();
+        if (flow.rnd() < 0.2 && flow.open[u].length > 0) await flow.cancel(u);
+        else await flow.place(u);
       },
     );
     const rest = await get<Bbo>(server, `/trade/pairs/${pair}/bbo`);
-    await stream.until(
-      () =>
-        stream.messages.some(
-          (m) => m.stream === `orders:${pair}` && (m.data as BookData).seq === rest.body.seq,
-        ),
-      20_000,
-      "the last book change",
-    );
+    await untilSeq(stream, rest.body.seq, "the last book change", `orders:${pair}`);
     // The expected messages: replaying the L2 messages, every seq at which the top moved.
     const book = { buy: new Map<string, string>(), sell: new Map<string, string>() };
     const expected: number[][] = [];

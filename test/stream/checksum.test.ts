@@ -11,10 +11,9 @@ import { mulberry32 as random } from "../support/prng.ts";
 import {
   applyLevels,
   type BookData,
-  cancelOrder,
   createOrder,
   get,
-  type Order,
+  OrderFlow,
   pool,
   post,
   StreamClient,
@@ -22,6 +21,7 @@ import {
   type TestServer,
   type TextSide,
   textBook,
+  untilSeq,
 } from "./helpers.ts";
 
 type Book = BookData & { checksum: number };
@@ -83,51 +83,34 @@ describe("book checksum (CONTRACT 13.3)", () => {
   test("every orders message's checksum is the client's book's after it, through trades, cancels and amends; ?limit covers 25", async () => {
     const pair = "eth_usdt";
     const stream = await StreamClient.connect(server, `streams=orders:${pair}`);
-    const rnd = random(7);
-    const open: number[][] = server.users.map(() => []);
+    // 60 prices a side: more than the 25 levels the checksum covers.
+    const flow = new OrderFlow(server, pair, random(7), {
+      mid: 2000,
+      buyCents: [-60, 70],
+      sellCents: [-10, 70],
+      amount: { steps: 90000, scale: 1e5, digits: 5 },
+    });
     await pool(
       Array.from({ length: 400 }, (_, i) => i),
       8,
       async () => {
-        const u = Math.floor(rnd() * server.users.length);
-        const user = server.users[u];
-        const roll = rnd();
-        if (roll < 0.15 && open[u].length > 0) {
-          const id = open[u].splice(Math.floor(rnd() * open[u].length), 1)[0];
-          const r = await cancelOrder(server, user, id);
-          assert.ok(r.status === 200 || r.status === 400);
-          return;
-        }
-        if (roll < 0.25 && open[u].length > 0) {
-          const id = open[u][Math.floor(rnd() * open[u].length)];
-          const r = await post(server, user, "/trade/amend-order", {
-            orderId: id,
-            amount: ((1 + Math.floor(rnd() * 90000)) / 1e5).toFixed(5),
-            price: (2000 + (-40 + Math.floor(rnd() * 80)) / 100).toFixed(2),
+        const u = flow.user();
+        const roll = flow.rnd();
+        if (roll < 0.15 && flow.open[u].length > 0) return flow.cancel(u);
+        if (roll < 0.25 && flow.open[u].length > 0) {
+          const r = await post(server, server.users[u], "/trade/amend-order", {
+            orderId: flow.anyOpen(u),
+            amount: flow.amount(),
+            price: (2000 + (-40 + Math.floor(flow.rnd() * 80)) / 100).toFixed(2),
           });
           assert.ok(r.status === 200 || r.status === 400, JSON.stringify(r.body));
           return;
         }
-        const side = rnd() < 0.5 ? "buy" : "sell";
-        // 60 prices a side: more than the 25 levels the checksum covers.
-        const cents = side === "buy" ? -60 + Math.floor(rnd() * 70) : -10 + Math.floor(rnd() * 70);
-        const r = await post<Order>(server, user, "/trade/create-order", {
-          pairName: pair,
-          tradeType: "limit",
-          directionType: side,
-          price: (2000 + cents / 100).toFixed(2),
-          amount: ((1 + Math.floor(rnd() * 90000)) / 1e5).toFixed(5),
-        });
-        assert.equal(r.status, 200, JSON.stringify(r.body));
-        if (!r.body.isCancelled && r.body.amountUsed < r.body.amount) open[u].push(r.body.id);
+        await flow.place(u);
       },
     );
     const live = await get<RestBook>(server, `/trade/pairs/${pair}/orders`);
-    await stream.until(
-      () => (stream.messages.at(-1)?.data as Book).seq === live.body.seq,
-      20_000,
-      "the live seq",
-    );
+    await untilSeq(stream, live.body.seq, "the live seq");
     const book = { buy: new Map<string, string>(), sell: new Map<string, string>() };
     for (const m of stream.messages) {
       const data = m.data as Book;

@@ -549,3 +549,93 @@ export class RawStreamClient {
     for (const f of w) f();
   }
 }
+
+// ---------------------------------------------------------------------- random order flow
+
+/** Where a random flow puts its limit orders. */
+export interface OrderRanges {
+  /** Limit prices are `mid + cents / 100` (2 decimals). */
+  mid: number;
+  /** Cents from `mid` as [first, count]: `first + floor(rnd() * count)`, per side. */
+  buyCents: readonly [number, number];
+  sellCents: readonly [number, number];
+  /** Amounts are `(1 + floor(rnd() * steps)) / scale` with `digits` decimals. */
+  amount: { steps: number; scale: number; digits: number };
+}
+
+/**
+ * Random limit orders and cancels of the server's users on one pair, drawn from a seeded `rnd`;
+ * it tracks each user's orders that may still rest (`open`), for cancels and amends.
+ */
+export class OrderFlow {
+  readonly open: number[][];
+
+  constructor(
+    readonly server: TestServer,
+    readonly pair: string,
+    readonly rnd: () => number,
+    readonly ranges: OrderRanges,
+  ) {
+    this.open = server.users.map(() => []);
+  }
+
+  /** A random user's index. */
+  user(): number {
+    return Math.floor(this.rnd() * this.server.users.length);
+  }
+
+  /** One of user `u`'s open orders, at random (it stays in `open`). */
+  anyOpen(u: number): number {
+    return this.open[u][Math.floor(this.rnd() * this.open[u].length)];
+  }
+
+  /** A random amount in the flow's range. */
+  amount(): string {
+    const a = this.ranges.amount;
+    return ((1 + Math.floor(this.rnd() * a.steps)) / a.scale).toFixed(a.digits);
+  }
+
+  /** Cancels one of user `u`'s open orders at random (it may have been filled meanwhile: 400). */
+  async cancel(u: number): Promise<void> {
+    const id = this.open[u].splice(Math.floor(this.rnd() * this.open[u].length), 1)[0];
+    const r = await cancelOrder(this.server, this.server.users[u], id);
+    assert.ok(r.status === 200 || r.status === 400);
+  }
+
+  /** Places a random limit order for user `u`; one that rests joins `open`. */
+  async place(u: number): Promise<void> {
+    const side = this.rnd() < 0.5 ? "buy" : "sell";
+    const [first, count] = side === "buy" ? this.ranges.buyCents : this.ranges.sellCents;
+    const cents = first + Math.floor(this.rnd() * count);
+    const r = await post<Order>(this.server, this.server.users[u], "/trade/create-order", {
+      pairName: this.pair,
+      tradeType: "limit",
+      directionType: side,
+      price: (this.ranges.mid + cents / 100).toFixed(2),
+      amount: this.amount(),
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    if (!r.body.isCancelled && r.body.amountUsed < r.body.amount) this.open[u].push(r.body.id);
+  }
+}
+
+/**
+ * Waits until the last message on `topic` (on any topic when not given) carries `seq`, e.g. the
+ * REST book's seq after a flow: then the stream has every change the REST answer saw.
+ */
+export async function untilSeq(
+  stream: StreamClient,
+  seq: number,
+  what: string,
+  topic?: string,
+  ms = 20_000,
+): Promise<void> {
+  const last = () => {
+    for (let i = stream.messages.length - 1; i >= 0; i--) {
+      const m = stream.messages[i];
+      if (topic === undefined || m.stream === topic) return (m.data as { seq?: number }).seq;
+    }
+    return undefined;
+  };
+  await stream.until(() => last() === seq, ms, what);
+}

@@ -12,12 +12,13 @@ import {
   cancelOrder,
   createOrder,
   get,
-  type Order,
+  OrderFlow,
   pool,
   post,
   StreamClient,
   startServer,
   type TestServer,
+  untilSeq,
 } from "./helpers.ts";
 
 interface L3Order {
@@ -145,15 +146,19 @@ describe("order-by-order book (CONTRACT 13.2)", () => {
     // commands are in the worker and batches wait for their commit.
     const stream = await StreamClient.connect(server, `streams=orders:${pair}`);
     let l3Stream: StreamClient | null = null;
-    const rnd = random(31);
-    const open: number[][] = server.users.map(() => []);
+    const flow = new OrderFlow(server, pair, random(31), {
+      mid: 100,
+      buyCents: [-120, 150],
+      sellCents: [-30, 150],
+      amount: { steps: 3000, scale: 1e6, digits: 6 },
+    });
+    const rnd = flow.rnd;
     const snapshots: L3Book[] = [];
     await pool(
       Array.from({ length: 1500 }, (_, i) => i),
       12,
       async (i) => {
-        const u = Math.floor(rnd() * server.users.length);
-        const user = server.users[u];
+        const u = flow.user();
         if (i === 100) l3Stream = await StreamClient.connect(server, `streams=${topic}`);
         if (i % 300 === 150) {
           const r = await get<L3Book>(server, `/trade/pairs/${pair}/orders/l3`);
@@ -161,35 +166,19 @@ describe("order-by-order book (CONTRACT 13.2)", () => {
           snapshots.push(r.body);
         }
         const roll = rnd();
-        if (roll < 0.2 && open[u].length > 0) {
-          const id = open[u].splice(Math.floor(rnd() * open[u].length), 1)[0];
-          const r = await cancelOrder(server, user, id);
-          assert.ok(r.status === 200 || r.status === 400);
-          return;
-        }
-        if (roll < 0.3 && open[u].length > 0) {
+        if (roll < 0.2 && flow.open[u].length > 0) return flow.cancel(u);
+        if (roll < 0.3 && flow.open[u].length > 0) {
           // An amend: a smaller amount at the same price keeps the place, anything else loses it.
-          const id = open[u][Math.floor(rnd() * open[u].length)];
           const body: Record<string, unknown> = {
-            orderId: id,
+            orderId: flow.anyOpen(u),
             amount: ((1 + Math.floor(rnd() * 4000)) / 1e6).toFixed(6),
           };
           if (rnd() < 0.5) body.price = (100 + (-60 + Math.floor(rnd() * 120)) / 100).toFixed(2);
-          const r = await post(server, user, "/trade/amend-order", body);
+          const r = await post(server, server.users[u], "/trade/amend-order", body);
           assert.ok(r.status === 200 || r.status === 400, JSON.stringify(r.body));
           return;
         }
-        const side = rnd() < 0.5 ? "buy" : "sell";
-        const cents = side === "buy" ? -120 + Math.floor(rnd() * 150) : -30 + Math.floor(rnd() * 150);
-        const r = await post<Order>(server, user, "/trade/create-order", {
-          pairName: pair,
-          tradeType: "limit",
-          directionType: side,
-          price: (100 + cents / 100).toFixed(2),
-          amount: ((1 + Math.floor(rnd() * 3000)) / 1e6).toFixed(6),
-        });
-        assert.equal(r.status, 200, JSON.stringify(r.body));
-        if (!r.body.isCancelled && r.body.amountUsed < r.body.amount) open[u].push(r.body.id);
+        await flow.place(u);
       },
     );
 
@@ -200,16 +189,8 @@ describe("order-by-order book (CONTRACT 13.2)", () => {
     const l3 = l3Stream as StreamClient | null;
     assert.ok(l3 !== null);
     const l3Messages = () => l3.messages.map((m) => m.data as L3Change);
-    await l3.until(
-      () => l3Messages().at(-1)?.seq === live.body.seq,
-      20_000,
-      "the L3 stream to reach the live seq",
-    );
-    await stream.until(
-      () => (stream.messages.at(-1)?.data as RestBook).seq === live.body.seq,
-      20_000,
-      "the L2 stream to reach the live seq",
-    );
+    await untilSeq(l3, live.body.seq, "the L3 stream to reach the live seq");
+    await untilSeq(stream, live.body.seq, "the L2 stream to reach the live seq");
     const snap0 = l3.messages[0].data as L3Book;
     const changes = l3Messages().slice(1);
     // One message per book change: consecutive seqs after the snapshot.

@@ -10,16 +10,15 @@ import { mulberry32 as random } from "../support/prng.ts";
 import {
   applyLevels,
   type BookData,
-  cancelOrder,
   entries,
   get,
-  type Order,
+  OrderFlow,
   pool,
-  post,
   StreamClient,
   startServer,
   type TestServer,
   textBook,
+  untilSeq,
 } from "./helpers.ts";
 
 type RestBook = {
@@ -61,46 +60,33 @@ describe("book sequence", () => {
     const pair = "btc_usdt";
     const topic = `orders:${pair}`;
     const stream = await StreamClient.connect(server, `streams=${topic}`);
-    const rnd = random(99);
-    const open: number[][] = server.users.map(() => []);
-    const flow = Array.from({ length: 1500 }, (_, i) => i);
+    const flow = new OrderFlow(server, pair, random(99), {
+      mid: 100,
+      buyCents: [-120, 150],
+      sellCents: [-30, 150],
+      amount: { steps: 3000, scale: 1e6, digits: 6 },
+    });
     const snapshots: RestBook[] = [];
 
-    await pool(flow, 12, async (i) => {
-      const u = Math.floor(rnd() * server.users.length);
-      const user = server.users[u];
-      // REST snapshots taken in the middle of the flow, as a bot resyncing would.
-      if (i % 300 === 150) {
-        const r = await get<RestBook>(server, `/trade/pairs/${pair}/orders`);
-        assert.equal(r.status, 200);
-        snapshots.push(r.body);
-      }
-      if (rnd() < 0.2 && open[u].length > 0) {
-        const id = open[u].splice(Math.floor(rnd() * open[u].length), 1)[0];
-        const r = await cancelOrder(server, user, id);
-        assert.ok(r.status === 200 || r.status === 400);
-        return;
-      }
-      const side = rnd() < 0.5 ? "buy" : "sell";
-      const cents = side === "buy" ? -120 + Math.floor(rnd() * 150) : -30 + Math.floor(rnd() * 150);
-      const r = await post<Order>(server, user, "/trade/create-order", {
-        pairName: pair,
-        tradeType: "limit",
-        directionType: side,
-        price: (100 + cents / 100).toFixed(2),
-        amount: ((1 + Math.floor(rnd() * 3000)) / 1e6).toFixed(6),
-      });
-      assert.equal(r.status, 200, JSON.stringify(r.body));
-      if (!r.body.isCancelled && r.body.amountUsed < r.body.amount) open[u].push(r.body.id);
-    });
+    await pool(
+      Array.from({ length: 1500 }, (_, i) => i),
+      12,
+      async (i) => {
+        const u = flow.user();
+        // REST snapshots taken in the middle of the flow, as a bot resyncing would.
+        if (i % 300 === 150) {
+          const r = await get<RestBook>(server, `/trade/pairs/${pair}/orders`);
+          assert.equal(r.status, 200);
+          snapshots.push(r.body);
+        }
+        if (flow.rnd() < 0.2 && flow.open[u].length > 0) await flow.cancel(u);
+        else await flow.place(u);
+      },
+    );
 
     const live = await get<RestBook>(server, `/trade/pairs/${pair}/orders`);
     assert.ok(live.body.seq >= 1500 * 0.5, `the flow changed the book (seq ${live.body.seq})`);
-    await stream.until(
-      () => stream.messages.length > 0 && (stream.messages.at(-1)!.data as BookData).seq === live.body.seq,
-      10_000,
-      "the stream to reach the live seq",
-    );
+    await untilSeq(stream, live.body.seq, "the stream to reach the live seq");
     const messages = stream.messages.filter((m) => m.stream === topic).map((m) => m.data as BookData);
 
     // On connect: the snapshot with the current seq; then every message the previous + 1.
