@@ -12,6 +12,7 @@ import { Code } from "../errors/catalogue.ts";
 import {
   amendOrderCall,
   answerOrder,
+  type BodyCall,
   balancesOf,
   type Caller,
   cancelAllAfterCall,
@@ -90,75 +91,76 @@ function noNonce(schema: Schema): Schema {
   return out;
 }
 
-/** The same for a schema of one branch per pair (`oneOf`). */
-function noNonceBranches(schema: Schema): Schema {
-  return { ...schema, oneOf: (schema.oneOf as Schema[]).map(noNonce) };
-}
-
-const CREATE = withoutNonce(CREATE_FIELDS);
-const CANCEL = withoutNonce(CANCEL_ORDER_FIELDS);
-const AMEND = withoutNonce(AMEND_ORDER_FIELDS);
-const CREATE_MANY = withoutNonce(CREATE_ORDERS_FIELDS);
-const CANCEL_MANY = withoutNonce(CANCEL_ORDERS_FIELDS);
-const CANCEL_ALL = withoutNonce(CANCEL_ALL_ORDERS_FIELDS);
-const CANCEL_AFTER = withoutNonce(CANCEL_ALL_AFTER_FIELDS);
-const MMP_SET = withoutNonce(MMP_SET_FIELDS);
-const MMP_RESET = withoutNonce(MMP_RESET_FIELDS);
-const QUOTE = withoutNonce(QUOTE_FIELDS);
 const ORDER_GET: ReadonlySet<string> = new Set(["orderId", "clientOrderId"]);
 const OPEN: ReadonlySet<string> = new Set(["pairName"]);
 const NONE: ReadonlySet<string> = new Set();
 
+/**
+ * A call that runs a REST route's body call (src/http/calls.ts) on its params: the route's fields
+ * less `nonce`, and its body schema less `nonce` (`schemaOf`, of the config's request schemas).
+ */
+function bodyCall(
+  method: string,
+  schemaOf: (s: RequestSchemas) => Schema,
+  result: Schema,
+  call: BodyCall,
+  routeFields: ReadonlySet<string>,
+): SessionCall {
+  const fields = withoutNonce(routeFields);
+  return {
+    method,
+    params: (s) => noNonce(schemaOf(s)),
+    result,
+    run: (ctx, s, p, reply) => call(ctx, s, p, fields, reply),
+  };
+}
+
+/** The params schema of a call that takes only `pairName`. */
+const pairNameOnly = (s: RequestSchemas): Schema => ({
+  type: "object",
+  properties: { pairName: s.params.pairName },
+  required: ["pairName"],
+  additionalProperties: false,
+});
+
+/** The params schema of a call without params. */
+const noParams = (): Schema => ({ type: "object", properties: {}, additionalProperties: false });
+
 /** The calls of CONTRACT 11.2, `quote.replace` (12.1) and the MMP calls (12.2). */
 export const SESSION_CALLS: readonly SessionCall[] = [
-  {
-    method: "order.create",
-    params: (s) => noNonce(s.createOrder),
-    result: orderWithUpdateSchema,
-    run: (ctx, s, p, reply) => createOrderCall(ctx, s, p, CREATE, reply),
-  },
-  {
-    method: "order.cancel",
-    params: (s) => noNonce(s.cancelOrder),
-    result: emptyArraySchema,
-    run: (ctx, s, p, reply) => cancelOrderCall(ctx, s, p, CANCEL, reply),
-  },
-  {
-    method: "order.amend",
-    params: (s) => noNonce(s.amendOrder),
-    result: orderWithUpdateSchema,
-    run: (ctx, s, p, reply) => amendOrderCall(ctx, s, p, AMEND, reply),
-  },
-  {
-    method: "orders.create",
-    params: (s) => noNonce(s.createOrders),
-    result: createOrdersResultSchema,
-    run: (ctx, s, p, reply) => createOrdersCall(ctx, s, p, CREATE_MANY, ORDER_FIELDS, reply),
-  },
-  {
-    method: "orders.cancel",
-    params: (s) => noNonce(s.cancelOrders),
-    result: cancelOrdersResultSchema,
-    run: (ctx, s, p, reply) => cancelOrdersCall(ctx, s, p, CANCEL_MANY, reply),
-  },
-  {
-    method: "orders.cancelAll",
-    params: (s) => noNonce(s.cancelAll),
-    result: cancelledSchema,
-    run: (ctx, s, p, reply) => cancelAllOrdersCall(ctx, s, p, CANCEL_ALL, reply),
-  },
-  {
-    method: "orders.cancelAllAfter",
-    params: (s) => noNonce(s.cancelAllAfter),
-    result: triggerTimeSchema,
-    run: (ctx, s, p, reply) => cancelAllAfterCall(ctx, s, p, CANCEL_AFTER, reply),
-  },
-  {
-    method: "quote.replace",
-    params: (s) => noNonceBranches(s.quote),
-    result: quoteResultSchema,
-    run: (ctx, s, p, reply) => quoteCall(ctx, s, p, QUOTE, reply),
-  },
+  bodyCall("order.create", (s) => s.createOrder, orderWithUpdateSchema, createOrderCall, CREATE_FIELDS),
+  bodyCall("order.cancel", (s) => s.cancelOrder, emptyArraySchema, cancelOrderCall, CANCEL_ORDER_FIELDS),
+  bodyCall("order.amend", (s) => s.amendOrder, orderWithUpdateSchema, amendOrderCall, AMEND_ORDER_FIELDS),
+  bodyCall(
+    "orders.create",
+    (s) => s.createOrders,
+    createOrdersResultSchema,
+    (ctx, s, p, fields, reply) => createOrdersCall(ctx, s, p, fields, ORDER_FIELDS, reply),
+    CREATE_ORDERS_FIELDS,
+  ),
+  bodyCall(
+    "orders.cancel",
+    (s) => s.cancelOrders,
+    cancelOrdersResultSchema,
+    cancelOrdersCall,
+    CANCEL_ORDERS_FIELDS,
+  ),
+  bodyCall(
+    "orders.cancelAll",
+    (s) => s.cancelAll,
+    cancelledSchema,
+    cancelAllOrdersCall,
+    CANCEL_ALL_ORDERS_FIELDS,
+  ),
+  bodyCall(
+    "orders.cancelAllAfter",
+    (s) => s.cancelAllAfter,
+    triggerTimeSchema,
+    cancelAllAfterCall,
+    CANCEL_ALL_AFTER_FIELDS,
+  ),
+  // One branch per pair: `noNonce` takes `nonce` out of each.
+  bodyCall("quote.replace", (s) => s.quote, quoteResultSchema, quoteCall, QUOTE_FIELDS),
   {
     method: "order.get",
     params: () => ({
@@ -187,12 +189,7 @@ export const SESSION_CALLS: readonly SessionCall[] = [
   },
   {
     method: "orders.open",
-    params: (s) => ({
-      type: "object",
-      properties: { pairName: s.params.pairName },
-      required: ["pairName"],
-      additionalProperties: false,
-    }),
+    params: pairNameOnly,
     result: orderListSchema,
     run: (ctx, s, p, reply) => {
       const bad = unknownFields(p, OPEN);
@@ -208,12 +205,7 @@ export const SESSION_CALLS: readonly SessionCall[] = [
   },
   {
     method: "mmp.get",
-    params: (s) => ({
-      type: "object",
-      properties: { pairName: s.params.pairName },
-      required: ["pairName"],
-      additionalProperties: false,
-    }),
+    params: pairNameOnly,
     result: mmpSchema,
     run: (ctx, s, p, reply) => {
       const bad = unknownFields(p, OPEN);
@@ -224,21 +216,11 @@ export const SESSION_CALLS: readonly SessionCall[] = [
       mmpGetCall(ctx, s.userId, pn ?? null, reply);
     },
   },
-  {
-    method: "mmp.set",
-    params: (s) => ({ ...s.mmpSet, oneOf: (s.mmpSet.oneOf as Schema[]).map(noNonce) }),
-    result: mmpSchema,
-    run: (ctx, s, p, reply) => mmpSetCall(ctx, s, p, MMP_SET, reply),
-  },
-  {
-    method: "mmp.reset",
-    params: (s) => noNonce(s.mmpReset),
-    result: mmpSchema,
-    run: (ctx, s, p, reply) => mmpResetCall(ctx, s, p, MMP_RESET, reply),
-  },
+  bodyCall("mmp.set", (s) => s.mmpSet, mmpSchema, mmpSetCall, MMP_SET_FIELDS),
+  bodyCall("mmp.reset", (s) => s.mmpReset, mmpSchema, mmpResetCall, MMP_RESET_FIELDS),
   {
     method: "balances",
-    params: () => ({ type: "object", properties: {}, additionalProperties: false }),
+    params: noParams,
     result: balancesSchema,
     run: (ctx, s, p, reply) => {
       const bad = unknownFields(p, NONE);
@@ -248,7 +230,7 @@ export const SESSION_CALLS: readonly SessionCall[] = [
   },
   {
     method: "ping",
-    params: () => ({ type: "object", properties: {}, additionalProperties: false }),
+    params: noParams,
     result: timeSchema,
     run: (_ctx, _s, p, reply) => {
       const bad = unknownFields(p, NONE);
