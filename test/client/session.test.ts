@@ -2,7 +2,11 @@
  * The client library's TradingSession (src/client/session.ts) against a real server: logon with the
  * HMAC of the challenge, each call's promise, errors carrying the contract body, pipelining and the
  * in-flight bound, reports as events, reconnects with a fresh logon (a rotated key; a server that
- * stopped answering), calls in flight rejected on a drop, and cancel on disconnect.
+ * stopped answering), calls in flight rejected on a drop, and cancel on disconnect. Every frame a
+ * session receives is checked against the AsyncAPI document through its `onFrame` and `onSend`
+ * hooks, as test/session/helpers.ts checks the test's own session client: an answer against the
+ * answer of the call with its id, any other frame against everything the session may send; a
+ * mismatch fails the test (the harness checks `asyncApiMismatches` after each test).
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -16,6 +20,7 @@ import {
   type TradingSessionOptions,
   type UserTrade,
 } from "../../src/client/index.ts";
+import { asyncApi } from "../e2e/asyncapi-check.ts";
 import { expectOk, limit, sharedServer, type TestServer, type TestUser } from "../e2e/harness.ts";
 import { waitFor } from "../wait.ts";
 
@@ -25,12 +30,37 @@ describe("TradingSession", () => {
     server = s;
   });
 
+  /**
+   * The hooks that check each frame a session receives against the AsyncAPI document: the answer of
+   * a call of the document against that call's answers (the method known by the id it was sent
+   * with), any other frame (hello, reports, the answer of an unknown method) against everything the
+   * session may send. A session's ids count up for its life, across reconnects.
+   */
+  const checked = (): Pick<TradingSessionOptions, "onFrame" | "onSend"> => {
+    const methods = new Map<number, string>();
+    return {
+      onSend: (f) => {
+        if (asyncApi.hasCall(f.method)) methods.set(f.id, f.method);
+      },
+      onFrame: (frame) => {
+        const f = typeof frame === "object" && frame !== null ? (frame as Record<string, unknown>) : null;
+        const id = f !== null && "status" in f ? f.id : undefined;
+        const method = typeof id === "number" ? methods.get(id) : undefined;
+        if (method !== undefined) methods.delete(id as number);
+        const mismatch =
+          method === undefined ? asyncApi.sessionMismatch(frame) : asyncApi.answerMismatch(method, frame);
+        if (mismatch !== null) server.asyncApiMismatches.push(mismatch);
+      },
+    };
+  };
+
   const open = (user: TestUser, extra: Partial<TradingSessionOptions> = {}) =>
     TradingSession.connect({
       baseUrl: () => server.origin,
       apiToken: user.apiToken,
       secretKey: user.secretKey,
       ...extra,
+      ...checked(),
     });
 
   /** The rejection of `p`, failing when it resolves. */
@@ -208,6 +238,7 @@ describe("TradingSession", () => {
       baseUrl: () => server.origin,
       credentials: () => creds,
       reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
+      ...checked(),
     });
     const events: string[] = [];
     s.on("disconnect", (d) => events.push(`disconnect ${d.code} ${d.reconnecting}`));
