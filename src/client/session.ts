@@ -10,7 +10,8 @@
  *               carries the contract's error body (`errors`, `codes`, `retryAfterMs`)
  *   reports     `order` and `trade` events (11.3); other server events as `event`
  *   heartbeat   `ws` answers the server's pings; the session calls `ping` after half the heartbeat
- *               of its own silence, and ends a link that brought nothing for a whole heartbeat
+ *               of its own silence, and ends a link that brought nothing for a whole heartbeat (after
+ *               reading what already arrived: a process that stalled has not heard a silent server)
  *   drop        every call in flight or waiting rejects with SessionDisconnected, never resent: a
  *               call that changes orders has an unknown outcome (the error says so)
  *   reconnect   opt-in, with exponential backoff: a fresh hello and a fresh logon (credentials read
@@ -575,8 +576,15 @@ export class TradingSession extends EventEmitter<SessionEvents> {
       () => {
         const now = Date.now();
         if (now - this.lastHeardMs >= periodMs) {
-          // Nothing came back for a whole heartbeat (not even the answer to our ping): the link is dead.
-          this.ws?.terminate();
+          // Nothing read for a whole heartbeat (not even the answer to our ping). When this process
+          // was the one that stalled, frames may wait in the socket: the server's close (4002 for the
+          // heartbeat we missed) and answers before it. Judge after the next read of the socket
+          // (setImmediate runs after the poll for I/O): still silent and open, the link is dead.
+          const ws = this.ws;
+          setImmediate(() => {
+            if (ws !== this.ws || ws?.readyState !== WebSocket.OPEN) return;
+            if (Date.now() - this.lastHeardMs >= periodMs) ws.terminate();
+          });
           return;
         }
         if (now - this.lastSentMs >= periodMs / 2) {
