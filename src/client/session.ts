@@ -10,11 +10,15 @@
  *               carries the contract's error body (`errors`, `codes`, `retryAfterMs`)
  *   reports     `order` and `trade` events (11.3); other server events as `event`
  *   heartbeat   `ws` answers the server's pings; the session calls `ping` after half the heartbeat
- *               of its own silence, and ends a link that brought nothing for a whole heartbeat
+ *               of its own silence, and ends a link that brought nothing for a whole heartbeat (after
+ *               reading what already arrived: a process that stalled has not heard a silent server)
  *   drop        every call in flight or waiting rejects with SessionDisconnected, never resent: a
  *               call that changes orders has an unknown outcome (the error says so)
  *   reconnect   opt-in, with exponential backoff: a fresh hello and a fresh logon (credentials read
  *               again, so a rotated key is picked up); a logon refused with 401 ends the session
+ *   raw frames  `onFrame` sees each frame received (hello and logon answers included) before it is
+ *               handled, `onSend` each call frame sent (the logon included), e.g. to log the wire or
+ *               check it against the AsyncAPI document
  *
  * The calls are one table (SessionCalls): a new call of the server is one entry there and one
  * method here; `call(method, params)` reaches any call by name meanwhile.
@@ -193,6 +197,13 @@ export interface TradingSessionOptions extends LogonSettings {
   maxInFlight?: number;
   /** Open + hello + logon within this long (default 10 000 ms). */
   connectTimeoutMs?: number;
+  /**
+   * Called with each frame received, before it is handled: the parsed JSON, or the text itself when
+   * it is not JSON. It must not throw.
+   */
+  onFrame?: (frame: unknown) => void;
+  /** Called with each call frame before it is sent (`session.logon` included). It must not throw. */
+  onSend?: (frame: { id: number; method: string; params?: Record<string, unknown> }) => void;
 }
 
 /** Why a link ended. */
@@ -443,12 +454,15 @@ export class TradingSession extends EventEmitter<SessionEvents> {
       const logonId = this.nextId++;
       ws.on("message", (data) => {
         this.lastHeardMs = Date.now();
+        const text = String(data);
         let frame: Record<string, unknown>;
         try {
-          frame = JSON.parse(String(data)) as Record<string, unknown>;
+          frame = JSON.parse(text) as Record<string, unknown>;
         } catch {
+          this.options.onFrame?.(text);
           return;
         }
+        this.options.onFrame?.(frame);
         if (settled) return this.onFrame(frame);
         if (frame.event === "hello") {
           let creds: Credentials;
@@ -464,7 +478,9 @@ export class TradingSession extends EventEmitter<SessionEvents> {
           for (const k of ["cancelOnDisconnect", "heartbeatSeconds", "reports"] as const) {
             if (this.options[k] !== undefined) params[k] = this.options[k];
           }
-          ws.send(JSON.stringify({ id: logonId, method: "session.logon", params }));
+          const logon = { id: logonId, method: "session.logon", params };
+          this.options.onSend?.(logon);
+          ws.send(JSON.stringify(logon));
           return;
         }
         if (frame.id !== logonId) return;
@@ -530,6 +546,7 @@ export class TradingSession extends EventEmitter<SessionEvents> {
       w.params === undefined ? { id, method: w.method } : { id, method: w.method, params: w.params };
     this.pending.set(id, w);
     this.lastSentMs = Date.now();
+    this.options.onSend?.(frame);
     this.ws!.send(JSON.stringify(frame));
   }
 
@@ -559,8 +576,15 @@ export class TradingSession extends EventEmitter<SessionEvents> {
       () => {
         const now = Date.now();
         if (now - this.lastHeardMs >= periodMs) {
-          // Nothing came back for a whole heartbeat (not even the answer to our ping): the link is dead.
-          this.ws?.terminate();
+          // Nothing read for a whole heartbeat (not even the answer to our ping). When this process
+          // was the one that stalled, frames may wait in the socket: the server's close (4002 for the
+          // heartbeat we missed) and answers before it. Judge after the next read of the socket
+          // (setImmediate runs after the poll for I/O): still silent and open, the link is dead.
+          const ws = this.ws;
+          setImmediate(() => {
+            if (ws !== this.ws || ws?.readyState !== WebSocket.OPEN) return;
+            if (Date.now() - this.lastHeardMs >= periodMs) ws.terminate();
+          });
           return;
         }
         if (now - this.lastSentMs >= periodMs / 2) {

@@ -2,12 +2,18 @@
  * The client library's TradingSession (src/client/session.ts) against a real server: logon with the
  * HMAC of the challenge, each call's promise, errors carrying the contract body, pipelining and the
  * in-flight bound, reports as events, reconnects with a fresh logon (a rotated key; a server that
- * stopped answering), calls in flight rejected on a drop, and cancel on disconnect.
+ * stopped answering; the server's heartbeat close 4002 of a client that stalled), calls in flight
+ * rejected on a drop, and cancel on disconnect. Every frame a session receives is checked against
+ * the AsyncAPI document through its `onFrame` and `onSend` hooks, as test/session/helpers.ts checks
+ * the test's own session client: an answer against the answer of the call with its id, any other
+ * frame against everything the session may send; a mismatch fails the test (the harness checks
+ * `asyncApiMismatches` after each test).
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   type CreatedOrder,
+  type DisconnectInfo,
   type Order,
   SessionConnectError,
   SessionDisconnected,
@@ -16,6 +22,7 @@ import {
   type TradingSessionOptions,
   type UserTrade,
 } from "../../src/client/index.ts";
+import { asyncApi } from "../e2e/asyncapi-check.ts";
 import { expectOk, limit, sharedServer, type TestServer, type TestUser } from "../e2e/harness.ts";
 import { waitFor } from "../wait.ts";
 
@@ -25,13 +32,46 @@ describe("TradingSession", () => {
     server = s;
   });
 
+  /**
+   * The hooks that check each frame a session receives against the AsyncAPI document: the answer of
+   * a call of the document against that call's answers (the method known by the id it was sent
+   * with), any other frame (hello, reports, the answer of an unknown method) against everything the
+   * session may send. A session's ids count up for its life, across reconnects.
+   */
+  const checked = (): Pick<TradingSessionOptions, "onFrame" | "onSend"> => {
+    const methods = new Map<number, string>();
+    return {
+      onSend: (f) => {
+        if (asyncApi.hasCall(f.method)) methods.set(f.id, f.method);
+      },
+      onFrame: (frame) => {
+        const f = typeof frame === "object" && frame !== null ? (frame as Record<string, unknown>) : null;
+        const id = f !== null && "status" in f ? f.id : undefined;
+        const method = typeof id === "number" ? methods.get(id) : undefined;
+        if (method !== undefined) methods.delete(id as number);
+        const mismatch =
+          method === undefined ? asyncApi.sessionMismatch(frame) : asyncApi.answerMismatch(method, frame);
+        if (mismatch !== null) server.asyncApiMismatches.push(mismatch);
+      },
+    };
+  };
+
   const open = (user: TestUser, extra: Partial<TradingSessionOptions> = {}) =>
     TradingSession.connect({
       baseUrl: () => server.origin,
       apiToken: user.apiToken,
       secretKey: user.secretKey,
       ...extra,
+      ...checked(),
     });
+
+  /** Blocks this process's event loop for `ms`: nothing is read or sent meanwhile (a stalled client). */
+  const stall = (ms: number): void => {
+    const end = Date.now() + ms;
+    while (Date.now() < end) {
+      // busy: a timer or a socket cannot run in between
+    }
+  };
 
   /** The rejection of `p`, failing when it resolves. */
   const rejection = async (p: Promise<unknown>): Promise<Error> => {
@@ -208,6 +248,7 @@ describe("TradingSession", () => {
       baseUrl: () => server.origin,
       credentials: () => creds,
       reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
+      ...checked(),
     });
     const events: string[] = [];
     s.on("disconnect", (d) => events.push(`disconnect ${d.code} ${d.reconnecting}`));
@@ -276,6 +317,64 @@ describe("TradingSession", () => {
     const still = await s.openOrders("btc_usdt");
     assert.ok(still.length <= 1 && still.every((o) => o.clientOrderId === "lost-1"), JSON.stringify(still));
     await s.close();
+  });
+
+  it("reports the server's heartbeat close 4002 when this process stalls, rejects the call left unanswered, and logs on afresh", async () => {
+    const u = await server.newUser({ usdt: "100" });
+    const s = await open(u, { heartbeatSeconds: 1, reconnect: { initialDelayMs: 50, maxDelayMs: 300 } });
+    try {
+      const disconnects: DisconnectInfo[] = [];
+      s.on("disconnect", (d) => disconnects.push(d));
+      const logons: boolean[] = [];
+      s.on("logon", (_, reconnected) => logons.push(reconnected));
+      let ended = false;
+      s.on("close", () => {
+        ended = true;
+      });
+      // Sent before the stall: the server answers it, ahead of its close.
+      const before = s.balances();
+      // No frame (not even the pong to the server's ping) leaves this process for 3 s: more than the
+      // heartbeat of 1 s and the server's 1 s of slack (CONTRACT 11.4).
+      stall(3000);
+      // The close waits unread in the socket: the session still counts as logged on and sends this call,
+      // which the server, having ended the session, never answers.
+      assert.equal(s.connected, true);
+      const late = s.createOrder({ ...limit("btc_usdt", "buy", "1", "1"), clientOrderId: "late-1" });
+
+      const balances = await before;
+      assert.equal(
+        balances.find((b) => b.currency === "usdt")?.balance,
+        "100",
+        "the answer before the close",
+      );
+      const lateError = await rejection(late);
+      assert.ok(lateError instanceof SessionDisconnected, String(lateError));
+      assert.deepEqual(
+        [lateError.closeCode, lateError.sent, lateError.outcomeUnknown],
+        [4002, true, true],
+        lateError.message,
+      );
+      assert.match(lateError.message, /close 4002/);
+      assert.deepEqual(
+        disconnects.map((d) => [d.code, d.reconnecting]),
+        [[4002, true]],
+      );
+      assert.equal(s.connected, false);
+      const meanwhile = await rejection(s.ping());
+      assert.ok(meanwhile instanceof SessionDisconnected);
+      assert.equal(meanwhile.sent, false);
+
+      await waitFor(() => logons.length === 1 && s.connected, {
+        what: "the fresh logon after the 4002",
+        detail: () => JSON.stringify({ logons, disconnects }),
+      });
+      assert.deepEqual(logons, [true]);
+      assert.equal(typeof (await s.ping()).serverTime, "number");
+      assert.deepEqual(await s.openOrders("btc_usdt"), [], "the call after the server's close did not run");
+      assert.equal(ended, false);
+    } finally {
+      await s.close();
+    }
   });
 
   it("honours cancelOnDisconnect: the session's orders are cancelled when it closes, others stay", async () => {
