@@ -146,6 +146,8 @@ export interface Command extends OrderInputs {
   delta: number;
   /** Create with a client order id: where its check against the database stands (CID_CHECK_*). */
   cidCheck: number;
+  /** Waiting on the main thread before its sequencer (src/core/arrival-order.ts). */
+  waits: boolean;
 
   // ---- cancel-all
   group: CancelAllGroup | null;
@@ -212,6 +214,7 @@ export function newCommand(kind: number, request: number, user: number, pair: nu
     hold: 0n,
     delta: 0,
     cidCheck: 0,
+    waits: false,
     group: null,
     targets: null,
     sent: 0,

@@ -20,6 +20,7 @@
  * edge gives each request an id and receives its result through `ResultSink`.
  */
 
+import { ArrivalOrder } from "./arrival-order.ts";
 import { ClientIds } from "./client-ids.ts";
 import {
   CMD_AMEND,
@@ -101,13 +102,15 @@ export class Exchange {
     });
     this.clientIds = clientIds;
     this.results = results;
+    const arrival = new ArrivalOrder((cmd) => this.risk.resume(cmd));
     this.quotes = new Quotes({
       ledger,
       statuses: this.statuses,
       pair: (i) => pairs[i],
       openOf: (user, pair) => openOrders.userOrdersOn(user, pair, []),
       answer: (cmd) => results.answer(cmd),
-      resume: (cmd) => this.risk.resume(cmd),
+      arrival,
+      afterMarketBuy: (cmd) => this.risk.afterMarketBuy(cmd),
     });
     this.risk = new RiskStage({
       ledger,
@@ -115,6 +118,7 @@ export class Exchange {
       openOrders,
       statuses: this.statuses,
       results,
+      arrival,
       quotes: this.quotes,
       clientIds,
       clientIdStored:

@@ -19,20 +19,21 @@
  * cancel-all of the caller is ahead, and per side less what every create or amend ahead on the
  * other side could fill (worst case: the highest-priced bids first). Quotes of one user on one
  * pair run one after the other (the next one's R1 after the previous END), so a quote always
- * credits the orders its predecessor placed.
+ * credits the orders its predecessor placed. A quote refused for funds while a market buy of its
+ * user is in flight waits for it and is judged again, as a create is (src/core/risk-stage.ts).
  *
- * Arrival order (CONTRACT 11.2): while a quote of a user waits for the one in flight on its pair,
- * that user's later creates, amends, cancels and cancel-all steps on the pair wait behind it
- * (`park`, src/core/risk-stage.ts), and run in arrival order when it goes.
+ * Arrival order (CONTRACT 11.2): a quote waiting for one in flight or for a market buy waits on the
+ * main thread; while it does, its user's later calls on the pair are parked behind it, and a quote
+ * arriving while any command of its user waits on the pair is parked (src/core/arrival-order.ts).
  */
 import { Code } from "../errors/catalogue.ts";
 import { BUY, DONE_CANCELLED, ERR_WOULD_TAKE, OK, QUOTE_KEPT, SELL } from "../protocol/pair/engine.ts";
+import type { ArrivalOrder } from "./arrival-order.ts";
 import {
   CMD_AMEND,
   CMD_CANCEL,
   CMD_CANCEL_ALL,
   CMD_CREATE,
-  CMD_QUOTE,
   type Command,
   type OrderState,
   type QuoteLevel,
@@ -64,42 +65,33 @@ export interface QuoteHost {
   openOf(user: number, pair: number): readonly OrderState[];
   /** Answers a command refused after it waited (nothing changed). */
   answer(cmd: Command): void;
-  /** R1 of a user's create, amend, cancel or cancel-all step that waited behind a quote (`park`). */
-  resume(cmd: Command): void;
+  /** Where a user's calls on a pair wait behind that user's command waiting there. */
+  readonly arrival: ArrivalOrder;
+  /** A quote refused for funds: true when it waits for the user's market buy in flight instead. */
+  afterMarketBuy(cmd: Command): boolean;
 }
 
 export class Quotes {
   /**
-   * Per user and pair (`user:pair`), with a quote in flight: the quotes waiting for it and the
-   * user's commands on the pair that arrived after them, oldest first.
+   * Per user and pair (`user:pair`), with a quote in flight: the quotes waiting for it, oldest
+   * first (at most one: the user's later calls on the pair are parked behind a waiting one).
    */
-  private readonly chains = new Map<string, Command[]>();
+  private readonly inFlight = new Map<string, Command[]>();
 
   constructor(private readonly host: QuoteHost) {}
 
-  /**
-   * A user's command on a pair where a quote of theirs waits: it waits behind (true), and runs
-   * through `host.resume` once that quote went. False: nothing waits, it runs now.
-   */
-  park(cmd: Command): boolean {
-    if (this.chains.size === 0) return false;
-    const waiting = this.chains.get(`${cmd.user}:${cmd.pair}`);
-    if (waiting === undefined || waiting.length === 0) return false;
-    waiting.push(cmd);
-    return true;
+  /** A quote on arrival: parked behind the caller's command waiting on the pair, or `submitNow`. */
+  submit(cmd: Command): number {
+    return this.host.arrival.park(cmd) ? 0 : this.submitNow(cmd);
   }
 
   /** R1 of a quote, or after the caller's quote in flight on the pair; 0: its result comes later. */
-  submit(cmd: Command): number {
-    const key = `${cmd.user}:${cmd.pair}`;
-    const waiting = this.chains.get(key);
-    if (waiting !== undefined) {
-      waiting.push(cmd);
-      return 0;
-    }
-    const code = this.hold(cmd);
-    if (code === 0) this.chains.set(key, []);
-    return code;
+  submitNow(cmd: Command): number {
+    const waiting = this.inFlight.get(`${cmd.user}:${cmd.pair}`);
+    if (waiting === undefined) return this.hold(cmd);
+    waiting.push(cmd);
+    this.host.arrival.wait(cmd);
+    return 0;
   }
 
   /** R1: reserve what the new quote needs beyond what the old one holds, then send it. */
@@ -121,18 +113,26 @@ export class Quotes {
     const extraBase = needBase > creditBase ? needBase - creditBase : 0n;
     const extraQuote = needQuote > creditQuote ? needQuote - creditQuote : 0n;
     const user = cmd.user;
-    if (extraBase > 0n && !ledger.reserve(user, p.base, extraBase)) return Code.INSUFFICIENT_FUNDS;
+    if (extraBase > 0n && !ledger.reserve(user, p.base, extraBase)) return this.short(cmd);
     if (extraQuote > 0n && !ledger.reserve(user, p.quote, extraQuote)) {
       ledger.release(user, p.base, extraBase);
-      return Code.INSUFFICIENT_FUNDS;
+      return this.short(cmd);
     }
     w.holdBase = extraBase;
     w.holdQuote = extraQuote;
-    if (p.seq.submit(cmd)) return 0;
+    if (p.seq.submit(cmd)) {
+      this.inFlight.set(`${user}:${cmd.pair}`, []);
+      return 0;
+    }
     ledger.release(user, p.base, extraBase);
     ledger.release(user, p.quote, extraQuote);
     w.holdBase = w.holdQuote = 0n;
     return Code.BUSY;
+  }
+
+  /** Not enough funds for `cmd`: it waits for the caller's market buy in flight, or is refused. */
+  private short(cmd: Command): number {
+    return this.host.afterMarketBuy(cmd) ? 0 : Code.INSUFFICIENT_FUNDS;
   }
 
   /**
@@ -267,36 +267,25 @@ export class Quotes {
   }
 
   /**
-   * The quote `cmd` ended: what waited behind it runs in arrival order, up to the next quote that
-   * goes to the engine (the rest waits for that one's END).
+   * The quote `cmd` ended: the quote waiting for it runs R1 (then the calls parked behind that
+   * one, src/core/arrival-order.ts); a quote after it waits for the one that went to the engine.
    */
   ended(cmd: Command): void {
     const key = `${cmd.user}:${cmd.pair}`;
-    const waiting = this.chains.get(key);
+    const waiting = this.inFlight.get(key);
     if (waiting === undefined) return;
-    if (waiting.length === 0) {
-      this.chains.delete(key);
-      return;
-    }
+    this.inFlight.delete(key);
+    if (waiting.length === 0) return;
     queueMicrotask(() => {
-      let sent = false;
-      while (waiting.length > 0) {
-        const next = waiting[0];
-        if (next.kind !== CMD_QUOTE) {
-          waiting.shift();
-          this.host.resume(next);
-          continue;
-        }
-        if (sent) return;
-        waiting.shift();
-        const code = this.hold(next);
-        if (code === 0) sent = true;
-        else {
-          next.result = code;
-          this.host.answer(next);
-        }
-      }
-      if (!sent) this.chains.delete(key);
+      for (const next of waiting) this.host.arrival.rerun(next, this.retry);
     });
   }
+
+  /** R1 of a quote that waited; a refusal now is its answer. */
+  private readonly retry = (cmd: Command): void => {
+    const code = this.submitNow(cmd);
+    if (code === 0) return;
+    cmd.result = code;
+    this.host.answer(cmd);
+  };
 }

@@ -6,8 +6,8 @@
  *                        order id; hold what the order (or the amend) may cost in the ledger, then
  *                        hand the command to its pair's sequencer; or refuse with nothing changed.
  *                        A market buy holds the user's whole available quote balance while it is in
- *                        the worker: the user's commands refused for funds meanwhile wait for it
- *                        and are judged again after (the market-buy queue).
+ *                        the worker: the user's creates, amends and quotes refused for funds
+ *                        meanwhile wait for it and are judged again after (the market-buy queue).
  *   R1  cancel*          the same deadline, and a halted pair refuses a user's cancel; nothing is
  *                        held. Cancel-all and a session's cancels (cancel-on-disconnect) too.
  *   R2  settle*          trades move reserved funds between the parties (and the fee account);
@@ -17,14 +17,17 @@
  * Everything runs on the main thread, so each check and reservation is atomic with respect to
  * every other request, whatever the pair.
  *
- * Arrival order (CONTRACT 11.2): a user's create, amend, cancel or cancel-all step on a pair where
- * a quote of that user waits for the one in flight waits behind it (src/core/quotes.ts `park`) and
- * runs through `resume` once the quote went.
+ * Arrival order (CONTRACT 11.2): a create waiting for the database's judgement of its client order
+ * id, for a market buy, or an amend waiting for the amend of its order in flight, waits on the main
+ * thread; so may a quote (src/core/quotes.ts). While one of a user's commands waits on a pair, that
+ * user's later creates, amends, cancels and cancel-all steps there are parked behind it
+ * (src/core/arrival-order.ts) and run through `resume`, in arrival order, once none waits.
  */
 
 import { Code } from "../errors/catalogue.ts";
 import { BUY, MAX_BUDGET, NO_BUDGET, SELL } from "../protocol/pair/engine.ts";
 import { floorToDouble } from "../util/numbers.ts";
+import type { ArrivalOrder } from "./arrival-order.ts";
 import { CID_DUPLICATE, CID_MAYBE, ClientIds } from "./client-ids.ts";
 import {
   type CancelAllGroup,
@@ -36,6 +39,7 @@ import {
   CMD_CANCEL,
   CMD_CANCEL_ALL,
   CMD_CREATE,
+  CMD_QUOTE,
   type Command,
   LIMIT,
   MARKET,
@@ -61,10 +65,10 @@ export interface RiskPair extends SettlementPair {
   seq: PairSequencer;
 }
 
-/** Where a user's command waits behind that user's waiting quote on its pair (src/core/quotes.ts). */
-export interface QuoteChains {
-  /** True: `cmd` waits, and comes back through `RiskStage.resume`. */
-  park(cmd: Command): boolean;
+/** Quotes' R1 (src/core/quotes.ts), for a quote that was parked or waited for a market buy. */
+export interface QuoteR1 {
+  /** R1 of the quote, not parked (0: its result comes later). */
+  submitNow(cmd: Command): number;
 }
 
 /** What the risk stage is built with. */
@@ -77,8 +81,9 @@ export interface RiskOptions {
   statuses: PairStatuses;
   /** Refusals decided later (after a database check or a market buy) are answered through it. */
   results: Pick<Results, "answer" | "commit" | "settle" | "sink">;
-  /** Quotes waiting per user and pair, which the user's later commands there wait behind. */
-  quotes: QuoteChains;
+  /** Where a user's commands wait behind that user's command waiting on the same pair. */
+  arrival: ArrivalOrder;
+  quotes: QuoteR1;
   clientIds: ClientIds;
   /** Whether an order of `user` with this client order id is stored (the reader pool's query). */
   clientIdStored: (user: number, clientOrderId: string) => Promise<boolean>;
@@ -92,7 +97,8 @@ export class RiskStage {
   private readonly openOrders: OpenOrders;
   private readonly statuses: PairStatuses;
   private readonly results: Pick<Results, "answer" | "commit" | "settle" | "sink">;
-  private readonly quotes: QuoteChains;
+  private readonly arrival: ArrivalOrder;
+  private readonly quotes: QuoteR1;
   private readonly clientIds: ClientIds;
   private readonly clientIdStored: (user: number, clientOrderId: string) => Promise<boolean>;
   readonly feeUser: number;
@@ -112,6 +118,7 @@ export class RiskStage {
     this.openOrders = options.openOrders;
     this.statuses = options.statuses;
     this.results = options.results;
+    this.arrival = options.arrival;
     this.quotes = options.quotes;
     this.clientIds = options.clientIds;
     this.clientIdStored = options.clientIdStored;
@@ -120,9 +127,9 @@ export class RiskStage {
 
   // ------------------------------------------------------------------ R1
 
-  /** A user's create: behind the user's waiting quote on the pair, or `createNow`. */
+  /** A user's create: parked behind the user's command waiting on the pair, or `createNow`. */
   create(cmd: Command): number {
-    return this.quotes.park(cmd) ? 0 : this.createNow(cmd);
+    return this.arrival.park(cmd) ? 0 : this.createNow(cmd);
   }
 
   /** A create: refused on a pair that is not trading, else `place`. */
@@ -132,7 +139,7 @@ export class RiskStage {
   }
 
   /**
-   * A command that waited behind the user's quote on its pair runs now, as it would have on
+   * A command parked behind the user's waiting command on its pair runs now, as it would have on
    * arrival; a refusal is answered (a cancel's NEEDS_ROW too: the edge reads the row then).
    */
   resume(cmd: Command): void {
@@ -151,8 +158,11 @@ export class RiskStage {
         // A step of a cancel-all: its group is answered when every step is done.
         if (!this.pairs[cmd.pair].seq.submit(cmd)) this.results.settle(cmd.group!);
         return;
+      case CMD_QUOTE:
+        code = this.quotes.submitNow(cmd);
+        break;
       default:
-        throw new Error(`command kind ${cmd.kind} cannot wait behind a quote`);
+        throw new Error(`command kind ${cmd.kind} cannot be parked`);
     }
     if (code === 0) return;
     cmd.result = code;
@@ -167,11 +177,13 @@ export class RiskStage {
     const waiting = this.checkingClientIds.get(cmd.user);
     if (waiting !== undefined) {
       waiting.push(cmd);
+      this.arrival.wait(cmd);
       return 0;
     }
     const code = this.placeNow(cmd);
     if (code !== CHECK_CLIENT_ID) return code;
     this.checkingClientIds.set(cmd.user, [cmd]);
+    this.arrival.wait(cmd);
     this.checkClientId(cmd);
     return 0;
   }
@@ -196,10 +208,12 @@ export class RiskStage {
   /** The database judged the head of the user's queue: it and those behind it run R1 in order. */
   private placeChecked(user: number): void {
     const list = this.checkingClientIds.get(user)!;
-    while (list.length > 0) {
-      const cmd = list[0];
+    let checking = false;
+    const run = (cmd: Command) => {
       const code = this.placeNow(cmd);
       if (code === CHECK_CLIENT_ID) {
+        checking = true;
+        this.arrival.wait(cmd);
         this.checkClientId(cmd);
         return;
       }
@@ -208,6 +222,11 @@ export class RiskStage {
         cmd.result = code;
         this.results.answer(cmd);
       }
+    };
+    // Commands parked behind one that goes may run here; a create among them joins `list`.
+    while (list.length > 0) {
+      this.arrival.rerun(list[0], run);
+      if (checking) return;
     }
     this.checkingClientIds.delete(user);
   }
@@ -271,7 +290,15 @@ export class RiskStage {
     const list = this.waitingForMarketBuys.get(cmd.user);
     if (list === undefined) this.waitingForMarketBuys.set(cmd.user, [cmd]);
     else list.push(cmd);
+    this.arrival.wait(cmd);
     return 0;
+  }
+
+  /** A quote refused for funds: true when it waits for the user's market buys in flight instead. */
+  afterMarketBuy(cmd: Command): boolean {
+    if (!this.marketBuys.has(cmd.user)) return false;
+    this.afterMarketBuys(cmd);
+    return true;
   }
 
   /** A market buy of `user` released its hold: orders that waited for it are decided now. */
@@ -288,17 +315,22 @@ export class RiskStage {
     // After the current event is handled, in arrival order (a run may start another market buy,
     // and the orders behind it wait again).
     queueMicrotask(() => {
-      for (const cmd of list) this.retry(cmd);
+      for (const cmd of list) this.arrival.rerun(cmd, this.retry);
     });
   }
 
   /** Runs R1 again for a command that waited; a refusal now is its result. */
-  private retry(cmd: Command): void {
-    const code = cmd.kind === CMD_CREATE ? this.place(cmd) : this.amendNow(cmd);
+  private readonly retry = (cmd: Command): void => {
+    const code =
+      cmd.kind === CMD_CREATE
+        ? this.place(cmd)
+        : cmd.kind === CMD_AMEND
+          ? this.amendNow(cmd)
+          : this.quotes.submitNow(cmd);
     if (code === 0) return;
     cmd.result = code;
     this.results.answer(cmd);
-  }
+  };
 
   /**
    * A user's amend: refused on a pair that is not trading, else R1 of the amend. R1 holds what the
@@ -307,7 +339,7 @@ export class RiskStage {
    * quantity from 0 to the one known now; the AMENDED event settles it exactly.
    */
   amend(cmd: Command): number {
-    return this.quotes.park(cmd) ? 0 : this.amendChecked(cmd);
+    return this.arrival.park(cmd) ? 0 : this.amendChecked(cmd);
   }
 
   /** An amend: refused on a pair that is not trading, else `amendNow`. */
@@ -323,6 +355,7 @@ export class RiskStage {
     const user = o.user;
     if (o.amending !== null) {
       o.amending.push(cmd);
+      this.arrival.wait(cmd);
       return 0;
     }
     if (this.openOrders.get(o.id) !== o) {
@@ -358,7 +391,7 @@ export class RiskStage {
     o.amending = null;
     if (waiting === undefined || waiting === null || waiting.length === 0) return;
     queueMicrotask(() => {
-      for (const cmd of waiting) this.retry(cmd);
+      for (const cmd of waiting) this.arrival.rerun(cmd, this.retry);
     });
   }
 
@@ -370,7 +403,7 @@ export class RiskStage {
     return this.cancelNow(user, orderId, request, expiresAt, true);
   }
 
-  /** R1 of a cancel; `park`: behind the user's waiting quote on the order's pair if there is one. */
+  /** R1 of a cancel; `park`: behind the user's command waiting on the order's pair if there is one. */
   private cancelNow(user: number, orderId: number, request: number, expiresAt: number, park = false): number {
     if (expired(expiresAt)) return Code.REQUEST_EXPIRED;
     const o = this.openOrders.own(user, orderId);
@@ -383,7 +416,7 @@ export class RiskStage {
     const cmd = cancelOf(o, request);
     if (park) {
       cmd.expiresAt = expiresAt;
-      if (this.quotes.park(cmd)) return 0;
+      if (this.arrival.park(cmd)) return 0;
     }
     return this.pairs[o.pair].seq.submit(cmd) ? 0 : Code.BUSY;
   }
@@ -409,7 +442,7 @@ export class RiskStage {
       const cmd = newCommand(CMD_CANCEL_ALL, NO_REQUEST, user, p.spec.index);
       cmd.group = group;
       group.outstanding++;
-      if (!safety && this.quotes.park(cmd)) continue;
+      if (!safety && this.arrival.park(cmd)) continue;
       if (!p.seq.submit(cmd)) {
         group.outstanding--;
         accepted = false;
