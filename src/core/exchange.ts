@@ -111,6 +111,7 @@ export class Exchange {
       answer: (cmd) => results.answer(cmd),
       arrival,
       afterMarketBuy: (cmd) => this.risk.afterMarketBuy(cmd),
+      sessionEnded: (session) => openOrders.sessionEnded(session),
     });
     this.risk = new RiskStage({
       ledger,
@@ -121,8 +122,7 @@ export class Exchange {
       arrival,
       quotes: this.quotes,
       clientIds,
-      clientIdStored:
-        options.clientIdStored ?? (() => Promise.reject(new Error("no database of client ids"))),
+      clientIdStored: options.clientIdStored ?? (() => Promise.reject(new Error("no client id store"))),
       feeUser: options.feeUser ?? -1,
     });
     this.mmp = new MmpBook(

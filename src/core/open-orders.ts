@@ -16,11 +16,16 @@ import type { OrderState } from "./command.ts";
 import { OrderIndex } from "./order-index.ts";
 import { closedError, RecentlyClosed } from "./recently-closed.ts";
 
+/** How long an ended session tag is remembered (OpenOrders.endSession). */
+const ENDED_SESSION_MS = 10 * 60_000;
+
 export class OpenOrders {
   /** Resting orders (and the taker of a command in progress once it rests), by id. */
   readonly open = new OrderIndex<OrderState>();
   /** The resting orders of each user (cancel-all). */
   private readonly byUser = new Map<number, OrderState[]>();
+  /** Session tags that ended in the last ENDED_SESSION_MS, with when (ms), oldest first. */
+  private readonly endedSessions = new Map<number, number>();
   /** The resting orders of each session tag (CONTRACT 11.4, cancel-on-disconnect). */
   private readonly bySession = new Map<number, Set<OrderState>>();
   /** Closed orders whose final row is not committed yet (a cancel's answer needs them). */
@@ -105,6 +110,26 @@ export class OpenOrders {
     const mine = this.byUser.get(user);
     if (mine !== undefined) for (const o of mine) if (o.pair === pair) out.push(o);
     return out;
+  }
+
+  /**
+   * The session tag `session` ended (its cancels go out now). A create or quote of it still waiting
+   * on the main thread (a client order id check, a market buy, a quote in flight, the arrival gate:
+   * milliseconds) is refused when its R1 runs (`sessionEnded`) instead of resting with the tag of a
+   * session whose cancels went. Kept ENDED_SESSION_MS, far beyond any such wait.
+   */
+  endSession(session: number, now = Date.now()): void {
+    const ended = this.endedSessions;
+    ended.set(session, now);
+    for (const [s, at] of ended) {
+      if (now - at < ENDED_SESSION_MS) break;
+      ended.delete(s);
+    }
+  }
+
+  /** Whether the session tag `session` (not 0) ended lately (`endSession`). */
+  sessionEnded(session: number): boolean {
+    return this.endedSessions.size !== 0 && this.endedSessions.has(session);
   }
 
   /** The open orders created under the session tag `session`, appended to `out`. */

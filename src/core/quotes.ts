@@ -69,6 +69,8 @@ export interface QuoteHost {
   readonly arrival: ArrivalOrder;
   /** A quote refused for funds: true when it waits for the user's market buy in flight instead. */
   afterMarketBuy(cmd: Command): boolean;
+  /** Whether the session tag ended (OpenOrders.sessionEnded): its quotes are refused. */
+  sessionEnded(session: number): boolean;
 }
 
 export class Quotes {
@@ -101,6 +103,8 @@ export class Quotes {
     // A pull only cancels: allowed where cancels are (CONTRACT 12.1, 14).
     const refused = w.levels.length > 0 ? statuses.refuseChange(cmd.pair) : statuses.refuseCancel(cmd.pair);
     if (refused !== 0) return refused;
+    // A quote of a session that ended while it waited: its session's cancels already went.
+    if (w.session !== 0 && this.host.sessionEnded(w.session)) return Code.SESSION_ENDED;
     const p = this.host.pair(cmd.pair);
     let needBase = 0n;
     let needQuote = 0n;

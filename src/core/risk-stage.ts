@@ -237,6 +237,8 @@ export class RiskStage {
    */
   private placeNow(cmd: Command): number {
     if (expired(cmd.expiresAt)) return Code.REQUEST_EXPIRED;
+    // A create of a session that ended while it waited here: its session's cancels already went.
+    if (cmd.session !== 0 && this.openOrders.sessionEnded(cmd.session)) return Code.SESSION_ENDED;
     const p = this.pairs[cmd.pair];
     const ledger = this.ledger;
     const user = cmd.user;
@@ -458,6 +460,7 @@ export class RiskStage {
    */
   cancelSession(session: number): void {
     if (session === 0) return;
+    this.openOrders.endSession(session);
     const targets = this.openOrders.sessionOrders(session, []);
     for (const p of this.pairs) p?.seq.createsThatMayRest((o) => o.session === session, targets);
     for (const o of targets) this.pairs[o.pair].seq.submit(cancelOf(o, NO_REQUEST));

@@ -1043,6 +1043,13 @@ export const ERRORS = {
     en: "pairName is required",
     ru: "Поле pairName обязательно",
   },
+  SESSION_ENDED: {
+    code: 630,
+    status: 400,
+    field: "method",
+    en: "The session ended before this call ran; nothing was changed",
+    ru: "Сессия завершилась до выполнения этого вызова; ничего не изменено",
+  },
 } as const satisfies Record<string, ErrorDef>;
 
 export type ErrorName = keyof typeof ERRORS;

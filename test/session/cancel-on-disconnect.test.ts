@@ -4,8 +4,9 @@
  * connection, holds released; orders of a session without it, and REST orders, stay.
  */
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
-import { expectOk, limit, sharedServer, type TestServer } from "../e2e/harness.ts";
+import { expectError, expectOk, limit, market, sharedServer, type TestServer } from "../e2e/harness.ts";
 import { waitFor } from "../wait.ts";
 import { SessionSocket } from "./helpers.ts";
 
@@ -46,5 +47,61 @@ describe("session cancel on disconnect", () => {
     assert.deepEqual(open.sort(), [rest.id, (kept.result as { id: number }).id].sort());
     assert.equal((await server.balances(u)).get("usdt")!.reserved, reservedBefore, "their holds released");
     plain.close();
+  });
+
+  it("never rests a create that still waited on the server when its session closed", async () => {
+    const u = await server.newUser({ usdt: "1000", btc: "1" });
+    const cid = `w-${randomBytes(12).toString("hex")}`;
+    // Refused by the book (no bids): nothing rests, but the filter has seen the id, so the next
+    // create with it waits for the database to judge it.
+    expectError(
+      await u.client.createOrder({ ...market("btc_usdt", "sell", "1"), clientOrderId: cid }),
+      400,
+      "amount",
+    );
+    const s = await SessionSocket.logon(server, u, { cancelOnDisconnect: true });
+    // The create and the close in one burst: the close is handled while the create waits.
+    s.send(
+      JSON.stringify({
+        id: 1,
+        method: "order.create",
+        params: { ...limit("btc_usdt", "buy", "10", "1"), clientOrderId: cid },
+      }),
+    );
+    s.close();
+    await s.closed();
+    // A REST create of the user on the pair waits behind the session's create (arrival order), so
+    // once it is answered the session's create has been judged.
+    const after = expectOk(await u.client.createOrder(limit("btc_usdt", "buy", "11", "1")));
+    const open = expectOk(await u.client.openOrders("btc_usdt")).map((o) => o.id);
+    assert.deepEqual(open, [after.id], "only the REST order rests");
+    assert.deepEqual((await server.balanceTable(u)).usdt, ["989", "11"], "only its hold");
+    expectOk(await u.client.cancelOrder(after.id));
+  });
+
+  it("never places a quote that still waited for the one in flight when its session closed", async () => {
+    const u = await server.newUser({ usdt: "1000" });
+    const s = await SessionSocket.logon(server, u, { cancelOnDisconnect: true });
+    const quote = (id: number, price: string) =>
+      JSON.stringify({
+        id,
+        method: "quote.replace",
+        params: { pairName: "btc_usdt", bids: [[price, "1"]], asks: [] },
+      });
+    // The second quote waits for the first; the close comes while it does.
+    s.send(quote(1, "20"));
+    s.send(quote(2, "21"));
+    s.close();
+    await s.closed();
+    // Behind the waiting quote (arrival order): answered once it was judged.
+    const after = expectOk(await u.client.createOrder(limit("btc_usdt", "buy", "11", "1")));
+    await waitFor(
+      async () => expectOk(await u.client.openOrders("btc_usdt")).every((o) => o.id === after.id),
+      { what: "the first quote's orders cancelled with the session" },
+    );
+    const open = expectOk(await u.client.openOrders("btc_usdt")).map((o) => o.id);
+    assert.deepEqual(open, [after.id], "no quote order rests");
+    assert.deepEqual((await server.balanceTable(u)).usdt, ["989", "11"]);
+    expectOk(await u.client.cancelOrder(after.id));
   });
 });
