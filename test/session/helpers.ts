@@ -8,10 +8,10 @@
  * `asyncApiMismatches`, checked after each test).
  */
 import assert from "node:assert/strict";
-import { createHmac } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import WebSocket from "ws";
 import { asyncApi } from "../e2e/asyncapi-check.ts";
-import type { TestServer, TestUser } from "../e2e/harness.ts";
+import { expectError, market, type TestServer, type TestUser } from "../e2e/harness.ts";
 import { waitFor } from "../wait.ts";
 
 export type Frame = Record<string, unknown>;
@@ -150,4 +150,19 @@ export function errorOf(a: Frame): { status: unknown; keys: string[]; codes: Rec
     keys: Object.keys((a.errors as object) ?? {}),
     codes: (a.codes as Record<string, string[]>) ?? {},
   };
+}
+
+/**
+ * A fresh client order id of `user` that the server's next create with it must ask the database
+ * about: a market sell with it on btc_usdt is refused by the book (the tests leave no bids there), so
+ * nothing uses it, but the in-memory filter has seen it.
+ */
+export async function clientIdJudgedByDatabase(user: TestUser): Promise<string> {
+  const cid = `db-${randomBytes(12).toString("hex")}`;
+  expectError(
+    await user.client.createOrder({ ...market("btc_usdt", "sell", "1"), clientOrderId: cid }),
+    400,
+    "amount",
+  );
+  return cid;
 }
