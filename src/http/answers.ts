@@ -10,6 +10,7 @@
 import type { ResultSink } from "../core/command.ts";
 import type { QuoteResult } from "../core/quotes.ts";
 import type { OrderView } from "../core/views.ts";
+import { IdTable } from "../util/id-table.ts";
 
 export type OrderAnswer = (code: number, order: OrderView | null) => void;
 export type CancelAnswer = (code: number) => void;
@@ -19,10 +20,10 @@ export type QuoteAnswer = (code: number, result: QuoteResult | null) => void;
 export class Answers implements ResultSink {
   /** Ids start at 1: 0 is NO_REQUEST. */
   private nextId = 1;
-  private readonly orders = new Map<number, OrderAnswer>();
-  private readonly cancels = new Map<number, CancelAnswer>();
-  private readonly cancelAlls = new Map<number, CancelAllAnswer>();
-  private readonly quotes = new Map<number, QuoteAnswer>();
+  private readonly orders = new IdTable<OrderAnswer>();
+  private readonly cancels = new IdTable<CancelAnswer>();
+  private readonly cancelAlls = new IdTable<CancelAllAnswer>();
+  private readonly quotes = new IdTable<QuoteAnswer>();
 
   /** Registers a create-order or amend-order answer; returns its request id. */
   order(answer: OrderAnswer): number {
@@ -56,30 +57,26 @@ export class Answers implements ResultSink {
   }
 
   orderResult(request: number, code: number, order: OrderView | null): void {
-    const answer = this.orders.get(request);
+    const answer = this.orders.take(request);
     if (answer === undefined) return;
-    this.orders.delete(request);
     answer(code, order);
   }
 
   cancelResult(request: number, code: number): void {
-    const answer = this.cancels.get(request);
+    const answer = this.cancels.take(request);
     if (answer === undefined) return;
-    this.cancels.delete(request);
     answer(code);
   }
 
   cancelAllResult(request: number, cancelled: number[]): void {
-    const answer = this.cancelAlls.get(request);
+    const answer = this.cancelAlls.take(request);
     if (answer === undefined) return;
-    this.cancelAlls.delete(request);
     answer(cancelled);
   }
 
   quoteResult(request: number, code: number, result: QuoteResult | null): void {
-    const answer = this.quotes.get(request);
+    const answer = this.quotes.take(request);
     if (answer === undefined) return;
-    this.quotes.delete(request);
     answer(code, result);
   }
 }
