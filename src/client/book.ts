@@ -13,7 +13,7 @@
 
 import { type BookData, LiveBook, type LocalBook, type ResyncReason } from "./local-book.ts";
 import { ExchangeClient, ok } from "./rest.ts";
-import { StreamClient, type StreamMessage } from "./stream.ts";
+import { reconnect, StreamClient, type StreamMessage } from "./stream.ts";
 
 // The book itself is local-book.ts, which the web page shares.
 export { type ApplyResult, type BookData, LocalBook, type ResyncReason } from "./local-book.ts";
@@ -35,10 +35,6 @@ export interface BookFeedOptions {
   /** Reconnect when the server closes the connection (default true). */
   reconnect?: boolean;
 }
-
-/** Reconnect attempts after a close, RECONNECT_DELAY_MS apart (10 s in all), before giving up. */
-const RECONNECT_TRIES = 100;
-const RECONNECT_DELAY_MS = 100;
 
 export class OrderBookFeed {
   private readonly live: LiveBook;
@@ -122,22 +118,16 @@ export class OrderBookFeed {
     if (this.closed || this.options.reconnect === false) return;
     this.reconnects++;
     this.options.onResync?.("reconnect");
-    void this.reconnect(1);
+    void this.reconnect();
   }
 
   /** Connects again (the new snapshot replaces the book), retrying while the server is away. */
-  private async reconnect(attempt: number): Promise<void> {
-    if (this.closed) return;
-    try {
-      await this.connect();
-    } catch (error) {
-      if (attempt >= RECONNECT_TRIES) {
-        this.options.onError?.(error instanceof Error ? error : new Error(String(error)));
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, RECONNECT_DELAY_MS));
-      return this.reconnect(attempt + 1);
-    }
+  private reconnect(): Promise<void> {
+    return reconnect(
+      () => this.connect(),
+      () => this.closed,
+      (error) => this.options.onError?.(error),
+    );
   }
 
   private changed(): void {

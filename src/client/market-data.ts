@@ -11,12 +11,8 @@
  * again from the new connection's first message.
  */
 import { L3Book } from "./l3-book.ts";
-import { StreamClient, type StreamMessage } from "./stream.ts";
+import { reconnect, StreamClient, type StreamMessage } from "./stream.ts";
 import type { Bbo, DirectionType, L3Order, L3Snapshot, L3Update, Level } from "./types.ts";
-
-/** Reconnect attempts after a close, RECONNECT_DELAY_MS apart (10 s in all), before giving up. */
-const RECONNECT_TRIES = 100;
-const RECONNECT_DELAY_MS = 100;
 
 interface ChannelOptions {
   baseUrl: string | (() => string);
@@ -54,7 +50,7 @@ class Channel {
       onClose: () => {
         if (generation !== this.generation || this.closed || this.options.reconnect === false) return;
         this.options.onReconnect();
-        void this.retry(1);
+        void this.retry();
       },
     });
     this.stream = stream;
@@ -67,7 +63,7 @@ class Channel {
     this.generation++; // the old connection's close and late messages are ignored from here
     this.stream = null;
     await old?.close();
-    await this.retry(1);
+    await this.retry();
   }
 
   async close(): Promise<void> {
@@ -76,18 +72,12 @@ class Channel {
     await this.stream?.close();
   }
 
-  private async retry(attempt: number): Promise<void> {
-    if (this.closed) return;
-    try {
-      await this.connect();
-    } catch (error) {
-      if (attempt >= RECONNECT_TRIES) {
-        this.options.onError?.(error instanceof Error ? error : new Error(String(error)));
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, RECONNECT_DELAY_MS));
-      return this.retry(attempt + 1);
-    }
+  private retry(): Promise<void> {
+    return reconnect(
+      () => this.connect(),
+      () => this.closed,
+      (error) => this.options.onError?.(error),
+    );
   }
 }
 

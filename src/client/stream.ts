@@ -12,6 +12,34 @@ import type { StreamMessage } from "./types.ts";
 
 export type { StreamMessage } from "./types.ts";
 
+/** Reconnect attempts after a close, RECONNECT_DELAY_MS apart (10 s in all), before giving up. */
+const RECONNECT_TRIES = 100;
+const RECONNECT_DELAY_MS = 100;
+
+/**
+ * Calls `connect` until it succeeds, RECONNECT_DELAY_MS apart, while `closed()` is false (the
+ * feeds' reconnect after a close); after RECONNECT_TRIES failures it gives up and hands the last
+ * error to `onError`.
+ */
+export async function reconnect(
+  connect: () => Promise<void>,
+  closed: () => boolean,
+  onError?: (error: Error) => void,
+): Promise<void> {
+  for (let attempt = 1; !closed(); attempt++) {
+    try {
+      await connect();
+      return;
+    } catch (error) {
+      if (attempt >= RECONNECT_TRIES) {
+        onError?.(error instanceof Error ? error : new Error(String(error)));
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, RECONNECT_DELAY_MS));
+    }
+  }
+}
+
 export interface StreamOptions {
   /** Server origin or REST base (as for ExchangeClient). */
   baseUrl: string | (() => string);
