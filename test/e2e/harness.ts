@@ -38,6 +38,7 @@ import {
 import { StreamClient } from "../../src/client/stream.ts";
 import { type RawHttpAnswer, rawHttp as rawHttpRequest } from "../support/raw-http.ts";
 import { runToExit as runScriptToExit, ServerProcess } from "../support/server-process.ts";
+import { waitFor } from "../wait.ts";
 import { asyncApi } from "./asyncapi-check.ts";
 import { dec, fmt } from "./decimal.ts";
 import { assertOpenApi, openApiMismatch } from "./openapi-check.ts";
@@ -303,20 +304,19 @@ export class TestServer {
     this.scheme = proc.scheme;
     try {
       // Asked again until the start deadline: on a loaded machine one answer can take over 5 s.
-      const deadline = Date.now() + START_TIMEOUT_MS;
-      for (;;) {
-        try {
+      const state = await waitFor(
+        async () => {
+          if (!proc.running) return "exited";
           const health =
             this.options.tlsCa === undefined
               ? await this.public.health({ timeoutMs: 5000 })
               : await httpsGet(`${this.origin}/health`, this.options.tlsCa);
           if (health.status !== 200) throw new Error(`/health answered ${health.status} ${health.text}`);
-          break;
-        } catch (error) {
-          if (Date.now() > deadline || !proc.running) throw error;
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
+          return "ready";
+        },
+        { what: "the started server's /health to answer 200", timeoutMs: START_TIMEOUT_MS, intervalMs: 100 },
+      );
+      if (state === "exited") throw new Error("the server exited before /health answered 200");
     } catch (error) {
       await proc.kill().catch(() => {});
       const message = error instanceof Error ? error.message : String(error);
