@@ -142,7 +142,8 @@ const STREAM_TEXT =
   "a user channel; 403 for another user's channel. The server sends WebSocket pings; a connection " +
   "silent past the idle timeout (default 120 s) is closed. Close codes: 1008 slow consumer (unsent " +
   "buffer over the bound, default 1 MiB: reconnect and resync from a snapshot), 4001 the listen key " +
-  "that admitted the connection ended, 1001 server shutdown.";
+  "that admitted the connection ended or the API key that signed the upgrade (or made that listen " +
+  "key) was revoked, 1001 server shutdown.";
 
 const SESSION_TEXT =
   "Trading session (CONTRACT 11): `ws://HOST:PORT/session` (no headers needed, a query string is " +

@@ -25,6 +25,8 @@ const KEY_RE = LISTEN_KEY_RE;
 
 interface Entry {
   readonly userId: number;
+  /** The API token whose signed call made the key: revoking that token ends it (docs/API.md 1.2). */
+  readonly token: string;
   expiresAt: number;
 }
 
@@ -57,7 +59,7 @@ export class ListenKeys {
     return e.userId;
   }
 
-  create(userId: number): { listenKey: string; expiresAt: number } {
+  create(userId: number, token = ""): { listenKey: string; expiresAt: number } {
     const now = this.#now();
     if (now - this.#lastSweep >= SWEEP_EVERY_MS) this.#sweep(now);
     // Map iteration is insertion order, so the first of the user's keys found is its oldest.
@@ -74,7 +76,7 @@ export class ListenKeys {
     }
     const listenKey = randomBytes(32).toString("hex");
     const expiresAt = now + this.#ttlMs;
-    this.#keys.set(listenKey, { userId, expiresAt });
+    this.#keys.set(listenKey, { userId, token, expiresAt });
     return { listenKey, expiresAt };
   }
 
@@ -92,6 +94,15 @@ export class ListenKeys {
     this.#keys.delete(key);
     this.onEnd?.(key);
     return true;
+  }
+
+  /** Ends every key made with the API token `token` (its revocation, docs/API.md 1.2). */
+  endToken(token: string): void {
+    for (const [k, e] of this.#keys) {
+      if (e.token !== token) continue;
+      this.#keys.delete(k);
+      this.onEnd?.(k);
+    }
   }
 
   /**
@@ -125,9 +136,9 @@ export class ListenKeys {
   // ---------------------------------------------------------------- route handlers
 
   /** `POST /trade/listen-key` after authentication: `{}` creates, `{"listenKey"}` extends. */
-  handleCreateOrExtend(userId: number, body: Record<string, unknown>): ListenKeyAnswer {
+  handleCreateOrExtend(userId: number, token: string, body: Record<string, unknown>): ListenKeyAnswer {
     if (body.listenKey === undefined) {
-      return { code: 0, body: JSON.stringify(this.create(userId)) };
+      return { code: 0, body: JSON.stringify(this.create(userId, token)) };
     }
     const key = parseKey(body.listenKey);
     if (typeof key === "number") return { code: key };

@@ -80,7 +80,10 @@ const MAX_FLUSH_GAP_MS = 5;
 const MAX_QUEUED = 65_536;
 /** WebSocket close code for a consumer that fell behind (policy violation). */
 export const CLOSE_SLOW_CONSUMER = 1008;
-/** WebSocket close code when the listen key that admitted a connection was closed or expired. */
+/**
+ * WebSocket close code when the listen key that admitted a connection was closed or expired, or
+ * the API key that signed its upgrade (or made its listen key) was revoked (docs/API.md 1.2).
+ */
 export const CLOSE_LISTEN_KEY_ENDED = 4001;
 /** WebSocket close code when the server shuts down. */
 export const CLOSE_GOING_AWAY = 1001;
@@ -93,6 +96,8 @@ export interface Conn {
   readonly userId: number;
   /** The listen key that admitted the connection (CONTRACT 10); it ends when the key ends. */
   readonly listenKey?: string;
+  /** The API token that signed the upgrade; its revocation ends the connection (docs/API.md 1.2). */
+  readonly apiToken?: string;
   /**
    * Bytes of the snapshots sent at open: a big book may exceed the bound on its own, so they are
    * allowed on top of it until the unsent buffer first falls under the bound.
@@ -603,6 +608,13 @@ function addToSet<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
   else set.add(value);
 }
 
+function removeFromSet<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  const set = map.get(key);
+  if (set === undefined) return;
+  set.delete(value);
+  if (set.size === 0) map.delete(key);
+}
+
 function addTopic(map: Map<number, string[]>, user: number, topic: string): void {
   const list = map.get(user);
   if (list === undefined) map.set(user, [topic]);
@@ -697,6 +709,17 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
     };
     deps.listenKeys.watch();
   }
+  // Connections per API token that signed their upgrade. Revoking a key ends them and the listen
+  // keys it made (whose connections end through onEnd above), as it ends its sessions (docs/API.md 1.2).
+  const byToken = new Map<string, Set<Socket>>();
+  users.revokeListeners.push((token) => {
+    const sockets = byToken.get(token);
+    if (sockets !== undefined) {
+      byToken.delete(token);
+      for (const ws of sockets) ws.end(CLOSE_LISTEN_KEY_ENDED, "API key revoked");
+    }
+    deps.listenKeys?.endToken(token);
+  });
 
   /**
    * Admission of an upgrade, in the order CONTRACT 5 ranks failures (401 before 400), with 403
@@ -717,6 +740,7 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
     let nonceInvalid = false;
     let waitNonce = false;
     let admittedBy: string | undefined;
+    let signedBy: string | undefined;
     const listenKey = deps.listenKeys === undefined ? undefined : listenKeyFromQuery(query);
     if (listenKey !== undefined) {
       // A listen key replaces the headers (a browser cannot set them); any headers sent are ignored.
@@ -747,6 +771,7 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
       nonceInvalid = nonceErr !== 0;
       waitNonce = typeof nonce === "bigint" && nonceErr === 0;
       userId = key.userId;
+      signedBy = key.token;
       for (const c of userChannels) {
         if (users.idOf(c.uid) !== userId) return reject(Code.AUTH_FORBIDDEN_CHANNEL, c.name);
       }
@@ -755,7 +780,14 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
     if (nonceInvalid) errors.push([Code.NONCE_INVALID]);
     if (errors.length > 0) return [400, multiErrorBody(errors, lang)];
     return {
-      conn: { channels: list.channels, userId, listenKey: admittedBy, allowance: 0, checked: 0 },
+      conn: {
+        channels: list.channels,
+        userId,
+        listenKey: admittedBy,
+        apiToken: signedBy,
+        allowance: 0,
+        checked: 0,
+      },
       waitNonce,
     };
   };
@@ -819,7 +851,7 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
       });
     },
     open: (ws) => {
-      const key = ws.getUserData().listenKey;
+      const { listenKey: key, apiToken } = ws.getUserData();
       if (key !== undefined) {
         // The key may have ended between the upgrade and now: then the connection ends at once.
         if (deps.listenKeys?.userOf(key) === undefined) {
@@ -828,15 +860,23 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
         }
         addToSet(byKey, key, ws);
       }
+      if (apiToken !== undefined) {
+        // The same for a key revoked while the upgrade waited for its nonce's commit.
+        if (users.key(apiToken) === undefined) {
+          ws.end(CLOSE_LISTEN_KEY_ENDED, "API key revoked");
+          return;
+        }
+        addToSet(byToken, apiToken, ws);
+      }
       hub.open(ws);
     },
     message: () => {
       // Read only (CONTRACT 7): whatever a client sends is ignored.
     },
     close: (ws) => {
-      const key = ws.getUserData().listenKey;
-      if (key !== undefined) byKey.get(key)?.delete(ws);
-      if (key !== undefined && byKey.get(key)?.size === 0) byKey.delete(key);
+      const { listenKey: key, apiToken } = ws.getUserData();
+      if (key !== undefined) removeFromSet(byKey, key, ws);
+      if (apiToken !== undefined) removeFromSet(byToken, apiToken, ws);
       hub.close(ws);
     },
   });

@@ -33,7 +33,7 @@ export const listenKey: PostRoute = {
       // Strict bodies (CONTRACT 8.1): an unknown field is a 400 under its own name.
       const bad = unknownFields(body, FIELDS);
       if (bad.length > 0) return send(res, info, 400, multiErrorBody(bad, info.lang), ctx.finish);
-      listenKeyAnswer(ctx, res, info, listenKeys.handleCreateOrExtend(key.userId, body));
+      listenKeyAnswer(ctx, res, info, listenKeys.handleCreateOrExtend(key.userId, key.token, body));
     };
   },
 };
