@@ -20,7 +20,7 @@ import { log, tokenPrefix } from "../util/log.ts";
 import { formatDecimal, parseDecimal } from "../util/numbers.ts";
 import { nowMicro } from "../util/time.ts";
 import { parseAuthorization } from "./auth.ts";
-import { parseJsonBody, unknownFields } from "./json-body.ts";
+import { isJsonObject, parseJsonBody, unknownFields } from "./json-body.ts";
 import {
   type Finish,
   isJsonMediaType,
@@ -139,7 +139,7 @@ export class Admin {
           } catch {
             return sendError(res, info, Code.BODY_NOT_JSON, finish);
           }
-          if (typeof body !== "object" || body === null || Array.isArray(body)) {
+          if (!isJsonObject(body)) {
             return sendError(res, info, Code.BODY_NOT_OBJECT, finish);
           }
           const unknown = unknownFields(body as Record<string, unknown>, allowed);

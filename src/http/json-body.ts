@@ -35,6 +35,17 @@ export function parseJsonBody(text: string): unknown {
 export { LosslessNumber };
 
 /**
+ * True for a JSON object (what a body or a session frame must be): not null, an array, or a number
+ * that lossless-json kept as a `LosslessNumber` object (`1e400`), which is a JSON value that is not
+ * an object (docs/API.md 11.2).
+ */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return (
+    typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof LosslessNumber)
+  );
+}
+
+/**
  * CONTRACT 8.1: an UNKNOWN_FIELD error under each field of `body` that `allowed` does not hold (an
  * ignored `postOnly` would be a silent taker fill).
  */

@@ -32,7 +32,7 @@ import {
   unboundRefusal,
 } from "./auth.ts";
 import type { CorsPolicy } from "./cors.ts";
-import { parseJsonBody } from "./json-body.ts";
+import { isJsonObject, parseJsonBody } from "./json-body.ts";
 import type { ListenKeys } from "./listen-keys.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import {
@@ -325,7 +325,7 @@ export function mountSignedPost(app: TemplatedApp, ctx: RouteContext, route: Pos
       } catch {
         body = undefined;
       }
-      const isObject = typeof body === "object" && body !== null && !Array.isArray(body);
+      const isObject = isJsonObject(body);
       // Nonce step (401 on replay); a malformed nonce is a 400 reported after the rate limit.
       const nonceErr = isObject ? consumeNonce(users, key, nonceFromBody(body), nonceUsed) : 0;
       if (nonceErr === Code.AUTH_NONCE_REPLAY) return sendError(res, info, nonceErr, finish);

@@ -25,7 +25,7 @@ import { type ErrorEntry, errorBody, errorStatus, multiErrorBody } from "../erro
 import { Code } from "../errors/catalogue.ts";
 import { type Lang, pickLanguage } from "../errors/language.ts";
 import type { Reply } from "../http/calls.ts";
-import { parseJsonBody, unknownFields } from "../http/json-body.ts";
+import { isJsonObject, parseJsonBody, unknownFields } from "../http/json-body.ts";
 import {
   internalErrorBody,
   MAX_BODY,
@@ -241,7 +241,7 @@ export class SessionHub implements CommitListener {
     } catch {
       frame = undefined;
     }
-    if (typeof frame !== "object" || frame === null || Array.isArray(frame)) {
+    if (!isJsonObject(frame)) {
       return this.answerNow(ws, c, "null", Code.SESSION_FRAME_INVALID);
     }
     const f = frame as Record<string, unknown>;

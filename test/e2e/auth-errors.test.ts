@@ -210,7 +210,8 @@ describe("authentication and errors", () => {
     });
 
     it("answers 400 errors.body to JSON that is not an object", async () => {
-      for (const text of ["[]", '"order"', "1", "null", "true", `[${ORDER_TEXT}]`]) {
+      // `1e400` is a number no double holds, read exactly (docs/API.md 2.1), and still not an object.
+      for (const text of ["[]", '"order"', "1", "null", "true", "1e400", "-1E+400", `[${ORDER_TEXT}]`]) {
         expectError(await post(victim, CREATE, text), 400, "body", text);
         expectError(await post(victim, "/1.0/trade/cancel-order", text), 400, "body", `cancel ${text}`);
       }
@@ -470,6 +471,16 @@ describe("authentication and errors", () => {
         headers: { ...JSON_TYPE, Authorization: `Bearer ${worker.apiToken}` },
       });
       expectError(userKey, 401, "auth", "a user's API token is not the admin token");
+    });
+
+    it("answers 400 errors.body to an admin body that is JSON but not an object", async () => {
+      for (const text of ["[]", "1", "null", "1e400"]) {
+        const res = await server.admin.raw("POST", "/admin/deposit", {
+          body: text,
+          headers: { ...JSON_TYPE, Authorization: `Bearer ${server.adminToken}` },
+        });
+        expectError(res, 400, "body", text);
+      }
     });
 
     it("creates a user with a given uid and fresh hex secrets that work at once", async () => {

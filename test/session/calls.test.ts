@@ -96,6 +96,13 @@ describe("session calls", () => {
       [{ id: -1, method: "ping" }, 400, "id"],
       ["[1,2]", 400, "body"],
       ["{nope", 400, "body"],
+      // A JSON value that is not an object is a frame error, never an id error (docs/API.md 11.2).
+      ["1e400", 400, "body"],
+      ["-1E+400", 400, "body"],
+      ["1", 400, "body"],
+      ["null", 400, "body"],
+      ["[]", 400, "body"],
+      ['"x"', 400, "body"],
     ];
     for (const [frame, status, key] of cases) {
       s.send(typeof frame === "string" ? frame : JSON.stringify(frame));
