@@ -277,3 +277,11 @@ export interface QuoteResult {
   cancelled: number[];
   placed: (OrderView | number)[];
 }
+
+/**
+ * The deadline `expiresAt` (Unix ms, 0: none) has passed: a call whose risk check (R1) starts
+ * later answers REQUEST_EXPIRED and changes nothing (docs/API.md 11.2).
+ */
+export function expired(expiresAt: number): boolean {
+  return expiresAt !== 0 && Date.now() > expiresAt;
+}

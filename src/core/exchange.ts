@@ -214,9 +214,17 @@ export class Exchange {
    * CONTRACT 12.1: replaces the quote of `user` on `pair` by `levels` (bids then asks, validated by
    * the edge); both sides empty pulls it. `session`: the session tag its orders carry (0: none).
    */
-  quote(user: number, pair: number, levels: readonly QuoteLevel[], request: number, session = 0): number {
+  quote(
+    user: number,
+    pair: number,
+    levels: readonly QuoteLevel[],
+    request: number,
+    session = 0,
+    expiresAt = 0,
+  ): number {
     const cmd = newCommand(CMD_QUOTE, request, user, pair);
     cmd.quote = newQuoteWork(levels, session);
+    cmd.expiresAt = expiresAt;
     return this.quotes.submit(cmd);
   }
 

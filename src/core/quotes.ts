@@ -35,6 +35,7 @@ import {
   CMD_CANCEL_ALL,
   CMD_CREATE,
   type Command,
+  expired,
   type OrderState,
   type QuoteLevel,
   type QuoteResult,
@@ -98,6 +99,7 @@ export class Quotes {
 
   /** R1: reserve what the new quote needs beyond what the old one holds, then send it. */
   private hold(cmd: Command): number {
+    if (expired(cmd.expiresAt)) return Code.REQUEST_EXPIRED;
     const w = cmd.quote!;
     const { ledger, statuses } = this.host;
     // A pull only cancels: allowed where cancels are (CONTRACT 12.1, 14).

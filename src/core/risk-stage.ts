@@ -41,6 +41,7 @@ import {
   CMD_CREATE,
   CMD_QUOTE,
   type Command,
+  expired,
   LIMIT,
   MARKET,
   NEEDS_ROW,
@@ -528,11 +529,6 @@ export class RiskStage {
     const o = cmd.order!;
     if (cmd.hold > 0n) this.ledger.release(o.user, o.side === SELL ? p.base : p.quote, cmd.hold);
   }
-}
-
-/** CONTRACT 11.2: the deadline `expiresAt` (Unix ms, 0: none) has passed. */
-export function expired(expiresAt: number): boolean {
-  return expiresAt !== 0 && Date.now() > expiresAt;
 }
 
 /** A cancel of the open order `o`, answered under `request`. */

@@ -210,7 +210,7 @@ export const quoteCall: BodyCall = (ctx, caller, body, fields, reply) => {
   // The session tag a created order would carry is the one its quote orders carry.
   const probe = { session: 0 } as ValidOrder;
   caller.tag?.(probe);
-  quoteOne(ctx, reply, caller.userId, v.pair!.index, v.levels, probe.session);
+  quoteOne(ctx, reply, caller.userId, v.pair!.index, v.levels, probe.session, v.expiresAt);
 };
 
 /** CONTRACT 8.7 cancel-all-after. */

@@ -329,6 +329,7 @@ function quoteSchema(config: ExchangeConfig): Schema {
         bids: side(p, "bids", "strictly decreasing"),
         asks: side(p, "asks", "strictly increasing"),
         nonce: nonceSchema,
+        expiresAt: expiresAtSchema,
       },
       required: ["pairName", "bids", "asks"],
       additionalProperties: false,

@@ -153,6 +153,7 @@ export function quoteOne(
   pairIndex: number,
   levels: readonly QuoteLevel[],
   session: number,
+  expiresAt = 0,
 ): void {
   const lang = reply.lang;
   const request = ctx.answers.quote((code, result) => {
@@ -162,7 +163,7 @@ export function quoteOne(
     );
     reply.ok(`{"cancelled":[${result.cancelled.join(",")}],"placed":[${placed.join(",")}]}`);
   });
-  const code = ctx.exchange.quote(userId, pairIndex, levels, request, session);
+  const code = ctx.exchange.quote(userId, pairIndex, levels, request, session, expiresAt);
   if (code === 0) return;
   ctx.answers.drop(request);
   reply.error(code);

@@ -12,16 +12,18 @@ import { errorName } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import { BUY, MAX_QUOTE_LEVELS, SELL } from "../protocol/pair/engine.ts";
 import { unknownFields } from "./json-body.ts";
-import { pairOf, parseAmount, parsePrice } from "./validate.ts";
+import { expiresAtOf, pairOf, parseAmount, parsePrice } from "./validate.ts";
 
 /** A quote body's fields (the REST body; a session's params have no `nonce`). */
-export const QUOTE_FIELDS: ReadonlySet<string> = new Set(["pairName", "bids", "asks", "nonce"]);
+export const QUOTE_FIELDS: ReadonlySet<string> = new Set(["pairName", "bids", "asks", "nonce", "expiresAt"]);
 
 export interface ValidQuote {
   errors: ErrorEntry[];
   pair: PairConfig | undefined;
   /** Bids then asks, in book units. */
   levels: QuoteLevel[];
+  /** The call's deadline, Unix ms (0: none; docs/API.md 11.2). */
+  expiresAt: number;
 }
 
 /** Validates a quote body whose fields must be in `allowed`; every failing field is reported. */
@@ -31,7 +33,7 @@ export function validateQuote(
   allowed: ReadonlySet<string> = QUOTE_FIELDS,
 ): ValidQuote {
   const errors: ErrorEntry[] = [];
-  const out: ValidQuote = { errors, pair: undefined, levels: [] };
+  const out: ValidQuote = { errors, pair: undefined, levels: [], expiresAt: 0 };
   out.pair = pairOf(body.pairName, config, errors);
   const p = out.pair;
   const bids = side(body.bids, "bids", BUY, p, errors);
@@ -41,6 +43,11 @@ export function validateQuote(
     if (bids.length > 0 && asks.length > 0 && bids[0].price >= asks[0].price)
       errors.push([Code.QUOTE_ASKS_INVALID, "asks[0]: at or below the best bid"]);
     else out.levels = bids.concat(asks);
+  }
+  if (allowed.has("expiresAt")) {
+    const at = expiresAtOf(body);
+    if (at < 0) errors.push([Code.EXPIRES_AT_INVALID]);
+    else out.expiresAt = at;
   }
   for (const e of unknownFields(body, allowed)) errors.push(e);
   return out;

@@ -54,6 +54,8 @@ describe("expiresAt (CONTRACT 11.2)", () => {
     expectExpired(await c.cancelAllOrders("btc_usdt", PAST), "cancel-all-orders on a pair");
     expectExpired(await c.createOrders([limit("btc_usdt", "sell", "200", "0.1")], PAST), "create-orders");
     expectExpired(await c.cancelOrders([o.id], PAST), "cancel-orders");
+    expectExpired(await c.quote("btc_usdt", [["95", "0.1"]], [["105", "0.1"]], PAST), "quote");
+    expectExpired(await c.quote("btc_usdt", [], [], PAST), "quote pull");
     assert.deepEqual(await state(u), before);
     const stored = expectOk(await c.order(o.id));
     assert.equal(stored.isCancelled, false);
@@ -87,6 +89,10 @@ describe("expiresAt (CONTRACT 11.2)", () => {
     );
     expectOk(await c.cancelAllOrders(undefined, { expiresAt: String(Date.now() + 60_000) }));
     assert.equal(expectOk(await c.order(s.id)).isCancelled, true);
+    const q = expectOk(await c.quote("btc_usdt", [["95", "0.1"]], [["105", "0.1"]], future()), "quote");
+    assert.equal(q.placed.length, 2);
+    const pulled = expectOk(await c.quote("btc_usdt", [], [], future()), "quote pull");
+    assert.equal(pulled.cancelled.length, 2);
   });
 
   it("a value that is not a positive integer of Unix ms is 400 errors.expiresAt, in both languages", async () => {
@@ -102,6 +108,7 @@ describe("expiresAt (CONTRACT 11.2)", () => {
       ["cancel-all-orders", (opts) => c.cancelAllOrders(undefined, opts)],
       ["create-orders", (opts) => c.createOrders([limit("btc_usdt", "sell", "200", "0.1")], opts)],
       ["cancel-orders", (opts) => c.cancelOrders([o.id], opts)],
+      ["quote", (opts) => c.quote("btc_usdt", [["95", "0.1"]], [], opts)],
     ];
     for (const [name, call] of calls) {
       for (const value of bad) {

@@ -27,6 +27,38 @@ describe("session quote.replace", () => {
     };
   }
 
+  it("takes expiresAt: a past deadline answers REQUEST_EXPIRED and changes nothing, a future one places", async () => {
+    const u = await server.newUser({ usdt: "1000", btc: "1" });
+    const s = await SessionSocket.logon(server, u);
+    const before = await server.balanceTable(u);
+    const levels = { pairName: "btc_usdt", bids: [["100", "1"]], asks: [["110", "0.5"]] };
+    const late = await s.call("quote.replace", { ...levels, expiresAt: 1 });
+    assert.deepEqual(errorOf(late), {
+      status: 400,
+      keys: ["expiresAt"],
+      codes: { expiresAt: ["REQUEST_EXPIRED"] },
+    });
+    const bad = await s.call("quote.replace", { ...levels, expiresAt: "soon" });
+    assert.deepEqual(errorOf(bad), {
+      status: 400,
+      keys: ["expiresAt"],
+      codes: { expiresAt: ["EXPIRES_AT_INVALID"] },
+    });
+    assert.deepEqual(await server.balanceTable(u), before);
+    assert.deepEqual(expectOk(await u.client.openOrders("btc_usdt")), []);
+    const placed = await s.call("quote.replace", { ...levels, expiresAt: Date.now() + 60_000 });
+    assert.equal(placed.status, 200, JSON.stringify(placed));
+    assert.equal((placed.result as QuoteResult).placed.length, 2);
+    const pulled = await s.call("quote.replace", { pairName: "btc_usdt", bids: [], asks: [], expiresAt: 1 });
+    assert.deepEqual(
+      errorOf(pulled).codes,
+      { expiresAt: ["REQUEST_EXPIRED"] },
+      "a late pull changes nothing",
+    );
+    assert.equal(expectOk(await u.client.openOrders("btc_usdt")).length, 2);
+    s.close();
+  });
+
   it("answers as POST /trade/quote does, and reports every order change", async () => {
     const rest = await server.newUser({ usdt: "1000", btc: "1" });
     const viaSession = await server.newUser({ usdt: "1000", btc: "1" });
