@@ -143,7 +143,7 @@ const STREAM_TEXT =
   "silent past the idle timeout (default 120 s) is closed. Close codes: 1008 slow consumer (unsent " +
   "buffer over the bound, default 1 MiB: reconnect and resync from a snapshot), 4001 the listen key " +
   "that admitted the connection ended or the API key that signed the upgrade (or made that listen " +
-  "key) was revoked, 1001 server shutdown.";
+  "key) was revoked, 1009 a client message over 16 KiB (the stream is read-only), 1001 server shutdown.";
 
 const SESSION_TEXT =
   "Trading session (CONTRACT 11): `ws://HOST:PORT/session` (no headers needed, a query string is " +
@@ -156,8 +156,8 @@ const SESSION_TEXT =
   "of its user (CONTRACT 11.3). The server sends a WebSocket ping after half the heartbeat of silence; " +
   "any frame or pong counts. The upgrade is refused with 503 and the error body while the server " +
   "starts or stops; a GET without upgrade answers 426. Close codes: 4001 logon refused, none within " +
-  "10 s, or the API key revoked; 4002 heartbeat missed; 1008 slow consumer; 1009 a frame over 1 MiB; " +
-  "1001 server shutdown.";
+  "10 s, or the API key revoked; 4002 heartbeat missed; 1008 slow consumer; 1009 a message over 1 MiB " +
+  "(a text message over 64 KiB answers 413 and the connection stays); 1001 server shutdown.";
 
 /** `id` of a call (CONTRACT 11.2): an integer 0..2^53-1 or 1-36 characters [A-Za-z0-9_-]. */
 const callIdSchema = {

@@ -13,8 +13,8 @@
  *             bound of section 7 the connection is closed with 1008
  *   timers    one sweep every SWEEP_MS: the logon deadline (4001), heartbeats (ping at half,
  *             4002 at the full time)
- *   end       every end (close by the client, 4001, 4002, 1008, shutdown) runs `ended` once, which
- *             cancels the session's orders when it logged on with cancelOnDisconnect
+ *   end       every end (close by the client, 4001, 4002, 1008, 1009, shutdown, a drop) runs `ended`
+ *             once, which cancels the session's orders when it logged on with cancelOnDisconnect
  */
 import { randomBytes } from "node:crypto";
 import type { TemplatedApp, WebSocket } from "@trufflesuite/uws-js-unofficial";
@@ -51,12 +51,22 @@ export const HEARTBEAT_MAX_S = 120;
 export const LOGON_DEADLINE_MS = 10_000;
 /** The timer sweep: closes come at most this late (CONTRACT 11.4 allows 1 s). */
 const SWEEP_MS = 200;
+/** A message closed with this code is over MAX_MESSAGE (docs/API.md 11.2). */
+export const CLOSE_TOO_BIG = 1009;
 /**
- * Frames up to this size are read and judged (a larger call answers 400 `body`, the connection
- * stays); uWS itself closes a connection sending a frame above MAX_FRAME (1009).
+ * Messages up to this size are read and judged; a larger text message answers 413 `body` and the
+ * connection stays (docs/API.md 11.2).
  */
 const MAX_CALL_BYTES = MAX_BODY;
-const MAX_FRAME = 1024 * 1024;
+/** A message over this size ends the session with close code 1009 (docs/API.md 11.2). */
+export const MAX_MESSAGE = 1024 * 1024;
+/**
+ * What uWS buffers of one message. uWS drops the TCP connection, with no close frame, on a message
+ * over its maxPayloadLength (and on a text message that is not valid UTF-8), so it is set above
+ * MAX_MESSAGE: a message up to this size reaches `message` and is closed with a 1009 close frame;
+ * only a larger one is dropped bare (DECISIONS.md, "Session frame limits").
+ */
+export const UWS_MESSAGE_CEILING = 16 * 1024 * 1024;
 const ID_RE = /^[A-Za-z0-9_-]{1,36}$/;
 const FRAME_FIELDS: ReadonlySet<string> = new Set(["id", "method", "params"]);
 const CALLS = new Map<string, SessionCall>(SESSION_CALLS.map((c) => [c.method, c]));
@@ -232,9 +242,13 @@ export class SessionHub implements CommitListener {
     const c = ws.getUserData();
     if (c.state === STATE_ENDED) return;
     this.heard(ws);
-    if (isBinary || data.byteLength > MAX_CALL_BYTES) {
-      return this.answerNow(ws, c, "null", Code.SESSION_FRAME_INVALID);
+    if (data.byteLength > MAX_MESSAGE) {
+      // The answers already made leave first, then the close frame.
+      this.flushOne(ws, c);
+      return this.end(ws, CLOSE_TOO_BIG, "message over 1 MiB");
     }
+    if (isBinary) return this.answerNow(ws, c, "null", Code.SESSION_FRAME_INVALID);
+    if (data.byteLength > MAX_CALL_BYTES) return this.answerNow(ws, c, "null", Code.BODY_TOO_LARGE);
     let frame: unknown;
     try {
       frame = parseJsonBody(Buffer.from(data).toString("utf8"));
@@ -568,7 +582,7 @@ export function mountSession(app: TemplatedApp, hub: SessionHub, deps: SessionDe
     sendPingsAutomatically: false,
     // Never let uWS skip a message: the session closes a slow consumer (1008) instead.
     maxBackpressure: 0,
-    maxPayloadLength: MAX_FRAME,
+    maxPayloadLength: UWS_MESSAGE_CEILING,
     upgrade: (res, req, context) => {
       const lang = pickLanguage(req.getHeader("accept-language") || undefined);
       const wsKey = req.getHeader("sec-websocket-key");

@@ -87,6 +87,12 @@ export const CLOSE_SLOW_CONSUMER = 1008;
 export const CLOSE_LISTEN_KEY_ENDED = 4001;
 /** WebSocket close code when the server shuts down. */
 export const CLOSE_GOING_AWAY = 1001;
+/** WebSocket close code for a client message over MAX_CLIENT_MESSAGE. */
+export const CLOSE_TOO_BIG = 1009;
+/** The largest message a stream client may send (it is ignored); a larger one closes with 1009. */
+export const MAX_CLIENT_MESSAGE = 16 * 1024;
+/** What uWS buffers of one client message (see the route's maxPayloadLength). */
+const UWS_MESSAGE_CEILING = 1024 * 1024;
 const EXCHANGES = "exchanges";
 
 /** Per-connection state (uWS user data), fixed at the upgrade. */
@@ -797,8 +803,9 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
     sendPingsAutomatically: deps.idleTimeoutSeconds > 0,
     // Never let uWS skip a message for backpressure: the hub closes a slow consumer (1008) instead.
     maxBackpressure: 0,
-    // Clients have nothing to say; a big message from one is not worth buffering.
-    maxPayloadLength: 16 * 1024,
+    // Clients have nothing to say: a message over MAX_CLIENT_MESSAGE closes the connection with 1009.
+    // uWS drops a connection over its own limit with no close frame, so that limit sits above it.
+    maxPayloadLength: UWS_MESSAGE_CEILING,
     upgrade: (res, req, context) => {
       // Everything is read now: the request object dies when this handler returns (STYLE 7). The
       // answer is written before returning too, so no onAborted is needed, except when a nonce
@@ -870,8 +877,9 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
       }
       hub.open(ws);
     },
-    message: () => {
-      // Read only (CONTRACT 7): whatever a client sends is ignored.
+    message: (ws, data) => {
+      // Read only (docs/API.md 7): whatever a client sends is ignored, up to a bound.
+      if (data.byteLength > MAX_CLIENT_MESSAGE) ws.end(CLOSE_TOO_BIG, "message over 16 KiB");
     },
     close: (ws) => {
       const { listenKey: key, apiToken } = ws.getUserData();
