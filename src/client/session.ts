@@ -8,7 +8,10 @@
  *               wait here, in order, and leave as answers free their places
  *   answers     200 resolves with `result`; any other status rejects with SessionError, which
  *               carries the contract's error body (`errors`, `codes`, `retryAfterMs`)
- *   reports     `order` and `trade` events (11.3); other server events as `event`
+ *   reports     `order` and `trade` events (11.3); other server events as `event`. A report that
+ *               follows an answer reaches listeners only after that answer's promise has settled and
+ *               the code awaiting it has run on (they wait for the next event-loop turn): user code
+ *               sees the answer of a call before the reports of what it changed, as the wire has them
  *   heartbeat   `ws` answers the server's pings; the session calls `ping` after half the heartbeat
  *               of its own silence, and ends a link that brought nothing for a whole heartbeat (after
  *               reading what already arrived: a process that stalled has not heard a silent server)
@@ -267,6 +270,9 @@ export class TradingSession extends EventEmitter<SessionEvents> {
   private attempts = 0;
   private closedPromise: Promise<void>;
   private markClosed: () => void = () => {};
+  /** Reports held back behind an answer settled in this turn, in arrival order (see `deliver`). */
+  private readonly held: (() => void)[] = [];
+  private holding = false;
 
   private constructor(options: TradingSessionOptions) {
     super();
@@ -532,13 +538,39 @@ export class TradingSession extends EventEmitter<SessionEvents> {
       this.pending.delete(id as number);
       if (frame.status === 200) p.resolve(frame.result);
       else p.reject(new SessionError(p.method, frame));
+      this.holdReports();
       this.pump();
       return;
     }
-    if (frame.event === "order") this.emit("order", frame.data as Order);
-    else if (frame.event === "trade") this.emit("trade", frame.data as UserTrade);
-    else this.emit("event", frame);
+    if (frame.event === "order") this.deliver(() => this.emit("order", frame.data as Order));
+    else if (frame.event === "trade") this.deliver(() => this.emit("trade", frame.data as UserTrade));
+    else this.deliver(() => this.emit("event", frame));
   }
+
+  /**
+   * An answer settled: the code awaiting it runs in microtasks after this frame's handler, so the
+   * reports that follow it on the wire wait for the next event-loop turn (docs/API.md 11.3: the
+   * answer of a call before the reports of what it changed).
+   */
+  private holdReports(): void {
+    if (this.holding) return;
+    this.holding = true;
+    setImmediate(this.release);
+  }
+
+  /** Emits a report now, or behind the ones held back, in arrival order. */
+  private deliver(emit: () => void): void {
+    if (this.holding) this.held.push(emit);
+    else emit();
+  }
+
+  private readonly release = (): void => {
+    this.holding = false;
+    // A listener's own calls cannot settle an answer before this loop ends (answers arrive as
+    // frames, in a later turn), so nothing new is held back meanwhile.
+    const held = this.held.splice(0);
+    for (const emit of held) emit();
+  };
 
   private send(w: Waiting): void {
     const id = this.nextId++;
@@ -608,7 +640,8 @@ export class TradingSession extends EventEmitter<SessionEvents> {
     this.rejectAll(code, reason);
     const reconnecting =
       !this.closing && this.options.reconnect !== undefined && this.options.reconnect !== false;
-    this.emit("disconnect", { code, reason, reconnecting });
+    // The reports that arrived before the drop come first.
+    this.deliver(() => this.emit("disconnect", { code, reason, reconnecting }));
     if (reconnecting) this.scheduleReconnect(code, reason);
     else this.finish(code, reason);
   }
@@ -635,7 +668,7 @@ export class TradingSession extends EventEmitter<SessionEvents> {
     const base = Math.min(max, initial * 2 ** (attempt - 1));
     // Half fixed, half random, so many clients of one server do not come back in step.
     const delayMs = Math.round(base / 2 + (Math.random() * base) / 2);
-    this.emit("reconnecting", attempt, delayMs);
+    this.deliver(() => this.emit("reconnecting", attempt, delayMs));
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = null;
       if (this.closing) return;
@@ -656,7 +689,7 @@ export class TradingSession extends EventEmitter<SessionEvents> {
     this.stopHeartbeat();
     this.rejectAll(code, reason);
     this.markClosed();
-    this.emit("close", error === undefined ? { code, reason } : { code, reason, error });
+    this.deliver(() => this.emit("close", error === undefined ? { code, reason } : { code, reason, error }));
   }
 }
 

@@ -211,6 +211,31 @@ describe("TradingSession", () => {
     await Promise.all([s.close(), narrow.close()]);
   });
 
+  it("delivers the reports of a call to listeners only after the code awaiting its answer ran on", async () => {
+    const u = await server.newUser({ usdt: "1000" });
+    const s = await open(u);
+    // A bot that knows its orders by the ids it awaited, through a wrapper of its own.
+    const known = new Set<number>();
+    const place = async (price: string) => {
+      const o = await s.createOrder(limit("btc_usdt", "buy", price, "0.01"));
+      await Promise.resolve();
+      known.add(o.id);
+      return o.id;
+    };
+    const unknown: number[] = [];
+    const reported: number[] = [];
+    s.on("order", (o) => {
+      reported.push(o.id);
+      if (!known.has(o.id)) unknown.push(o.id);
+    });
+    const ids = [await place("100"), await place("101")];
+    ids.push(...(await Promise.all(["102", "103", "104", "105"].map(place))));
+    await waitFor(() => ids.every((id) => reported.includes(id)), { what: "a report of every order" });
+    assert.deepEqual(unknown, [], "reports of orders whose create had not resolved yet");
+    await s.cancelAllOrders("btc_usdt");
+    await s.close();
+  });
+
   it("emits reports as events: its own resting order filled by another user's taker", async () => {
     const maker = await server.newUser({ btc: "1" });
     const taker = await server.newUser({ usdt: "1000" });
