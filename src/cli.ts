@@ -52,6 +52,7 @@ import {
 } from "./client/index.ts";
 import { SessionError, TradingSession } from "./client/session.ts";
 import { StreamClient } from "./client/stream.ts";
+import { nearest, unknownOptionOf } from "./util/nearest.ts";
 
 const USAGE = `usage: exchange <command> [args] [--url URL] [--token T --secret S] [--admin-token A]
   [--signature bound|legacy] [--recv-window MS]
@@ -72,6 +73,27 @@ const USAGE = `usage: exchange <command> [args] [--url URL] [--token T --secret 
                                        one JSON line per execution report until Ctrl-C)`;
 
 class UsageError extends Error {}
+
+/** The commands, for the suggestion after a mistyped one. */
+const COMMANDS = [
+  "user",
+  "api-key",
+  "pair-status",
+  "deposit",
+  "withdraw",
+  "backup",
+  "order",
+  "mmp",
+  "quote",
+  "orders",
+  "transfers",
+  "balances",
+  "pairs",
+  "book",
+  "history",
+  "tail",
+  "session",
+];
 
 const OPTIONS = {
   url: { type: "string" },
@@ -107,7 +129,12 @@ export async function run(
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true });
   } catch (error) {
-    err(`${(error as Error).message}\n${USAGE}`);
+    const flag = unknownOptionOf(error);
+    if (flag === undefined) err(`${(error as Error).message}\n${USAGE}`);
+    else {
+      const near = nearest(flag.replace(/^-+/, ""), Object.keys(OPTIONS));
+      err(`unknown flag ${flag}${near === undefined ? "" : `: did you mean --${near}?`}\n${USAGE}`);
+    }
     return 2;
   }
   const { values: v, positionals: p } = parsed;
@@ -275,8 +302,10 @@ export async function run(
           await session.close();
         }
       }
-      default:
-        throw new UsageError(`unknown command: ${cmd}`);
+      default: {
+        const near = nearest(cmd, COMMANDS);
+        throw new UsageError(`unknown command ${cmd}${near === undefined ? "" : `: did you mean ${near}?`}`);
+      }
     }
   } catch (error) {
     if (error instanceof UsageError) {

@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { DEFAULT_CLIENT_ID_FILTER_MB, DEFAULT_CLIENT_ID_WINDOW } from "./core/client-ids.ts";
 import { LOG_LEVELS, type LogLevel } from "./util/log.ts";
+import { nearest, unknownOptionOf } from "./util/nearest.ts";
 import { formatDecimal, ParseError, parseDecimal, pow10 } from "./util/numbers.ts";
 
 export class ConfigError extends Error {
@@ -312,7 +313,11 @@ function parseFlags(argv: readonly string[]) {
     return parseArgs({ args: [...argv], options: FLAG_OPTIONS, strict: true, allowPositionals: false })
       .values;
   } catch (error) {
-    throw new ConfigError(`command line: ${(error as Error).message}`);
+    const flag = unknownOptionOf(error);
+    if (flag === undefined) throw new ConfigError(`command line: ${(error as Error).message}`);
+    const near = nearest(flag.replace(/^-+/, ""), Object.keys(FLAG_OPTIONS));
+    const hint = near === undefined ? "" : `: did you mean --${near}?`;
+    throw new ConfigError(`command line: unknown flag ${flag}${hint} (README.md lists the flags)`);
   }
 }
 

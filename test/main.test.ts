@@ -93,6 +93,21 @@ describe("npm start entry point", () => {
     );
   });
 
+  it("refuses an unknown flag in one line naming the flag it most likely meant", async () => {
+    await assertConfigError(
+      ["--prot", "0", "--db", path.join(dir, "f.db")],
+      /^config error: command line: unknown flag --prot: did you mean --port\? \(README\.md lists the flags\)$/,
+    );
+    await assertConfigError(
+      ["--port", "0", "--rate", "5", "--db", path.join(dir, "f.db")],
+      /unknown flag --rate: did you mean --rate-limit\?/,
+    );
+    await assertConfigError(
+      ["--port", "0", "--verbose", "--db", path.join(dir, "f.db")],
+      /^config error: command line: unknown flag --verbose \(README\.md lists the flags\)$/,
+    );
+  });
+
   it("refuses pair decimals that differ from the database's, in one line naming the pair", async () => {
     const dbPath = path.join(dir, "decimals.db");
     const pair = {
