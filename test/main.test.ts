@@ -93,6 +93,22 @@ describe("npm start entry point", () => {
     );
   });
 
+  it("refuses a config file with a JSON syntax error in one line naming its line and column", async () => {
+    const config = path.join(dir, "syntax.json");
+    // The comma after the last property of line 3 is the fault: the `}` after it is column 66.
+    const pair = '{"name": "btc_usdt", "priceDecimals": 2, "amountDecimals": 6,}';
+    writeFileSync(config, `{\n  "pairs": [\n    ${pair}\n  ]\n}\n`);
+    await assertConfigError(
+      ["--port", "0", "--db", path.join(dir, "s.db"), "--config", config],
+      /^config error: config .*syntax\.json: not valid JSON at line 3, column 66: Quoted object key expected but got '\}'$/,
+    );
+    writeFileSync(config, '{\n  "pairs": [\n');
+    await assertConfigError(
+      ["--port", "0", "--db", path.join(dir, "s.db"), "--config", config],
+      /not valid JSON at line 3, column 1: .*end of input/,
+    );
+  });
+
   it("refuses an unknown flag in one line naming the flag it most likely meant", async () => {
     await assertConfigError(
       ["--prot", "0", "--db", path.join(dir, "f.db")],
