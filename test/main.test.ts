@@ -1,6 +1,7 @@
 /** The `npm start` entry point as a process. */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
@@ -122,6 +123,25 @@ describe("npm start entry point", () => {
       ["--port", "0", "--verbose", "--db", path.join(dir, "f.db")],
       /^config error: command line: unknown flag --verbose \(README\.md lists the flags\)$/,
     );
+  });
+
+  it("refuses a port in use before it opens or recovers the database", async () => {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    const port = (holder.address() as net.AddressInfo).port;
+    const db = path.join(dir, "port-in-use", "x.db");
+    try {
+      const result = await runToExit(["--port", String(port), "--db", db], {});
+      assert.equal(result.code, 1, result.stderr);
+      assert.equal(
+        result.stderr.trimEnd(),
+        `config error: cannot listen on 127.0.0.1:${port}: the port is in use by another process`,
+      );
+      assert.doesNotMatch(result.stdout, /recovered|pair workers/, result.stdout);
+      assert.ok(!existsSync(db), "the database was created");
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
   });
 
   it("refuses pair decimals that differ from the database's, in one line naming the pair", async () => {
