@@ -469,7 +469,9 @@ async function sessionTail(
     };
     session.on("order", report("order"));
     session.on("trade", report("trade"));
-    session.on("disconnect", (d) => err(`session dropped (close ${d.code}); reconnecting`));
+    session.on("disconnect", (d) => {
+      if (d.reconnecting) err(`session dropped (close ${d.code}); reconnecting`);
+    });
     session.on("logon", (r) => err(`logged on again as ${r.uid}`));
     session.on("close", (c) => {
       err(`session ended (close ${c.code})${c.error === undefined ? "" : `: ${c.error.message}`}`);
@@ -477,7 +479,9 @@ async function sessionTail(
     });
     err(`logged on as ${session.logonResult?.uid}`);
     const code = await done;
+    // Ending it here is no drop to report (Ctrl-C, or --count reached).
     session.removeAllListeners("close");
+    session.removeAllListeners("disconnect");
     await session.close();
     return code;
   } finally {
