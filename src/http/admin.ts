@@ -281,7 +281,7 @@ export class Admin {
       // A failure is a 500: logged at `error` with its cause under the request id the answer names.
       backups.take().then(
         (made) => {
-          log().info({ ...made, dir: backups.dir }, "admin: backup made");
+          log().info(made, "admin: backup made");
           send(res, info, 200, serialize.backup(made), finish);
         },
         (err: unknown) => sendError(res, info, Code.BACKUP_FAILED, finish, undefined, err),
