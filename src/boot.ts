@@ -1,7 +1,7 @@
 /**
  * The whole exchange wired in one place (STYLE 1). Start-up runs these stages in order:
  *
- *   1. settings and config          flags/env, data/config.json
+ *   1. settings and config          flags/env, data/config.json, TLS files, the address is free
  *   2. database                     open + migrate, apply the journal, check pair decimals, scales
  *   3. recover                      users, keys, balances, open orders, read models
  *   4. writer and readers           the group-committing writer thread, the read-only pool
@@ -130,6 +130,11 @@ export async function startExchange(
   // 1. settings and config; the TLS files are checked now, before anything starts.
   const loaded = loadConfig(settings.configPath);
   const tls = loadTls(settings);
+  // The address too: a port another process holds is refused now, not after the database was
+  // opened, its journal applied and the state recovered (README.md, "Running it").
+  const cannotListen = await whyCannotListen(settings.host, settings.port);
+  if (cannotListen !== undefined)
+    throw new ConfigError(`cannot listen on ${settings.host}:${settings.port}: ${cannotListen}`);
 
   // 2. database: one server per file (src/db/lock.ts), taken before anything is read or written.
   const lock = lockDatabase(settings.dbPath);
@@ -460,7 +465,8 @@ async function startLocked(
     else app.listen(settings.host, settings.port, resolve);
   });
   if (listenSocket === false) {
-    const reason = await whyCannotListen(settings.host, settings.port);
+    // Free when checked at the start, taken since (or refused by uWebSockets.js itself).
+    const reason = (await whyCannotListen(settings.host, settings.port)) ?? "refused by uWebSockets.js";
     accepting = false;
     closing = (async () => {
       await Promise.all(channels.map((c) => c.close()));
@@ -525,11 +531,12 @@ function exclusiveListen(
 }
 
 /**
- * uWebSockets.js says only that listening failed; node's own listen on the same address names the
- * reason (EADDRINUSE: another process has the port; EADDRNOTAVAIL / ENOTFOUND: not an address of
- * this machine).
+ * Why this process cannot listen on `host:port`, or undefined when it can: node's own listen on the
+ * same address, closed at once, names the reason (EADDRINUSE: another process has the port;
+ * EADDRNOTAVAIL / ENOTFOUND: not an address of this machine), where uWebSockets.js says only that
+ * listening failed.
  */
-function whyCannotListen(host: string, port: number): Promise<string> {
+function whyCannotListen(host: string, port: number): Promise<string | undefined> {
   return new Promise((resolve) => {
     const probe = net.createServer();
     probe.once("error", (err: NodeJS.ErrnoException) => {
@@ -539,9 +546,7 @@ function whyCannotListen(host: string, port: number): Promise<string> {
       else if (err.code === "EACCES") resolve(`permission denied for port ${port}`);
       else resolve(err.message);
     });
-    probe.listen({ host, port, exclusive: true }, () =>
-      probe.close(() => resolve("refused by uWebSockets.js")),
-    );
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(undefined)));
   });
 }
 

@@ -28,19 +28,13 @@
  *   exchange session cancel ORDER_ID                           a cancel over a trading session
  *   exchange session tail [--count N]                          one JSON line per execution report
  *
- * Settings, flags winning over the environment:
- *   --url     EXCHANGE_URL          default http://127.0.0.1:8080
- *   --token   EXCHANGE_API_TOKEN    API token (signed calls, user channels)
- *   --secret  EXCHANGE_SECRET_KEY   its secret key
- *   --admin-token  ADMIN_TOKEN      for the admin calls
- *   --lang    EXCHANGE_LANG         Accept-Language (en, ru)
- *   --signature    EXCHANGE_SIGNATURE    bound (default: X-Timestamp, CONTRACT 15) or legacy
- *   --recv-window  EXCHANGE_RECV_WINDOW  X-Recv-Window in ms (1..60000; the server's default 5000)
- *
+ * Settings, flags winning over the environment: the end of USAGE below, which `--help` prints.
  * Answers are printed as JSON on stdout; a non-200 answer prints its body on stderr and exits 1;
- * a usage error exits 2.
+ * a usage error exits 2. What it says when the server cannot be reached, or refuses an unknown
+ * name, is src/cli-faults.ts.
  */
 import { parseArgs } from "node:util";
+import { codesOf, DEFAULT_URL, explainNetworkFault, targetOf, validNames } from "./cli-faults.ts";
 import { OrderBookFeed } from "./client/book.ts";
 import {
   type ApiResponse,
@@ -51,27 +45,59 @@ import {
   type TimeInForce,
 } from "./client/index.ts";
 import { SessionError, TradingSession } from "./client/session.ts";
-import { StreamClient } from "./client/stream.ts";
+import { StreamClient, StreamRejected } from "./client/stream.ts";
+import { nearest, unknownOptionOf } from "./util/nearest.ts";
 
-const USAGE = `usage: exchange <command> [args] [--url URL] [--token T --secret S] [--admin-token A]
-  [--signature bound|legacy] [--recv-window MS]
-  user create [--uid UUID]            user UID                 api-key create UID
-  deposit UID CURRENCY AMOUNT         withdraw UID CURRENCY AMOUNT
-  pair-status PAIR trading|cancelOnly|halted
-  order place PAIR buy|sell AMOUNT [PRICE] [--client-order-id ID] [--time-in-force T] [--post-only]
-    [--mmp] [--stp cancelMaker|cancelTaker|cancelBoth]
+const USAGE = `usage: exchange <command> [args] [settings]
+  user create [--uid UUID]            user UID                 api-key create UID      (admin)
+  deposit UID CURRENCY AMOUNT         withdraw UID CURRENCY AMOUNT                      (admin)
+  pair-status PAIR trading|cancelOnly|halted                   backup                  (admin)
+  order place PAIR buy|sell AMOUNT [PRICE] [--client-order-id ID] [--time-in-force GTC|IOC|FOK]
+    [--post-only] [--mmp] [--stp cancelMaker|cancelTaker|cancelBoth]   (no PRICE: a market order)
   order cancel ORDER_ID               order cancel-all [--pair PAIR]
   mmp get PAIR                        mmp reset PAIR
   mmp set PAIR INTERVAL_S QTY_LIMIT FROZEN_S
   quote PAIR [--bid PRICE:AMOUNT]... [--ask PRICE:AMOUNT]...   (no levels: pull the quote)
-  orders [--page N] [--page-size N]   balances PAIR
-  transfers [--page N] [--page-size N] backup (admin)
+  orders [--pair PAIR] [--page N] [--page-size N]   (--pair default btc_usdt)     balances PAIR
+  transfers [--page N] [--page-size N]
   pairs | book PAIR | history PAIR    tail CHANNEL... [--count N] [--book]
   session place PAIR buy|sell AMOUNT [PRICE] [order flags]   session cancel ORDER_ID
-  session tail [--count N]            (over a trading session, CONTRACT 11: logon, then the call or
-                                       one JSON line per execution report until Ctrl-C)`;
+  session tail [--count N]            (over a trading session: logon, then the call, or one JSON
+                                       line per execution report until Ctrl-C)
+settings (a flag wins over its environment variable; an empty variable counts as unset):
+  --url URL              EXCHANGE_URL          the server, default ${DEFAULT_URL}
+  --token T              EXCHANGE_API_TOKEN    API token: signed commands, user_ channels
+  --secret S             EXCHANGE_SECRET_KEY   its secret key
+  --admin-token A        ADMIN_TOKEN           the admin commands
+  --lang en|ru           EXCHANGE_LANG         language of error messages, default en
+  --signature bound|legacy  EXCHANGE_SIGNATURE   signing form, default bound (X-Timestamp)
+  --recv-window MS       EXCHANGE_RECV_WINDOW  1 to 60000, default unset (the server's 5000)
+                         NODE_EXTRA_CA_CERTS   a PEM file of certificates to trust for https
+                                               (a self-signed server's own, or its CA)
+answers print as JSON on stdout; an error answer prints on stderr and exits 1, a usage error 2`;
 
 class UsageError extends Error {}
+
+/** The commands, for the suggestion after a mistyped one. */
+const COMMANDS = [
+  "user",
+  "api-key",
+  "pair-status",
+  "deposit",
+  "withdraw",
+  "backup",
+  "order",
+  "mmp",
+  "quote",
+  "orders",
+  "transfers",
+  "balances",
+  "pairs",
+  "book",
+  "history",
+  "tail",
+  "session",
+];
 
 const OPTIONS = {
   url: { type: "string" },
@@ -107,7 +133,12 @@ export async function run(
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true });
   } catch (error) {
-    err(`${(error as Error).message}\n${USAGE}`);
+    const flag = unknownOptionOf(error);
+    if (flag === undefined) err(`${(error as Error).message}\n${USAGE}`);
+    else {
+      const near = nearest(flag.replace(/^-+/, ""), Object.keys(OPTIONS));
+      err(`unknown flag ${flag}${near === undefined ? "" : `: did you mean --${near}?`}\n${USAGE}`);
+    }
     return 2;
   }
   const { values: v, positionals: p } = parsed;
@@ -115,8 +146,16 @@ export async function run(
     (v.help === true ? out : err)(USAGE);
     return v.help === true ? 0 : 2;
   }
-  const baseUrl = v.url ?? env.EXCHANGE_URL ?? "http://127.0.0.1:8080";
-  const signatureForm = v.signature ?? env.EXCHANGE_SIGNATURE ?? "bound";
+  const target = targetOf(v.url, env.EXCHANGE_URL);
+  if ("error" in target) {
+    err(`${target.error}\n${USAGE}`);
+    return 2;
+  }
+  const baseUrl = target.url;
+  /** A setting from its flag, else its variable; an empty variable counts as unset. */
+  const setting = (flag: string | undefined, name: string): string | undefined =>
+    flag ?? (env[name] === "" ? undefined : env[name]);
+  const signatureForm = setting(v.signature, "EXCHANGE_SIGNATURE") ?? "bound";
   if (signatureForm !== "bound" && signatureForm !== "legacy") {
     err(`--signature must be bound or legacy\n${USAGE}`);
     return 2;
@@ -132,19 +171,25 @@ export async function run(
   }
   const client = new ExchangeClient({
     baseUrl,
-    apiToken: v.token ?? env.EXCHANGE_API_TOKEN,
-    secretKey: v.secret ?? env.EXCHANGE_SECRET_KEY,
-    adminToken: v["admin-token"] ?? env.ADMIN_TOKEN,
-    lang: v.lang ?? env.EXCHANGE_LANG,
+    apiToken: setting(v.token, "EXCHANGE_API_TOKEN"),
+    secretKey: setting(v.secret, "EXCHANGE_SECRET_KEY"),
+    adminToken: setting(v["admin-token"], "ADMIN_TOKEN"),
+    lang: setting(v.lang, "EXCHANGE_LANG"),
     signatureForm,
     recvWindow,
   });
-  const print = (res: ApiResponse<unknown>): number => {
+  /** An error answer's body, then the names the server has when it refused an unknown one. */
+  const refused = async (text: string) => {
+    err(text);
+    const names = await validNames(codesOf(text.slice(text.indexOf("{"))), client);
+    if (names !== undefined) err(names);
+  };
+  const print = async (res: ApiResponse<unknown>): Promise<number> => {
     if (res.status === 200) {
       out(res.text);
       return 0;
     }
-    err(`HTTP ${res.status}: ${res.text}`);
+    await refused(`HTTP ${res.status}: ${res.text}`);
     return 1;
   };
   const arg = (i: number, name: string): string => {
@@ -152,8 +197,17 @@ export async function run(
     if (value === undefined) throw new UsageError(`missing ${name}`);
     return value;
   };
+  // Checked before anything is sent: without them the server could only answer 401.
   const needKey = () => {
-    if (!client.hasCredentials) throw new UsageError("this command needs --token and --secret");
+    const { apiToken, secretKey } = client.options;
+    if (apiToken === undefined || secretKey === undefined)
+      throw new UsageError(
+        `this command is signed: it needs --token and --secret (or EXCHANGE_API_TOKEN and EXCHANGE_SECRET_KEY)${
+          apiToken === undefined && secretKey === undefined
+            ? ""
+            : `; ${apiToken === undefined ? "--token" : "--secret"} is missing`
+        }`,
+      );
   };
   /** `PAIR buy|sell AMOUNT [PRICE]` from positional 2 on, and the order flags. */
   const orderArgs = (): CreateOrderRequest => {
@@ -175,7 +229,8 @@ export async function run(
     return order;
   };
   const needAdmin = () => {
-    if (client.options.adminToken === undefined) throw new UsageError("this command needs --admin-token");
+    if (client.options.adminToken === undefined)
+      throw new UsageError("this is an admin command: it needs --admin-token (or ADMIN_TOKEN)");
   };
 
   try {
@@ -183,28 +238,28 @@ export async function run(
     switch (cmd) {
       case "user":
         needAdmin();
-        if (sub === "create") return print(await client.createUser(v.uid));
-        return print(await client.user(arg(1, "UID")));
+        if (sub === "create") return await print(await client.createUser(v.uid));
+        return await print(await client.user(arg(1, "UID")));
       case "api-key":
         if (sub !== "create") throw new UsageError(`unknown: api-key ${sub ?? ""}`);
         needAdmin();
-        return print(await client.createApiKey(arg(2, "UID")));
+        return await print(await client.createApiKey(arg(2, "UID")));
       case "pair-status":
         needAdmin();
-        return print(await client.setPairStatus(arg(1, "PAIR"), arg(2, "STATUS")));
+        return await print(await client.setPairStatus(arg(1, "PAIR"), arg(2, "STATUS")));
       case "deposit":
       case "withdraw": {
         needAdmin();
         const call = cmd === "deposit" ? client.deposit : client.withdraw;
-        return print(await call.call(client, arg(1, "UID"), arg(2, "CURRENCY"), arg(3, "AMOUNT")));
+        return await print(await call.call(client, arg(1, "UID"), arg(2, "CURRENCY"), arg(3, "AMOUNT")));
       }
       case "backup":
         needAdmin();
-        return print(await client.backup());
+        return await print(await client.backup());
       case "order":
         needKey();
-        if (sub === "place") return print(await client.createOrder(orderArgs()));
-        if (sub === "cancel") return print(await client.cancelOrder(arg(2, "ORDER_ID")));
+        if (sub === "place") return await print(await client.createOrder(orderArgs()));
+        if (sub === "cancel") return await print(await client.cancelOrder(arg(2, "ORDER_ID")));
         if (sub === "cancel-all") {
           out(JSON.stringify({ cancelled: await client.cancelAll(v.pair) }));
           return 0;
@@ -213,10 +268,10 @@ export async function run(
       case "mmp": {
         needKey();
         const pair = arg(2, "PAIR");
-        if (sub === "get") return print(await client.getMmp(pair));
-        if (sub === "reset") return print(await client.resetMmp(pair));
+        if (sub === "get") return await print(await client.getMmp(pair));
+        if (sub === "reset") return await print(await client.resetMmp(pair));
         if (sub === "set")
-          return print(
+          return await print(
             await client.setMmp({
               pairName: pair,
               intervalSeconds: arg(3, "INTERVAL_S"),
@@ -235,27 +290,27 @@ export async function run(
               throw new UsageError(`--${name} must be PRICE:AMOUNT, got ${text}`);
             return [price, amount];
           });
-        return print(await client.quote(arg(1, "PAIR"), levels(v.bid, "bid"), levels(v.ask, "ask")));
+        return await print(await client.quote(arg(1, "PAIR"), levels(v.bid, "bid"), levels(v.ask, "ask")));
       }
       case "orders":
         needKey();
-        return print(
+        return await print(
           await client.userOrders(v.pair ?? "btc_usdt", { page: v.page, pageSize: v["page-size"] }),
         );
       case "transfers":
         needKey();
-        return print(await client.transfers({ page: v.page, pageSize: v["page-size"] }));
+        return await print(await client.transfers({ page: v.page, pageSize: v["page-size"] }));
       case "balances":
         needKey();
-        return print(await client.balances(arg(1, "PAIR")));
+        return await print(await client.balances(arg(1, "PAIR")));
       case "pairs":
-        return print(await client.pairs());
+        return await print(await client.pairs());
       case "book":
-        return print(await client.orderBook(arg(1, "PAIR")));
+        return await print(await client.orderBook(arg(1, "PAIR")));
       case "history":
-        return print(await client.history(arg(1, "PAIR")));
+        return await print(await client.history(arg(1, "PAIR")));
       case "tail":
-        return await tail(p.slice(1), v, client, baseUrl, out);
+        return await tail(p.slice(1), v, client, baseUrl, out, err, needKey);
       case "session": {
         needKey();
         if (sub === "tail") return await sessionTail(v, client, baseUrl, out, err);
@@ -269,21 +324,26 @@ export async function run(
           return 0;
         } catch (error) {
           if (!(error instanceof SessionError)) throw error;
-          err(`status ${error.status}: ${JSON.stringify(error.body)}`);
+          await refused(`status ${error.status}: ${JSON.stringify(error.body)}`);
           return 1;
         } finally {
           await session.close();
         }
       }
-      default:
-        throw new UsageError(`unknown command: ${cmd}`);
+      default: {
+        const near = nearest(cmd, COMMANDS);
+        throw new UsageError(`unknown command ${cmd}${near === undefined ? "" : `: did you mean ${near}?`}`);
+      }
     }
   } catch (error) {
     if (error instanceof UsageError) {
       err(`${error.message}\n${USAGE}`);
       return 2;
     }
-    err(error instanceof Error ? error.message : String(error));
+    const fault = explainNetworkFault(error, target);
+    if (fault !== undefined) err(fault);
+    else if (error instanceof StreamRejected) await refused(error.message);
+    else err(error instanceof Error ? error.message : String(error));
     return 1;
   }
 }
@@ -298,8 +358,12 @@ async function tail(
   client: ExchangeClient,
   baseUrl: string,
   out: (line: string) => void,
+  err: (line: string) => void,
+  needKey: () => void,
 ): Promise<number> {
   if (channels.length === 0) throw new UsageError("missing CHANNEL");
+  // The user channels need a signed upgrade (docs/API.md section 12.1).
+  if (channels.some((c) => c.startsWith("user_"))) needKey();
   const count = v.count === undefined ? Number.POSITIVE_INFINITY : Number(v.count);
   if (!(count >= 1)) throw new UsageError("--count must be a positive integer");
   let seen = 0;
@@ -328,7 +392,7 @@ async function tail(
           if (++seen >= count) finish(0);
         },
         onError: (error) => {
-          process.stderr.write(`${error.message}\n`);
+          err(error.message);
           finish(1);
         },
       });
@@ -337,6 +401,8 @@ async function tail(
       return code;
     }
     const { apiToken, secretKey, signatureForm, recvWindow } = client.options;
+    // A refused upgrade also closes the socket (1006): the refusal, which says why, is what counts.
+    let connected = false;
     const stream = await StreamClient.connect({
       baseUrl,
       streams: channels,
@@ -351,11 +417,12 @@ async function tail(
         if (++seen >= count) finish(0);
       },
       onClose: (code) => {
-        if (finished) return;
-        process.stderr.write(`stream closed (${code})\n`);
+        if (finished || !connected) return;
+        err(`stream closed (${code})`);
         finish(1);
       },
     });
+    connected = true;
     const code = await done;
     await stream.close();
     return code;
@@ -402,7 +469,9 @@ async function sessionTail(
     };
     session.on("order", report("order"));
     session.on("trade", report("trade"));
-    session.on("disconnect", (d) => err(`session dropped (close ${d.code}); reconnecting`));
+    session.on("disconnect", (d) => {
+      if (d.reconnecting) err(`session dropped (close ${d.code}); reconnecting`);
+    });
     session.on("logon", (r) => err(`logged on again as ${r.uid}`));
     session.on("close", (c) => {
       err(`session ended (close ${c.code})${c.error === undefined ? "" : `: ${c.error.message}`}`);
@@ -410,7 +479,9 @@ async function sessionTail(
     });
     err(`logged on as ${session.logonResult?.uid}`);
     const code = await done;
+    // Ending it here is no drop to report (Ctrl-C, or --count reached).
     session.removeAllListeners("close");
+    session.removeAllListeners("disconnect");
     await session.close();
     return code;
   } finally {

@@ -6,8 +6,10 @@
 
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { parse as parseLossless } from "lossless-json";
 import { DEFAULT_CLIENT_ID_FILTER_MB, DEFAULT_CLIENT_ID_WINDOW } from "./core/client-ids.ts";
 import { LOG_LEVELS, type LogLevel } from "./util/log.ts";
+import { nearest, unknownOptionOf } from "./util/nearest.ts";
 import { formatDecimal, ParseError, parseDecimal, pow10 } from "./util/numbers.ts";
 
 export class ConfigError extends Error {
@@ -312,7 +314,11 @@ function parseFlags(argv: readonly string[]) {
     return parseArgs({ args: [...argv], options: FLAG_OPTIONS, strict: true, allowPositionals: false })
       .values;
   } catch (error) {
-    throw new ConfigError(`command line: ${(error as Error).message}`);
+    const flag = unknownOptionOf(error);
+    if (flag === undefined) throw new ConfigError(`command line: ${(error as Error).message}`);
+    const near = nearest(flag.replace(/^-+/, ""), Object.keys(FLAG_OPTIONS));
+    const hint = near === undefined ? "" : `: did you mean --${near}?`;
+    throw new ConfigError(`command line: unknown flag ${flag}${hint} (README.md lists the flags)`);
   }
 }
 
@@ -454,9 +460,32 @@ export function loadConfig(path: string): ExchangeConfig {
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`config ${path}: not valid JSON: ${(error as Error).message}`);
+    throw new ConfigError(`config ${path}: not valid JSON ${jsonSyntaxError(text, error as Error)}`);
   }
   return validateConfig(raw, path);
+}
+
+/**
+ * Where and why `text` is not JSON: `at line 3, column 13: <reason>`. Node 20's JSON.parse names a
+ * position for some faults only, so the text is read again by lossless-json, which names one for
+ * every fault.
+ */
+function jsonSyntaxError(text: string, parseError: Error): string {
+  let reason = parseError.message;
+  let position: number | undefined;
+  try {
+    parseLossless(text);
+  } catch (error) {
+    const m = /^(.*) at position (\d+)$/s.exec((error as Error).message);
+    if (m !== null) [reason, position] = [m[1], Number(m[2])];
+  }
+  if (position === undefined) {
+    const m = /^(.*) in JSON at position (\d+)/s.exec(parseError.message);
+    if (m === null) return `: ${reason}`;
+    [reason, position] = [m[1], Number(m[2])];
+  }
+  const before = text.slice(0, position).split("\n");
+  return `at line ${before.length}, column ${before[before.length - 1].length + 1}: ${reason}`;
 }
 
 /** Validate an already parsed config; `source` prefixes every message (usually the file path). */

@@ -249,7 +249,7 @@ describe("exchange session", () => {
     );
   });
 
-  it("runs the tail until Ctrl-C as a process, exiting 0", async () => {
+  it("runs the tail until Ctrl-C as a process, exiting 0 without saying it reconnects", async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "session", "tail", ...key()], {
       cwd: REPO_ROOT,
       stdio: ["ignore", "pipe", "pipe"],
@@ -274,6 +274,8 @@ describe("exchange session", () => {
       expectOk(await user.client.cancelOrder(o.id));
       child.kill("SIGINT");
       assert.equal(await exited, 0, stderr);
+      // Ending the session on Ctrl-C is no drop: nothing says it reconnects.
+      assert.doesNotMatch(stderr, /dropped|reconnecting/, stderr);
     } finally {
       child.kill("SIGKILL");
     }

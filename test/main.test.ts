@@ -1,6 +1,7 @@
 /** The `npm start` entry point as a process. */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
@@ -91,6 +92,56 @@ describe("npm start entry point", () => {
       ["--port", "0", "--host", "no-such-host.invalid", "--db", path.join(dir, "h2.db")],
       /cannot listen on no-such-host\.invalid:0: host no-such-host\.invalid is not known/,
     );
+  });
+
+  it("refuses a config file with a JSON syntax error in one line naming its line and column", async () => {
+    const config = path.join(dir, "syntax.json");
+    // The comma after the last property of line 3 is the fault: the `}` after it is column 66.
+    const pair = '{"name": "btc_usdt", "priceDecimals": 2, "amountDecimals": 6,}';
+    writeFileSync(config, `{\n  "pairs": [\n    ${pair}\n  ]\n}\n`);
+    await assertConfigError(
+      ["--port", "0", "--db", path.join(dir, "s.db"), "--config", config],
+      /^config error: config .*syntax\.json: not valid JSON at line 3, column 66: Quoted object key expected but got '\}'$/,
+    );
+    writeFileSync(config, '{\n  "pairs": [\n');
+    await assertConfigError(
+      ["--port", "0", "--db", path.join(dir, "s.db"), "--config", config],
+      /not valid JSON at line 3, column 1: .*end of input/,
+    );
+  });
+
+  it("refuses an unknown flag in one line naming the flag it most likely meant", async () => {
+    await assertConfigError(
+      ["--prot", "0", "--db", path.join(dir, "f.db")],
+      /^config error: command line: unknown flag --prot: did you mean --port\? \(README\.md lists the flags\)$/,
+    );
+    await assertConfigError(
+      ["--port", "0", "--rate", "5", "--db", path.join(dir, "f.db")],
+      /unknown flag --rate: did you mean --rate-limit\?/,
+    );
+    await assertConfigError(
+      ["--port", "0", "--verbose", "--db", path.join(dir, "f.db")],
+      /^config error: command line: unknown flag --verbose \(README\.md lists the flags\)$/,
+    );
+  });
+
+  it("refuses a port in use before it opens or recovers the database", async () => {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    const port = (holder.address() as net.AddressInfo).port;
+    const db = path.join(dir, "port-in-use", "x.db");
+    try {
+      const result = await runToExit(["--port", String(port), "--db", db], {});
+      assert.equal(result.code, 1, result.stderr);
+      assert.equal(
+        result.stderr.trimEnd(),
+        `config error: cannot listen on 127.0.0.1:${port}: the port is in use by another process`,
+      );
+      assert.doesNotMatch(result.stdout, /recovered|pair workers/, result.stdout);
+      assert.ok(!existsSync(db), "the database was created");
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
   });
 
   it("refuses pair decimals that differ from the database's, in one line naming the pair", async () => {

@@ -164,8 +164,9 @@ export class SessionConnectError extends Error {
   override name = "SessionConnectError";
   /** The refusing answer's error (401 bad credentials, 400 bad settings), when there was one. */
   readonly error: SessionError | undefined;
-  constructor(message: string, error?: SessionError) {
-    super(message);
+  /** `cause`: the network error behind a failed connection (its `code`: ECONNREFUSED, a TLS fault). */
+  constructor(message: string, error?: SessionError, cause?: Error) {
+    super(message, cause === undefined ? undefined : { cause });
     this.error = error;
   }
 }
@@ -525,7 +526,7 @@ export class TradingSession extends EventEmitter<SessionEvents> {
       });
       ws.on("error", (error) => {
         // Before the logon it fails the connect; after it, the close that follows ends the link.
-        fail(new SessionConnectError(`session connect failed: ${error.message}`));
+        fail(new SessionConnectError(`session connect failed: ${error.message}`, undefined, error));
       });
     });
   }

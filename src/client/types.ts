@@ -191,7 +191,9 @@ export interface AdminUser {
 
 /** CONTRACT 14: POST /admin/backup. */
 export interface BackupAnswer {
-  /** The copy's file name inside the server's backup folder (`--backup-dir`). */
+  /** The server's backup folder (`--backup-dir`), absolute. */
+  dir: string;
+  /** The copy's file name inside that folder. */
   file: string;
   bytes: number;
   /** The highest order (trade) id in the copy; 0 when none. */

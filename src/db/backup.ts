@@ -23,6 +23,11 @@ const WORKER_URL = new URL(`../../workers/db/backup-worker${EXT}`, import.meta.u
 
 /** The answer of `POST /admin/backup`. */
 export interface BackupResult extends BackupCopy {
+  /**
+   * The backup folder, absolute: where to find the copy, whatever the server's working folder
+   * (docs/API.md section 11).
+   */
+  dir: string;
   /** The copy's name inside the backup folder. */
   file: string;
 }
@@ -108,7 +113,7 @@ export class Backups {
     if (answer.t === "error") throw new Error(answer.message);
     if (answer.t !== "done") throw new Error(`backup thread answered ${answer.t}`);
     const { t: _t, ...made } = answer;
-    return { file, ...made };
+    return { dir: this.dir, file, ...made };
   }
 
   /**

@@ -22,6 +22,8 @@ const BODY: Record<Lang, string[]> = { en: [], ru: [] };
 const HEAD: Record<Lang, string[]> = { en: [], ru: [] };
 /** `"]},"codes":{"<field>":["<NAME>"]}}`: closes the message and adds the code. */
 const TAIL: string[] = new Array(MAX_CODE + 1).fill("");
+/** The text around a detail (the catalogue's `detail`, split at `{}`), per language; unset: none. */
+const DETAIL: Record<Lang, (readonly [string, string])[]> = { en: [], ru: [] };
 
 for (const def of ERROR_LIST) {
   if (def.code < 100 || def.code > MAX_CODE || STATUS[def.code] !== 0) {
@@ -37,7 +39,24 @@ for (const def of ERROR_LIST) {
     MESSAGE_JSON[lang][def.code] = message;
     HEAD[lang][def.code] = `{"errors":{${JSON.stringify(def.field)}:[${message.slice(0, -1)}`;
     BODY[lang][def.code] = `${HEAD[lang][def.code]}${TAIL[def.code]}`;
+    const detail = def.detail?.[lang];
+    if (detail !== undefined) {
+      const at = detail.indexOf("{}");
+      if (at < 0) throw new Error(`error-bodies.ts: the detail of code ${def.code} has no {}`);
+      DETAIL[lang][def.code] = [detail.slice(0, at), detail.slice(at + 2)];
+    }
   }
+}
+
+/** `extra` worded by the code's detail in `lang` (`at most 6`), or as it is when it has none. */
+export function errorDetail(code: number, lang: Lang, extra: string): string {
+  const around = DETAIL[lang][known(code)];
+  return around === undefined ? extra : `${around[0]}${extra}${around[1]}`;
+}
+
+/** ` (<extra>)` as JSON string text, worded by the code's detail in `lang` when it has one. */
+function extraText(code: number, lang: Lang, extra: string): string {
+  return ` (${escapeJsonText(errorDetail(code, lang, extra))})`;
 }
 
 /** A code the catalogue does not hold (a bug elsewhere) answers as INTERNAL rather than crash. */
@@ -68,12 +87,13 @@ export function errorMessage(code: number, lang: Lang): string {
 /**
  * `{"errors":{"<field>":["<message>"]},"codes":{"<field>":["<NAME>"]}}` for one code. Without `extra` this is a pre-built string.
  * `extra` (a limit, a path, the offending channel) is appended to the message in parentheses,
- * JSON-escaped: `"Amount is below the minimum for this pair (0.000001)"`.
+ * JSON-escaped: `"Amount is below the minimum for this pair (0.000001)"`; worded by the code's
+ * `detail` when it has one: `"Amount has too many decimal places (at most 6)"`.
  */
 export function errorBody(code: number, lang: Lang, extra?: string): string {
   const c = known(code);
   if (extra === undefined) return BODY[lang][c];
-  return `${HEAD[lang][c]} (${escapeJsonText(extra)})${TAIL[c]}`;
+  return `${HEAD[lang][c]}${extraText(c, lang, extra)}${TAIL[c]}`;
 }
 
 /**
@@ -104,7 +124,7 @@ export function multiErrorBody(entries: readonly ErrorEntry[], lang: Lang): stri
     }
     names[i].push(`"${NAME[c]}"`);
     const message = MESSAGE_JSON[lang][c];
-    messages[i].push(extra === undefined ? message : `${message.slice(0, -1)} (${escapeJsonText(extra)})"`);
+    messages[i].push(extra === undefined ? message : `${message.slice(0, -1)}${extraText(c, lang, extra)}"`);
   }
   let body = '{"errors":{';
   let codes = '},"codes":{';

@@ -45,6 +45,11 @@ export interface ErrorDef {
    */
   readonly name?: string;
   /**
+   * How the detail a validator adds (a number) reads in each language, `{}` standing for it: the
+   * message then ends in `(<detail>)`. Without it the detail is added as it is, `(<extra>)`.
+   */
+  readonly detail?: { readonly en: string; readonly ru: string };
+  /**
    * For the published catalogue (src/errors/doc.ts): the key under `errors` is the offending
    * field's own name, not `field` (an unknown body field is reported under that field).
    */
@@ -185,6 +190,8 @@ export const ERRORS = {
     field: "price",
     en: "Price has too many decimal places",
     ru: "Слишком много знаков после запятой в цене",
+    // The pair's priceDecimals, so that the client knows what to round to (docs/API.md section 4).
+    detail: { en: "at most {}", ru: "не больше {}" },
   },
   PRICE_TOO_LARGE: {
     code: 216,
@@ -243,6 +250,8 @@ export const ERRORS = {
     field: "amount",
     en: "Amount has too many decimal places",
     ru: "Слишком много знаков после запятой в количестве",
+    // The pair's amountDecimals (a transfer: the currency's scale).
+    detail: { en: "at most {}", ru: "не больше {}" },
   },
   AMOUNT_TOO_LARGE: {
     code: 226,

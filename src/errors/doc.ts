@@ -23,6 +23,12 @@ export function fieldCell(def: ErrorDef): string {
   return def.keyIsFieldName === true ? "the field's own name" : `\`${def.field}\``;
 }
 
+/** The message with its detail, `N` standing for the number the answer gives: `(at most N)`. */
+export function messageCell(def: ErrorDef, lang: "en" | "ru"): string {
+  const detail = def.detail?.[lang];
+  return detail === undefined ? def[lang] : `${def[lang]} (${detail.replace("{}", "N")})`;
+}
+
 export function renderErrorCatalogue(): string {
   const lines = [
     "# Error codes",
@@ -50,7 +56,7 @@ export function renderErrorCatalogue(): string {
     if (seen.has(name)) continue; // an internal failure listed once, as INTERNAL
     seen.add(name);
     lines.push(
-      `| \`${name}\` | ${statusCell(def)} | ${fieldCell(def)} | ${cell(def.en)} | ${cell(def.ru)} |`,
+      `| \`${name}\` | ${statusCell(def)} | ${fieldCell(def)} | ${cell(messageCell(def, "en"))} | ${cell(messageCell(def, "ru"))} |`,
     );
   }
   return `${lines.join("\n")}\n`;

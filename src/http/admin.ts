@@ -34,6 +34,7 @@ import {
 } from "./request.ts";
 import { UUID_RE } from "./request-schemas.ts";
 import { serialize } from "./schemas.ts";
+import { decimalsSaid } from "./validate.ts";
 
 /** What admin operations persist. */
 export type AdminSink = Pick<
@@ -208,7 +209,10 @@ export class Admin {
         if (body.amount === undefined || body.amount === null)
           return sendError(res, info, Code.AMOUNT_REQUIRED, finish);
         const amount = parseDecimal(body.amount, cur.scale);
-        if (typeof amount !== "bigint") return sendError(res, info, Code.AMOUNT_REQUIRED + amount, finish);
+        if (typeof amount !== "bigint") {
+          const [code, extra] = decimalsSaid(Code.AMOUNT_REQUIRED + amount, amount, cur.scale);
+          return sendError(res, info, code, finish, extra);
+        }
         const c = this.ledger.currencyIndex(cur.name);
         if (kind === "deposit") {
           // The ledger's bound (config.ts MAX_LEDGER_VALUE) holds for the currency's total, so
@@ -277,7 +281,7 @@ export class Admin {
       // A failure is a 500: logged at `error` with its cause under the request id the answer names.
       backups.take().then(
         (made) => {
-          log().info({ ...made, dir: backups.dir }, "admin: backup made");
+          log().info(made, "admin: backup made");
           send(res, info, 200, serialize.backup(made), finish);
         },
         (err: unknown) => sendError(res, info, Code.BACKUP_FAILED, finish, undefined, err),

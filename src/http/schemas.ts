@@ -435,8 +435,8 @@ export const pairStatusSchema = {
 /** CONTRACT 14 POST /admin/backup. */
 export const backupSchema = {
   type: "object",
-  properties: { file: str, bytes: int, lastOrderId: int, lastTradeId: int },
-  required: ["file", "bytes", "lastOrderId", "lastTradeId"],
+  properties: { dir: str, file: str, bytes: int, lastOrderId: int, lastTradeId: int },
+  required: ["dir", "file", "bytes", "lastOrderId", "lastTradeId"],
   additionalProperties: false,
 } as const;
 /** CONTRACT 9 GET /admin/fees. */

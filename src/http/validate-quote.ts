@@ -3,12 +3,11 @@
  * [...]}`, 0 to 20 levels a side, bid prices strictly decreasing, ask prices strictly increasing,
  * each level valid as a limit order of the pair (src/http/validate.ts), and the best bid below the
  * best ask. A malformed side is one error on `bids` or `asks` whose text names the first bad level
- * (`bids[2]: PRICE_TOO_PRECISE`); nothing here answers or changes state.
+ * (`bids[2]: PRICE_TOO_MANY_DECIMALS at most 2`); nothing here answers or changes state.
  */
 import type { ExchangeConfig, PairConfig } from "../config.ts";
 import type { QuoteLevel } from "../core/quotes.ts";
-import type { ErrorEntry } from "../errors/bodies.ts";
-import { errorName } from "../errors/bodies.ts";
+import { type ErrorEntry, errorDetail, errorName } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import { BUY, MAX_QUOTE_LEVELS, SELL } from "../protocol/pair/engine.ts";
 import { unknownFields } from "./json-body.ts";
@@ -91,7 +90,9 @@ function side(
     const amount = parseAmount(level[1], p, bad);
     if (bad.length > 0) {
       const [c, extra] = bad[0];
-      errors.push([code, `${at}: ${errorName(c)}${extra === undefined ? "" : ` ${extra}`}`]);
+      // The detail of a level is in English, as the rest of this text.
+      const detail = extra === undefined ? "" : ` ${errorDetail(c, "en", extra)}`;
+      errors.push([code, `${at}: ${errorName(c)}${detail}`]);
       return null;
     }
     if (i > 0) {

@@ -20,7 +20,7 @@ import type { ErrorEntry } from "../errors/bodies.ts";
 import { amountParseError, Code, priceParseError } from "../errors/catalogue.ts";
 import { BUY, SELL } from "../protocol/pair/engine.ts";
 import { MAX_SAFE, readSmallInteger } from "../util/integers.ts";
-import { formatDecimal, parseDecimal } from "../util/numbers.ts";
+import { formatDecimal, ParseError, parseDecimal } from "../util/numbers.ts";
 import { unknownFields } from "./json-body.ts";
 import { MAX_ORDER_ID, MAX_QUERY_INTEGER, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./request-schemas.ts";
 
@@ -60,10 +60,18 @@ export function orderIdOf(id: unknown): number {
   return n < 0 ? -Code.ORDER_ID_INVALID : n;
 }
 
+/**
+ * The error of a parse failure; too many decimals says how many the field takes ("at most 6",
+ * docs/API.md section 4), so that the client knows what to round to.
+ */
+export function decimalsSaid(code: number, error: ParseError, decimals: number): ErrorEntry {
+  return error === ParseError.TooManyDecimals ? [code, String(decimals)] : [code];
+}
+
 /** An order amount of pair `p` in lots (CONTRACT 2.1 bounds), or 0 with its error pushed. */
 export function parseAmount(value: unknown, p: PairConfig, errors: ErrorEntry[]): number {
   const a = parseDecimal(value, p.amountDecimals);
-  if (typeof a !== "bigint") errors.push([amountParseError(a)]);
+  if (typeof a !== "bigint") errors.push(decimalsSaid(amountParseError(a), a, p.amountDecimals));
   else if (a < p.minAmount)
     errors.push([Code.AMOUNT_BELOW_MIN, formatDecimal(p.minAmount, p.amountDecimals)]);
   else if (a > p.maxAmount)
@@ -75,7 +83,7 @@ export function parseAmount(value: unknown, p: PairConfig, errors: ErrorEntry[])
 /** A limit price of pair `p` in ticks (CONTRACT 2.1 bounds), or 0 with its error pushed. */
 export function parsePrice(value: unknown, p: PairConfig, errors: ErrorEntry[]): number {
   const pr = parseDecimal(value, p.priceDecimals);
-  if (typeof pr !== "bigint") errors.push([priceParseError(pr)]);
+  if (typeof pr !== "bigint") errors.push(decimalsSaid(priceParseError(pr), pr, p.priceDecimals));
   else if (pr > p.maxPrice) errors.push([Code.PRICE_ABOVE_MAX, formatDecimal(p.maxPrice, p.priceDecimals)]);
   else return Number(pr);
   return 0;

@@ -228,8 +228,10 @@ describe("online backup", () => {
     const r = await cli(["backup", "--url", server.origin, "--admin-token", server.adminToken!]);
     assert.equal(r.code, 0, r.err);
     const printed = JSON.parse(r.out) as BackupAnswer;
-    assert.deepEqual(Object.keys(printed).sort(), ["bytes", "file", "lastOrderId", "lastTradeId"]);
-    assert.equal((await stat(join(backupDir, printed.file))).size, printed.bytes);
+    assert.deepEqual(Object.keys(printed).sort(), ["bytes", "dir", "file", "lastOrderId", "lastTradeId"]);
+    // The folder is in the answer: the copy is found without knowing the server's settings.
+    assert.equal(printed.dir, backupDir);
+    assert.equal((await stat(join(printed.dir, printed.file))).size, printed.bytes);
 
     const [a, b] = await Promise.all([server.admin.backup(), server.admin.backup()]);
     const files = [expectOk(a).file, expectOk(b).file];

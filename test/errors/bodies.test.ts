@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import {
   errorBody,
+  errorDetail,
   errorField,
   errorMessage,
   errorName,
@@ -50,6 +51,16 @@ describe("errorBody", () => {
     });
   });
 
+  it("words the extra by the code's detail in each language: how many decimals a field takes", () => {
+    assert.deepEqual(JSON.parse(errorBody(Code.AMOUNT_TOO_MANY_DECIMALS, "en", "6")).errors, {
+      amount: ["Amount has too many decimal places (at most 6)"],
+    });
+    assert.deepEqual(JSON.parse(errorBody(Code.PRICE_TOO_MANY_DECIMALS, "ru", "2")).errors, {
+      price: ["Слишком много знаков после запятой в цене (не больше 2)"],
+    });
+    assert.equal(errorDetail(Code.AMOUNT_BELOW_MIN, "ru", "0.1"), "0.1");
+  });
+
   it("stays valid JSON whatever the extra text (property)", () => {
     fc.assert(
       fc.property(
@@ -57,7 +68,9 @@ describe("errorBody", () => {
         fc.string({ unit: "binary" }),
         (code, extra) => {
           const parsed = JSON.parse(errorBody(code, "en", extra)) as { errors: Record<string, string[]> };
-          assert.deepEqual(parsed.errors[errorField(code)], [`${errorMessage(code, "en")} (${extra})`]);
+          assert.deepEqual(parsed.errors[errorField(code)], [
+            `${errorMessage(code, "en")} (${errorDetail(code, "en", extra)})`,
+          ]);
         },
       ),
     );
@@ -115,7 +128,8 @@ describe("multiErrorBody", () => {
           const expected: Record<string, string[]> = {};
           const codes: Record<string, string[]> = {};
           for (const [code, extra] of entries) {
-            const message = errorMessage(code, lang) + (extra === undefined ? "" : ` (${extra})`);
+            const message =
+              errorMessage(code, lang) + (extra === undefined ? "" : ` (${errorDetail(code, lang, extra)})`);
             const field = errorField(code);
             expected[field] = [...(expected[field] ?? []), message];
             codes[field] = [...(codes[field] ?? []), errorName(code)];
