@@ -1,5 +1,5 @@
 /**
- * The client library (`exchange-server/client`): the REST client (./rest.ts), the live feeds (./book.ts,
+ * The client library (`exchange-client`, and `exchange-server/client` beside the server): the REST client (./rest.ts), the live feeds (./book.ts,
  * ./market-data.ts, ./stream.ts), the book checksum (./checksum.ts), trading sessions (./session.ts)
  * and the wire types (./types.ts). Every module imports what it needs from its neighbours, never
  * from this one, so none is in an import cycle.

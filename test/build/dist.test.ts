@@ -1,15 +1,15 @@
 /**
  * The built package: `npm run build` once (the web page, then server, workers, client and CLI), then
  *   - the production server (`node dist/src/main.js`, no tsx) starts, answers /health and trades,
- *   - the client is usable from plain JavaScript through the package exports (`exchange-server/client`),
+ *   - the client is usable from plain JavaScript through the package exports (`exchange-server/client`;
+ *     the client's own package, `exchange-client`, is test/build/client-package.test.ts),
  *   - the `exchange` CLI (the package's bin) drives a real server: user create, deposit, order
  *     place / cancel / cancel-all, tail.
  * Every child process is a real node process on the built output.
  */
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
@@ -114,55 +114,6 @@ describe("the built package", () => {
       timeout: 20_000,
     });
     assert.deepEqual(JSON.parse(stdout), { pairs: ["btc_usdt", "eth_usdt", "eth_btc"], stream: "exchanges" });
-  });
-
-  test("another project installs the packed package, imports exchange-server/client and runs exchange", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "exchange-pack-"));
-    try {
-      // Built in before(): pack what `npm pack` would ship, without building a second time.
-      const packed = await run("npm", ["pack", "--ignore-scripts", "--pack-destination", dir], {
-        cwd: REPO_ROOT,
-        timeout: 60_000,
-      });
-      const tarball = join(dir, packed.stdout.trim().split("\n").pop()!);
-      const app = join(dir, "app");
-      await run("mkdir", [app]);
-      writeFileSync(join(app, "package.json"), '{"name":"app","private":true,"type":"module"}\n');
-      await run(
-        "npm",
-        ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--prefer-offline", tarball],
-        {
-          cwd: app,
-          timeout: 120_000,
-        },
-      );
-      const [user] = await server.newUsers(1, { usdt: "1000" });
-      writeFileSync(
-        join(app, "bot.mjs"),
-        `import { ExchangeClient, ok } from "exchange-server/client";
-        import { OrderBookFeed } from "exchange-server/client/book";
-        const [baseUrl, apiToken, secretKey] = process.argv.slice(2);
-        const client = new ExchangeClient({ baseUrl, apiToken, secretKey });
-        const order = ok(await client.createOrder({ pairName: "btc_usdt", tradeType: "limit",
-          directionType: "buy", price: "100", amount: "0.01" }));
-        ok(await client.cancelOrder(order.id));
-        console.log(JSON.stringify({ price: order.price, feed: typeof OrderBookFeed.open }));
-        `,
-      );
-      const bot = await run(process.execPath, ["bot.mjs", server.origin, user.apiToken, user.secretKey], {
-        cwd: app,
-        timeout: 20_000,
-      });
-      assert.deepEqual(JSON.parse(bot.stdout), { price: 100, feed: "function" });
-      const created = await run("npx", ["exchange", "user", "create"], {
-        cwd: app,
-        env: { ...process.env, EXCHANGE_URL: server.origin, ADMIN_TOKEN: server.adminToken! },
-        timeout: 20_000,
-      });
-      assert.match(JSON.parse(created.stdout).uid, /^[0-9a-f-]{36}$/);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 
   test("the CLI creates a user, deposits, places, cancels and cancels all", async () => {

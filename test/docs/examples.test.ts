@@ -125,8 +125,8 @@ async function runDocument(file: string): Promise<string[]> {
     return outputs;
   } finally {
     await server.close();
-    // What `npm pack` (docs/API.md section 13) writes into the repository.
-    rmSync(join(REPO_ROOT, "exchange-server-0.1.0.tgz"), { force: true });
+    // What `npm run pack:client` (docs/API.md section 14) writes into the repository.
+    rmSync(join(REPO_ROOT, "exchange-client-0.1.0.tgz"), { force: true });
   }
 }
 

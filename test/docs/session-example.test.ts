@@ -41,7 +41,7 @@ describe("docs/API.md trading-session example", () => {
   it("runs against a real server: logon, place, amend, cancel, an error body, close", async () => {
     const user = await server.newUser({ usdt: "1000" });
     const code = exampleAfter("A full example with the client library")
-      .replace('"exchange-server/client"', JSON.stringify(join(REPO_ROOT, "src", "client", "index.ts")))
+      .replace('"exchange-client"', JSON.stringify(join(REPO_ROOT, "src", "client", "index.ts")))
       .replace("127.0.0.1:8080", `127.0.0.1:${server.port}`);
     writeFileSync(file, code);
     const { stdout } = await run(process.execPath, ["--import", "tsx", file], {
