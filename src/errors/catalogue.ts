@@ -758,8 +758,8 @@ export const ERRORS = {
     code: 421,
     status: 431,
     field: "headers",
-    en: "A request header is too large",
-    ru: "Слишком большой заголовок запроса",
+    en: "Request line and headers together are larger than 4 KiB",
+    ru: "Строка запроса и заголовки вместе больше 4 КиБ",
   },
 
   // 430-439 limits of a trading session (CONTRACT 11.2)
