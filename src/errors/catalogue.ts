@@ -142,6 +142,14 @@ export const ERRORS = {
     en: "Request body must be a JSON object",
     ru: "Тело запроса должно быть JSON-объектом",
   },
+  /** An object repeating a key, at any depth, in a body or a session frame (docs/API.md 8.1). */
+  BODY_DUPLICATE_KEY: {
+    code: 202,
+    status: 400,
+    field: "body",
+    en: "A JSON object in the request repeats a key",
+    ru: "В JSON-объекте запроса повторяется ключ",
+  },
 
   // 210-219 price: 210 + ParseError for parse failures
   PRICE_REQUIRED: {
