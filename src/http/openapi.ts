@@ -43,7 +43,7 @@ import {
 import { errorBodySchema, healthSchema } from "./schemas-contract.ts";
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: "Validation failed: the key names the field (`body` when the body is not a JSON object)",
+  400: "Validation failed: the key names the field (`body` when the body is not a JSON object or an object in it repeats a key)",
   401: "Missing, unknown or revoked token, wrong signature, a replayed nonce, or an X-Timestamp outside X-Recv-Window (key `auth`)",
   403: "A stream channel of another user (key `auth`)",
   404: "Unknown pair in the path (key `pairName`), unknown path (key `path`) or id",
