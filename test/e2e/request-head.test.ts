@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseHttpAnswer, statusesUntilClosed } from "../support/raw-http.ts";
-import { expectOk, sharedServer, type TestServer } from "./harness.ts";
+import { expectOk, sharedServer, TestServer } from "./harness.ts";
 
 const PATH = "/1.0/trade/pairs";
 const PIECE = 1448;
@@ -59,6 +59,18 @@ describe("request heads", () => {
         `${size} bytes in pieces: only /health answered`,
       );
       expectOk(await server.public.health(), `health after a head of ${size} bytes in pieces`);
+    }
+  });
+
+  it("keeps the limit with UWS_HTTP_MAX_HEADERS_SIZE set: the uWebSockets.js build in use does not read it", async () => {
+    const other = await TestServer.start({ env: { UWS_HTTP_MAX_HEADERS_SIZE: "65536" } });
+    try {
+      const inPiecesThere = async (size: number) =>
+        (await statusesUntilClosed(other, headOf(other, size), PIECE)).statuses;
+      assert.deepEqual(await inPiecesThere(MAX_HEAD_BYTES), [200, 200]);
+      assert.deepEqual(await inPiecesThere(MAX_HEAD_BYTES + 1), [200]);
+    } finally {
+      await other.close();
     }
   });
 
