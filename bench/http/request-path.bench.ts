@@ -12,6 +12,12 @@
  * `<timestamp>\n<METHOD>\n<path>\n<body>` fed into the pads piece by piece, the window check) is
  * timed beside the unbound one.
  *
+ * The duplicate-key check of parseJsonBody (src/http/json-body.ts) is timed against the parse
+ * without it (`parseJsonText`) on the order bodies, on a session frame holding one (every session
+ * call pays it) and on a batch of 20 orders (a 2 KB body, nested): a difference of a few hundred ns
+ * on a shared two-core machine, so in rounds of the order without, with, with, without (a drift
+ * over the round falls on both), and the medians over the rounds.
+ *
  * Checksum: every body authenticates, parses and validates (a failure throws).
  */
 import { createHmac } from "node:crypto";
@@ -21,7 +27,7 @@ import { Users } from "../../src/accounts/users.ts";
 import { loadConfig } from "../../src/config.ts";
 import { authenticate, authenticateBound } from "../../src/http/auth.ts";
 import { fastOrderParser } from "../../src/http/fast-order.ts";
-import { parseJsonBody } from "../../src/http/json-body.ts";
+import { parseJsonBody, parseJsonText } from "../../src/http/json-body.ts";
 import { CREATE_FIELDS, validateOrder } from "../../src/http/validate.ts";
 import { taskNs } from "./task-time.ts";
 
@@ -50,6 +56,14 @@ const bodies = [
     .digest("hex");
   return { raw, text, sig: createHmac("sha256", SECRET).update(raw).digest("hex"), boundSig };
 });
+
+/** A session call holding an order body, and a batch of 20 order bodies (duplicate-key check). */
+const frames = bodies.map((b, k) =>
+  Buffer.from(`{"id":${k + 1},"method":"order.create","params":${b.text}}`),
+);
+const batch = Buffer.from(
+  `{"orders":[${Array.from({ length: 20 }, (_, k) => bodies[k % 3].text).join(",")}]}`,
+);
 
 const fast = fastOrderParser(config);
 const hmacKey = new HmacKey(SECRET);
@@ -91,7 +105,7 @@ bench
     if (!verifySignature(hmacKey, b.raw, b.sig)) throw new Error("signature");
     checksum++;
   })
-  .add("body: toString + JSON (exact-number check)", () => {
+  .add("body: toString + JSON (exact-number check, duplicate-key check)", () => {
     const b = next();
     const o = parseJsonBody(b.raw.toString("utf8")) as Record<string, unknown>;
     checksum += (o.pairName as string).length;
@@ -144,10 +158,50 @@ bench
   });
 
 await bench.run();
+
+/** Rounds of tinybench, A B B A each: every label's medians of its p50s, and of (B - A) per round. */
+async function abRounds(label: string, texts: readonly Buffer[], rounds = 7) {
+  let k = 0;
+  const without = () => {
+    checksum += parseJsonText(texts[k++ % texts.length].toString("utf8")) === null ? 0 : 1;
+  };
+  const withCheck = () => {
+    checksum += parseJsonBody(texts[k++ % texts.length].toString("utf8")) === null ? 0 : 1;
+  };
+  const a: number[] = [];
+  const b: number[] = [];
+  const d: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const round = new Bench({ time: 250, warmup: true });
+    round.add("a1", without).add("b1", withCheck).add("b2", withCheck).add("a2", without);
+    await round.run();
+    const [a1, b1, b2, a2] = round.tasks.map((t) => taskNs(t).p50);
+    a.push((a1 + a2) / 2);
+    b.push((b1 + b2) / 2);
+    d.push((b1 + b2 - a1 - a2) / 2);
+  }
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
+  return {
+    step: `duplicate-key check: ${label}`,
+    "without ns (p50)": Math.round(median(a)),
+    "with ns (p50)": Math.round(median(b)),
+    "difference ns": Math.round(median(d)),
+  };
+}
+const checkRows = [
+  await abRounds(
+    "order bodies (about 100 B)",
+    bodies.map((b) => b.raw),
+  ),
+  await abRounds("session frames holding one", frames),
+  await abRounds("batch of 20 orders (2 KB)", [batch]),
+];
+
 console.table(
   bench.tasks.map((t) => {
     const ns = taskNs(t);
     return { step: t.name, "ns/op (mean)": Math.round(ns.mean), "ns/op (p50)": Math.round(ns.p50) };
   }),
 );
+console.table(checkRows);
 console.log(`checksum ${checksum}`);

@@ -147,6 +147,14 @@ export const ERRORS = {
     en: "Request body must be a JSON object",
     ru: "Тело запроса должно быть JSON-объектом",
   },
+  /** An object repeating a key, at any depth, in a body or a session frame (docs/API.md 8.1). */
+  BODY_DUPLICATE_KEY: {
+    code: 202,
+    status: 400,
+    field: "body",
+    en: "A JSON object in the request repeats a key",
+    ru: "В JSON-объекте запроса повторяется ключ",
+  },
 
   // 210-219 price: 210 + ParseError for parse failures
   PRICE_REQUIRED: {
@@ -767,8 +775,8 @@ export const ERRORS = {
     code: 421,
     status: 431,
     field: "headers",
-    en: "A request header is too large",
-    ru: "Слишком большой заголовок запроса",
+    en: "Request line and headers together are larger than 4 KiB",
+    ru: "Строка запроса и заголовки вместе больше 4 КиБ",
   },
 
   // 430-439 limits of a trading session (CONTRACT 11.2)

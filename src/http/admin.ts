@@ -20,7 +20,7 @@ import { log, tokenPrefix } from "../util/log.ts";
 import { formatDecimal, parseDecimal } from "../util/numbers.ts";
 import { nowMicro } from "../util/time.ts";
 import { parseAuthorization } from "./auth.ts";
-import { isJsonObject, parseJsonBody, unknownFields } from "./json-body.ts";
+import { isJsonObject, parseJsonBody, unknownFields, unreadableBodyCode } from "./json-body.ts";
 import {
   type Finish,
   isJsonMediaType,
@@ -137,8 +137,8 @@ export class Admin {
           let body: unknown;
           try {
             body = parseJsonBody(raw.toString("utf8"));
-          } catch {
-            return sendError(res, info, Code.BODY_NOT_JSON, finish);
+          } catch (err) {
+            return sendError(res, info, unreadableBodyCode(err), finish);
           }
           if (!isJsonObject(body)) {
             return sendError(res, info, Code.BODY_NOT_OBJECT, finish);

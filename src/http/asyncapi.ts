@@ -403,7 +403,8 @@ export function buildAsyncApi(
     "frame error",
     { $ref: "#/components/schemas/SessionFrameError" },
     "The answer to a frame that is no call (CONTRACT 11.2): a binary frame or text that is not a JSON " +
-      "object (400, key `body`, id null), a missing or malformed id (400, key `id`, id null), a missing, " +
+      "object, or an object in it that repeats a key (400, key `body`, id null; code BODY_DUPLICATE_KEY), " +
+      "a missing or malformed id (400, key `id`, id null), a missing, " +
       "non-string or unknown method (400, key `method`, the frame's id); 429 TOO_MANY_IN_FLIGHT when " +
       "1,000 calls wait for their answers.",
   );

@@ -43,16 +43,16 @@ import {
 import { errorBodySchema, healthSchema } from "./schemas-contract.ts";
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: "Validation failed: the key names the field (`body` when the body is not a JSON object)",
+  400: "Validation failed: the key names the field (`body` when the body is not a JSON object or an object in it repeats a key)",
   401: "Missing, unknown or revoked token, wrong signature, a replayed nonce, or an X-Timestamp outside X-Recv-Window (key `auth`)",
   403: "A stream channel of another user (key `auth`)",
   404: "Unknown pair in the path (key `pairName`), unknown path (key `path`) or id",
   405: "Method not allowed on this path (key `path`); `Allow` lists the path's methods",
   413: "Body over 64 KiB (key `body`)",
-  414: "Request target (path and query) over 8 KiB (key `path`)",
+  414: "Request target (path and query) over 4 KiB (key `path`)",
   415: "POST media type missing or not application/json (key `body`)",
   426: "A plain GET of the stream endpoint (key `path`)",
-  431: "A header the server reads (Authorization, X-Signature, Content-Type, Accept-Language) over 8 KiB (key `headers`)",
+  431: "Request head (request line and headers) over 4,096 bytes, counted from the target and the headers the server reads (key `headers`)",
   429: "Rate limited (key `rate`); `Retry-After` gives the seconds to wait",
   500: "Internal error (key `server`; no internals)",
   503: "Starting, shutting down, or a pair worker too far behind (key `server`); nothing changed",

@@ -32,7 +32,7 @@ import {
   unboundRefusal,
 } from "./auth.ts";
 import type { CorsPolicy } from "./cors.ts";
-import { isJsonObject, parseJsonBody } from "./json-body.ts";
+import { isJsonObject, parseJsonBody, unreadableBodyCode } from "./json-body.ts";
 import type { ListenKeys } from "./listen-keys.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import {
@@ -320,17 +320,18 @@ export function mountSignedPost(app: TemplatedApp, ctx: RouteContext, route: Pos
         }
       }
       let body: unknown;
+      let unreadable = 0;
       try {
         body = parseJsonBody(raw.toString("utf8"));
-      } catch {
-        body = undefined;
+      } catch (err) {
+        unreadable = unreadableBodyCode(err);
       }
       const isObject = isJsonObject(body);
       // Nonce step (401 on replay); a malformed nonce is a 400 reported after the rate limit.
       const nonceErr = isObject ? consumeNonce(users, key, nonceFromBody(body), nonceUsed) : 0;
       if (nonceErr === Code.AUTH_NONCE_REPLAY) return sendError(res, info, nonceErr, finish);
       if (rateLimited(ctx, res, info, key.token)) return;
-      if (body === undefined) return sendError(res, info, Code.BODY_NOT_JSON, finish);
+      if (unreadable !== 0) return sendError(res, info, unreadable, finish);
       if (!isObject) return sendError(res, info, Code.BODY_NOT_OBJECT, finish);
       if (nonceErr !== 0) return sendError(res, info, nonceErr, finish);
       handle(res, info, key, body as Record<string, unknown>);

@@ -25,7 +25,7 @@ import { type ErrorEntry, errorBody, errorStatus, multiErrorBody } from "../erro
 import { Code } from "../errors/catalogue.ts";
 import { type Lang, pickLanguage } from "../errors/language.ts";
 import type { Reply } from "../http/calls.ts";
-import { isJsonObject, parseJsonBody, unknownFields } from "../http/json-body.ts";
+import { DuplicateKeyError, isJsonObject, parseJsonBody, unknownFields } from "../http/json-body.ts";
 import {
   internalErrorBody,
   MAX_BODY,
@@ -252,7 +252,9 @@ export class SessionHub implements CommitListener {
     let frame: unknown;
     try {
       frame = parseJsonBody(Buffer.from(data).toString("utf8"));
-    } catch {
+    } catch (err) {
+      // Judged with the frame, before its id is read, as a frame that is no object (docs/API.md 13).
+      if (err instanceof DuplicateKeyError) return this.answerNow(ws, c, "null", Code.BODY_DUPLICATE_KEY);
       frame = undefined;
     }
     if (!isJsonObject(frame)) {

@@ -247,7 +247,7 @@ describe("HTTP edges and input", () => {
   });
 
   describe("limits of the request head", () => {
-    it("answers a request target over 8 KiB with 414 errors.path", async () => {
+    it("answers a request target over 4 KiB with 414 errors.path", async () => {
       const res = await rawHttp(server, "GET", `/1.0/trade/pairs?x=${"a".repeat(9000)}`, {});
       assert.equal(res.status, 414, res.text);
       assert.deepEqual(Object.keys((res.body as { errors: object }).errors), ["path"]);
@@ -260,7 +260,7 @@ describe("HTTP edges and input", () => {
       assert.equal(post414.status, 414, post414.text);
     });
 
-    it("answers a header the server reads over 8 KiB with 431 errors.headers", async () => {
+    it("answers a header the server reads that makes the head pass 4 KiB with 431 errors.headers", async () => {
       const res = await rawHttp(server, "GET", "/1.0/trade/pairs", { Authorization: "a".repeat(9000) });
       assert.equal(res.status, 431, res.text);
       assert.deepEqual(Object.keys((res.body as { errors: object }).errors), ["headers"]);

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { LosslessNumber, parseJsonBody } from "../../src/http/json-body.ts";
+import { DuplicateKeyError, LosslessNumber, parseJsonBody } from "../../src/http/json-body.ts";
 import { isJsonMediaType } from "../../src/http/request.ts";
 import { ParseError, parseDecimal } from "../../src/util/numbers.ts";
 
@@ -24,7 +24,79 @@ const jsonNumber = fc
       `${neg ? "-" : ""}${int}${frac === undefined ? "" : `.${frac}`}${exp === undefined ? "" : `${exp[0]}${exp[1]}`}`,
   );
 
+/** A JSON value with its text written by hand, and whether an object in it repeats a key. */
+interface Written {
+  text: string;
+  repeats: boolean;
+}
+
+/** Keys that collide often, hold colons, quotes and backslashes, or name prototype properties. */
+const jsonKey = fc.constantFrom("a", "b", "a:b", ':"', "\\", "__proto__", "constructor", "");
+
+/** A key as JSON may write it: plainly, or with its first character as a \u escape. */
+const keyText = (key: string, escaped: boolean): string =>
+  escaped && key !== ""
+    ? `"\\u${key.charCodeAt(0).toString(16).padStart(4, "0")}${JSON.stringify(key.slice(1)).slice(1)}`
+    : JSON.stringify(key);
+
+/** Whitespace JSON allows between tokens. */
+const space = fc.constantFrom("", " ", "\n\t ");
+
+const { value: writtenValue } = fc.letrec<{ value: Written }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    fc
+      .oneof(
+        jsonNumber,
+        fc.constantFrom("true", "false", "null", '"x:y"', '"\\":"', '"{\\"a\\":1,\\"a\\":2}"'),
+      )
+      .map((text) => ({ text, repeats: false })),
+    fc.array(tie("value"), { maxLength: 4 }).map((items) => ({
+      text: `[${items.map((i) => i.text).join(",")}]`,
+      repeats: items.some((i) => i.repeats),
+    })),
+    fc.array(fc.tuple(jsonKey, fc.boolean(), space, tie("value")), { maxLength: 5 }).map((members) => {
+      const keys = members.map(([k]) => k);
+      return {
+        text: `{${members.map(([k, esc, ws, v]) => `${ws}${keyText(k, esc)}${ws}:${ws}${v.text}`).join(",")}}`,
+        repeats: new Set(keys).size !== keys.length || members.some(([, , , v]) => v.repeats),
+      };
+    }),
+  ),
+}));
+
 describe("parseJsonBody", () => {
+  it("refuses a text in which an object repeats a key, at any depth, whatever the values (property)", () => {
+    fc.assert(
+      fc.property(writtenValue, ({ text, repeats }) => {
+        let refused = false;
+        try {
+          parseJsonBody(text);
+        } catch (err) {
+          assert.ok(err instanceof DuplicateKeyError, `${text}: ${err}`);
+          refused = true;
+        }
+        assert.equal(refused, repeats, text);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("tells a repeated key from a malformed text: a text that is not JSON is a SyntaxError, not a repeat", () => {
+    for (const text of ['{"a":1,"a":}', '{"a":1,"a":1', '{"a":1e400,"a"}', "{nope"]) {
+      assert.throws(
+        () => parseJsonBody(text),
+        (err) => err instanceof SyntaxError && !(err instanceof DuplicateKeyError),
+        text,
+      );
+    }
+    assert.deepEqual(parseJsonBody('{"a":"1:2","b":{"a":1},"c":[{"a":1},{"a":1}]}'), {
+      a: "1:2",
+      b: { a: 1 },
+      c: [{ a: 1 }, { a: 1 }],
+    });
+  });
+
   it("reads every number as the decimal its text writes, at any scale (property)", () => {
     fc.assert(
       fc.property(jsonNumber, fc.integer({ min: 0, max: 18 }), fc.boolean(), (text, scale, padded) => {

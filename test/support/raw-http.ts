@@ -10,6 +10,7 @@
  * - `RawConnection`: a keep-alive connection with one request in flight (bench/load's `raw` client).
  */
 import net from "node:net";
+import { setTimeout as delay } from "node:timers/promises";
 
 /** Where to connect. */
 export interface RawTarget {
@@ -177,6 +178,65 @@ export function openRaw(
   socket.on("error", () => {});
   socket.on("connect", () => socket.write(request, () => {}));
   return { received: () => data, destroy: () => socket.destroy() };
+}
+
+/**
+ * Sends `request`, which must ask `Connection: close`, and resolves once the server closed the
+ * connection with the status of every answer that came back (none when it closed without one) and
+ * the bytes received.
+ *
+ * `pieceBytes` (default: one write) sends it the way a network delivers a long head: that many
+ * bytes per write, `gapMs` apart, each write its own segment (no Nagle). So that the server reads
+ * the first piece on its own whatever the machine's load (a server that falls a few ms behind reads
+ * several pieces at once), a complete `GET /health` goes in the same write as that piece and the rest
+ * waits for its answer, which is then the first status.
+ */
+export function statusesUntilClosed(
+  target: RawTarget,
+  request: string,
+  pieceBytes = Number.POSITIVE_INFINITY,
+  gapMs = 2,
+): Promise<{ statuses: number[]; received: Buffer }> {
+  const bytes = Buffer.from(request, "latin1");
+  const inPieces = pieceBytes < bytes.length;
+  const probe = Buffer.from(requestHead("GET", "/health", `${target.host}:${target.port}`, {}), "latin1");
+  return new Promise((resolveStatuses, reject) => {
+    const socket = net.connect({ host: target.host, port: target.port, noDelay: true });
+    let received = Buffer.alloc(0);
+    let rest = inPieces;
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(
+        new Error(`the server did not close the connection; received ${received.toString("latin1", 0, 300)}`),
+      );
+    }, 10_000);
+    const sendRest = async () => {
+      for (let i = pieceBytes; i < bytes.length && !socket.destroyed; i += pieceBytes) {
+        await delay(gapMs);
+        socket.write(bytes.subarray(i, i + pieceBytes), () => {});
+      }
+    };
+    socket.on("data", (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      if (rest && parseHttpAnswer(received) !== null) {
+        rest = false;
+        void sendRest();
+      }
+    });
+    // A server that closes with part of the request unread resets the connection: what it sent
+    // before is already here.
+    socket.on("error", () => {});
+    socket.on("close", () => {
+      clearTimeout(timer);
+      const statuses = [...received.toString("latin1").matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) =>
+        Number(m[1]),
+      );
+      resolveStatuses({ statuses, received });
+    });
+    socket.on("connect", () => {
+      socket.write(inPieces ? Buffer.concat([probe, bytes.subarray(0, pieceBytes)]) : bytes, () => {});
+    });
+  });
 }
 
 // ---- keep-alive, one request in flight (the load generator's `raw` client) -----------------------
