@@ -200,20 +200,22 @@ describe("npm start", () => {
   const dir = mkdtempSync(path.join(tmpdir(), "exchange-npm-start-"));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("kill <pid of npm start> stops npm, the launcher and the server, and the database closes cleanly", async () => {
+  it("kill <pid of npm start> stops npm, the launcher and the server, the database closes cleanly, and --silent leaves only the server's JSON lines on stdout", async () => {
     const db = path.join(dir, "npm.db");
-    // What `npm start -- ... &` then `kill $!` does: the pid is npm's own.
-    const npm = spawn("npm", ["start", "--", "--host", "127.0.0.1", "--port", "0", "--db", db], {
+    // What `npm start --silent -- ... &` then `kill $!` does (README.md): the pid is npm's own.
+    const npm = spawn("npm", ["start", "--silent", "--", "--host", "127.0.0.1", "--port", "0", "--db", db], {
       cwd: ROOT,
       env: { ...process.env, NODE_TEST_CONTEXT: undefined },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
+    let stdout = "";
     npm.stderr.on("data", (d) => {
       output += d;
     });
     npm.stdout.on("data", (d) => {
       output += d;
+      stdout += d;
     });
     const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
       npm.on("exit", (code, signal) => resolve({ code, signal })),
@@ -239,6 +241,10 @@ describe("npm start", () => {
         timeoutMs: 20_000,
       });
       assert.match(output, /SIGTERM: shutting down/);
+      // `npm start --silent | jq` (README.md): npm's own `> exchange-server@0.1.0 start` lines are
+      // left out, and every line is one of the server's JSON objects.
+      for (const line of stdout.trimEnd().split("\n"))
+        assert.doesNotThrow(() => JSON.parse(line), `not JSON on stdout: ${line}\n${output}`);
       // A clean close checkpoints and removes the WAL files of the database and of its journal.
       for (const leftover of [`${db}-wal`, `${db}-shm`, `${db}.journal-wal`, `${db}.journal-shm`])
         assert.ok(

@@ -30,6 +30,33 @@ describe("docs/ARCHITECTURE.md", () => {
     assert.deepEqual(missing, [], "folders without a line in docs/ARCHITECTURE.md");
   });
 
+  test("has a limits and scope section whose figures are BENCHMARKS.md's", () => {
+    const start = doc.indexOf("## Limits and scope");
+    assert.ok(start >= 0, "no ## Limits and scope section");
+    const section = doc.slice(start, doc.indexOf("\n## ", start + 1));
+    for (const part of ["**One box.**", "**What a box sustains.**", "**What it does not do.**"])
+      assert.ok(section.includes(part), `the section has no ${part}`);
+    const benchmarks = readFileSync(join(REPO_ROOT, "BENCHMARKS.md"), "utf8");
+    const headings = benchmarks
+      .split("\n")
+      .filter((l) => /^#{2,3} /.test(l))
+      .map((l) => l.replace(/^#+ /, ""));
+    const rows = section
+      .split("\n")
+      .filter((l) => l.startsWith("| ") && !l.startsWith("| what") && !l.startsWith("| --"));
+    assert.ok(rows.length >= 5, `only ${rows.length} figures`);
+    for (const row of rows) {
+      const [, measured, cited] = row.split(" | ").map((c) => c.replace(/^\| |\|$/g, "").trim());
+      for (const figure of measured.match(/\d[\d,]*(?:\.\d+)?M?/g) ?? [])
+        assert.ok(
+          benchmarks.includes(figure) || benchmarks.includes(figure.replaceAll(",", "")),
+          `${figure} (${row}) is not a figure of BENCHMARKS.md`,
+        );
+      for (const name of cited.match(/"([^"]+)"/g) ?? [])
+        assert.ok(headings.includes(name.slice(1, -1)), `BENCHMARKS.md has no section ${name}`);
+    }
+  });
+
   test("the README links it", () => {
     const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
     assert.ok(readme.includes("(docs/ARCHITECTURE.md)"));

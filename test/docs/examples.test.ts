@@ -2,8 +2,8 @@
  * The shell examples of README.md and docs/API.md run as a reader would run them: every ```sh block
  * of a document, in the order it is read, in one bash session (`set -euo pipefail`), against a fresh
  * server started here with the ADMIN_TOKEN the document gives. Only the lines that start a server
- * (`... npm start &`) or wait for one (`until curl ... /health ...`) are left out, and the port the
- * documents use (8080) becomes the test server's.
+ * (`... npm start &`, `SERVER=$!`) or wait for one (`until curl ... /health ...`, `for ... curl ...
+ * /health ...`) are left out, and the port the documents use (8080) becomes the test server's.
  *
  * An example breaks the test when a command fails (non-zero exit, an unset variable, a CLI answer
  * that is not 200), when an answer is an error (`"errors"` anywhere in the output: every example is
@@ -13,6 +13,7 @@
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { join } from "node:path";
 import { before, describe, it } from "node:test";
 import { promisify } from "node:util";
@@ -27,11 +28,19 @@ export function shellBlocks(markdown: string): string[] {
   return [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
 }
 
-/** A block without the lines that start or wait for a server, on `port` instead of the docs' one. */
+/**
+ * A block without the lines that start a server (and keep its pid) or wait for one, on `port`
+ * instead of the docs' one.
+ */
 export function runnable(block: string, port: number): string {
   return block
     .split("\n")
-    .filter((line) => !/\bnpm (run )?start\b/.test(line) && !/^\s*until curl .*\/health/.test(line))
+    .filter(
+      (line) =>
+        !/\bnpm (run )?start\b/.test(line) &&
+        !/^SERVER=\$!/.test(line) &&
+        !/^\s*(until|for) .*curl .*\/health/.test(line),
+    )
     .join("\n")
     .replace(new RegExp(`(localhost|127\\.0\\.0\\.1):${DOC_PORT}\\b`, "g"), `$1:${port}`);
 }
@@ -139,7 +148,9 @@ describe("the documents' shell examples", () => {
   it("leave out only the lines that start or wait for a server, and move the port", () => {
     const block = [
       "ADMIN_TOKEN=t npm start &",
+      "SERVER=$!   # its pid",
       "until curl -sf localhost:8080/health >/dev/null; do sleep 0.2; done   # wait",
+      "for _ in $(seq 300); do curl -sf localhost:8080/health >/dev/null && break; kill -0 $SERVER || break; sleep 0.2; done",
       "curl -s localhost:8080/1.0/time",
       "export EXCHANGE_URL=http://127.0.0.1:8080 X=1",
     ].join("\n");
@@ -147,6 +158,39 @@ describe("the documents' shell examples", () => {
       runnable(block, 4321),
       "curl -s localhost:4321/1.0/time\nexport EXCHANGE_URL=http://127.0.0.1:4321 X=1",
     );
+  });
+
+  it("README.md's wait for readiness ends when the server it started refuses to start", async () => {
+    // What the issue saw: a second server on the same database refuses to start, and a wait
+    // that only polled /health went on forever. The README's start and wait lines, with the
+    // launcher of `npm start` (scripts/start.mjs, without the web build) on the first server's
+    // database and another port.
+    const first = await TestServer.start();
+    try {
+      const block = shellBlocks(readFileSync(join(REPO_ROOT, "README.md"), "utf8"))[0];
+      const lines = block.split("\n");
+      const wait = lines.findIndex((line) => /^\s*(until|for) .*curl .*\/health/.test(line));
+      assert.ok(wait > 0, "README's first block waits for /health");
+      // A port nothing listens on: the refusal is the database's, not the port's.
+      const probe = createServer();
+      await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+      const { port } = probe.address() as AddressInfo;
+      await new Promise((resolve) => probe.close(resolve));
+      const script = lines
+        .slice(0, wait + 1)
+        .join("\n")
+        .replace(/\bnpm start\b/, `node scripts/start.mjs --db ${first.dbPath} --port ${port}`)
+        .replaceAll("localhost:8080", `localhost:${port}`);
+      const { code, stdout, stderr } = await bash(`${script}\necho waited`, {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+      });
+      assert.equal(code, 0, stderr);
+      assert.equal(stdout.trim().split("\n").at(-1), "waited", stdout);
+      assert.match(stderr, /config error: .*exchange\.db/, stderr);
+    } finally {
+      await first.close();
+    }
   });
 
   it("README.md's run in order against a fresh server", async () => {
