@@ -10,8 +10,10 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { CreatedOrder, Order } from "../../src/client/index.ts";
 import { ERRORS } from "../../src/errors/catalogue.ts";
+import { SessionSocket } from "../session/helpers.ts";
 import { waitFor } from "../wait.ts";
 import { auditExchange } from "./audit.ts";
+import { dec } from "./decimal.ts";
 import {
   expectError,
   expectOk,
@@ -362,19 +364,62 @@ describe("market-maker controls", () => {
       }
     });
 
-    it("also cancels orders sent just before it, still in the matching engine", async () => {
+    it("also cancels orders sent just before it in one session, still in the matching engine", async () => {
       const u = await server.newUser({ usdt: "100000" });
+      const s = await SessionSocket.logon(server, u, { reports: false });
+      try {
+        // One session runs its calls in the order they arrive (docs/API.md 13), so the cancel-all
+        // comes after the 30 creates, sent in the same burst without waiting for their answers.
+        const creates = Array.from({ length: 30 }, (_, i) =>
+          s.call("order.create", { ...limit("btc_usdt", "buy", String(100 + i), "1") }),
+        );
+        const all = s.call("orders.cancelAll", {});
+        const created = (await Promise.all(creates)).map((a) => {
+          assert.equal(a.status, 200, JSON.stringify(a));
+          return a.result as CreatedOrder;
+        });
+        const answer = await all;
+        assert.equal(answer.status, 200, JSON.stringify(answer));
+        assert.deepEqual(
+          (answer.result as { cancelled: number[] }).cancelled,
+          created.map((o) => o.id).sort((x, y) => x - y),
+        );
+        assert.equal(expectOk(await u.client.openOrders("btc_usdt")).length, 0);
+        assert.equal((await server.balances(u)).get("usdt")!.reserved, 0n);
+      } finally {
+        s.close();
+      }
+    });
+
+    it("cancels exactly the orders it answers when creates race it over REST", async () => {
+      const u = await server.newUser({ usdt: "100000" });
+      // Separate connections reach the server in no set order: whatever it is, each create that
+      // the cancel-all met is in its answer and cancelled, and every other one is still open.
       const creates = Array.from({ length: 30 }, (_, i) =>
         u.client.createOrder(limit("btc_usdt", "buy", String(100 + i), "1")),
       );
       const all = u.client.cancelAllOrders();
       const created = (await Promise.all(creates)).map((r) => expectOk(r));
       const { cancelled } = expectOk(await all);
+      const ids = new Set(created.map((o) => o.id));
       assert.deepEqual(
         cancelled,
-        created.map((o) => o.id).sort((x, y) => x - y),
+        [...cancelled].sort((x, y) => x - y),
+        "ascending",
       );
-      assert.equal(expectOk(await u.client.openOrders("btc_usdt")).length, 0);
+      for (const id of cancelled) assert.ok(ids.has(id), `cancelled ${id}, which is not one of the creates`);
+      const open = expectOk(await u.client.openOrders("btc_usdt")).map((o) => o.id);
+      assert.deepEqual(
+        [...open, ...cancelled].sort((x, y) => x - y),
+        [...ids].sort((x, y) => x - y),
+        "every create is either cancelled by it or still open",
+      );
+      for (const id of cancelled) assert.equal(expectOk(await u.client.order(id)).isCancelled, true);
+      const stillHeld = open.reduce(
+        (sum, id) => sum + dec(String(created.find((o) => o.id === id)!.price)),
+        0n,
+      );
+      assert.equal((await server.balances(u)).get("usdt")!.reserved, stillHeld);
     });
   });
 
