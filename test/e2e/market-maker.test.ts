@@ -462,10 +462,32 @@ describe("market-maker controls", () => {
   });
 
   describe("dead-man's switch (8.7)", () => {
-    it("cancels every open order when the timeout passes without a renewal", async () => {
+    it("keeps every open order until the timeout passes, then cancels them all without a renewal", async () => {
       const u = await server.newUser({ usdt: "1000" });
-      await place(u, "btc_usdt", "buy", "100", "1");
-      await place(u, "eth_usdt", "buy", "100", "1");
+      const a = await place(u, "btc_usdt", "buy", "100", "1");
+      const b = await place(u, "eth_usdt", "buy", "100", "1");
+      const armed = expectOk(await u.client.cancelAllAfter(10)).triggerTime;
+      // Not at once: a witness armed after u's switch, with a shorter timeout, fires before it (the
+      // server's triggerTimes say so). Once the witness's order is cancelled, time has passed on
+      // the server, and u's orders must still be open.
+      const witness = await server.newUser({ usdt: "1000" });
+      await place(witness, "btc_usdt", "buy", "99", "1");
+      const witnessFires = expectOk(await witness.client.cancelAllAfter(1)).triggerTime;
+      assert.ok(witnessFires < armed, `the witness fires at ${witnessFires}, u's switch at ${armed}`);
+      await waitFor(async () => expectOk(await witness.client.openOrders("btc_usdt")).length === 0, {
+        what: "the witness's switch to cancel its order",
+        intervalMs: 50,
+      });
+      const stillOpen = [
+        ...expectOk(await u.client.openOrders("btc_usdt")),
+        ...expectOk(await u.client.openOrders("eth_usdt")),
+      ];
+      assert.deepEqual(
+        stillOpen.map((o) => o.id),
+        [a.id, b.id],
+        "open until the timeout",
+      );
+      // A renewal re-arms the switch with its own timeout (docs/API.md 8.7); this one then fires.
       const before = Date.now();
       const { triggerTime } = expectOk(await u.client.cancelAllAfter(1));
       assert.ok(
