@@ -27,11 +27,16 @@ export function shellBlocks(markdown: string): string[] {
   return [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
 }
 
+/** A line that starts the documents' server or waits for it: the test starts its own. */
+function startsOrWaits(line: string): boolean {
+  return /\bnpm (run )?start\b/.test(line) || /^\s*until curl .*\/health/.test(line);
+}
+
 /** A block without the lines that start or wait for a server, on `port` instead of the docs' one. */
 export function runnable(block: string, port: number): string {
   return block
     .split("\n")
-    .filter((line) => !/\bnpm (run )?start\b/.test(line) && !/^\s*until curl .*\/health/.test(line))
+    .filter((line) => !startsOrWaits(line))
     .join("\n")
     .replace(new RegExp(`(localhost|127\\.0\\.0\\.1):${DOC_PORT}\\b`, "g"), `$1:${port}`);
 }
@@ -136,18 +141,22 @@ describe("the documents' shell examples", () => {
     await run(process.execPath, ["scripts/build.mjs"], { cwd: REPO_ROOT, timeout: 180_000 });
   });
 
-  it("leave out only the lines that start or wait for a server, and move the port", () => {
-    const block = [
-      "ADMIN_TOKEN=t npm start &",
-      "until curl -sf localhost:8080/health >/dev/null; do sleep 0.2; done   # wait",
-      "curl -s localhost:8080/1.0/time",
-      "export EXCHANGE_URL=http://127.0.0.1:8080 X=1",
-    ].join("\n");
-    assert.equal(
-      runnable(block, 4321),
-      "curl -s localhost:4321/1.0/time\nexport EXCHANGE_URL=http://127.0.0.1:4321 X=1",
-    );
-  });
+  for (const file of ["README.md", "docs/API.md"]) {
+    it(`${file} starts one server, waits for it once, and names it only where the test can move it`, () => {
+      // The runs below leave out exactly the document's server start and readiness wait, and move
+      // its port: any other line left out would be an example skipped unseen, and a port not moved
+      // an example talking to some other server on 8080.
+      const blocks = shellBlocks(readFileSync(join(REPO_ROOT, file), "utf8"));
+      const leftOut = blocks.flatMap((b) => b.split("\n").filter(startsOrWaits));
+      assert.equal(leftOut.length, 2, `${file} leaves out: ${leftOut.join(" | ")}`);
+      assert.match(leftOut[0], /^ADMIN_TOKEN=\S+ npm start &$/);
+      assert.match(leftOut[1], new RegExp(`^until curl -sf localhost:${DOC_PORT}/health `));
+      for (const b of blocks) {
+        const port = new RegExp(`\\b${DOC_PORT}\\b`);
+        assert.ok(!port.test(runnable(b, 4321)), `${file}: port ${DOC_PORT} not moved in\n${b}`);
+      }
+    });
+  }
 
   it("README.md's run in order against a fresh server", async () => {
     const outputs = await runDocument("README.md");
