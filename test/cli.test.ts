@@ -3,15 +3,18 @@
  * `--recv-window`, and the old form with `--signature legacy`. What it sends is read by a plain
  * node:http listener that records the request; that it is accepted, by the real server. The
  * `session` commands (CONTRACT 11: place, cancel, tail of the execution reports) against a real
- * server, the tail also as a process stopped with Ctrl-C.
+ * server, the tail also as a process stopped with Ctrl-C. The admin commands `api-key create` and
+ * `withdraw`, and the public reads `book` and `history`, against a real server: what they print and
+ * what they changed, read back over REST.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { run } from "../src/cli.ts";
-import { boundSigningText, signText } from "../src/client/index.ts";
+import { boundSigningText, type OrderBook, type PublicTrade, signText } from "../src/client/index.ts";
 import { expectOk, limit, REPO_ROOT, TestServer, type TestUser } from "./e2e/harness.ts";
 import { waitFor } from "./wait.ts";
 
@@ -278,6 +281,122 @@ describe("exchange session", () => {
       assert.doesNotMatch(stderr, /dropped|reconnecting/, stderr);
     } finally {
       child.kill("SIGKILL");
+    }
+  });
+});
+
+describe("exchange admin and market commands", () => {
+  let server: TestServer;
+
+  before(async () => {
+    server = await TestServer.start();
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  const admin = () => ["--url", server.origin, "--admin-token", server.adminToken!];
+
+  it("creates another API key with api-key create, which then signs for the same user", async () => {
+    const u = await server.newUser({ usdt: "25" });
+    const created = await cli(["api-key", "create", u.uid, ...admin()]);
+    assert.equal(created.code, 0, created.err);
+    const key = JSON.parse(created.out) as { apiToken: string; secretKey: string };
+    assert.deepEqual(Object.keys(key).sort(), ["apiToken", "secretKey"]);
+    assert.match(key.apiToken, /^[0-9a-f]{32,}$/);
+    assert.match(key.secretKey, /^[0-9a-f]{32,}$/);
+    assert.notEqual(key.apiToken, u.apiToken);
+    // The new key signs for the same user: its balances, through the command too.
+    const signed = ["--url", server.origin, "--token", key.apiToken, "--secret", key.secretKey];
+    const balances = await cli(["balances", "btc_usdt", ...signed]);
+    assert.equal(balances.code, 0, balances.err);
+    assert.deepEqual(JSON.parse(balances.out)[1], { currency: "usdt", balance: "25", reserved: "0" });
+    const view = await cli(["user", u.uid, ...admin()]);
+    assert.equal(view.code, 0, view.err);
+    const prefixes = (
+      JSON.parse(view.out) as { apiKeys: { apiTokenPrefix: string; revoked: boolean }[] }
+    ).apiKeys
+      .map((k) => `${k.apiTokenPrefix} ${k.revoked}`)
+      .sort();
+    assert.deepEqual(
+      prefixes,
+      [`${u.apiToken.slice(0, 8)} false`, `${key.apiToken.slice(0, 8)} false`].sort(),
+    );
+
+    const unknown = await cli(["api-key", "create", randomUUID(), ...admin()]);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.err, /^HTTP 400: .*UID_UNKNOWN/);
+    const noAdmin = await cli(["api-key", "create", u.uid, "--url", server.origin]);
+    assert.equal(noAdmin.code, 2);
+    assert.match(noAdmin.err, /needs --admin-token/);
+    assert.equal((await cli(["api-key", "create", ...admin()])).code, 2, "no UID");
+    assert.equal((await cli(["api-key", "revoke", u.uid, ...admin()])).code, 2, "no such subcommand");
+  });
+
+  it("withdraws with withdraw UID CURRENCY AMOUNT, and refuses more than the available balance", async () => {
+    const u = await server.newUser({ usdt: "100" });
+    const held = expectOk(await u.client.createOrder(limit("btc_usdt", "buy", "10", "1")));
+    const r = await cli(["withdraw", u.uid, "usdt", "40.5", ...admin()]);
+    assert.equal(r.code, 0, r.err);
+    assert.deepEqual(JSON.parse(r.out), { currency: "usdt", balance: "49.5" });
+    assert.deepEqual((await server.balanceTable(u)).usdt, ["49.5", "10"]);
+    const transfers = expectOk(await u.client.transfers());
+    assert.deepEqual(
+      transfers.items.map((t) => [t.type, t.currency, t.amount]),
+      [
+        ["withdraw", "usdt", "40.5"],
+        ["deposit", "usdt", "100"],
+      ],
+    );
+
+    // The 10 held by the open order cannot be withdrawn: nothing changes.
+    const tooMuch = await cli(["withdraw", u.uid, "usdt", "49.51", ...admin()]);
+    assert.equal(tooMuch.code, 1);
+    assert.match(tooMuch.err, /^HTTP 400: .*"amount"/);
+    assert.deepEqual((await server.balanceTable(u)).usdt, ["49.5", "10"]);
+    assert.equal(expectOk(await u.client.transfers()).total, 2);
+    assert.equal((await cli(["withdraw", u.uid, "usdt", "1", "--url", server.origin])).code, 2);
+    assert.equal((await cli(["withdraw", u.uid, "usdt", ...admin()])).code, 2, "no AMOUNT");
+    expectOk(await u.client.cancelOrder(held.id));
+  });
+
+  it("prints a pair's book with book PAIR and its trades with history PAIR, as the REST reads do", async () => {
+    const [maker, taker] = await server.newUsers(2, { btc: "1", usdt: "10000" });
+    expectOk(await maker.client.createOrder(limit("btc_usdt", "sell", "100", "0.5")));
+    expectOk(await maker.client.createOrder(limit("btc_usdt", "sell", "101", "0.25")));
+    expectOk(await maker.client.createOrder(limit("btc_usdt", "buy", "90", "0.1")));
+    expectOk(await taker.client.createOrder(limit("btc_usdt", "buy", "100", "0.2")));
+    const url = ["--url", server.origin];
+
+    const book = await cli(["book", "btc_usdt", ...url]);
+    assert.equal(book.code, 0, book.err);
+    const printed = JSON.parse(book.out) as OrderBook;
+    assert.deepEqual(
+      [printed.sell, printed.buy],
+      [
+        [
+          { price: 100, amount: 0.3 },
+          { price: 101, amount: 0.25 },
+        ],
+        [{ price: 90, amount: 0.1 }],
+      ],
+    );
+    assert.deepEqual(printed, expectOk(await server.public.orderBook("btc_usdt")));
+
+    const history = await cli(["history", "btc_usdt", ...url]);
+    assert.equal(history.code, 0, history.err);
+    const trades = JSON.parse(history.out) as PublicTrade[];
+    assert.deepEqual(
+      trades.map((t) => [t.price, t.amount, t.directionType, t.tradeType]),
+      [[100, 0.2, "buy", "limit"]],
+    );
+    assert.deepEqual(trades, expectOk(await server.public.history("btc_usdt")));
+
+    for (const cmd of ["book", "history"]) {
+      const unknown = await cli([cmd, "nope_nope", ...url]);
+      assert.equal(unknown.code, 1, cmd);
+      assert.match(unknown.err, /^HTTP 404: .*pairName/);
+      assert.equal((await cli([cmd, ...url])).code, 2, `${cmd} without PAIR`);
     }
   });
 });

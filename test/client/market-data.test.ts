@@ -4,9 +4,6 @@
  * after 500 crossing and cancelling orders, holds exactly `GET .../orders/l3`, its levels are
  * `GET .../orders` (checksum included) and queue positions follow time priority; BboFeed follows
  * the best bid and offer.
- *
- * These need the server side of CONTRACT 13 (branch `market-data`). Until it is merged the server
- * answers 404 on `GET .../orders/l3` and every test here is skipped, saying so.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -24,21 +21,16 @@ import { limit, TestServer } from "../e2e/harness.ts";
 import { mulberry32 } from "../support/prng.ts";
 import { waitFor } from "../wait.ts";
 
-const NOT_MERGED = "the server has no CONTRACT 13 market data yet (GET .../orders/l3 answers 404)";
-
 describe("market data for makers on a real server", () => {
   let server: TestServer;
-  let missing = false;
   before(async () => {
     server = await TestServer.start();
-    missing = (await server.public.orderBookL3("btc_usdt")).status === 404;
   });
   after(async () => {
     await server?.close();
   });
 
-  test("OrderBookFeed resyncs from REST when a message's checksum does not match its book", async (t) => {
-    if (missing) return t.skip(NOT_MERGED);
+  test("OrderBookFeed resyncs from REST when a message's checksum does not match its book", async () => {
     const [a] = await server.newUsers(1, { btc: "100" });
     const reasons: string[] = [];
     const errors: Error[] = [];
@@ -81,8 +73,7 @@ describe("market data for makers on a real server", () => {
     }
   });
 
-  test("L3BookFeed equals GET .../orders/l3 after 500 crossing and cancelling orders", async (t) => {
-    if (missing) return t.skip(NOT_MERGED);
+  test("L3BookFeed equals GET .../orders/l3 after 500 crossing and cancelling orders", async () => {
     const users = await server.newUsers(2, { btc: "1000", usdt: "100000000" });
     const resyncs: string[] = [];
     const feed = await L3BookFeed.open({
@@ -127,7 +118,9 @@ describe("market data for makers on a real server", () => {
           if (ids.length > 0) assert.equal((await users[u].client.cancelOrders(ids)).status, 200);
         }
       }
-      const l3 = (await server.public.orderBookL3("btc_usdt")).body as L3Snapshot;
+      const l3Answer = await server.public.orderBookL3("btc_usdt");
+      assert.equal(l3Answer.status, 200, l3Answer.text);
+      const l3 = l3Answer.body as L3Snapshot;
       await waitFor(() => feed.seq >= l3.seq, { what: "the feed to reach the REST seq", timeoutMs: 30_000 });
       assert.deepEqual(feed.snapshot(), l3);
       assert.ok(l3.buy.length + l3.sell.length > 0, "some orders rest");

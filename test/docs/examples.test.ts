@@ -28,19 +28,20 @@ export function shellBlocks(markdown: string): string[] {
   return [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
 }
 
-/**
- * A block without the lines that start a server (and keep its pid) or wait for one, on `port`
- * instead of the docs' one.
- */
+/** A line that starts the documents' server, keeps its pid or waits for it: the test starts its own. */
+function startsOrWaits(line: string): boolean {
+  return (
+    /\bnpm (run )?start\b/.test(line) ||
+    /^SERVER=\$!/.test(line) ||
+    /^\s*(until|for) .*curl .*\/health/.test(line)
+  );
+}
+
+/** A block without the lines that start or wait for a server, on `port` instead of the docs' one. */
 export function runnable(block: string, port: number): string {
   return block
     .split("\n")
-    .filter(
-      (line) =>
-        !/\bnpm (run )?start\b/.test(line) &&
-        !/^SERVER=\$!/.test(line) &&
-        !/^\s*(until|for) .*curl .*\/health/.test(line),
-    )
+    .filter((line) => !startsOrWaits(line))
     .join("\n")
     .replace(new RegExp(`(localhost|127\\.0\\.0\\.1):${DOC_PORT}\\b`, "g"), `$1:${port}`);
 }
@@ -145,20 +146,23 @@ describe("the documents' shell examples", () => {
     await run(process.execPath, ["scripts/build.mjs"], { cwd: REPO_ROOT, timeout: 180_000 });
   });
 
-  it("leave out only the lines that start or wait for a server, and move the port", () => {
-    const block = [
-      "ADMIN_TOKEN=t npm start &",
-      "SERVER=$!   # its pid",
-      "until curl -sf localhost:8080/health >/dev/null; do sleep 0.2; done   # wait",
-      "for _ in $(seq 300); do curl -sf localhost:8080/health >/dev/null && break; kill -0 $SERVER || break; sleep 0.2; done",
-      "curl -s localhost:8080/1.0/time",
-      "export EXCHANGE_URL=http://127.0.0.1:8080 X=1",
-    ].join("\n");
-    assert.equal(
-      runnable(block, 4321),
-      "curl -s localhost:4321/1.0/time\nexport EXCHANGE_URL=http://127.0.0.1:4321 X=1",
-    );
-  });
+  for (const file of ["README.md", "docs/API.md"]) {
+    it(`${file} starts one server, waits for it once, and names it only where the test can move it`, () => {
+      // The runs below leave out exactly the document's server start and readiness wait, and move
+      // its port: any other line left out would be an example skipped unseen, and a port not moved
+      // an example talking to some other server on 8080.
+      const blocks = shellBlocks(readFileSync(join(REPO_ROOT, file), "utf8"));
+      const leftOut = blocks.flatMap((b) => b.split("\n").filter(startsOrWaits));
+      assert.equal(leftOut.length, 3, `${file} leaves out: ${leftOut.join(" | ")}`);
+      assert.match(leftOut[0], /^ADMIN_TOKEN=\S+ npm start &$/);
+      assert.match(leftOut[1], /^SERVER=\$!/);
+      assert.match(leftOut[2], new RegExp(`^for _ in .*curl -sf localhost:${DOC_PORT}/health `));
+      for (const b of blocks) {
+        const port = new RegExp(`\\b${DOC_PORT}\\b`);
+        assert.ok(!port.test(runnable(b, 4321)), `${file}: port ${DOC_PORT} not moved in\n${b}`);
+      }
+    });
+  }
 
   it("README.md's wait for readiness ends when the server it started refuses to start", async () => {
     // What the issue saw: a second server on the same database refuses to start, and a wait

@@ -7,6 +7,8 @@
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
 import type { Order } from "../../src/client/index.ts";
+import { SessionSocket } from "../session/helpers.ts";
+import { waitFor } from "../wait.ts";
 import { auditExchange, textBook } from "./audit.ts";
 import { dec } from "./decimal.ts";
 import {
@@ -314,15 +316,68 @@ describe("time in force, post-only and amend", () => {
       assert.deepEqual(expectError(ex, 400, "orderId"), ["Order already executed"]);
     });
 
-    it("handles many amends of one order sent at once, one after the other", async () => {
+    it("applies many amends of one order pipelined in one session in the order they were sent", async () => {
       const u = await server.newUser({ usdt: "10000" });
       const o = await place(u, "btc_usdt", "buy", "100", "1");
-      const answers = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => u.client.amendOrder({ orderId: o.id, price: String(101 + i) })),
-      );
-      for (const a of answers) expectOk(a);
-      assert.equal(expectOk(await u.client.order(o.id)).price, 110);
-      assert.equal(await reserved(u, "usdt"), dec("110"));
+      const s = await SessionSocket.logon(server, u, { reports: false });
+      try {
+        // One session runs its calls in the order they arrive (docs/API.md 13): the last one sent wins.
+        const answers = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            s.call("order.amend", { orderId: o.id, price: String(101 + i) }),
+          ),
+        );
+        assert.deepEqual(
+          answers.map((a) => [a.status, (a.result as Order).price]),
+          Array.from({ length: 10 }, (_, i) => [200, 101 + i]),
+          "each amend answered with the price it set",
+        );
+        const answered = s.frames.filter((f) => "status" in f && f.id !== 1).map((f) => f.id);
+        assert.deepEqual(answered, [2, 3, 4, 5, 6, 7, 8, 9, 10, 11], "answered in the order sent");
+        assert.equal(expectOk(await u.client.order(o.id)).price, 110);
+        assert.equal(await reserved(u, "usdt"), dec("110"));
+        assert.deepEqual(await book("btc_usdt"), { buy: [{ price: "110", amount: "1" }], sell: [] });
+      } finally {
+        s.close();
+      }
+    });
+
+    it("applies each of many amends of one order sent at once over REST exactly once", async () => {
+      const u = await server.newUser({ usdt: "10000" });
+      const o = await place(u, "btc_usdt", "buy", "100", "1");
+      const stream = await server.stream([`user_orders:${u.uid}`], u);
+      try {
+        // Separate connections: the order they reach the server in is not theirs to choose. What
+        // holds whatever it is: every amend applied once, and the order ends as the last one applied
+        // left it (user_orders sends the order after each change in commit order, docs/API.md 12.2).
+        const prices = Array.from({ length: 10 }, (_, i) => 101 + i);
+        const answers = await Promise.all(
+          prices.map((price) => u.client.amendOrder({ orderId: o.id, price: String(price) })),
+        );
+        assert.deepEqual(
+          answers.map((a) => expectOk(a).price),
+          prices,
+          "each amend answered with the price it set",
+        );
+        const changes = await waitFor(
+          () => {
+            const seen = stream.messages.filter((m) => (m.data as Order).id === o.id);
+            return seen.length >= prices.length && seen.map((m) => (m.data as Order).price);
+          },
+          { what: "the ten amends on user_orders" },
+        );
+        assert.deepEqual(
+          [...changes].sort((a, b) => a - b),
+          prices,
+          "each amend streamed once",
+        );
+        const last = changes[changes.length - 1];
+        assert.equal(expectOk(await u.client.order(o.id)).price, last);
+        assert.equal(await reserved(u, "usdt"), dec(String(last)));
+        assert.deepEqual(await book("btc_usdt"), { buy: [{ price: String(last), amount: "1" }], sell: [] });
+      } finally {
+        await stream.close();
+      }
     });
   });
 

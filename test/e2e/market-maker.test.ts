@@ -10,8 +10,10 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { CreatedOrder, Order } from "../../src/client/index.ts";
 import { ERRORS } from "../../src/errors/catalogue.ts";
+import { SessionSocket } from "../session/helpers.ts";
 import { waitFor } from "../wait.ts";
 import { auditExchange } from "./audit.ts";
+import { dec } from "./decimal.ts";
 import {
   expectError,
   expectOk,
@@ -362,19 +364,62 @@ describe("market-maker controls", () => {
       }
     });
 
-    it("also cancels orders sent just before it, still in the matching engine", async () => {
+    it("also cancels orders sent just before it in one session, still in the matching engine", async () => {
       const u = await server.newUser({ usdt: "100000" });
+      const s = await SessionSocket.logon(server, u, { reports: false });
+      try {
+        // One session runs its calls in the order they arrive (docs/API.md 13), so the cancel-all
+        // comes after the 30 creates, sent in the same burst without waiting for their answers.
+        const creates = Array.from({ length: 30 }, (_, i) =>
+          s.call("order.create", { ...limit("btc_usdt", "buy", String(100 + i), "1") }),
+        );
+        const all = s.call("orders.cancelAll", {});
+        const created = (await Promise.all(creates)).map((a) => {
+          assert.equal(a.status, 200, JSON.stringify(a));
+          return a.result as CreatedOrder;
+        });
+        const answer = await all;
+        assert.equal(answer.status, 200, JSON.stringify(answer));
+        assert.deepEqual(
+          (answer.result as { cancelled: number[] }).cancelled,
+          created.map((o) => o.id).sort((x, y) => x - y),
+        );
+        assert.equal(expectOk(await u.client.openOrders("btc_usdt")).length, 0);
+        assert.equal((await server.balances(u)).get("usdt")!.reserved, 0n);
+      } finally {
+        s.close();
+      }
+    });
+
+    it("cancels exactly the orders it answers when creates race it over REST", async () => {
+      const u = await server.newUser({ usdt: "100000" });
+      // Separate connections reach the server in no set order: whatever it is, each create that
+      // the cancel-all met is in its answer and cancelled, and every other one is still open.
       const creates = Array.from({ length: 30 }, (_, i) =>
         u.client.createOrder(limit("btc_usdt", "buy", String(100 + i), "1")),
       );
       const all = u.client.cancelAllOrders();
       const created = (await Promise.all(creates)).map((r) => expectOk(r));
       const { cancelled } = expectOk(await all);
+      const ids = new Set(created.map((o) => o.id));
       assert.deepEqual(
         cancelled,
-        created.map((o) => o.id).sort((x, y) => x - y),
+        [...cancelled].sort((x, y) => x - y),
+        "ascending",
       );
-      assert.equal(expectOk(await u.client.openOrders("btc_usdt")).length, 0);
+      for (const id of cancelled) assert.ok(ids.has(id), `cancelled ${id}, which is not one of the creates`);
+      const open = expectOk(await u.client.openOrders("btc_usdt")).map((o) => o.id);
+      assert.deepEqual(
+        [...open, ...cancelled].sort((x, y) => x - y),
+        [...ids].sort((x, y) => x - y),
+        "every create is either cancelled by it or still open",
+      );
+      for (const id of cancelled) assert.equal(expectOk(await u.client.order(id)).isCancelled, true);
+      const stillHeld = open.reduce(
+        (sum, id) => sum + dec(String(created.find((o) => o.id === id)!.price)),
+        0n,
+      );
+      assert.equal((await server.balances(u)).get("usdt")!.reserved, stillHeld);
     });
   });
 
@@ -417,10 +462,32 @@ describe("market-maker controls", () => {
   });
 
   describe("dead-man's switch (8.7)", () => {
-    it("cancels every open order when the timeout passes without a renewal", async () => {
+    it("keeps every open order until the timeout passes, then cancels them all without a renewal", async () => {
       const u = await server.newUser({ usdt: "1000" });
-      await place(u, "btc_usdt", "buy", "100", "1");
-      await place(u, "eth_usdt", "buy", "100", "1");
+      const a = await place(u, "btc_usdt", "buy", "100", "1");
+      const b = await place(u, "eth_usdt", "buy", "100", "1");
+      const armed = expectOk(await u.client.cancelAllAfter(10)).triggerTime;
+      // Not at once: a witness armed after u's switch, with a shorter timeout, fires before it (the
+      // server's triggerTimes say so). Once the witness's order is cancelled, time has passed on
+      // the server, and u's orders must still be open.
+      const witness = await server.newUser({ usdt: "1000" });
+      await place(witness, "btc_usdt", "buy", "99", "1");
+      const witnessFires = expectOk(await witness.client.cancelAllAfter(1)).triggerTime;
+      assert.ok(witnessFires < armed, `the witness fires at ${witnessFires}, u's switch at ${armed}`);
+      await waitFor(async () => expectOk(await witness.client.openOrders("btc_usdt")).length === 0, {
+        what: "the witness's switch to cancel its order",
+        intervalMs: 50,
+      });
+      const stillOpen = [
+        ...expectOk(await u.client.openOrders("btc_usdt")),
+        ...expectOk(await u.client.openOrders("eth_usdt")),
+      ];
+      assert.deepEqual(
+        stillOpen.map((o) => o.id),
+        [a.id, b.id],
+        "open until the timeout",
+      );
+      // A renewal re-arms the switch with its own timeout (docs/API.md 8.7); this one then fires.
       const before = Date.now();
       const { triggerTime } = expectOk(await u.client.cancelAllAfter(1));
       assert.ok(

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { sharedServer, TestServer } from "../e2e/harness.ts";
 import { waitFor } from "../wait.ts";
-import { errorOf, type Frame, SessionSocket } from "./helpers.ts";
+import { errorOf, type Frame, SessionSocket, serverTime } from "./helpers.ts";
 
 describe("session calls", () => {
   let server: TestServer;
@@ -211,17 +211,25 @@ describe("session calls", () => {
     const s = await SessionSocket.open(server);
     // ws answers pings by itself: turn that off to be silent.
     (s.ws as unknown as { pong: () => void }).pong = () => {};
-    let pinged = 0;
+    // Bounds on the server's clock only (docs/API.md 13, "Heartbeat and end"): the hello's
+    // serverTime is before the logon, the session's last frame; a GET /time sent once the ping or
+    // the close has arrived answers a time after it. So each difference below is at least how long
+    // the server waited after the last frame, never less, however slow this machine is.
+    const opened = s.frames[0].serverTime as number;
+    const events: string[] = [];
+    let timeAfterPing: Promise<number> | null = null;
     s.ws.on("ping", () => {
-      pinged = Date.now();
+      events.push("ping");
+      timeAfterPing ??= serverTime(server);
     });
+    s.ws.on("close", (code) => events.push(`close ${code}`));
     const a = await s.call("session.logon", { ...s.credentials(u), heartbeatSeconds: 1 });
     assert.equal(a.status, 200);
-    const last = Date.now();
-    assert.equal(await s.closed(5000), 4002);
-    const after = Date.now() - last;
-    assert.ok(after >= 950 && after <= 2200, `closed after ${after} ms`);
-    assert.ok(pinged > 0, "a ping came first");
+    assert.equal(await s.closed(), 4002);
+    const timeAfterClose = await serverTime(server);
+    assert.deepEqual(events, ["ping", "close 4002"], "one ping, then the close");
+    assert.ok((await timeAfterPing!) - opened >= 500, "pinged after half the heartbeat");
+    assert.ok(timeAfterClose - opened >= 1000, "closed after the full heartbeat");
   });
 });
 

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { createHmac, randomBytes } from "node:crypto";
 import WebSocket from "ws";
 import { asyncApi } from "../e2e/asyncapi-check.ts";
-import { expectError, market, type TestServer, type TestUser } from "../e2e/harness.ts";
+import { expectError, expectOk, market, type TestServer, type TestUser } from "../e2e/harness.ts";
 import { waitFor } from "../wait.ts";
 
 export type Frame = Record<string, unknown>;
@@ -165,4 +165,12 @@ export async function clientIdJudgedByDatabase(user: TestUser): Promise<string> 
     "amount",
   );
   return cid;
+}
+
+/**
+ * The server's clock now (`GET /time`). Durations that a test bounds are bounded between times the
+ * server gives, never on this process's clock, which measures the test machine instead.
+ */
+export async function serverTime(server: TestServer): Promise<number> {
+  return expectOk(await server.public.time(), "GET /time").serverTime;
 }

@@ -216,8 +216,6 @@ export class StreamClient {
   readonly messages: StreamMessage[] = [];
   /** Raw text of every message, in order. */
   readonly raw: string[] = [];
-  /** Arrival time (ms, performance.now) of every message. */
-  readonly times: number[] = [];
   closeCode: number | null = null;
   pings = 0;
   private read = 0;
@@ -234,7 +232,6 @@ export class StreamClient {
       // Checked against the AsyncAPI document's messages; a mismatch fails the next wait.
       this.mismatch ??= asyncApi.streamMismatch(message);
       this.messages.push(message);
-      this.times.push(performance.now());
       this.wake();
     });
     ws.on("ping", () => {

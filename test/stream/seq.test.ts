@@ -1,8 +1,8 @@
 /**
  * Book sequence numbers (CONTRACT 9): a client that applies to a REST book with `seq` S every
  * `orders:{pair}` message with `seq` > S, in order, reaches the live book, while orders keep
- * arriving from several users at once; the numbers are consecutive on every connection, and a
- * missing message shows as a jump.
+ * arriving from several users at once; the numbers are consecutive on every connection and name
+ * the same change on each, so a missing message shows as a jump.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -67,6 +67,7 @@ describe("book sequence", () => {
       amount: { steps: 3000, scale: 1e6, digits: 6 },
     });
     const snapshots: RestBook[] = [];
+    let late: StreamClient | undefined;
 
     await pool(
       Array.from({ length: 1500 }, (_, i) => i),
@@ -74,6 +75,7 @@ describe("book sequence", () => {
       async (i) => {
         const u = flow.user();
         // REST snapshots taken in the middle of the flow, as a bot resyncing would.
+        if (i === 700) late = await StreamClient.connect(server, `streams=${topic}`);
         if (i % 300 === 150) {
           const r = await get<RestBook>(server, `/trade/pairs/${pair}/orders`);
           assert.equal(r.status, 200);
@@ -105,18 +107,25 @@ describe("book sequence", () => {
       assert.deepEqual(entries(r.book.sell), entries(expected.sell), `snapshot ${n}: asks`);
     }
 
-    // A lost message is detected as a jump (the client then resyncs from a new snapshot).
-    const first = snapshots[0];
-    const after = messages.filter((m) => m.seq > first.seq);
-    assert.ok(after.length > 10);
-    const lost = after[Math.floor(after.length / 2)].seq;
-    assert.deepEqual(
-      replay(
-        first,
-        messages.filter((m) => m.seq !== lost),
-      ),
-      { gapAfter: lost - 1 },
+    // A seq names one change on every connection: a connection opened in the middle of the flow
+    // gets as its snapshot the book the first connection's messages build at that seq, then the
+    // first connection's messages with the same seqs, so a message lost on one shows as a jump.
+    await untilSeq(late!, live.body.seq, "the late connection to reach the live seq");
+    const lateMessages = late!.messages.filter((m) => m.stream === topic).map((m) => m.data as BookData);
+    const [lateSnapshot, ...lateDeltas] = lateMessages;
+    assert.ok(lateSnapshot.seq > messages[0].seq, "the late connection opened after changes");
+    assert.ok(lateDeltas.length > 10, `${lateDeltas.length} messages after the late snapshot`);
+    const upToLate = replay(
+      messages[0],
+      messages.filter((m) => m.seq <= lateSnapshot.seq),
     );
+    assert.ok("book" in upToLate && upToLate.seq === lateSnapshot.seq, "the first connection has that seq");
+    const lateBook = textBook(lateSnapshot);
+    assert.deepEqual(entries(lateBook.buy), entries(upToLate.book.buy), "late snapshot: bids");
+    assert.deepEqual(entries(lateBook.sell), entries(upToLate.book.sell), "late snapshot: asks");
+    const bySeq = new Map(messages.map((m) => [m.seq, m]));
+    for (const m of lateDeltas) assert.deepEqual(m, bySeq.get(m.seq), `seq ${m.seq} on both connections`);
     stream.close();
+    late!.close();
   });
 });
