@@ -250,6 +250,27 @@ describe("the trading page in chromium", { skip }, () => {
     // The server checked each of them: every order placed above was answered, so none was refused.
   });
 
+  test("shows the pair's status live, both ways, as the admin changes it (docs/API.md 11, 12.2)", async () => {
+    const setStatus = async (pairName: string, status: string) =>
+      assert.equal((await server!.admin.setPairStatus(pairName, status)).status, 200);
+    await page.selectOption("#pair", "btc_usdt");
+    await page.locator("#pair-status").waitFor({ state: "hidden", ...WAIT });
+    await setStatus("btc_usdt", "halted");
+    await waitText("#pair-status", "Halted");
+    await shot("6-halted");
+    await setStatus("btc_usdt", "cancelOnly");
+    await waitText("#pair-status", "Cancel only");
+    // Another pair's change does not touch this pair's badge; the page knows it when it gets there.
+    await setStatus("eth_usdt", "halted");
+    await setStatus("btc_usdt", "trading");
+    await page.locator("#pair-status").waitFor({ state: "hidden", ...WAIT });
+    await page.selectOption("#pair", "eth_usdt");
+    await waitText("#pair-status", "Halted");
+    await setStatus("eth_usdt", "trading");
+    await page.locator("#pair-status").waitFor({ state: "hidden", ...WAIT });
+    await page.selectOption("#pair", "btc_usdt");
+  });
+
   test("says when a pair is halted (CONTRACT 14)", async () => {
     const res = await server!.admin.setPairStatus("eth_btc", "halted");
     assert.equal(res.status, 200, res.text);

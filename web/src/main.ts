@@ -1,9 +1,9 @@
 /**
  * The trading page, wired in one place:
  *
- *   market    GET /trade/pairs (pair list) → stream `exchanges,orders:P,history:P` (reconnects)
- *             → book (LiveBook, by seq and checksum: a mismatch re-reads the REST book and says
- *             so under the book), trades, 24 h tickers; candles from the REST chart plus the live
+ *   market    GET /trade/pairs (pair list) → stream `exchanges,status,orders:P,history:P`
+ *             (reconnects) → the pair status badge, book (LiveBook, by seq and checksum: a
+ *             mismatch re-reads the REST book and says so under the book), trades, 24 h tickers; candles from the REST chart plus the live
  *             trades; a second stream `bbo:P` → the best bid and offer line (its own connection,
  *             so a server without CONTRACT 13 still serves the rest)
  *   account   the pasted key (sessionStorage) → signed listen key → stream
@@ -35,6 +35,7 @@ import {
   type Key,
   type Order,
   type PairInfo,
+  type PairStatusUpdate,
   type PublicTrade,
   postSigned,
   streamUrl,
@@ -472,7 +473,7 @@ function connectMarket(): void {
   $("book-note").hidden = true;
   renderBbo(null);
   connectBbo(gen, pair.name);
-  const ws = new WebSocket(streamUrl(["exchanges", `orders:${pair.name}`, `history:${pair.name}`]));
+  const ws = new WebSocket(streamUrl(["exchanges", "status", `orders:${pair.name}`, `history:${pair.name}`]));
   marketWs = ws;
   const conn = $("conn");
   ws.onopen = () => {
@@ -485,6 +486,14 @@ function connectMarket(): void {
     if (msg.stream === "exchanges") {
       for (const t of msg.data as Ticker[]) state.tickers.set(t.pairName, t);
       renderTickers();
+    } else if (msg.stream === "status") {
+      // Every pair's status on connect, then each change (docs/API.md 12.2): the badge follows it.
+      const data = msg.data as PairStatusUpdate[] | PairStatusUpdate;
+      for (const u of Array.isArray(data) ? data : [data]) {
+        const p = state.pairs.find((x) => x.name === u.pairName);
+        if (p !== undefined) p.status = u.status;
+      }
+      if (state.pair !== null) showPairStatus(state.pair);
     } else if (msg.stream.startsWith("orders:")) {
       book?.receive(msg.data as Book);
     } else if (msg.stream.startsWith("history:")) {
@@ -548,7 +557,10 @@ function selectPair(name: string): void {
   renderOpenOrders();
 }
 
-/** CONTRACT 14: a pair that is not trading says so beside its name (from `/info` at load). */
+/**
+ * A pair that is not trading says so beside its name (docs/API.md 11): from `/info` at load, then
+ * live from the `status` channel.
+ */
 function showPairStatus(pair: PairView): void {
   const el = $("pair-status");
   const status = pair.status ?? "trading";
