@@ -3,7 +3,9 @@
  * real server (test/e2e/harness.ts): a user pastes a key, places a limit order that trades and
  * one that rests, cancels it, and the page shows the book, trades, candle, open orders, own
  * trades and balances change. Every signed call of the page is in the form bound to the time, the
- * method and the path (CONTRACT 15). Screenshots go to test-artifacts/web/.
+ * method and the path (CONTRACT 15). The pair status badge follows the admin's changes live. At
+ * 800, 1366 and 1920 px every column and button fits the window and its panel. Screenshots go to
+ * test-artifacts/web/.
  *
  * Without chromium the file is skipped with a message, unless CI is set: then it fails (CI
  * installs chromium in .ci/run).
@@ -15,7 +17,14 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { type CreatedOrder, type MmpState, ok } from "../../src/client/index.ts";
-import { limit, REPO_ROOT, TestServer as Server, type TestServer, type TestUser } from "../e2e/harness.ts";
+import {
+  expectOk,
+  limit,
+  REPO_ROOT,
+  TestServer as Server,
+  type TestServer,
+  type TestUser,
+} from "../e2e/harness.ts";
 import { ensureWebBuilt } from "./build.ts";
 
 const CHROMIUM_CANDIDATES = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"];
@@ -37,6 +46,29 @@ const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 const ARTIFACTS = join(REPO_ROOT, "test-artifacts", "web");
+const OPEN_ORDER_COLUMNS = ["Id", "Pair", "Side", "Type", "Price", "Amount", "Filled", "Created", ""];
+const MARKET_COLUMNS = ["Pair", "Last", "Change", "Volume"];
+/** Window widths the layout tests check: a small laptop or tablet, the common laptop, a desktop. */
+const WIDTHS = [800, 1366, 1920];
+/**
+ * Page function (JavaScript: the page has the DOM, this file's types do not): why each element a
+ * selector finds is not wholly visible, side to side: no box, outside the window, or cut by an
+ * ancestor that clips its overflow (its client box, borders and scroll bar excluded).
+ */
+const HIDDEN = `(selector) => [...document.querySelectorAll(selector)].flatMap((e) => {
+  const r = e.getBoundingClientRect();
+  const what = e.tagName + ' "' + (e.textContent ?? "").trim() + '"';
+  if (r.width === 0 || r.height === 0) return [what + " has no box"];
+  const view = document.documentElement.clientWidth;
+  if (r.left < 0 || r.right > view + 0.5) return [what + " at " + r.left + ".." + r.right + ", window 0.." + view];
+  for (let a = e.parentElement; a !== null && a !== document.body; a = a.parentElement) {
+    if (getComputedStyle(a).overflowX === "visible") continue;
+    const left = a.getBoundingClientRect().left + a.clientLeft;
+    if (r.left < left - 0.5 || r.right > left + a.clientWidth + 0.5)
+      return [what + " at " + r.left + ".." + r.right + ", cut by ." + a.className + " " + left + ".." + (left + a.clientWidth)];
+  }
+  return [];
+})`;
 /** Generous: waiting for a condition, never asserting on how long it took. */
 const WAIT = { timeout: 15_000 };
 
@@ -91,6 +123,9 @@ describe("the trading page in chromium", { skip }, () => {
       .first()
       .waitFor(WAIT);
   const waitStatus = (pattern: RegExp) => page.locator("#order-status", { hasText: pattern }).waitFor(WAIT);
+  /** Why each element `selector` finds is not wholly visible side to side (HIDDEN); [] when all are. */
+  const hidden = async (selector: string) =>
+    (await page.evaluate(`(${HIDDEN})(${JSON.stringify(selector)})`)) as string[];
 
   test("shows the market: pairs, the book from the stream, live changes", async () => {
     await page.goto(`${server!.origin}/`);
@@ -282,6 +317,40 @@ describe("the trading page in chromium", { skip }, () => {
     await page.selectOption("#pair", "btc_usdt");
     await page.locator("#pair-status").waitFor({ state: "hidden", ...WAIT });
     assert.equal((await server!.admin.setPairStatus("eth_btc", "trading")).status, 200);
+  });
+
+  test("at 800, 1366 and 1920 px every column and Cancel button of my open orders and every column of the markets are visible, and the page is no wider than the window", async () => {
+    // A book with a best bid and ask of their own, and my open orders: a plain limit order and a
+    // quote (whose type cell carries the widest badges).
+    expectOk(await maker.client.createOrder(limit("btc_usdt", "buy", "24000.5", "0.01")));
+    expectOk(await maker.client.createOrder(limit("btc_usdt", "sell", "24999", "0.01")));
+    expectOk(await me.client.createOrder(limit("btc_usdt", "buy", "22000.5", "0.01")));
+    expectOk(await me.client.quote("btc_usdt", [["23000", "0.01"]], [["26000", "0.01"]]));
+    await page.waitForSelector('#bbo[data-bid="24000.5"][data-ask="24999"]', WAIT);
+    await page.locator("#open-orders button.cancel").nth(2).waitFor(WAIT);
+    for (const w of WIDTHS) {
+      await page.setViewportSize({ width: w, height: 900 });
+      const [docWidth, view] = (await page.evaluate(
+        "[document.documentElement.scrollWidth, innerWidth]",
+      )) as [number, number];
+      assert.ok(docWidth <= view, `${w} px: the page is ${docWidth} px wide`);
+      assert.deepEqual(
+        await page.locator(".mine table").first().locator("thead th").allTextContents(),
+        OPEN_ORDER_COLUMNS,
+      );
+      assert.equal(await page.locator("#open-orders button.cancel").count(), 3);
+      assert.deepEqual(await page.locator(".tickers thead th").allTextContents(), MARKET_COLUMNS);
+      for (const selector of [
+        ".mine table:first-of-type thead th",
+        "#open-orders td",
+        "#open-orders button.cancel",
+        ".tickers thead th",
+        "#tickers td",
+      ])
+        assert.deepEqual(await hidden(selector), [], `${w} px: ${selector}`);
+      await shot(`7-layout-${w}`);
+    }
+    await page.setViewportSize({ width: 1440, height: 900 });
   });
 
   test("switches to the light theme", async () => {
