@@ -4,8 +4,9 @@
  * one that rests, cancels it, and the page shows the book, trades, candle, open orders, own
  * trades and balances change. Every signed call of the page is in the form bound to the time, the
  * method and the path (CONTRACT 15). The pair status badge follows the admin's changes live. At
- * 800, 1366 and 1920 px every column and button fits the window and its panel. Screenshots go to
- * test-artifacts/web/.
+ * 800, 1366 and 1920 px every column and button fits the window and its panel; the order form
+ * shows the exact total and the balance it spends; the best bid and ask show once; a pair that
+ * never traded shows "-". Screenshots go to test-artifacts/web/.
  *
  * Without chromium the file is skipped with a message, unless CI is set: then it fails (CI
  * installs chromium in .ci/run).
@@ -350,6 +351,63 @@ describe("the trading page in chromium", { skip }, () => {
         assert.deepEqual(await hidden(selector), [], `${w} px: ${selector}`);
       await shot(`7-layout-${w}`);
     }
+    await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
+  test("the order form shows the order's exact total and the available balance of the currency it spends, at every width", async () => {
+    const usdt = expectOk(await me.client.balances("btc_usdt")).find((b) => b.currency === "usdt")!;
+    await waitText('#balances tr[data-currency="usdt"] td:nth-child(2)', usdt.balance);
+    const btc = await cell('#balances tr[data-currency="btc"] td:nth-child(2)');
+    await page.check("input[name=side][value=buy]");
+    await page.selectOption("select[name=type]", "limit");
+    for (const w of WIDTHS) {
+      await page.setViewportSize({ width: w, height: 900 });
+      // price × amount exactly (in floating point it is 7500.002999999999), in the quote currency.
+      await page.fill("[name=price]", "25000.01");
+      await page.fill("[name=amount]", "0.3");
+      await waitText("#order-total", "7500.003 USDT");
+      await waitText("#order-available", `${usdt.balance} USDT`);
+      // A sell spends the base currency.
+      await page.check("input[name=side][value=sell]");
+      await waitText("#order-available", `${btc} BTC`);
+      await page.check("input[name=side][value=buy]");
+      await page.fill("[name=amount]", "2");
+      await waitText("#order-total", "50000.02 USDT");
+      // A market order has no price to multiply.
+      await page.selectOption("select[name=type]", "market");
+      await waitText("#order-total", "-");
+      await page.selectOption("select[name=type]", "limit");
+      assert.deepEqual(await hidden("#order-total, #order-available, #submit"), [], `${w} px: the form`);
+    }
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.fill("[name=price]", "");
+    await page.fill("[name=amount]", "");
+    await waitText("#order-total", "-");
+  });
+
+  test("shows the best bid and ask once, how far apart they are, and '-' for the price and change of a pair that never traded", async () => {
+    await page.waitForSelector('#bbo[data-bid="24000.5"][data-ask="24999"]', WAIT);
+    const count = (text: string, part: string) => text.split(part).length - 1;
+    const neverTraded = ["ETH/BTC", "-", "-", "0.0000"];
+    const traded = ["BTC/USDT", "24000.00", "-4.00%", "0.210000"];
+    for (const w of WIDTHS) {
+      await page.setViewportSize({ width: w, height: 900 });
+      // Above the book: the spread, the BBO line, and the header's ticker.
+      const shown = [await cell("#spread"), await cell("#bbo"), await cell("#ticker")].join("\n");
+      assert.equal(count(shown, "24000.50"), 1, `${w} px, the best bid in:\n${shown}`);
+      assert.equal(count(shown, "24999.00"), 1, `${w} px, the best ask in:\n${shown}`);
+      assert.equal(await cell("#spread"), "Spread 998.50");
+      // ETH/BTC never traded; BTC/USDT last traded at 24000 after opening at 25000 in these 24 h.
+      assert.deepEqual(
+        await page.locator('#tickers tr[data-pair="eth_btc"] td').allTextContents(),
+        neverTraded,
+      );
+      assert.deepEqual(await page.locator('#tickers tr[data-pair="btc_usdt"] td').allTextContents(), traded);
+      assert.deepEqual(await hidden("#spread, #bbo"), [], `${w} px: the lines above the book`);
+    }
+    await page.selectOption("#pair", "eth_btc");
+    await waitText("#ticker", "last - · no trades yet");
+    await page.selectOption("#pair", "btc_usdt");
     await page.setViewportSize({ width: 1440, height: 900 });
   });
 
