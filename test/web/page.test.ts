@@ -6,7 +6,8 @@
  * method and the path (CONTRACT 15). The pair status badge follows the admin's changes live. At
  * 800, 1366 and 1920 px every column and button fits the window and its panel; the order form
  * shows the exact total and the balance it spends; the best bid and ask show once; a pair that
- * never traded shows "-". Screenshots go to test-artifacts/web/.
+ * never traded shows "-"; the chart's time labels are drawn whole. Screenshots go to
+ * test-artifacts/web/.
  *
  * Without chromium the file is skipped with a message, unless CI is set: then it fails (CI
  * installs chromium in .ci/run).
@@ -26,6 +27,7 @@ import {
   type TestServer,
   type TestUser,
 } from "../e2e/harness.ts";
+import { waitFor } from "../wait.ts";
 import { ensureWebBuilt } from "./build.ts";
 
 const CHROMIUM_CANDIDATES = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"];
@@ -51,6 +53,13 @@ const OPEN_ORDER_COLUMNS = ["Id", "Pair", "Side", "Type", "Price", "Amount", "Fi
 const MARKET_COLUMNS = ["Pair", "Last", "Change", "Volume"];
 /** Window widths the layout tests check: a small laptop or tablet, the common laptop, a desktop. */
 const WIDTHS = [800, 1366, 1920];
+/** A time label the chart drew (WATCH_TIME_LABELS): its text and its ends on its canvas, in pixels. */
+interface TimeLabel {
+  text: string;
+  left: number;
+  right: number;
+  canvas: number;
+}
 /**
  * Page function (JavaScript: the page has the DOM, this file's types do not): why each element a
  * selector finds is not wholly visible, side to side: no box, outside the window, or cut by an
@@ -70,6 +79,27 @@ const HIDDEN = `(selector) => [...document.querySelectorAll(selector)].flatMap((
   }
   return [];
 })`;
+/**
+ * Page script (JavaScript, as HIDDEN) recording every time label the chart draws and where it lands
+ * on its canvas: the labels are pixels on a canvas, so its drawing call is watched. `timeLabels`
+ * keeps the last 500.
+ */
+const WATCH_TIME_LABELS = `{
+  const drawn = [];
+  window.timeLabels = drawn;
+  const fillText = CanvasRenderingContext2D.prototype.fillText;
+  CanvasRenderingContext2D.prototype.fillText = function (text, x, y, maxWidth) {
+    if (String(text).includes(":")) {
+      const width = this.measureText(text).width;
+      const align = this.textAlign;
+      const start = align === "center" ? x - width / 2 : align === "right" || align === "end" ? x - width : x;
+      const t = this.getTransform();
+      drawn.push({ text, left: t.a * start + t.e, right: t.a * (start + width) + t.e, canvas: this.canvas.width });
+      if (drawn.length > 500) drawn.splice(0, drawn.length - 500);
+    }
+    return fillText.call(this, text, x, y, maxWidth);
+  };
+}`;
 /** Generous: waiting for a condition, never asserting on how long it took. */
 const WAIT = { timeout: 15_000 };
 
@@ -408,6 +438,37 @@ describe("the trading page in chromium", { skip }, () => {
     await page.selectOption("#pair", "eth_btc");
     await waitText("#ticker", "last - · no trades yet");
     await page.selectOption("#pair", "btc_usdt");
+    await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
+  test("draws every time label of the chart whole, as hh:mm inside its canvas, at every width", async () => {
+    // The chart's drawing is watched (WATCH_TIME_LABELS) from the reload on; the key stays in this
+    // tab's sessionStorage, so the reloaded page signs in again by itself. The window starts at a
+    // width none of WIDTHS has, so each one below is a change the chart redraws for.
+    await page.addInitScript({ content: WATCH_TIME_LABELS });
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.reload();
+    await page.waitForSelector("body[data-ready='1'][data-user-stream='open']", WAIT);
+    await page.waitForSelector('#chart[data-candles]:not([data-candles="0"])', WAIT);
+    for (const w of WIDTHS) {
+      // The chart redraws for its new width: the labels it draws from here are this width's.
+      await page.evaluate("timeLabels.length = 0");
+      await page.setViewportSize({ width: w, height: 900 });
+      const labels = await waitFor(
+        async () => {
+          const list = (await page.evaluate("timeLabels")) as TimeLabel[];
+          return list.length > 0 && list;
+        },
+        { what: `${w} px: the chart's time labels` },
+      );
+      for (const l of labels) {
+        assert.match(l.text, /^\d{2}:\d{2}$/, `${w} px: label ${l.text}`);
+        assert.ok(
+          l.left >= 0 && l.right <= l.canvas,
+          `${w} px: label ${l.text} at ${l.left}..${l.right} of ${l.canvas}`,
+        );
+      }
+    }
     await page.setViewportSize({ width: 1440, height: 900 });
   });
 

@@ -157,7 +157,13 @@ function chartColors() {
 
 function initChart(): void {
   const box = $("chart");
-  chart = createChart(box, { autoSize: true, timeScale: { timeVisible: true }, ...chartColors() });
+  // The newest bar sits a few bars in from the price scale, so its time label ("11:05") is drawn
+  // whole instead of cut at the pane's edge ("11:").
+  chart = createChart(box, {
+    autoSize: true,
+    timeScale: { timeVisible: true, secondsVisible: false, rightOffset: 6 },
+    ...chartColors(),
+  });
   candles = chart.addSeries(CandlestickSeries, {
     upColor: "#26a69a",
     downColor: "#ef5350",
