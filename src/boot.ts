@@ -278,6 +278,7 @@ async function startLocked(
     metrics,
     maxBackpressureBytes: settings.maxBackpressureBytes,
     log: (line) => log.error(line),
+    statuses,
   });
   let ready = false;
   let accepting = true;
@@ -298,11 +299,14 @@ async function startLocked(
     logonDeadlineMs: logonDeadlineMs(),
   };
   const sessions = new SessionHub(sessionDeps);
+  const listener = bothListeners(hub, sessions);
+  // A pair status change reaches the `status` channel and the sessions after its commit.
+  admin.statusListener = listener;
   const exchange: Exchange = new Exchange({
     ledger,
     db: writer,
     sink: answers,
-    listener: bothListeners(hub, sessions),
+    listener,
     statuses,
     nextOrderId: state.nextOrderId,
     nextTradeId: state.nextTradeId,

@@ -24,6 +24,7 @@
  *   exchange balances PAIR
  *   exchange pairs | book PAIR | history PAIR
  *   exchange tail CHANNEL... [--count N] [--book]              one JSON line per stream message
+ *         (`exchange tail status`: every pair's status, then each change; docs/API.md 12.2)
  *   exchange session place PAIR buy|sell AMOUNT [PRICE] [...]  the same order over a trading session
  *   exchange session cancel ORDER_ID                           a cancel over a trading session
  *   exchange session tail [--count N]                          one JSON line per execution report

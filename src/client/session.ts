@@ -8,10 +8,11 @@
  *               wait here, in order, and leave as answers free their places
  *   answers     200 resolves with `result`; any other status rejects with SessionError, which
  *               carries the contract's error body (`errors`, `codes`, `retryAfterMs`)
- *   reports     `order` and `trade` events (11.3); other server events as `event`. A report that
- *               follows an answer reaches listeners only after that answer's promise has settled and
- *               the code awaiting it has run on (they wait for the next event-loop turn): user code
- *               sees the answer of a call before the reports of what it changed, as the wire has them
+ *   reports     `order` and `trade` events (11.3), `pairStatus` (a pair's status changed); other
+ *               server events as `event`. A report that follows an answer reaches listeners only
+ *               after that answer's promise has settled and the code awaiting it has run on (they
+ *               wait for the next event-loop turn): user code sees the answer of a call before the
+ *               reports of what it changed, as the wire has them
  *   heartbeat   `ws` answers the server's pings; the session calls `ping` after half the heartbeat
  *               of its own silence, and ends a link that brought nothing for a whole heartbeat (after
  *               reading what already arrived: a process that stalled has not heard a silent server)
@@ -39,6 +40,7 @@ import type {
   CreateOrderRequest,
   ErrorBody,
   Order,
+  PairStatusUpdate,
   UserTrade,
 } from "./types.ts";
 
@@ -224,6 +226,8 @@ export interface SessionEvents {
   order: [order: Order];
   /** 11.3: a trade of the user (as `user_history` carries it). */
   trade: [trade: UserTrade];
+  /** A pair's status changed (docs/API.md 13), sent to every logged-on session. */
+  pairStatus: [update: PairStatusUpdate];
   /** Any other server event, as received. */
   event: [frame: Record<string, unknown>];
   /** After each logon, the first one and each after a reconnect. */
@@ -545,6 +549,8 @@ export class TradingSession extends EventEmitter<SessionEvents> {
     }
     if (frame.event === "order") this.deliver(() => this.emit("order", frame.data as Order));
     else if (frame.event === "trade") this.deliver(() => this.emit("trade", frame.data as UserTrade));
+    else if (frame.event === "pairStatus")
+      this.deliver(() => this.emit("pairStatus", frame.data as PairStatusUpdate));
     else this.deliver(() => this.emit("event", frame));
   }
 

@@ -8,9 +8,28 @@
 import WebSocket from "ws";
 import { headerRecord, originOf } from "./base.ts";
 import { type SignatureForm, signedHeaders } from "./rest.ts";
-import type { StreamMessage } from "./types.ts";
+import type { PairStatusUpdate, StreamMessage } from "./types.ts";
 
 export type { StreamMessage } from "./types.ts";
+
+/** A channel as subscribed (docs/API.md 12.2); `{pair}` a configured pair, `{uid}` the caller's. */
+export type StreamChannel =
+  | "exchanges"
+  | "status"
+  | `orders:${string}`
+  | `bbo:${string}`
+  | `orders_l3:${string}`
+  | `history:${string}`
+  | `user_orders:${string}`
+  | `user_history:${string}`;
+
+/** A `status` message's data: every pair in config order on connect, then the pair that changed. */
+export type StatusData = PairStatusUpdate[] | PairStatusUpdate;
+
+/** The pairs a `status` message names: all of them (the first message) or the one that changed. */
+export function pairStatuses(message: StreamMessage<StatusData>): PairStatusUpdate[] {
+  return Array.isArray(message.data) ? message.data : [message.data];
+}
 
 /** Reconnect attempts after a close, RECONNECT_DELAY_MS apart (10 s in all), before giving up. */
 const RECONNECT_TRIES = 100;
@@ -43,7 +62,7 @@ export async function reconnect(
 export interface StreamOptions {
   /** Server origin or REST base (as for ExchangeClient). */
   baseUrl: string | (() => string);
-  /** Channel names, joined with `,` into the `streams` query parameter unencoded. */
+  /** Channel names (StreamChannel), joined with `,` into the `streams` query parameter unencoded. */
   streams: readonly string[];
   /** With both, the upgrade request is signed like a GET of the query string. */
   apiToken?: string;

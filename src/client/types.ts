@@ -128,6 +128,16 @@ export interface PairInfo {
 /** CONTRACT 14: what a pair accepts. */
 export type PairStatus = "trading" | "cancelOnly" | "halted";
 
+/**
+ * CONTRACT 14: one pair's status, as `POST /admin/pairs/status` answers it, as the `status` stream
+ * channel sends it (all pairs on connect, then one per change) and as a trading session's
+ * `pairStatus` event carries it.
+ */
+export interface PairStatusUpdate {
+  pairName: string;
+  status: PairStatus;
+}
+
 /** 2.6 Balance item plus `reserved` (CONTRACT 2.3). */
 export interface Balance {
   currency: string;

@@ -29,6 +29,7 @@ import {
 import type { L3Book } from "./l3-book.ts";
 import type { PairMarket } from "./market-data.ts";
 import type { OpenOrders } from "./open-orders.ts";
+import type { PairStatusName } from "./pair-status.ts";
 import { type OrderView, orderView, type UserTradeView, userTradeView, type ViewPair } from "./views.ts";
 
 /** What the core needs from the database writer. */
@@ -68,6 +69,11 @@ export interface CommitListener {
   levelsChanged(pair: number, levels: readonly number[], seq: number): void;
   /** CONTRACT 12.2: `user`'s MMP state on the pair changed (its trading sessions are told). */
   mmpChanged?(user: number, pairName: string, frozen: boolean, frozenUntil: number): void;
+  /**
+   * A pair's status changed (`POST /admin/pairs/status`) and the change is committed: the `status`
+   * channel and every logged-on session are told (docs/API.md 11, 12.2, 13).
+   */
+  pairStatusChanged?(pair: number, pairName: string, status: PairStatusName): void;
   /** The change just applied moved the best bid or ask (CONTRACT 13.1): the market shows it now. */
   bboChanged(pair: number): void;
   /**

@@ -10,6 +10,7 @@ import type { HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial
 import { secretsEqual } from "../accounts/hmac.ts";
 import { Users } from "../accounts/users.ts";
 import { type ExchangeConfig, MAX_LEDGER_VALUE } from "../config.ts";
+import type { CommitListener } from "../core/exchange.ts";
 import type { Ledger } from "../core/ledger.ts";
 import { PAIR_STATUS_NAMES, type PairStatuses, pairStatusKey, pairStatusOf } from "../core/pair-status.ts";
 import type { Backups } from "../db/backup.ts";
@@ -70,6 +71,12 @@ export class Admin {
 
   /** The fee account's user id (CONTRACT 9): it gets no API key; -1 until the server sets it. */
   feeUser = -1;
+
+  /**
+   * Told of each pair status change once it is committed: the stream hub and the trading sessions
+   * (docs/API.md 11); null until the server sets it.
+   */
+  statusListener: Pick<CommitListener, "pairStatusChanged"> | null = null;
 
   /** What `POST /admin/backup` runs (CONTRACT 14); null until the server sets it (then 404). */
   backups: Backups | null = null;
@@ -265,11 +272,23 @@ export class Admin {
       const before = this.statuses.get(pair.index);
       this.statuses.set(pair.index, status);
       this.db.meta(pairStatusKey(pair.name), status);
+      const statusName = PAIR_STATUS_NAMES[status];
       log().info(
-        { pairName: pair.name, status: PAIR_STATUS_NAMES[status], was: PAIR_STATUS_NAMES[before] },
+        { pairName: pair.name, status: statusName, was: PAIR_STATUS_NAMES[before] },
         "admin: pair status set",
       );
-      committed(res, info, serialize.pairStatus({ pairName: pair.name, status: PAIR_STATUS_NAMES[status] }));
+      const answer = serialize.pairStatus({ pairName: pair.name, status: statusName });
+      // Published like every stream message, after its commit, and only when it changed something
+      // (docs/API.md 11, DECISIONS.md "Pair status published"); the answer follows.
+      const listener = status === before ? null : this.statusListener;
+      this.db.afterCommit(() => {
+        try {
+          listener?.pairStatusChanged?.(pair.index, pair.name, statusName);
+        } catch (err) {
+          log().error({ pairName: pair.name, err }, "admin: publishing the pair status failed");
+        }
+        send(res, info, 200, answer, finish);
+      });
     });
 
     // CONTRACT 14: a consistent copy of the database, answered once it is whole on disk. The

@@ -23,7 +23,7 @@
 import type { ExchangeConfig } from "../config.ts";
 import { namedSchemas, refify } from "./openapi.ts";
 import { type RequestSchemas, requestSchemas } from "./request-schemas.ts";
-import { mmpEventSchema, orderSchema, userTradeSchema } from "./schemas.ts";
+import { mmpEventSchema, orderSchema, pairStatusSchema, userTradeSchema } from "./schemas.ts";
 import { errorBodySchema } from "./schemas-contract.ts";
 
 /**
@@ -47,6 +47,8 @@ interface StreamChannelSpec {
   address: string;
   /** Component schema of its messages (the OpenAPI Stream*Message). */
   schema: string;
+  /** Component schema of its snapshot when that differs from its updates. */
+  snapshotSchema?: string;
   user: boolean;
   description: string;
   /** Message kinds: `snapshot` on connect, `update` afterwards. */
@@ -65,6 +67,18 @@ const STREAM_CHANNELS: readonly StreamChannelSpec[] = [
     update:
       "After trades: the changed pairs' records (coalesced, at most one message per 100 ms). " +
       "`eventTimeMicro` has no REST counterpart.",
+  },
+  {
+    key: "status",
+    address: "status",
+    schema: "StreamStatusMessage",
+    snapshotSchema: "StreamStatusSnapshotMessage",
+    user: false,
+    description:
+      "Every pair's status (CONTRACT 14): `trading`, `cancelOnly` or `halted`, as `GET /info` shows it " +
+      "and `POST /admin/pairs/status` sets it.",
+    snapshot: "On connect: `[{pairName, status}]`, every pair in config order.",
+    update: "After each change of a pair's status, once it is committed: `{pairName, status}`.",
   },
   {
     key: "orders",
@@ -153,11 +167,12 @@ const SESSION_TEXT =
   '"result"}` or `{"id", "status", "errors", "codes"}` (CONTRACT 5, 9 bodies; `retryAfterMs` on a ' +
   "rate-limited call); answers of calls on one pair come in the calls' order. A frame that is not a " +
   "call is answered by a frame error. After logon the session receives `order` and `trade` reports " +
-  "of its user (CONTRACT 11.3). The server sends a WebSocket ping after half the heartbeat of silence; " +
-  "any frame or pong counts. The upgrade is refused with 503 and the error body while the server " +
-  "starts or stops; a GET without upgrade answers 426. Close codes: 4001 logon refused, none within " +
-  "10 s, or the API key revoked; 4002 heartbeat missed; 1008 slow consumer; 1009 a message over 1 MiB " +
-  "(a text message over 64 KiB answers 413 and the connection stays); 1001 server shutdown.";
+  "of its user (CONTRACT 11.3), and `pairStatus` when a pair's status changes (CONTRACT 14). The " +
+  "server sends a WebSocket ping after half the heartbeat of silence; any frame or pong counts. The " +
+  "upgrade is refused with 503 and the error body while the server starts or stops; a GET without " +
+  "upgrade answers 426. Close codes: 4001 logon refused, none within 10 s, or the API key revoked; " +
+  "4002 heartbeat missed; 1008 slow consumer; 1009 a message over 1 MiB (a text message over 64 KiB " +
+  "answers 413 and the connection stays); 1001 server shutdown.";
 
 /** `id` of a call (CONTRACT 11.2): an integer 0..2^53-1 or 1-36 characters [A-Za-z0-9_-]. */
 const callIdSchema = {
@@ -251,6 +266,15 @@ const SESSION_EVENTS: readonly SessionEventSpec[] = [
       'after the reports of the orders the trigger cancelled (CONTRACT 12.2). Off with `"reports": false`.',
     fields: { data: mmpEventSchema },
   },
+  {
+    event: "pairStatus",
+    schema: "SessionPairStatusEvent",
+    title: "pair status",
+    summary:
+      "After logon: a pair's status changed (CONTRACT 14), after its commit; sent to every logged-on " +
+      "session, also with `\"reports\": false` (it is the venue's state, not a report of the user's orders).",
+    fields: { data: pairStatusSchema },
+  },
 ];
 
 /** A component key (AsyncAPI allows `[A-Za-z0-9.\-_]`): `order.create` stays as it is. */
@@ -294,7 +318,9 @@ export function buildAsyncApi(
         title: `${c.address} ${kind}`,
         summary: text,
         contentType: "application/json",
-        payload: { $ref: `#/components/schemas/${c.schema}` },
+        payload: {
+          $ref: `#/components/schemas/${kind === "snapshot" ? (c.snapshotSchema ?? c.schema) : c.schema}`,
+        },
       };
       channelMessages[name] = { $ref: `#/components/messages/${name}` };
     };

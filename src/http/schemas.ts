@@ -425,13 +425,18 @@ export const mmpEventSchema = {
   required: ["pairName", "frozen", "frozenUntil"],
   additionalProperties: false,
 } as const;
-/** CONTRACT 14 POST /admin/pairs/status. */
+/**
+ * CONTRACT 14 POST /admin/pairs/status; also a `status` stream message's data and a session's
+ * `pairStatus` event data (docs/API.md 12.2, 13).
+ */
 export const pairStatusSchema = {
   type: "object",
   properties: { pairName: word, status: { type: "string", enum: ["trading", "cancelOnly", "halted"] } },
   required: ["pairName", "status"],
   additionalProperties: false,
 } as const;
+/** The `status` channel's message on connect: every pair in config order (docs/API.md 12.2). */
+export const pairStatusListSchema = { type: "array", items: pairStatusSchema } as const;
 /** CONTRACT 14 POST /admin/backup. */
 export const backupSchema = {
   type: "object",
@@ -508,6 +513,9 @@ export const streamSchemas = {
   bbo: envelope(bboSchema),
   /** On connect the L3 book, then one book change's events per message. */
   orders_l3: envelope({ oneOf: [l3BookSchema, l3ChangeSchema] }),
+  /** On connect every pair's status, then one pair's status per change. */
+  statusSnapshot: envelope(pairStatusListSchema),
+  status: envelope(pairStatusSchema),
 };
 
 /** Compiled serializers, one per body. */
@@ -547,4 +555,6 @@ export const serialize = {
   streamBbo: compile(streamSchemas.bbo),
   streamL3Book: compile(envelope(l3BookSchema)),
   streamL3Change: compile(envelope(l3ChangeSchema)),
+  streamStatusSnapshot: compile(streamSchemas.statusSnapshot),
+  streamStatus: compile(streamSchemas.status),
 };

@@ -494,6 +494,20 @@ export class SessionHub implements CommitListener {
     for (const ws of set) this.push(ws, ws.getUserData(), { text, answer: false });
   }
 
+  /**
+   * A pair's status changed (docs/API.md 13), after its commit: every logged-on session is told,
+   * with or without reports, since it is the venue's state and not a report of the user's orders
+   * (DECISIONS.md "Pair status published").
+   */
+  pairStatusChanged(_pair: number, pairName: string, status: string): void {
+    if (this.closed) return;
+    const text = `{"event":"pairStatus","data":${serialize.pairStatus({ pairName, status })}}`;
+    for (const ws of this.conns) {
+      const c = ws.getUserData();
+      if (c.state === STATE_ON) this.push(ws, c, { text, answer: false });
+    }
+  }
+
   // ------------------------------------------------------------------ timers
 
   private readonly sweep = (): void => {
@@ -569,6 +583,10 @@ export function bothListeners(a: CommitListener, b: CommitListener): CommitListe
     mmpChanged: (u, p, f, until) => {
       a.mmpChanged?.(u, p, f, until);
       b.mmpChanged?.(u, p, f, until);
+    },
+    pairStatusChanged: (p, name, status) => {
+      a.pairStatusChanged?.(p, name, status);
+      b.pairStatusChanged?.(p, name, status);
     },
     bboChanged: (p) => a.bboChanged(p),
     l3Changed: (p, s, e) => a.l3Changed(p, s, e),

@@ -3,6 +3,7 @@
  * touching anything else: which channels, and every reason to refuse the list.
  *
  *   exchanges                 all pairs' 24 h records
+ *   status                    every pair's status, then each change  (docs/API.md 12.2)
  *   orders:{pair}             the aggregated book of a pair
  *   history:{pair}            the pair's public trades
  *   bbo:{pair}                the pair's best bid and offer      (CONTRACT 13.1)
@@ -25,6 +26,7 @@ export const CH_USER_ORDERS = 3;
 export const CH_USER_HISTORY = 4;
 export const CH_BBO = 5;
 export const CH_ORDERS_L3 = 6;
+export const CH_STATUS = 7;
 
 export type ChannelKind =
   | typeof CH_EXCHANGES
@@ -33,7 +35,8 @@ export type ChannelKind =
   | typeof CH_USER_ORDERS
   | typeof CH_USER_HISTORY
   | typeof CH_BBO
-  | typeof CH_ORDERS_L3;
+  | typeof CH_ORDERS_L3
+  | typeof CH_STATUS;
 
 /** Kinds that take an argument, by name. A Map: a client's text never reads a prototype (`constructor`). */
 const KINDS: ReadonlyMap<string, ChannelKind> = new Map<string, ChannelKind>([
@@ -108,6 +111,8 @@ export function parseStreams(query: string, pairIndex: (name: string) => number 
     let channel: Channel;
     if (colon === -1 && kindText === "exchanges") {
       channel = { kind: CH_EXCHANGES, name: entry, pair: -1, uid: "" };
+    } else if (colon === -1 && kindText === "status") {
+      channel = { kind: CH_STATUS, name: entry, pair: -1, uid: "" };
     } else {
       const kind = colon === -1 ? undefined : KINDS.get(kindText);
       if (kind === undefined || arg === "") {

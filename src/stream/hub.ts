@@ -2,7 +2,8 @@
  * The stream interface (CONTRACT 7): `ws://HOST:PORT/stream?streams=...`, read only.
  *
  *   upgrade   parse the list, check the signature (user channels), answer 400/401/403 at once
- *   open      subscribe to one uWS topic per channel, THEN send the snapshots (exchanges, books)
+ *   open      subscribe to one uWS topic per channel, THEN send the snapshots (exchanges, status,
+ *             books)
  *   commit    Exchange → afterCommit → StreamHub (CommitListener): serialise once, queue, and
  *             app.publish in batches (FLUSH below)
  *   sweep     SWEEP_MS after a publish, a subscriber holding more than the bound of unsent
@@ -22,6 +23,7 @@ import type { CommitListener, Exchange, OrderView, UserTradeView } from "../core
 import { l3Events } from "../core/l3-book.ts";
 import { type PairMarket, type PublicTrade, scaled } from "../core/market-data.ts";
 import type { Metrics } from "../core/metrics.ts";
+import { PAIR_STATUS_NAMES, type PairStatuses, type PairStatusName } from "../core/pair-status.ts";
 import { errorBody, errorStatus, multiErrorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import { pickLanguage } from "../errors/language.ts";
@@ -41,6 +43,7 @@ import {
   CH_EXCHANGES,
   CH_ORDERS,
   CH_ORDERS_L3,
+  CH_STATUS,
   CH_USER_HISTORY,
   CH_USER_ORDERS,
   type Channel,
@@ -94,6 +97,7 @@ export const MAX_CLIENT_MESSAGE = 16 * 1024;
 /** What uWS buffers of one client message (see the route's maxPayloadLength). */
 const UWS_MESSAGE_CEILING = 1024 * 1024;
 const EXCHANGES = "exchanges";
+const STATUS = "status";
 
 /** Per-connection state (uWS user data), fixed at the upgrade. */
 export interface Conn {
@@ -129,6 +133,8 @@ export interface HubOptions {
   /** Unsent bytes per connection above which it is closed with 1008 (CONTRACT 7). */
   maxBackpressureBytes: number;
   log?: (line: string) => void;
+  /** Each pair's status at start (the `status` channel); every pair trading when absent. */
+  statuses?: Pick<PairStatuses, "get">;
 }
 
 /** Messages and bytes published on one topic (the benchmark checks deliveries against them). */
@@ -158,6 +164,11 @@ export class StreamHub implements CommitListener {
   private readonly clock: number[];
   /** The serialised book snapshot per pair and the book version it shows. */
   private readonly snapshots: { version: number; message: string }[];
+  /**
+   * Each pair's status as last published: a `status` snapshot shows this, not the admin call's
+   * change before its commit; that change reaches the connection as the message after the commit.
+   */
+  private readonly status: PairStatusName[];
   /** Pairs traded (committed) since the last `exchanges` message. */
   private readonly exchangesDirty: boolean[];
   private exchangesTimer: NodeJS.Timeout | null = null;
@@ -200,6 +211,7 @@ export class StreamHub implements CommitListener {
     this.clock = pairs.map((p) => this.exchange.market(p.index).lastMicro);
     this.snapshots = pairs.map(() => ({ version: -1, message: "" }));
     this.exchangesDirty = pairs.map(() => false);
+    this.status = pairs.map((p) => PAIR_STATUS_NAMES[options.statuses?.get(p.index) ?? 0]);
   }
 
   // ------------------------------------------------------------------ connections
@@ -220,6 +232,9 @@ export class StreamHub implements CommitListener {
         message = this.exchangesMessage(this.config.pairs.map((p) => p.index));
       } else if (ch.kind === CH_ORDERS) {
         message = this.bookSnapshot(ch.pair, ch.name);
+      } else if (ch.kind === CH_STATUS) {
+        const data = this.config.pairs.map((p) => ({ pairName: p.name, status: this.status[p.index] }));
+        message = serialize.streamStatusSnapshot({ stream: STATUS, data });
       } else if (ch.kind === CH_BBO) {
         message = serialize.streamBbo({ stream: ch.name, data: this.exchange.market(ch.pair).bbo() });
       }
@@ -346,6 +361,17 @@ export class StreamHub implements CommitListener {
       this.publish(topic, serialize.streamBbo({ stream: topic, data: this.exchange.market(pair).bbo() }));
     } catch (err) {
       this.failed("bbo", err);
+    }
+  }
+
+  /** A pair's status change, committed (docs/API.md 12.2): one message, never coalesced. */
+  pairStatusChanged(pair: number, pairName: string, status: PairStatusName): void {
+    this.status[pair] = status;
+    if (this.closed || !this.topics.has(STATUS)) return;
+    try {
+      this.publish(STATUS, serialize.streamStatus({ stream: STATUS, data: { pairName, status } }));
+    } catch (err) {
+      this.failed("status", err);
     }
   }
 

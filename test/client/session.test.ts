@@ -15,6 +15,7 @@ import {
   type CreatedOrder,
   type DisconnectInfo,
   type Order,
+  type PairStatusUpdate,
   SessionConnectError,
   SessionDisconnected,
   SessionError,
@@ -264,6 +265,30 @@ describe("TradingSession", () => {
     await quiet.ping();
     assert.equal(heard, 0, "reports: false turns them off");
     await quiet.close();
+  });
+
+  it("emits a pair's status change as a pairStatus event, with or without reports", async () => {
+    const user = await server.newUser();
+    const s = await open(user, { reports: false });
+    const updates: PairStatusUpdate[] = [];
+    const others: unknown[] = [];
+    s.on("pairStatus", (u) => updates.push(u));
+    s.on("event", (f) => others.push(f));
+    try {
+      expectOk(await server.admin.setPairStatus("eth_btc", "cancelOnly"));
+      expectOk(await server.admin.setPairStatus("eth_btc", "trading"));
+      await waitFor(() => updates.length === 2, {
+        what: "two pairStatus events",
+        detail: () => JSON.stringify({ updates, others }),
+      });
+      assert.deepEqual(updates, [
+        { pairName: "eth_btc", status: "cancelOnly" },
+        { pairName: "eth_btc", status: "trading" },
+      ]);
+      assert.deepEqual(others, []);
+    } finally {
+      await s.close();
+    }
   });
 
   it("reconnects with a fresh logon when the server ends the session for a revoked key, with the new key", async () => {

@@ -1,13 +1,20 @@
 /**
  * CONTRACT 14 pair status on the real server: `trading`, `cancelOnly` and `halted`, decided at R1
  * for creates, amends and cancels (single and batch), cancel-all skipping a halted pair, the
- * dead-man's switch going through on a halted pair, `/info`, a restart, the admin call's errors and
- * the `exchange pair-status` command.
+ * dead-man's switch going through on a halted pair, `/info`, a restart, the admin call's errors,
+ * every change published (the `status` stream channel, the sessions' `pairStatus` event) and the
+ * `exchange pair-status` and `exchange tail status` commands.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { run } from "../../src/cli.ts";
-import { type BatchCancelResult, type BatchOrderResult, errorsOf } from "../../src/client/index.ts";
+import {
+  type BatchCancelResult,
+  type BatchOrderResult,
+  errorsOf,
+  type PairStatusUpdate,
+} from "../../src/client/index.ts";
+import { SessionSocket } from "../session/helpers.ts";
 import { waitFor } from "../wait.ts";
 import { expectError, expectOk, limit, placeLimit, TestServer, type TestUser } from "./harness.ts";
 
@@ -46,6 +53,83 @@ describe("pair status (CONTRACT 14)", () => {
     assert.equal(await statusOf("eth_usdt"), "cancelOnly");
     assert.equal(await statusOf("btc_usdt"), "trading");
     await setStatus("eth_usdt", "trading");
+  });
+
+  it("publishes every change: the status channel sends every pair on connect, then each change; every logged-on session gets a pairStatus event, with or without reports", async () => {
+    const [reporting, quiet] = await server.newUsers(2);
+    const info = expectOk(await server.public.info());
+    const stream = await server.stream(["status"]);
+    const withReports = await SessionSocket.logon(server, reporting);
+    const withoutReports = await SessionSocket.logon(server, quiet, { reports: false });
+    // A session that has not logged on is told nothing.
+    const loggedOff = await SessionSocket.open(server);
+    try {
+      const snapshot = await stream.next();
+      assert.deepEqual(snapshot, {
+        stream: "status",
+        data: info.pairs.map((p) => ({ pairName: p.name, status: p.status })),
+      });
+      await setStatus("btc_usdt", "halted");
+      // Setting the status a pair already has changes nothing and publishes nothing.
+      await setStatus("btc_usdt", "halted");
+      await setStatus("btc_usdt", "trading");
+      await stream.next((m) => !Array.isArray(m.data) && (m.data as PairStatusUpdate).status === "trading");
+      assert.deepEqual(stream.of("status").slice(1), [
+        { stream: "status", data: { pairName: "btc_usdt", status: "halted" } },
+        { stream: "status", data: { pairName: "btc_usdt", status: "trading" } },
+      ]);
+      const events = (s: SessionSocket) => s.frames.filter((f) => f.event === "pairStatus");
+      for (const s of [withReports, withoutReports]) {
+        await waitFor(() => events(s).length === 2, {
+          what: "the session's pairStatus events",
+          detail: () => JSON.stringify(s.frames),
+        });
+        assert.deepEqual(events(s), [
+          { event: "pairStatus", data: { pairName: "btc_usdt", status: "halted" } },
+          { event: "pairStatus", data: { pairName: "btc_usdt", status: "trading" } },
+        ]);
+      }
+      // The logged-off session's next answer comes after both changes were published.
+      assert.equal((await loggedOff.call("ping")).status, 401);
+      assert.deepEqual(events(loggedOff), []);
+      // A connection made after a change sees it in its snapshot.
+      await setStatus("eth_usdt", "cancelOnly");
+      const later = await server.stream(["status"]);
+      try {
+        const first = await later.next();
+        assert.deepEqual(
+          (first.data as PairStatusUpdate[]).map((p) => p.status),
+          info.pairs.map((p) => (p.name === "eth_usdt" ? "cancelOnly" : p.status)),
+        );
+      } finally {
+        await later.close();
+      }
+      await setStatus("eth_usdt", "trading");
+      assert.deepEqual(server.asyncApiMismatches, []);
+    } finally {
+      await stream.close();
+      for (const s of [withReports, withoutReports, loggedOff]) s.close();
+    }
+  });
+
+  it("tails the status channel from the command line", async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const tail = run(
+      ["tail", "status", "--count", "2", "--url", server.origin],
+      {},
+      (l) => out.push(l),
+      (l) => err.push(l),
+    );
+    await waitFor(() => out.length === 1, { what: "the tail's snapshot line", detail: () => err.join("\n") });
+    await setStatus("eth_btc", "cancelOnly");
+    assert.equal(await tail, 0, err.join("\n"));
+    assert.deepEqual(JSON.parse(out[1]), {
+      stream: "status",
+      data: { pairName: "eth_btc", status: "cancelOnly" },
+    });
+    assert.equal((JSON.parse(out[0]) as { data: unknown[] }).data.length, 3);
+    await setStatus("eth_btc", "trading");
   });
 
   it("cancelOnly: creates and amends refused (PAIR_CANCEL_ONLY), cancels, cancel-all and reads work", async () => {
@@ -123,6 +207,13 @@ describe("pair status (CONTRACT 14)", () => {
     assert.equal(await statusOf("eth_btc"), "halted");
     await server.restart();
     assert.equal(await statusOf("eth_btc"), "halted");
+    const stream = await server.stream(["status"]);
+    try {
+      const snapshot = (await stream.next()).data as PairStatusUpdate[];
+      assert.equal(snapshot.find((p) => p.pairName === "eth_btc")?.status, "halted");
+    } finally {
+      await stream.close();
+    }
     const create = await maker.client.createOrder(limit("eth_btc", "sell", "0.05", "1"));
     assert.deepEqual(codes(create, "pairName"), ["PAIR_HALTED"]);
     expectOk(await maker.client.cancelAllAfter(1));

@@ -67,6 +67,7 @@ describe("the AsyncAPI document", () => {
       Object.values(channels).map((c) => c.address),
       [
         "exchanges",
+        "status",
         "orders:{pair}",
         "bbo:{pair}",
         "orders_l3:{pair}",
@@ -84,6 +85,8 @@ describe("the AsyncAPI document", () => {
     for (const name of [
       "exchanges.snapshot",
       "exchanges.update",
+      "status.snapshot",
+      "status.update",
       "orders.snapshot",
       "orders.update",
       "bbo.snapshot",
@@ -97,6 +100,7 @@ describe("the AsyncAPI document", () => {
       "event.order",
       "event.trade",
       "event.mmp",
+      "event.pairStatus",
       "session.frameError",
     ]) {
       assert.ok(messages.includes(name), name);
@@ -122,7 +126,13 @@ describe("the AsyncAPI document", () => {
         ],
       );
     }
-    for (const name of ["event.hello", "event.order", "event.trade", "session.frameError"])
+    for (const name of [
+      "event.hello",
+      "event.order",
+      "event.trade",
+      "event.pairStatus",
+      "session.frameError",
+    ])
       assert.equal(operations[name].action, "send", name);
     // The same schema objects as the OpenAPI document, under the same names.
     const schemas = (doc.components as Json).schemas as Json;
@@ -194,6 +204,9 @@ describe("the AsyncAPI document", () => {
     assert.notEqual(check.answerMismatch("orders.open", { id: 1, status: 200, result: [{ id: 1 }] }), null);
     assert.notEqual(check.answerMismatch("order.nowhere", error), null);
     assert.notEqual(check.sessionMismatch({ event: "order", data: { id: 1 } }), null);
+    const pairStatus = { event: "pairStatus", data: { pairName: "btc_usdt", status: "cancelOnly" } };
+    assert.equal(check.sessionMismatch(pairStatus), null);
+    assert.notEqual(check.sessionMismatch({ ...pairStatus, data: { pairName: "btc_usdt" } }), null);
     assert.notEqual(check.sessionMismatch({ event: "fill", data: {} }), null);
     assert.equal(check.hasCall("order.create"), true);
     assert.equal(check.hasCall("order.nowhere"), false);
@@ -208,6 +221,16 @@ describe("the AsyncAPI document", () => {
     assert.notEqual(asyncApi.streamMismatch({ stream: "orders", data: book }), null);
     assert.notEqual(asyncApi.streamMismatch({ stream: "bbo:btc_usdt", data: book }), null);
     assert.notEqual(asyncApi.streamMismatch({ stream: "history:btc_usdt", data: book }), null);
+    // `status`: every pair on connect, then one pair per change; no pair in the channel name.
+    const halted = { pairName: "eth_btc", status: "halted" };
+    assert.equal(asyncApi.streamMismatch({ stream: "status", data: [halted] }), null);
+    assert.equal(asyncApi.streamMismatch({ stream: "status", data: halted }), null);
+    assert.notEqual(
+      asyncApi.streamMismatch({ stream: "status", data: { ...halted, status: "paused" } }),
+      null,
+    );
+    assert.notEqual(asyncApi.streamMismatch({ stream: "status:eth_btc", data: halted }), null);
+    assert.notEqual(asyncApi.streamMismatch({ stream: "status", data: [{ pairName: "eth_btc" }] }), null);
   });
 });
 

@@ -2,7 +2,8 @@
  * StreamHub alone, with a recording stand-in for the uWS app and sockets: the batching of
  * publishes (order kept, at most a turn's budget handed over at once), a connection opened while
  * messages wait, and the slow-consumer sweep. These paths need ~1,000 subscribers to show up in
- * the end-to-end tests, so they are driven here directly.
+ * the end-to-end tests, so they are driven here directly. Also the `status` snapshot while a change
+ * waits for its commit, a moment the end-to-end tests cannot hold still.
  */
 import assert from "node:assert/strict";
 import { afterEach, test } from "node:test";
@@ -11,7 +12,8 @@ import type { ExchangeConfig } from "../../src/config.ts";
 import type { Exchange } from "../../src/core/exchange.ts";
 import { PairMarket } from "../../src/core/market-data.ts";
 import { Metrics } from "../../src/core/metrics.ts";
-import { CH_ORDERS, type Channel } from "../../src/stream/channels.ts";
+import { CANCEL_ONLY, HALTED, PairStatuses } from "../../src/core/pair-status.ts";
+import { CH_ORDERS, CH_STATUS, type Channel } from "../../src/stream/channels.ts";
 import { type Conn, DELIVERIES_PER_TURN, StreamHub } from "../../src/stream/hub.ts";
 import { waitFor } from "../wait.ts";
 
@@ -25,14 +27,17 @@ type Event = { publish: string; message: string } | { subscribe: string; socket:
 class FakeSocket {
   static next = 0;
   readonly id = FakeSocket.next++;
-  readonly data: Conn = { channels: [CHANNEL], userId: -1, allowance: 0, checked: 0 };
+  readonly data: Conn;
   readonly sent: string[] = [];
   buffered = 0;
   closedWith: number | null = null;
   constructor(
     private readonly events: Event[],
     private readonly hub: () => StreamHub,
-  ) {}
+    channel: Channel = CHANNEL,
+  ) {
+    this.data = { channels: [channel], userId: -1, allowance: 0, checked: 0 };
+  }
   getUserData(): Conn {
     return this.data;
   }
@@ -172,4 +177,48 @@ test("publishes nothing for a topic nobody holds", () => {
   const { change, published } = setup();
   change(1, 1);
   assert.equal(published().length, 0);
+});
+
+test("a status snapshot shows the statuses as last published, so a change not yet committed reaches a new connection only as its message", () => {
+  const events: Event[] = [];
+  const app = {
+    publish(topic: string, message: string) {
+      events.push({ publish: topic, message });
+      return true;
+    },
+  } as unknown as TemplatedApp;
+  const market = new PairMarket("btc_usdt", 2, 6);
+  const pair = { name: "btc_usdt", index: 0, priceDecimals: 2, amountDecimals: 6 };
+  const config = { pairs: [pair], pairsByName: new Map([["btc_usdt", pair]]) } as unknown as ExchangeConfig;
+  const exchange = { market: () => market } as unknown as Exchange;
+  // The admin call sets the core's status at once; the hub is told after the commit.
+  const statuses = new PairStatuses();
+  statuses.set(0, CANCEL_ONLY);
+  const hub = new StreamHub(app, {
+    config,
+    exchange,
+    metrics: new Metrics(),
+    maxBackpressureBytes: BOUND,
+    statuses,
+  });
+  hubs.push(hub);
+  const open = () => {
+    const ws = new FakeSocket(events, () => hub, { kind: CH_STATUS, name: "status", pair: -1, uid: "" });
+    hub.open(ws as unknown as WebSocket<Conn>);
+    return ws;
+  };
+  const first = open();
+  assert.deepEqual(
+    first.sent.map((m) => JSON.parse(m)),
+    [{ stream: "status", data: [{ pairName: "btc_usdt", status: "cancelOnly" }] }],
+  );
+  statuses.set(0, HALTED);
+  const second = open();
+  assert.deepEqual(JSON.parse(second.sent[0]).data, [{ pairName: "btc_usdt", status: "cancelOnly" }]);
+  hub.pairStatusChanged(0, "btc_usdt", "halted");
+  assert.deepEqual(
+    events.filter((e) => "publish" in e),
+    [{ publish: "status", message: '{"stream":"status","data":{"pairName":"btc_usdt","status":"halted"}}' }],
+  );
+  assert.deepEqual(JSON.parse(open().sent[0]).data, [{ pairName: "btc_usdt", status: "halted" }]);
 });

@@ -6,6 +6,7 @@ import {
   CH_EXCHANGES,
   CH_HISTORY,
   CH_ORDERS,
+  CH_STATUS,
   CH_USER_HISTORY,
   CH_USER_ORDERS,
   MAX_STREAMS,
@@ -29,6 +30,19 @@ test("reads every channel kind in the order listed", () => {
     { kind: CH_HISTORY, name: "history:btc_usdt", pair: 0, uid: "" },
     { kind: CH_USER_ORDERS, name: `user_orders:${UID}`, pair: -1, uid: UID },
     { kind: CH_USER_HISTORY, name: `user_history:${UID}`, pair: -1, uid: UID },
+  ]);
+});
+
+test("reads the status channel, which takes no pair, and refuses it with an argument or in another case", () => {
+  const r = parse("streams=status,orders:btc_usdt,status");
+  assert.deepEqual(r.errors, []);
+  assert.deepEqual(r.channels, [
+    { kind: CH_STATUS, name: "status", pair: -1, uid: "" },
+    { kind: CH_ORDERS, name: "orders:btc_usdt", pair: 0, uid: "" },
+  ]);
+  assert.deepEqual(parse("streams=status:btc_usdt,Status").errors, [
+    [Code.STREAMS_UNKNOWN_CHANNEL, "status:btc_usdt"],
+    [Code.STREAMS_UNKNOWN_CHANNEL, "Status"],
   ]);
 });
 

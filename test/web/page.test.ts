@@ -3,7 +3,11 @@
  * real server (test/e2e/harness.ts): a user pastes a key, places a limit order that trades and
  * one that rests, cancels it, and the page shows the book, trades, candle, open orders, own
  * trades and balances change. Every signed call of the page is in the form bound to the time, the
- * method and the path (CONTRACT 15). Screenshots go to test-artifacts/web/.
+ * method and the path (CONTRACT 15). The pair status badge follows the admin's changes live. At
+ * 800, 1366 and 1920 px every column and button fits the window and its panel; the order form
+ * shows the exact total and the balance it spends; the best bid and ask show once; a pair that
+ * never traded shows "-"; the chart's time labels are drawn whole. Screenshots go to
+ * test-artifacts/web/.
  *
  * Without chromium the file is skipped with a message, unless CI is set: then it fails (CI
  * installs chromium in .ci/run).
@@ -15,7 +19,15 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { type CreatedOrder, type MmpState, ok } from "../../src/client/index.ts";
-import { limit, REPO_ROOT, TestServer as Server, type TestServer, type TestUser } from "../e2e/harness.ts";
+import {
+  expectOk,
+  limit,
+  REPO_ROOT,
+  TestServer as Server,
+  type TestServer,
+  type TestUser,
+} from "../e2e/harness.ts";
+import { waitFor } from "../wait.ts";
 import { ensureWebBuilt } from "./build.ts";
 
 const CHROMIUM_CANDIDATES = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"];
@@ -37,6 +49,57 @@ const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 const ARTIFACTS = join(REPO_ROOT, "test-artifacts", "web");
+const OPEN_ORDER_COLUMNS = ["Id", "Pair", "Side", "Type", "Price", "Amount", "Filled", "Created", ""];
+const MARKET_COLUMNS = ["Pair", "Last", "Change", "Volume"];
+/** Window widths the layout tests check: a small laptop or tablet, the common laptop, a desktop. */
+const WIDTHS = [800, 1366, 1920];
+/** A time label the chart drew (WATCH_TIME_LABELS): its text and its ends on its canvas, in pixels. */
+interface TimeLabel {
+  text: string;
+  left: number;
+  right: number;
+  canvas: number;
+}
+/**
+ * Page function (JavaScript: the page has the DOM, this file's types do not): why each element a
+ * selector finds is not wholly visible, side to side: no box, outside the window, or cut by an
+ * ancestor that clips its overflow (its client box, borders and scroll bar excluded).
+ */
+const HIDDEN = `(selector) => [...document.querySelectorAll(selector)].flatMap((e) => {
+  const r = e.getBoundingClientRect();
+  const what = e.tagName + ' "' + (e.textContent ?? "").trim() + '"';
+  if (r.width === 0 || r.height === 0) return [what + " has no box"];
+  const view = document.documentElement.clientWidth;
+  if (r.left < 0 || r.right > view + 0.5) return [what + " at " + r.left + ".." + r.right + ", window 0.." + view];
+  for (let a = e.parentElement; a !== null && a !== document.body; a = a.parentElement) {
+    if (getComputedStyle(a).overflowX === "visible") continue;
+    const left = a.getBoundingClientRect().left + a.clientLeft;
+    if (r.left < left - 0.5 || r.right > left + a.clientWidth + 0.5)
+      return [what + " at " + r.left + ".." + r.right + ", cut by ." + a.className + " " + left + ".." + (left + a.clientWidth)];
+  }
+  return [];
+})`;
+/**
+ * Page script (JavaScript, as HIDDEN) recording every time label the chart draws and where it lands
+ * on its canvas: the labels are pixels on a canvas, so its drawing call is watched. `timeLabels`
+ * keeps the last 500.
+ */
+const WATCH_TIME_LABELS = `{
+  const drawn = [];
+  window.timeLabels = drawn;
+  const fillText = CanvasRenderingContext2D.prototype.fillText;
+  CanvasRenderingContext2D.prototype.fillText = function (text, x, y, maxWidth) {
+    if (String(text).includes(":")) {
+      const width = this.measureText(text).width;
+      const align = this.textAlign;
+      const start = align === "center" ? x - width / 2 : align === "right" || align === "end" ? x - width : x;
+      const t = this.getTransform();
+      drawn.push({ text, left: t.a * start + t.e, right: t.a * (start + width) + t.e, canvas: this.canvas.width });
+      if (drawn.length > 500) drawn.splice(0, drawn.length - 500);
+    }
+    return fillText.call(this, text, x, y, maxWidth);
+  };
+}`;
 /** Generous: waiting for a condition, never asserting on how long it took. */
 const WAIT = { timeout: 15_000 };
 
@@ -91,6 +154,9 @@ describe("the trading page in chromium", { skip }, () => {
       .first()
       .waitFor(WAIT);
   const waitStatus = (pattern: RegExp) => page.locator("#order-status", { hasText: pattern }).waitFor(WAIT);
+  /** Why each element `selector` finds is not wholly visible side to side (HIDDEN); [] when all are. */
+  const hidden = async (selector: string) =>
+    (await page.evaluate(`(${HIDDEN})(${JSON.stringify(selector)})`)) as string[];
 
   test("shows the market: pairs, the book from the stream, live changes", async () => {
     await page.goto(`${server!.origin}/`);
@@ -246,6 +312,27 @@ describe("the trading page in chromium", { skip }, () => {
     // The server checked each of them: every order placed above was answered, so none was refused.
   });
 
+  test("shows the pair's status live, both ways, as the admin changes it (docs/API.md 11, 12.2)", async () => {
+    const setStatus = async (pairName: string, status: string) =>
+      assert.equal((await server!.admin.setPairStatus(pairName, status)).status, 200);
+    await page.selectOption("#pair", "btc_usdt");
+    await page.locator("#pair-status").waitFor({ state: "hidden", ...WAIT });
+    await setStatus("btc_usdt", "halted");
+    await waitText("#pair-status", "Halted");
+    await shot("6-halted");
+    await setStatus("btc_usdt", "cancelOnly");
+    await waitText("#pair-status", "Cancel only");
+    // Another pair's change does not touch this pair's badge; the page knows it when it gets there.
+    await setStatus("eth_usdt", "halted");
+    await setStatus("btc_usdt", "trading");
+    await page.locator("#pair-status").waitFor({ state: "hidden", ...WAIT });
+    await page.selectOption("#pair", "eth_usdt");
+    await waitText("#pair-status", "Halted");
+    await setStatus("eth_usdt", "trading");
+    await page.locator("#pair-status").waitFor({ state: "hidden", ...WAIT });
+    await page.selectOption("#pair", "btc_usdt");
+  });
+
   test("says when a pair is halted (CONTRACT 14)", async () => {
     const res = await server!.admin.setPairStatus("eth_btc", "halted");
     assert.equal(res.status, 200, res.text);
@@ -257,6 +344,128 @@ describe("the trading page in chromium", { skip }, () => {
     await page.selectOption("#pair", "btc_usdt");
     await page.locator("#pair-status").waitFor({ state: "hidden", ...WAIT });
     assert.equal((await server!.admin.setPairStatus("eth_btc", "trading")).status, 200);
+  });
+
+  test("at 800, 1366 and 1920 px every column and Cancel button of my open orders and every column of the markets are visible, and the page is no wider than the window", async () => {
+    // A book with a best bid and ask of their own, and my open orders: a plain limit order and a
+    // quote (whose type cell carries the widest badges).
+    expectOk(await maker.client.createOrder(limit("btc_usdt", "buy", "24000.5", "0.01")));
+    expectOk(await maker.client.createOrder(limit("btc_usdt", "sell", "24999", "0.01")));
+    expectOk(await me.client.createOrder(limit("btc_usdt", "buy", "22000.5", "0.01")));
+    expectOk(await me.client.quote("btc_usdt", [["23000", "0.01"]], [["26000", "0.01"]]));
+    await page.waitForSelector('#bbo[data-bid="24000.5"][data-ask="24999"]', WAIT);
+    await page.locator("#open-orders button.cancel").nth(2).waitFor(WAIT);
+    for (const w of WIDTHS) {
+      await page.setViewportSize({ width: w, height: 900 });
+      const [docWidth, view] = (await page.evaluate(
+        "[document.documentElement.scrollWidth, innerWidth]",
+      )) as [number, number];
+      assert.ok(docWidth <= view, `${w} px: the page is ${docWidth} px wide`);
+      assert.deepEqual(
+        await page.locator(".mine table").first().locator("thead th").allTextContents(),
+        OPEN_ORDER_COLUMNS,
+      );
+      assert.equal(await page.locator("#open-orders button.cancel").count(), 3);
+      assert.deepEqual(await page.locator(".tickers thead th").allTextContents(), MARKET_COLUMNS);
+      for (const selector of [
+        ".mine table:first-of-type thead th",
+        "#open-orders td",
+        "#open-orders button.cancel",
+        ".tickers thead th",
+        "#tickers td",
+      ])
+        assert.deepEqual(await hidden(selector), [], `${w} px: ${selector}`);
+      await shot(`7-layout-${w}`);
+    }
+    await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
+  test("the order form shows the order's exact total and the available balance of the currency it spends, at every width", async () => {
+    const usdt = expectOk(await me.client.balances("btc_usdt")).find((b) => b.currency === "usdt")!;
+    await waitText('#balances tr[data-currency="usdt"] td:nth-child(2)', usdt.balance);
+    const btc = await cell('#balances tr[data-currency="btc"] td:nth-child(2)');
+    await page.check("input[name=side][value=buy]");
+    await page.selectOption("select[name=type]", "limit");
+    for (const w of WIDTHS) {
+      await page.setViewportSize({ width: w, height: 900 });
+      // price × amount exactly (in floating point it is 7500.002999999999), in the quote currency.
+      await page.fill("[name=price]", "25000.01");
+      await page.fill("[name=amount]", "0.3");
+      await waitText("#order-total", "7500.003 USDT");
+      await waitText("#order-available", `${usdt.balance} USDT`);
+      // A sell spends the base currency.
+      await page.check("input[name=side][value=sell]");
+      await waitText("#order-available", `${btc} BTC`);
+      await page.check("input[name=side][value=buy]");
+      await page.fill("[name=amount]", "2");
+      await waitText("#order-total", "50000.02 USDT");
+      // A market order has no price to multiply.
+      await page.selectOption("select[name=type]", "market");
+      await waitText("#order-total", "-");
+      await page.selectOption("select[name=type]", "limit");
+      assert.deepEqual(await hidden("#order-total, #order-available, #submit"), [], `${w} px: the form`);
+    }
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.fill("[name=price]", "");
+    await page.fill("[name=amount]", "");
+    await waitText("#order-total", "-");
+  });
+
+  test("shows the best bid and ask once, how far apart they are, and '-' for the price and change of a pair that never traded", async () => {
+    await page.waitForSelector('#bbo[data-bid="24000.5"][data-ask="24999"]', WAIT);
+    const count = (text: string, part: string) => text.split(part).length - 1;
+    const neverTraded = ["ETH/BTC", "-", "-", "0.0000"];
+    const traded = ["BTC/USDT", "24000.00", "-4.00%", "0.210000"];
+    for (const w of WIDTHS) {
+      await page.setViewportSize({ width: w, height: 900 });
+      // Above the book: the spread, the BBO line, and the header's ticker.
+      const shown = [await cell("#spread"), await cell("#bbo"), await cell("#ticker")].join("\n");
+      assert.equal(count(shown, "24000.50"), 1, `${w} px, the best bid in:\n${shown}`);
+      assert.equal(count(shown, "24999.00"), 1, `${w} px, the best ask in:\n${shown}`);
+      assert.equal(await cell("#spread"), "Spread 998.50");
+      // ETH/BTC never traded; BTC/USDT last traded at 24000 after opening at 25000 in these 24 h.
+      assert.deepEqual(
+        await page.locator('#tickers tr[data-pair="eth_btc"] td').allTextContents(),
+        neverTraded,
+      );
+      assert.deepEqual(await page.locator('#tickers tr[data-pair="btc_usdt"] td').allTextContents(), traded);
+      assert.deepEqual(await hidden("#spread, #bbo"), [], `${w} px: the lines above the book`);
+    }
+    await page.selectOption("#pair", "eth_btc");
+    await waitText("#ticker", "last - · no trades yet");
+    await page.selectOption("#pair", "btc_usdt");
+    await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
+  test("draws every time label of the chart whole, as hh:mm inside its canvas, at every width", async () => {
+    // The chart's drawing is watched (WATCH_TIME_LABELS) from the reload on; the key stays in this
+    // tab's sessionStorage, so the reloaded page signs in again by itself. The window starts at a
+    // width none of WIDTHS has, so each one below is a change the chart redraws for.
+    await page.addInitScript({ content: WATCH_TIME_LABELS });
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.reload();
+    await page.waitForSelector("body[data-ready='1'][data-user-stream='open']", WAIT);
+    await page.waitForSelector('#chart[data-candles]:not([data-candles="0"])', WAIT);
+    for (const w of WIDTHS) {
+      // The chart redraws for its new width: the labels it draws from here are this width's.
+      await page.evaluate("timeLabels.length = 0");
+      await page.setViewportSize({ width: w, height: 900 });
+      const labels = await waitFor(
+        async () => {
+          const list = (await page.evaluate("timeLabels")) as TimeLabel[];
+          return list.length > 0 && list;
+        },
+        { what: `${w} px: the chart's time labels` },
+      );
+      for (const l of labels) {
+        assert.match(l.text, /^\d{2}:\d{2}$/, `${w} px: label ${l.text}`);
+        assert.ok(
+          l.left >= 0 && l.right <= l.canvas,
+          `${w} px: label ${l.text} at ${l.left}..${l.right} of ${l.canvas}`,
+        );
+      }
+    }
+    await page.setViewportSize({ width: 1440, height: 900 });
   });
 
   test("switches to the light theme", async () => {

@@ -18,12 +18,13 @@ import type {
   NewUser,
   Order,
   PairInfo,
+  PairStatusUpdate,
   PublicTrade,
   UserTrade,
 } from "../../src/client/types.ts";
 
 // The wire types are the client library's (src/client/types.ts), under the names the page uses.
-export type { Balance, Candle, Level, Order, PairInfo, PublicTrade, UserTrade };
+export type { Balance, Candle, Level, Order, PairInfo, PairStatusUpdate, PublicTrade, UserTrade };
 /** The pasted key: what the admin interface's create-user answers. */
 export type Key = NewUser;
 /** A book from REST or from an `orders:` message (`seq` when the server numbers the book). */

@@ -1,9 +1,9 @@
 /**
  * The trading page, wired in one place:
  *
- *   market    GET /trade/pairs (pair list) → stream `exchanges,orders:P,history:P` (reconnects)
- *             → book (LiveBook, by seq and checksum: a mismatch re-reads the REST book and says
- *             so under the book), trades, 24 h tickers; candles from the REST chart plus the live
+ *   market    GET /trade/pairs (pair list) → stream `exchanges,status,orders:P,history:P`
+ *             (reconnects) → the pair status badge, book (LiveBook, by seq and checksum: a
+ *             mismatch re-reads the REST book and says so under the book), trades, 24 h tickers; candles from the REST chart plus the live
  *             trades; a second stream `bbo:P` → the best bid and offer line (its own connection,
  *             so a server without CONTRACT 13 still serves the rest)
  *   account   the pasted key (sessionStorage) → signed listen key → stream
@@ -11,8 +11,9 @@
  *             re-read (signed REST) after each of my events
  *   orders    the form signs create-order with WebCrypto HMAC; cancel buttons sign cancel-order
  *
- * Numbers are shown as the server sent them (their JSON text is exact); floats are used only to
- * size depth bars and draw the chart.
+ * Numbers are shown as the server sent them (their JSON text is exact); what the page computes
+ * from money (the order total, the spread, the 24 h change) is exact decimal arithmetic
+ * (./decimal.ts); floats are used only to size depth bars and draw the chart.
  */
 import {
   CandlestickSeries,
@@ -35,12 +36,14 @@ import {
   type Key,
   type Order,
   type PairInfo,
+  type PairStatusUpdate,
   type PublicTrade,
   postSigned,
   streamUrl,
   type Ticker,
   type UserTrade,
 } from "./api.ts";
+import { formatDecimal, multiply, parseDecimal, percentChange, subtract } from "./decimal.ts";
 import "./style.css";
 
 /** What the page uses of a pair's `/info` entry (decimals -1: unknown, without `/info`). */
@@ -154,7 +157,13 @@ function chartColors() {
 
 function initChart(): void {
   const box = $("chart");
-  chart = createChart(box, { autoSize: true, timeScale: { timeVisible: true }, ...chartColors() });
+  // The newest bar sits a few bars in from the price scale, so its time label ("11:05") is drawn
+  // whole instead of cut at the pane's edge ("11:").
+  chart = createChart(box, {
+    autoSize: true,
+    timeScale: { timeVisible: true, secondsVisible: false, rightOffset: 6 },
+    ...chartColors(),
+  });
   candles = chart.addSeries(CandlestickSeries, {
     upColor: "#26a69a",
     downColor: "#ef5350",
@@ -331,18 +340,22 @@ function renderBook(): void {
           price,
           p.priceDecimals,
         );
+        renderOrderInfo();
       });
       return div;
     });
   };
   $("asks").replaceChildren(...rows(asks, askCum, "ask").reverse());
   $("bids").replaceChildren(...rows(bids, bidCum, "bid"));
+  // The best bid and ask are on the BBO line below; this line says how far apart they are.
   const bestAsk = asks[0]?.[0];
   const bestBid = bids[0]?.[0];
+  const ask = bestAsk === undefined ? null : parseDecimal(fmt(bestAsk, pair.priceDecimals));
+  const bid = bestBid === undefined ? null : parseDecimal(fmt(bestBid, pair.priceDecimals));
   $("spread").textContent =
-    bestAsk !== undefined && bestBid !== undefined
-      ? `best ${fmt(bestBid, pair.priceDecimals)} / ${fmt(bestAsk, pair.priceDecimals)}`
-      : "—";
+    ask !== null && bid !== null
+      ? `Spread ${formatDecimal(subtract(ask, bid), Math.max(0, pair.priceDecimals))}`
+      : "Spread —";
   $("asks").parentElement!.dataset.seq = book.seq === null ? "" : String(book.seq);
   drawDepth(book.levels("buy").slice(0, DEPTH_LEVELS), book.levels("sell").slice(0, DEPTH_LEVELS));
 }
@@ -427,27 +440,45 @@ function renderTickers(): void {
   for (const p of state.pairs) {
     const t = state.tickers.get(p.name);
     if (t === undefined) continue;
-    const change = t.openValue === 0 ? 0 : ((t.closeValue - t.openValue) / t.openValue) * 100;
+    const change = changeText(t, p);
     const tr = row(
-      [
-        p.name.replace("_", "/").toUpperCase(),
-        fmt(t.closeValue, p.priceDecimals),
-        `${change >= 0 ? "+" : ""}${change.toFixed(2)}%`,
-        fmt(t.volume, p.amountDecimals),
-      ],
+      [p.name.replace("_", "/").toUpperCase(), lastText(t, p), change, fmt(t.volume, p.amountDecimals)],
       p.name === state.pair?.name ? "selected" : undefined,
     );
     tr.dataset.pair = p.name;
-    tr.children[2].className = change >= 0 ? "up" : "down";
+    tr.children[2].className = change === "-" ? "" : change.startsWith("+") ? "up" : "down";
     tr.addEventListener("click", () => selectPair(p.name));
     rows.push(tr);
   }
   body.replaceChildren(...rows);
-  const cur = state.pair === null ? undefined : state.tickers.get(state.pair.name);
+  const p = state.pair;
+  const cur = p === null ? undefined : state.tickers.get(p.name);
   $("ticker").textContent =
-    cur === undefined || state.pair === null
+    cur === undefined || p === null
       ? ""
-      : `last ${fmt(cur.closeValue, state.pair.priceDecimals)} · 24h high ${fmt(cur.maxValue, state.pair.priceDecimals)} · low ${fmt(cur.minValue, state.pair.priceDecimals)} · vol ${fmt(cur.volume, state.pair.amountDecimals)}`;
+      : neverTraded(cur)
+        ? "last - · no trades yet"
+        : `last ${fmt(cur.closeValue, p.priceDecimals)} · 24h high ${fmt(cur.maxValue, p.priceDecimals)} · low ${fmt(cur.minValue, p.priceDecimals)} · vol ${fmt(cur.volume, p.amountDecimals)}`;
+}
+
+/**
+ * A pair that never traded has no last price: its record says 0 (prices are always above 0), and
+ * the page shows "-" for its price and change rather than a price of 0.
+ */
+function neverTraded(t: Ticker): boolean {
+  return t.closeValue === 0;
+}
+
+function lastText(t: Ticker, p: PairView): string {
+  return neverTraded(t) ? "-" : fmt(t.closeValue, p.priceDecimals);
+}
+
+/** The 24 h change in percent, exact from the decimal texts ("-" when there is no price). */
+function changeText(t: Ticker, p: PairView): string {
+  const open = parseDecimal(fmt(t.openValue, p.priceDecimals));
+  const close = parseDecimal(fmt(t.closeValue, p.priceDecimals));
+  if (neverTraded(t) || open === null || close === null) return "-";
+  return percentChange(open, close) ?? "-";
 }
 
 function connectMarket(): void {
@@ -472,7 +503,7 @@ function connectMarket(): void {
   $("book-note").hidden = true;
   renderBbo(null);
   connectBbo(gen, pair.name);
-  const ws = new WebSocket(streamUrl(["exchanges", `orders:${pair.name}`, `history:${pair.name}`]));
+  const ws = new WebSocket(streamUrl(["exchanges", "status", `orders:${pair.name}`, `history:${pair.name}`]));
   marketWs = ws;
   const conn = $("conn");
   ws.onopen = () => {
@@ -485,6 +516,14 @@ function connectMarket(): void {
     if (msg.stream === "exchanges") {
       for (const t of msg.data as Ticker[]) state.tickers.set(t.pairName, t);
       renderTickers();
+    } else if (msg.stream === "status") {
+      // Every pair's status on connect, then each change (docs/API.md 12.2): the badge follows it.
+      const data = msg.data as PairStatusUpdate[] | PairStatusUpdate;
+      for (const u of Array.isArray(data) ? data : [data]) {
+        const p = state.pairs.find((x) => x.name === u.pairName);
+        if (p !== undefined) p.status = u.status;
+      }
+      if (state.pair !== null) showPairStatus(state.pair);
     } else if (msg.stream.startsWith("orders:")) {
       book?.receive(msg.data as Book);
     } else if (msg.stream.startsWith("history:")) {
@@ -537,6 +576,7 @@ function selectPair(name: string): void {
   state.pair = next;
   ($("pair") as HTMLSelectElement).value = name;
   showPairStatus(next);
+  syncForm();
   location.hash = name;
   state.trades = [];
   newestMicro = null;
@@ -548,7 +588,10 @@ function selectPair(name: string): void {
   renderOpenOrders();
 }
 
-/** CONTRACT 14: a pair that is not trading says so beside its name (from `/info` at load). */
+/**
+ * A pair that is not trading says so beside its name (docs/API.md 11): from `/info` at load, then
+ * live from the `status` channel.
+ */
 function showPairStatus(pair: PairView): void {
   const el = $("pair-status");
   const status = pair.status ?? "trading";
@@ -807,6 +850,7 @@ function renderBalances(): void {
       return tr;
     }),
   );
+  renderOrderInfo();
 }
 
 function renderOpenOrders(): void {
@@ -912,6 +956,38 @@ function syncForm(): void {
   const btn = $("submit");
   btn.textContent = `${side === "buy" ? "Buy" : "Sell"} ${state.pair?.base.toUpperCase() ?? ""}`;
   btn.className = side;
+  renderOrderInfo();
+}
+
+/**
+ * Under the amount: the order's total, price × amount exactly (./decimal.ts), in the quote
+ * currency, and the available balance of the currency the order spends (the quote for a buy, the
+ * base for a sell). "-" where there is nothing to show: no price (a market order) or no valid
+ * number yet, no key.
+ */
+function renderOrderInfo(): void {
+  const pair = state.pair;
+  const form = $("order-form") as HTMLFormElement;
+  const f = (n: string) => form.elements.namedItem(n) as HTMLInputElement;
+  const market = (f("type") as unknown as HTMLSelectElement).value === "market";
+  const buy = (form.querySelector("[name=side]:checked") as HTMLInputElement).value === "buy";
+  const total = $("order-total");
+  const available = $("order-available");
+  if (pair === null) {
+    total.textContent = "-";
+    available.textContent = "-";
+    return;
+  }
+  const price = parseDecimal(f("price").value);
+  const amount = parseDecimal(f("amount").value);
+  total.textContent =
+    market || price === null || amount === null
+      ? "-"
+      : `${formatDecimal(multiply(price, amount), Math.max(0, pair.priceDecimals))} ${pair.quote.toUpperCase()}`;
+  const spends = buy ? pair.quote : pair.base;
+  const balance = state.key === null ? undefined : state.balances.find((b) => b.currency === spends);
+  available.textContent = balance === undefined ? "-" : `${balance.balance} ${spends.toUpperCase()}`;
+  available.dataset.currency = spends;
 }
 
 async function submitOrder(ev: SubmitEvent): Promise<void> {
@@ -1003,6 +1079,7 @@ async function start(): Promise<void> {
 
   const form = $("order-form") as HTMLFormElement;
   form.addEventListener("change", syncForm);
+  form.addEventListener("input", renderOrderInfo);
   form.addEventListener("submit", (e) => void submitOrder(e));
 
   const keyForm = $("key-form") as HTMLFormElement;
