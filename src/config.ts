@@ -86,8 +86,9 @@ export const DEFAULT_SETTINGS = {
 export type WaitStrategyChoice = "auto" | "blocking" | "busy-spin";
 
 /**
- * uWebSockets keeps socket timeouts on a 4-second wheel of 240 slots and refuses idle timeouts
- * between 1 and 7 seconds, so the usable range is 0 (off) or 8 .. 900 seconds here.
+ * The stream's idle timeout: 0 (off) or 8 .. 900 seconds, the range uWebSockets' own idle timeout
+ * took (a 4-second wheel of 240 slots; it refused 1 to 7 s). The stream now keeps its own timer
+ * (src/stream/hub.ts KeepAlive, for the close frame uWS does not send) and the range stays.
  */
 const IDLE_TIMEOUT_MIN = 8;
 const IDLE_TIMEOUT_MAX = 900;

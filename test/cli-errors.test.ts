@@ -283,7 +283,7 @@ describe("exchange command against a plain server", () => {
     assert.equal(channel.code, 1);
     assert.deepEqual(channel.err.split("\n").slice(1), [
       PAIRS_LINE,
-      "channels: exchanges, orders:{pair}, bbo:{pair}, orders_l3:{pair}, history:{pair}, user_orders:{uid}, " +
+      "channels: exchanges, status, orders:{pair}, bbo:{pair}, orders_l3:{pair}, history:{pair}, user_orders:{uid}, " +
         "user_history:{uid} (user_ channels signed)",
     ]);
     const currency = await cli([

@@ -153,8 +153,9 @@ const STREAM_TEXT =
   '`{"stream": <channel as subscribed>, "data": ...}`. The upgrade is refused with an HTTP answer and ' +
   "the error body of CONTRACT 5 (see the OpenAPI operation `stream`): 400 (key `streams`) for an " +
   "empty list, an unknown channel or pair, more than 100 entries; 401 without valid credentials for " +
-  "a user channel; 403 for another user's channel. The server sends WebSocket pings; a connection " +
-  "silent past the idle timeout (default 120 s) is closed. Close codes: 1008 slow consumer (unsent " +
+  "a user channel; 403 for another user's channel. The server sends WebSocket pings after half the " +
+  "idle timeout (default 120 s) without a frame from the client (a pong counts). Close codes: 4002 " +
+  "nothing from the client for the whole idle timeout, 1008 slow consumer (unsent " +
   "buffer over the bound, default 1 MiB: reconnect and resync from a snapshot), 4001 the listen key " +
   "that admitted the connection ended or the API key that signed the upgrade (or made that listen " +
   "key) was revoked, 1009 a client message over 16 KiB (the stream is read-only), 1001 server shutdown.";

@@ -134,7 +134,7 @@ export const ROUTES: readonly RouteSpec[] = [
       {
         name: "streams",
         description:
-          "Comma-separated channels (1..100): `exchanges`, `orders:{pair}`, `history:{pair}`, " +
+          "Comma-separated channels (1..100): `exchanges`, `status`, `orders:{pair}`, `history:{pair}`, " +
           "`bbo:{pair}`, `orders_l3:{pair}`, `user_orders:{uid}`, `user_history:{uid}` (user channels need a signed upgrade or a listenKey)",
         schema: { type: "string" },
         required: true,

@@ -90,6 +90,8 @@ export const CLOSE_SLOW_CONSUMER = 1008;
 export const CLOSE_LISTEN_KEY_ENDED = 4001;
 /** WebSocket close code when the server shuts down. */
 export const CLOSE_GOING_AWAY = 1001;
+/** WebSocket close code for a connection silent for the idle timeout, as a session's heartbeat. */
+export const CLOSE_IDLE = 4002;
 /** WebSocket close code for a client message over MAX_CLIENT_MESSAGE. */
 export const CLOSE_TOO_BIG = 1009;
 /** The largest message a stream client may send (it is ignored); a larger one closes with 1009. */
@@ -115,6 +117,10 @@ export interface Conn {
   allowance: number;
   /** The sweep round that last looked at this connection (a socket sits in several topics). */
   checked: number;
+  /** When the client was last heard (any frame, a pong included), for the idle timeout. */
+  heardMs: number;
+  /** A keep-alive ping went out since then. */
+  pinged: boolean;
 }
 
 type Socket = WebSocket<Conn>;
@@ -692,6 +698,52 @@ function allLevels(m: PairMarket, side: 0 | 1, t: string): Level[] {
 
 // ---------------------------------------------------------------------- the route
 
+/**
+ * The stream's keep-alive (docs/API.md 7): a ping after half the idle timeout without a frame from
+ * the client, and a close with CLOSE_IDLE (a close frame, which uWS's own idle timeout does not
+ * send) after the whole of it. One sweep for every connection, at most an eighth of the timeout
+ * late; no timer while no connection is open.
+ */
+class KeepAlive {
+  private readonly conns = new Set<Socket>();
+  private timer: NodeJS.Timeout | null = null;
+  constructor(private readonly idleMs: number) {}
+
+  open(ws: Socket): void {
+    if (this.idleMs === 0) return;
+    const c = ws.getUserData();
+    c.heardMs = Date.now();
+    this.conns.add(ws);
+    if (this.timer === null) {
+      this.timer = setInterval(this.sweep, Math.max(100, this.idleMs / 8));
+      this.timer.unref();
+    }
+  }
+
+  close(ws: Socket): void {
+    if (!this.conns.delete(ws) || this.conns.size > 0 || this.timer === null) return;
+    clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private readonly sweep = (): void => {
+    const now = Date.now();
+    for (const ws of this.conns) {
+      const c = ws.getUserData();
+      const silent = now - c.heardMs;
+      try {
+        if (silent >= this.idleMs) ws.end(CLOSE_IDLE, "idle timeout: nothing from the client");
+        else if (silent * 2 >= this.idleMs && !c.pinged) {
+          c.pinged = true;
+          ws.ping();
+        }
+      } catch {
+        // Closed meanwhile: its close handler forgets it.
+      }
+    }
+  };
+}
+
 export interface StreamDeps {
   hub: StreamHub;
   users: Users;
@@ -741,6 +793,12 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
     };
     deps.listenKeys.watch();
   }
+  const keepAlive = new KeepAlive(deps.idleTimeoutSeconds * 1000);
+  const heard = (ws: Socket) => {
+    const c = ws.getUserData();
+    c.heardMs = Date.now();
+    c.pinged = false;
+  };
   // Connections per API token that signed their upgrade. Revoking a key ends them and the listen
   // keys it made (whose connections end through onEnd above), as it ends its sessions (docs/API.md 1.2).
   const byToken = new Map<string, Set<Socket>>();
@@ -819,14 +877,17 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
         apiToken: signedBy,
         allowance: 0,
         checked: 0,
+        heardMs: 0,
+        pinged: false,
       },
       waitNonce,
     };
   };
 
   app.ws<Conn>("/stream", {
-    idleTimeout: deps.idleTimeoutSeconds,
-    sendPingsAutomatically: deps.idleTimeoutSeconds > 0,
+    // The keep-alive is the route's own (below): uWS ends an idle connection without a close frame.
+    idleTimeout: 0,
+    sendPingsAutomatically: false,
     // Never let uWS skip a message for backpressure: the hub closes a slow consumer (1008) instead.
     maxBackpressure: 0,
     // Clients have nothing to say: a message over MAX_CLIENT_MESSAGE closes the connection with 1009.
@@ -901,16 +962,20 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
         }
         addToSet(byToken, apiToken, ws);
       }
+      keepAlive.open(ws);
       hub.open(ws);
     },
     message: (ws, data) => {
+      heard(ws);
       // Read only (docs/API.md 7): whatever a client sends is ignored, up to a bound.
       if (data.byteLength > MAX_CLIENT_MESSAGE) ws.end(CLOSE_TOO_BIG, "message over 16 KiB");
     },
+    pong: (ws) => heard(ws),
     close: (ws) => {
       const { listenKey: key, apiToken } = ws.getUserData();
       if (key !== undefined) removeFromSet(byKey, key, ws);
       if (apiToken !== undefined) removeFromSet(byToken, apiToken, ws);
+      keepAlive.close(ws);
       hub.close(ws);
     },
   });

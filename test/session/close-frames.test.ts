@@ -2,7 +2,8 @@
  * How the server ends `/session` and `/stream` connections (docs/API.md 11.2, 11.4, 7): every close
  * it makes sends a close frame with its code, which `ws` reports as the close code (a connection
  * dropped without one reports 1006). Covered here: 4001 (logon refused, no logon in time, the key
- * revoked, a listen key closed), 4002, 1009 and the shutdown's 1001; 1008 is covered by the two
+ * revoked, a listen key closed), 4002 (a session's heartbeat, a stream's idle timeout), 1009 and
+ * the shutdown's 1001; 1008 is covered by the two
  * slow-consumer tests (test/session/slow-consumer.test.ts, test/stream/slow-consumer.test.ts), which
  * read the same close code. Also the message limits of a session: up to 64 KiB a call, up to 1 MiB
  * a 413 with the connection kept, above that 1009.
@@ -30,7 +31,8 @@ async function stream(server: TestServer, query: string, headers: Record<string,
   });
   return {
     ws,
-    closed: () => waitFor(() => code, { what: `the close of /stream?${query.slice(0, 40)}` }),
+    closed: (timeoutMs?: number) =>
+      waitFor(() => code, { what: `the close of /stream?${query.slice(0, 40)}`, timeoutMs }),
   };
 }
 
@@ -43,7 +45,11 @@ function paddedPing(id: string, bytes: number): string {
 describe("how the server closes sessions and streams", () => {
   let server: TestServer;
   before(async () => {
-    server = await TestServer.start({ env: { SESSION_LOGON_DEADLINE_MS: "1500" } });
+    server = await TestServer.start({
+      env: { SESSION_LOGON_DEADLINE_MS: "1500" },
+      // The shortest stream idle timeout (docs/API.md 7), for the keep-alive close below.
+      args: ["--idle-timeout", "8"],
+    });
   });
   after(async () => {
     await server.close();
@@ -106,6 +112,20 @@ describe("how the server closes sessions and streams", () => {
     expectOk(await server.admin.revokeApiKey(second.apiToken));
     assert.equal(await signed.closed(), 4001, "stream of a revoked key");
     assert.equal(await revoked.closed(), 4001, "session of a revoked key");
+  });
+
+  it("closes a stream whose client stops answering pings with 4002 after the idle timeout", async () => {
+    const silent = await stream(server, "streams=exchanges");
+    let pings = 0;
+    silent.ws.on("ping", () => pings++);
+    // ws answers pings by itself: turn that off to be silent.
+    (silent.ws as unknown as { pong: () => void }).pong = () => {};
+    const answering = await stream(server, "streams=exchanges");
+    // The idle timeout is 8 s; the wait for the close is a guard, not a measure.
+    assert.equal(await silent.closed(30_000), 4002);
+    assert.ok(pings >= 1, "a ping came first");
+    assert.equal(answering.ws.readyState, WebSocket.OPEN, "a client that answers stays");
+    answering.ws.close();
   });
 
   it("answers a call up to 64 KiB, 413 errors.body with a null id up to 1 MiB, and keeps the connection", async () => {

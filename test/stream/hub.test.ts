@@ -36,7 +36,7 @@ class FakeSocket {
     private readonly hub: () => StreamHub,
     channel: Channel = CHANNEL,
   ) {
-    this.data = { channels: [channel], userId: -1, allowance: 0, checked: 0 };
+    this.data = { channels: [channel], userId: -1, allowance: 0, checked: 0, heardMs: 0, pinged: false };
   }
   getUserData(): Conn {
     return this.data;
