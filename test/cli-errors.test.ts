@@ -7,7 +7,7 @@
  * anything was sent), an unknown pair, channel or currency on a real server.
  */
 import assert from "node:assert/strict";
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import net, { type AddressInfo } from "node:net";
@@ -15,21 +15,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
-import { run } from "../src/cli.ts";
 import { PAIR_NAMES, REPO_ROOT, TestServer, type TestUser } from "./e2e/harness.ts";
-
-/** Runs the command; its exit code and what it printed. */
-async function cli(argv: string[], env: NodeJS.ProcessEnv = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await run(
-    argv,
-    env,
-    (l) => out.push(l),
-    (l) => err.push(l),
-  );
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
+import { selfSignedCertificate } from "./support/certificate.ts";
+import { cli } from "./support/cli-run.ts";
 
 /** A port nothing listens on: one the system gave out, closed again. */
 async function closedPort(): Promise<number> {
@@ -125,23 +113,7 @@ describe("exchange command against a TLS server with a self-signed certificate",
   let https = "";
 
   before(async () => {
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        keyFile,
-        "-out",
-        certFile,
-        "-days",
-        "1",
-      ].concat(["-subj", "/CN=exchange-test", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"]),
-      { stdio: "ignore" },
-    );
+    selfSignedCertificate(certFile, keyFile);
     server = await TestServer.start({
       args: ["--tls-cert", certFile, "--tls-key", keyFile],
       tlsCa: readFileSync(certFile, "utf8"),

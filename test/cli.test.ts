@@ -16,23 +16,11 @@ import { after, before, describe, it } from "node:test";
 import { run } from "../src/cli.ts";
 import { boundSigningText, type OrderBook, type PublicTrade, signText } from "../src/client/index.ts";
 import { expectOk, limit, REPO_ROOT, TestServer, type TestUser } from "./e2e/harness.ts";
+import { cli } from "./support/cli-run.ts";
 import { waitFor } from "./wait.ts";
 
 const TOKEN = "c".repeat(32);
 const SECRET = "d".repeat(32);
-
-/** Runs the command; its exit code and what it printed. */
-async function cli(argv: string[], env: NodeJS.ProcessEnv = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await run(
-    argv,
-    env,
-    (l) => out.push(l),
-    (l) => err.push(l),
-  );
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
 
 describe("exchange command signing", () => {
   let recorder: Server;

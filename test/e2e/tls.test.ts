@@ -14,6 +14,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { TLSSocket } from "node:tls";
 import WebSocket from "ws";
+import { selfSignedCertificate } from "../support/certificate.ts";
 import { waitFor } from "../wait.ts";
 import { httpsGet, runToExit, TestServer } from "./harness.ts";
 
@@ -24,27 +25,7 @@ const otherKeyFile = path.join(dir, "other-key.pem");
 
 /** A self-signed certificate for 127.0.0.1 (and localhost), valid for a day. */
 function makeCertificate(): void {
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      keyFile,
-      "-out",
-      certFile,
-      "-days",
-      "1",
-      "-subj",
-      "/CN=exchange-test",
-      "-addext",
-      "subjectAltName=IP:127.0.0.1,DNS:localhost",
-    ],
-    { stdio: "ignore" },
-  );
+  selfSignedCertificate(certFile, keyFile);
   execFileSync("openssl", ["genpkey", "-algorithm", "RSA", "-out", otherKeyFile], { stdio: "ignore" });
 }
 makeCertificate();
