@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { parse as parseLossless } from "lossless-json";
 import { DEFAULT_CLIENT_ID_FILTER_MB, DEFAULT_CLIENT_ID_WINDOW } from "./core/client-ids.ts";
+import { FEE_DECIMALS } from "./core/risk.ts";
 import { LOG_LEVELS, type LogLevel } from "./util/log.ts";
 import { nearest, unknownOptionOf } from "./util/nearest.ts";
 import { formatDecimal, ParseError, parseDecimal, pow10 } from "./util/numbers.ts";
@@ -393,8 +394,6 @@ export const MAX_EXACT_UNITS = 10n ** 15n;
 export const MAX_DECIMALS = 8;
 /** The fee account (CONTRACT 9): a user with no API key that receives every fee. */
 export const FEE_ACCOUNT_UID = "00000000-0000-0000-0000-000000000000";
-/** A fee rate has at most this many decimals (CONTRACT 9: `"0.000125"` is the finest rate). */
-export const FEE_DECIMALS = 6;
 /** The largest fee rate, 0.1, in units of 10^-FEE_DECIMALS. */
 export const MAX_FEE = 100_000n;
 

@@ -4,8 +4,8 @@
  * best CHECKSUM_LEVELS bids descending, each level `price:amount` in the API's canonical decimal
  * text, joined by `,`.
  *
- * No Node and no DOM: the client library (local-book.ts, book.ts) and the web page share this one
- * table-driven CRC-32 (node:zlib's `crc32` exists only from Node 20.15 and not in a browser).
+ * No Node and no DOM: the client library (local-book.ts, book.ts), the web page and the server's
+ * market data share one table-driven CRC-32 (src/util/crc32.ts).
  *
  * The local book holds prices and amounts as the JSON numbers the server sent. A JSON number of at
  * most 15 significant digits parses to the double whose shortest round-trip text (`String`) is
@@ -14,31 +14,12 @@
  * added exactly as scaled bigints, never as floats.
  */
 
+import { crc32 } from "../util/crc32.ts";
+
+export { crc32 };
+
 /** Levels of each side the checksum covers. */
 export const CHECKSUM_LEVELS = 25;
-
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
-
-/** CRC-32 (IEEE, reflected 0xEDB88320, as zlib's `crc32`) of bytes, or of a string as UTF-8. */
-export function crc32(data: string | Uint8Array): number {
-  let crc = 0xffffffff;
-  if (typeof data === "string" && !/[^\p{ASCII}]/u.test(data)) {
-    // The checksum text is ASCII (digits, `.`, `:`, `,`, `|`): its char codes are its UTF-8 bytes.
-    for (let i = 0; i < data.length; i++) crc = CRC_TABLE[(crc ^ data.charCodeAt(i)) & 0xff] ^ (crc >>> 8);
-    return (crc ^ 0xffffffff) >>> 0;
-  }
-  const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-  for (let i = 0; i < bytes.length; i++) crc = CRC_TABLE[(crc ^ bytes[i]) & 0xff] ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
-}
 
 /**
  * The canonical decimal text of a JSON number as the API writes it (CONTRACT 2.1, 13.3): no

@@ -3,11 +3,12 @@
  * the HTTP edge through every stage of the core, and each stage writes its part into it:
  *
  *   edge   request id, user and the validated inputs                 (src/http/trade.ts)
- *   R1     what it holds in the ledger, or a refusal code             (Exchange.place, src/core/risk.ts)
+ *   R1     what it holds in the ledger, or a refusal code             (src/core/risk-stage.ts,
+ *                                                                      quotes.ts; src/core/risk.ts)
  *   SEQ    its place in the pair's command FIFO; the order id and time when it enters the ring
  *                                                                     (src/core/sequencer.ts)
  *   ME     the pair worker runs it; its events come back             (workers/pair)
- *   R2     settlement of each event, the result code at END           (Exchange.on*)
+ *   R2     settlement of each event, the result code at END           (src/core/pair-events.ts on*)
  *   DB     the rows it changed go into the writer's batch             (src/core/results.ts)
  *   OUT    after that batch commits: the answer to the edge by request id, the stream messages
  *                                                                     (src/core/results.ts)
@@ -23,6 +24,11 @@ import type { OrderFacts, OrderView, UserTradeView } from "./views.ts";
 export const LIMIT = 0;
 export const MARKET = 1;
 
+/*
+ * The command kinds of the core (a command's `kind`): what was asked of the core. The matching
+ * engine's operation codes are another set (src/protocol/pair/records.ts OP_*): a kind may send
+ * several records (a cancel-all: one OP_CANCEL per order).
+ */
 /** Recovery: a stored open order put back into its book. */
 export const CMD_RESTORE = 0;
 export const CMD_CREATE = 1;
@@ -77,7 +83,7 @@ export interface OrderState extends OrderFacts {
   spent: bigint;
   /** Set while an amend of the order is in the worker: the amends waiting behind it (else null). */
   amending: Command[] | null;
-  /** Index in its user's list of open orders (Exchange.openByUser); -1 when not in it. */
+  /** Index in its user's list of open orders (OpenOrders, src/core/open-orders.ts); -1 when not in it. */
   userSlot: number;
   /**
    * Its row was sent to the writer (or recovered from the database): later records only update

@@ -7,7 +7,8 @@ import type { ClientIds } from "./client-ids.ts";
 import type { ResultSink } from "./command.ts";
 import type { Ledger } from "./ledger.ts";
 import type { PairStatuses } from "./pair-status.ts";
-import type { CommitListener, RecordSink } from "./results.ts";
+import type { RecordSink } from "./record-sink.ts";
+import type { CommitListener } from "./results.ts";
 
 /** What the core is built with (src/boot.ts; tests build it the same way). */
 export interface ExchangeOptions {

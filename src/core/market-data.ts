@@ -7,7 +7,7 @@
  * built for output (`scaled`).
  */
 
-import { crc32 } from "../client/checksum.ts";
+import { crc32 } from "../util/crc32.ts";
 import { formatDecimal, scaled } from "../util/numbers.ts";
 
 export { scaled };

@@ -3,7 +3,7 @@
  * (workers/matching/mmp.ts: the window, the trigger, the freeze, the refusal of protected orders
  * of a frozen user); the main thread keeps what it must answer and resend:
  *
- *   settings   per user and pair, stored (migration 010) and sent to the worker by a CMD_MMP_SET
+ *   settings   per user and pair, stored (migration 010) and sent to the worker by a OP_MMP_SET
  *              command (also at start, before /health turns 200: the worker keeps nothing)
  *   frozen     per user and pair, from the worker's `mmp` events; memory only, as the worker's
  *              own state: after a restart nobody is frozen and every window is empty

@@ -12,7 +12,6 @@
  * in the order they finished, by one callback per batch.
  */
 
-import type { DbWriter } from "../db/writer.ts";
 import { nowMicro } from "../util/time.ts";
 import { ClientIds } from "./client-ids.ts";
 import {
@@ -30,23 +29,8 @@ import type { L3Book } from "./l3-book.ts";
 import type { PairMarket } from "./market-data.ts";
 import type { OpenOrders } from "./open-orders.ts";
 import type { PairStatusName } from "./pair-status.ts";
+import type { RecordSink } from "./record-sink.ts";
 import { type OrderView, orderView, type UserTradeView, userTradeView, type ViewPair } from "./views.ts";
-
-/** What the core needs from the database writer. */
-export type RecordSink = Pick<
-  DbWriter,
-  | "insertOrder"
-  | "updateOrder"
-  | "trade"
-  | "balance"
-  | "candle"
-  | "meta"
-  | "mmpSetting"
-  | "afterCommit"
-  | "beforeSend"
-  | "settledOrderIds"
-  | "tradesThroughMark"
->;
 
 /** Receives what a committed command changed, for the stream fan-out. */
 export interface CommitListener {

@@ -7,7 +7,6 @@
  * currency's scale is at least priceDecimals + amountDecimals of every pair it quotes, so a hold
  * is never rounded). A market buy holds a budget instead (Exchange.createOrder).
  */
-import { FEE_DECIMALS } from "../config.ts";
 import { BUY } from "../protocol/pair/engine.ts";
 import { pow10 } from "../util/numbers.ts";
 import type { Ledger } from "./ledger.ts";
@@ -57,6 +56,8 @@ export function amendHold(
   return most > 0n ? most : 0n;
 }
 
+/** A fee rate has at most this many decimals (docs/API.md 9: `"0.000125"` is the finest rate). */
+export const FEE_DECIMALS = 6;
 /** Fee rates are integers in units of 10^-FEE_DECIMALS. */
 const FEE_UNIT = pow10(FEE_DECIMALS);
 

@@ -8,7 +8,7 @@
 
 import type { Ledger } from "./ledger.ts";
 import type { PairMarket } from "./market-data.ts";
-import type { RecordSink } from "./results.ts";
+import type { RecordSink } from "./record-sink.ts";
 import type { SequenceIds } from "./sequencer.ts";
 
 /**

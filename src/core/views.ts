@@ -4,11 +4,11 @@
  * an object through the function here.
  */
 
-import { FEE_DECIMALS } from "../config.ts";
 import { BUY } from "../protocol/pair/engine.ts";
 import { formatDecimal, scaled } from "../util/numbers.ts";
 import { formatDateTime } from "../util/time.ts";
 import { type SelfTradePrevention, type TimeInForce, withOrderOptions } from "./orders.ts";
+import { FEE_DECIMALS } from "./risk.ts";
 
 /** The order as the interface shows it (2.1). */
 export interface OrderView {

@@ -31,6 +31,7 @@
  */
 import path from "node:path";
 import { MessageChannel, type Worker } from "node:worker_threads";
+import type { RecordSink, WriterStats } from "../core/record-sink.ts";
 import { DEFAULT_WAL_AUTOCHECKPOINT_PAGES, type Synchronous } from "../protocol/db/db-open.ts";
 import {
   API_KEY,
@@ -108,13 +109,6 @@ export interface WriterOptions {
   applyQuietMs?: number;
 }
 
-export interface WriterStats {
-  /** Batches acknowledged (each one transaction, or none when it held only callbacks). */
-  batches: number;
-  /** Records in those batches, as added (before the writer coalesces repeated upserts). */
-  records: number;
-}
-
 export type TransferKind = "deposit" | "withdraw";
 
 /**
@@ -172,7 +166,7 @@ const WORKER_URL = new URL(`../../workers/db/writer-worker${EXT}`, import.meta.u
 const APPLY_URL = new URL(`../../workers/db/apply-worker${EXT}`, import.meta.url);
 const CHECKPOINT_URL = new URL(`../../workers/db/checkpoint-worker${EXT}`, import.meta.url);
 
-export class DbWriter {
+export class DbWriter implements RecordSink {
   private cur = new Batch();
   /** Records of the current batch, per kind. */
   private readonly rows: Rows[] = KINDS.map((k) => new Rows(k.stride));

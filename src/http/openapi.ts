@@ -5,9 +5,8 @@
  * (route-spec.ts). This builder imports no route: it only turns the table into the document.
  *
  * Response bodies the server already writes come from schemas.ts, the very objects
- * fast-json-stringify compiles, so the document cannot drift from the wire. Routes marked
- * `fromContractText` (CONTRACT 8-10) are described from the contract's text with the schemas of
- * schemas-contract.ts until the routes land with their own serialisers.
+ * fast-json-stringify compiles, so the document cannot drift from the wire; the bodies the server
+ * assembles from serialised parts (errors, batches) are in schemas-contract.ts.
  *
  * Paths are written from the server root (`/1.0/...`, `/admin/...`, `/health`), so the one server
  * entry is `/`.
@@ -195,12 +194,10 @@ export function buildOpenApi(
     for (const [status, o] of Object.entries(r.other ?? {})) {
       responses[status] = { description: o.description, content: json(o.schema) };
     }
-    // A route not served by this build answers 404 `path` until it lands.
-    const listed = r.fromContractText === true && !r.errors.includes(404) ? [404, ...r.errors] : r.errors;
     // Every call that reads its request head answers 414 / 431 over the limits (src/http/request.ts);
     // the service paths and the stream upgrade read nothing of it.
     const limited = !("kind" in r && r.kind === "plain") && r.path !== "/stream";
-    const errors = limited ? [...listed, 414, 431].sort((a, b) => a - b) : listed;
+    const errors = limited ? [...r.errors, 414, 431].sort((a, b) => a - b) : r.errors;
     for (const status of errors) {
       responses[String(status)] = {
         description: ERROR_DESCRIPTIONS[status] ?? "Error",
@@ -222,7 +219,6 @@ export function buildOpenApi(
       "x-auth": r.auth,
       responses,
     };
-    if (r.fromContractText === true) op["x-from-contract-text"] = true;
     if (parameters.length > 0) op.parameters = parameters;
     if (r.body !== undefined) op.requestBody = { required: true, content: json(r.body(req)) };
     paths[r.path] ??= {};

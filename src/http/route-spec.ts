@@ -35,8 +35,6 @@ export interface RouteSpec {
   summary: string;
   /** Where the call is defined: "seed 4.1", "CONTRACT 8.3", ... */
   source: string;
-  /** Described from the contract text; the server of this build may not serve it yet. */
-  fromContractText?: boolean;
   auth: Auth;
   /** The request body's schema, built from the config's request schemas (request-schemas.ts). */
   body?: (schemas: RequestSchemas) => object;

@@ -1,8 +1,7 @@
 /**
- * Schemas the server does not serialise with, for the OpenAPI document (openapi.ts): the error body (CONTRACT 5, 9), the batch answers the server assembles
- * from serialised parts (CONTRACT 8.5), and the answers of the CONTRACT 9-10 calls, written from
- * the contract text (routes marked `fromContractText`) until those routes land with their own
- * schemas in schemas.ts; the route table should then point at those and the copies here go away.
+ * Schemas the server does not serialise with, for the OpenAPI document (openapi.ts): the error body
+ * (docs/API.md 5, 9), the batch answers the server assembles from serialised parts (docs/API.md
+ * 8.5), and the small answers written by hand (listen keys, `[]`).
  *
  * Request bodies are in request-schemas.ts (built from the config, with the bounds the server checks).
  * Response bodies the server writes with fast-json-stringify are NOT described here: openapi.ts

@@ -17,18 +17,8 @@ import type { Worker } from "node:worker_threads";
 import type { Side } from "../protocol/pair/engine.ts";
 import {
   CANCEL_CMD,
-  CMD_CANCEL,
   CMD_KIND,
-  CMD_LIMIT,
-  CMD_MARKET,
-  CMD_MMP_RESET,
-  CMD_MMP_SET,
-  CMD_MOVE,
-  CMD_QUOTE,
-  CMD_QUOTE_LEVEL,
-  CMD_REDUCE,
   CMD_SEQ,
-  CMD_SHUTDOWN,
   CMD_SLOT_WORDS,
   EV_SLOT_WORDS,
   LIMIT_CMD,
@@ -36,6 +26,16 @@ import {
   MMP_RESET_CMD,
   MMP_SET_CMD,
   MOVE_CMD,
+  OP_CANCEL,
+  OP_LIMIT,
+  OP_MARKET,
+  OP_MMP_RESET,
+  OP_MMP_SET,
+  OP_MOVE,
+  OP_QUOTE,
+  OP_QUOTE_LEVEL,
+  OP_REDUCE,
+  OP_SHUTDOWN,
   type PairWorkerData,
   QUOTE_CMD,
   QUOTE_LEVEL_CMD,
@@ -216,7 +216,7 @@ export class PairChannel {
     flags = 0,
     time = 0,
   ): boolean {
-    const o = this.reserve(CMD_LIMIT);
+    const o = this.reserve(OP_LIMIT);
     if (o < 0) return false;
     const f = this.commands.f64;
     f[o + LIMIT_CMD.orderId] = orderId;
@@ -240,7 +240,7 @@ export class PairChannel {
     flags = 0,
     time = 0,
   ): boolean {
-    const o = this.reserve(CMD_MARKET);
+    const o = this.reserve(OP_MARKET);
     if (o < 0) return false;
     const f = this.commands.f64;
     f[o + MARKET_CMD.orderId] = orderId;
@@ -263,13 +263,13 @@ export class PairChannel {
     const n = levels.length / 4;
     if (this.closing || this.gone || this.commands.freeSlots() < n + 1) return false;
     const f = this.commands.f64;
-    const o = this.reserve(CMD_QUOTE);
+    const o = this.reserve(OP_QUOTE);
     f[o + QUOTE_CMD.user] = user;
     f[o + QUOTE_CMD.levels] = n;
     f[o + QUOTE_CMD.time] = time;
     for (let i = 0; i < n; i++) {
       const l = this.commands.tryReserve();
-      f[l + CMD_KIND] = CMD_QUOTE_LEVEL;
+      f[l + CMD_KIND] = OP_QUOTE_LEVEL;
       f[l + CMD_SEQ] = this.seq;
       f[l + QUOTE_LEVEL_CMD.orderId] = levels[i * 4];
       f[l + QUOTE_LEVEL_CMD.side] = levels[i * 4 + 1];
@@ -283,7 +283,7 @@ export class PairChannel {
 
   /** Queues MMP settings (MatchingBook.mmpSet); false when the command ring is full. */
   sendMmpSet(user: number, intervalSeconds: number, qtyLimit: number, frozenSeconds: number): boolean {
-    const o = this.reserve(CMD_MMP_SET);
+    const o = this.reserve(OP_MMP_SET);
     if (o < 0) return false;
     const f = this.commands.f64;
     f[o + MMP_SET_CMD.user] = user;
@@ -296,7 +296,7 @@ export class PairChannel {
 
   /** Queues an MMP reset (MatchingBook.mmpReset); false when the command ring is full. */
   sendMmpReset(user: number): boolean {
-    const o = this.reserve(CMD_MMP_RESET);
+    const o = this.reserve(OP_MMP_RESET);
     if (o < 0) return false;
     this.commands.f64[o + MMP_RESET_CMD.user] = user;
     this.sent();
@@ -305,7 +305,7 @@ export class PairChannel {
 
   /** Queues a cancel; false when the command ring is full. */
   sendCancel(orderId: number): boolean {
-    const o = this.reserve(CMD_CANCEL);
+    const o = this.reserve(OP_CANCEL);
     if (o < 0) return false;
     this.commands.f64[o + CANCEL_CMD.orderId] = orderId;
     this.sent();
@@ -314,7 +314,7 @@ export class PairChannel {
 
   /** Queues a reduce by `by` lots (MatchingBook.reduce); false when the command ring is full. */
   sendReduce(orderId: number, by: number): boolean {
-    const o = this.reserve(CMD_REDUCE);
+    const o = this.reserve(OP_REDUCE);
     if (o < 0) return false;
     const f = this.commands.f64;
     f[o + REDUCE_CMD.orderId] = orderId;
@@ -328,7 +328,7 @@ export class PairChannel {
    * false when the command ring is full.
    */
   sendMove(orderId: number, price: number, delta: number, flags: number, time = 0): boolean {
-    const o = this.reserve(CMD_MOVE);
+    const o = this.reserve(OP_MOVE);
     if (o < 0) return false;
     const f = this.commands.f64;
     f[o + MOVE_CMD.orderId] = orderId;
@@ -393,7 +393,7 @@ export class PairChannel {
       for (;;) {
         const o = this.gone ? -1 : this.commands.tryReserve();
         if (o >= 0) {
-          this.header(o, CMD_SHUTDOWN);
+          this.header(o, OP_SHUTDOWN);
           this.commands.publish();
           break;
         }

@@ -4,13 +4,13 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { crc32 } from "../../src/client/checksum.ts";
 import type {
   ExchangeRecord as ClientExchangeRecord,
   PublicTrade,
   UserTrade,
 } from "../../src/client/index.ts";
 import { EXCHANGES_PERIOD_MS } from "../../src/stream/hub.ts";
+import { crc32 } from "../../src/util/crc32.ts";
 import {
   type BookData,
   cancelOrder,

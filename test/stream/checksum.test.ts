@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { crc32 } from "../../src/client/checksum.ts";
+import { crc32 } from "../../src/util/crc32.ts";
 import { expandExponent } from "../../src/util/numbers.ts";
 import { mulberry32 as random } from "../support/prng.ts";
 import {

@@ -1,8 +1,8 @@
-/** CRC-32 (src/client/checksum.ts, which the server uses too): zlib's checksum, and CONTRACT 13.3's two examples exactly. */
+/** CRC-32 (src/util/crc32.ts, which the server, the client and the page use): zlib's checksum, and CONTRACT 13.3's two examples exactly. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import * as zlib from "node:zlib";
-import { crc32 } from "../../src/client/checksum.ts";
+import { crc32 } from "../../src/util/crc32.ts";
 
 describe("crc32", () => {
   it("gives CONTRACT 13.3's checksums: the empty book and the four-level example", () => {

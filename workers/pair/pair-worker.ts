@@ -24,8 +24,8 @@ import { OK, PENDING } from "../../src/protocol/pair/engine.ts";
 import {
   CMD_KIND,
   CMD_SEQ,
-  CMD_SHUTDOWN,
   EventRecordWriter,
+  OP_SHUTDOWN,
   type PairWorkerData,
   READY_MESSAGE,
   runCommand,
@@ -85,7 +85,7 @@ function serve(data: PairWorkerData, port: NonNullable<typeof parentPort>): void
     for (let i = 0; i < n; i++) {
       const o = commands.peekOffset(i - released);
       sink.seq = cf[o + CMD_SEQ];
-      if (cf[o + CMD_KIND] === CMD_SHUTDOWN) {
+      if (cf[o + CMD_KIND] === OP_SHUTDOWN) {
         sink.end(OK);
         events.publish();
         commands.release(i + 1 - released);

@@ -1,6 +1,7 @@
 /** CONTRACT 9 `GET /info`: the server's clock and every pair's trading rules, in config order. */
-import { FEE_DECIMALS } from "../../config.ts";
+
 import { PAIR_STATUS_NAMES, type PairStatusName } from "../../core/pair-status.ts";
+import { FEE_DECIMALS } from "../../core/risk.ts";
 import { formatDecimal } from "../../util/numbers.ts";
 import { type GetRoute, ok, PUBLIC_GET } from "../route.ts";
 import { infoSchema, serialize } from "../schemas.ts";

@@ -59,24 +59,29 @@ function record<const F extends readonly string[]>(
 
 // ------------------------------------------------------------------------------------ commands
 
-export const CMD_LIMIT = 1;
-export const CMD_MARKET = 2;
-export const CMD_CANCEL = 3;
+/**
+ * The operation codes a command record carries in its CMD_KIND word: what the matching engine is
+ * asked to do. They are not the core's command kinds (src/core/command.ts CMD_*), which one record
+ * kind may serve several of (a cancel-all is many OP_CANCEL records).
+ */
+export const OP_LIMIT = 1;
+export const OP_MARKET = 2;
+export const OP_CANCEL = 3;
 /** Ends the worker's loop after an END record for it; the thread then exits. */
-export const CMD_SHUTDOWN = 4;
+export const OP_SHUTDOWN = 4;
 /** Lowers a resting order's open quantity, keeping its place (MatchingBook.reduce). */
-export const CMD_REDUCE = 5;
+export const OP_REDUCE = 5;
 /** New price and/or quantity for a resting order, which goes to the back (MatchingBook.move). */
-export const CMD_MOVE = 6;
+export const OP_MOVE = 6;
 
 /** Starts a quote (MatchingBook.quoteBegin); `levels` QUOTE_LEVEL records follow it. */
-export const CMD_QUOTE = 7;
-/** One level of the quote started by the CMD_QUOTE record just before it (MatchingBook.quoteLevel). */
-export const CMD_QUOTE_LEVEL = 8;
+export const OP_QUOTE = 7;
+/** One level of the quote started by the OP_QUOTE record just before it (MatchingBook.quoteLevel). */
+export const OP_QUOTE_LEVEL = 8;
 /** MatchingBook.mmpSet. */
-export const CMD_MMP_SET = 9;
+export const OP_MMP_SET = 9;
 /** MatchingBook.mmpReset. */
-export const CMD_MMP_RESET = 10;
+export const OP_MMP_RESET = 10;
 
 /**
  * `time` in LIMIT, MARKET, MOVE and QUOTE: the command's time in Unix ms, taken by the main thread
@@ -84,7 +89,7 @@ export const CMD_MMP_RESET = 10;
  * clock, STYLE 9).
  */
 /** MatchingBook.limit: `flags` TIF_* | FLAG_POST_ONLY | FLAG_MMP | STP_* (./engine.ts). */
-export const LIMIT_CMD = record(COMMAND_RECORDS, CMD_LIMIT, "limit", [
+export const LIMIT_CMD = record(COMMAND_RECORDS, OP_LIMIT, "limit", [
   "orderId",
   "user",
   "side",
@@ -94,7 +99,7 @@ export const LIMIT_CMD = record(COMMAND_RECORDS, CMD_LIMIT, "limit", [
   "time",
 ] as const);
 /** MatchingBook.market: `budget` in ticks × lots, or NO_BUDGET; `flags` STP_* only. */
-export const MARKET_CMD = record(COMMAND_RECORDS, CMD_MARKET, "market", [
+export const MARKET_CMD = record(COMMAND_RECORDS, OP_MARKET, "market", [
   "orderId",
   "user",
   "side",
@@ -103,18 +108,18 @@ export const MARKET_CMD = record(COMMAND_RECORDS, CMD_MARKET, "market", [
   "flags",
   "time",
 ] as const);
-export const CANCEL_CMD = record(COMMAND_RECORDS, CMD_CANCEL, "cancel", ["orderId"] as const);
+export const CANCEL_CMD = record(COMMAND_RECORDS, OP_CANCEL, "cancel", ["orderId"] as const);
 /** MatchingBook.reduce: `by` lots to take off. */
-export const REDUCE_CMD = record(COMMAND_RECORDS, CMD_REDUCE, "reduce", ["orderId", "by"] as const);
+export const REDUCE_CMD = record(COMMAND_RECORDS, OP_REDUCE, "reduce", ["orderId", "by"] as const);
 /** MatchingBook.move: `delta` is the signed change of the open quantity (a Float64 holds it exactly). */
-export const MOVE_CMD = record(COMMAND_RECORDS, CMD_MOVE, "move", [
+export const MOVE_CMD = record(COMMAND_RECORDS, OP_MOVE, "move", [
   "orderId",
   "price",
   "delta",
   "flags",
   "time",
 ] as const);
-record(COMMAND_RECORDS, CMD_SHUTDOWN, "shutdown", [] as const);
+record(COMMAND_RECORDS, OP_SHUTDOWN, "shutdown", [] as const);
 /**
  * A quote is one QUOTE record then `levels` QUOTE_LEVEL records, written one after another by the
  * main thread (the one producer of the ring, so nothing comes between them) and sharing one `seq`.
@@ -122,21 +127,21 @@ record(COMMAND_RECORDS, CMD_SHUTDOWN, "shutdown", [] as const);
  * one END. The main thread must publish them together so the worker never waits inside a quote;
  * a quote of 2 × MAX_QUOTE_LEVELS levels takes 41 slots, so the command ring needs at least that many.
  */
-export const QUOTE_CMD = record(COMMAND_RECORDS, CMD_QUOTE, "quote", ["user", "levels", "time"] as const);
-export const QUOTE_LEVEL_CMD = record(COMMAND_RECORDS, CMD_QUOTE_LEVEL, "quoteLevel", [
+export const QUOTE_CMD = record(COMMAND_RECORDS, OP_QUOTE, "quote", ["user", "levels", "time"] as const);
+export const QUOTE_LEVEL_CMD = record(COMMAND_RECORDS, OP_QUOTE_LEVEL, "quoteLevel", [
   "orderId",
   "side",
   "price",
   "qty",
 ] as const);
 /** MatchingBook.mmpSet: `qtyLimit` in lots. */
-export const MMP_SET_CMD = record(COMMAND_RECORDS, CMD_MMP_SET, "mmpSet", [
+export const MMP_SET_CMD = record(COMMAND_RECORDS, OP_MMP_SET, "mmpSet", [
   "user",
   "intervalSeconds",
   "qtyLimit",
   "frozenSeconds",
 ] as const);
-export const MMP_RESET_CMD = record(COMMAND_RECORDS, CMD_MMP_RESET, "mmpReset", ["user"] as const);
+export const MMP_RESET_CMD = record(COMMAND_RECORDS, OP_MMP_RESET, "mmpReset", ["user"] as const);
 
 /** Words per command slot: 80 bytes (LIMIT and MARKET, 9 words, are the largest records). */
 export const CMD_SLOT_WORDS = 10;
@@ -228,7 +233,7 @@ for (const [specs, slotWords, ring] of [
  */
 export function runCommand(book: MatchingBook, f: Float64Array, o: number): ResultCode | typeof PENDING {
   switch (f[o + CMD_KIND]) {
-    case CMD_LIMIT:
+    case OP_LIMIT:
       return book.limit(
         f[o + LIMIT_CMD.orderId],
         f[o + LIMIT_CMD.user],
@@ -238,7 +243,7 @@ export function runCommand(book: MatchingBook, f: Float64Array, o: number): Resu
         f[o + LIMIT_CMD.flags],
         f[o + LIMIT_CMD.time],
       );
-    case CMD_MARKET:
+    case OP_MARKET:
       return book.market(
         f[o + MARKET_CMD.orderId],
         f[o + MARKET_CMD.user],
@@ -248,11 +253,11 @@ export function runCommand(book: MatchingBook, f: Float64Array, o: number): Resu
         f[o + MARKET_CMD.flags],
         f[o + MARKET_CMD.time],
       );
-    case CMD_CANCEL:
+    case OP_CANCEL:
       return book.cancel(f[o + CANCEL_CMD.orderId]);
-    case CMD_REDUCE:
+    case OP_REDUCE:
       return book.reduce(f[o + REDUCE_CMD.orderId], f[o + REDUCE_CMD.by]);
-    case CMD_MOVE:
+    case OP_MOVE:
       return book.move(
         f[o + MOVE_CMD.orderId],
         f[o + MOVE_CMD.price],
@@ -260,23 +265,23 @@ export function runCommand(book: MatchingBook, f: Float64Array, o: number): Resu
         f[o + MOVE_CMD.flags],
         f[o + MOVE_CMD.time],
       );
-    case CMD_QUOTE:
+    case OP_QUOTE:
       return book.quoteBegin(f[o + QUOTE_CMD.user], f[o + QUOTE_CMD.levels], f[o + QUOTE_CMD.time]);
-    case CMD_QUOTE_LEVEL:
+    case OP_QUOTE_LEVEL:
       return book.quoteLevel(
         f[o + QUOTE_LEVEL_CMD.orderId],
         f[o + QUOTE_LEVEL_CMD.side] as Side,
         f[o + QUOTE_LEVEL_CMD.price],
         f[o + QUOTE_LEVEL_CMD.qty],
       );
-    case CMD_MMP_SET:
+    case OP_MMP_SET:
       return book.mmpSet(
         f[o + MMP_SET_CMD.user],
         f[o + MMP_SET_CMD.intervalSeconds],
         f[o + MMP_SET_CMD.qtyLimit],
         f[o + MMP_SET_CMD.frozenSeconds],
       );
-    case CMD_MMP_RESET:
+    case OP_MMP_RESET:
       return book.mmpReset(f[o + MMP_RESET_CMD.user]);
     default:
       throw new Error(`not a book command: kind ${f[o + CMD_KIND]} at offset ${o}`);

@@ -1,0 +1,83 @@
+/**
+ * The port the core writes its records through (R2 and results, src/core/results.ts): the database
+ * writer (src/db/writer.ts) implements it. The core names what it needs here, so it imports nothing
+ * of the database.
+ */
+
+/** What the core needs from the database writer. */
+export interface RecordSink {
+  insertOrder(
+    id: number,
+    userId: number,
+    pair: string,
+    side: number,
+    type: number,
+    price: number,
+    amount: number,
+    amountUsed: number,
+    isCancelled: boolean,
+    createMicro: number,
+    updateMicro: number,
+    flags?: number,
+    clientOrderId?: string,
+  ): void;
+  updateOrder(
+    id: number,
+    price: number,
+    amount: number,
+    amountUsed: number,
+    isCancelled: boolean,
+    updateMicro: number,
+  ): void;
+  trade(
+    id: number,
+    pair: string,
+    price: number,
+    amount: number,
+    takerOrderId: number,
+    makerOrderId: number,
+    takerUserId: number,
+    makerUserId: number,
+    takerSide: number,
+    takerType: number,
+    makerType: number,
+    micro: number,
+    takerFeeRate?: number,
+    makerFeeRate?: number,
+  ): void;
+  balance(userId: number, currency: string, available: bigint, reserved: bigint): void;
+  candle(
+    pair: string,
+    period: string,
+    startMs: number,
+    open: number,
+    high: number,
+    low: number,
+    close: number,
+    volume: number,
+  ): void;
+  meta(key: string, value: number): void;
+  mmpSetting(
+    userId: number,
+    pair: string,
+    intervalSeconds: number,
+    qtyLimit: number,
+    frozenSeconds: number,
+  ): void;
+  /** Runs `cb` once everything added before it is committed. */
+  afterCommit(cb: () => void): void;
+  /** Runs `fn` as each batch is sealed, before it is sent (src/db/writer.ts says what it may add). */
+  beforeSend(fn: () => void): void;
+  /** `fn` tells, as each batch is sealed, the lowest order id that may still get a record later. */
+  settledOrderIds(fn: () => number): void;
+  /** `fn` tells the id of the last trade whose legs the ledger holds now (stamped on balances). */
+  tradesThroughMark(fn: () => number): void;
+}
+
+/** The writer's counters, for the metrics. */
+export interface WriterStats {
+  /** Batches acknowledged (each one transaction, or none when it held only callbacks). */
+  batches: number;
+  /** Records in those batches, as added (before the writer coalesces repeated upserts). */
+  records: number;
+}
