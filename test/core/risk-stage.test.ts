@@ -174,6 +174,36 @@ describe("RiskStage", () => {
     assert.deepEqual(balance(c.ledger, 2, BTC), [0n, 6n]);
   });
 
+  it("refuses an amend past its deadline with REQUEST_EXPIRED and on a pair that is not trading with its status code, the order keeping its hold", async () => {
+    const c = await core();
+    c.ledger.deposit(1, USDT, 1_000_000n);
+    const o = await placeResting(c, 1, BUY, 10_000, 10);
+    assert.equal(sendAmend(c, 1, o.id, 10_000, 20, Date.now() - 1_000).code, Code.REQUEST_EXPIRED);
+    c.exchange.statuses.set(0, CANCEL_ONLY);
+    assert.equal(sendAmend(c, 1, o.id, 10_000, 20).code, Code.PAIR_CANCEL_ONLY);
+    c.exchange.statuses.set(0, HALTED);
+    assert.equal(sendAmend(c, 1, o.id, 10_000, 20).code, Code.PAIR_HALTED);
+    assert.deepEqual(balance(c.ledger, 1, USDT), [900_000n, 100_000n]);
+    assert.equal(c.exchange.ownOpenOrder(1, o.id)!.amount, 10);
+  });
+
+  it("holds a second amend of an order only once the first, still in the worker, has settled, and then against the amended order", async () => {
+    const c = await core();
+    c.ledger.deposit(1, USDT, 1_000_000n);
+    const o = await placeResting(c, 1, BUY, 10_000, 10);
+    const first = sendAmend(c, 1, o.id, 10_000, 15);
+    const second = sendAmend(c, 1, o.id, 10_000, 20);
+    assert.equal(first.code, 0);
+    assert.equal(second.code, 0);
+    // Only the first's 5 extra lots are held: the second waits for it.
+    assert.deepEqual(balance(c.ledger, 1, USDT), [850_000n, 150_000n]);
+    assert.equal((await first.answer).err, 0);
+    const { err, order } = await second.answer;
+    assert.equal(err, 0);
+    assert.equal(order!.amount, 0.00002);
+    assert.deepEqual(balance(c.ledger, 1, USDT), [800_000n, 200_000n]);
+  });
+
   it("cancels only the user's own order: another user's is ORDER_NOT_FOUND, an id it does not know is left to the committed row (NEEDS_ROW), and the cancel releases the hold", async () => {
     const c = await core();
     c.ledger.deposit(1, USDT, 1_000_000n);
@@ -251,6 +281,21 @@ describe("RiskStage", () => {
     assert.deepEqual(balance(c.ledger, 1, USDT), [800_000n, 200_000n]);
     assert.equal(sendCreate(c, 1, BUY, 10_000, 1, { session: 7 }).code, Code.SESSION_ENDED);
     assert.deepEqual(balance(c.ledger, 1, USDT), [800_000n, 200_000n]);
+  });
+
+  it("cancels an ended session's create that was still in the worker once it rests, and releases its hold", async () => {
+    const c = await core();
+    c.ledger.deposit(1, USDT, 1_000_000n);
+    const create = sendCreate(c, 1, BUY, 10_000, 10, { session: 9 });
+    assert.equal(create.code, 0);
+    // The session ends before the worker has answered the create.
+    c.exchange.cancelSessionOrders(9);
+    const { err, order } = await create.answer;
+    assert.equal(err, 0);
+    await waitFor(() => c.exchange.ownOpenOrder(1, order!.id) === undefined, {
+      what: "the cancel behind the create",
+    });
+    assert.deepEqual(balance(c.ledger, 1, USDT), [1_000_000n, 0n]);
   });
 
   it("parks a user's cancel behind their create waiting for a market buy, so the create is judged without the funds the cancel frees", async () => {
