@@ -3,9 +3,10 @@
  * database writer on a temp SQLite file, the real ledger and the edge's real answer map
  * (src/http/answers.ts), with helpers that send a command and resolve with its answer.
  *
- * Units (docs/ARCHITECTURE.md): prices are in ticks of 0.01 usdt and amounts in lots of 0.000001
- * btc; the ledger keeps btc at scale 6 and usdt at scale 8, so a lot is 1 btc unit and a tick × lot
- * is 1 usdt unit: a buy of `amount` lots at `price` ticks holds exactly price × amount usdt units.
+ * Units: the core works in integer ticks and lots (docs/ARCHITECTURE.md), here ticks of 0.01 usdt and
+ * lots of 0.000001 btc; the ledger keeps btc at scale 6 and usdt at scale 8, so a lot is 1 btc unit
+ * and a tick × lot is 1 usdt unit: a buy of `amount` lots at `price` ticks holds price × amount usdt
+ * units, which lets the tests state every balance exactly.
  */
 import assert from "node:assert/strict";
 import { Exchange, type OrderView, pairEventHandler } from "../../src/core/exchange.ts";

@@ -2,7 +2,7 @@
  * The core's open orders (src/core/open-orders.ts), with real OrderState records (src/core/command.ts):
  * the index by id and by user, each rest's time priority, the orders closing until their final row
  * commits and then recently closed, why an id is not an open order of a user as cancel-order
- * answers it (CONTRACT 3), the orders of a session tag (CONTRACT 11.4) and the ended tags, kept ten
+ * answers it (docs/API.md 7.2), the orders of a session tag (docs/API.md 8.9) and the ended tags, kept ten
  * minutes and no longer.
  */
 import assert from "node:assert/strict";
@@ -95,7 +95,7 @@ describe("OpenOrders", () => {
     open.close(o);
     assert.equal(open.isClosing(o), true);
     assert.equal(open.get(1), undefined);
-    // Still a candidate of an open-orders read until its row commits (CONTRACT 8.6).
+    // Still a candidate of an open-orders read until its row commits (docs/API.md 8.6).
     assert.deepEqual(open.openOrderIds(7, 0), [1]);
     assert.equal(open.notOpenError(7, 1), Code.ORDER_ALREADY_CANCELLED);
     open.committed(o);

@@ -4,8 +4,9 @@
  * queue, or refuses it with its code and nothing held; a market buy holds the user's whole
  * available quote balance while it is in the worker, and what waits for it is judged again after;
  * cancels, cancel-all and a session's cancels release the holds of what they cancel; and a user's
- * command arriving while another of theirs waits on the pair is parked behind it (CONTRACT 11.2,
- * src/core/arrival-order.ts).
+ * command arriving while another of theirs waits on the pair is parked behind it, so they
+ * run in the order they arrived (docs/API.md 6; src/core/arrival-order.ts). Deadlines: docs/API.md
+ * 8.8; pair statuses: docs/API.md 11, `POST /admin/pairs/status`.
  */
 import assert from "node:assert/strict";
 import { after, afterEach, describe, it } from "node:test";
