@@ -321,4 +321,22 @@ describe("RiskStage", () => {
     assert.equal(await cancel.answer, 0);
     assert.deepEqual(balance(c.ledger, 1, USDT), [960_000n, 0n]);
   });
+
+  it("runs a cancel-all sent after a create waiting for a market buy behind that create, so it cancels it and releases its hold", async () => {
+    const c = await core();
+    c.ledger.deposit(2, BTC, 10n);
+    await placeResting(c, 2, SELL, 10_000, 10);
+    c.ledger.deposit(1, USDT, 1_000_000n);
+    const market = sendCreate(c, 1, BUY, 0, 4, { type: MARKET });
+    const waiting = sendCreate(c, 1, BUY, 5_000, 100);
+    assert.equal(market.code, 0);
+    assert.equal(waiting.code, 0);
+    const all = sendCancelAll(c, 1, 0);
+    assert.equal(all.code, 0);
+    const placed = await waiting.answer;
+    assert.equal(placed.err, 0);
+    // docs/API.md 6: "a cancel-all sent after a waiting order cancels it".
+    assert.deepEqual(await all.answer, [placed.order!.id]);
+    assert.deepEqual(balance(c.ledger, 1, USDT), [960_000n, 0n]);
+  });
 });
