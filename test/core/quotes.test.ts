@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { CANCEL_ONLY, HALTED } from "../../src/core/pair-status.ts";
 import { Code } from "../../src/errors/catalogue.ts";
-import { SELL } from "../../src/protocol/pair/engine.ts";
+import { BUY, SELL } from "../../src/protocol/pair/engine.ts";
 import { tempDir } from "../db/helpers.ts";
 import { BTC, core, place, placedIds, quote, USDT } from "./quote-helpers.ts";
 
@@ -167,5 +167,28 @@ describe("quotes", () => {
     assert.equal(ledger.available(0, BTC), 10n);
     // User 1's ask was never touched.
     assert.equal(ledger.reserved(1, BTC), 5n);
+  });
+  it("answers a quote with levels from a user frozen by MMP with MMP_FROZEN and releases its hold, while a pull still goes", async () => {
+    const { exchange, ledger } = await core(file());
+    ledger.deposit(0, BTC, 10n);
+    ledger.deposit(0, USDT, 90_000n);
+    ledger.deposit(1, USDT, 50_000n);
+    await new Promise<void>((resolve) =>
+      assert.equal(
+        exchange.mmp.set(0, 0, { intervalSeconds: 10, qtyLimit: 5, frozenSeconds: 0 }, resolve, Code.BUSY),
+        0,
+      ),
+    );
+    await quote(exchange, 0, [], [[10_000, 5]]);
+    // docs/API.md 8.10: the 5 lots filled reach the limit, the caller is frozen until a reset.
+    assert.equal((await place(exchange, 1, BUY, 10_000, 5)).err, 0);
+    const frozen = await quote(exchange, 0, [[9_000, 10]], [[11_000, 5]]);
+    assert.equal(frozen.err, Code.MMP_FROZEN);
+    assert.equal(ledger.reserved(0, USDT), 0n);
+    assert.equal(ledger.available(0, USDT), 90_000n + 50_000n);
+    assert.equal(ledger.reserved(0, BTC), 0n);
+    assert.equal(ledger.available(0, BTC), 5n);
+    // docs/API.md 8.12: a pull is always allowed.
+    assert.deepEqual((await quote(exchange, 0, [], [])).result, { cancelled: [], placed: [] });
   });
 });
