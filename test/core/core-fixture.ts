@@ -9,9 +9,10 @@
  * units, which lets the tests state every balance exactly.
  */
 import assert from "node:assert/strict";
-import { Exchange, type OrderView, pairEventHandler } from "../../src/core/exchange.ts";
+import { type CommitListener, Exchange, type OrderView, pairEventHandler } from "../../src/core/exchange.ts";
 import { Ledger } from "../../src/core/ledger.ts";
 import { PairMarket } from "../../src/core/market-data.ts";
+import { PairStatuses } from "../../src/core/pair-status.ts";
 import { DbWriter } from "../../src/db/writer.ts";
 import { Code } from "../../src/errors/catalogue.ts";
 import { Answers } from "../../src/http/answers.ts";
@@ -19,23 +20,51 @@ import { PairChannel } from "../../src/pair/pair-client.ts";
 
 export const BTC = 0;
 export const USDT = 1;
+/** The fee account's user id in these cores. */
+export const FEE_USER = 99;
 
 export interface TestCore {
   exchange: Exchange;
   ledger: Ledger;
   answers: Answers;
+  statuses: PairStatuses;
+  writer: DbWriter;
   close: () => Promise<void>;
 }
 
-/** A core with the btc_usdt pair (index 0) on a real worker, writing to the database `file`. */
-export async function startCore(file: string, commandSlots?: number): Promise<TestCore> {
+export interface CoreOptions {
+  /** Command slots of the pair's ring (a small ring lets a test fill the queue). */
+  commandSlots?: number;
+  /** Maker and taker rates in units of 10^-6 (docs/API.md 9: the ledger scale grows by 6). */
+  fees?: { maker: bigint; taker: bigint };
+  listener?: CommitListener | null;
+  /** The answer map to use (default a new one). */
+  answers?: Answers;
+}
+
+/**
+ * A core with the btc_usdt pair (index 0: 2 price decimals, 6 amount decimals) on a real worker,
+ * writing to the database `file`. Without fees a lot is 1 btc unit and a tick × lot 1 usdt unit;
+ * with fees both are 10^6 units (the rates' decimals).
+ */
+export async function startCore(file: string, options: CoreOptions = {}): Promise<TestCore> {
   const writer = await DbWriter.start(file);
   const ledger = new Ledger(["btc", "usdt"]);
-  const answers = new Answers();
-  const exchange = new Exchange({ ledger, db: writer, sink: answers, listener: null });
+  // As at start (src/boot.ts): the fee account is a ledger user before any trade credits it.
+  ledger.ensureUser(FEE_USER);
+  const answers = options.answers ?? new Answers();
+  const statuses = new PairStatuses();
+  const exchange = new Exchange({
+    ledger,
+    db: writer,
+    sink: answers,
+    listener: options.listener ?? null,
+    statuses,
+    feeUser: FEE_USER,
+  });
   const channel = new PairChannel({
     pairName: "btc_usdt",
-    commandSlots,
+    commandSlots: options.commandSlots,
     onEvent: pairEventHandler(exchange, 0),
   });
   try {
@@ -44,12 +73,22 @@ export async function startCore(file: string, commandSlots?: number): Promise<Te
     await writer.close();
     throw e;
   }
+  const fees = options.fees;
   exchange.addPair(
-    { index: 0, name: "btc_usdt", base: "btc", quote: "usdt", priceDecimals: 2, amountDecimals: 6 },
+    {
+      index: 0,
+      name: "btc_usdt",
+      base: "btc",
+      quote: "usdt",
+      priceDecimals: 2,
+      amountDecimals: 6,
+      makerFee: fees?.maker,
+      takerFee: fees?.taker,
+    },
     new PairMarket("btc_usdt", 2, 6),
     channel,
-    6,
-    8,
+    fees === undefined ? 6 : 12,
+    fees === undefined ? 8 : 14,
   );
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> =>
@@ -57,7 +96,7 @@ export async function startCore(file: string, commandSlots?: number): Promise<Te
       await channel.close();
       await writer.close();
     })());
-  return { exchange, ledger, answers, close };
+  return { exchange, ledger, answers, statuses, writer, close };
 }
 
 /** A create's outcome: `code` is what createOrder answered at once, `answer` the later result. */

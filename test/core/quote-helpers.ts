@@ -1,30 +1,16 @@
 /**
- * The core with real parts for the stage tests of pair events and quotes: a real pair worker
- * (btc_usdt), the real database writer on a temp file, the real ledger and the real Answers. The
- * calls resolve with what the edge would answer.
+ * Calls for the stage tests of pair events and quotes on a core of real parts
+ * (test/core/core-fixture.ts): each resolves with what the edge would answer.
  */
 import assert from "node:assert/strict";
 import { afterEach } from "node:test";
-import {
-  type CommitListener,
-  Exchange,
-  LIMIT,
-  type OrderView,
-  pairEventHandler,
-} from "../../src/core/exchange.ts";
-import { Ledger } from "../../src/core/ledger.ts";
-import { PairMarket } from "../../src/core/market-data.ts";
-import { PairStatuses } from "../../src/core/pair-status.ts";
+import { type Exchange, LIMIT, type OrderView } from "../../src/core/exchange.ts";
 import type { QuoteLevel, QuoteResult } from "../../src/core/quotes.ts";
-import { DbWriter } from "../../src/db/writer.ts";
 import { Code } from "../../src/errors/catalogue.ts";
 import { Answers } from "../../src/http/answers.ts";
-import { PairChannel } from "../../src/pair/pair-client.ts";
+import { type CoreOptions, startCore } from "./core-fixture.ts";
 
-export const BTC = 0;
-export const USDT = 1;
-/** The fee account's user id in these cores. */
-export const FEE_USER = 99;
+export { BTC, FEE_USER, USDT } from "./core-fixture.ts";
 
 /** Cores not closed yet: closed after each test, passed or failed, so no thread outlives it. */
 const openCores: (() => Promise<void>)[] = [];
@@ -34,55 +20,11 @@ afterEach(async () => {
 
 export const answers = new Answers();
 
-export interface CoreOptions {
-  /** Maker and taker rates in units of 10^-6 (docs/API.md 9: the ledger scale grows by 6). */
-  fees?: { maker: bigint; taker: bigint };
-  listener?: CommitListener | null;
-}
-
-/**
- * A core with pair 0 btc_usdt (2 price decimals, 6 amount decimals). Without fees a lot is 1 btc
- * unit and a tick × lot 1 usdt unit; with fees both are 10^6 units (the rates' decimals).
- */
-export async function core(file: string, options: CoreOptions = {}) {
-  const writer = await DbWriter.start(file);
-  const ledger = new Ledger(["btc", "usdt"]);
-  // As at start (src/boot.ts): the fee account is a ledger user before any trade credits it.
-  ledger.ensureUser(FEE_USER);
-  const statuses = new PairStatuses();
-  const exchange = new Exchange({
-    ledger,
-    db: writer,
-    sink: answers,
-    listener: options.listener ?? null,
-    statuses,
-    feeUser: FEE_USER,
-  });
-  const channel = new PairChannel({ pairName: "btc_usdt", onEvent: pairEventHandler(exchange, 0) });
-  await channel.ready;
-  const fees = options.fees;
-  exchange.addPair(
-    {
-      index: 0,
-      name: "btc_usdt",
-      base: "btc",
-      quote: "usdt",
-      priceDecimals: 2,
-      amountDecimals: 6,
-      makerFee: fees?.maker,
-      takerFee: fees?.taker,
-    },
-    new PairMarket("btc_usdt", 2, 6),
-    channel,
-    fees === undefined ? 6 : 12,
-    fees === undefined ? 8 : 14,
-  );
-  const close = async () => {
-    await channel.close();
-    await writer.close();
-  };
-  openCores.push(close);
-  return { exchange, ledger, statuses, writer };
+/** A core of real parts (test/core/core-fixture.ts) whose calls below answer through `answers`. */
+export async function core(file: string, options: Omit<CoreOptions, "answers"> = {}) {
+  const c = await startCore(file, { ...options, answers });
+  openCores.push(c.close);
+  return c;
 }
 
 export interface Answer {
