@@ -36,6 +36,7 @@ import {
 import type { RouteContext } from "../http/route.ts";
 import { serialize } from "../http/schemas.ts";
 import type { ValidOrder } from "../http/validate.ts";
+import { addToSet, removeFromSet } from "../util/set-map.ts";
 import { LOGON_FIELDS, LOGON_METHOD, SESSION_CALLS, type SessionCall } from "./calls.ts";
 
 /** Close codes (CONTRACT 11.1, 11.4, 7). */
@@ -200,8 +201,8 @@ export class SessionHub implements CommitListener {
     c.state = STATE_ENDED;
     this.conns.delete(ws);
     if (wasOn) {
-      removeFrom(this.reporting, c.userId, ws);
-      removeFrom(this.byToken, c.key!.token, ws);
+      removeFromSet(this.reporting, c.userId, ws);
+      removeFromSet(this.byToken, c.key!.token, ws);
       if (c.cancelOnDisconnect) this.deps.orders.cancelSessionOrders(c.id);
     }
     if (this.conns.size === 0 && this.timer !== null) {
@@ -344,8 +345,8 @@ export class SessionHub implements CommitListener {
       const session = c.id;
       c.tag = (v) => orders.tag(v, session);
     }
-    addTo(this.byToken, token, ws);
-    if (c.reports) addTo(this.reporting, key.userId, ws);
+    addToSet(this.byToken, token, ws);
+    if (c.reports) addToSet(this.reporting, key.userId, ws);
     reply.ok(
       JSON.stringify({
         uid: c.uid,
@@ -546,22 +547,6 @@ function idText(id: unknown): string | null {
   if (typeof id === "number") return Number.isSafeInteger(id) && id >= 0 ? String(id) : null;
   if (typeof id === "string") return ID_RE.test(id) ? `"${id}"` : null;
   return null;
-}
-
-function addTo<K>(map: Map<K, Set<Socket>>, k: K, ws: Socket): void {
-  let set = map.get(k);
-  if (set === undefined) {
-    set = new Set();
-    map.set(k, set);
-  }
-  set.add(ws);
-}
-
-function removeFrom<K>(map: Map<K, Set<Socket>>, k: K, ws: Socket): void {
-  const set = map.get(k);
-  if (set === undefined) return;
-  set.delete(ws);
-  if (set.size === 0) map.delete(k);
 }
 
 /** Two commit listeners as one: the stream hub and the sessions. */

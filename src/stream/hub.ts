@@ -37,6 +37,7 @@ import {
 import { type ListenKeys, listenKeyFromQuery } from "../http/listen-keys.ts";
 import { internalErrorBody, readRequest, STATUS_LINE, sendMethodNotAllowed } from "../http/request.ts";
 import { serialize } from "../http/schemas.ts";
+import { addToSet, removeFromSet } from "../util/set-map.ts";
 import { nowMicro } from "../util/time.ts";
 import {
   CH_BBO,
@@ -638,19 +639,6 @@ export class StreamHub implements CommitListener {
   private failed(what: string, err: unknown): void {
     this.log(`stream: ${what} message failed: ${(err as Error)?.stack ?? String(err)}`);
   }
-}
-
-function addToSet<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
-  const set = map.get(key);
-  if (set === undefined) map.set(key, new Set([value]));
-  else set.add(value);
-}
-
-function removeFromSet<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
-  const set = map.get(key);
-  if (set === undefined) return;
-  set.delete(value);
-  if (set.size === 0) map.delete(key);
 }
 
 function addTopic(map: Map<number, string[]>, user: number, topic: string): void {

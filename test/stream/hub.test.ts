@@ -64,7 +64,7 @@ afterEach(() => {
   while (hubs.length > 0) hubs.pop()!.shutdown();
 });
 
-function setup() {
+function setup(statuses?: PairStatuses) {
   const events: Event[] = [];
   const app = {
     publish(topic: string, message: string) {
@@ -76,7 +76,13 @@ function setup() {
   const pair = { name: "btc_usdt", index: 0, priceDecimals: 2, amountDecimals: 6 };
   const config = { pairs: [pair], pairsByName: new Map([["btc_usdt", pair]]) } as unknown as ExchangeConfig;
   const exchange = { market: () => market } as unknown as Exchange;
-  const hub = new StreamHub(app, { config, exchange, metrics: new Metrics(), maxBackpressureBytes: BOUND });
+  const hub = new StreamHub(app, {
+    config,
+    exchange,
+    metrics: new Metrics(),
+    maxBackpressureBytes: BOUND,
+    statuses,
+  });
   hubs.push(hub);
   const connect = (n: number) =>
     Array.from({ length: n }, () => {
@@ -180,28 +186,10 @@ test("publishes nothing for a topic nobody holds", () => {
 });
 
 test("a status snapshot shows the statuses as last published, so a change not yet committed reaches a new connection only as its message", () => {
-  const events: Event[] = [];
-  const app = {
-    publish(topic: string, message: string) {
-      events.push({ publish: topic, message });
-      return true;
-    },
-  } as unknown as TemplatedApp;
-  const market = new PairMarket("btc_usdt", 2, 6);
-  const pair = { name: "btc_usdt", index: 0, priceDecimals: 2, amountDecimals: 6 };
-  const config = { pairs: [pair], pairsByName: new Map([["btc_usdt", pair]]) } as unknown as ExchangeConfig;
-  const exchange = { market: () => market } as unknown as Exchange;
   // The admin call sets the core's status at once; the hub is told after the commit.
   const statuses = new PairStatuses();
   statuses.set(0, CANCEL_ONLY);
-  const hub = new StreamHub(app, {
-    config,
-    exchange,
-    metrics: new Metrics(),
-    maxBackpressureBytes: BOUND,
-    statuses,
-  });
-  hubs.push(hub);
+  const { hub, events } = setup(statuses);
   const open = () => {
     const ws = new FakeSocket(events, () => hub, { kind: CH_STATUS, name: "status", pair: -1, uid: "" });
     hub.open(ws as unknown as WebSocket<Conn>);
