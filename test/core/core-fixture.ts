@@ -13,7 +13,7 @@ import { type CommitListener, Exchange, type OrderView, pairEventHandler } from 
 import { Ledger } from "../../src/core/ledger.ts";
 import { PairMarket } from "../../src/core/market-data.ts";
 import { PairStatuses } from "../../src/core/pair-status.ts";
-import { DbWriter } from "../../src/db/writer.ts";
+import { DbWriter, type WriterOptions } from "../../src/db/writer.ts";
 import { Code } from "../../src/errors/catalogue.ts";
 import { Answers } from "../../src/http/answers.ts";
 import { PairChannel } from "../../src/pair/pair-client.ts";
@@ -26,6 +26,7 @@ export const FEE_USER = 99;
 export interface TestCore {
   exchange: Exchange;
   ledger: Ledger;
+  market: PairMarket;
   answers: Answers;
   statuses: PairStatuses;
   writer: DbWriter;
@@ -40,6 +41,7 @@ export interface CoreOptions {
   listener?: CommitListener | null;
   /** The answer map to use (default a new one). */
   answers?: Answers;
+  writer?: WriterOptions;
 }
 
 /**
@@ -48,7 +50,7 @@ export interface CoreOptions {
  * with fees both are 10^6 units (the rates' decimals).
  */
 export async function startCore(file: string, options: CoreOptions = {}): Promise<TestCore> {
-  const writer = await DbWriter.start(file);
+  const writer = await DbWriter.start(file, options.writer);
   const ledger = new Ledger(["btc", "usdt"]);
   // As at start (src/boot.ts): the fee account is a ledger user before any trade credits it.
   ledger.ensureUser(FEE_USER);
@@ -74,6 +76,7 @@ export async function startCore(file: string, options: CoreOptions = {}): Promis
     throw e;
   }
   const fees = options.fees;
+  const market = new PairMarket("btc_usdt", 2, 6);
   exchange.addPair(
     {
       index: 0,
@@ -85,7 +88,7 @@ export async function startCore(file: string, options: CoreOptions = {}): Promis
       makerFee: fees?.maker,
       takerFee: fees?.taker,
     },
-    new PairMarket("btc_usdt", 2, 6),
+    market,
     channel,
     fees === undefined ? 6 : 12,
     fees === undefined ? 8 : 14,
@@ -96,7 +99,7 @@ export async function startCore(file: string, options: CoreOptions = {}): Promis
       await channel.close();
       await writer.close();
     })());
-  return { exchange, ledger, answers, statuses, writer, close };
+  return { exchange, ledger, market, answers, statuses, writer, close };
 }
 
 /** A create's outcome: `code` is what createOrder answered at once, `answer` the later result. */

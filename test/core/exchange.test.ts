@@ -6,23 +6,20 @@ import assert from "node:assert/strict";
 import { after, afterEach, describe, it } from "node:test";
 import {
   type CommitListener,
-  Exchange,
+  type Exchange,
   LIMIT,
   MARKET,
   type OrderView,
-  pairEventHandler,
 } from "../../src/core/exchange.ts";
-import { Ledger } from "../../src/core/ledger.ts";
-import { PairMarket } from "../../src/core/market-data.ts";
 import { FLAG_CANCEL_ON_DISCONNECT } from "../../src/core/orders.ts";
-import { DbWriter, type WriterOptions } from "../../src/db/writer.ts";
+import type { WriterOptions } from "../../src/db/writer.ts";
 import { Code } from "../../src/errors/catalogue.ts";
 import { Answers } from "../../src/http/answers.ts";
-import { PairChannel } from "../../src/pair/pair-client.ts";
 import { openDatabase } from "../../src/protocol/db/db-open.ts";
 import { BUY, SELL } from "../../src/protocol/pair/engine.ts";
 import { tempDir } from "../db/helpers.ts";
 import { waitFor } from "../wait.ts";
+import { startCore } from "./core-fixture.ts";
 
 const BTC = 0;
 const USDT = 1;
@@ -39,36 +36,11 @@ afterEach(async () => {
 /** The edge's map from request id to the test waiting for the answer. */
 const answers = new Answers();
 
-/** A core with one real pair worker (btc_usdt, 4-slot command ring) and the real writer. */
-async function core(file: string, writerOptions: WriterOptions = {}, listener: CommitListener | null = null) {
-  const writer = await DbWriter.start(file, writerOptions);
-  const ledger = new Ledger(["btc", "usdt"]);
-  // The edge's side: results come back by request id.
-  const exchange = new Exchange({ ledger, db: writer, sink: answers, listener });
-  const market = new PairMarket("btc_usdt", 2, 6);
-  const channel = new PairChannel({
-    pairName: "btc_usdt",
-    commandSlots: 4,
-    onEvent: pairEventHandler(exchange, 0),
-  });
-  await channel.ready;
-  const pair = {
-    index: 0,
-    name: "btc_usdt",
-    base: "btc",
-    quote: "usdt",
-    priceDecimals: 2,
-    amountDecimals: 6,
-  };
-  exchange.addPair(pair, market, channel, 6, 8);
-  let closing: Promise<void> | null = null;
-  const close = (): Promise<void> =>
-    (closing ??= (async () => {
-      await channel.close();
-      await writer.close();
-    })());
-  openCores.push(close);
-  return { exchange, ledger, market, writer, close };
+/** A core of real parts (test/core/core-fixture.ts) with a 4-slot command ring, answering through `answers`. */
+async function core(file: string, writer: WriterOptions = {}, listener: CommitListener | null = null) {
+  const c = await startCore(file, { commandSlots: 4, writer, listener, answers });
+  openCores.push(c.close);
+  return c;
 }
 
 /** Places an order (price in ticks, amount in lots) and resolves with its answer. */
