@@ -402,8 +402,7 @@ async function tail(
       return code;
     }
     const { apiToken, secretKey, signatureForm, recvWindow } = client.options;
-    // A refused upgrade also closes the socket (1006): the refusal, which says why, is what counts.
-    let connected = false;
+    // A refused upgrade rejects `connect` with the refusal, which says why (no onClose for it).
     const stream = await StreamClient.connect({
       baseUrl,
       streams: channels,
@@ -418,12 +417,11 @@ async function tail(
         if (++seen >= count) finish(0);
       },
       onClose: (code) => {
-        if (finished || !connected) return;
+        if (finished) return;
         err(`stream closed (${code})`);
         finish(1);
       },
     });
-    connected = true;
     const code = await done;
     await stream.close();
     return code;

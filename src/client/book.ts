@@ -99,19 +99,15 @@ export class OrderBookFeed {
 
   private async connect(): Promise<void> {
     this.live.restart();
-    // Only a connection that opened reconnects when it closes. A failed attempt closes too: its
-    // close is the running loop's to retry (or open()'s to report), not the start of another loop.
-    let opened = false;
+    // onClose comes only for a connection that opened: a failed attempt is the running loop's to
+    // retry (or open()'s to report), not the start of another loop.
     const stream = await StreamClient.connect({
       baseUrl: this.baseUrl,
       streams: [`orders:${this.options.pairName}`],
       keep: false,
       onMessage: (m) => this.onMessage(m),
-      onClose: () => {
-        if (opened) this.onClose();
-      },
+      onClose: () => this.onClose(),
     });
-    opened = true;
     this.stream = stream;
     if (this.closed) await stream.close(); // closed while connecting
   }

@@ -38,8 +38,6 @@ class Channel {
     const generation = ++this.generation;
     let first = true;
     const base = this.options.baseUrl;
-    // Only a connection that opened reconnects when it closes (as book.ts's feed).
-    let opened = false;
     const stream = await StreamClient.connect({
       baseUrl: typeof base === "function" ? base() : base,
       streams: [this.options.channel],
@@ -50,13 +48,12 @@ class Channel {
         first = false;
       },
       onClose: () => {
-        if (!opened || generation !== this.generation || this.closed || this.options.reconnect === false)
-          return;
+        // Only a connection that opened closes here (StreamOptions.onClose).
+        if (generation !== this.generation || this.closed || this.options.reconnect === false) return;
         this.options.onReconnect();
         void this.retry();
       },
     });
-    opened = true;
     this.stream = stream;
     if (this.closed || generation !== this.generation) await stream.close();
   }

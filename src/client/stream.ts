@@ -80,7 +80,11 @@ export interface StreamOptions {
   timeoutMs?: number;
   /** Called with each message as it arrives. */
   onMessage?: (message: StreamMessage) => void;
-  /** Called once when the connection closes, with the close code. */
+  /**
+   * Called once when the connection closes after it opened, with the close code. A connection that
+   * never opened calls nothing: `connect` rejects instead (so a feed's reconnect loop is started by
+   * a drop only, never by a failed attempt).
+   */
   onClose?: (code: number) => void;
   /** Keep every message in `messages` for `next` (default true; false for long-running tails). */
   keep?: boolean;
@@ -128,10 +132,14 @@ export class StreamClient {
       this.messages.push(message);
       this.poke();
     });
+    let opened = false;
+    ws.once("open", () => {
+      opened = true;
+    });
     this.closed = new Promise((resolve) => {
       ws.on("close", (code) => {
         this.closeCode = code;
-        options.onClose?.(code);
+        if (opened) options.onClose?.(code);
         resolve();
       });
     });
