@@ -26,13 +26,13 @@ import {
 } from "./config.ts";
 import { ClientIds } from "./core/client-ids.ts";
 import { NO_REQUEST } from "./core/command.ts";
-import { DeadMansSwitch } from "./core/dead-man.ts";
 import { Exchange, type OrderState, pairEventHandler } from "./core/exchange.ts";
 import { Ledger } from "./core/ledger.ts";
-import { PairMarket } from "./core/market-data.ts";
-import { Metrics } from "./core/metrics.ts";
-import { FLAG_CANCEL_ON_DISCONNECT } from "./core/orders.ts";
+import { FLAG_CANCEL_ON_DISCONNECT } from "./core/order-options.ts";
 import { PairStatuses, TRADING } from "./core/pair-status.ts";
+import { PairMarket } from "./core/read-models/pair-market.ts";
+import { DeadMansSwitch } from "./core/services/dead-man.ts";
+import { Metrics } from "./core/services/metrics.ts";
 import { Backups } from "./db/backup.ts";
 import { type DbLock, lockDatabase } from "./db/lock.ts";
 import { DbReader } from "./db/reader.ts";

@@ -72,15 +72,16 @@ interface Core {
 }
 
 async function loadCore(root: string): Promise<Core> {
-  // A baseline checkout from before src/ had one folder per stage names the flat path.
-  const m = async (f: string, flat: string) => import(resolve(root, existsSync(resolve(root, f)) ? f : flat));
+  // Each path as this checkout names it first, then as older checkouts (a baseline) named it.
+  const m = async (...paths: string[]) =>
+    import(resolve(root, paths.find((f) => existsSync(resolve(root, f))) ?? paths[paths.length - 1]));
   return {
     ...(await m("src/db/writer.ts", "src/db/writer.ts")),
     ...(await m("src/core/exchange.ts", "src/exchange.ts")),
     ...(await m("src/http/answers.ts", "src/http/answers.ts")),
     ...(await m("src/http/schemas.ts", "src/http/schemas.ts")),
     ...(await m("src/core/ledger.ts", "src/ledger.ts")),
-    ...(await m("src/core/market-data.ts", "src/market-data.ts")),
+    ...(await m("src/core/read-models/pair-market.ts", "src/core/market-data.ts", "src/market-data.ts")),
     ...(await m("src/pair/pair-client.ts", "src/pair-client.ts")),
   };
 }

@@ -1,14 +1,14 @@
 /**
  * One question: what does counting a request cost on the hot path, prom-client's labelled children
  * (looked up in a Map per route and status, as the server did) against the plain arrays of
- * src/core/metrics.ts? Both count the same requests over the same routes and statuses; the checksum at
+ * src/core/services/metrics.ts? Both count the same requests over the same routes and statuses; the checksum at
  * the end reads both back so neither loop is dead code.
  *
  *   npx tsx bench/http/metrics.bench.ts
  */
 import { Counter, Histogram, Registry } from "prom-client";
 import { Bench } from "tinybench";
-import { Metrics } from "../../src/core/metrics.ts";
+import { Metrics } from "../../src/core/services/metrics.ts";
 import { taskNs } from "./task-time.ts";
 
 const ROUTES = [
@@ -59,7 +59,7 @@ bench
     i++;
     promClient(ROUTES[i & 3], STATUSES[(i >> 2) & 3], (i & 1023) * 1e-6);
   })
-  .add("plain arrays (src/core/metrics.ts)", () => {
+  .add("plain arrays (src/core/services/metrics.ts)", () => {
     i++;
     metrics.request(ROUTES[i & 3], STATUSES[(i >> 2) & 3], (i & 1023) * 1e-6);
   });

@@ -16,8 +16,9 @@
  * No stage holds a closure of another: the edge keeps a map from request id to the waiting
  * response (src/http/answers.ts) and the core reports results through `ResultSink`.
  */
-import type { PairMarket } from "./market-data.ts";
+
 import type { MmpRequest } from "./mmp-settings.ts";
+import type { PairMarket } from "./read-models/pair-market.ts";
 import type { OrderFacts, OrderView, UserTradeView } from "./views.ts";
 
 /** Order types. */
@@ -107,7 +108,7 @@ export interface OrderInputs {
   price: number;
   /** Lots. */
   amount: number;
-  /** Options (src/core/orders.ts): time in force, post-only. */
+  /** Options (src/core/order-options.ts): time in force, post-only. */
   flags: number;
   clientOrderId: string | undefined;
   /**
@@ -189,7 +190,7 @@ export interface Publication {
   /** Time of that book change (CONTRACT 13.1 eventTimeMicro). */
   micro: number;
   /**
-   * Its L3 events (src/core/l3-book.ts) when the pair's L3 book is followed, else null (also when
+   * Its L3 events (src/core/read-models/l3-view.ts) when the pair's L3 book is followed, else null (also when
    * the book changed before it was followed).
    */
   l3: number[] | null;

@@ -38,18 +38,18 @@ import {
   type ResultSink,
 } from "./command.ts";
 import type { ExchangeOptions } from "./exchange-options.ts";
-import type { L3Book } from "./l3-book.ts";
 import { L3Follow } from "./l3-follow.ts";
 import type { Ledger } from "./ledger.ts";
-import type { PairMarket } from "./market-data.ts";
 import { MmpBook } from "./mmp-settings.ts";
 import { OpenOrders } from "./open-orders.ts";
 import type { OrderIndex } from "./order-index.ts";
-import { FLAG_CANCEL_ON_DISCONNECT } from "./orders.ts";
+import { FLAG_CANCEL_ON_DISCONNECT } from "./order-options.ts";
 import { PairEvents, pairEventHandler } from "./pair-events.ts";
 import { PairStatuses } from "./pair-status.ts";
 import { lowestUnsettledOrderId, newPairState, type PairSpec, type PairState } from "./pairs.ts";
 import { newQuoteWork, type QuoteLevel, Quotes } from "./quotes.ts";
+import type { L3Book } from "./read-models/l3-view.ts";
+import type { PairMarket } from "./read-models/pair-market.ts";
 import type { RecordSink } from "./record-sink.ts";
 import { type CommitListener, Results } from "./results.ts";
 import { RiskStage } from "./risk-stage.ts";

@@ -1,5 +1,5 @@
 /**
- * Which pairs' L3 books (CONTRACT 13.2, src/core/l3-book.ts) are followed, beside the read model:
+ * Which pairs' L3 books (CONTRACT 13.2, src/core/read-models/l3-view.ts) are followed, beside the read model:
  * a book is started by the first `want` (an `orders_l3:{pair}` subscriber or a REST L3 read), its
  * snapshot taken from the open orders at a command boundary (now, or at the END of the command in
  * the worker: `atEnd`), and dropped by `sweep` once nobody wants it. While a pair's book is
@@ -8,9 +8,9 @@
  */
 
 import type { OrderState } from "./command.ts";
-import { L3_IDLE_MS, L3Book } from "./l3-book.ts";
 import type { OpenOrders } from "./open-orders.ts";
 import type { PairState } from "./pairs.ts";
+import { L3_IDLE_MS, L3Book } from "./read-models/l3-view.ts";
 
 export class L3Follow {
   /** Drops L3 books nobody wants (`sweep`); started by the first `want`. */

@@ -12,7 +12,7 @@
  * takes effect between two orders exactly where it was sent; its answer leaves after the commit of
  * the batch that holds the settings row (`MmpRequest.done`, run by the core's afterCommit).
  *
- * Which order is protected is the `ORDER_MMP` bit of its flags (src/core/orders.ts); the frozen
+ * Which order is protected is the `ORDER_MMP` bit of its flags (src/core/order-options.ts); the frozen
  * refusal is the engine's ERR_MMP_FROZEN (catalogue MMP_FROZEN, 400 `errors.mmp`). Quote orders
  * set the same bit.
  */

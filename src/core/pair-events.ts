@@ -42,12 +42,12 @@ import {
 import { mulDivRoundHalfUp } from "../util/numbers.ts";
 import { nowMicro } from "../util/time.ts";
 import { CMD_AMEND, CMD_CANCEL, CMD_CREATE, CMD_MMP, CMD_QUOTE, MARKET, type OrderState } from "./command.ts";
-import { L3_CHANGE, L3_DONE, L3_OPEN } from "./l3-book.ts";
 import type { L3Follow } from "./l3-follow.ts";
 import type { MmpBook } from "./mmp-settings.ts";
 import type { OpenOrders } from "./open-orders.ts";
 import type { PairState } from "./pairs.ts";
 import type { Quotes } from "./quotes.ts";
+import { L3_CHANGE, L3_DONE, L3_OPEN } from "./read-models/l3-view.ts";
 import { closedError } from "./recently-closed.ts";
 import type { Results } from "./results.ts";
 import type { RiskStage } from "./risk-stage.ts";

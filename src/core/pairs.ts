@@ -6,7 +6,7 @@
  */
 
 import type { Ledger } from "./ledger.ts";
-import type { PairMarket } from "./market-data.ts";
+import type { PairMarket } from "./read-models/pair-market.ts";
 import type { ResultPair } from "./results.ts";
 import { pairUnits } from "./risk.ts";
 import type { RiskPair } from "./risk-stage.ts";

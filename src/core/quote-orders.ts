@@ -5,7 +5,7 @@
  */
 import { FLAG_MMP, FLAG_QUOTE, TIF_GTC, TIF_MASK } from "../protocol/pair/engine.ts";
 import { type Command, LIMIT, type QuoteLevel, type QuoteWork } from "./command.ts";
-import { engineFlags, FLAG_CANCEL_ON_DISCONNECT, FLAG_POST_ONLY, FLAG_QUOTE_ORDER } from "./orders.ts";
+import { engineFlags, FLAG_CANCEL_ON_DISCONNECT, FLAG_POST_ONLY, FLAG_QUOTE_ORDER } from "./order-options.ts";
 
 /** A quote command's part before it runs (`Command.quote`). */
 export function newQuoteWork(levels: readonly QuoteLevel[], session: number): QuoteWork {

@@ -42,7 +42,7 @@ import {
   type QuoteWork,
 } from "./command.ts";
 import type { Ledger } from "./ledger.ts";
-import { FLAG_QUOTE_ORDER } from "./orders.ts";
+import { FLAG_QUOTE_ORDER } from "./order-options.ts";
 import type { PairStatuses } from "./pair-status.ts";
 import { limitHold, type SettlementPair } from "./risk.ts";
 import type { PairSequencer } from "./sequencer.ts";

@@ -25,10 +25,10 @@ import {
   type OrderState,
   type ResultSink,
 } from "./command.ts";
-import type { L3Book } from "./l3-book.ts";
-import type { PairMarket } from "./market-data.ts";
 import type { OpenOrders } from "./open-orders.ts";
 import type { PairStatusName } from "./pair-status.ts";
+import type { L3Book } from "./read-models/l3-view.ts";
+import type { PairMarket } from "./read-models/pair-market.ts";
 import type { RecordSink } from "./record-sink.ts";
 import { type OrderView, orderView, type UserTradeView, userTradeView, type ViewPair } from "./views.ts";
 
@@ -61,7 +61,7 @@ export interface CommitListener {
   /** The change just applied moved the best bid or ask (CONTRACT 13.1): the market shows it now. */
   bboChanged(pair: number): void;
   /**
-   * The L3 events (src/core/l3-book.ts) of book change `seq`, applied to the pair's L3 book just
+   * The L3 events (src/core/read-models/l3-view.ts) of book change `seq`, applied to the pair's L3 book just
    * now (CONTRACT 13.2); only while that book is followed.
    */
   l3Changed(pair: number, seq: number, events: readonly number[]): void;
@@ -89,7 +89,7 @@ export interface ResultPair {
   /** Time of the last book change (CONTRACT 13.1 eventTimeMicro), committed with `bookSeq`. */
   bookMicro: number;
   /**
-   * L3 events of the command in progress (src/core/l3-book.ts) while the pair's L3 book is
+   * L3 events of the command in progress (src/core/read-models/l3-view.ts) while the pair's L3 book is
    * followed; null otherwise, and then nothing is recorded.
    */
   l3: number[] | null;

@@ -29,7 +29,7 @@ import {
   type OrderState,
 } from "./command.ts";
 import type { OpenOrders } from "./open-orders.ts";
-import { engineFlags, FLAG_POST_ONLY, STP_MASK, TIF_GTC, TIF_MASK } from "./orders.ts";
+import { engineFlags, FLAG_POST_ONLY, STP_MASK, TIF_GTC, TIF_MASK } from "./order-options.ts";
 import { quoteLevelOrders, quoteLevelRecords, restoreFlags } from "./quote-orders.ts";
 import type { Results } from "./results.ts";
 

@@ -7,7 +7,7 @@
  */
 
 import type { Ledger } from "./ledger.ts";
-import type { PairMarket } from "./market-data.ts";
+import type { PairMarket } from "./read-models/pair-market.ts";
 import type { RecordSink } from "./record-sink.ts";
 import type { SequenceIds } from "./sequencer.ts";
 

@@ -7,7 +7,7 @@
 import { BUY } from "../protocol/pair/engine.ts";
 import { formatDecimal, scaled } from "../util/numbers.ts";
 import { formatDateTime } from "../util/time.ts";
-import { type SelfTradePrevention, type TimeInForce, withOrderOptions } from "./orders.ts";
+import { type SelfTradePrevention, type TimeInForce, withOrderOptions } from "./order-options.ts";
 import { FEE_DECIMALS } from "./risk.ts";
 
 /** The order as the interface shows it (2.1). */

@@ -14,7 +14,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import type { Worker } from "node:worker_threads";
-import type { BackupCopy, BackupTask, BackupWorkerData, FromBackup } from "../protocol/db/backup.ts";
+import type { BackupCopy, BackupTask, BackupWorkerData, FromBackup } from "../protocol/db/backup-tasks.ts";
 import { startWorker } from "../util/threads.ts";
 
 // Under tsx the sources run as .ts; a compiled build would carry .js files side by side.

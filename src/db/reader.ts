@@ -5,7 +5,7 @@
  */
 import path from "node:path";
 import { Piscina } from "piscina";
-import type { Page, ReaderTask, ReaderWorkerData, RecentForUser } from "../protocol/db/reader.ts";
+import type { Page, ReaderTask, ReaderWorkerData, RecentForUser } from "../protocol/db/reader-tasks.ts";
 import type { OrderRow, TransferRow, UserTradeRow } from "../protocol/db/rows.ts";
 import { TS_ENTRY } from "../util/threads.ts";
 

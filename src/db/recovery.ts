@@ -8,7 +8,7 @@
 
 import { ConfigError, type ExchangeConfig } from "../config.ts";
 import type { Ledger } from "../core/ledger.ts";
-import { type PairMarket, PERIODS } from "../core/market-data.ts";
+import { type PairMarket, PERIODS } from "../core/read-models/pair-market.ts";
 import { fillTotals, limitHold, type PairUnits, pairUnits } from "../core/risk.ts";
 import type { Db } from "../protocol/db/db-open.ts";
 import {

@@ -18,7 +18,7 @@
  */
 import type { ExchangeConfig } from "../config.ts";
 import { LIMIT, MARKET } from "../core/exchange.ts";
-import { CLIENT_ORDER_ID_RE } from "../core/orders.ts";
+import { CLIENT_ORDER_ID_RE } from "../core/order-options.ts";
 import { BUY, SELL } from "../protocol/pair/engine.ts";
 import { POW10_NUMBER } from "../util/numbers.ts";
 import type { ValidOrder } from "./validate.ts";

@@ -16,9 +16,9 @@
 
 import type { ExchangeConfig, PairConfig } from "../config.ts";
 import { MAX_LEDGER_VALUE } from "../config.ts";
-import { PERIODS } from "../core/market-data.ts";
-import { CLIENT_ORDER_ID_RE, STP_NAMES, TIF_NAMES } from "../core/orders.ts";
+import { CLIENT_ORDER_ID_RE, STP_NAMES, TIF_NAMES } from "../core/order-options.ts";
 import { PAIR_STATUS_NAMES } from "../core/pair-status.ts";
+import { PERIODS } from "../core/read-models/pair-market.ts";
 import { MAX_QUOTE_LEVELS } from "../protocol/pair/engine.ts";
 import { MAX_DIGITS, MAX_NONCE, MAX_SAFE } from "../util/integers.ts";
 import { formatDecimal, MAX_INTEGER_DIGITS, parseDecimal } from "../util/numbers.ts";

@@ -15,9 +15,9 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import type { ApiKey, Users } from "../accounts/users.ts";
 import type { ExchangeConfig, PairConfig } from "../config.ts";
-import type { DeadMansSwitch } from "../core/dead-man.ts";
 import type { Exchange } from "../core/exchange.ts";
-import type { Metrics } from "../core/metrics.ts";
+import type { DeadMansSwitch } from "../core/services/dead-man.ts";
+import type { Metrics } from "../core/services/metrics.ts";
 import { errorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import type { OrderRow, TransferRow, UserTradeRow } from "../protocol/db/rows.ts";

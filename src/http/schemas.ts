@@ -62,7 +62,7 @@ const orderProps = {
   createTime: word,
 };
 const orderRequired = Object.keys(orderProps);
-/** CONTRACT 8: present only when the order has them (src/core/orders.ts). */
+/** CONTRACT 8: present only when the order has them (src/core/order-options.ts). */
 const orderOptionProps = {
   clientOrderId: str,
   timeInForce: { type: "string", enum: ["GTC", "IOC", "FOK"] },

@@ -15,7 +15,7 @@ import {
   TIF_GTC,
   TIF_MASK,
   timeInForceFlags,
-} from "../core/orders.ts";
+} from "../core/order-options.ts";
 import type { ErrorEntry } from "../errors/bodies.ts";
 import { amountParseError, Code, priceParseError } from "../errors/catalogue.ts";
 import { BUY, SELL } from "../protocol/pair/engine.ts";

@@ -11,8 +11,8 @@
 import assert from "node:assert/strict";
 import { type CommitListener, Exchange, type OrderView, pairEventHandler } from "../../src/core/exchange.ts";
 import { Ledger } from "../../src/core/ledger.ts";
-import { PairMarket } from "../../src/core/market-data.ts";
 import { PairStatuses } from "../../src/core/pair-status.ts";
+import { PairMarket } from "../../src/core/read-models/pair-market.ts";
 import { DbWriter, type WriterOptions } from "../../src/db/writer.ts";
 import { Code } from "../../src/errors/catalogue.ts";
 import { Answers } from "../../src/http/answers.ts";

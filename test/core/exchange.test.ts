@@ -11,7 +11,7 @@ import {
   MARKET,
   type OrderView,
 } from "../../src/core/exchange.ts";
-import { FLAG_CANCEL_ON_DISCONNECT } from "../../src/core/orders.ts";
+import { FLAG_CANCEL_ON_DISCONNECT } from "../../src/core/order-options.ts";
 import type { WriterOptions } from "../../src/db/writer.ts";
 import { Code } from "../../src/errors/catalogue.ts";
 import { Answers } from "../../src/http/answers.ts";

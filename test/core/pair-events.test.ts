@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { type CommitListener, MARKET } from "../../src/core/exchange.ts";
-import { FLAG_POST_ONLY } from "../../src/core/orders.ts";
+import { FLAG_POST_ONLY } from "../../src/core/order-options.ts";
 import { Code } from "../../src/errors/catalogue.ts";
 import { BUY, SELL } from "../../src/protocol/pair/engine.ts";
 import { tempDir } from "../db/helpers.ts";

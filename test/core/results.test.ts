@@ -15,7 +15,7 @@ import {
   pairEventHandler,
 } from "../../src/core/exchange.ts";
 import { Ledger } from "../../src/core/ledger.ts";
-import { PairMarket } from "../../src/core/market-data.ts";
+import { PairMarket } from "../../src/core/read-models/pair-market.ts";
 import { DbWriter } from "../../src/db/writer.ts";
 import { Answers } from "../../src/http/answers.ts";
 import { PairChannel } from "../../src/pair/pair-client.ts";

@@ -17,7 +17,7 @@ import { closeSync, fsyncSync, openSync, readlinkSync, renameSync, rmSync, statS
 import { setPriority } from "node:os";
 import path from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
-import type { BackupTask, BackupWorkerData, FromBackup } from "../../src/protocol/db/backup.ts";
+import type { BackupTask, BackupWorkerData, FromBackup } from "../../src/protocol/db/backup-tasks.ts";
 import { openDatabase } from "../../src/protocol/db/db-open.ts";
 
 const port = parentPort!;

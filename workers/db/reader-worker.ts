@@ -5,7 +5,12 @@
  */
 import { workerData } from "node:worker_threads";
 import { type Db, openDatabase } from "../../src/protocol/db/db-open.ts";
-import type { Page, ReaderTask, ReaderWorkerData, RecentForUser } from "../../src/protocol/db/reader.ts";
+import type {
+  Page,
+  ReaderTask,
+  ReaderWorkerData,
+  RecentForUser,
+} from "../../src/protocol/db/reader-tasks.ts";
 import {
   ORDER_COLUMNS,
   type OrderRow,

@@ -1,4 +1,4 @@
-/** CONTRACT 8.7 `POST /trade/cancel-all-after`: the dead-man's switch (src/core/dead-man.ts). */
+/** CONTRACT 8.7 `POST /trade/cancel-all-after`: the dead-man's switch (src/core/services/dead-man.ts). */
 
 import { cancelAllAfterCall, httpReply } from "../calls.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";

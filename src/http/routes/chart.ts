@@ -1,6 +1,6 @@
 /** seed 4.5 `GET /trade/pairs/{pairName}/chart/{period}`: candles, oldest first (CONTRACT 4). */
 
-import { PERIODS, type Period } from "../../core/market-data.ts";
+import { PERIODS, type Period } from "../../core/read-models/pair-market.ts";
 import { Code } from "../../errors/catalogue.ts";
 import { sendError } from "../request.ts";
 import { CHART_LIMIT_DEFAULT, CHART_LIMIT_MAX, chartLimitParam, timeParam } from "../request-schemas.ts";

@@ -1,4 +1,4 @@
-/** CONTRACT 1 `GET /metrics`: Prometheus text, rendered at scrape time (src/core/metrics.ts). */
+/** CONTRACT 1 `GET /metrics`: Prometheus text, rendered at scrape time (src/core/services/metrics.ts). */
 import { Code } from "../../errors/catalogue.ts";
 import { readRequest, sendError } from "../request.ts";
 import type { PlainRoute } from "../route.ts";

@@ -2,7 +2,7 @@
  * CONTRACT 13.2 `GET /trade/pairs/{pairName}/orders/l3`: every resting order with its remaining
  * amount, in price then time priority, with the book `seq`; no owner.
  *
- * The core follows a pair's L3 book only while someone wants it (src/core/l3-book.ts): the first
+ * The core follows a pair's L3 book only while someone wants it (src/core/read-models/l3-view.ts): the first
  * read starts it, and waits until its snapshot is the committed book (a command or a batch at
  * most); reads within L3_IDLE_MS of the last keep it followed.
  */

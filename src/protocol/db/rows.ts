@@ -17,7 +17,7 @@ export interface OrderRow {
   isCancelled: boolean;
   createMicro: number;
   updateMicro: number;
-  /** The order's options (src/core/orders.ts). */
+  /** The order's options (src/core/order-options.ts). */
   flags: number;
   clientOrderId: string | null;
 }

@@ -158,7 +158,7 @@ const ORDER_FIELDS = {
   is_cancelled: INT,
   create_micro: INT,
   update_micro: INT,
-  /** The order's options (src/core/orders.ts). */
+  /** The order's options (src/core/order-options.ts). */
   flags: INT,
   /** STR, -1 (NULL) when the order has no client order id. */
   client_order_id: STR,

@@ -9,7 +9,7 @@
  * writer's committed totals).
  */
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
-import type { WriterStats } from "./record-sink.ts";
+import type { WriterStats } from "../record-sink.ts";
 
 /** Latency bucket upper bounds in seconds (`le`), ascending. */
 export const LATENCY_BUCKETS = [

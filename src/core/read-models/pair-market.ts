@@ -7,12 +7,12 @@
  * built for output (`scaled`).
  */
 
-import { crc32 } from "../util/crc32.ts";
-import { formatDecimal, scaled } from "../util/numbers.ts";
+import { crc32 } from "../../util/crc32.ts";
+import { formatDecimal, scaled } from "../../util/numbers.ts";
 
 export { scaled };
 
-import type { L3Book } from "./l3-book.ts";
+import type { L3Book } from "./l3-view.ts";
 
 /** Levels of each side the book checksum covers (CONTRACT 13.3). */
 export const CHECKSUM_LEVELS = 25;

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { LATENCY_BUCKETS, Metrics } from "../../src/core/metrics.ts";
+import { LATENCY_BUCKETS, Metrics } from "../../../src/core/services/metrics.ts";
 
 /** `name{labels} value` lines of a text exposition, as a map from `name{labels}` to the value. */
 function samples(text: string): Map<string, number> {

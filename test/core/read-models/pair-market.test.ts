@@ -1,8 +1,13 @@
-/** The public read models of one pair (src/core/market-data.ts): what they hand to the writer. */
+/** The public read models of one pair (src/core/read-models/pair-market.ts): what they hand to the writer. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { BookSide, type Candle, HISTORY_SIZE, PairMarket } from "../../src/core/market-data.ts";
+import {
+  BookSide,
+  type Candle,
+  HISTORY_SIZE,
+  PairMarket,
+} from "../../../src/core/read-models/pair-market.ts";
 
 const MINUTE_MICRO = 60_000_000;
 

@@ -1,5 +1,5 @@
 /**
- * An order's option bits (src/core/orders.ts): what the matching engine is sent and what a record
+ * An order's option bits (src/core/order-options.ts): what the matching engine is sent and what a record
  * shows, for the self-trade modes and market-maker protection (CONTRACT 12.2, 12.3) beside the
  * options that were there before.
  */
@@ -14,7 +14,7 @@ import {
   TIF_GIVEN,
   TIF_IOC,
   withOrderOptions,
-} from "../../src/core/orders.ts";
+} from "../../src/core/order-options.ts";
 import { FLAG_MMP, STP_CANCEL_BOTH, STP_CANCEL_TAKER } from "../../src/protocol/pair/engine.ts";
 
 describe("order option bits", () => {

@@ -1,7 +1,7 @@
-/** The order-by-order book (src/core/l3-book.ts): events applied in order, snapshots in priority order. */
+/** The order-by-order book (src/core/read-models/l3-view.ts): events applied in order, snapshots in priority order. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { L3_CHANGE, L3_DONE, L3_OPEN, L3Book, l3Events } from "../../src/core/l3-book.ts";
+import { L3_CHANGE, L3_DONE, L3_OPEN, L3Book, l3Events } from "../../../src/core/read-models/l3-view.ts";
 
 describe("L3Book", () => {
   it("lists bids descending and asks ascending, each price in time priority; an open of a listed order moves it to the back", () => {

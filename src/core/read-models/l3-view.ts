@@ -12,7 +12,7 @@
  * Events are flat numbers, L3_FIELDS per event: type (L3_OPEN, L3_CHANGE, L3_DONE), order id,
  * side (0 buy, 1 sell), price (ticks), remaining amount (lots; 0 for done).
  */
-import { scaled } from "../util/numbers.ts";
+import { scaled } from "../../util/numbers.ts";
 
 export const L3_OPEN = 0;
 export const L3_CHANGE = 1;
