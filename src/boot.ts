@@ -46,7 +46,7 @@ import {
 } from "./db/recovery.ts";
 import { DbWriter } from "./db/writer.ts";
 import { Admin } from "./http/admin.ts";
-import { Answers } from "./http/answers.ts";
+import { Answers } from "./entry/answers.ts";
 import { CorsPolicy } from "./http/cors.ts";
 import { ListenKeys } from "./http/listen-keys.ts";
 import type { RouteContext } from "./http/route.ts";

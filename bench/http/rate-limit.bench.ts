@@ -1,5 +1,5 @@
 /**
- * Question: what does the sliding-window rate limiter (src/http/rate-limit.ts) cost per request
+ * Question: what does the sliding-window rate limiter (src/entry/rate-limit.ts) cost per request
  * against the fixed one-second window it replaced (kept below as the baseline, verbatim in
  * behaviour)?
  *
@@ -15,7 +15,7 @@
  * Run: npx tsx bench/http/rate-limit.bench.ts
  */
 import { Bench } from "tinybench";
-import { RateLimiter } from "../../src/http/rate-limit.ts";
+import { RateLimiter } from "../../src/entry/rate-limit.ts";
 import { mulberry32 } from "../../test/support/prng.ts";
 import { taskNs } from "./task-time.ts";
 

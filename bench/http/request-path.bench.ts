@@ -12,7 +12,7 @@
  * `<timestamp>\n<METHOD>\n<path>\n<body>` fed into the pads piece by piece, the window check) is
  * timed beside the unbound one.
  *
- * The duplicate-key check of parseJsonBody (src/http/json-body.ts) is timed against the parse
+ * The duplicate-key check of parseJsonBody (src/json/json-body.ts) is timed against the parse
  * without it (`parseJsonText`) on the order bodies, on a session frame holding one (every session
  * call pays it) and on a batch of 20 orders (a 2 KB body, nested): a difference of a few hundred ns
  * on a shared two-core machine, so in rounds of the order without, with, with, without (a drift
@@ -27,8 +27,8 @@ import { Users } from "../../src/accounts/users.ts";
 import { loadConfig } from "../../src/config.ts";
 import { authenticate, authenticateBound } from "../../src/http/auth.ts";
 import { fastOrderParser } from "../../src/http/fast-order.ts";
-import { parseJsonBody, parseJsonText } from "../../src/http/json-body.ts";
-import { CREATE_FIELDS, validateOrder } from "../../src/http/validate.ts";
+import { parseJsonBody, parseJsonText } from "../../src/json/json-body.ts";
+import { CREATE_FIELDS, validateOrder } from "../../src/entry/validate.ts";
 import { taskNs } from "./task-time.ts";
 
 const config = loadConfig(new URL("../../data/config.json", import.meta.url).pathname);

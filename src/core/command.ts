@@ -2,7 +2,7 @@
  * The command record (exchange-core's `OrderCommand`, STYLE 2): one object carries a request from
  * the HTTP edge through every stage of the core, and each stage writes its part into it:
  *
- *   edge   request id, user and the validated inputs                 (src/http/trade.ts)
+ *   edge   request id, user and the validated inputs                 (src/entry/trade.ts)
  *   R1     what it holds in the ledger, or a refusal code             (src/core/risk-stage.ts,
  *                                                                      quotes.ts; src/core/risk.ts)
  *   SEQ    its place in the pair's command FIFO; the order id and time when it enters the ring
@@ -14,7 +14,7 @@
  *                                                                     (src/core/results.ts)
  *
  * No stage holds a closure of another: the edge keeps a map from request id to the waiting
- * response (src/http/answers.ts) and the core reports results through `ResultSink`.
+ * response (src/entry/answers.ts) and the core reports results through `ResultSink`.
  */
 
 import type { MmpRequest } from "./mmp-settings.ts";
@@ -100,7 +100,7 @@ export interface OrderState extends OrderFacts {
   restSeq: number;
 }
 
-/** What a create-order asks for, validated by the edge (src/http/validate.ts) in book units. */
+/** What a create-order asks for, validated by the edge (src/entry/validate.ts) in book units. */
 export interface OrderInputs {
   type: 0 | 1;
   side: 0 | 1;

@@ -14,7 +14,7 @@ import type { CommitListener } from "./results.ts";
 export interface ExchangeOptions {
   ledger: Ledger;
   db: RecordSink;
-  /** The edge (src/http/answers.ts): told each request's result, by request id. */
+  /** The edge (src/entry/answers.ts): told each request's result, by request id. */
   sink?: ResultSink;
   /** The stream hub and the trading sessions, told of every committed change. */
   listener?: CommitListener | null;

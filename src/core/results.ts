@@ -110,7 +110,7 @@ const NOBODY: ResultSink = {
 
 /** What the results stage is built with, besides the writer and the pairs. */
 export interface ResultsOptions {
-  /** The edge (src/http/answers.ts): told each request's result, by request id. */
+  /** The edge (src/entry/answers.ts): told each request's result, by request id. */
   sink?: ResultSink;
   /** The stream hub, told of every committed change. */
   listener?: CommitListener | null;

@@ -21,7 +21,7 @@ import { log, tokenPrefix } from "../util/log.ts";
 import { formatDecimal, parseDecimal } from "../util/numbers.ts";
 import { nowMicro } from "../util/time.ts";
 import { parseAuthorization } from "./auth.ts";
-import { isJsonObject, parseJsonBody, unknownFields, unreadableBodyCode } from "./json-body.ts";
+import { isJsonObject, parseJsonBody, unknownFields, unreadableBodyCode } from "../json/json-body.ts";
 import {
   type Finish,
   isJsonMediaType,
@@ -33,9 +33,9 @@ import {
   sendError,
   sendMethodNotAllowed,
 } from "./request.ts";
-import { UUID_RE } from "./request-schemas.ts";
-import { serialize } from "./schemas.ts";
-import { decimalsSaid } from "./validate.ts";
+import { UUID_RE } from "../json/request-schemas.ts";
+import { serialize } from "../json/schemas.ts";
+import { decimalsSaid } from "../entry/validate.ts";
 
 /** What admin operations persist. */
 export type AdminSink = Pick<

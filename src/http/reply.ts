@@ -1,5 +1,5 @@
 /**
- * How a trade call answers, whatever the transport (src/http/calls.ts): a 200 with its JSON, one
+ * How a trade call answers, whatever the transport (src/entry/calls.ts): a 200 with its JSON, one
  * error by code, or a 400 of several errors. A REST route answers over its uWS response
  * (`httpReply`); a trading session over its socket (src/session/).
  */

@@ -3,7 +3,7 @@
  * parameters, one response schema per status): what each route file of routes/ states about
  * itself, what route-table.ts lists and what openapi.ts turns into the OpenAPI document.
  */
-import type { RequestSchemas } from "./request-schemas.ts";
+import type { RequestSchemas } from "../json/request-schemas.ts";
 
 /** How a call authenticates (CONTRACT 5, 1.2). */
 export type Auth =

@@ -22,7 +22,7 @@ import { errorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import type { OrderRow, TransferRow, UserTradeRow } from "../protocol/db/rows.ts";
 import type { Admin } from "./admin.ts";
-import type { Answers } from "./answers.ts";
+import type { Answers } from "../entry/answers.ts";
 import {
   authenticate,
   authenticateBound,
@@ -32,9 +32,9 @@ import {
   unboundRefusal,
 } from "./auth.ts";
 import type { CorsPolicy } from "./cors.ts";
-import { isJsonObject, parseJsonBody, unreadableBodyCode } from "./json-body.ts";
+import { isJsonObject, parseJsonBody, unreadableBodyCode } from "../json/json-body.ts";
 import type { ListenKeys } from "./listen-keys.ts";
-import { RateLimiter } from "./rate-limit.ts";
+import { RateLimiter } from "../entry/rate-limit.ts";
 import {
   type Finish,
   isJsonMediaType,
@@ -52,9 +52,9 @@ import {
   pageParam,
   pageSizeParam,
   type RequestSchemas,
-} from "./request-schemas.ts";
+} from "../json/request-schemas.ts";
 import type { QueryParam, RouteSpec } from "./route-spec.ts";
-import type { ValidOrder } from "./validate.ts";
+import type { ValidOrder } from "../entry/validate.ts";
 
 /** The paged and by-id reads of src/db/reader.ts. */
 export interface UserReads {

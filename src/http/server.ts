@@ -9,9 +9,9 @@
  */
 import type { TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import { Code } from "../errors/catalogue.ts";
-import { DESCRIBED_SESSION_CALLS } from "../session/calls.ts";
-import { buildAsyncApi } from "./asyncapi.ts";
-import { buildOpenApi } from "./openapi.ts";
+import { DESCRIBED_SESSION_CALLS } from "../session/methods.ts";
+import { buildAsyncApi } from "../documents/asyncapi.ts";
+import { buildOpenApi } from "../documents/openapi.ts";
 import { readRequest, sendError, sendMethodNotAllowed } from "./request.ts";
 import {
   type FrontEndDeps,
@@ -23,16 +23,16 @@ import {
   type RouteContext,
   routeContext,
 } from "./route.ts";
-import { ROUTES } from "./route-table.ts";
-import { REST_ROUTES } from "./routes/index.ts";
+import { ROUTES } from "../documents/openapi-routes.ts";
+import { REST_ROUTES } from "./route-list.ts";
 
 export type { FrontEndDeps, UserReads } from "./route.ts";
-export { orderRowView, tradeRowView } from "./row-views.ts";
-export { validateOrder } from "./validate.ts";
+export { orderRowView, tradeRowView } from "../entry/row-views.ts";
+export { validateOrder } from "../entry/validate.ts";
 
 /** Mounts every REST route; returns their context (the trading sessions share it, src/session/). */
 export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): RouteContext {
-  // The OpenAPI and AsyncAPI documents are built once from the config (src/http/openapi.ts,
+  // The OpenAPI and AsyncAPI documents are built once from the config (src/documents/openapi.ts,
   // asyncapi.ts) and served by routes/openapi-json.ts and routes/asyncapi-json.ts.
   const ctx = routeContext(
     deps,

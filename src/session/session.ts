@@ -24,8 +24,8 @@ import type { CommitListener, OrderView, UserTradeView } from "../core/exchange.
 import { type ErrorEntry, errorBody, errorStatus, multiErrorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import { type Lang, pickLanguage } from "../errors/language.ts";
-import type { Reply } from "../http/calls.ts";
-import { DuplicateKeyError, isJsonObject, parseJsonBody, unknownFields } from "../http/json-body.ts";
+import type { Reply } from "../entry/calls.ts";
+import { DuplicateKeyError, isJsonObject, parseJsonBody, unknownFields } from "../json/json-body.ts";
 import {
   internalErrorBody,
   MAX_BODY,
@@ -34,10 +34,10 @@ import {
   sendMethodNotAllowed,
 } from "../http/request.ts";
 import type { RouteContext } from "../http/route.ts";
-import { serialize } from "../http/schemas.ts";
-import type { ValidOrder } from "../http/validate.ts";
+import { serialize } from "../json/schemas.ts";
+import type { ValidOrder } from "../entry/validate.ts";
 import { addToSet, removeFromSet } from "../util/set-map.ts";
-import { LOGON_FIELDS, LOGON_METHOD, SESSION_CALLS, type SessionCall } from "./calls.ts";
+import { LOGON_FIELDS, LOGON_METHOD, SESSION_CALLS, type SessionCall } from "./methods.ts";
 
 /** Close codes (CONTRACT 11.1, 11.4, 7). */
 export const CLOSE_AUTH = 4001;

@@ -36,7 +36,7 @@ import {
 } from "../http/auth.ts";
 import { type ListenKeys, listenKeyFromQuery } from "../http/listen-keys.ts";
 import { internalErrorBody, readRequest, STATUS_LINE, sendMethodNotAllowed } from "../http/request.ts";
-import { serialize } from "../http/schemas.ts";
+import { serialize } from "../json/schemas.ts";
 import { addToSet, removeFromSet } from "../util/set-map.ts";
 import { nowMicro } from "../util/time.ts";
 import {

@@ -1,6 +1,6 @@
 /**
  * A table from positive integer ids to values, for the answers waiting on the order path
- * (src/http/answers.ts): every request adds one id and removes it again a few milliseconds later.
+ * (src/entry/answers.ts): every request adds one id and removes it again a few milliseconds later.
  *
  * Why not a `Map`: V8 rebuilds a Map's hash table once its slots are used up by deletions, and the
  * table it leaves links to its successor (for iterators). The first table of a long-lived Map is

@@ -1,7 +1,7 @@
 /**
  * A core built of real parts for the core's stage tests: one real pair worker (btc_usdt), the real
  * database writer on a temp SQLite file, the real ledger and the edge's real answer map
- * (src/http/answers.ts), with helpers that send a command and resolve with its answer.
+ * (src/entry/answers.ts), with helpers that send a command and resolve with its answer.
  *
  * Units: the core works in integer ticks and lots (docs/ARCHITECTURE.md), here ticks of 0.01 usdt and
  * lots of 0.000001 btc; the ledger keeps btc at scale 6 and usdt at scale 8, so a lot is 1 btc unit
@@ -15,7 +15,7 @@ import { PairStatuses } from "../../src/core/pair-status.ts";
 import { PairMarket } from "../../src/core/read-models/pair-market.ts";
 import { DbWriter, type WriterOptions } from "../../src/db/writer.ts";
 import { Code } from "../../src/errors/catalogue.ts";
-import { Answers } from "../../src/http/answers.ts";
+import { Answers } from "../../src/entry/answers.ts";
 import { PairChannel } from "../../src/pair/pair-client.ts";
 
 export const BTC = 0;

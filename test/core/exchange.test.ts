@@ -14,7 +14,7 @@ import {
 import { FLAG_CANCEL_ON_DISCONNECT } from "../../src/core/order-options.ts";
 import type { WriterOptions } from "../../src/db/writer.ts";
 import { Code } from "../../src/errors/catalogue.ts";
-import { Answers } from "../../src/http/answers.ts";
+import { Answers } from "../../src/entry/answers.ts";
 import { openDatabase } from "../../src/protocol/db/db-open.ts";
 import { BUY, SELL } from "../../src/protocol/pair/engine.ts";
 import { tempDir } from "../db/helpers.ts";

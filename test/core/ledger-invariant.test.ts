@@ -22,7 +22,7 @@ import { PairMarket } from "../../src/core/read-models/pair-market.ts";
 import { balanceTotals, loadState } from "../../src/db/recovery.ts";
 import { DbWriter } from "../../src/db/writer.ts";
 import { Code } from "../../src/errors/catalogue.ts";
-import { Answers } from "../../src/http/answers.ts";
+import { Answers } from "../../src/entry/answers.ts";
 import { PairChannel } from "../../src/pair/pair-client.ts";
 import { openDatabase } from "../../src/protocol/db/db-open.ts";
 import { applyJournal } from "../../src/protocol/db/journal.ts";

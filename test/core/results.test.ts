@@ -17,7 +17,7 @@ import {
 import { Ledger } from "../../src/core/ledger.ts";
 import { PairMarket } from "../../src/core/read-models/pair-market.ts";
 import { DbWriter } from "../../src/db/writer.ts";
-import { Answers } from "../../src/http/answers.ts";
+import { Answers } from "../../src/entry/answers.ts";
 import { PairChannel } from "../../src/pair/pair-client.ts";
 import { openDatabase } from "../../src/protocol/db/db-open.ts";
 import { ORDER_COLUMNS, TRADE_COLUMNS } from "../../src/protocol/db/rows.ts";

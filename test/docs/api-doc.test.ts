@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { ROUTES } from "../../src/http/route-table.ts";
+import { ROUTES } from "../../src/documents/openapi-routes.ts";
 import { REPO_ROOT } from "../e2e/harness.ts";
 
 const doc = readFileSync(join(REPO_ROOT, "docs/API.md"), "utf8");

@@ -1,5 +1,5 @@
 /**
- * Checks WebSocket messages against the AsyncAPI document (src/http/asyncapi.ts), as
+ * Checks WebSocket messages against the AsyncAPI document (src/documents/asyncapi.ts), as
  * openapi-check.ts checks HTTP answers against the OpenAPI document: a stream message against the
  * messages of the channel its `stream` field names, a session frame against what the server sends
  * on the session (hello, reports, answers, error answers), or, when the call is known, against that
@@ -10,8 +10,8 @@
  * Each message payload is compiled by ajv the first time it is needed, then reused.
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
-import { buildAsyncApi, type SessionCallSpec } from "../../src/http/asyncapi.ts";
-import { DESCRIBED_SESSION_CALLS } from "../../src/session/calls.ts";
+import { buildAsyncApi, type SessionCallSpec } from "../../src/documents/asyncapi.ts";
+import { DESCRIBED_SESSION_CALLS } from "../../src/session/methods.ts";
 import { TEST_CONFIG } from "./pairs.ts";
 
 type Json = Record<string, unknown>;

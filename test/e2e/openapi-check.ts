@@ -1,5 +1,5 @@
 /**
- * Checks an HTTP answer against the OpenAPI document (src/http/openapi.ts): the operation is found
+ * Checks an HTTP answer against the OpenAPI document (src/documents/openapi.ts): the operation is found
  * by method and path, the status must be one the operation documents, and a JSON body must match
  * that status's schema. The harness hooks it into every ExchangeClient it makes, so every answer an
  * end-to-end test receives is checked and a mismatch fails that test.
@@ -9,8 +9,8 @@
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import type { ResponseInfo } from "../../src/client/index.ts";
-import { buildOpenApi } from "../../src/http/openapi.ts";
-import { ROUTES } from "../../src/http/route-table.ts";
+import { buildOpenApi } from "../../src/documents/openapi.ts";
+import { ROUTES } from "../../src/documents/openapi-routes.ts";
 import { TEST_CONFIG } from "./pairs.ts";
 
 type Json = Record<string, unknown>;

@@ -8,8 +8,8 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import { loadConfig } from "../../src/config.ts";
 import { fastOrderParser } from "../../src/http/fast-order.ts";
-import { parseJsonBody } from "../../src/http/json-body.ts";
-import { CREATE_FIELDS, type ValidOrder, validateOrder } from "../../src/http/validate.ts";
+import { parseJsonBody } from "../../src/json/json-body.ts";
+import { CREATE_FIELDS, type ValidOrder, validateOrder } from "../../src/entry/validate.ts";
 import { formatDecimal } from "../../src/util/numbers.ts";
 
 const config = loadConfig("data/config.json");

@@ -1,14 +1,14 @@
 /**
- * The route list (src/http/routes/index.ts): each route file is an entry of the OpenAPI table, its
+ * The route list (src/http/route-list.ts): each route file is an entry of the OpenAPI table, its
  * allowed body fields are its documented request schema, and the server mounts every one at its
  * path, with its steps, and answers 405 for another method on it.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { requestSchemas } from "../../src/http/request-schemas.ts";
+import { requestSchemas } from "../../src/json/request-schemas.ts";
 import type { Route } from "../../src/http/route.ts";
-import { ROUTES } from "../../src/http/route-table.ts";
-import { REST_ROUTES } from "../../src/http/routes/index.ts";
+import { ROUTES } from "../../src/documents/openapi-routes.ts";
+import { REST_ROUTES } from "../../src/http/route-list.ts";
 import { sharedServer, TEST_CONFIG, type TestServer } from "../e2e/harness.ts";
 
 /** The properties a body schema names, over every branch of its `oneOf`. */

@@ -1,8 +1,8 @@
 /** CONTRACT 8.3 `POST /trade/amend-order`: a new amount and/or price for an open order, same id. */
 
-import { amendOrderCall, httpReply } from "../calls.ts";
+import { amendOrderCall, httpReply } from "../../entry/calls.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";
-import { orderWithUpdateSchema } from "../schemas.ts";
+import { orderWithUpdateSchema } from "../../json/schemas.ts";
 
 export const AMEND_ORDER_FIELDS: ReadonlySet<string> = new Set([
   "orderId",

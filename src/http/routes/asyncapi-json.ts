@@ -1,4 +1,4 @@
-/** `GET /1.0/asyncapi.json` (issue 29): the AsyncAPI 3.0 document of /stream and /session (src/http/asyncapi.ts). */
+/** `GET /1.0/asyncapi.json` (issue 29): the AsyncAPI 3.0 document of /stream and /session (src/documents/asyncapi.ts). */
 import { type GetRoute, ok, PUBLIC_GET } from "../route.ts";
 
 export const asyncapi: GetRoute = {

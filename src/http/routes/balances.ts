@@ -1,8 +1,8 @@
 /** seed 4.8 `GET /trade/pairs/{pairName}/user-balances`: available and reserved (CONTRACT 2.3). */
 
-import { balancesOf } from "../calls.ts";
+import { balancesOf } from "../../entry/calls.ts";
 import { type GetRoute, nonceQuery, ok, SIGNED_GET_PAIR } from "../route.ts";
-import { balancesSchema } from "../schemas.ts";
+import { balancesSchema } from "../../json/schemas.ts";
 
 export const balances: GetRoute = {
   kind: "get",

@@ -1,6 +1,6 @@
 /** CONTRACT 13.1 `GET /trade/pairs/{pairName}/bbo`: the best bid and offer, with the book's seq. */
 import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";
-import { bboSchema, serialize } from "../schemas.ts";
+import { bboSchema, serialize } from "../../json/schemas.ts";
 
 export const bbo: GetRoute = {
   kind: "get",

@@ -1,8 +1,8 @@
 /** CONTRACT 8.7 `POST /trade/cancel-all-after`: the dead-man's switch (src/core/services/dead-man.ts). */
 
-import { cancelAllAfterCall, httpReply } from "../calls.ts";
+import { cancelAllAfterCall, httpReply } from "../../entry/calls.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";
-import { triggerTimeSchema } from "../schemas.ts";
+import { triggerTimeSchema } from "../../json/schemas.ts";
 
 export const CANCEL_ALL_AFTER_FIELDS: ReadonlySet<string> = new Set(["timeout", "nonce"]);
 

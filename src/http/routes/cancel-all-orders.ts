@@ -1,8 +1,8 @@
 /** CONTRACT 8.4 `POST /trade/cancel-all-orders`: every open order of the caller, or of one pair. */
 
-import { cancelAllOrdersCall, httpReply } from "../calls.ts";
+import { cancelAllOrdersCall, httpReply } from "../../entry/calls.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";
-import { cancelledSchema } from "../schemas.ts";
+import { cancelledSchema } from "../../json/schemas.ts";
 
 export const CANCEL_ALL_ORDERS_FIELDS: ReadonlySet<string> = new Set(["pairName", "nonce", "expiresAt"]);
 

@@ -1,8 +1,8 @@
 /** seed 4.2 `POST /trade/cancel-order` (CONTRACT 3). */
 
-import { cancelOrderCall, httpReply } from "../calls.ts";
+import { cancelOrderCall, httpReply } from "../../entry/calls.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";
-import { emptyArraySchema } from "../schemas-contract.ts";
+import { emptyArraySchema } from "../../json/document-schemas.ts";
 
 export const CANCEL_ORDER_FIELDS: ReadonlySet<string> = new Set(["orderId", "nonce", "expiresAt"]);
 

@@ -1,8 +1,8 @@
 /** CONTRACT 8.5 `POST /trade/cancel-orders`: 1..100 orders by id, each answered on its own. */
 
-import { cancelOrdersCall, httpReply } from "../calls.ts";
+import { cancelOrdersCall, httpReply } from "../../entry/calls.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";
-import { cancelOrdersResultSchema } from "../schemas-contract.ts";
+import { cancelOrdersResultSchema } from "../../json/document-schemas.ts";
 
 export const CANCEL_ORDERS_FIELDS: ReadonlySet<string> = new Set(["orderIds", "nonce", "expiresAt"]);
 

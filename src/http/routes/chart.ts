@@ -3,10 +3,10 @@
 import { PERIODS, type Period } from "../../core/read-models/pair-market.ts";
 import { Code } from "../../errors/catalogue.ts";
 import { sendError } from "../request.ts";
-import { CHART_LIMIT_DEFAULT, CHART_LIMIT_MAX, chartLimitParam, timeParam } from "../request-schemas.ts";
+import { CHART_LIMIT_DEFAULT, CHART_LIMIT_MAX, chartLimitParam, timeParam } from "../../json/request-schemas.ts";
 import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";
-import { chartSchema, serialize } from "../schemas.ts";
-import { queryInteger } from "../validate.ts";
+import { chartSchema, serialize } from "../../json/schemas.ts";
+import { queryInteger } from "../../entry/validate.ts";
 
 export const chart: GetRoute = {
   kind: "get",

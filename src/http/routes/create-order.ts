@@ -1,12 +1,12 @@
 /** seed 4.1 `POST /trade/create-order` (CONTRACT 3, 8.2): the hot path. */
 import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
 import type { ApiKey } from "../../accounts/users.ts";
-import { createOrderCall, httpReply, placeValid } from "../calls.ts";
+import { createOrderCall, httpReply, placeValid } from "../../entry/calls.ts";
 import { fastOrderParser } from "../fast-order.ts";
 import type { RequestInfo } from "../request.ts";
 import { type PostRoute, type RouteContext, SIGNED_POST } from "../route.ts";
-import { orderWithUpdateSchema } from "../schemas.ts";
-import { CREATE_FIELDS, type ValidOrder } from "../validate.ts";
+import { orderWithUpdateSchema } from "../../json/schemas.ts";
+import { CREATE_FIELDS, type ValidOrder } from "../../entry/validate.ts";
 
 export const createOrder: PostRoute = {
   kind: "signedPost",

@@ -1,9 +1,9 @@
 /** CONTRACT 8.5 `POST /trade/create-orders`: 1..20 orders in array order, each answered on its own. */
 
-import { createOrdersCall, httpReply } from "../calls.ts";
+import { createOrdersCall, httpReply } from "../../entry/calls.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";
-import { createOrdersResultSchema } from "../schemas-contract.ts";
-import { ORDER_FIELDS } from "../validate.ts";
+import { createOrdersResultSchema } from "../../json/document-schemas.ts";
+import { ORDER_FIELDS } from "../../entry/validate.ts";
 
 export const CREATE_ORDERS_FIELDS: ReadonlySet<string> = new Set(["orders", "nonce", "expiresAt"]);
 

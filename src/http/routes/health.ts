@@ -1,7 +1,7 @@
 /** CONTRACT 1 `GET /health`: readiness, 200 only once the server accepts orders. */
 import { readRequest, send } from "../request.ts";
 import { ok, type PlainRoute } from "../route.ts";
-import { healthSchema } from "../schemas-contract.ts";
+import { healthSchema } from "../../json/document-schemas.ts";
 
 export const health: PlainRoute = {
   kind: "plain",

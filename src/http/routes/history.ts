@@ -1,6 +1,6 @@
 /** seed 4.7 `GET /trade/pairs/{pairName}/history`: the pair's last 200 trades, newest first. */
 import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";
-import { historySchema, serialize } from "../schemas.ts";
+import { historySchema, serialize } from "../../json/schemas.ts";
 
 export const history: GetRoute = {
   kind: "get",

@@ -4,7 +4,7 @@ import { PAIR_STATUS_NAMES, type PairStatusName } from "../../core/pair-status.t
 import { FEE_DECIMALS } from "../../core/risk.ts";
 import { formatDecimal } from "../../util/numbers.ts";
 import { type GetRoute, ok, PUBLIC_GET } from "../route.ts";
-import { infoSchema, serialize } from "../schemas.ts";
+import { infoSchema, serialize } from "../../json/schemas.ts";
 
 export const venueInfo: GetRoute = {
   kind: "get",

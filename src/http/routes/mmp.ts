@@ -11,9 +11,9 @@ import {
   mmpGetCall,
   mmpResetCall,
   mmpSetCall,
-} from "../calls.ts";
+} from "../../entry/calls.ts";
 import { type GetRoute, nonceQuery, type PostRoute, SIGNED_GET, SIGNED_POST } from "../route.ts";
-import { mmpSchema } from "../schemas.ts";
+import { mmpSchema } from "../../json/schemas.ts";
 
 export const mmpGet: GetRoute = {
   kind: "get",

@@ -1,8 +1,8 @@
 /** CONTRACT 8.6 `GET /trade/pairs/{pairName}/open-orders`: the caller's open orders, newest first. */
 
-import { httpReply, openOrdersCall } from "../calls.ts";
+import { httpReply, openOrdersCall } from "../../entry/calls.ts";
 import { type GetRoute, nonceQuery, SIGNED_GET_PAIR } from "../route.ts";
-import { orderListSchema } from "../schemas.ts";
+import { orderListSchema } from "../../json/schemas.ts";
 
 export const openOrders: GetRoute = {
   kind: "get",

@@ -1,4 +1,4 @@
-/** `GET /openapi.json` (issue 14): the OpenAPI document of these routes (src/http/openapi.ts). */
+/** `GET /openapi.json` (issue 14): the OpenAPI document of these routes (src/documents/openapi.ts). */
 import { type GetRoute, ok, PUBLIC_GET } from "../route.ts";
 
 export const openapi: GetRoute = {

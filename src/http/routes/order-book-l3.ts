@@ -7,7 +7,7 @@
  * most); reads within L3_IDLE_MS of the last keep it followed.
  */
 import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";
-import { l3BookSchema, serialize } from "../schemas.ts";
+import { l3BookSchema, serialize } from "../../json/schemas.ts";
 
 export const orderBookL3: GetRoute = {
   kind: "get",

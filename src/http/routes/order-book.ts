@@ -2,10 +2,10 @@
 import type { PairConfig } from "../../config.ts";
 import { Code } from "../../errors/catalogue.ts";
 import { sendError } from "../request.ts";
-import { BOOK_LIMIT_MAX, bookLimitParam } from "../request-schemas.ts";
+import { BOOK_LIMIT_MAX, bookLimitParam } from "../../json/request-schemas.ts";
 import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";
-import { bookSchema, serialize } from "../schemas.ts";
-import { queryInteger } from "../validate.ts";
+import { bookSchema, serialize } from "../../json/schemas.ts";
+import { queryInteger } from "../../entry/validate.ts";
 
 /** "Every level": the book without `?limit=`. */
 const ALL = 1_000_000;

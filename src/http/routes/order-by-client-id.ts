@@ -1,9 +1,9 @@
 /** CONTRACT 8.6 `GET /trade/orders?clientOrderId=`: one of the caller's orders by client order id. */
 
-import { httpReply, orderByClientIdCall } from "../calls.ts";
-import { clientOrderIdParam } from "../request-schemas.ts";
+import { httpReply, orderByClientIdCall } from "../../entry/calls.ts";
+import { clientOrderIdParam } from "../../json/request-schemas.ts";
 import { type GetRoute, nonceQuery, SIGNED_GET } from "../route.ts";
-import { orderWithUpdateSchema } from "../schemas.ts";
+import { orderWithUpdateSchema } from "../../json/schemas.ts";
 
 export const orderByClientId: GetRoute = {
   kind: "get",

@@ -2,11 +2,11 @@
 
 import { Code } from "../../errors/catalogue.ts";
 import { readSmallInteger } from "../../util/integers.ts";
-import { answerOrder, httpReply } from "../calls.ts";
+import { answerOrder, httpReply } from "../../entry/calls.ts";
 import { sendError } from "../request.ts";
-import { MAX_ORDER_ID } from "../request-schemas.ts";
+import { MAX_ORDER_ID } from "../../json/request-schemas.ts";
 import { type GetRoute, nonceQuery, SIGNED_GET } from "../route.ts";
-import { orderWithUpdateSchema } from "../schemas.ts";
+import { orderWithUpdateSchema } from "../../json/schemas.ts";
 
 export const order: GetRoute = {
   kind: "get",

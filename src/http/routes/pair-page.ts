@@ -5,8 +5,8 @@ import { Code } from "../../errors/catalogue.ts";
 import { nowMicro } from "../../util/time.ts";
 import { sendError } from "../request.ts";
 import { type GetRoute, nonceQuery, ok, SIGNED_GET_PAIR } from "../route.ts";
-import { orderRowView, tradeRowView } from "../row-views.ts";
-import { pairPageSchema, serialize } from "../schemas.ts";
+import { orderRowView, tradeRowView } from "../../entry/row-views.ts";
+import { pairPageSchema, serialize } from "../../json/schemas.ts";
 
 export const pairPage: GetRoute = {
   kind: "get",

@@ -1,7 +1,7 @@
 /** seed 4.3 `GET /trade/pairs`: the 24 h record (ticker) of every pair, in config order. */
 import { nowMicro } from "../../util/time.ts";
 import { type GetRoute, ok, PUBLIC_GET } from "../route.ts";
-import { pairsSchema, serialize } from "../schemas.ts";
+import { pairsSchema, serialize } from "../../json/schemas.ts";
 
 export const pairs: GetRoute = {
   kind: "get",

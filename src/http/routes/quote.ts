@@ -1,9 +1,9 @@
 /** CONTRACT 12.1 `POST /trade/quote`: replaces the caller's quote on a pair in one step. */
 
-import { httpReply, quoteCall } from "../calls.ts";
+import { httpReply, quoteCall } from "../../entry/calls.ts";
 import { type PostRoute, SIGNED_POST } from "../route.ts";
-import { quoteResultSchema } from "../schemas.ts";
-import { QUOTE_FIELDS } from "../validate-quote.ts";
+import { quoteResultSchema } from "../../json/schemas.ts";
+import { QUOTE_FIELDS } from "../../entry/validate-quote.ts";
 
 export const quote: PostRoute = {
   kind: "signedPost",

@@ -1,6 +1,6 @@
 /** CONTRACT 9 `GET /time`: the server's clock. */
 import { type GetRoute, ok, PUBLIC_GET } from "../route.ts";
-import { serialize, timeSchema } from "../schemas.ts";
+import { serialize, timeSchema } from "../../json/schemas.ts";
 
 export const time: GetRoute = {
   kind: "get",

@@ -6,8 +6,8 @@ import { formatDecimal } from "../../util/numbers.ts";
 import { formatDateTime } from "../../util/time.ts";
 import { sendError } from "../request.ts";
 import { type GetRoute, nonceQuery, ok, pageQuery, SIGNED_GET } from "../route.ts";
-import { serialize, transfersPageSchema } from "../schemas.ts";
-import { pageParams } from "../validate.ts";
+import { serialize, transfersPageSchema } from "../../json/schemas.ts";
+import { pageParams } from "../../entry/validate.ts";
 
 export const transfers: GetRoute = {
   kind: "get",

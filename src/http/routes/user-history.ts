@@ -2,9 +2,9 @@
 import { Code } from "../../errors/catalogue.ts";
 import { sendError } from "../request.ts";
 import { type GetRoute, nonceQuery, ok, pageQuery, SIGNED_GET } from "../route.ts";
-import { tradeRowView } from "../row-views.ts";
-import { serialize, tradesPageSchema } from "../schemas.ts";
-import { pageParams } from "../validate.ts";
+import { tradeRowView } from "../../entry/row-views.ts";
+import { serialize, tradesPageSchema } from "../../json/schemas.ts";
+import { pageParams } from "../../entry/validate.ts";
 
 export const userHistory: GetRoute = {
   kind: "get",

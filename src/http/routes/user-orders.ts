@@ -2,9 +2,9 @@
 import { Code } from "../../errors/catalogue.ts";
 import { sendError } from "../request.ts";
 import { type GetRoute, nonceQuery, ok, pageQuery, SIGNED_GET_PAIR } from "../route.ts";
-import { orderRowView } from "../row-views.ts";
-import { ordersPageSchema, serialize } from "../schemas.ts";
-import { pageParams } from "../validate.ts";
+import { orderRowView } from "../../entry/row-views.ts";
+import { ordersPageSchema, serialize } from "../../json/schemas.ts";
+import { pageParams } from "../../entry/validate.ts";
 
 export const userOrders: GetRoute = {
   kind: "get",

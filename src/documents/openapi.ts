@@ -12,8 +12,8 @@
  * entry is `/`.
  */
 import type { ExchangeConfig } from "../config.ts";
-import { nonceSchema, orderIdSchema, requestSchemas } from "./request-schemas.ts";
-import type { Auth, RouteSpec } from "./route-spec.ts";
+import { nonceSchema, orderIdSchema, requestSchemas } from "../json/request-schemas.ts";
+import type { Auth, RouteSpec } from "../http/route-spec.ts";
 import {
   balanceSchema,
   bboSchema,
@@ -39,8 +39,8 @@ import {
   tradesPageSchema,
   transferSchema,
   userTradeSchema,
-} from "./schemas.ts";
-import { errorBodySchema, healthSchema } from "./schemas-contract.ts";
+} from "../json/schemas.ts";
+import { errorBodySchema, healthSchema } from "../json/document-schemas.ts";
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: "Validation failed: the key names the field (`body` when the body is not a JSON object or an object in it repeats a key)",

@@ -5,7 +5,7 @@
  * over the uWS response (`httpReply`); a session builds one over its socket. One validation, one
  * command record, one answer view per call, whichever way it came in.
  */
-export { httpReply, type Reply } from "./reply.ts";
+export { httpReply, type Reply } from "../http/reply.ts";
 
 import type { PairConfig } from "../config.ts";
 import type { MmpSettings } from "../core/mmp-settings.ts";
@@ -15,17 +15,17 @@ import { Code } from "../errors/catalogue.ts";
 import type { OrderRow } from "../protocol/db/rows.ts";
 import { MAX_SAFE, readSmallInteger } from "../util/integers.ts";
 import { formatDecimal, ParseError, parseDecimal } from "../util/numbers.ts";
-import { LosslessNumber, unknownFields } from "./json-body.ts";
-import type { Reply } from "./reply.ts";
+import { LosslessNumber, unknownFields } from "../json/json-body.ts";
+import type { Reply } from "../http/reply.ts";
 import {
   MAX_BATCH_CANCELS,
   MAX_BATCH_ORDERS,
   MAX_DEAD_MAN_SECONDS,
   MAX_MMP_SECONDS,
-} from "./request-schemas.ts";
-import type { RouteContext } from "./route.ts";
+} from "../json/request-schemas.ts";
+import type { RouteContext } from "../http/route.ts";
 import { orderRowView } from "./row-views.ts";
-import { serialize } from "./schemas.ts";
+import { serialize } from "../json/schemas.ts";
 import { amendOne, batchAnswer, cancelAll, cancelOne, placeOrder, quoteOne } from "./trade.ts";
 import { expiresAtOf, orderIdOf, type ValidOrder, validateOrder } from "./validate.ts";
 import { validateQuote } from "./validate-quote.ts";

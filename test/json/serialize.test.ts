@@ -1,5 +1,5 @@
 /**
- * The response serializers write some strings without JSON escaping (src/http/schemas.ts `word`).
+ * The response serializers write some strings without JSON escaping (src/json/schemas.ts `word`).
  * That is safe only for strings the server composes from characters JSON never escapes: these
  * tests pin which fields those are, check that what the server puts in them cannot hold anything
  * else, and that the OpenAPI document does not show the serializer's format.
@@ -9,11 +9,11 @@ import { describe, test } from "node:test";
 import { loadConfig } from "../../src/config.ts";
 import { PairMarket } from "../../src/core/read-models/pair-market.ts";
 import { orderView, userTradeView } from "../../src/core/views.ts";
-import { buildOpenApi } from "../../src/http/openapi.ts";
-import { ROUTES } from "../../src/http/route-table.ts";
+import { buildOpenApi } from "../../src/documents/openapi.ts";
+import { ROUTES } from "../../src/documents/openapi-routes.ts";
 import { transferView } from "../../src/http/routes/transfers.ts";
-import * as schemas from "../../src/http/schemas.ts";
-import { serialize, streamSchemas } from "../../src/http/schemas.ts";
+import * as schemas from "../../src/json/schemas.ts";
+import { serialize, streamSchemas } from "../../src/json/schemas.ts";
 import { formatDateTime } from "../../src/util/time.ts";
 import { TEST_CONFIG } from "../e2e/pairs.ts";
 

@@ -1,7 +1,7 @@
 /**
  * Validation of a mass quote (CONTRACT 12.1): `{"pairName", "bids": [[price, amount], ...], "asks":
  * [...]}`, 0 to 20 levels a side, bid prices strictly decreasing, ask prices strictly increasing,
- * each level valid as a limit order of the pair (src/http/validate.ts), and the best bid below the
+ * each level valid as a limit order of the pair (src/entry/validate.ts), and the best bid below the
  * best ask. A malformed side is one error on `bids` or `asks` whose text names the first bad level
  * (`bids[2]: PRICE_TOO_MANY_DECIMALS at most 2`); nothing here answers or changes state.
  */
@@ -10,7 +10,7 @@ import type { QuoteLevel } from "../core/quotes.ts";
 import { type ErrorEntry, errorDetail, errorName } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import { BUY, MAX_QUOTE_LEVELS, SELL } from "../protocol/pair/engine.ts";
-import { unknownFields } from "./json-body.ts";
+import { unknownFields } from "../json/json-body.ts";
 import { expiresAtOf, pairOf, parseAmount, parsePrice } from "./validate.ts";
 
 /** A quote body's fields (the REST body; a session's params have no `nonce`). */

@@ -100,7 +100,7 @@ export function decimalSchema(
     description,
     oneOf: [
       // `maximum` is the largest double within the bound, for validators that read doubles; the
-      // server reads a number literal exactly (src/http/json-body.ts), so `x-maximum` is the bound.
+      // server reads a number literal exactly (src/json/json-body.ts), so `x-maximum` is the bound.
       {
         type: "number",
         ...low,

@@ -11,9 +11,9 @@ import type { QuoteLevel } from "../core/quotes.ts";
 import { closedError } from "../core/recently-closed.ts";
 import { type ErrorEntry, errorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
-import type { Reply } from "./reply.ts";
-import type { RouteContext } from "./route.ts";
-import { serialize } from "./schemas.ts";
+import type { Reply } from "../http/reply.ts";
+import type { RouteContext } from "../http/route.ts";
+import { serialize } from "../json/schemas.ts";
 import { parseAmount, parsePrice, type ValidOrder } from "./validate.ts";
 
 /** Sends a valid order to the core; `reply` gets the error code or the serialised order. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { RateLimiter } from "../../src/http/rate-limit.ts";
+import { RateLimiter } from "../../src/entry/rate-limit.ts";
 
 /** Sends `n` requests for `key` at `at` ms; returns how many were allowed. */
 function burst(limiter: RateLimiter, key: string, at: number, n: number): number {

@@ -21,8 +21,8 @@ import { amountParseError, Code, priceParseError } from "../errors/catalogue.ts"
 import { BUY, SELL } from "../protocol/pair/engine.ts";
 import { MAX_SAFE, readSmallInteger } from "../util/integers.ts";
 import { formatDecimal, ParseError, parseDecimal } from "../util/numbers.ts";
-import { unknownFields } from "./json-body.ts";
-import { MAX_ORDER_ID, MAX_QUERY_INTEGER, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./request-schemas.ts";
+import { unknownFields } from "../json/json-body.ts";
+import { MAX_ORDER_ID, MAX_QUERY_INTEGER, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "../json/request-schemas.ts";
 
 /** The fields an order carries (CONTRACT 2.1, 8.2): an element of create-orders. */
 export const ORDER_FIELDS: ReadonlySet<string> = new Set([

@@ -8,12 +8,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Parser } from "@asyncapi/parser";
-import { buildAsyncApi } from "../../src/http/asyncapi.ts";
-import { buildOpenApi } from "../../src/http/openapi.ts";
-import { requestSchemas } from "../../src/http/request-schemas.ts";
-import { ROUTES } from "../../src/http/route-table.ts";
-import { timeSchema } from "../../src/http/schemas.ts";
-import { DESCRIBED_SESSION_CALLS, LOGON_METHOD, SESSION_CALLS } from "../../src/session/calls.ts";
+import { buildAsyncApi } from "../../src/documents/asyncapi.ts";
+import { buildOpenApi } from "../../src/documents/openapi.ts";
+import { requestSchemas } from "../../src/json/request-schemas.ts";
+import { ROUTES } from "../../src/documents/openapi-routes.ts";
+import { timeSchema } from "../../src/json/schemas.ts";
+import { DESCRIBED_SESSION_CALLS, LOGON_METHOD, SESSION_CALLS } from "../../src/session/methods.ts";
 import { asyncApi } from "../e2e/asyncapi-check.ts";
 import { expectOk, limit, messagesOfEveryChannelKind, TEST_CONFIG, TestServer } from "../e2e/harness.ts";
 import { SessionSocket } from "../session/helpers.ts";

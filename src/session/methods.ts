@@ -1,10 +1,10 @@
 /**
  * The calls of a trading session (CONTRACT 11.2) and their schemas. Each call runs the same code as
- * its REST route (src/http/calls.ts): the same field sets less `nonce`, the same validation, the same
+ * its REST route (src/entry/calls.ts): the same field sets less `nonce`, the same validation, the same
  * command to the core and the same answer view; only the Reply differs (src/session/session.ts).
  *
  * SESSION_CALLS is a plain array of {method, params, result}: `params(s)` is the JSON schema of the
- * call's params for a config's request schemas (src/http/request-schemas.ts), `result` the JSON
+ * call's params for a config's request schemas (src/json/request-schemas.ts), `result` the JSON
  * schema of its 200 result. Documents are built from it; `run` is what the session executes.
  */
 import type { ExchangeConfig } from "../config.ts";
@@ -31,9 +31,9 @@ import {
   quoteCall,
   type Reply,
   withoutNonce,
-} from "../http/calls.ts";
-import { unknownFields } from "../http/json-body.ts";
-import { clientOrderIdParam, orderIdSchema, type RequestSchemas } from "../http/request-schemas.ts";
+} from "../entry/calls.ts";
+import { unknownFields } from "../json/json-body.ts";
+import { clientOrderIdParam, orderIdSchema, type RequestSchemas } from "../json/request-schemas.ts";
 import type { RouteContext } from "../http/route.ts";
 import { AMEND_ORDER_FIELDS } from "../http/routes/amend-order.ts";
 import { CANCEL_ALL_AFTER_FIELDS } from "../http/routes/cancel-all-after.ts";
@@ -50,14 +50,14 @@ import {
   quoteResultSchema,
   timeSchema,
   triggerTimeSchema,
-} from "../http/schemas.ts";
+} from "../json/schemas.ts";
 import {
   cancelOrdersResultSchema,
   createOrdersResultSchema,
   emptyArraySchema,
-} from "../http/schemas-contract.ts";
-import { CREATE_FIELDS, ORDER_FIELDS, orderIdOf } from "../http/validate.ts";
-import { QUOTE_FIELDS } from "../http/validate-quote.ts";
+} from "../json/document-schemas.ts";
+import { CREATE_FIELDS, ORDER_FIELDS, orderIdOf } from "../entry/validate.ts";
+import { QUOTE_FIELDS } from "../entry/validate-quote.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -96,7 +96,7 @@ const OPEN: ReadonlySet<string> = new Set(["pairName"]);
 const NONE: ReadonlySet<string> = new Set();
 
 /**
- * A call that runs a REST route's body call (src/http/calls.ts) on its params: the route's fields
+ * A call that runs a REST route's body call (src/entry/calls.ts) on its params: the route's fields
  * less `nonce`, and its body schema less `nonce` (`schemaOf`, of the config's request schemas).
  */
 function bodyCall(
@@ -273,7 +273,7 @@ export const LOGON_RESULT_SCHEMA: Schema = {
   additionalProperties: false,
 };
 
-/** `session.logon` as the AsyncAPI document describes it (src/http/asyncapi.ts). */
+/** `session.logon` as the AsyncAPI document describes it (src/documents/asyncapi.ts). */
 export const LOGON_CALL = {
   method: LOGON_METHOD,
   params: (): Schema => LOGON_PARAMS_SCHEMA,

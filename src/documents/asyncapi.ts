@@ -16,20 +16,20 @@
  *               frame error answer
  *
  * Where things are declared: a stream channel in STREAM_CHANNELS, a session event in
- * SESSION_EVENTS (both below), a session call in SESSION_CALLS of src/session/calls.ts, handed in
+ * SESSION_EVENTS (both below), a session call in SESSION_CALLS of src/session/methods.ts, handed in
  * as `sessionCalls` (server.ts passes DESCRIBED_SESSION_CALLS: the logon, then SESSION_CALLS), so
  * this builder imports nothing of the session itself.
  */
 import type { ExchangeConfig } from "../config.ts";
 import { namedSchemas, refify } from "./openapi.ts";
-import { type RequestSchemas, requestSchemas } from "./request-schemas.ts";
-import { mmpEventSchema, orderSchema, pairStatusSchema, userTradeSchema } from "./schemas.ts";
-import { errorBodySchema } from "./schemas-contract.ts";
+import { type RequestSchemas, requestSchemas } from "../json/request-schemas.ts";
+import { mmpEventSchema, orderSchema, pairStatusSchema, userTradeSchema } from "../json/schemas.ts";
+import { errorBodySchema } from "../json/document-schemas.ts";
 
 /**
  * One session call (CONTRACT 11.2): the `method` of the frame, the schema of its params for a
  * config's request schemas, and its answer's result. The entries of SESSION_CALLS
- * (src/session/calls.ts) are these.
+ * (src/session/methods.ts) are these.
  */
 export interface SessionCallSpec {
   readonly method: string;

@@ -9,9 +9,9 @@ import { after, before, describe, test } from "node:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import type { ResponseInfo } from "../../src/client/index.ts";
 import { validateConfig } from "../../src/config.ts";
-import { buildOpenApi } from "../../src/http/openapi.ts";
-import { requestSchemas } from "../../src/http/request-schemas.ts";
-import { ROUTES } from "../../src/http/route-table.ts";
+import { buildOpenApi } from "../../src/documents/openapi.ts";
+import { requestSchemas } from "../../src/json/request-schemas.ts";
+import { ROUTES } from "../../src/documents/openapi-routes.ts";
 import { messagesOfEveryChannelKind, TEST_CONFIG, TestServer } from "../e2e/harness.ts";
 import { openApiMismatch, streamMismatch } from "../e2e/openapi-check.ts";
 import { isValid, RawNumber } from "../e2e/schema-arbitrary.ts";
@@ -185,7 +185,7 @@ describe("OpenAPI document", () => {
     const doc = buildOpenApi(TEST_CONFIG, [create, fees]) as unknown as { paths: Json };
     assert.deepEqual(Object.keys(doc.paths).sort(), ["/1.0/trade/create-order", "/admin/fees"]);
     assert.deepEqual(Object.keys(buildOpenApi(TEST_CONFIG, []).paths as object), []);
-    const source = readFileSync(new URL("../../src/http/openapi.ts", import.meta.url), "utf8");
+    const source = readFileSync(new URL("../../src/documents/openapi.ts", import.meta.url), "utf8");
     const imported = [...source.matchAll(/\bfrom\s*"(\.[^"]+)"/g)].map((m) => m[1]);
     assert.ok(imported.includes("./route-spec.ts"), `the scanner found ${imported.join(", ")}`);
     assert.deepEqual(

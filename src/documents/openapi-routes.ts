@@ -3,9 +3,9 @@
  * (src/http/routes/, one file each); the admin calls (mounted by admin.ts) and the stream upgrade
  * (src/stream/) are described here. The server hands this list to `buildOpenApi` (openapi.ts).
  */
-import { LISTEN_KEY_RE } from "./request-schemas.ts";
-import type { RouteSpec } from "./route-spec.ts";
-import { REST_ROUTES } from "./routes/index.ts";
+import { LISTEN_KEY_RE } from "../json/request-schemas.ts";
+import type { RouteSpec } from "../http/route-spec.ts";
+import { REST_ROUTES } from "../http/route-list.ts";
 import {
   adminUserSchema,
   backupSchema,
@@ -14,8 +14,8 @@ import {
   newUserSchema,
   pairStatusSchema,
   transferSchema,
-} from "./schemas.ts";
-import { emptyArraySchema } from "./schemas-contract.ts";
+} from "../json/schemas.ts";
+import { emptyArraySchema } from "../json/document-schemas.ts";
 
 const ADMIN_POST = [400, 401, 404, 413, 415, 500, 503] as const;
 
