@@ -45,24 +45,22 @@ import {
   restoreMarket,
 } from "./db/recovery.ts";
 import { DbWriter } from "./db/writer.ts";
-import { Admin } from "./http/admin.ts";
+import { servedDocuments } from "./documents/served.ts";
 import { Answers } from "./entry/answers.ts";
+import { type EntryContext, entryContext } from "./entry/context.ts";
+import { Admin } from "./http/admin.ts";
 import { CorsPolicy } from "./http/cors.ts";
 import { ListenKeys } from "./http/listen-keys.ts";
-import type { RouteContext } from "./http/route.ts";
 import { mountRoutes } from "./http/server.ts";
 import { DEFAULT_WEB_DIR, loadStaticFiles, mountStatic } from "./http/static.ts";
 import { createApp, loadTls } from "./http/tls.ts";
 import { chooseWaitStrategy, PairChannel, workerSpinFor } from "./pair/pair-client.ts";
 import { openDatabase } from "./protocol/db/db-open.ts";
 import { replayJournal } from "./protocol/db/journal.ts";
-import {
-  bothListeners,
-  mountSession,
-  type SessionDeps,
-  SessionHub,
-  type SessionOrders,
-} from "./session/session.ts";
+import type { SessionDeps, SessionOrders } from "./session/connection.ts";
+import { mountSession } from "./session/mount.ts";
+import { bothListeners } from "./session/reports.ts";
+import { SessionHub } from "./session/session-hub.ts";
 import { mountStream, StreamHub } from "./stream/hub.ts";
 import { type Logger, log as processLog } from "./util/log.ts";
 import { nowMicro } from "./util/time.ts";
@@ -286,10 +284,10 @@ async function startLocked(
   const isReady = () => ready && fatal === null;
   const isAccepting = () => accepting;
   const sessionDeps: SessionDeps = {
-    // The sessions run calls through the routes' context (mounted in 7 over this core), and cancel
-    // through the core: both are read only when a session's message arrives, after the start.
-    get ctx(): RouteContext {
-      return routes;
+    // The sessions run calls through order entry (built in 7 over this core), and cancel through
+    // the core: both are read only when a session's message arrives, after the start.
+    get ctx(): EntryContext {
+      return entry;
     },
     users,
     orders: sessionOrders(() => exchange),
@@ -299,7 +297,7 @@ async function startLocked(
     logonDeadlineMs: logonDeadlineMs(),
   };
   const sessions = new SessionHub(sessionDeps);
-  const listener = bothListeners(hub, sessions);
+  const listener = bothListeners(hub, sessions.reports);
   // A pair status change reaches the `status` channel and the sessions after its commit.
   admin.statusListener = listener;
   const exchange: Exchange = new Exchange({
@@ -433,23 +431,32 @@ async function startLocked(
     if (accepting) exchange.cancelAll(user, -1, NO_REQUEST, 0, true);
   });
   const listenKeys = new ListenKeys(settings.listenKeyTtlMs);
-  const routes = mountRoutes(app, {
+  // One order entry layer under every front end (src/entry/): the REST routes and the sessions.
+  const entry = entryContext({
     config,
     exchange,
     answers,
-    users,
     reader,
-    admin: settings.adminToken === undefined ? null : admin,
     metrics,
-    rateLimit: settings.rateLimit,
-    ready: isReady,
-    accepting: isAccepting,
-    nonceUsed,
-    afterNonces,
     deadMan,
-    listenKeys,
-    cors: new CorsPolicy(settings.corsOrigins),
+    rateLimit: settings.rateLimit,
   });
+  mountRoutes(
+    app,
+    entry,
+    {
+      users,
+      reader,
+      admin: settings.adminToken === undefined ? null : admin,
+      ready: isReady,
+      accepting: isAccepting,
+      nonceUsed,
+      afterNonces,
+      listenKeys,
+      cors: new CorsPolicy(settings.corsOrigins),
+    },
+    servedDocuments(config),
+  );
   mountStatic(app, loadStaticFiles(DEFAULT_WEB_DIR));
   mountSession(app, sessions, sessionDeps);
   mountStream(app, {

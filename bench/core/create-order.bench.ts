@@ -79,7 +79,7 @@ async function loadCore(root: string): Promise<Core> {
     ...(await m("src/db/writer.ts", "src/db/writer.ts")),
     ...(await m("src/core/exchange.ts", "src/exchange.ts")),
     ...(await m("src/entry/answers.ts", "src/http/answers.ts")),
-    ...(await m("src/json/schemas.ts", "src/http/schemas.ts")),
+    ...(await m("src/wire/schemas.ts", "src/http/schemas.ts")),
     ...(await m("src/core/ledger.ts", "src/ledger.ts")),
     ...(await m("src/core/read-models/pair-market.ts", "src/core/market-data.ts", "src/market-data.ts")),
     ...(await m("src/pair/pair-client.ts", "src/pair-client.ts")),

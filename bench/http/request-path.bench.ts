@@ -12,7 +12,7 @@
  * `<timestamp>\n<METHOD>\n<path>\n<body>` fed into the pads piece by piece, the window check) is
  * timed beside the unbound one.
  *
- * The duplicate-key check of parseJsonBody (src/json/json-body.ts) is timed against the parse
+ * The duplicate-key check of parseJsonBody (src/wire/json-body.ts) is timed against the parse
  * without it (`parseJsonText`) on the order bodies, on a session frame holding one (every session
  * call pays it) and on a batch of 20 orders (a 2 KB body, nested): a difference of a few hundred ns
  * on a shared two-core machine, so in rounds of the order without, with, with, without (a drift
@@ -25,10 +25,10 @@ import { Bench } from "tinybench";
 import { HmacKey, verifySignature } from "../../src/accounts/hmac.ts";
 import { Users } from "../../src/accounts/users.ts";
 import { loadConfig } from "../../src/config.ts";
+import { CREATE_FIELDS, validateOrder } from "../../src/entry/validate.ts";
 import { authenticate, authenticateBound } from "../../src/http/auth.ts";
 import { fastOrderParser } from "../../src/http/fast-order.ts";
-import { parseJsonBody, parseJsonText } from "../../src/json/json-body.ts";
-import { CREATE_FIELDS, validateOrder } from "../../src/entry/validate.ts";
+import { parseJsonBody, parseJsonText } from "../../src/wire/json-body.ts";
 import { taskNs } from "./task-time.ts";
 
 const config = loadConfig(new URL("../../data/config.json", import.meta.url).pathname);

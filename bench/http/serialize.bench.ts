@@ -1,6 +1,6 @@
 /**
  * One question: what does writing the server's own strings without JSON escaping save per body?
- * The shipped serializers (src/json/schemas.ts) mark the strings the server composes from
+ * The shipped serializers (src/wire/schemas.ts) mark the strings the server composes from
  * characters that never need escaping (`word`: pair names, limit/buy, times, integers as text) with
  * fast-json-stringify's "unsafe" format; the baseline is the same schema with that format removed
  * (every string scanned for characters to escape, as before). Same views, same output: checked
@@ -10,7 +10,7 @@
  */
 import fastJson from "fast-json-stringify";
 import { Bench } from "tinybench";
-import { orderWithUpdateSchema, publicTradeSchema, userTradeSchema } from "../../src/json/schemas.ts";
+import { orderWithUpdateSchema, publicTradeSchema, userTradeSchema } from "../../src/wire/schemas.ts";
 import { taskNs } from "./task-time.ts";
 
 /** A copy of `schema` with every "unsafe" format removed: each of its strings is escaped. */

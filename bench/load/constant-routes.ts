@@ -22,7 +22,7 @@ export function readBodies(file: string): Bodies {
 /** A 200 JSON answer, corked as the exchange answers. */
 export function sendJson(res: uws.HttpResponse, body: string): void {
   res.cork(() => {
-    // As the exchange answers (src/http/request.ts): uWS writes `200 OK` itself.
+    // As the exchange answers (src/wire/request.ts): uWS writes `200 OK` itself.
     res.writeHeader("content-type", "application/json").end(body);
   });
 }

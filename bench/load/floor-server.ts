@@ -3,7 +3,7 @@
  * own process, on the exchange's real components, so bench:load can show how much of the gap
  * between the bare ceiling and the exchange the shape itself takes:
  *
- *   POST ─▶ read the whole body (src/http/request.ts readBody, as the exchange)
+ *   POST ─▶ read the whole body (src/wire/request.ts readBody, as the exchange)
  *        ─▶ one command through the real PairChannel rings to a real pair worker (three pairs,
  *           round robin; a cancel of an unknown id, so the book does no work and answers END)
  *        ─▶ on END, one order record to the real DbWriter (synchronous=FULL, group commit)
@@ -20,9 +20,9 @@
  */
 import uws from "@trufflesuite/uws-js-unofficial";
 import { DbWriter } from "../../src/db/writer.ts";
-import { readBody } from "../../src/http/request.ts";
 import { PairChannel } from "../../src/pair/pair-client.ts";
 import { EV_END, EV_KIND } from "../../src/protocol/pair/records.ts";
+import { readBody } from "../../src/wire/request.ts";
 import { listenOnLoopback, readBodies, sendJson, serveConstantGets } from "./constant-routes.ts";
 
 const [file, dbFile] = process.argv.slice(2);

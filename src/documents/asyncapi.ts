@@ -21,10 +21,10 @@
  * this builder imports nothing of the session itself.
  */
 import type { ExchangeConfig } from "../config.ts";
+import { errorBodySchema } from "../wire/document-schemas.ts";
+import { type RequestSchemas, requestSchemas } from "../wire/request-schemas.ts";
+import { mmpEventSchema, orderSchema, pairStatusSchema, userTradeSchema } from "../wire/schemas.ts";
 import { namedSchemas, refify } from "./openapi.ts";
-import { type RequestSchemas, requestSchemas } from "../json/request-schemas.ts";
-import { mmpEventSchema, orderSchema, pairStatusSchema, userTradeSchema } from "../json/schemas.ts";
-import { errorBodySchema } from "../json/document-schemas.ts";
 
 /**
  * One session call (CONTRACT 11.2): the `method` of the frame, the schema of its params for a

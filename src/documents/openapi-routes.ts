@@ -3,9 +3,11 @@
  * (src/http/routes/, one file each); the admin calls (mounted by admin.ts) and the stream upgrade
  * (src/stream/) are described here. The server hands this list to `buildOpenApi` (openapi.ts).
  */
-import { LISTEN_KEY_RE } from "../json/request-schemas.ts";
-import type { RouteSpec } from "../http/route-spec.ts";
+
 import { REST_ROUTES } from "../http/route-list.ts";
+import type { RouteSpec } from "../http/route-types.ts";
+import { emptyArraySchema } from "../wire/document-schemas.ts";
+import { LISTEN_KEY_RE } from "../wire/request-schemas.ts";
 import {
   adminUserSchema,
   backupSchema,
@@ -14,8 +16,7 @@ import {
   newUserSchema,
   pairStatusSchema,
   transferSchema,
-} from "../json/schemas.ts";
-import { emptyArraySchema } from "../json/document-schemas.ts";
+} from "../wire/schemas.ts";
 
 const ADMIN_POST = [400, 401, 404, 413, 415, 500, 503] as const;
 

@@ -12,8 +12,9 @@
  * entry is `/`.
  */
 import type { ExchangeConfig } from "../config.ts";
-import { nonceSchema, orderIdSchema, requestSchemas } from "../json/request-schemas.ts";
-import type { Auth, RouteSpec } from "../http/route-spec.ts";
+import type { Auth, RouteSpec } from "../http/route-types.ts";
+import { errorBodySchema, healthSchema } from "../wire/document-schemas.ts";
+import { nonceSchema, orderIdSchema, requestSchemas } from "../wire/request-schemas.ts";
 import {
   balanceSchema,
   bboSchema,
@@ -39,8 +40,7 @@ import {
   tradesPageSchema,
   transferSchema,
   userTradeSchema,
-} from "../json/schemas.ts";
-import { errorBodySchema, healthSchema } from "../json/document-schemas.ts";
+} from "../wire/schemas.ts";
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: "Validation failed: the key names the field (`body` when the body is not a JSON object or an object in it repeats a key)",
@@ -194,7 +194,7 @@ export function buildOpenApi(
     for (const [status, o] of Object.entries(r.other ?? {})) {
       responses[status] = { description: o.description, content: json(o.schema) };
     }
-    // Every call that reads its request head answers 414 / 431 over the limits (src/http/request.ts);
+    // Every call that reads its request head answers 414 / 431 over the limits (src/wire/request.ts);
     // the service paths and the stream upgrade read nothing of it.
     const limited = !("kind" in r && r.kind === "plain") && r.path !== "/stream";
     const errors = limited ? [...r.errors, 414, 431].sort((a, b) => a - b) : r.errors;

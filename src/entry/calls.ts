@@ -1,38 +1,93 @@
 /**
- * The trade calls shared by the REST routes (src/http/routes/*.ts) and the trading sessions
- * (src/session/): each one validates its body, sends its command to the core through trade.ts and
- * answers through a `Reply`, the only part that knows the transport. A REST route builds its Reply
- * over the uWS response (`httpReply`); a session builds one over its socket. One validation, one
- * command record, one answer view per call, whichever way it came in.
+ * The order entry calls every front end shares (docs/ARCHITECTURE.md "Order entry"): each one reads
+ * and checks its params into the core's command, runs it through the core (trade.ts) and answers
+ * through a `Reply` (reply.ts) with a record, an error code or a validation's errors. The REST
+ * routes (src/http/routes/) and the trading sessions (src/session/methods.ts) are adapters over
+ * these: they frame, authenticate and render; one validation, one command record and one result per
+ * call, whichever way it came in.
  */
-export { httpReply, type Reply } from "../http/reply.ts";
-
+import { LosslessNumber } from "lossless-json";
 import type { PairConfig } from "../config.ts";
+import type { QuoteResult } from "../core/command.ts";
+import type { OrderView } from "../core/exchange.ts";
 import type { MmpSettings } from "../core/mmp-settings.ts";
 import { CLIENT_ORDER_ID_RE } from "../core/order-options.ts";
-import { type ErrorEntry, errorBody, multiErrorBody } from "../errors/bodies.ts";
+import type { ErrorEntry } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import type { OrderRow } from "../protocol/db/rows.ts";
 import { MAX_SAFE, readSmallInteger } from "../util/integers.ts";
 import { formatDecimal, ParseError, parseDecimal } from "../util/numbers.ts";
-import { LosslessNumber, unknownFields } from "../json/json-body.ts";
-import type { Reply } from "../http/reply.ts";
+import type { EntryContext } from "./context.ts";
 import {
-  MAX_BATCH_CANCELS,
-  MAX_BATCH_ORDERS,
-  MAX_DEAD_MAN_SECONDS,
-  MAX_MMP_SECONDS,
-} from "../json/request-schemas.ts";
-import type { RouteContext } from "../http/route.ts";
+  expiresAtOf,
+  FILTER_PAIR,
+  MMP_BODY_PAIR,
+  MMP_QUERY_PAIR,
+  orderIdOf,
+  type PairRead,
+  readPair,
+  unknownFields,
+} from "./fields.ts";
+import { MAX_BATCH_CANCELS, MAX_BATCH_ORDERS, MAX_DEAD_MAN_SECONDS, MAX_MMP_SECONDS } from "./limits.ts";
+import type { Reply } from "./reply.ts";
 import { orderRowView } from "./row-views.ts";
-import { serialize } from "../json/schemas.ts";
 import { amendOne, batchAnswer, cancelAll, cancelOne, placeOrder, quoteOne } from "./trade.ts";
-import { expiresAtOf, orderIdOf, type ValidOrder, validateOrder } from "./validate.ts";
+import { type ValidOrder, validateOrder } from "./validate.ts";
 import { validateQuote } from "./validate-quote.ts";
+
+/** An element of create-orders' answer: the order placed, or the errors of that element. */
+export type BatchItem = OrderView | readonly ErrorEntry[];
+
+/**
+ * An element of cancel-orders' answer: the id as the client gave it (JSON text), and 0 when its
+ * order was cancelled or the code that refused it.
+ */
+export interface CancelItem {
+  readonly orderId: string;
+  readonly code: number;
+}
+
+/** A balance as docs/API.md 5.6 gives it. */
+export interface BalanceView {
+  currency: string;
+  balance: string;
+  reserved: string;
+}
+
+/** The caller's MMP settings and state on a pair (docs/API.md 8.10). */
+export interface MmpView {
+  pairName: string;
+  intervalSeconds: number;
+  qtyLimit: string;
+  frozenSeconds: number;
+  frozen: boolean;
+  frozenUntil: number;
+}
+
+// ---------------------------------------------------------------- the fields each call takes
+
+/** The body fields of amend-order (docs/API.md 8.3). */
+export const AMEND_ORDER_FIELDS: ReadonlySet<string> = new Set([
+  "orderId",
+  "amount",
+  "price",
+  "nonce",
+  "expiresAt",
+]);
+/** The body fields of create-orders (docs/API.md 8.5); each element takes ORDER_FIELDS (validate.ts). */
+export const CREATE_ORDERS_FIELDS: ReadonlySet<string> = new Set(["orders", "nonce", "expiresAt"]);
+/** The body fields of cancel-orders (docs/API.md 8.5). */
+export const CANCEL_ORDERS_FIELDS: ReadonlySet<string> = new Set(["orderIds", "nonce", "expiresAt"]);
+/** The body fields of cancel-all-after (docs/API.md 8.7). */
+export const CANCEL_ALL_AFTER_FIELDS: ReadonlySet<string> = new Set(["timeout", "nonce"]);
+/** The body fields of cancel-all-orders (docs/API.md 8.4). */
+export const CANCEL_ALL_ORDERS_FIELDS: ReadonlySet<string> = new Set(["pairName", "nonce", "expiresAt"]);
+/** The body fields of cancel-order (docs/API.md 7.2). */
+export const CANCEL_ORDER_FIELDS: ReadonlySet<string> = new Set(["orderId", "nonce", "expiresAt"]);
 
 /**
  * Who calls: the user, and the session tag its created orders carry (0: none; a session logged on
- * with cancelOnDisconnect, CONTRACT 11.4). `tag` puts the tag on a validated order.
+ * with cancelOnDisconnect, docs/API.md 8.9). `tag` puts the tag on a validated order.
  */
 export interface Caller {
   readonly userId: number;
@@ -40,39 +95,39 @@ export interface Caller {
 }
 
 /**
- * A call on a body (HTTP route or session call): `fields` are the body fields it takes, and it
- * answers through `reply`.
+ * A call on a body (a REST body or a session call's params): `fields` are the fields it takes, and
+ * it answers through `reply` with a `T`.
  */
-export type BodyCall = (
-  ctx: RouteContext,
+export type BodyCall<T> = (
+  ctx: EntryContext,
   caller: Caller,
   body: Record<string, unknown>,
   fields: ReadonlySet<string>,
-  reply: Reply,
+  reply: Reply<T>,
 ) => void;
 
-/** A copy of `fields` without `nonce`: a session call's params (CONTRACT 11.2). */
+/** A copy of `fields` without `nonce`: a session call's params (docs/API.md 13). */
 export function withoutNonce(fields: ReadonlySet<string>): ReadonlySet<string> {
   const out = new Set(fields);
   out.delete("nonce");
   return out;
 }
 
-/** seed 4.1 create-order (CONTRACT 3, 8.2). */
-export const createOrderCall: BodyCall = (ctx, caller, body, fields, reply) => {
+/** create-order (docs/API.md 7.1, 8.2). */
+export const createOrderCall: BodyCall<OrderView> = (ctx, caller, body, fields, reply) => {
   const v = validateOrder(body, ctx.config, fields);
   if (v.errors.length > 0) return reply.invalid(v.errors);
   placeValid(ctx, caller, v, reply);
 };
 
 /** A validated order to the core (the create-order fast path joins here). */
-export function placeValid(ctx: RouteContext, caller: Caller, v: ValidOrder, reply: Reply) {
+export function placeValid(ctx: EntryContext, caller: Caller, v: ValidOrder, reply: Reply<OrderView>) {
   caller.tag?.(v);
-  placeOrder(ctx, caller.userId, v, (err, json) => (err === 0 ? reply.ok(json) : reply.error(err)));
+  placeOrder(ctx, caller.userId, v, (err, order) => (err === 0 ? reply.ok(order!) : reply.error(err)));
 }
 
-/** seed 4.2 cancel-order. */
-export const cancelOrderCall: BodyCall = (ctx, caller, body, fields, reply) => {
+/** cancel-order (docs/API.md 7.2): answers null once the cancel committed. */
+export const cancelOrderCall: BodyCall<null> = (ctx, caller, body, fields, reply) => {
   const bad = unknownFields(body, fields);
   if (bad.length > 0) return reply.invalid(bad);
   const orderId = orderIdOf(body.orderId);
@@ -80,15 +135,15 @@ export const cancelOrderCall: BodyCall = (ctx, caller, body, fields, reply) => {
   if (orderId < 0 && expiresAt < 0) return reply.invalid([[-orderId], [Code.EXPIRES_AT_INVALID]]);
   if (orderId < 0) return reply.error(-orderId);
   if (expiresAt < 0) return reply.error(Code.EXPIRES_AT_INVALID);
-  cancelOne(ctx, caller.userId, orderId, (err) => (err === 0 ? reply.ok("[]") : reply.error(err)), expiresAt);
+  cancelOne(ctx, caller.userId, orderId, (err) => (err === 0 ? reply.ok(null) : reply.error(err)), expiresAt);
 };
 
-/** CONTRACT 8.3 amend-order. */
-export const amendOrderCall: BodyCall = (ctx, caller, body, fields, reply) => {
+/** amend-order (docs/API.md 8.3). */
+export const amendOrderCall: BodyCall<OrderView> = (ctx, caller, body, fields, reply) => {
   const errors = unknownFields(body, fields);
   const orderId = orderIdOf(body.orderId);
   if (orderId < 0) errors.unshift([-orderId]);
-  // null is not an amount or a price, and not "unchanged" either (CONTRACT 2.5): 400 on it.
+  // null is not an amount or a price, and not "unchanged" either (docs/API.md 8.3): 400 on it.
   if (body.amount === null) errors.push([Code.AMOUNT_NOT_NUMBER]);
   if (body.price === null) errors.push([Code.PRICE_NOT_NUMBER]);
   if (body.amount === undefined && body.price === undefined) errors.push([Code.AMEND_NOTHING]);
@@ -100,17 +155,17 @@ export const amendOrderCall: BodyCall = (ctx, caller, body, fields, reply) => {
 };
 
 /**
- * The head of a batch call (CONTRACT 8.5): no unknown field, a list of 1 to `max` elements
- * (`listCode` otherwise) and the whole batch's deadline (CONTRACT 11.2: past it, no element runs).
+ * The head of a batch call (docs/API.md 8.5): no unknown field, a list of 1 to `max` elements
+ * (`listCode` otherwise) and the whole batch's deadline (docs/API.md 8.8: past it, no element runs).
  * Answers the refusal itself and gives undefined then.
  */
-function batchHead(
+function batchHead<T>(
   body: Record<string, unknown>,
   fields: ReadonlySet<string>,
   list: unknown,
   max: number,
   listCode: number,
-  reply: Reply,
+  reply: Reply<T>,
 ): { list: unknown[]; expiresAt: number } | undefined {
   const bad = unknownFields(body, fields);
   if (bad.length > 0) return void reply.invalid(bad);
@@ -123,44 +178,42 @@ function batchHead(
   return { list: list as unknown[], expiresAt };
 }
 
-/** CONTRACT 8.5 create-orders: each element with `itemFields` (create-order's, without nonce). */
+/** create-orders (docs/API.md 8.5): each element with `itemFields` (create-order's, without nonce). */
 export function createOrdersCall(
-  ctx: RouteContext,
+  ctx: EntryContext,
   caller: Caller,
   body: Record<string, unknown>,
   fields: ReadonlySet<string>,
   itemFields: ReadonlySet<string>,
-  reply: Reply,
+  reply: Reply<BatchItem[]>,
 ) {
   const head = batchHead(body, fields, body.orders, MAX_BATCH_ORDERS, Code.ORDERS_INVALID, reply);
   if (head === undefined) return;
   const { list, expiresAt } = head;
-  const lang = reply.lang;
-  const put = batchAnswer(list.length, (json) => reply.ok(json));
+  const put = batchAnswer<BatchItem>(list.length, (items) => reply.ok(items));
   for (let i = 0; i < list.length; i++) {
     const item: unknown = list[i];
     if (typeof item !== "object" || item === null || Array.isArray(item)) {
-      put(i, errorBody(Code.ORDER_NOT_OBJECT, lang));
+      put(i, [[Code.ORDER_NOT_OBJECT]]);
       continue;
     }
     const v = validateOrder(item as Record<string, unknown>, ctx.config, itemFields);
     v.expiresAt = expiresAt;
     if (v.errors.length > 0) {
-      put(i, multiErrorBody(v.errors, lang));
+      put(i, v.errors);
       continue;
     }
     caller.tag?.(v);
-    placeOrder(ctx, caller.userId, v, (err, json) => put(i, err === 0 ? json : errorBody(err, lang)));
+    placeOrder(ctx, caller.userId, v, (err, order) => put(i, err === 0 ? order! : [[err]]));
   }
 }
 
-/** CONTRACT 8.5 cancel-orders. */
-export const cancelOrdersCall: BodyCall = (ctx, caller, body, fields, reply) => {
+/** cancel-orders (docs/API.md 8.5). */
+export const cancelOrdersCall: BodyCall<CancelItem[]> = (ctx, caller, body, fields, reply) => {
   const head = batchHead(body, fields, body.orderIds, MAX_BATCH_CANCELS, Code.ORDER_IDS_INVALID, reply);
   if (head === undefined) return;
   const { list, expiresAt } = head;
-  const lang = reply.lang;
-  const answer = batchAnswer(list.length, (json) => reply.ok(json));
+  const answer = batchAnswer<CancelItem>(list.length, (items) => reply.ok(items));
   list.forEach((item, i) => {
     const orderId = orderIdOf(item);
     // The id as the client gave it, for an element that is not a valid id (a number a double
@@ -171,28 +224,20 @@ export const cancelOrdersCall: BodyCall = (ctx, caller, body, fields, reply) => 
         : item instanceof LosslessNumber
           ? item.value
           : (JSON.stringify(item) ?? "null");
-    // `{"orderId":id}`, or the error body with the id put in front of `errors`.
-    const put = (err: number): void =>
-      answer(i, err === 0 ? `{"orderId":${echo}}` : `{"orderId":${echo},${errorBody(err, lang).slice(1)}`);
+    const put = (code: number): void => answer(i, { orderId: echo, code });
     if (orderId < 0) put(-orderId);
     else cancelOne(ctx, caller.userId, orderId, put, expiresAt);
   });
 };
 
-/** CONTRACT 8.4 cancel-all-orders. */
-export const cancelAllOrdersCall: BodyCall = (ctx, caller, body, fields, reply) => {
+/** cancel-all-orders (docs/API.md 8.4): answers the ids cancelled. */
+export const cancelAllOrdersCall: BodyCall<number[]> = (ctx, caller, body, fields, reply) => {
   const bad = unknownFields(body, fields);
   if (bad.length > 0) return reply.invalid(bad);
-  // Only an absent pairName means every pair: null is not a pair name (CONTRACT 2.5).
+  // Only an absent pairName means every pair: null is not a pair name (docs/API.md 8.4).
   const pn = body.pairName;
   const errors: ErrorEntry[] = [];
-  let pairIndex = -1;
-  if (pn !== undefined) {
-    const pair = typeof pn === "string" ? ctx.config.pairsByName.get(pn) : undefined;
-    if (typeof pn !== "string") errors.push([Code.PAIR_NOT_STRING]);
-    else if (pair === undefined) errors.push([Code.PAIR_UNKNOWN]);
-    else pairIndex = pair.index;
-  }
+  const pairIndex = pn === undefined ? -1 : (readPair(pn, ctx.config, errors, FILTER_PAIR)?.index ?? -1);
   const expiresAt = expiresAtOf(body);
   if (expiresAt < 0) errors.push([Code.EXPIRES_AT_INVALID]);
   if (errors.length === 1) return reply.error(errors[0][0]);
@@ -201,10 +246,10 @@ export const cancelAllOrdersCall: BodyCall = (ctx, caller, body, fields, reply) 
 };
 
 /**
- * CONTRACT 12.1 mass quote: replaces the caller's quote on the pair; a malformed ladder is a 400 of
- * the whole call with nothing changed.
+ * Mass quote (docs/API.md 8.12): replaces the caller's quote on the pair; a malformed ladder is a
+ * 400 of the whole call with nothing changed.
  */
-export const quoteCall: BodyCall = (ctx, caller, body, fields, reply) => {
+export const quoteCall: BodyCall<QuoteResult> = (ctx, caller, body, fields, reply) => {
   const v = validateQuote(body, ctx.config, fields);
   if (v.errors.length > 0) return reply.invalid(v.errors);
   // The session tag a created order would carry is the one its quote orders carry.
@@ -213,48 +258,65 @@ export const quoteCall: BodyCall = (ctx, caller, body, fields, reply) => {
   quoteOne(ctx, reply, caller.userId, v.pair!.index, v.levels, probe.session, v.expiresAt);
 };
 
-/** CONTRACT 8.7 cancel-all-after. */
-export const cancelAllAfterCall: BodyCall = (ctx, caller, body, fields, reply) => {
+/** cancel-all-after (docs/API.md 8.7): answers the trigger time (Unix ms, 0: disarmed). */
+export const cancelAllAfterCall: BodyCall<number> = (ctx, caller, body, fields, reply) => {
   const bad = unknownFields(body, fields);
   if (bad.length > 0) return reply.invalid(bad);
   const timeout = readSmallInteger(body.timeout, 0, MAX_DEAD_MAN_SECONDS);
   if (timeout < 0) return reply.error(Code.TIMEOUT_INVALID);
-  reply.ok(serialize.triggerTime({ triggerTime: ctx.deps.deadMan.arm(caller.userId, timeout) }));
+  reply.ok(ctx.deadMan.arm(caller.userId, timeout));
 };
 
-/** CONTRACT 8.6: the caller's order from its committed row; 404 when it is none of the caller's. */
+/** docs/API.md 8.6: the caller's order from its committed row; 404 when it is none of the caller's. */
 export function answerOrder(
-  ctx: RouteContext,
+  ctx: EntryContext,
   userId: number,
   row: Promise<OrderRow | undefined>,
-  reply: Reply,
+  reply: Reply<OrderView>,
 ) {
   row.then(
     (o) =>
       o === undefined || o.userId !== userId
         ? reply.error(Code.ORDER_NOT_FOUND_PATH)
-        : reply.ok(serialize.order(orderRowView(o, ctx.config, true))),
+        : reply.ok(orderRowView(o, ctx.config, true)),
     (err) => reply.error(Code.INTERNAL, undefined, err),
   );
 }
 
-/** CONTRACT 8.6 by client order id (the text as given; "" or null: required). */
-export function orderByClientIdCall(ctx: RouteContext, userId: number, id: string | null, reply: Reply) {
+/** docs/API.md 8.6: the caller's order by id (a positive integer, as a body or a query gives it). */
+export function orderByIdCall(ctx: EntryContext, userId: number, id: unknown, reply: Reply<OrderView>) {
+  const orderId = orderIdOf(id);
+  if (orderId < 0) return reply.error(-orderId);
+  answerOrder(ctx, userId, ctx.reader.order(orderId), reply);
+}
+
+/** docs/API.md 8.6 by client order id (the text as given; "" or null: required). */
+export function orderByClientIdCall(
+  ctx: EntryContext,
+  userId: number,
+  id: string | null,
+  reply: Reply<OrderView>,
+) {
   if (id === null || id === "") return reply.error(Code.CLIENT_ORDER_ID_REQUIRED);
   if (!CLIENT_ORDER_ID_RE.test(id)) return reply.error(Code.CLIENT_ORDER_ID_INVALID);
   answerOrder(ctx, userId, ctx.reader.orderByClientId(userId, id), reply);
 }
 
-/** CONTRACT 8.6 open orders of one pair, newest first. */
-export function openOrdersCall(ctx: RouteContext, userId: number, pairIndex: number, reply: Reply): void {
+/** docs/API.md 8.6: open orders of one pair, newest first. */
+export function openOrdersCall(
+  ctx: EntryContext,
+  userId: number,
+  pairIndex: number,
+  reply: Reply<OrderView[]>,
+): void {
   ctx.reader.openOrders(ctx.exchange.openOrderIds(userId, pairIndex)).then(
-    (rows) => reply.ok(serialize.orders(rows.map((o) => orderRowView(o, ctx.config)))),
+    (rows) => reply.ok(rows.map((o) => orderRowView(o, ctx.config))),
     (err) => reply.error(Code.INTERNAL, undefined, err),
   );
 }
 
-/** Available and reserved of `currencies` for `userId` (CONTRACT 2.3), as `[{currency, balance, reserved}]`. */
-export function balancesOf(ctx: RouteContext, userId: number, currencies: readonly string[]): string {
+/** Available and reserved of `currencies` for `userId` (docs/API.md 5.6). */
+export function balancesOf(ctx: EntryContext, userId: number, currencies: readonly string[]): BalanceView[] {
   const ledger = ctx.exchange.ledger;
   const has = ledger.hasUser(userId);
   const out = currencies.map((currency) => {
@@ -266,10 +328,10 @@ export function balancesOf(ctx: RouteContext, userId: number, currencies: readon
       reserved: formatDecimal(has ? ledger.reserved(userId, c) : 0n, scale),
     };
   });
-  return serialize.balances(out);
+  return out;
 }
 
-// ---------------------------------------------------------------- CONTRACT 12.2 MMP settings
+// ---------------------------------------------------------------- MMP settings (docs/API.md 8.10)
 
 /** POST /trade/mmp body fields. */
 export const MMP_SET_FIELDS: ReadonlySet<string> = new Set([
@@ -282,49 +344,58 @@ export const MMP_SET_FIELDS: ReadonlySet<string> = new Set([
 /** POST /trade/mmp/reset body fields. */
 export const MMP_RESET_FIELDS: ReadonlySet<string> = new Set(["pairName", "nonce"]);
 
-/** The pair a body or a query names, or undefined with its error pushed (400 `errors.pairName`). */
-function mmpPair(ctx: RouteContext, pn: unknown, errors: ErrorEntry[]): PairConfig | undefined {
-  if (pn === undefined || pn === null || pn === "") errors.push([Code.PAIR_REQUIRED]);
-  else if (typeof pn !== "string") errors.push([Code.PAIR_NOT_STRING]);
-  else {
-    const pair = ctx.config.pairsByName.get(pn);
-    if (pair === undefined) errors.push([Code.PAIR_UNKNOWN]);
-    return pair;
-  }
-  return undefined;
-}
-
 /** The caller's MMP settings and state on `pair` as the three calls answer them. */
-function mmpBody(ctx: RouteContext, userId: number, pair: PairConfig): string {
+function mmpView(ctx: EntryContext, userId: number, pair: PairConfig): MmpView {
   const st = ctx.exchange.mmp.status(userId, pair.index, Date.now());
-  return serialize.mmp({
+  return {
     pairName: pair.name,
     intervalSeconds: st.intervalSeconds,
     qtyLimit: formatDecimal(BigInt(st.qtyLimit), pair.amountDecimals),
     frozenSeconds: st.frozenSeconds,
     frozen: st.frozen,
     frozenUntil: st.frozenUntil,
-  });
+  };
 }
 
 /** Answers `errors` (one or several) when there are any; true when it answered. */
-function refused(reply: Reply, errors: ErrorEntry[]): boolean {
+function refused<T>(reply: Reply<T>, errors: ErrorEntry[]): boolean {
   if (errors.length === 0) return false;
   if (errors.length === 1 && errors[0].length === 1) reply.error(errors[0][0]);
   else reply.invalid(errors);
   return true;
 }
 
-/** CONTRACT 12.2 GET /trade/mmp?pairName=X (the query's text as given, null when absent). */
-export function mmpGetCall(ctx: RouteContext, userId: number, pairName: string | null, reply: Reply): void {
+/**
+ * The caller's MMP state on the pair named by a query or a session's params (docs/API.md 8.10):
+ * `pairName` as given, undefined when absent.
+ */
+export function mmpGetCall(
+  ctx: EntryContext,
+  userId: number,
+  pairName: unknown,
+  reply: Reply<MmpView>,
+): void {
   const errors: ErrorEntry[] = [];
-  const pair = mmpPair(ctx, pairName ?? undefined, errors);
+  const pair = readPair(pairName, ctx.config, errors, MMP_QUERY_PAIR);
   if (refused(reply, errors)) return;
-  reply.ok(mmpBody(ctx, userId, pair!));
+  reply.ok(mmpView(ctx, userId, pair!));
+}
+
+/** A call that names one pair as `how` reads it: answers its error, or runs `then` on it. */
+export function withPair<T>(
+  ctx: EntryContext,
+  value: unknown,
+  how: PairRead,
+  reply: Reply<T>,
+  then: (pair: PairConfig) => void,
+): void {
+  const errors: ErrorEntry[] = [];
+  const pair = readPair(value, ctx.config, errors, how);
+  if (!refused(reply, errors)) then(pair!);
 }
 
 /**
- * The base lots of a `qtyLimit` (a decimal with the pair's decimals, CONTRACT 2.1; 0 allowed here),
+ * The base lots of a `qtyLimit` (a decimal with the pair's decimals, docs/API.md 8.10; 0 allowed here),
  * or -1 when it is not one.
  */
 function qtyLimitOf(value: unknown, pair: PairConfig): number {
@@ -334,10 +405,10 @@ function qtyLimitOf(value: unknown, pair: PairConfig): number {
   return Number(q);
 }
 
-/** CONTRACT 12.2 POST /trade/mmp: validated, stored, sent to the pair worker; answered after commit. */
-export const mmpSetCall: BodyCall = (ctx, caller, body, fields, reply) => {
+/** POST /trade/mmp (docs/API.md 8.10): validated, stored, sent to the pair worker; answered after commit. */
+export const mmpSetCall: BodyCall<MmpView> = (ctx, caller, body, fields, reply) => {
   const errors: ErrorEntry[] = [];
-  const pair = mmpPair(ctx, body.pairName, errors);
+  const pair = readPair(body.pairName, ctx.config, errors, MMP_BODY_PAIR);
   const intervalSeconds = readSmallInteger(body.intervalSeconds, 0, MAX_MMP_SECONDS);
   if (intervalSeconds < 0) errors.push([Code.MMP_INTERVAL_INVALID]);
   let qtyLimit = -1;
@@ -356,20 +427,20 @@ export const mmpSetCall: BodyCall = (ctx, caller, body, fields, reply) => {
     user,
     p.index,
     settings,
-    () => reply.ok(mmpBody(ctx, user, p)),
+    () => reply.ok(mmpView(ctx, user, p)),
     Code.BUSY,
   );
   if (code !== 0) reply.error(code);
 };
 
-/** CONTRACT 12.2 POST /trade/mmp/reset: unfreezes and empties the window; answered after commit. */
-export const mmpResetCall: BodyCall = (ctx, caller, body, fields, reply) => {
+/** POST /trade/mmp/reset (docs/API.md 8.10): unfreezes and empties the window; answered after commit. */
+export const mmpResetCall: BodyCall<MmpView> = (ctx, caller, body, fields, reply) => {
   const errors: ErrorEntry[] = [];
-  const pair = mmpPair(ctx, body.pairName, errors);
+  const pair = readPair(body.pairName, ctx.config, errors, MMP_BODY_PAIR);
   for (const e of unknownFields(body, fields)) errors.push(e);
   if (refused(reply, errors)) return;
   const p = pair!;
   const user = caller.userId;
-  const code = ctx.exchange.mmp.reset(user, p.index, () => reply.ok(mmpBody(ctx, user, p)), Code.BUSY);
+  const code = ctx.exchange.mmp.reset(user, p.index, () => reply.ok(mmpView(ctx, user, p)), Code.BUSY);
   if (code !== 0) reply.error(code);
 };

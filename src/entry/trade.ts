@@ -1,52 +1,51 @@
 /**
- * The one place where the order routes talk to the core (src/core/exchange.ts): create, cancel, amend,
- * cancel-all, and the committed row that judges an order the core no longer holds. Routes call
- * these after validation; every `exchange.*` command call of the REST front end is in this file.
- * Each command carries a request id from `ctx.answers` (answers.ts): the core answers 0 when it
- * accepted the command, and its result later comes back under that id; any other code is a
+ * The one place where order entry talks to the core (src/core/exchange.ts): create, cancel, amend,
+ * cancel-all, quote, and the committed row that judges an order the core no longer holds. The calls
+ * (calls.ts) use these after validation; every `exchange.*` command call of every front end is in
+ * this file. Each command carries a request id from `ctx.answers` (answers.ts): the core answers 0
+ * when it accepted the command, and its result later comes back under that id; any other code is a
  * refusal with nothing changed, answered here.
  */
+import type { QuoteResult } from "../core/command.ts";
 import { NEEDS_ROW, type OrderView } from "../core/exchange.ts";
 import type { QuoteLevel } from "../core/quotes.ts";
 import { closedError } from "../core/recently-closed.ts";
-import { type ErrorEntry, errorBody } from "../errors/bodies.ts";
+import type { ErrorEntry } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
-import type { Reply } from "../http/reply.ts";
-import type { RouteContext } from "../http/route.ts";
-import { serialize } from "../json/schemas.ts";
+import type { EntryContext } from "./context.ts";
+import type { Reply } from "./reply.ts";
 import { parseAmount, parsePrice, type ValidOrder } from "./validate.ts";
 
-/** Sends a valid order to the core; `reply` gets the error code or the serialised order. */
+/** Sends a valid order to the core; `reply` gets the error code, or 0 and the order. */
 export function placeOrder(
-  ctx: RouteContext,
+  ctx: EntryContext,
   userId: number,
   v: ValidOrder,
-  reply: (err: number, body: string) => void,
+  reply: (err: number, order: OrderView | null) => void,
 ): void {
   const p = v.pair!;
   const { answers, metrics } = ctx;
   const request = answers.order((err, order) => {
-    if (err !== 0) return reply(err, "");
-    metrics.order(p.index, v.type);
-    reply(0, serialize.order(order));
+    if (err === 0) metrics.order(p.index, v.type);
+    reply(err, order);
   });
   const code = ctx.exchange.createOrder(userId, p.index, v, request);
   if (code === 0) return;
   // Refused at once, nothing changed: no result will come under the id.
   answers.drop(request);
-  reply(code, "");
+  reply(code, null);
 }
 
 /**
- * A batch's answer (CONTRACT 8.5): element i's JSON goes in place i, in any order, and the array
- * leaves once all `n` are in.
+ * A batch's answer (docs/API.md 8.5): element i goes in place i, in any order, and the list is
+ * answered once all `n` are in.
  */
-export function batchAnswer(n: number, done: (json: string) => void) {
-  const out: string[] = new Array(n);
+export function batchAnswer<T>(n: number, done: (items: T[]) => void) {
+  const out: T[] = new Array(n);
   let left = n;
-  return (i: number, json: string): void => {
-    out[i] = json;
-    if (--left === 0) done(`[${out.join(",")}]`);
+  return (i: number, item: T): void => {
+    out[i] = item;
+    if (--left === 0) done(out);
   };
 }
 
@@ -55,7 +54,7 @@ export function batchAnswer(n: number, done: (json: string) => void) {
  * (an order no longer in memory is judged by its committed row).
  */
 export function cancelOne(
-  ctx: RouteContext,
+  ctx: EntryContext,
   userId: number,
   orderId: number,
   reply: (err: number) => void,
@@ -74,7 +73,7 @@ export function cancelOne(
 
 /** The cancel error of an order the core no longer holds, from its committed row. */
 export function readClosed(
-  ctx: RouteContext,
+  ctx: EntryContext,
   userId: number,
   orderId: number,
   reply: (err: number) => void,
@@ -89,12 +88,12 @@ export function readClosed(
 }
 
 /**
- * Amends the caller's order `orderId` (CONTRACT 8.3) and answers: the new amount and price are read
+ * Amends the caller's order `orderId` (docs/API.md 8.3) and answers: the new amount and price are read
  * against the order's pair (the body's errors so far are in `errors`, empty here).
  */
 export function amendOne(
-  ctx: RouteContext,
-  out: Reply,
+  ctx: EntryContext,
+  out: Reply<OrderView>,
   userId: number,
   orderId: number,
   body: Record<string, unknown>,
@@ -102,8 +101,7 @@ export function amendOne(
   expiresAt = 0,
 ): void {
   const { exchange } = ctx;
-  const reply = (err: number, order: OrderView | null) =>
-    err === 0 ? out.ok(serialize.order(order)) : out.error(err);
+  const reply = (err: number, order: OrderView | null) => (err === 0 ? out.ok(order!) : out.error(err));
   const o = exchange.ownOpenOrder(userId, orderId);
   if (o === undefined) {
     const err = exchange.notOpenError(userId, orderId);
@@ -127,15 +125,15 @@ export function amendOne(
   reply(code, null);
 }
 
-/** Cancels the user's open orders on `pairIndex` (-1: all) and answers `{"cancelled": [...]}`. */
+/** Cancels the user's open orders on `pairIndex` (-1: all) and answers the ids cancelled. */
 export function cancelAll(
-  ctx: RouteContext,
-  reply: Reply,
+  ctx: EntryContext,
+  reply: Reply<number[]>,
   userId: number,
   pairIndex: number,
   expiresAt = 0,
 ): void {
-  const request = ctx.answers.cancelAll((ids) => reply.ok(serialize.cancelled({ cancelled: ids })));
+  const request = ctx.answers.cancelAll((ids) => reply.ok(ids));
   const code = ctx.exchange.cancelAll(userId, pairIndex, request, expiresAt);
   if (code === 0) return;
   ctx.answers.drop(request);
@@ -143,26 +141,21 @@ export function cancelAll(
 }
 
 /**
- * Replaces the caller's quote on `pairIndex` (CONTRACT 12.1) and answers `{"cancelled", "placed"}`
- * once it committed: `placed[i]` the order, or the error body of level i.
+ * Replaces the caller's quote on `pairIndex` (docs/API.md 8.12) and answers once it committed: the
+ * ids cancelled, and `placed[i]` the order or the error code of level i.
  */
 export function quoteOne(
-  ctx: RouteContext,
-  reply: Reply,
+  ctx: EntryContext,
+  reply: Reply<QuoteResult>,
   userId: number,
   pairIndex: number,
   levels: readonly QuoteLevel[],
   session: number,
   expiresAt = 0,
 ): void {
-  const lang = reply.lang;
-  const request = ctx.answers.quote((code, result) => {
-    if (code !== 0 || result === null) return reply.error(code);
-    const placed = result.placed.map((x) =>
-      typeof x === "number" ? errorBody(x, lang) : serialize.order(x),
-    );
-    reply.ok(`{"cancelled":[${result.cancelled.join(",")}],"placed":[${placed.join(",")}]}`);
-  });
+  const request = ctx.answers.quote((code, result) =>
+    code !== 0 || result === null ? reply.error(code) : reply.ok(result),
+  );
   const code = ctx.exchange.quote(userId, pairIndex, levels, request, session, expiresAt);
   if (code === 0) return;
   ctx.answers.drop(request);

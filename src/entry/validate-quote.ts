@@ -10,8 +10,8 @@ import type { QuoteLevel } from "../core/quotes.ts";
 import { type ErrorEntry, errorDetail, errorName } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import { BUY, MAX_QUOTE_LEVELS, SELL } from "../protocol/pair/engine.ts";
-import { unknownFields } from "../json/json-body.ts";
-import { expiresAtOf, pairOf, parseAmount, parsePrice } from "./validate.ts";
+import { expiresAtOf, readPair, unknownFields } from "./fields.ts";
+import { parseAmount, parsePrice } from "./validate.ts";
 
 /** A quote body's fields (the REST body; a session's params have no `nonce`). */
 export const QUOTE_FIELDS: ReadonlySet<string> = new Set(["pairName", "bids", "asks", "nonce", "expiresAt"]);
@@ -33,7 +33,7 @@ export function validateQuote(
 ): ValidQuote {
   const errors: ErrorEntry[] = [];
   const out: ValidQuote = { errors, pair: undefined, levels: [], expiresAt: 0 };
-  out.pair = pairOf(body.pairName, config, errors);
+  out.pair = readPair(body.pairName, config, errors);
   const p = out.pair;
   const bids = side(body.bids, "bids", BUY, p, errors);
   const asks = side(body.asks, "asks", SELL, p, errors);

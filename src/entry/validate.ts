@@ -21,8 +21,8 @@ import { amountParseError, Code, priceParseError } from "../errors/catalogue.ts"
 import { BUY, SELL } from "../protocol/pair/engine.ts";
 import { MAX_SAFE, readSmallInteger } from "../util/integers.ts";
 import { formatDecimal, ParseError, parseDecimal } from "../util/numbers.ts";
-import { unknownFields } from "../json/json-body.ts";
-import { MAX_ORDER_ID, MAX_QUERY_INTEGER, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "../json/request-schemas.ts";
+import { expiresAtOf, readPair, unknownFields } from "./fields.ts";
+import { MAX_QUERY_INTEGER, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./limits.ts";
 
 /** The fields an order carries (CONTRACT 2.1, 8.2): an element of create-orders. */
 export const ORDER_FIELDS: ReadonlySet<string> = new Set([
@@ -42,23 +42,6 @@ export const ORDER_FIELDS: ReadonlySet<string> = new Set([
  * `expiresAt` (CONTRACT 11.2; create-orders takes it once for the whole batch).
  */
 export const CREATE_FIELDS: ReadonlySet<string> = new Set([...ORDER_FIELDS, "nonce", "expiresAt"]);
-
-/**
- * CONTRACT 11.2: the `expiresAt` of a body (Unix ms, a positive integer as CONTRACT 2.5 reads
- * integers): 0 when absent, -1 when invalid (400 EXPIRES_AT_INVALID; `null` is not a deadline).
- */
-export function expiresAtOf(body: Record<string, unknown>): number {
-  const v = body.expiresAt;
-  if (v === undefined) return 0;
-  return readSmallInteger(v, 1, MAX_SAFE);
-}
-
-/** An order id as a body gives it (a positive integer, CONTRACT 2.5), or -(error code). */
-export function orderIdOf(id: unknown): number {
-  if (id === undefined || id === null) return -Code.ORDER_ID_REQUIRED;
-  const n = readSmallInteger(id, 1, MAX_ORDER_ID);
-  return n < 0 ? -Code.ORDER_ID_INVALID : n;
-}
 
 /**
  * The error of a parse failure; too many decimals says how many the field takes ("at most 6",
@@ -94,18 +77,6 @@ export interface ValidOrder extends OrderInputs {
   pair: PairConfig | undefined;
 }
 
-/** The pair a body's `pairName` names, or undefined with its error pushed. */
-export function pairOf(value: unknown, config: ExchangeConfig, errors: ErrorEntry[]): PairConfig | undefined {
-  if (value === undefined || value === null) errors.push([Code.PAIR_REQUIRED]);
-  else if (typeof value !== "string") errors.push([Code.PAIR_NOT_STRING]);
-  else {
-    const pair = config.pairsByName.get(value);
-    if (pair === undefined) errors.push([Code.PAIR_UNKNOWN]);
-    return pair;
-  }
-  return undefined;
-}
-
 /**
  * Validates a create-order body (CONTRACT 2.1, 3, 8.2) whose fields must be in `allowed`; every
  * failing field is reported, unknown fields last.
@@ -128,7 +99,7 @@ export function validateOrder(
     expiresAt: 0,
     session: 0,
   };
-  out.pair = pairOf(body.pairName, config, errors);
+  out.pair = readPair(body.pairName, config, errors);
   const tt = body.tradeType;
   if (tt === undefined || tt === null) errors.push([Code.TRADE_TYPE_REQUIRED]);
   else if (tt === "limit") out.type = LIMIT;

@@ -763,7 +763,7 @@ export const ERRORS = {
     ru: "Пользователь не найден",
   },
 
-  // 420-429 limits of the request head (src/http/request.ts)
+  // 420-429 limits of the request head (src/wire/request.ts)
   URI_TOO_LONG: {
     code: 420,
     status: 414,

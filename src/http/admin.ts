@@ -15,13 +15,13 @@ import type { Ledger } from "../core/ledger.ts";
 import { PAIR_STATUS_NAMES, type PairStatuses, pairStatusKey, pairStatusOf } from "../core/pair-status.ts";
 import type { Backups } from "../db/backup.ts";
 import type { DbWriter } from "../db/writer.ts";
+import { decimalsSaid } from "../entry/validate.ts";
 import { multiErrorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import { log, tokenPrefix } from "../util/log.ts";
 import { formatDecimal, parseDecimal } from "../util/numbers.ts";
 import { nowMicro } from "../util/time.ts";
-import { parseAuthorization } from "./auth.ts";
-import { isJsonObject, parseJsonBody, unknownFields, unreadableBodyCode } from "../json/json-body.ts";
+import { isJsonObject, parseJsonBody, unknownFields, unreadableBodyCode } from "../wire/json-body.ts";
 import {
   type Finish,
   isJsonMediaType,
@@ -32,10 +32,10 @@ import {
   send,
   sendError,
   sendMethodNotAllowed,
-} from "./request.ts";
-import { UUID_RE } from "../json/request-schemas.ts";
-import { serialize } from "../json/schemas.ts";
-import { decimalsSaid } from "../entry/validate.ts";
+} from "../wire/request.ts";
+import { UUID_RE } from "../wire/request-schemas.ts";
+import { serialize } from "../wire/schemas.ts";
+import { parseAuthorization } from "./auth.ts";
 
 /** What admin operations persist. */
 export type AdminSink = Pick<

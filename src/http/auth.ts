@@ -67,7 +67,7 @@ export function nonceFromQuery(query: string): NonceResult {
 /**
  * The `nonce` of a parsed JSON body: undefined when the body is not an object or has no `nonce`,
  * NONCE_INVALID when it is not a non-negative integer of at most 64 bits read as CONTRACT 2.5 says
- * (src/util/integers.ts): a JSON integer (a long one kept exact by src/json/json-body.ts) or a string of
+ * (src/util/integers.ts): a JSON integer (a long one kept exact by src/wire/json-body.ts) or a string of
  * decimal digits. `null` is not a nonce (400).
  */
 export function nonceFromBody(body: unknown): NonceResult {

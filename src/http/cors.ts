@@ -11,8 +11,6 @@ import type { HttpRequest, HttpResponse } from "@trufflesuite/uws-js-unofficial"
 const ALLOW_METHODS = "GET, POST, OPTIONS";
 /** Headers a signed call sends beyond the CORS-safelisted ones. */
 const ALLOW_HEADERS = "Authorization, X-Signature, X-Timestamp, X-Recv-Window, Content-Type, Accept-Language";
-/** Answer headers a browser script may read (rate limiting, CONTRACT 5 and 9). */
-export const EXPOSE_HEADERS = "Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining";
 const MAX_AGE_SECONDS = "600";
 
 export class CorsPolicy {

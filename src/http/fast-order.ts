@@ -1,7 +1,7 @@
 /**
  * The create-order body most clients send, read straight from its bytes: the order a valid body
  * of that shape validates to, or null for every other body, which then takes the general path
- * (src/json/json-body.ts, then validate.ts). The general path is the definition: this one only
+ * (src/wire/json-body.ts, then validate.ts). The general path is the definition: this one only
  * saves its work (the body as a string, the precision pre-check, JSON.parse with its internalised
  * keys and values, the decimal texts, the body object): 0.33 instead of 1.02 µs for a typical
  * body in a focused loop (BENCHMARKS.md, "Changes kept"). test/http/fast-order.test.ts checks, over
@@ -19,9 +19,9 @@
 import type { ExchangeConfig } from "../config.ts";
 import { LIMIT, MARKET } from "../core/exchange.ts";
 import { CLIENT_ORDER_ID_RE } from "../core/order-options.ts";
+import type { ValidOrder } from "../entry/validate.ts";
 import { BUY, SELL } from "../protocol/pair/engine.ts";
 import { POW10_NUMBER } from "../util/numbers.ts";
-import type { ValidOrder } from "../entry/validate.ts";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

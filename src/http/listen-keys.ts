@@ -12,7 +12,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { Code } from "../errors/catalogue.ts";
-import { LISTEN_KEY_RE } from "../json/request-schemas.ts";
+import { LISTEN_KEY_RE } from "../wire/request-schemas.ts";
 
 /** A key is valid this long after its creation or last extension (CONTRACT 10: 60 minutes). */
 export const KEY_TTL_MS = 60 * 60 * 1000;

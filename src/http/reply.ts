@@ -1,38 +1,29 @@
 /**
- * How a trade call answers, whatever the transport (src/entry/calls.ts): a 200 with its JSON, one
- * error by code, or a 400 of several errors. A REST route answers over its uWS response
- * (`httpReply`); a trading session over its socket (src/session/).
+ * The order entry `Reply` (src/entry/reply.ts) of a REST request: the result rendered as JSON
+ * (src/wire/render.ts) in a 200, one error by code, or a 400 of several errors, over the request's
+ * uWS response.
  */
 import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
+import type { Reply } from "../entry/reply.ts";
 import { type ErrorEntry, multiErrorBody } from "../errors/bodies.ts";
-import type { Lang } from "../errors/language.ts";
-import { type RequestInfo, send, sendError } from "./request.ts";
-import { ok, type RouteContext } from "./route.ts";
-
-/** How a call answers: a 200 with its JSON, one error by code, or a 400 of several errors. */
-export interface Reply {
-  readonly lang: Lang;
-  ok(json: string): void;
-  error(code: number, extra?: string, cause?: unknown): void;
-  invalid(errors: readonly ErrorEntry[]): void;
-}
+import type { Render } from "../wire/render.ts";
+import { type RequestInfo, send, sendError } from "../wire/request.ts";
+import type { RouteContext } from "./route-context.ts";
 
 /**
- * The Reply of a REST request. A class, not an object of closures: one is made per request on the
- * create-order hot path, and closures there cost an allocation each (plus, under tsx, a
- * keep-names `defineProperty` each), which showed as extra garbage collection in bench:load.
+ * A class, not an object of closures: one is made per request on the create-order hot path, and
+ * closures there cost an allocation each (plus, under tsx, a keep-names `defineProperty` each),
+ * which showed as extra garbage collection in bench:load.
  */
-class HttpReply implements Reply {
-  readonly lang: Lang;
+class HttpReply<T> implements Reply<T> {
   constructor(
     private readonly ctx: RouteContext,
     private readonly res: HttpResponse,
     private readonly info: RequestInfo,
-  ) {
-    this.lang = info.lang;
-  }
-  ok(json: string): void {
-    ok(this.ctx, this.res, this.info, json);
+    private readonly render: Render<T>,
+  ) {}
+  ok(result: T): void {
+    send(this.res, this.info, 200, this.render(result, this.info.lang), this.ctx.finish);
   }
   error(code: number, extra?: string, cause?: unknown): void {
     sendError(this.res, this.info, code, this.ctx.finish, extra, cause);
@@ -42,7 +33,12 @@ class HttpReply implements Reply {
   }
 }
 
-/** The Reply of a REST request. */
-export function httpReply(ctx: RouteContext, res: HttpResponse, info: RequestInfo): Reply {
-  return new HttpReply(ctx, res, info);
+/** The Reply of a REST request whose result `render` writes. */
+export function httpReply<T>(
+  ctx: RouteContext,
+  res: HttpResponse,
+  info: RequestInfo,
+  render: Render<T>,
+): Reply<T> {
+  return new HttpReply(ctx, res, info, render);
 }

@@ -5,7 +5,7 @@
  * (src/documents/openapi.ts) describes it, so a new route is one file plus one line here.
  * Admin calls are mounted by src/http/admin.ts and the stream by src/stream/.
  */
-import type { Route } from "./route.ts";
+import type { Route } from "./route-types.ts";
 import { amendOrder } from "./routes/amend-order.ts";
 import { asyncapi } from "./routes/asyncapi-json.ts";
 import { balances } from "./routes/balances.ts";

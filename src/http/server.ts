@@ -1,44 +1,34 @@
 /**
  * The REST front end: routes under `/1.0`, admin under `/admin`, `/health` and `/metrics`.
  *
- * Each route is one file of routes/ (listed in routes/index.ts); route.ts runs the guarded steps
- * every route shares, in the order CONTRACT 5 ranks the failures: 404 (path, pair) → 413 (body
- * size) → 415 (media type) → 401 (auth, nonce) → 429 (rate) → 400; trade.ts is where the order
- * routes talk to the core. This file mounts them, then the admin calls, the CORS preflights, 405
- * for a known path with another method and 404 for the rest.
+ * Each route is one file of routes/ (listed in route-list.ts, described by route-types.ts);
+ * route-steps.ts runs the guarded steps every route shares, in the order docs/API.md 4 ranks the
+ * failures: 404 (path, pair) → 413 (body size) → 415 (media type) → 401 (auth, nonce) → 429 (rate)
+ * → 400; the order routes are adapters over order entry (src/entry/calls.ts). This file mounts
+ * them, then the admin calls, the CORS preflights, 405 for a known path with another method and 404
+ * for the rest.
  */
 import type { TemplatedApp } from "@trufflesuite/uws-js-unofficial";
+import type { EntryContext } from "../entry/context.ts";
 import { Code } from "../errors/catalogue.ts";
-import { DESCRIBED_SESSION_CALLS } from "../session/methods.ts";
-import { buildAsyncApi } from "../documents/asyncapi.ts";
-import { buildOpenApi } from "../documents/openapi.ts";
-import { readRequest, sendError, sendMethodNotAllowed } from "./request.ts";
-import {
-  type FrontEndDeps,
-  mountRoute,
-  PREFIX,
-  pairFromPath,
-  pattern,
-  type Route,
-  type RouteContext,
-  routeContext,
-} from "./route.ts";
-import { ROUTES } from "../documents/openapi-routes.ts";
+import { readRequest, sendError, sendMethodNotAllowed } from "../wire/request.ts";
+import { type FrontEndDeps, type RouteContext, routeContext, type ServedDocuments } from "./route-context.ts";
 import { REST_ROUTES } from "./route-list.ts";
+import { mountRoute, pairFromPath } from "./route-steps.ts";
+import { PREFIX, pattern, type Route } from "./route-types.ts";
 
-export type { FrontEndDeps, UserReads } from "./route.ts";
-export { orderRowView, tradeRowView } from "../entry/row-views.ts";
-export { validateOrder } from "../entry/validate.ts";
-
-/** Mounts every REST route; returns their context (the trading sessions share it, src/session/). */
-export function mountRoutes(app: TemplatedApp, deps: FrontEndDeps): RouteContext {
-  // The OpenAPI and AsyncAPI documents are built once from the config (src/documents/openapi.ts,
-  // asyncapi.ts) and served by routes/openapi-json.ts and routes/asyncapi-json.ts.
-  const ctx = routeContext(
-    deps,
-    JSON.stringify(buildOpenApi(deps.config, ROUTES)),
-    JSON.stringify(buildAsyncApi(deps.config, DESCRIBED_SESSION_CALLS)),
-  );
+/**
+ * Mounts every REST route over the order entry context `entry`; `docs` are the OpenAPI and AsyncAPI
+ * documents (built by boot.ts from src/documents/) that routes/openapi-json.ts and asyncapi-json.ts
+ * serve. Returns the routes' context.
+ */
+export function mountRoutes(
+  app: TemplatedApp,
+  entry: EntryContext,
+  deps: FrontEndDeps,
+  docs: ServedDocuments,
+): RouteContext {
+  const ctx = routeContext(entry, deps, docs);
   const finish = ctx.finish;
 
   for (const route of REST_ROUTES) mountRoute(app, ctx, route);

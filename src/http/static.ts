@@ -16,7 +16,7 @@ import type { TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import { errorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import { pickLanguage } from "../errors/language.ts";
-import { readRequest, sendMethodNotAllowed } from "./request.ts";
+import { readRequest, sendMethodNotAllowed } from "../wire/request.ts";
 
 const NO_METRICS = () => {};
 

@@ -1,20 +1,25 @@
 /**
- * The calls of a trading session (CONTRACT 11.2) and their schemas. Each call runs the same code as
- * its REST route (src/entry/calls.ts): the same field sets less `nonce`, the same validation, the same
- * command to the core and the same answer view; only the Reply differs (src/session/session.ts).
+ * The calls of a trading session (docs/API.md 13) and their schemas. Each call runs the order entry
+ * call its REST route runs (src/entry/calls.ts): the same field sets less `nonce`, the same
+ * validation, the same command to the core and the same result, rendered as the REST body is
+ * (src/wire/render.ts); only the Reply differs (slot-reply.ts).
  *
- * SESSION_CALLS is a plain array of {method, params, result}: `params(s)` is the JSON schema of the
- * call's params for a config's request schemas (src/json/request-schemas.ts), `result` the JSON
- * schema of its 200 result. Documents are built from it; `run` is what the session executes.
+ * SESSION_CALLS is a plain array of {method, params, result, run, render}: `params(s)` is the JSON
+ * schema of the call's params for a config's request schemas (src/wire/request-schemas.ts), `result`
+ * the JSON schema of its 200 result. Documents are built from it; `run` is what the session executes.
  */
 import type { ExchangeConfig } from "../config.ts";
-import { Code } from "../errors/catalogue.ts";
 import {
+  AMEND_ORDER_FIELDS,
   amendOrderCall,
-  answerOrder,
   type BodyCall,
   balancesOf,
+  CANCEL_ALL_AFTER_FIELDS,
+  CANCEL_ALL_ORDERS_FIELDS,
+  CANCEL_ORDER_FIELDS,
+  CANCEL_ORDERS_FIELDS,
   type Caller,
+  CREATE_ORDERS_FIELDS,
   cancelAllAfterCall,
   cancelAllOrdersCall,
   cancelOrderCall,
@@ -28,19 +33,38 @@ import {
   mmpSetCall,
   openOrdersCall,
   orderByClientIdCall,
+  orderByIdCall,
   quoteCall,
-  type Reply,
   withoutNonce,
+  withPair,
 } from "../entry/calls.ts";
-import { unknownFields } from "../json/json-body.ts";
-import { clientOrderIdParam, orderIdSchema, type RequestSchemas } from "../json/request-schemas.ts";
-import type { RouteContext } from "../http/route.ts";
-import { AMEND_ORDER_FIELDS } from "../http/routes/amend-order.ts";
-import { CANCEL_ALL_AFTER_FIELDS } from "../http/routes/cancel-all-after.ts";
-import { CANCEL_ALL_ORDERS_FIELDS } from "../http/routes/cancel-all-orders.ts";
-import { CANCEL_ORDER_FIELDS } from "../http/routes/cancel-order.ts";
-import { CANCEL_ORDERS_FIELDS } from "../http/routes/cancel-orders.ts";
-import { CREATE_ORDERS_FIELDS } from "../http/routes/create-orders.ts";
+import type { EntryContext } from "../entry/context.ts";
+import { OPEN_ORDERS_PAIR, unknownFields } from "../entry/fields.ts";
+import type { Reply } from "../entry/reply.ts";
+import { CREATE_FIELDS, ORDER_FIELDS } from "../entry/validate.ts";
+import { QUOTE_FIELDS } from "../entry/validate-quote.ts";
+import { Code } from "../errors/catalogue.ts";
+import type { Lang } from "../errors/language.ts";
+import {
+  cancelOrdersResultSchema,
+  createOrdersResultSchema,
+  emptyArraySchema,
+} from "../wire/document-schemas.ts";
+import {
+  type Render,
+  renderBalances,
+  renderBatch,
+  renderCancelled,
+  renderCancels,
+  renderEmpty,
+  renderMmp,
+  renderOrder,
+  renderOrders,
+  renderQuote,
+  renderTime,
+  renderTriggerTime,
+} from "../wire/render.ts";
+import { clientOrderIdParam, orderIdSchema, type RequestSchemas } from "../wire/request-schemas.ts";
 import {
   balancesSchema,
   cancelledSchema,
@@ -50,14 +74,7 @@ import {
   quoteResultSchema,
   timeSchema,
   triggerTimeSchema,
-} from "../json/schemas.ts";
-import {
-  cancelOrdersResultSchema,
-  createOrdersResultSchema,
-  emptyArraySchema,
-} from "../json/document-schemas.ts";
-import { CREATE_FIELDS, ORDER_FIELDS, orderIdOf } from "../entry/validate.ts";
-import { QUOTE_FIELDS } from "../entry/validate-quote.ts";
+} from "../wire/schemas.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -66,14 +83,20 @@ export interface CallSession extends Caller {
   readonly userId: number;
 }
 
-export interface SessionCall {
+/**
+ * A session call answering a `T`: `run` is the order entry call on the params (src/entry/calls.ts),
+ * `render` the JSON of its result in the answer's `result`. Methods, not function properties, so
+ * that a table of calls of different results is one type.
+ */
+export interface SessionCall<T = unknown> {
   readonly method: string;
   /** JSON schema of the params (a REST body schema without `nonce`, or the call's own). */
-  readonly params: (s: RequestSchemas) => Schema;
+  params(s: RequestSchemas): Schema;
   /** JSON schema of the 200 result. */
   readonly result: Schema;
   /** Runs the call; `params` is a JSON object (checked before). */
-  readonly run: (ctx: RouteContext, s: CallSession, params: Record<string, unknown>, reply: Reply) => void;
+  run(ctx: EntryContext, s: CallSession, params: Record<string, unknown>, reply: Reply<T>): void;
+  render(result: T, lang: Lang): string;
 }
 
 /** The params schema of a REST body schema: the same without `nonce`, in its branches too. */
@@ -96,23 +119,30 @@ const OPEN: ReadonlySet<string> = new Set(["pairName"]);
 const NONE: ReadonlySet<string> = new Set();
 
 /**
- * A call that runs a REST route's body call (src/entry/calls.ts) on its params: the route's fields
- * less `nonce`, and its body schema less `nonce` (`schemaOf`, of the config's request schemas).
+ * A call that runs a body call of order entry (src/entry/calls.ts) on its params: the REST body's
+ * fields less `nonce`, and its body schema less `nonce` (`schemaOf`, of the config's request schemas).
  */
-function bodyCall(
+function bodyCall<T>(
   method: string,
   schemaOf: (s: RequestSchemas) => Schema,
   result: Schema,
-  call: BodyCall,
-  routeFields: ReadonlySet<string>,
-): SessionCall {
-  const fields = withoutNonce(routeFields);
+  call: BodyCall<T>,
+  bodyFields: ReadonlySet<string>,
+  render: Render<T>,
+): SessionCall<T> {
+  const fields = withoutNonce(bodyFields);
   return {
     method,
     params: (s) => noNonce(schemaOf(s)),
     result,
     run: (ctx, s, p, reply) => call(ctx, s, p, fields, reply),
+    render,
   };
+}
+
+/** A call of its own (not a body call), typed by its result. */
+function own<T>(call: SessionCall<T>): SessionCall<T> {
+  return call;
 }
 
 /** The params schema of a call that takes only `pairName`. */
@@ -128,15 +158,37 @@ const noParams = (): Schema => ({ type: "object", properties: {}, additionalProp
 
 /** The calls of CONTRACT 11.2, `quote.replace` (12.1) and the MMP calls (12.2). */
 export const SESSION_CALLS: readonly SessionCall[] = [
-  bodyCall("order.create", (s) => s.createOrder, orderWithUpdateSchema, createOrderCall, CREATE_FIELDS),
-  bodyCall("order.cancel", (s) => s.cancelOrder, emptyArraySchema, cancelOrderCall, CANCEL_ORDER_FIELDS),
-  bodyCall("order.amend", (s) => s.amendOrder, orderWithUpdateSchema, amendOrderCall, AMEND_ORDER_FIELDS),
+  bodyCall(
+    "order.create",
+    (s) => s.createOrder,
+    orderWithUpdateSchema,
+    createOrderCall,
+    CREATE_FIELDS,
+    renderOrder,
+  ),
+  bodyCall(
+    "order.cancel",
+    (s) => s.cancelOrder,
+    emptyArraySchema,
+    cancelOrderCall,
+    CANCEL_ORDER_FIELDS,
+    renderEmpty,
+  ),
+  bodyCall(
+    "order.amend",
+    (s) => s.amendOrder,
+    orderWithUpdateSchema,
+    amendOrderCall,
+    AMEND_ORDER_FIELDS,
+    renderOrder,
+  ),
   bodyCall(
     "orders.create",
     (s) => s.createOrders,
     createOrdersResultSchema,
     (ctx, s, p, fields, reply) => createOrdersCall(ctx, s, p, fields, ORDER_FIELDS, reply),
     CREATE_ORDERS_FIELDS,
+    renderBatch,
   ),
   bodyCall(
     "orders.cancel",
@@ -144,6 +196,7 @@ export const SESSION_CALLS: readonly SessionCall[] = [
     cancelOrdersResultSchema,
     cancelOrdersCall,
     CANCEL_ORDERS_FIELDS,
+    renderCancels,
   ),
   bodyCall(
     "orders.cancelAll",
@@ -151,6 +204,7 @@ export const SESSION_CALLS: readonly SessionCall[] = [
     cancelledSchema,
     cancelAllOrdersCall,
     CANCEL_ALL_ORDERS_FIELDS,
+    renderCancelled,
   ),
   bodyCall(
     "orders.cancelAllAfter",
@@ -158,10 +212,11 @@ export const SESSION_CALLS: readonly SessionCall[] = [
     triggerTimeSchema,
     cancelAllAfterCall,
     CANCEL_ALL_AFTER_FIELDS,
+    renderTriggerTime,
   ),
   // One branch per pair: `noNonce` takes `nonce` out of each.
-  bodyCall("quote.replace", (s) => s.quote, quoteResultSchema, quoteCall, QUOTE_FIELDS),
-  {
+  bodyCall("quote.replace", (s) => s.quote, quoteResultSchema, quoteCall, QUOTE_FIELDS, renderQuote),
+  own({
     method: "order.get",
     params: () => ({
       type: "object",
@@ -182,43 +237,37 @@ export const SESSION_CALLS: readonly SessionCall[] = [
         if (typeof id !== "string") return reply.error(Code.CLIENT_ORDER_ID_INVALID);
         return orderByClientIdCall(ctx, s.userId, id, reply);
       }
-      const id = orderIdOf(p.orderId);
-      if (id < 0) return reply.error(-id);
-      answerOrder(ctx, s.userId, ctx.reader.order(id), reply);
+      orderByIdCall(ctx, s.userId, p.orderId, reply);
     },
-  },
-  {
+    render: renderOrder,
+  }),
+  own({
     method: "orders.open",
     params: pairNameOnly,
     result: orderListSchema,
     run: (ctx, s, p, reply) => {
       const bad = unknownFields(p, OPEN);
       if (bad.length > 0) return reply.invalid(bad);
-      const pn = p.pairName;
-      if (pn === undefined) return reply.error(Code.SESSION_PAIR_REQUIRED);
-      if (typeof pn !== "string") return reply.error(Code.PAIR_NOT_STRING);
-      const pair = ctx.config.pairsByName.get(pn);
-      // As the REST path answers an unknown pair: 404.
-      if (pair === undefined) return reply.error(Code.PAIR_UNKNOWN_IN_PATH);
-      openOrdersCall(ctx, s.userId, pair.index, reply);
+      withPair(ctx, p.pairName, OPEN_ORDERS_PAIR, reply, (pair) =>
+        openOrdersCall(ctx, s.userId, pair.index, reply),
+      );
     },
-  },
-  {
+    render: renderOrders,
+  }),
+  own({
     method: "mmp.get",
     params: pairNameOnly,
     result: mmpSchema,
     run: (ctx, s, p, reply) => {
       const bad = unknownFields(p, OPEN);
       if (bad.length > 0) return reply.invalid(bad);
-      const pn = p.pairName;
-      // As the REST query reads it: a value that is not a string names no pair.
-      if (pn !== undefined && typeof pn !== "string") return reply.error(Code.PAIR_NOT_STRING);
-      mmpGetCall(ctx, s.userId, pn ?? null, reply);
+      mmpGetCall(ctx, s.userId, p.pairName, reply);
     },
-  },
-  bodyCall("mmp.set", (s) => s.mmpSet, mmpSchema, mmpSetCall, MMP_SET_FIELDS),
-  bodyCall("mmp.reset", (s) => s.mmpReset, mmpSchema, mmpResetCall, MMP_RESET_FIELDS),
-  {
+    render: renderMmp,
+  }),
+  bodyCall("mmp.set", (s) => s.mmpSet, mmpSchema, mmpSetCall, MMP_SET_FIELDS, renderMmp),
+  bodyCall("mmp.reset", (s) => s.mmpReset, mmpSchema, mmpResetCall, MMP_RESET_FIELDS, renderMmp),
+  own({
     method: "balances",
     params: noParams,
     result: balancesSchema,
@@ -227,17 +276,19 @@ export const SESSION_CALLS: readonly SessionCall[] = [
       if (bad.length > 0) return reply.invalid(bad);
       reply.ok(balancesOf(ctx, s.userId, configCurrencies(ctx.config)));
     },
-  },
-  {
+    render: renderBalances,
+  }),
+  own({
     method: "ping",
     params: noParams,
     result: timeSchema,
     run: (_ctx, _s, p, reply) => {
       const bad = unknownFields(p, NONE);
       if (bad.length > 0) return reply.invalid(bad);
-      reply.ok(`{"serverTime":${Date.now()}}`);
+      reply.ok(Date.now());
     },
-  },
+    render: renderTime,
+  }),
 ];
 
 /** The session's own logon call (answered by the session, not through the table's `run`). */

@@ -35,10 +35,10 @@ import {
   unboundRefusal,
 } from "../http/auth.ts";
 import { type ListenKeys, listenKeyFromQuery } from "../http/listen-keys.ts";
-import { internalErrorBody, readRequest, STATUS_LINE, sendMethodNotAllowed } from "../http/request.ts";
-import { serialize } from "../json/schemas.ts";
 import { addToSet, removeFromSet } from "../util/set-map.ts";
 import { nowMicro } from "../util/time.ts";
+import { internalErrorBody, readRequest, STATUS_LINE, sendMethodNotAllowed } from "../wire/request.ts";
+import { serialize } from "../wire/schemas.ts";
 import {
   CH_BBO,
   CH_EXCHANGES,

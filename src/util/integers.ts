@@ -4,7 +4,7 @@
  * `pageSize`, `limit`, `from`, `to`).
  *
  * Accepted: a JSON number whose value is an integer, a long JSON number kept as its source text
- * (`LosslessNumber`, src/json/json-body.ts) when that text is all digits, or a string of ASCII decimal
+ * (`LosslessNumber`, src/wire/json-body.ts) when that text is all digits, or a string of ASCII decimal
  * digits (`"30"`, leading zeros allowed). Refused: `""`, `" 30"`, `"3e1"`, `"1.5"`, `1.5`, `true`,
  * `null`, anything else, and every value outside `[min, max]` (a negative is refused by `min` = 0).
  * A JSON number cannot tell `30.0` or `3e1` from `30` once parsed, and is taken as that integer.

@@ -100,7 +100,7 @@ export function parseDecimal(input: unknown, decimals: number): bigint | ParseEr
 const NON_ZERO_DIGIT = /[1-9]/;
 
 /**
- * A JSON number's source text (src/json/json-body.ts keeps it when a double would lose digits):
+ * A JSON number's source text (src/wire/json-body.ts keeps it when a double would lose digits):
  * a valid JSON number literal, so only its exponent needs expanding before the decimal check.
  */
 function parseLosslessNumber(text: string, decimals: number): bigint | ParseError {

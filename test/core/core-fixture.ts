@@ -14,8 +14,8 @@ import { Ledger } from "../../src/core/ledger.ts";
 import { PairStatuses } from "../../src/core/pair-status.ts";
 import { PairMarket } from "../../src/core/read-models/pair-market.ts";
 import { DbWriter, type WriterOptions } from "../../src/db/writer.ts";
-import { Code } from "../../src/errors/catalogue.ts";
 import { Answers } from "../../src/entry/answers.ts";
+import { Code } from "../../src/errors/catalogue.ts";
 import { PairChannel } from "../../src/pair/pair-client.ts";
 
 export const BTC = 0;

@@ -13,8 +13,8 @@ import {
 } from "../../src/core/exchange.ts";
 import { FLAG_CANCEL_ON_DISCONNECT } from "../../src/core/order-options.ts";
 import type { WriterOptions } from "../../src/db/writer.ts";
-import { Code } from "../../src/errors/catalogue.ts";
 import { Answers } from "../../src/entry/answers.ts";
+import { Code } from "../../src/errors/catalogue.ts";
 import { openDatabase } from "../../src/protocol/db/db-open.ts";
 import { BUY, SELL } from "../../src/protocol/pair/engine.ts";
 import { tempDir } from "../db/helpers.ts";

@@ -21,8 +21,8 @@ import { FLAG_POST_ONLY, TIF_FOK, TIF_GIVEN, TIF_GTC, TIF_IOC } from "../../src/
 import { PairMarket } from "../../src/core/read-models/pair-market.ts";
 import { balanceTotals, loadState } from "../../src/db/recovery.ts";
 import { DbWriter } from "../../src/db/writer.ts";
-import { Code } from "../../src/errors/catalogue.ts";
 import { Answers } from "../../src/entry/answers.ts";
+import { Code } from "../../src/errors/catalogue.ts";
 import { PairChannel } from "../../src/pair/pair-client.ts";
 import { openDatabase } from "../../src/protocol/db/db-open.ts";
 import { applyJournal } from "../../src/protocol/db/journal.ts";

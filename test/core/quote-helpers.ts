@@ -6,8 +6,8 @@ import assert from "node:assert/strict";
 import { afterEach } from "node:test";
 import { type Exchange, LIMIT, type OrderView } from "../../src/core/exchange.ts";
 import type { QuoteLevel, QuoteResult } from "../../src/core/quotes.ts";
-import { Code } from "../../src/errors/catalogue.ts";
 import { Answers } from "../../src/entry/answers.ts";
+import { Code } from "../../src/errors/catalogue.ts";
 import { type CoreOptions, startCore } from "./core-fixture.ts";
 
 export { BTC, FEE_USER, USDT } from "./core-fixture.ts";

@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
 import fc from "fast-check";
 import { type ApiResponse, type ExchangeClient, ok } from "../../src/client/index.ts";
-import { INTEGER_TEXT } from "../../src/json/request-schemas.ts";
+import { INTEGER_TEXT } from "../../src/wire/request-schemas.ts";
 import { limit, PAIRS, TestServer, type TestUser } from "./harness.ts";
 import { components, deref, doc } from "./openapi-check.ts";
 import {

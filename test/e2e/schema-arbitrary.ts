@@ -1,6 +1,6 @@
 /**
  * Valid and invalid values of a JSON Schema, as fast-check arbitraries, for the request schemas of
- * the OpenAPI document (src/json/request-schemas.ts). It reads the subset the document uses: `type`
+ * the OpenAPI document (src/wire/request-schemas.ts). It reads the subset the document uses: `type`
  * (one or several), `enum`, `const`, `pattern` (fc.stringMatching), `minimum` / `maximum` /
  * `exclusiveMinimum`, `minLength`, `properties` / `required` / `additionalProperties`, `oneOf` /
  * `anyOf`, `items` / `prefixItems` / `minItems` / `maxItems`, and the document's own annotations `x-decimals`,

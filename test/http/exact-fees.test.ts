@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { UserTradeView } from "../../src/core/views.ts";
-import { serialize } from "../../src/json/schemas.ts";
+import { serialize } from "../../src/wire/schemas.ts";
 
 const FEE = "975461.03793811917";
 

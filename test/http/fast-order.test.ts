@@ -7,10 +7,10 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { loadConfig } from "../../src/config.ts";
-import { fastOrderParser } from "../../src/http/fast-order.ts";
-import { parseJsonBody } from "../../src/json/json-body.ts";
 import { CREATE_FIELDS, type ValidOrder, validateOrder } from "../../src/entry/validate.ts";
+import { fastOrderParser } from "../../src/http/fast-order.ts";
 import { formatDecimal } from "../../src/util/numbers.ts";
+import { parseJsonBody } from "../../src/wire/json-body.ts";
 
 const config = loadConfig("data/config.json");
 const fast = fastOrderParser(config);

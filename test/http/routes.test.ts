@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { requestSchemas } from "../../src/json/request-schemas.ts";
-import type { Route } from "../../src/http/route.ts";
 import { ROUTES } from "../../src/documents/openapi-routes.ts";
 import { REST_ROUTES } from "../../src/http/route-list.ts";
+import type { Route } from "../../src/http/route-types.ts";
+import { requestSchemas } from "../../src/wire/request-schemas.ts";
 import { sharedServer, TEST_CONFIG, type TestServer } from "../e2e/harness.ts";
 
 /** The properties a body schema names, over every branch of its `oneOf`. */

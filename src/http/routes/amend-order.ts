@@ -1,16 +1,10 @@
 /** CONTRACT 8.3 `POST /trade/amend-order`: a new amount and/or price for an open order, same id. */
 
-import { amendOrderCall, httpReply } from "../../entry/calls.ts";
-import { type PostRoute, SIGNED_POST } from "../route.ts";
-import { orderWithUpdateSchema } from "../../json/schemas.ts";
-
-export const AMEND_ORDER_FIELDS: ReadonlySet<string> = new Set([
-  "orderId",
-  "amount",
-  "price",
-  "nonce",
-  "expiresAt",
-]);
+import { AMEND_ORDER_FIELDS, amendOrderCall } from "../../entry/calls.ts";
+import { renderOrder } from "../../wire/render.ts";
+import { orderWithUpdateSchema } from "../../wire/schemas.ts";
+import { httpReply } from "../reply.ts";
+import { type PostRoute, SIGNED_POST } from "../route-types.ts";
 
 export const amendOrder: PostRoute = {
   kind: "signedPost",
@@ -25,5 +19,5 @@ export const amendOrder: PostRoute = {
   summary: "Change an open order's amount and/or price, keeping its id",
   source: "CONTRACT 8.3",
   handler: (ctx) => (res, info, key, body) =>
-    amendOrderCall(ctx, key, body, AMEND_ORDER_FIELDS, httpReply(ctx, res, info)),
+    amendOrderCall(ctx, key, body, AMEND_ORDER_FIELDS, httpReply(ctx, res, info, renderOrder)),
 };

@@ -1,5 +1,7 @@
 /** `GET /1.0/asyncapi.json` (issue 29): the AsyncAPI 3.0 document of /stream and /session (src/documents/asyncapi.ts). */
-import { type GetRoute, ok, PUBLIC_GET } from "../route.ts";
+
+import { ok } from "../route-steps.ts";
+import { type GetRoute, PUBLIC_GET } from "../route-types.ts";
 
 export const asyncapi: GetRoute = {
   kind: "get",

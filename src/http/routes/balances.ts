@@ -1,8 +1,10 @@
 /** seed 4.8 `GET /trade/pairs/{pairName}/user-balances`: available and reserved (CONTRACT 2.3). */
 
 import { balancesOf } from "../../entry/calls.ts";
-import { type GetRoute, nonceQuery, ok, SIGNED_GET_PAIR } from "../route.ts";
-import { balancesSchema } from "../../json/schemas.ts";
+import { renderBalances } from "../../wire/render.ts";
+import { balancesSchema } from "../../wire/schemas.ts";
+import { ok } from "../route-steps.ts";
+import { type GetRoute, nonceQuery, SIGNED_GET_PAIR } from "../route-types.ts";
 
 export const balances: GetRoute = {
   kind: "get",
@@ -16,5 +18,5 @@ export const balances: GetRoute = {
   summary: "The caller's available and reserved balances of the pair's two currencies",
   source: "seed 4.8; CONTRACT 2.3",
   handler: (ctx) => (res, info, pair, key) =>
-    ok(ctx, res, info, balancesOf(ctx, key!.userId, [pair!.base, pair!.quote])),
+    ok(ctx, res, info, renderBalances(balancesOf(ctx, key!.userId, [pair!.base, pair!.quote]), info.lang)),
 };

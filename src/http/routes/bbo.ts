@@ -1,6 +1,8 @@
 /** CONTRACT 13.1 `GET /trade/pairs/{pairName}/bbo`: the best bid and offer, with the book's seq. */
-import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";
-import { bboSchema, serialize } from "../../json/schemas.ts";
+
+import { bboSchema, serialize } from "../../wire/schemas.ts";
+import { ok } from "../route-steps.ts";
+import { type GetRoute, PUBLIC_GET_PAIR } from "../route-types.ts";
 
 export const bbo: GetRoute = {
   kind: "get",

@@ -1,10 +1,10 @@
 /** CONTRACT 8.7 `POST /trade/cancel-all-after`: the dead-man's switch (src/core/services/dead-man.ts). */
 
-import { cancelAllAfterCall, httpReply } from "../../entry/calls.ts";
-import { type PostRoute, SIGNED_POST } from "../route.ts";
-import { triggerTimeSchema } from "../../json/schemas.ts";
-
-export const CANCEL_ALL_AFTER_FIELDS: ReadonlySet<string> = new Set(["timeout", "nonce"]);
+import { CANCEL_ALL_AFTER_FIELDS, cancelAllAfterCall } from "../../entry/calls.ts";
+import { renderTriggerTime } from "../../wire/render.ts";
+import { triggerTimeSchema } from "../../wire/schemas.ts";
+import { httpReply } from "../reply.ts";
+import { type PostRoute, SIGNED_POST } from "../route-types.ts";
 
 export const cancelAllAfter: PostRoute = {
   kind: "signedPost",
@@ -20,5 +20,5 @@ export const cancelAllAfter: PostRoute = {
   source: "CONTRACT 8.7",
   description: "`0` disarms. Held in memory: a restart disarms it.",
   handler: (ctx) => (res, info, key, body) =>
-    cancelAllAfterCall(ctx, key, body, CANCEL_ALL_AFTER_FIELDS, httpReply(ctx, res, info)),
+    cancelAllAfterCall(ctx, key, body, CANCEL_ALL_AFTER_FIELDS, httpReply(ctx, res, info, renderTriggerTime)),
 };

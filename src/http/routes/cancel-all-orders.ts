@@ -1,10 +1,10 @@
 /** CONTRACT 8.4 `POST /trade/cancel-all-orders`: every open order of the caller, or of one pair. */
 
-import { cancelAllOrdersCall, httpReply } from "../../entry/calls.ts";
-import { type PostRoute, SIGNED_POST } from "../route.ts";
-import { cancelledSchema } from "../../json/schemas.ts";
-
-export const CANCEL_ALL_ORDERS_FIELDS: ReadonlySet<string> = new Set(["pairName", "nonce", "expiresAt"]);
+import { CANCEL_ALL_ORDERS_FIELDS, cancelAllOrdersCall } from "../../entry/calls.ts";
+import { renderCancelled } from "../../wire/render.ts";
+import { cancelledSchema } from "../../wire/schemas.ts";
+import { httpReply } from "../reply.ts";
+import { type PostRoute, SIGNED_POST } from "../route-types.ts";
 
 export const cancelAllOrders: PostRoute = {
   kind: "signedPost",
@@ -19,5 +19,5 @@ export const cancelAllOrders: PostRoute = {
   summary: "Cancel every open order of the caller (all pairs or one)",
   source: "CONTRACT 8.4",
   handler: (ctx) => (res, info, key, body) =>
-    cancelAllOrdersCall(ctx, key, body, CANCEL_ALL_ORDERS_FIELDS, httpReply(ctx, res, info)),
+    cancelAllOrdersCall(ctx, key, body, CANCEL_ALL_ORDERS_FIELDS, httpReply(ctx, res, info, renderCancelled)),
 };

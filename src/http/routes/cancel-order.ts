@@ -1,10 +1,10 @@
 /** seed 4.2 `POST /trade/cancel-order` (CONTRACT 3). */
 
-import { cancelOrderCall, httpReply } from "../../entry/calls.ts";
-import { type PostRoute, SIGNED_POST } from "../route.ts";
-import { emptyArraySchema } from "../../json/document-schemas.ts";
-
-export const CANCEL_ORDER_FIELDS: ReadonlySet<string> = new Set(["orderId", "nonce", "expiresAt"]);
+import { CANCEL_ORDER_FIELDS, cancelOrderCall } from "../../entry/calls.ts";
+import { emptyArraySchema } from "../../wire/document-schemas.ts";
+import { renderEmpty } from "../../wire/render.ts";
+import { httpReply } from "../reply.ts";
+import { type PostRoute, SIGNED_POST } from "../route-types.ts";
 
 export const cancelOrder: PostRoute = {
   kind: "signedPost",
@@ -22,5 +22,5 @@ export const cancelOrder: PostRoute = {
     "Unknown id or another user's order: 400 `errors.orderId` (order not found); already cancelled or " +
     "fully executed: 400 `errors.orderId`.",
   handler: (ctx) => (res, info, key, body) =>
-    cancelOrderCall(ctx, key, body, CANCEL_ORDER_FIELDS, httpReply(ctx, res, info)),
+    cancelOrderCall(ctx, key, body, CANCEL_ORDER_FIELDS, httpReply(ctx, res, info, renderEmpty)),
 };

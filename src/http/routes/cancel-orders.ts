@@ -1,10 +1,10 @@
 /** CONTRACT 8.5 `POST /trade/cancel-orders`: 1..100 orders by id, each answered on its own. */
 
-import { cancelOrdersCall, httpReply } from "../../entry/calls.ts";
-import { type PostRoute, SIGNED_POST } from "../route.ts";
-import { cancelOrdersResultSchema } from "../../json/document-schemas.ts";
-
-export const CANCEL_ORDERS_FIELDS: ReadonlySet<string> = new Set(["orderIds", "nonce", "expiresAt"]);
+import { CANCEL_ORDERS_FIELDS, cancelOrdersCall } from "../../entry/calls.ts";
+import { cancelOrdersResultSchema } from "../../wire/document-schemas.ts";
+import { renderCancels } from "../../wire/render.ts";
+import { httpReply } from "../reply.ts";
+import { type PostRoute, SIGNED_POST } from "../route-types.ts";
 
 export const cancelOrders: PostRoute = {
   kind: "signedPost",
@@ -19,5 +19,5 @@ export const cancelOrders: PostRoute = {
   summary: "Cancel 1..100 orders by id",
   source: "CONTRACT 8.5",
   handler: (ctx) => (res, info, key, body) =>
-    cancelOrdersCall(ctx, key, body, CANCEL_ORDERS_FIELDS, httpReply(ctx, res, info)),
+    cancelOrdersCall(ctx, key, body, CANCEL_ORDERS_FIELDS, httpReply(ctx, res, info, renderCancels)),
 };

@@ -1,12 +1,14 @@
 /** seed 4.5 `GET /trade/pairs/{pairName}/chart/{period}`: candles, oldest first (CONTRACT 4). */
 
 import { PERIODS, type Period } from "../../core/read-models/pair-market.ts";
-import { Code } from "../../errors/catalogue.ts";
-import { sendError } from "../request.ts";
-import { CHART_LIMIT_DEFAULT, CHART_LIMIT_MAX, chartLimitParam, timeParam } from "../../json/request-schemas.ts";
-import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";
-import { chartSchema, serialize } from "../../json/schemas.ts";
+import { CHART_LIMIT_DEFAULT, CHART_LIMIT_MAX } from "../../entry/limits.ts";
 import { queryInteger } from "../../entry/validate.ts";
+import { Code } from "../../errors/catalogue.ts";
+import { sendError } from "../../wire/request.ts";
+import { chartLimitParam, timeParam } from "../../wire/request-schemas.ts";
+import { chartSchema, serialize } from "../../wire/schemas.ts";
+import { ok } from "../route-steps.ts";
+import { type GetRoute, PUBLIC_GET_PAIR } from "../route-types.ts";
 
 export const chart: GetRoute = {
   kind: "get",

@@ -1,12 +1,15 @@
 /** seed 4.1 `POST /trade/create-order` (CONTRACT 3, 8.2): the hot path. */
 import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
 import type { ApiKey } from "../../accounts/users.ts";
-import { createOrderCall, httpReply, placeValid } from "../../entry/calls.ts";
-import { fastOrderParser } from "../fast-order.ts";
-import type { RequestInfo } from "../request.ts";
-import { type PostRoute, type RouteContext, SIGNED_POST } from "../route.ts";
-import { orderWithUpdateSchema } from "../../json/schemas.ts";
+import { createOrderCall, placeValid } from "../../entry/calls.ts";
 import { CREATE_FIELDS, type ValidOrder } from "../../entry/validate.ts";
+import { renderOrder } from "../../wire/render.ts";
+import type { RequestInfo } from "../../wire/request.ts";
+import { orderWithUpdateSchema } from "../../wire/schemas.ts";
+import { fastOrderParser } from "../fast-order.ts";
+import { httpReply } from "../reply.ts";
+import type { RouteContext } from "../route-context.ts";
+import { type PostRoute, SIGNED_POST } from "../route-types.ts";
 
 export const createOrder: PostRoute = {
   kind: "signedPost",
@@ -25,7 +28,7 @@ export const createOrder: PostRoute = {
     "committed. Insufficient funds, no liquidity (market), bounds and decimals: 400 `errors.amount` / " +
     "`errors.price`; unknown pair: 400 `errors.pairName`.",
   handler: (ctx) => (res, info, key, body) =>
-    createOrderCall(ctx, key, body, CREATE_FIELDS, httpReply(ctx, res, info)),
+    createOrderCall(ctx, key, body, CREATE_FIELDS, httpReply(ctx, res, info, renderOrder)),
   // The common body read from its bytes (src/http/fast-order.ts); every other one by `handler`.
   fast: (ctx) => ({
     parse: fastOrderParser(ctx.config),
@@ -34,5 +37,5 @@ export const createOrder: PostRoute = {
 };
 
 function place(ctx: RouteContext, res: HttpResponse, info: RequestInfo, key: ApiKey, v: ValidOrder): void {
-  placeValid(ctx, key, v, httpReply(ctx, res, info));
+  placeValid(ctx, key, v, httpReply(ctx, res, info, renderOrder));
 }

@@ -1,11 +1,11 @@
 /** CONTRACT 8.5 `POST /trade/create-orders`: 1..20 orders in array order, each answered on its own. */
 
-import { createOrdersCall, httpReply } from "../../entry/calls.ts";
-import { type PostRoute, SIGNED_POST } from "../route.ts";
-import { createOrdersResultSchema } from "../../json/document-schemas.ts";
+import { CREATE_ORDERS_FIELDS, createOrdersCall } from "../../entry/calls.ts";
 import { ORDER_FIELDS } from "../../entry/validate.ts";
-
-export const CREATE_ORDERS_FIELDS: ReadonlySet<string> = new Set(["orders", "nonce", "expiresAt"]);
+import { createOrdersResultSchema } from "../../wire/document-schemas.ts";
+import { renderBatch } from "../../wire/render.ts";
+import { httpReply } from "../reply.ts";
+import { type PostRoute, SIGNED_POST } from "../route-types.ts";
 
 export const createOrders: PostRoute = {
   kind: "signedPost",
@@ -20,5 +20,12 @@ export const createOrders: PostRoute = {
   summary: "Create 1..20 orders in array order (not atomic)",
   source: "CONTRACT 8.5",
   handler: (ctx) => (res, info, key, body) =>
-    createOrdersCall(ctx, key, body, CREATE_ORDERS_FIELDS, ORDER_FIELDS, httpReply(ctx, res, info)),
+    createOrdersCall(
+      ctx,
+      key,
+      body,
+      CREATE_ORDERS_FIELDS,
+      ORDER_FIELDS,
+      httpReply(ctx, res, info, renderBatch),
+    ),
 };

@@ -1,7 +1,9 @@
 /** CONTRACT 1 `GET /health`: readiness, 200 only once the server accepts orders. */
-import { readRequest, send } from "../request.ts";
-import { ok, type PlainRoute } from "../route.ts";
-import { healthSchema } from "../../json/document-schemas.ts";
+
+import { healthSchema } from "../../wire/document-schemas.ts";
+import { readRequest, send } from "../../wire/request.ts";
+import { ok } from "../route-steps.ts";
+import type { PlainRoute } from "../route-types.ts";
 
 export const health: PlainRoute = {
   kind: "plain",

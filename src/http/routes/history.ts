@@ -1,6 +1,8 @@
 /** seed 4.7 `GET /trade/pairs/{pairName}/history`: the pair's last 200 trades, newest first. */
-import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";
-import { historySchema, serialize } from "../../json/schemas.ts";
+
+import { historySchema, serialize } from "../../wire/schemas.ts";
+import { ok } from "../route-steps.ts";
+import { type GetRoute, PUBLIC_GET_PAIR } from "../route-types.ts";
 
 export const history: GetRoute = {
   kind: "get",

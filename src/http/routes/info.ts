@@ -3,8 +3,9 @@
 import { PAIR_STATUS_NAMES, type PairStatusName } from "../../core/pair-status.ts";
 import { FEE_DECIMALS } from "../../core/risk.ts";
 import { formatDecimal } from "../../util/numbers.ts";
-import { type GetRoute, ok, PUBLIC_GET } from "../route.ts";
-import { infoSchema, serialize } from "../../json/schemas.ts";
+import { infoSchema, serialize } from "../../wire/schemas.ts";
+import { ok } from "../route-steps.ts";
+import { type GetRoute, PUBLIC_GET } from "../route-types.ts";
 
 export const venueInfo: GetRoute = {
   kind: "get",

@@ -1,9 +1,9 @@
 /** CONTRACT 10 `POST /trade/listen-key/close`: end a listen key. */
 import { multiErrorBody } from "../../errors/bodies.ts";
-import { unknownFields } from "../../json/json-body.ts";
-import { send } from "../request.ts";
-import { type PostRoute, SIGNED_POST } from "../route.ts";
-import { emptyArraySchema } from "../../json/document-schemas.ts";
+import { emptyArraySchema } from "../../wire/document-schemas.ts";
+import { unknownFields } from "../../wire/json-body.ts";
+import { send } from "../../wire/request.ts";
+import { type PostRoute, SIGNED_POST } from "../route-types.ts";
 import { listenKeyAnswer } from "./listen-key.ts";
 
 const FIELDS: ReadonlySet<string> = new Set(["listenKey", "nonce"]);

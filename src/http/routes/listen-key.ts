@@ -1,11 +1,13 @@
 /** CONTRACT 10 `POST /trade/listen-key`: create (`{}`) or extend (`{listenKey}`) a stream listen key. */
 import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
 import { multiErrorBody } from "../../errors/bodies.ts";
-import { unknownFields } from "../../json/json-body.ts";
+import { listenKeySchema } from "../../wire/document-schemas.ts";
+import { unknownFields } from "../../wire/json-body.ts";
+import { type RequestInfo, send, sendError } from "../../wire/request.ts";
 import type { ListenKeyAnswer } from "../listen-keys.ts";
-import { type RequestInfo, send, sendError } from "../request.ts";
-import { ok, type PostRoute, type RouteContext, SIGNED_POST } from "../route.ts";
-import { listenKeySchema } from "../../json/document-schemas.ts";
+import type { RouteContext } from "../route-context.ts";
+import { ok } from "../route-steps.ts";
+import { type PostRoute, SIGNED_POST } from "../route-types.ts";
 
 /** Answers what src/http/listen-keys.ts decided: its body, or its error code. */
 const FIELDS: ReadonlySet<string> = new Set(["listenKey", "nonce"]);

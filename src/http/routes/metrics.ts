@@ -1,7 +1,7 @@
 /** CONTRACT 1 `GET /metrics`: Prometheus text, rendered at scrape time (src/core/services/metrics.ts). */
 import { Code } from "../../errors/catalogue.ts";
-import { readRequest, sendError } from "../request.ts";
-import type { PlainRoute } from "../route.ts";
+import { readRequest, sendError } from "../../wire/request.ts";
+import type { PlainRoute } from "../route-types.ts";
 
 export const metrics: PlainRoute = {
   kind: "plain",

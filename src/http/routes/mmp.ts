@@ -4,16 +4,11 @@
  * frozen state on the pair; the two POSTs once their change is committed.
  */
 
-import {
-  httpReply,
-  MMP_RESET_FIELDS,
-  MMP_SET_FIELDS,
-  mmpGetCall,
-  mmpResetCall,
-  mmpSetCall,
-} from "../../entry/calls.ts";
-import { type GetRoute, nonceQuery, type PostRoute, SIGNED_GET, SIGNED_POST } from "../route.ts";
-import { mmpSchema } from "../../json/schemas.ts";
+import { MMP_RESET_FIELDS, MMP_SET_FIELDS, mmpGetCall, mmpResetCall, mmpSetCall } from "../../entry/calls.ts";
+import { renderMmp } from "../../wire/render.ts";
+import { mmpSchema } from "../../wire/schemas.ts";
+import { httpReply } from "../reply.ts";
+import { type GetRoute, nonceQuery, type PostRoute, SIGNED_GET, SIGNED_POST } from "../route-types.ts";
 
 export const mmpGet: GetRoute = {
   kind: "get",
@@ -40,7 +35,12 @@ export const mmpGet: GetRoute = {
     "`frozenUntil`: Unix ms when the freeze ends, 0 when not frozen or frozen until a reset. The frozen " +
     "state is held in memory: a restart unfreezes.",
   handler: (ctx) => (res, info, _pair, key) =>
-    mmpGetCall(ctx, key!.userId, new URLSearchParams(info.query).get("pairName"), httpReply(ctx, res, info)),
+    mmpGetCall(
+      ctx,
+      key!.userId,
+      new URLSearchParams(info.query).get("pairName") ?? undefined,
+      httpReply(ctx, res, info, renderMmp),
+    ),
 };
 
 export const mmpSet: PostRoute = {
@@ -61,7 +61,7 @@ export const mmpSet: PostRoute = {
     "cancelled and new ones are refused (400 `errors.mmp`, MMP_FROZEN) for `frozenSeconds` (0: until a " +
     "reset). Empties the window; a freeze in force stays. Stored: the settings survive a restart.",
   handler: (ctx) => (res, info, key, body) =>
-    mmpSetCall(ctx, key, body, MMP_SET_FIELDS, httpReply(ctx, res, info)),
+    mmpSetCall(ctx, key, body, MMP_SET_FIELDS, httpReply(ctx, res, info, renderMmp)),
 };
 
 export const mmpReset: PostRoute = {
@@ -77,5 +77,5 @@ export const mmpReset: PostRoute = {
   summary: "Unfreeze the caller's market-maker protection on a pair and empty its window",
   source: "CONTRACT 12.2",
   handler: (ctx) => (res, info, key, body) =>
-    mmpResetCall(ctx, key, body, MMP_RESET_FIELDS, httpReply(ctx, res, info)),
+    mmpResetCall(ctx, key, body, MMP_RESET_FIELDS, httpReply(ctx, res, info, renderMmp)),
 };

@@ -1,8 +1,10 @@
 /** CONTRACT 8.6 `GET /trade/pairs/{pairName}/open-orders`: the caller's open orders, newest first. */
 
-import { httpReply, openOrdersCall } from "../../entry/calls.ts";
-import { type GetRoute, nonceQuery, SIGNED_GET_PAIR } from "../route.ts";
-import { orderListSchema } from "../../json/schemas.ts";
+import { openOrdersCall } from "../../entry/calls.ts";
+import { renderOrders } from "../../wire/render.ts";
+import { orderListSchema } from "../../wire/schemas.ts";
+import { httpReply } from "../reply.ts";
+import { type GetRoute, nonceQuery, SIGNED_GET_PAIR } from "../route-types.ts";
 
 export const openOrders: GetRoute = {
   kind: "get",
@@ -16,5 +18,5 @@ export const openOrders: GetRoute = {
   summary: "Every open order of the caller on the pair, newest first",
   source: "CONTRACT 8.6",
   handler: (ctx) => (res, info, pair, key) =>
-    openOrdersCall(ctx, key!.userId, pair!.index, httpReply(ctx, res, info)),
+    openOrdersCall(ctx, key!.userId, pair!.index, httpReply(ctx, res, info, renderOrders)),
 };

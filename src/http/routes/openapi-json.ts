@@ -1,5 +1,7 @@
 /** `GET /openapi.json` (issue 14): the OpenAPI document of these routes (src/documents/openapi.ts). */
-import { type GetRoute, ok, PUBLIC_GET } from "../route.ts";
+
+import { ok } from "../route-steps.ts";
+import { type GetRoute, PUBLIC_GET } from "../route-types.ts";
 
 export const openapi: GetRoute = {
   kind: "get",

@@ -6,8 +6,10 @@
  * read starts it, and waits until its snapshot is the committed book (a command or a batch at
  * most); reads within L3_IDLE_MS of the last keep it followed.
  */
-import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";
-import { l3BookSchema, serialize } from "../../json/schemas.ts";
+
+import { l3BookSchema, serialize } from "../../wire/schemas.ts";
+import { ok } from "../route-steps.ts";
+import { type GetRoute, PUBLIC_GET_PAIR } from "../route-types.ts";
 
 export const orderBookL3: GetRoute = {
   kind: "get",

@@ -1,11 +1,13 @@
 /** seed 4.6 `GET /trade/pairs/{pairName}/orders`: the aggregated book with its `seq` (CONTRACT 4, 9). */
 import type { PairConfig } from "../../config.ts";
-import { Code } from "../../errors/catalogue.ts";
-import { sendError } from "../request.ts";
-import { BOOK_LIMIT_MAX, bookLimitParam } from "../../json/request-schemas.ts";
-import { type GetRoute, ok, PUBLIC_GET_PAIR } from "../route.ts";
-import { bookSchema, serialize } from "../../json/schemas.ts";
+import { BOOK_LIMIT_MAX } from "../../entry/limits.ts";
 import { queryInteger } from "../../entry/validate.ts";
+import { Code } from "../../errors/catalogue.ts";
+import { sendError } from "../../wire/request.ts";
+import { bookLimitParam } from "../../wire/request-schemas.ts";
+import { bookSchema, serialize } from "../../wire/schemas.ts";
+import { ok } from "../route-steps.ts";
+import { type GetRoute, PUBLIC_GET_PAIR } from "../route-types.ts";
 
 /** "Every level": the book without `?limit=`. */
 const ALL = 1_000_000;

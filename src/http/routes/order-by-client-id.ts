@@ -1,9 +1,11 @@
 /** CONTRACT 8.6 `GET /trade/orders?clientOrderId=`: one of the caller's orders by client order id. */
 
-import { httpReply, orderByClientIdCall } from "../../entry/calls.ts";
-import { clientOrderIdParam } from "../../json/request-schemas.ts";
-import { type GetRoute, nonceQuery, SIGNED_GET } from "../route.ts";
-import { orderWithUpdateSchema } from "../../json/schemas.ts";
+import { orderByClientIdCall } from "../../entry/calls.ts";
+import { renderOrder } from "../../wire/render.ts";
+import { clientOrderIdParam } from "../../wire/request-schemas.ts";
+import { orderWithUpdateSchema } from "../../wire/schemas.ts";
+import { httpReply } from "../reply.ts";
+import { type GetRoute, nonceQuery, SIGNED_GET } from "../route-types.ts";
 
 export const orderByClientId: GetRoute = {
   kind: "get",
@@ -29,6 +31,6 @@ export const orderByClientId: GetRoute = {
       ctx,
       key!.userId,
       new URLSearchParams(info.query).get("clientOrderId"),
-      httpReply(ctx, res, info),
+      httpReply(ctx, res, info, renderOrder),
     ),
 };

@@ -1,12 +1,13 @@
 /** seed 4.4 `GET /trade/pairs/{pairName}`: the initial data of a pair page, optionally signed. */
 
 import type { OrderView, UserTradeView } from "../../core/exchange.ts";
+import { orderRowView, tradeRowView } from "../../entry/row-views.ts";
 import { Code } from "../../errors/catalogue.ts";
 import { nowMicro } from "../../util/time.ts";
-import { sendError } from "../request.ts";
-import { type GetRoute, nonceQuery, ok, SIGNED_GET_PAIR } from "../route.ts";
-import { orderRowView, tradeRowView } from "../../entry/row-views.ts";
-import { pairPageSchema, serialize } from "../../json/schemas.ts";
+import { sendError } from "../../wire/request.ts";
+import { pairPageSchema, serialize } from "../../wire/schemas.ts";
+import { ok } from "../route-steps.ts";
+import { type GetRoute, nonceQuery, SIGNED_GET_PAIR } from "../route-types.ts";
 
 export const pairPage: GetRoute = {
   kind: "get",

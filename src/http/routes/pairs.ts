@@ -1,7 +1,8 @@
 /** seed 4.3 `GET /trade/pairs`: the 24 h record (ticker) of every pair, in config order. */
 import { nowMicro } from "../../util/time.ts";
-import { type GetRoute, ok, PUBLIC_GET } from "../route.ts";
-import { pairsSchema, serialize } from "../../json/schemas.ts";
+import { pairsSchema, serialize } from "../../wire/schemas.ts";
+import { ok } from "../route-steps.ts";
+import { type GetRoute, PUBLIC_GET } from "../route-types.ts";
 
 export const pairs: GetRoute = {
   kind: "get",

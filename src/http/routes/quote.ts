@@ -1,9 +1,11 @@
 /** CONTRACT 12.1 `POST /trade/quote`: replaces the caller's quote on a pair in one step. */
 
-import { httpReply, quoteCall } from "../../entry/calls.ts";
-import { type PostRoute, SIGNED_POST } from "../route.ts";
-import { quoteResultSchema } from "../../json/schemas.ts";
+import { quoteCall } from "../../entry/calls.ts";
 import { QUOTE_FIELDS } from "../../entry/validate-quote.ts";
+import { renderQuote } from "../../wire/render.ts";
+import { quoteResultSchema } from "../../wire/schemas.ts";
+import { httpReply } from "../reply.ts";
+import { type PostRoute, SIGNED_POST } from "../route-types.ts";
 
 export const quote: PostRoute = {
   kind: "signedPost",
@@ -18,5 +20,5 @@ export const quote: PostRoute = {
   summary: "Replace the caller's quote on a pair (mass quote): cancelled ids and the placed levels",
   source: "CONTRACT 12.1",
   handler: (ctx) => (res, info, key, body) =>
-    quoteCall(ctx, key, body, QUOTE_FIELDS, httpReply(ctx, res, info)),
+    quoteCall(ctx, key, body, QUOTE_FIELDS, httpReply(ctx, res, info, renderQuote)),
 };

@@ -1,6 +1,8 @@
 /** CONTRACT 9 `GET /time`: the server's clock. */
-import { type GetRoute, ok, PUBLIC_GET } from "../route.ts";
-import { serialize, timeSchema } from "../../json/schemas.ts";
+
+import { serialize, timeSchema } from "../../wire/schemas.ts";
+import { ok } from "../route-steps.ts";
+import { type GetRoute, PUBLIC_GET } from "../route-types.ts";
 
 export const time: GetRoute = {
   kind: "get",

@@ -1,13 +1,14 @@
 /** CONTRACT 14 `GET /trade/transfers`: the caller's deposits and withdrawals, paginated as 4.9. */
 import type { ExchangeConfig } from "../../config.ts";
+import { pageParams } from "../../entry/validate.ts";
 import { Code } from "../../errors/catalogue.ts";
 import type { TransferRow } from "../../protocol/db/rows.ts";
 import { formatDecimal } from "../../util/numbers.ts";
 import { formatDateTime } from "../../util/time.ts";
-import { sendError } from "../request.ts";
-import { type GetRoute, nonceQuery, ok, pageQuery, SIGNED_GET } from "../route.ts";
-import { serialize, transfersPageSchema } from "../../json/schemas.ts";
-import { pageParams } from "../../entry/validate.ts";
+import { sendError } from "../../wire/request.ts";
+import { serialize, transfersPageSchema } from "../../wire/schemas.ts";
+import { ok } from "../route-steps.ts";
+import { type GetRoute, nonceQuery, pageQuery, SIGNED_GET } from "../route-types.ts";
 
 export const transfers: GetRoute = {
   kind: "get",

@@ -1,10 +1,12 @@
 /** seed 4.10 `GET /trade/pairs/user-history`: the caller's trades over all pairs, paginated. */
-import { Code } from "../../errors/catalogue.ts";
-import { sendError } from "../request.ts";
-import { type GetRoute, nonceQuery, ok, pageQuery, SIGNED_GET } from "../route.ts";
+
 import { tradeRowView } from "../../entry/row-views.ts";
-import { serialize, tradesPageSchema } from "../../json/schemas.ts";
 import { pageParams } from "../../entry/validate.ts";
+import { Code } from "../../errors/catalogue.ts";
+import { sendError } from "../../wire/request.ts";
+import { serialize, tradesPageSchema } from "../../wire/schemas.ts";
+import { ok } from "../route-steps.ts";
+import { type GetRoute, nonceQuery, pageQuery, SIGNED_GET } from "../route-types.ts";
 
 export const userHistory: GetRoute = {
   kind: "get",

@@ -1,10 +1,12 @@
 /** seed 4.9 `GET /trade/pairs/{pairName}/user-orders`: the caller's orders over all pairs, paginated. */
-import { Code } from "../../errors/catalogue.ts";
-import { sendError } from "../request.ts";
-import { type GetRoute, nonceQuery, ok, pageQuery, SIGNED_GET_PAIR } from "../route.ts";
+
 import { orderRowView } from "../../entry/row-views.ts";
-import { ordersPageSchema, serialize } from "../../json/schemas.ts";
 import { pageParams } from "../../entry/validate.ts";
+import { Code } from "../../errors/catalogue.ts";
+import { sendError } from "../../wire/request.ts";
+import { ordersPageSchema, serialize } from "../../wire/schemas.ts";
+import { ok } from "../route-steps.ts";
+import { type GetRoute, nonceQuery, pageQuery, SIGNED_GET_PAIR } from "../route-types.ts";
 
 export const userOrders: GetRoute = {
   kind: "get",

@@ -10,7 +10,9 @@ import { errorBody, errorName, errorStatus } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import { type Lang, pickLanguage } from "../errors/language.ts";
 import { log } from "../util/log.ts";
-import { EXPOSE_HEADERS } from "./cors.ts";
+
+/** Answer headers a browser script may read when CORS allows the origin (docs/API.md 4, 9, 10). */
+const EXPOSE_HEADERS = "Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining";
 
 export const MAX_BODY = 64 * 1024;
 /**

@@ -1,5 +1,5 @@
 /**
- * The response serializers write some strings without JSON escaping (src/json/schemas.ts `word`).
+ * The response serializers write some strings without JSON escaping (src/wire/schemas.ts `word`).
  * That is safe only for strings the server composes from characters JSON never escapes: these
  * tests pin which fields those are, check that what the server puts in them cannot hold anything
  * else, and that the OpenAPI document does not show the serializer's format.
@@ -12,9 +12,9 @@ import { orderView, userTradeView } from "../../src/core/views.ts";
 import { buildOpenApi } from "../../src/documents/openapi.ts";
 import { ROUTES } from "../../src/documents/openapi-routes.ts";
 import { transferView } from "../../src/http/routes/transfers.ts";
-import * as schemas from "../../src/json/schemas.ts";
-import { serialize, streamSchemas } from "../../src/json/schemas.ts";
 import { formatDateTime } from "../../src/util/time.ts";
+import * as schemas from "../../src/wire/schemas.ts";
+import { serialize, streamSchemas } from "../../src/wire/schemas.ts";
 import { TEST_CONFIG } from "../e2e/pairs.ts";
 
 /** Names of the properties whose schema has the "unsafe" format, anywhere below `schema`. */

@@ -19,33 +19,25 @@ import { MAX_LEDGER_VALUE } from "../config.ts";
 import { CLIENT_ORDER_ID_RE, STP_NAMES, TIF_NAMES } from "../core/order-options.ts";
 import { PAIR_STATUS_NAMES } from "../core/pair-status.ts";
 import { PERIODS } from "../core/read-models/pair-market.ts";
+import {
+  BOOK_LIMIT_MAX,
+  CHART_LIMIT_MAX,
+  MAX_BATCH_CANCELS,
+  MAX_BATCH_ORDERS,
+  MAX_DEAD_MAN_SECONDS,
+  MAX_MMP_SECONDS,
+  MAX_ORDER_ID,
+  MAX_QUERY_INTEGER,
+  PAGE_SIZE_MAX,
+} from "../entry/limits.ts";
 import { MAX_QUOTE_LEVELS } from "../protocol/pair/engine.ts";
 import { MAX_DIGITS, MAX_NONCE, MAX_SAFE } from "../util/integers.ts";
 import { formatDecimal, MAX_INTEGER_DIGITS, parseDecimal } from "../util/numbers.ts";
 
 // ---------------------------------------------------------------- the bounds the server checks
 
-/** Largest order id (CONTRACT 2.4): ids are JS numbers, exact up to 2^53 - 1. */
-export const MAX_ORDER_ID = MAX_SAFE;
 /** Largest nonce (CONTRACT 5): a non-negative 64-bit integer. */
 export { MAX_NONCE };
-/** Elements of create-orders (CONTRACT 8.5). */
-export const MAX_BATCH_ORDERS = 20;
-/** Elements of cancel-orders (CONTRACT 8.5). */
-export const MAX_BATCH_CANCELS = 100;
-/** cancel-all-after `timeout` (CONTRACT 8.7), seconds. */
-export const MAX_DEAD_MAN_SECONDS = 600;
-/** MMP `intervalSeconds` and `frozenSeconds` (CONTRACT 12.2): 0..MAX_MMP_SECONDS. */
-export const MAX_MMP_SECONDS = 3600;
-/** Pages (CONTRACT 4): `pageSize` 1..PAGE_SIZE_MAX, default PAGE_SIZE_DEFAULT; `page` from 1. */
-export const PAGE_SIZE_MAX = 100;
-export const PAGE_SIZE_DEFAULT = 20;
-/** Largest `page`, `limit`, `from`, `to` of a query: any integer a double holds exactly. */
-export const MAX_QUERY_INTEGER = MAX_SAFE;
-/** `limit` of the book (4.6) and of the chart (CONTRACT 4). */
-export const BOOK_LIMIT_MAX = 1000;
-export const CHART_LIMIT_MAX = 1000;
-export const CHART_LIMIT_DEFAULT = 500;
 /** A listen key (CONTRACT 10). */
 export const LISTEN_KEY_RE = /^[0-9a-f]{64}$/;
 /** A user's uid (CONTRACT 2.4, 1.2), any case. */
@@ -100,7 +92,7 @@ export function decimalSchema(
     description,
     oneOf: [
       // `maximum` is the largest double within the bound, for validators that read doubles; the
-      // server reads a number literal exactly (src/json/json-body.ts), so `x-maximum` is the bound.
+      // server reads a number literal exactly (src/wire/json-body.ts), so `x-maximum` is the bound.
       {
         type: "number",
         ...low,

@@ -1,13 +1,13 @@
 /**
- * Request bodies keep every number exactly as written (src/json/json-body.ts): whichever path
+ * Request bodies keep every number exactly as written (src/wire/json-body.ts): whichever path
  * parses a body, the decimal read from a number is the decimal of its source text.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { DuplicateKeyError, LosslessNumber, parseJsonBody } from "../../src/json/json-body.ts";
-import { isJsonMediaType } from "../../src/http/request.ts";
 import { ParseError, parseDecimal } from "../../src/util/numbers.ts";
+import { DuplicateKeyError, LosslessNumber, parseJsonBody } from "../../src/wire/json-body.ts";
+import { isJsonMediaType } from "../../src/wire/request.ts";
 
 /** A JSON number literal: sign, integer part, fraction, exponent, each optional where JSON allows. */
 const jsonNumber = fc

@@ -1,0 +1,95 @@
+/**
+ * The sessions' outgoing queue (docs/API.md 13): each call takes a slot in its connection's outbox
+ * when it arrives and its answer fills the slot; frames leave in arrival order, once per event-loop
+ * turn per connection, in one uWS cork. An execution report goes in behind every call received
+ * before it, so the answer to a call precedes the reports of what it changed. Above the
+ * slow-consumer bound (docs/API.md 12.1) the connection is closed with 1008.
+ */
+import { CLOSE_SLOW_CONSUMER, type SessionConn, type Slot, type Socket, STATE_ENDED } from "./connection.ts";
+
+export class Outbox {
+  private readonly dirty: Socket[] = [];
+  private flushScheduled = false;
+
+  constructor(
+    /** Unsent bytes above which a connection is closed with 1008. */
+    private readonly maxBackpressureBytes: number,
+    /** Ends a session (SessionHub.end). */
+    private readonly end: (ws: Socket, code: number, reason: string) => void,
+  ) {}
+
+  /** A frame to send: queued, and written this turn. */
+  push(ws: Socket, c: SessionConn, slot: Slot): void {
+    c.out.push(slot);
+    if (slot.answer) c.inFlight++;
+    this.markDirty(ws, c);
+  }
+
+  /** A call's empty slot: written once its answer fills it. */
+  pushSlot(c: SessionConn, slot: Slot): void {
+    c.out.push(slot);
+    c.inFlight++;
+  }
+
+  /** A frame that goes out in this turn's write ahead of the waiting ones. */
+  pushFront(ws: Socket, c: SessionConn, text: string): void {
+    c.out.splice(c.head, 0, { text, answer: false });
+    this.markDirty(ws, c);
+  }
+
+  /** A call's answer text is in its slot: the connection has something to write this turn. */
+  filled(ws: Socket, c: SessionConn): void {
+    if (c.state !== STATE_ENDED) this.markDirty(ws, c);
+  }
+
+  private markDirty(ws: Socket, c: SessionConn): void {
+    if (c.dirty) return;
+    c.dirty = true;
+    this.dirty.push(ws);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(this.flush);
+    }
+  }
+
+  private readonly flush = (): void => {
+    this.flushScheduled = false;
+    const list = this.dirty.splice(0);
+    for (const ws of list) {
+      const c = ws.getUserData();
+      c.dirty = false;
+      if (c.state === STATE_ENDED) continue;
+      this.flushOne(ws, c);
+    }
+  };
+
+  /** Writes every ready frame at the head of the outbox in one cork, then checks the bound. */
+  flushOne(ws: Socket, c: SessionConn): void {
+    const out = c.out;
+    let i = c.head;
+    if (i >= out.length || out[i].text === null) return;
+    try {
+      ws.cork(() => {
+        while (i < out.length && out[i].text !== null) {
+          const s = out[i];
+          ws.send(s.text!, false, false);
+          if (s.answer) c.inFlight--;
+          i++;
+        }
+      });
+    } catch {
+      // The socket closed under us; `close` ends the session.
+      return;
+    }
+    if (i === out.length) {
+      out.length = 0;
+      c.head = 0;
+    } else if (i > 1024 && i * 2 > out.length) {
+      out.splice(0, i);
+      c.head = 0;
+    } else c.head = i;
+    if (ws.getBufferedAmount() > this.maxBackpressureBytes) {
+      this.end(ws, CLOSE_SLOW_CONSUMER, "slow consumer: unsent buffer over the limit");
+    }
+  }
+}
