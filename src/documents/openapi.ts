@@ -2,7 +2,7 @@
  * The OpenAPI 3.1 document of the REST interface, served at `GET /1.0/openapi.json`, generated from
  * ONE declarative route table handed in by the caller (route-table.ts `ROUTES`): method, path,
  * authentication, request body, query parameters and one response schema per status
- * (route-spec.ts). This builder imports no route: it only turns the table into the document.
+ * (src/http/route-types.ts). This builder imports no route: it only turns the table into the document.
  *
  * Response bodies the server already writes come from schemas.ts, the very objects
  * fast-json-stringify compiles, so the document cannot drift from the wire; the bodies the server

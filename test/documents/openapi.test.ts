@@ -187,9 +187,9 @@ describe("OpenAPI document", () => {
     assert.deepEqual(Object.keys(buildOpenApi(TEST_CONFIG, []).paths as object), []);
     const source = readFileSync(new URL("../../src/documents/openapi.ts", import.meta.url), "utf8");
     const imported = [...source.matchAll(/\bfrom\s*"(\.[^"]+)"/g)].map((m) => m[1]);
-    assert.ok(imported.includes("./route-spec.ts"), `the scanner found ${imported.join(", ")}`);
+    assert.ok(imported.includes("../http/route-types.ts"), `the scanner found ${imported.join(", ")}`);
     assert.deepEqual(
-      imported.filter((s) => /route(s\/|-table|\.ts)/.test(s)),
+      imported.filter((s) => /route(s\/|-list|-steps|-table|\.ts)/.test(s)),
       [],
     );
   });
