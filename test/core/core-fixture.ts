@@ -42,6 +42,9 @@ export interface CoreOptions {
   /** The answer map to use (default a new one). */
   answers?: Answers;
   writer?: WriterOptions;
+  /** The ids the first create and the first trade get (ExchangeOptions; default 1, a new database). */
+  nextOrderId?: number;
+  nextTradeId?: number;
 }
 
 /**
@@ -63,6 +66,8 @@ export async function startCore(file: string, options: CoreOptions = {}): Promis
     listener: options.listener ?? null,
     statuses,
     feeUser: FEE_USER,
+    nextOrderId: options.nextOrderId,
+    nextTradeId: options.nextTradeId,
   });
   const channel = new PairChannel({
     pairName: "btc_usdt",
