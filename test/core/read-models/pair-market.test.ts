@@ -109,7 +109,7 @@ describe("BookSide", () => {
   });
 });
 
-describe("PairMarket BBO and checksum (CONTRACT 13.1, 13.3)", () => {
+describe("PairMarket BBO and checksum (docs/API.md 7.6.1, 12.5)", () => {
   it("gives the contract's checksums: the empty book, then its four levels", () => {
     const m = new PairMarket("btc_usdt", 2, 6);
     assert.equal(m.checksumText(), "|");
