@@ -1,6 +1,6 @@
 /**
  * The ledger: every user's available and reserved balance per currency, in exact integers at the
- * currency's ledger scale (docs/API.md 1). It lives on the main thread only, so a reservation is
+ * currency's ledger scale (docs/API.md 5.6). It lives on the main thread only, so a reservation is
  * atomic with respect to every other request: two pairs that share a currency can never both
  * spend the same funds.
  *
