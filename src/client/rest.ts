@@ -62,7 +62,7 @@ export interface ListenKey {
   expiresAt: number;
 }
 
-/** Nonce as a JSON number or a string of digits (docs/API.md 3). */
+/** Nonce as a JSON number or a string of digits (docs/API.md 1). */
 export type Nonce = number | bigint | string;
 
 /**

@@ -44,5 +44,5 @@ export function readSmallInteger(value: unknown, min: number, max: number): numb
 
 /** Largest order id, timestamp or count a double holds exactly. */
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
-/** A nonce is a non-negative integer of at most 64 bits (docs/API.md 3; stored as text). */
+/** A nonce is a non-negative integer of at most 64 bits (docs/API.md 1; stored as text). */
 export const MAX_NONCE = 2n ** 64n - 1n;
