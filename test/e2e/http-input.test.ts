@@ -1,7 +1,7 @@
 /**
  * HTTP edges and input readings through the real server: client text that names a built-in object
  * property (`constructor`, `__proto__`), `null` where absence has a meaning (docs/API.md 1), the one
- * reading of integers (docs/API.md 1, src/util/integers.ts), nonce values (docs/API.md 3), 405 with `Allow`
+ * reading of integers (docs/API.md 1, src/util/integers.ts), nonce values (docs/API.md 1, 3), 405 with `Allow`
  * on every known path, 414 / 431 over the request-head limits, and the malformed requests that
  * uWebSockets.js refuses before the application sees them (raw sockets: the server stays up).
  */
