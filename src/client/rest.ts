@@ -16,7 +16,7 @@
 
 import { headerRecord, originOf, REST_PREFIX, signText } from "./base.ts";
 
-// ---- wire types (interface section 2): src/client/types.ts, which the web page imports too -------
+// ---- wire types (docs/API.md 5): src/client/types.ts, which the web page imports too -------------
 
 import type {
   AdminUser,
