@@ -67,7 +67,7 @@ describe("book checksum (docs/API.md 12.5)", () => {
     assert.equal(bookChecksum([], []), 2343686810);
   });
 
-  test("the contract's four-level example gives its text and 3621080957", () => {
+  test("docs/API.md 12.5's four-level example gives its text and 3621080957", () => {
     const asks: LevelPair[] = [
       [25010.01, 0.5],
       [25011, 1.25],
