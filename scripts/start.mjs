@@ -1,7 +1,7 @@
 // `npm start` (TypeScript through tsx) and `npm run start:prod` (`--prod`: the build in dist/):
 // runs the server in a child `node` with the flags chosen for this machine (scripts/node-flags.mjs),
 // forwards SIGINT, SIGTERM and SIGHUP to it, and exits as it exits. Every other argument goes to
-// the server (src/main.ts: CONTRACT 1's flags).
+// the server (src/main.ts: the flags in README.md "Running it").
 //
 //   node scripts/start.mjs [--prod] [server flags...]
 import { spawn } from "node:child_process";

@@ -15,7 +15,7 @@
  *         [--stp cancelMaker|cancelTaker|cancelBoth]
  *   exchange order cancel ORDER_ID
  *   exchange order cancel-all [--pair PAIR]
- *   exchange mmp get PAIR                                      market-maker protection (CONTRACT 12.2)
+ *   exchange mmp get PAIR                                      market-maker protection (docs/API.md 8.10)
  *   exchange mmp set PAIR INTERVAL_S QTY_LIMIT FROZEN_S
  *   exchange mmp reset PAIR
  *   exchange quote PAIR [--bid PRICE:AMOUNT]... [--ask PRICE:AMOUNT]...   mass quote; none: pull

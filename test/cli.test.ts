@@ -1,8 +1,8 @@
 /**
- * The `exchange` command's signing (src/cli.ts): the bound form of CONTRACT 15 by default, with
+ * The `exchange` command's signing (src/cli.ts): the bound form of docs/API.md 3 by default, with
  * `--recv-window`, and the old form with `--signature legacy`. What it sends is read by a plain
  * node:http listener that records the request; that it is accepted, by the real server. The
- * `session` commands (CONTRACT 11: place, cancel, tail of the execution reports) against a real
+ * `session` commands (docs/API.md 13: place, cancel, tail of the execution reports) against a real
  * server, the tail also as a process stopped with Ctrl-C. The admin commands `api-key create` and
  * `withdraw`, and the public reads `book` and `history`, against a real server: what they print and
  * what they changed, read back over REST.

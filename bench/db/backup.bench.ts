@@ -1,5 +1,5 @@
 /**
- * Question: does an online backup (`POST /admin/backup`, CONTRACT 14) slow the orders down? The
+ * Question: does an online backup (`POST /admin/backup`, docs/API.md 11) slow the orders down? The
  * create-order latency of the real server, on a database of 1 million orders, while a backup runs,
  * against the same load without one.
  *

@@ -19,7 +19,7 @@ import { RateLimiter } from "../../src/entry/rate-limit.ts";
 import { mulberry32 } from "../../test/support/prng.ts";
 import { taskNs } from "./task-time.ts";
 
-/** The limiter before CONTRACT 9: a fixed one-second window per key. */
+/** The limiter before the rate-limit headers (docs/API.md 3): a fixed one-second window per key. */
 class FixedWindowLimiter {
   private window = 0;
   private counts = new Map<string, number>();

@@ -3,7 +3,7 @@
  * answering the same routes with constant bodies captured from the real server (an order ack for
  * POST, the prepared 50 + 50 book for `GET .../orders`, the pairs list for `GET /trade/pairs`). A
  * POST body is read completely before the answer, as the exchange does; nothing is parsed or signed.
- * `ws://.../session` is the WebSocket ceiling of the trading sessions (CONTRACT 11): a hello on
+ * `ws://.../session` is the WebSocket ceiling of the trading sessions (docs/API.md 13): a hello on
  * open, then every text frame answered with the same captured order ack as
  * `{"id":<the frame's id>,"status":200,"result":<ack>}` (the id is read from the frame's head, the
  * rest is neither parsed nor checked; the logon is answered like any call).

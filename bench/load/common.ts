@@ -106,7 +106,7 @@ export interface RunSpec {
   /**
    * Closed loop only: every READ_PROBE_EVERY_MS, slot 0 reads the order it has just created back
    * (`GET /trade/orders/{id}`, from its committed row) before its next create: the latency of a
-   * read right after its ack (CONTRACT 6), which waits for the batch's rows to be applied.
+   * read right after its ack (docs/API.md 6), which waits for the batch's rows to be applied.
    */
   readProbe: boolean;
   /**

@@ -26,7 +26,7 @@
  *   create-open    create-order open loop at --rates (1k, 5k, 10k, 20k and "max" = the closed-loop
  *                  result), with the ack → `user_orders` stream latency of a few subscribed users;
  *   mix            create + cancel (25% cancels) open loop at 5k/s and closed loop;
- *   session        create-order over trading sessions (CONTRACT 11; groups/session.ts): 8 sessions
+ *   session        create-order over trading sessions (docs/API.md 13; groups/session.ts): 8 sessions
  *                  x 64 calls in flight against the bare uWS WebSocket ceiling, open loops at 1k,
  *                  5k (beside REST at 5k) and 10k/s, and cancel-on-disconnect (close → 100 cancels
  *                  on an `orders:` stream, 20 repetitions);

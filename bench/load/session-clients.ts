@@ -1,5 +1,5 @@
 /**
- * The trading-session client of bench:load (CONTRACT 11): N WebSocket sessions (`ws`), each logged
+ * The trading-session client of bench:load (docs/API.md 13): N WebSocket sessions (`ws`), each logged
  * on as one user, each keeping up to `depth` calls in flight; calls beyond that wait in the
  * session's FIFO (open loop: that wait counts, the latency runs from the scheduled send time).
  *

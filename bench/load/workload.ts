@@ -1,5 +1,5 @@
 /**
- * The requests a load generator sends, built and signed on the fly (CONTRACT 5: HMAC-SHA256 hex of
+ * The requests a load generator sends, built and signed on the fly (docs/API.md 3: HMAC-SHA256 hex of
  * the exact body bytes). Deterministic for a seed.
  *
  * create-order mix (per request): 50% passive limit (buy below / sell above the mid, 1..50 steps

@@ -2,7 +2,7 @@
  * The quoting workload: one market maker (user 1, MMP on) requotes 10 levels a side around a
  * drifting mid, and random takers (users 2-9) send small market and IOC limit orders between the
  * quotes (3 takers per quote). Every op is one book command; a quote counts as one op. Seeded and
- * deterministic; run in-process on this checkout's book only (the books before CONTRACT 12 have no
+ * deterministic; run in-process on this checkout's book only (the books before mass quotes (docs/API.md 8.12) have no
  * quotes, so `--baseline` does not run it).
  */
 import { BUY, FLAG_MMP, NO_BUDGET, OK, PENDING, SELL, TIF_IOC } from "../../src/protocol/pair/engine.ts";

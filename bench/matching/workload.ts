@@ -10,7 +10,7 @@
  *
  * Users: there are 100 of them, but every user trades on one side only (even users buy, odd users
  * sell). The peer (nodejs-order-book) matches a user against itself unless it is given an STP mode,
- * and its EXPIRE_MAKER mode differs from our CONTRACT 3 on market orders that meet only the
+ * and its EXPIRE_MAKER mode differs from our self-trade prevention (docs/API.md 6) on market orders that meet only the
  * taker's own orders (we refuse with ERR_NO_LIQUIDITY and touch nothing, it expires the makers).
  * One-sided users make self-trades impossible, so both engines do exactly the same fills while our
  * engine still performs its per-fill user comparison.

@@ -1,5 +1,5 @@
 /**
- * HMAC-SHA256 primitives of request signing (CONTRACT 5, 15): the key prepared once into its
+ * HMAC-SHA256 primitives of request signing (docs/API.md 3): the key prepared once into its
  * ipad/opad blocks, verification by two one-shot `crypto.hash` calls with a constant-time compare
  * of the hex signature, the old form (over the payload) and the bound form
  * (`<X-Timestamp>\n<METHOD>\n<path>\n<payload>`), the constant-time comparison of two secrets and
@@ -91,7 +91,7 @@ function digestMatches(key: HmacKey, end: number): boolean {
 }
 
 /**
- * The bound form of CONTRACT 15: true when `signatureHex` is the HMAC-SHA256 under `key` of
+ * The bound form of docs/API.md 3: true when `signatureHex` is the HMAC-SHA256 under `key` of
  * `<timestamp>\n<method>\n<path>\n<payload>`, written after the key's inner pad into the same
  * input as `verifySignature` uses: the short head as one string, then the payload's bytes, so the
  * body is never concatenated into a string.
@@ -124,7 +124,7 @@ export function verifyBoundSignature(
 }
 
 /**
- * Constant-time comparison of two secrets of any length (the admin token, CONTRACT 1.2): both are
+ * Constant-time comparison of two secrets of any length (the admin token, docs/API.md 11): both are
  * hashed first, so neither the content nor the length of `expected` leaks through timing.
  */
 export function secretsEqual(expected: string, actual: string | undefined): boolean {

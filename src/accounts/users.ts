@@ -14,7 +14,7 @@ export interface ApiKey {
 }
 
 /**
- * Replay guard: the last accepted nonce per API token (CONTRACT 5). Call `check` only after the
+ * Replay guard: the last accepted nonce per API token (docs/API.md 3). Call `check` only after the
  * signature verified, and before validating the request, so that a correctly signed request
  * consumes its nonce even when it then fails validation. The guard itself is in memory; the server
  * persists each accepted nonce (the `nonces` table, written with the next group commit) and loads
@@ -102,7 +102,7 @@ export class Users {
     return this.keys.has(token);
   }
 
-  /** Called with the token of each key revoked (the trading sessions end theirs, CONTRACT 11.1). */
+  /** Called with the token of each key revoked (the trading sessions end theirs, docs/API.md 13). */
   readonly revokeListeners: ((token: string) => void)[] = [];
 
   /** Marks a key revoked; false when the token is unknown. */

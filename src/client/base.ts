@@ -1,6 +1,6 @@
 /**
  * What the REST client (index.ts), the stream client (stream.ts) and the trading session
- * (session.ts) share: the HMAC of CONTRACT 5, header records without a prototype, and the server
+ * (session.ts) share: the HMAC of docs/API.md 3, header records without a prototype, and the server
  * origin of a base URL. index.ts re-exports them; the session imports them from here, so that
  * index.ts can re-export the session without an import cycle.
  */
@@ -19,7 +19,7 @@ export function headerRecord(init?: Record<string, string>): Record<string, stri
   return init === undefined ? headers : Object.assign(headers, init);
 }
 
-/** Hex HMAC-SHA256 of `text` with `secret` (CONTRACT 5). */
+/** Hex HMAC-SHA256 of `text` with `secret` (docs/API.md 3). */
 export function signText(secret: string, text: string | Uint8Array): string {
   return createHmac("sha256", secret).update(text).digest("hex");
 }

@@ -1,13 +1,13 @@
 /**
- * A live local copy of one pair's order book from the `orders:{pair}` stream (CONTRACT 7, 9).
+ * A live local copy of one pair's order book from the `orders:{pair}` stream (docs/API.md 12, 12.3).
  *
  * The stream's first message is a snapshot of every level; each later message lists only the
  * changed levels (`amount` 0: the level is gone). When the server numbers the book (`seq`,
- * CONTRACT 9), every message carries the previous `seq` + 1, and a jump means a message was
+ * docs/API.md 12.3), every message carries the previous `seq` + 1, and a jump means a message was
  * missed: the feed then re-reads the REST book (which carries its `seq`), applies the messages it
  * buffered meanwhile whose `seq` is above the REST one, and goes on. A closed connection (a slow
  * consumer gets 1008) reconnects and starts again from the new snapshot. When messages carry
- * `checksum` (CONTRACT 13.3), the book after each must give it; on a mismatch the feed re-reads the
+ * `checksum` (docs/API.md 12.5), the book after each must give it; on a mismatch the feed re-reads the
  * REST book as on a gap and reports `checksum` to `onResync`.
  */
 
@@ -26,7 +26,7 @@ export interface BookFeedOptions {
   onBook?: (book: BookData) => void;
   /**
    * Called when the feed resyncs: `gap` (a seq was skipped) and `checksum` (the book after a
-   * message did not give its CONTRACT 13.3 checksum) re-read the REST book; `reconnect` follows a
+   * message did not give its docs/API.md 12.5 checksum) re-read the REST book; `reconnect` follows a
    * close and starts again from the new snapshot.
    */
   onResync?: (reason: ResyncReason | "reconnect") => void;

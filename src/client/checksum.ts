@@ -1,5 +1,5 @@
 /**
- * The book checksum of CONTRACT 13.3, as a client computes it from its local book: CRC-32 (IEEE
+ * The book checksum of docs/API.md 12.5, as a client computes it from its local book: CRC-32 (IEEE
  * 802.3, the polynomial zlib uses) of `asks|bids`, the best CHECKSUM_LEVELS asks ascending and the
  * best CHECKSUM_LEVELS bids descending, each level `price:amount` in the API's canonical decimal
  * text, joined by `,`.
@@ -22,7 +22,7 @@ export { crc32 };
 export const CHECKSUM_LEVELS = 25;
 
 /**
- * The canonical decimal text of a JSON number as the API writes it (CONTRACT 2.1, 13.3): no
+ * The canonical decimal text of a JSON number as the API writes it (docs/API.md 1, 12.5): no
  * exponent, no trailing zeros, no trailing point. `decimalText(1e-7)` is `"0.0000001"`.
  */
 export function decimalText(value: number): string {
@@ -43,7 +43,7 @@ export function decimalText(value: number): string {
 /** A level as `[price, amount]`, best first (the local books' `levels()` form). */
 export type LevelPair = readonly [number, number];
 
-/** The text CONTRACT 13.3 takes the CRC of: `price:amount,...|price:amount,...`. */
+/** The text docs/API.md 12.5 takes the CRC of: `price:amount,...|price:amount,...`. */
 export function checksumText(asks: readonly LevelPair[], bids: readonly LevelPair[]): string {
   const side = (levels: readonly LevelPair[]) => {
     const parts: string[] = [];

@@ -9,7 +9,7 @@ export { headerRecord, originOf, signText } from "./base.ts";
 export * from "./rest.ts";
 export type * from "./types.ts";
 
-// ---- live feeds and the book checksum (CONTRACT 7, 9, 13) -------------------------------------------
+// ---- live feeds and the book checksum (docs/API.md 12) ----------------------------------------------
 
 export { type BookFeedOptions, OrderBookFeed } from "./book.ts";
 export {
@@ -32,7 +32,7 @@ export {
   subscribeBbo,
 } from "./market-data.ts";
 
-// ---- CONTRACT 11: trading sessions (src/client/session.ts) -------------------------------------------
+// ---- docs/API.md 13: trading sessions (src/client/session.ts) ----------------------------------------
 
 export {
   type Credentials,

@@ -1,7 +1,7 @@
 /**
- * The local order-by-order (L3) book of one pair (CONTRACT 13.2): a snapshot (`GET .../orders/l3`
+ * The local order-by-order (L3) book of one pair (docs/API.md 7.6.2): a snapshot (`GET .../orders/l3`
  * or the `orders_l3:{pair}` on-connect message) plus each later message's events, applied by
- * `seq` as CONTRACT 9 numbers the book. No Node and no DOM, like local-book.ts.
+ * `seq` as docs/API.md 12.3 numbers the book. No Node and no DOM, like local-book.ts.
  *
  * Each price level is a queue in time priority: `open` joins the back of its level, `change`
  * keeps its place, `done` leaves. The L2 levels are the queues' sums, added exactly (checksum.ts),
@@ -26,7 +26,7 @@ export class L3Book {
   /** Per side: price → the orders resting there, oldest first. */
   private readonly queues = { buy: new Map<number, Resting[]>(), sell: new Map<number, Resting[]>() };
 
-  /** Replaces every order with a snapshot's (sides in priority order, as CONTRACT 13.2 sends them). */
+  /** Replaces every order with a snapshot's (sides in priority order, as docs/API.md 7.6.2 sends them). */
   reset(snapshot: L3Snapshot): void {
     this.orders.clear();
     this.queues.buy.clear();
@@ -84,13 +84,13 @@ export class L3Book {
     ]);
   }
 
-  /** The L2 book of the same seq, as `GET .../orders` answers it (with its CONTRACT 13.3 checksum). */
+  /** The L2 book of the same seq, as `GET .../orders` answers it (with its docs/API.md 12.5 checksum). */
   l2(): { buy: Level[]; sell: Level[]; seq: number; checksum: number } {
     const side = (s: DirectionType) => this.levels(s).map(([price, amount]) => ({ price, amount }));
     return { buy: side("buy"), sell: side("sell"), seq: this.seq ?? 0, checksum: this.checksum() };
   }
 
-  /** CONTRACT 13.3 checksum of the derived L2 book. */
+  /** docs/API.md 12.5 checksum of the derived L2 book. */
   checksum(): number {
     return bookChecksum(
       this.levels("sell").slice(0, CHECKSUM_LEVELS),

@@ -3,13 +3,13 @@
  * web page (web/src/main.ts): no Node and no DOM, only the wire types, so the page's build includes
  * it as it is.
  *
- * `LocalBook` holds the levels and applies the sequence rules of CONTRACT 9 to one message.
+ * `LocalBook` holds the levels and applies the sequence rules of docs/API.md 12.3 to one message.
  * `LiveBook` keeps a `LocalBook` live from a connection's `orders:{pair}` messages: the first one is
  * the snapshot, every later one the changed levels (amount 0: the level is gone). When messages
  * carry `seq`, each must be the previous + 1; on a jump the book is re-read from REST (which carries
  * its own `seq`), the messages that arrive meanwhile are held, and those newer than the REST book
- * are applied on top. Without `seq` the stream alone is trusted (it is consistent by CONTRACT 7).
- * When messages carry `checksum` (CONTRACT 13.3), the book after each one must give that checksum;
+ * are applied on top. Without `seq` the stream alone is trusted (it is consistent by docs/API.md 12).
+ * When messages carry `checksum` (docs/API.md 12.5), the book after each one must give that checksum;
  * a mismatch (a divergence `seq` cannot show) resyncs from REST the same way.
  */
 import { bookChecksum, CHECKSUM_LEVELS } from "./checksum.ts";
@@ -22,7 +22,7 @@ export type ApplyResult = "applied" | "stale" | "gap";
 /** Why a live book re-read the REST book: a seq jump, or a checksum that did not match. */
 export type ResyncReason = "gap" | "checksum";
 
-/** The levels of one book, a snapshot plus deltas, with the sequence checks of CONTRACT 9. */
+/** The levels of one book, a snapshot plus deltas, with the sequence checks of docs/API.md 12.3. */
 export class LocalBook {
   /** The `seq` of the last snapshot or change applied; undefined on servers without seq. */
   seq: number | undefined;
@@ -74,7 +74,7 @@ export class LocalBook {
     return this.levels(side).slice(0, n);
   }
 
-  /** CONTRACT 13.3: the checksum of the book as it is now. */
+  /** docs/API.md 12.5: the checksum of the book as it is now. */
   checksum(): number {
     return bookChecksum(this.best("sell", CHECKSUM_LEVELS), this.best("buy", CHECKSUM_LEVELS));
   }
@@ -178,7 +178,7 @@ export class LiveBook {
     this.changed();
   }
 
-  /** The book diverged from the server's (CONTRACT 13.3): drop it and re-read the REST book. */
+  /** The book diverged from the server's (docs/API.md 12.5): drop it and re-read the REST book. */
   private mismatch(): void {
     this.checksumMismatches++;
     this.held = [];

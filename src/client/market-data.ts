@@ -1,5 +1,5 @@
 /**
- * Market data for makers (CONTRACT 13) as live feeds over the stream:
+ * Market data for makers (docs/API.md 12.5) as live feeds over the stream:
  *
  * - `L3BookFeed`: the order-by-order book of `orders_l3:{pair}` (l3-book.ts), applied by seq. A seq
  *   jump, or an event the local book cannot place (it has diverged), drops the book and subscribes
@@ -103,7 +103,7 @@ export interface L3FeedOptions {
   reconnect?: boolean;
 }
 
-/** A live L3 book of one pair from `orders_l3:{pair}` (CONTRACT 13.2). */
+/** A live L3 book of one pair from `orders_l3:{pair}` (docs/API.md 7.6.2). */
 export class L3BookFeed {
   /** The local L3 book (replaced in place on every snapshot). */
   readonly book = new L3Book();
@@ -208,7 +208,7 @@ export interface BboFeedOptions {
   reconnect?: boolean;
 }
 
-/** The best bid and offer of one pair from `bbo:{pair}` (CONTRACT 13.1). */
+/** The best bid and offer of one pair from `bbo:{pair}` (docs/API.md 7.6.1). */
 export class BboFeed {
   /** The newest best bid and offer; set before `open` resolves. */
   latest: Bbo | null = null;

@@ -1,14 +1,14 @@
 /**
- * A small typed client of the exchange (interface sections 4.1-4.10, admin calls of CONTRACT 1.2),
+ * A small typed client of the exchange (docs/API.md 7, admin calls of docs/API.md 11),
  * used by the end-to-end tests and the benchmarks.
  *
  * It never throws on an HTTP status: every call answers `{status, headers, text, body}` so a test
  * can assert on a 400 as easily as on a 200 (`ok()` turns a non-200 into an exception when the
  * caller only wants the body). It does throw when no answer arrives: network errors and timeouts.
  *
- * Signing follows CONTRACT 15 by default: with `X-Timestamp` (the local clock, Unix ms) the signed
+ * Signing follows docs/API.md 3 by default: with `X-Timestamp` (the local clock, Unix ms) the signed
  * text is `<X-Timestamp>\n<METHOD>\n<path>\n<body or query>`, so a signature opens only that call,
- * for a few seconds. `signatureForm: "legacy"` sends the old form of CONTRACT 5: POST signs the body
+ * for a few seconds. `signatureForm: "legacy"` sends the old form of docs/API.md 3: POST signs the body
  * text that is sent, byte for byte; GET signs the raw query string after `?` ("" when there is
  * none). The query is built here in the order given and sent unchanged, so the signed text is the
  * sent text.
@@ -16,7 +16,7 @@
 
 import { headerRecord, originOf, REST_PREFIX, signText } from "./base.ts";
 
-// ---- wire types (interface section 2): src/client/types.ts, which the web page imports too -------
+// ---- wire types (docs/API.md 5): src/client/types.ts, which the web page imports too -------------
 
 import type {
   AdminUser,
@@ -56,18 +56,18 @@ export type ChartPeriod = (typeof CHART_PERIODS)[number];
 
 // ---- requests and answers ---------------------------------------------------------------------------
 
-/** CONTRACT 10 listen key. */
+/** docs/API.md 10 listen key. */
 export interface ListenKey {
   listenKey: string;
   expiresAt: number;
 }
 
-/** Nonce as a JSON number or a string of digits (CONTRACT 5). */
+/** Nonce as a JSON number or a string of digits (docs/API.md 1). */
 export type Nonce = number | bigint | string;
 
 /**
- * How requests are signed: `bound` (CONTRACT 15, the default) binds the signature to the time, the
- * method and the path; `legacy` signs the body or the query alone (CONTRACT 5).
+ * How requests are signed: `bound` (docs/API.md 3, the default) binds the signature to the time, the
+ * method and the path; `legacy` signs the body or the query alone (docs/API.md 3).
  */
 export type SignatureForm = "bound" | "legacy";
 
@@ -83,7 +83,7 @@ export interface CallOptions {
   /** Accept-Language for this call. */
   lang?: string;
   /**
-   * CONTRACT 11.2: the call's deadline (Unix ms), sent as `expiresAt` in the body of the calls that
+   * docs/API.md 8.8: the call's deadline (Unix ms), sent as `expiresAt` in the body of the calls that
    * change orders. Strings and other values are sent as they are, for tests of invalid values.
    */
   expiresAt?: unknown;
@@ -139,7 +139,7 @@ export interface ClientOptions {
   baseUrl: string | (() => string);
   apiToken?: string;
   secretKey?: string;
-  /** ADMIN_TOKEN for the calls of CONTRACT 1.2, sent as `Bearer <token>`. */
+  /** ADMIN_TOKEN for the calls of docs/API.md 11, sent as `Bearer <token>`. */
   adminToken?: string;
   /** Send the token as `Bearer <token>` rather than alone. */
   bearer?: boolean;
@@ -147,7 +147,7 @@ export interface ClientOptions {
   lang?: string;
   /** When set, every signed request carries `nonce` from here (must increase per token). */
   nonceSource?: () => Nonce;
-  /** Default "bound" (CONTRACT 15); "legacy" signs the body or the query alone. */
+  /** Default "bound" (docs/API.md 3); "legacy" signs the body or the query alone. */
   signatureForm?: SignatureForm;
   /**
    * X-Recv-Window sent with bound requests (ms, 1 to 60000): how far the timestamp may be from the
@@ -213,7 +213,7 @@ export function errorsOf(res: ApiResponse<unknown>): Record<string, string[]> | 
 }
 
 /**
- * The text the bound form signs (CONTRACT 15): `<timestamp>\n<METHOD>\n<path>\n<payload>`, with
+ * The text the bound form signs (docs/API.md 3): `<timestamp>\n<METHOD>\n<path>\n<payload>`, with
  * `path` as sent from `/1.0/...` (or `/stream`) without the query, and `payload` the raw body of a
  * POST or the raw query string of a GET ("" when none).
  */
@@ -322,7 +322,7 @@ export class ExchangeClient {
     return this.post<[]>("/trade/cancel-order", { orderId }, opts);
   }
 
-  // ---- CONTRACT 8: market-maker controls ---------------------------------------------------------
+  // ---- docs/API.md 8: market-maker controls ------------------------------------------------------
 
   /** 8.3 POST /trade/amend-order: the order after the amend (and any matching). */
   amendOrder(amend: AmendOrderRequest, opts: CallOptions = {}): Promise<ApiResponse<CreatedOrder>> {
@@ -411,7 +411,7 @@ export class ExchangeClient {
     return cancelled;
   }
 
-  // ---- CONTRACT 12.2: market-maker protection --------------------------------------------------
+  // ---- docs/API.md 8.10: market-maker protection -----------------------------------------------
 
   /** GET /trade/mmp?pairName=X: the caller's settings and frozen state on the pair. */
   getMmp(pairName: string, opts: CallOptions = {}): Promise<ApiResponse<MmpState>> {
@@ -428,7 +428,7 @@ export class ExchangeClient {
     return this.post<MmpState>("/trade/mmp/reset", { pairName }, opts);
   }
 
-  // ---- CONTRACT 10 and the OpenAPI document ----------------------------------------------------
+  // ---- docs/API.md 10 and the OpenAPI document -------------------------------------------------
 
   /** 10 POST /trade/listen-key: a new key, or `listenKey` extended. */
   listenKey(listenKey?: string, opts: CallOptions = {}): Promise<ApiResponse<ListenKey>> {
@@ -487,12 +487,12 @@ export class ExchangeClient {
     });
   }
 
-  /** CONTRACT 13.1 GET /trade/pairs/{pairName}/bbo: best bid and offer, with the book seq. */
+  /** docs/API.md 7.6.1 GET /trade/pairs/{pairName}/bbo: best bid and offer, with the book seq. */
   bbo(pairName: string, opts: CallOptions = {}): Promise<ApiResponse<Bbo>> {
     return this.get<Bbo>(`/trade/pairs/${pairName}/bbo`, [], { anonymous: true, ...opts });
   }
 
-  /** CONTRACT 13.2 GET /trade/pairs/{pairName}/orders/l3: every resting order, in priority order. */
+  /** docs/API.md 7.6.2 GET /trade/pairs/{pairName}/orders/l3: every resting order, in priority order. */
   orderBookL3(pairName: string, opts: CallOptions = {}): Promise<ApiResponse<L3Snapshot>> {
     return this.get<L3Snapshot>(`/trade/pairs/${pairName}/orders/l3`, [], { anonymous: true, ...opts });
   }
@@ -537,7 +537,7 @@ export class ExchangeClient {
     );
   }
 
-  /** CONTRACT 14: GET /trade/transfers, the caller's deposits and withdrawals, newest first. */
+  /** docs/API.md 7.11: GET /trade/transfers, the caller's deposits and withdrawals, newest first. */
   transfers(query: PageQuery = {}, opts: CallOptions = {}): Promise<ApiResponse<Page<Transfer>>> {
     return this.get<Page<Transfer>>(
       "/trade/transfers",
@@ -564,24 +564,24 @@ export class ExchangeClient {
     return this.request<never>("GET", "/metrics", { headers: opts.headers, timeoutMs: opts.timeoutMs });
   }
 
-  /** CONTRACT 9: GET /time. */
+  /** docs/API.md 9: GET /time. */
   time(opts: CallOptions = {}): Promise<ApiResponse<{ serverTime: number }>> {
     return this.get<{ serverTime: number }>("/time", [], { anonymous: true, ...opts });
   }
 
-  /** CONTRACT 9: GET /info, the venue's rules per pair. */
+  /** docs/API.md 9: GET /info, the venue's rules per pair. */
   info(opts: CallOptions = {}): Promise<ApiResponse<{ serverTime: number; pairs: PairInfo[] }>> {
     return this.get<{ serverTime: number; pairs: PairInfo[] }>("/info", [], { anonymous: true, ...opts });
   }
 
-  // ---- admin (CONTRACT 1.2) -------------------------------------------------------------------------
+  // ---- admin (docs/API.md 11) -----------------------------------------------------------------------
 
-  /** CONTRACT 9: GET /admin/fees, the fee account's balance per currency. */
+  /** docs/API.md 9: GET /admin/fees, the fee account's balance per currency. */
   fees(opts: CallOptions = {}): Promise<ApiResponse<BalanceAnswer[]>> {
     return this.adminGet<BalanceAnswer[]>("/admin/fees", opts);
   }
 
-  /** CONTRACT 14: POST /admin/pairs/status, `trading`, `cancelOnly` or `halted`. */
+  /** docs/API.md 11: POST /admin/pairs/status, `trading`, `cancelOnly` or `halted`. */
   setPairStatus(
     pairName: string,
     status: PairStatus | string,
@@ -594,7 +594,7 @@ export class ExchangeClient {
     );
   }
 
-  /** CONTRACT 14: GET /admin/users/{uid}, a user's balances and API keys (first 8 characters). */
+  /** docs/API.md 11: GET /admin/users/{uid}, a user's balances and API keys (first 8 characters). */
   user(uid: string, opts: CallOptions = {}): Promise<ApiResponse<AdminUser>> {
     return this.adminGet<AdminUser>(`/admin/users/${encodeURIComponent(uid)}`, opts);
   }
@@ -645,7 +645,7 @@ export class ExchangeClient {
   }
 
   /**
-   * CONTRACT 14: POST /admin/backup, a consistent copy of the database in the server's backup
+   * docs/API.md 11: POST /admin/backup, a consistent copy of the database in the server's backup
    * folder, answered once it is whole. A big database takes a while: the default timeout here is
    * 10 minutes, not the client's.
    */

@@ -1,5 +1,5 @@
 /**
- * A trading session over `ws` (CONTRACT 11): one WebSocket to `/session`, logged on with the HMAC of
+ * A trading session over `ws` (docs/API.md 13): one WebSocket to `/session`, logged on with the HMAC of
  * the server's hello challenge, then calls that answer promises and execution reports as events.
  *
  *   connect     open → hello → `session.logon` (signature of the challenge, signText of index.ts)
@@ -44,17 +44,17 @@ import type {
   UserTrade,
 } from "./types.ts";
 
-/** CONTRACT 11.2: unanswered calls the server accepts per session. */
+/** docs/API.md 13: unanswered calls the server accepts per session. */
 export const SESSION_MAX_IN_FLIGHT = 1000;
-/** CONTRACT 11.4 default. */
+/** docs/API.md 13: the default `heartbeatSeconds`. */
 export const SESSION_HEARTBEAT_SECONDS = 30;
 
-/** CONTRACT 11.2: the deadline of a call that changes orders (Unix ms). */
+/** docs/API.md 8.8: the deadline of a call that changes orders (Unix ms). */
 export interface Deadline {
   expiresAt?: number;
 }
 
-/** `session.logon` params beyond the credentials (CONTRACT 11.1, 11.4). */
+/** `session.logon` params beyond the credentials (docs/API.md 13, 8.9). */
 export interface LogonSettings {
   /** Cancel the orders this session created when it ends, however it ends (default false). */
   cancelOnDisconnect?: boolean;
@@ -73,7 +73,7 @@ export interface LogonResult {
 }
 
 /**
- * The calls of CONTRACT 11.2: params and result of each. A new call of the server is one entry here
+ * The calls of docs/API.md 13: params and result of each. A new call of the server is one entry here
  * (and a method of TradingSession for convenience).
  */
 export interface SessionCalls {
@@ -99,14 +99,14 @@ export type SessionMethod = keyof SessionCalls;
  */
 const READ_ONLY: ReadonlySet<string> = new Set(["order.get", "orders.open", "balances", "ping"]);
 
-/** A call answered with a status other than 200: the contract's error body (CONTRACT 5, 9, 11.2). */
+/** A call answered with a status other than 200: the contract's error body (docs/API.md 4, 13). */
 export class SessionError extends Error {
   override name = "SessionError";
   readonly method: string;
   readonly status: number;
   readonly errors: Record<string, string[]>;
   readonly codes: Record<string, string[]>;
-  /** A 429 of the rate limit: when to try again (CONTRACT 11.2). */
+  /** A 429 of the rate limit: when to try again (docs/API.md 13). */
   readonly retryAfterMs: number | undefined;
   /** The answer frame as received. */
   readonly answer: Record<string, unknown>;
@@ -316,7 +316,7 @@ export class TradingSession extends EventEmitter<SessionEvents> {
     return this.waiting.length - this.waitingHead;
   }
 
-  // ---- the calls of CONTRACT 11.2 ----------------------------------------------------------------
+  // ---- the calls of docs/API.md 13 ---------------------------------------------------------------
 
   /** Any call by name: typed for the calls of SessionCalls, `unknown` for others. */
   call<M extends SessionMethod>(
@@ -606,7 +606,7 @@ export class TradingSession extends EventEmitter<SessionEvents> {
     }
   }
 
-  /** CONTRACT 11.4 from the client's side: keep the server hearing us, notice a silent server. */
+  /** docs/API.md 13 from the client's side: keep the server hearing us, notice a silent server. */
   private startHeartbeat(): void {
     this.stopHeartbeat();
     const periodMs = (this.logonResult?.heartbeatSeconds ?? SESSION_HEARTBEAT_SECONDS) * 1000;

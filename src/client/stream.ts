@@ -1,7 +1,7 @@
 /**
- * A tiny stream client over `ws` (CONTRACT 7): connects to `/stream?streams=...`, optionally signed
+ * A tiny stream client over `ws` (docs/API.md 12): connects to `/stream?streams=...`, optionally signed
  * like a GET (Authorization + X-Signature of the raw query string; by default in the bound form of
- * CONTRACT 15, `<X-Timestamp>\nGET\n/stream\n<query>`), keeps every message in arrival order, and
+ * docs/API.md 3, `<X-Timestamp>\nGET\n/stream\n<query>`), keeps every message in arrival order, and
  * lets a test wait for the next message that matches a predicate, with a timeout.
  */
 
@@ -71,7 +71,7 @@ export interface StreamOptions {
   signatureForm?: SignatureForm;
   recvWindow?: number;
   clock?: () => number;
-  /** CONTRACT 10: authenticates the upgrade with a listen key instead of the signed headers. */
+  /** docs/API.md 10: authenticates the upgrade with a listen key instead of the signed headers. */
   listenKey?: string;
   /** Replaces the whole query string (without `?`), for malformed-list tests. */
   rawQuery?: string;
@@ -90,7 +90,7 @@ export interface StreamOptions {
   keep?: boolean;
 }
 
-/** The upgrade was refused with an HTTP answer (400 / 401 / 403 per CONTRACT 7). */
+/** The upgrade was refused with an HTTP answer (400 / 401 / 403 per docs/API.md 12). */
 export class StreamRejected extends Error {
   override name = "StreamRejected";
   readonly status: number;

@@ -1,5 +1,5 @@
 /**
- * The wire types (interface section 2, CONTRACT 7 and 9) as the client library sees them: orders,
+ * The wire types (docs/API.md 5, 12) as the client library sees them: orders,
  * trades, balances, the book and the stream's messages. Declared once, here: the client library
  * (index.ts, stream.ts, book.ts) re-exports them and the web page (web/src/) imports them, type
  * only. No runtime code, nothing from Node, so the page's build can include it.
@@ -8,21 +8,21 @@
 export type TradeType = "limit" | "market";
 export type TimeInForce = "GTC" | "IOC" | "FOK";
 export type DirectionType = "buy" | "sell";
-/** CONTRACT 12.3. */
+/** docs/API.md 8.11. */
 export type SelfTradePrevention = "cancelMaker" | "cancelTaker" | "cancelBoth";
 
 /** 2.1 Order as lists, pages and streams show it (no updateTime). */
 export interface Order {
-  /** CONTRACT 8: present only when the order has them. */
+  /** docs/API.md 8: present only when the order has them. */
   clientOrderId?: string;
   timeInForce?: TimeInForce;
   postOnly?: true;
   cancelOnDisconnect?: true;
-  /** CONTRACT 12.2: a protected order. */
+  /** docs/API.md 8.10: a protected order. */
   mmp?: true;
-  /** CONTRACT 12.3: present when not cancelMaker. */
+  /** docs/API.md 8.11: present when not cancelMaker. */
   selfTradePrevention?: "cancelTaker" | "cancelBoth";
-  /** CONTRACT 12.1: placed by a mass quote (then also postOnly and mmp). */
+  /** docs/API.md 8.12: placed by a mass quote (then also postOnly and mmp). */
   quote?: true;
   id: number;
   pairName: string;
@@ -35,7 +35,7 @@ export interface Order {
   createTime: string;
 }
 
-/** CONTRACT 12.2: GET /trade/mmp, POST /trade/mmp and POST /trade/mmp/reset. */
+/** docs/API.md 8.10: GET /trade/mmp, POST /trade/mmp and POST /trade/mmp/reset. */
 export interface MmpState {
   pairName: string;
   intervalSeconds: number;
@@ -77,9 +77,9 @@ export interface Level {
 export interface OrderBook {
   buy: Level[];
   sell: Level[];
-  /** CONTRACT 9: the book sequence of the state shown. */
+  /** docs/API.md 12.3: the book sequence of the state shown. */
   seq: number;
-  /** CONTRACT 13.3: CRC-32 of the best 25 levels a side of the whole book (see checksum.ts). */
+  /** docs/API.md 12.5: CRC-32 of the best 25 levels a side of the whole book (see checksum.ts). */
   checksum?: number;
 }
 
@@ -102,12 +102,12 @@ export interface UserTrade {
   price: number;
   amount: number;
   tradeTime: string;
-  /** CONTRACT 9: what this side paid (0 without fees), in `feeCurrency`. */
+  /** docs/API.md 9: what this side paid (0 without fees), in `feeCurrency`. */
   fee: number;
   feeCurrency: string;
 }
 
-/** CONTRACT 9: GET /info, one entry per pair. */
+/** docs/API.md 9: GET /info, one entry per pair. */
 export interface PairInfo {
   name: string;
   base: string;
@@ -121,15 +121,15 @@ export interface PairInfo {
   maxPrice: string;
   makerFee: string;
   takerFee: string;
-  /** CONTRACT 14. */
+  /** docs/API.md 9. */
   status: PairStatus;
 }
 
-/** CONTRACT 14: what a pair accepts. */
+/** docs/API.md 11: what a pair accepts. */
 export type PairStatus = "trading" | "cancelOnly" | "halted";
 
 /**
- * CONTRACT 14: one pair's status, as `POST /admin/pairs/status` answers it, as the `status` stream
+ * docs/API.md 11: one pair's status, as `POST /admin/pairs/status` answers it, as the `status` stream
  * channel sends it (all pairs on connect, then one per change) and as a trading session's
  * `pairStatus` event carries it.
  */
@@ -138,7 +138,7 @@ export interface PairStatusUpdate {
   status: PairStatus;
 }
 
-/** 2.6 Balance item plus `reserved` (CONTRACT 2.3). */
+/** Balance item with `reserved` (docs/API.md 5.6). */
 export interface Balance {
   currency: string;
   balance: string;
@@ -163,10 +163,10 @@ export interface PairPage {
   userHistory: UserTrade[] | null;
 }
 
-/** Section 7 / CONTRACT 5 error body. */
+/** The error body (docs/API.md 4). */
 export interface ErrorBody {
   errors: Record<string, string[]>;
-  /** CONTRACT 9: one stable code per message, in the same order (docs/API-errors.md). */
+  /** docs/API.md 4: one stable code per message, in the same order (docs/API-errors.md). */
   codes: Record<string, string[]>;
 }
 
@@ -181,7 +181,7 @@ export interface NewApiKey {
   secretKey: string;
 }
 
-/** CONTRACT 14: one deposit or withdrawal of GET /trade/transfers. */
+/** docs/API.md 7.11: one deposit or withdrawal of GET /trade/transfers. */
 export interface Transfer {
   id: number;
   type: "deposit" | "withdraw";
@@ -192,14 +192,14 @@ export interface Transfer {
   time: string;
 }
 
-/** CONTRACT 14: GET /admin/users/{uid}. */
+/** docs/API.md 11: GET /admin/users/{uid}. */
 export interface AdminUser {
   uid: string;
   balances: Balance[];
   apiKeys: { apiTokenPrefix: string; revoked: boolean }[];
 }
 
-/** CONTRACT 14: POST /admin/backup. */
+/** docs/API.md 11: POST /admin/backup. */
 export interface BackupAnswer {
   /** The server's backup folder (`--backup-dir`), absolute. */
   dir: string;
@@ -216,7 +216,7 @@ export interface BalanceAnswer {
   balance: string;
 }
 
-/** A stream message (CONTRACT 7): the channel it came on and the channel's data. */
+/** A stream message (docs/API.md 12): the channel it came on and the channel's data. */
 export interface StreamMessage<T = unknown> {
   stream: string;
   data: T;
@@ -227,12 +227,12 @@ export interface BookData {
   buy: Level[];
   sell: Level[];
   seq?: number;
-  /** CONTRACT 13.3: the checksum of the whole book after this message. */
+  /** docs/API.md 12.5: the checksum of the whole book after this message. */
   checksum?: number;
 }
 
 /**
- * CONTRACT 13.1: best bid and offer, `GET .../bbo` and each `bbo:{pair}` message. Price and
+ * docs/API.md 7.6.1: best bid and offer, `GET .../bbo` and each `bbo:{pair}` message. Price and
  * amount are 0 for an empty side; `eventTimeMicro` is "0" for a book that never changed.
  */
 export interface Bbo {
@@ -240,12 +240,12 @@ export interface Bbo {
   bidAmount: number;
   ask: number;
   askAmount: number;
-  /** The book seq (CONTRACT 9) of the change this is the result of. */
+  /** The book seq (docs/API.md 12.3) of the change this is the result of. */
   seq: number;
   eventTimeMicro: string;
 }
 
-/** CONTRACT 13.2: one resting order of the L3 book (no owner is shown). */
+/** docs/API.md 7.6.2: one resting order of the L3 book (no owner is shown). */
 export interface L3Order {
   id: number;
   price: number;
@@ -254,7 +254,7 @@ export interface L3Order {
 }
 
 /**
- * CONTRACT 13.2: `GET .../orders/l3` and the `orders_l3:{pair}` snapshot: every resting order,
+ * docs/API.md 7.6.2: `GET .../orders/l3` and the `orders_l3:{pair}` snapshot: every resting order,
  * each side in price priority (buy descending, sell ascending) and, within a price, time priority.
  */
 export interface L3Snapshot {
@@ -264,7 +264,7 @@ export interface L3Snapshot {
 }
 
 /**
- * CONTRACT 13.2: `open` (starts resting, with its remaining amount), `change` (new remaining amount,
+ * docs/API.md 7.6.2: `open` (starts resting, with its remaining amount), `change` (new remaining amount,
  * same place in the queue), `done` (left the book, amount 0).
  */
 export interface L3Event {
@@ -275,15 +275,15 @@ export interface L3Event {
   amount: number;
 }
 
-/** CONTRACT 13.2: one `orders_l3:{pair}` message after the snapshot: one book change. */
+/** docs/API.md 7.6.2: one `orders_l3:{pair}` message after the snapshot: one book change. */
 export interface L3Update {
   seq: number;
   events: L3Event[];
 }
 
-// ---- requests (CONTRACT 8) -------------------------------------------------------------------------
+// ---- requests (docs/API.md 8) ----------------------------------------------------------------------
 
-/** A decimal as the contract accepts it: a JSON number or a decimal string (CONTRACT 2.1). */
+/** A decimal as the contract accepts it: a JSON number or a decimal string (docs/API.md 1). */
 export type DecimalInput = number | string;
 
 export interface CreateOrderRequest {
@@ -292,27 +292,27 @@ export interface CreateOrderRequest {
   directionType: DirectionType;
   price?: DecimalInput;
   amount: DecimalInput;
-  /** CONTRACT 8.2: the client's own id, unique per user. */
+  /** docs/API.md 8.2: the client's own id, unique per user. */
   clientOrderId?: string;
   timeInForce?: TimeInForce;
   postOnly?: boolean;
-  /** CONTRACT 12.2: a protected order (limit GTC only). */
+  /** docs/API.md 8.10: a protected order (limit GTC only). */
   mmp?: boolean;
-  /** CONTRACT 12.3 (default cancelMaker). */
+  /** docs/API.md 8.11 (default cancelMaker). */
   selfTradePrevention?: SelfTradePrevention;
 }
 
-/** CONTRACT 8.3: the new total amount, the new price, or both. */
+/** docs/API.md 8.3: the new total amount, the new price, or both. */
 export interface AmendOrderRequest {
   orderId: number | string;
   amount?: DecimalInput;
   price?: DecimalInput;
 }
 
-/** An element of the create-orders answer (CONTRACT 8.5): the order, or its errors. */
+/** An element of the create-orders answer (docs/API.md 8.5): the order, or its errors. */
 export type BatchOrderResult = CreatedOrder | ErrorBody;
 
-/** CONTRACT 12.2 POST /trade/mmp. */
+/** docs/API.md 8.10 POST /trade/mmp. */
 export interface MmpSettingsRequest {
   pairName: string;
   /** 1..3600, 0 disables. */
@@ -323,16 +323,16 @@ export interface MmpSettingsRequest {
   frozenSeconds: number | string;
 }
 
-/** CONTRACT 12.1: one quote level, `[price, amount]`. */
+/** docs/API.md 8.12: one quote level, `[price, amount]`. */
 export type QuoteLevelInput = [DecimalInput, DecimalInput];
 
-/** CONTRACT 12.1 answer: the ids cancelled (ascending), and per level (bids then asks) the order or its errors. */
+/** docs/API.md 8.12 answer: the ids cancelled (ascending), and per level (bids then asks) the order or its errors. */
 export interface QuoteResult {
   cancelled: number[];
   placed: BatchOrderResult[];
 }
 
-/** An element of the cancel-orders answer (CONTRACT 8.5). */
+/** An element of the cancel-orders answer (docs/API.md 8.5). */
 export interface BatchCancelResult {
   orderId: number;
   errors?: Record<string, string[]>;

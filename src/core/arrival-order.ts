@@ -1,6 +1,6 @@
 /**
- * Arrival order per user and pair on the main thread (CONTRACT 11.2: "two calls on the same pair
- * are answered in that order"). A pair's sequencer keeps the order of what reaches it, but some of
+ * Arrival order per user and pair on the main thread (docs/API.md 6 and 13: "two calls on one pair
+ * are answered in their order"). A pair's sequencer keeps the order of what reaches it, but some of
  * a user's commands wait on the main thread before they reach it:
  *
  *   a create whose client order id the database judges       (risk-stage.ts `checkingClientIds`)

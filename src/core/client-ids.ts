@@ -1,5 +1,5 @@
 /**
- * Client order ids (CONTRACT 8.2: unique per user over all of that user's orders ever) in bounded
+ * Client order ids (docs/API.md 8.2: unique per user over all of that user's orders ever) in bounded
  * memory. Three parts, on the main thread:
  *
  *   in flight   the keys of creates accepted and not yet committed (bounded by the pairs' FIFOs)

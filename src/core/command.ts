@@ -1,5 +1,5 @@
 /**
- * The command record (exchange-core's `OrderCommand`, STYLE 2): one object carries a request from
+ * The command record (exchange-core's `OrderCommand`, docs/ARCHITECTURE.md "Threads and stages"): one object carries a request from
  * the HTTP edge through every stage of the core, and each stage writes its part into it:
  *
  *   edge   request id, user and the validated inputs                 (src/entry/trade.ts)
@@ -34,14 +34,14 @@ export const MARKET = 1;
 export const CMD_RESTORE = 0;
 export const CMD_CREATE = 1;
 export const CMD_CANCEL = 2;
-/** Amend (CONTRACT 8.3): a REDUCE when `delta` < 0 at the same price, else a MOVE. */
+/** Amend (docs/API.md 8.3): a REDUCE when `delta` < 0 at the same price, else a MOVE. */
 export const CMD_AMEND = 3;
-/** Cancel-all on one pair (CONTRACT 8.4): expands into one CMD_CANCEL per target when it is sent. */
+/** Cancel-all on one pair (docs/API.md 8.4): expands into one CMD_CANCEL per target when it is sent. */
 export const CMD_CANCEL_ALL = 4;
-/** MMP settings or reset of one user on one pair (CONTRACT 12.2; `mmp`, src/core/mmp-settings.ts). */
+/** MMP settings or reset of one user on one pair (docs/API.md 8.10; `mmp`, src/core/mmp-settings.ts). */
 export const CMD_MMP = 5;
 /**
- * Mass quote (CONTRACT 12.1): one QUOTE record and its levels, one engine step; `quote` holds its
+ * Mass quote (docs/API.md 8.12): one QUOTE record and its levels, one engine step; `quote` holds its
  * levels, holds and outcome (src/core/quotes.ts).
  */
 export const CMD_QUOTE = 6;
@@ -95,7 +95,7 @@ export interface OrderState extends OrderFacts {
   session: number;
   /**
    * When it last started resting (OpenOrders.setOpen: one number per rest, increasing): its time
-   * priority within a price, for the L3 snapshot (CONTRACT 13.2); 0 before it rests.
+   * priority within a price, for the L3 snapshot (docs/API.md 7.6.2); 0 before it rests.
    */
   restSeq: number;
 }
@@ -112,11 +112,11 @@ export interface OrderInputs {
   flags: number;
   clientOrderId: string | undefined;
   /**
-   * CONTRACT 11.2: Unix ms after which the call must not start its risk check (R1); 0: no deadline.
+   * docs/API.md 8.8: Unix ms after which the call must not start its risk check (R1); 0: no deadline.
    */
   expiresAt: number;
   /**
-   * The trading session that created the order (CONTRACT 11.4), 0: none. A nonzero tag makes the
+   * The trading session that created the order (docs/API.md 8.9), 0: none. A nonzero tag makes the
    * order cancel-on-disconnect (Exchange.cancelSessionOrders).
    */
   session: number;
@@ -182,12 +182,12 @@ export interface Command extends OrderInputs {
 export interface Publication {
   /**
    * Book levels changed, as the worker reported them: `side, price, total` triples (total 0:
-   * removed), in order, so a price repeated later wins; numbered `seq` (CONTRACT 9). null: none.
+   * removed), in order, so a price repeated later wins; numbered `seq` (docs/API.md 12.3). null: none.
    * One flat array per command instead of a Map per side: fewer allocations per order.
    */
   levels: number[] | null;
   seq: number;
-  /** Time of that book change (CONTRACT 13.1 eventTimeMicro). */
+  /** Time of that book change (docs/API.md 7.6.1 eventTimeMicro). */
   micro: number;
   /**
    * Its L3 events (src/core/read-models/l3-view.ts) when the pair's L3 book is followed, else null (also when
@@ -245,7 +245,7 @@ export interface ResultSink {
   cancelResult(request: number, code: number): void;
   /** cancel-all: the ids it cancelled, ascending. */
   cancelAllResult(request: number, cancelled: number[]): void;
-  /** A mass quote (CONTRACT 12.1): `code` 0 and what it did, or an error code and null. */
+  /** A mass quote (docs/API.md 8.12): `code` 0 and what it did, or an error code and null. */
   quoteResult(request: number, code: number, result: QuoteResult | null): void;
 }
 
@@ -262,7 +262,7 @@ export interface QuoteLevel {
 export interface QuoteWork {
   /** Bids then asks, as the engine numbers them. */
   readonly levels: readonly QuoteLevel[];
-  /** The session tag its orders carry (CONTRACT 11.4), 0: none. */
+  /** The session tag its orders carry (docs/API.md 8.9), 0: none. */
   readonly session: number;
   /** Level i's order (id `Command.orderId + i`), built as the quote enters the ring. */
   orders: OrderState[];

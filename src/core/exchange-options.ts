@@ -22,7 +22,7 @@ export interface ExchangeOptions {
   nextOrderId?: number;
   nextTradeId?: number;
   /**
-   * Client order ids, unique per user over all of the user's orders ever (CONTRACT 8.2), in bounded
+   * Client order ids, unique per user over all of the user's orders ever (docs/API.md 8.2), in bounded
    * memory (src/core/client-ids.ts); recovery fills its filter.
    */
   clientIds?: ClientIds;
@@ -31,8 +31,8 @@ export interface ExchangeOptions {
    * waits for every committed batch's rows): the reader pool's query.
    */
   clientIdStored?: (user: number, clientOrderId: string) => Promise<boolean>;
-  /** The fee account's user id (CONTRACT 9); needed once a pair with fees trades. */
+  /** The fee account's user id (docs/API.md 9); needed once a pair with fees trades. */
   feeUser?: number;
-  /** Each pair's status (CONTRACT 14), as recovered; the admin call changes it. */
+  /** Each pair's status (docs/API.md 11), as recovered; the admin call changes it. */
   statuses?: PairStatuses;
 }

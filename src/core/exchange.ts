@@ -63,7 +63,7 @@ export { LIMIT, MARKET, NEEDS_ROW, pairEventHandler, SNAPSHOT_MS };
 
 export class Exchange {
   readonly ledger: Ledger;
-  /** Each pair's status (CONTRACT 14), decided at R1. */
+  /** Each pair's status (docs/API.md 11), decided at R1. */
   readonly statuses: PairStatuses;
   private readonly pairs: PairState[] = [];
   /** Open orders, per-user and per-session lists, closing and recently closed orders. */
@@ -80,11 +80,11 @@ export class Exchange {
   readonly results: Results;
   /** Balances and candles written at most every SNAPSHOT_MS. */
   private readonly snapshots: Snapshots;
-  /** Market-maker protection settings and frozen state (CONTRACT 12.2, src/core/mmp-settings.ts). */
+  /** Market-maker protection settings and frozen state (docs/API.md 8.10, src/core/mmp-settings.ts). */
   readonly mmp: MmpBook;
-  /** Mass quotes (CONTRACT 12.1): their R1 and settlement (src/core/quotes.ts). */
+  /** Mass quotes (docs/API.md 8.12): their R1 and settlement (src/core/quotes.ts). */
   private readonly quotes: Quotes;
-  /** The pairs' L3 books while wanted (CONTRACT 13.2, src/core/l3-follow.ts). */
+  /** The pairs' L3 books while wanted (docs/API.md 7.6.2, src/core/l3-follow.ts). */
   private readonly l3: L3Follow;
 
   constructor(options: ExchangeOptions) {
@@ -183,7 +183,7 @@ export class Exchange {
     return this.pairs[pair].market;
   }
 
-  /** CONTRACT 13.2: the pair's order-by-order book, followed from now on (L3Follow.want). */
+  /** docs/API.md 7.6.2: the pair's order-by-order book, followed from now on (L3Follow.want). */
   wantL3(pair: number): L3Book {
     return this.l3.want(pair);
   }
@@ -212,7 +212,7 @@ export class Exchange {
   }
 
   /**
-   * CONTRACT 12.1: replaces the quote of `user` on `pair` by `levels` (bids then asks, validated by
+   * docs/API.md 8.12: replaces the quote of `user` on `pair` by `levels` (bids then asks, validated by
    * the edge); both sides empty pulls it. `session`: the session tag its orders carry (0: none).
    */
   quote(
@@ -240,7 +240,7 @@ export class Exchange {
   }
 
   /**
-   * Why `orderId` is not an open order of `user`, as cancel-order answers it (CONTRACT 3): another
+   * Why `orderId` is not an open order of `user`, as cancel-order answers it (docs/API.md 7.2): another
    * user's order and an unknown id alike are "not found". -1 when only the database can tell (the
    * order closed, its row is committed, and it is not among the recently closed ones).
    */
@@ -249,7 +249,7 @@ export class Exchange {
   }
 
   /**
-   * Amends the open order `o` of its user (CONTRACT 8.3) to `price` (ticks) and the new total
+   * Amends the open order `o` of its user (docs/API.md 8.3) to `price` (ticks) and the new total
    * `amount` (lots). Only a lower amount at the same price keeps the order's place (a REDUCE
    * command); anything else is a MOVE: the order goes to the back of its new level and may match.
    * Amends of one order run one after the other; R1 in RiskStage.amend.
@@ -265,7 +265,7 @@ export class Exchange {
   }
 
   /**
-   * Cancels every open order of `user` on pair `pairIndex` (-1: every pair), CONTRACT 8.4; the
+   * Cancels every open order of `user` on pair `pairIndex` (-1: every pair), docs/API.md 8.4; the
    * result is the ids it cancelled, ascending, once every cancel committed. Each pair's cancels
    * enter its command FIFO as one step (CMD_CANCEL_ALL), so they follow every command the user sent
    * before: the orders resting then, and the creates still in the worker that may rest, are the
@@ -277,7 +277,7 @@ export class Exchange {
   }
 
   /**
-   * Cancels every open order created under the session tag `session` (CONTRACT 11.4: the session
+   * Cancels every open order created under the session tag `session` (docs/API.md 8.9: the session
    * ended) like the dead-man's switch: committed and streamed like any cancel, nobody waits for an
    * answer; the session's creates still in a pair worker that may rest are cancelled behind them.
    */
@@ -287,7 +287,7 @@ export class Exchange {
 
   /**
    * Ids of the user's orders on a pair that are open, or were until a change not yet committed:
-   * the candidates of an open-orders read, which the committed rows then decide (CONTRACT 8.6).
+   * the candidates of an open-orders read, which the committed rows then decide (docs/API.md 8.6).
    */
   openOrderIds(user: number, pairIndex: number): number[] {
     return this.openOrders.openOrderIds(user, pairIndex);

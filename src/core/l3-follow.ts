@@ -1,5 +1,5 @@
 /**
- * Which pairs' L3 books (CONTRACT 13.2, src/core/read-models/l3-view.ts) are followed, beside the read model:
+ * Which pairs' L3 books (docs/API.md 7.6.2, src/core/read-models/l3-view.ts) are followed, beside the read model:
  * a book is started by the first `want` (an `orders_l3:{pair}` subscriber or a REST L3 read), its
  * snapshot taken from the open orders at a command boundary (now, or at the END of the command in
  * the worker: `atEnd`), and dropped by `sweep` once nobody wants it. While a pair's book is

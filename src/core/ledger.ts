@@ -1,6 +1,6 @@
 /**
  * The ledger: every user's available and reserved balance per currency, in exact integers at the
- * currency's ledger scale (CONTRACT 2.1). It lives on the main thread only, so a reservation is
+ * currency's ledger scale (docs/API.md 5.6). It lives on the main thread only, so a reservation is
  * atomic with respect to every other request: two pairs that share a currency can never both
  * spend the same funds.
  *
@@ -113,7 +113,7 @@ export class Ledger {
   }
 
   /**
-   * One leg of a trade with a fee (CONTRACT 9): `amount` leaves `from`'s reserved funds, `to`
+   * One leg of a trade with a fee (docs/API.md 9): `amount` leaves `from`'s reserved funds, `to`
    * receives `amount − fee` and `feeUser` (the fee account) `fee`. Nothing is created or lost.
    */
   transferWithFee(from: number, to: number, feeUser: number, c: number, amount: bigint, fee: bigint): void {
@@ -180,7 +180,7 @@ export class Ledger {
   }
 
   /**
-   * The ledger check of CONTRACT 6: per currency, the sum over users equals `expected[c]`
+   * The ledger check of docs/API.md 6: per currency, the sum over users equals `expected[c]`
    * (deposits − withdrawals) and no balance is negative. Returns the problems found (empty: ok).
    */
   check(expected: readonly bigint[]): string[] {

@@ -1,5 +1,5 @@
 /**
- * Market-maker protection on the main thread (CONTRACT 12.2). The pair worker decides everything
+ * Market-maker protection on the main thread (docs/API.md 8.10). The pair worker decides everything
  * (workers/matching/mmp.ts: the window, the trigger, the freeze, the refusal of protected orders
  * of a frozen user); the main thread keeps what it must answer and resend:
  *
@@ -17,7 +17,7 @@
  * set the same bit.
  */
 
-/** The settings of one user on one pair (CONTRACT 12.2); all 0 when never set (disabled). */
+/** The settings of one user on one pair (docs/API.md 8.10); all 0 when never set (disabled). */
 export interface MmpSettings {
   /** 1..3600; 0 disables counting. */
   intervalSeconds: number;

@@ -26,7 +26,7 @@ export class OpenOrders {
   private readonly byUser = new Map<number, OrderState[]>();
   /** Session tags that ended in the last ENDED_SESSION_MS, with when (ms), oldest first. */
   private readonly endedSessions = new Map<number, number>();
-  /** The resting orders of each session tag (CONTRACT 11.4, cancel-on-disconnect). */
+  /** The resting orders of each session tag (docs/API.md 8.9, cancel-on-disconnect). */
   private readonly bySession = new Map<number, Set<OrderState>>();
   /** Closed orders whose final row is not committed yet (a cancel's answer needs them). */
   readonly closing = new Map<number, OrderState>();
@@ -140,7 +140,7 @@ export class OpenOrders {
   }
 
   /**
-   * Why `orderId` is not an open order of `user`, as cancel-order answers it (CONTRACT 3): another
+   * Why `orderId` is not an open order of `user`, as cancel-order answers it (docs/API.md 7.2): another
    * user's order and an unknown id alike are "not found". -1 when only the database can tell (the
    * order closed, its row is committed, and it is not among the recently closed ones).
    */
@@ -153,7 +153,7 @@ export class OpenOrders {
 
   /**
    * Ids of the user's orders on a pair that are open, or were until a change not yet committed:
-   * the candidates of an open-orders read, which the committed rows then decide (CONTRACT 8.6).
+   * the candidates of an open-orders read, which the committed rows then decide (docs/API.md 8.6).
    */
   openOrderIds(user: number, pair: number): number[] {
     const ids: number[] = [];

@@ -1,5 +1,5 @@
 /**
- * An order's options (CONTRACT 8.2, 11.4, 12), as the core keeps them in one integer
+ * An order's options (docs/API.md 8.2, 8.9, 8.10-8.12), as the core keeps them in one integer
  * (`OrderState.flags`, the `flags` column of migration 004): bits 0-1 time in force and bit 2
  * post-only (the matching engine's own bits, src/protocol/pair/engine.ts), bit 3 set when the
  * client named the time in force, bit 4 cancel-on-disconnect, bits 5-6 the self-trade prevention
@@ -24,19 +24,19 @@ export { FLAG_POST_ONLY, STP_CANCEL_BOTH, STP_CANCEL_TAKER, STP_MASK, TIF_FOK, T
 /** The client named the time in force. */
 export const TIF_GIVEN = 8;
 /**
- * Cancel on disconnect (CONTRACT 11.4): the order was created by a session that cancels its open
+ * Cancel on disconnect (docs/API.md 8.9): the order was created by a session that cancels its open
  * orders when it ends; stored with the other options, so recovery finds the orders a crash left.
  */
 export const FLAG_CANCEL_ON_DISCONNECT = 16;
 /**
- * Self-trade prevention mode (CONTRACT 12.3), bits 5-6: the engine's own STP_* bits, at the same
+ * Self-trade prevention mode (docs/API.md 8.11), bits 5-6: the engine's own STP_* bits, at the same
  * place in both (0: cancelMaker, the default). A resting order keeps its mode, so does the row.
  */
 export const STP_NAMES = ["cancelMaker", "cancelTaker", "cancelBoth"] as const;
 export type SelfTradePrevention = (typeof STP_NAMES)[number];
 /**
- * A protected order (CONTRACT 12.2, `"mmp": true`), bit 7. The engine's bit for it (FLAG_MMP, 8)
- * is this column's TIF_GIVEN, so `engineFlags` translates. Quote orders (CONTRACT 12.1) are
+ * A protected order (docs/API.md 8.10, `"mmp": true`), bit 7. The engine's bit for it (FLAG_MMP, 8)
+ * is this column's TIF_GIVEN, so `engineFlags` translates. Quote orders (docs/API.md 8.12) are
  * protected too: whoever places them sets this bit with theirs.
  */
 export const ORDER_MMP = 128;
@@ -59,7 +59,7 @@ export function selfTradePreventionFlags(name: unknown): number {
   return -1;
 }
 /**
- * A quote order (CONTRACT 12.1): placed by a mass quote (src/core/quotes.ts), post-only and
+ * A quote order (docs/API.md 8.12): placed by a mass quote (src/core/quotes.ts), post-only and
  * protected; its record shows `quote`, `postOnly` and `mmp`. Bit 8, clear of the engine's bits and
  * of the options above, so a stored row keeps it and recovery rests it again as a quote order.
  */
@@ -98,7 +98,7 @@ export function withOrderOptions<T extends OrderOptionsView>(
   if ((flags & FLAG_POST_ONLY) !== 0) view.postOnly = true;
   if ((flags & FLAG_CANCEL_ON_DISCONNECT) !== 0) view.cancelOnDisconnect = true;
   if ((flags & ORDER_MMP) !== 0) view.mmp = true;
-  // Shown only when it is not the default (CONTRACT 12.3): old clients see what they saw.
+  // Shown only when it is not the default (docs/API.md 8.11): old clients see what they saw.
   const stp = flags & STP_MASK;
   if (stp !== 0) view.selfTradePrevention = stp === STP_CANCEL_BOTH ? "cancelBoth" : "cancelTaker";
   if ((flags & FLAG_QUOTE_ORDER) !== 0) {
@@ -108,5 +108,5 @@ export function withOrderOptions<T extends OrderOptionsView>(
   return view;
 }
 
-/** CONTRACT 8.2: a client order id. */
+/** docs/API.md 8.2: a client order id. */
 export const CLIENT_ORDER_ID_RE = /^[A-Za-z0-9_-]{1,36}$/;

@@ -63,11 +63,11 @@ export interface PairEventsOptions {
   openOrders: OpenOrders;
   risk: RiskStage;
   results: Results;
-  /** Mass quotes' settlement (CONTRACT 12.1). */
+  /** Mass quotes' settlement (docs/API.md 8.12). */
   quotes: Quotes;
-  /** MMP frozen state (CONTRACT 12.2). */
+  /** MMP frozen state (docs/API.md 8.10). */
   mmp: MmpBook;
-  /** The L3 books followed (CONTRACT 13.2). */
+  /** The L3 books followed (docs/API.md 7.6.2). */
   l3: L3Follow;
 }
 
@@ -132,7 +132,7 @@ export class PairEvents {
     touch(p, o);
     const l3 = p.l3;
     if (l3 !== null) {
-      // CONTRACT 13.2: a reduce keeps the place (change); a move leaves the book (done), and its
+      // docs/API.md 7.6.2: a reduce keeps the place (change); a move leaves the book (done), and its
       // `rested` event, if it rests again, opens it at the back.
       if (newPrice === oldPrice && newLeft < oldLeft) l3.push(L3_CHANGE, o.id, o.side, newPrice, newLeft);
       else l3.push(L3_DONE, o.id, o.side, oldPrice, 0);
@@ -186,7 +186,7 @@ export class PairEvents {
     this.mmp.changed(user, pairIndex, frozen !== 0, frozenUntil);
   }
 
-  /** The outcome of level `index` of the quote in progress (CONTRACT 12.1). */
+  /** The outcome of level `index` of the quote in progress (docs/API.md 8.12). */
   onQuoted(pairIndex: number, index: number, orderId: number, result: number): void {
     const cmd = this.pairs[pairIndex].seq.current()!;
     this.quotes.quoted(cmd, index, orderId, result, (id) => this.openOrders.get(id));

@@ -1,5 +1,5 @@
 /**
- * Pair status (CONTRACT 14): `trading`, `cancelOnly` or `halted`, per pair, decided at R1. A user's
+ * Pair status (docs/API.md 11): `trading`, `cancelOnly` or `halted`, per pair, decided at R1. A user's
  * create or amend on a pair that is not trading is refused (PAIR_CANCEL_ONLY / PAIR_HALTED); a
  * user's cancel on a halted pair is refused (PAIR_HALTED). The safety cancels (dead-man's switch,
  * and later cancel-on-disconnect and market-maker protection) do not ask: they go through on every

@@ -1,5 +1,5 @@
 /**
- * A mass quote's level orders (CONTRACT 12.1) as the sequencer sends them and recovery restores
+ * A mass quote's level orders (docs/API.md 8.12) as the sequencer sends them and recovery restores
  * them: the QUOTE_LEVEL records, the level orders' records, and the engine flags a stored quote
  * order rests with again. Apart from src/core/quotes.ts so the sequencer needs nothing of R1.
  */

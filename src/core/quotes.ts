@@ -1,5 +1,5 @@
 /**
- * Mass quotes on the main thread (CONTRACT 12.1): R1 of a quote, its level orders, and how its
+ * Mass quotes on the main thread (docs/API.md 8.12): R1 of a quote, its level orders, and how its
  * events settle, for the matching engine's quote (workers/matching/order-book.ts `quoteBegin`).
  *
  *   R1   `submit`: the new quote's needs less what the old quote holds, per currency; the rest is
@@ -22,7 +22,7 @@
  * credits the orders its predecessor placed. A quote refused for funds while a market buy of its
  * user is in flight waits for it and is judged again, as a create is (src/core/risk-stage.ts).
  *
- * Arrival order (CONTRACT 11.2): a quote waiting for one in flight or for a market buy waits on the
+ * Arrival order (docs/API.md 6): a quote waiting for one in flight or for a market buy waits on the
  * main thread; while it does, its user's later calls on the pair are parked behind it, and a quote
  * arriving while any command of its user waits on the pair is parked (src/core/arrival-order.ts).
  */
@@ -102,7 +102,7 @@ export class Quotes {
     if (expired(cmd.expiresAt)) return Code.REQUEST_EXPIRED;
     const w = cmd.quote!;
     const { ledger, statuses } = this.host;
-    // A pull only cancels: allowed where cancels are (CONTRACT 12.1, 14).
+    // A pull only cancels: allowed where cancels are (docs/API.md 8.12, 11).
     const refused = w.levels.length > 0 ? statuses.refuseChange(cmd.pair) : statuses.refuseCancel(cmd.pair);
     if (refused !== 0) return refused;
     // A quote of a session that ended while it waited: its session's cancels already went.

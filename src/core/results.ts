@@ -7,7 +7,7 @@
  *                          then the stream told (CommitListener)
  *
  * A command's answer never leaves before the transaction holding its rows has committed
- * (CONTRACT 6), and the read model changes at the same moment the stream is told, so a book
+ * (docs/API.md 6), and the read model changes at the same moment the stream is told, so a book
  * snapshot and the deltas after it always agree. The commands of one batch are released together,
  * in the order they finished, by one callback per batch.
  */
@@ -48,21 +48,21 @@ export interface CommitListener {
   publicTrades(pair: number, trades: readonly ReturnType<PairMarket["publicTrade"]>[]): void;
   /**
    * `levels`: `side, price, total` triples in the order they changed (a price repeated later
-   * wins); `seq`: the pair's book sequence after this change (CONTRACT 9), one more than the last.
+   * wins); `seq`: the pair's book sequence after this change (docs/API.md 12.3), one more than the last.
    */
   levelsChanged(pair: number, levels: readonly number[], seq: number): void;
-  /** CONTRACT 12.2: `user`'s MMP state on the pair changed (its trading sessions are told). */
+  /** docs/API.md 8.10: `user`'s MMP state on the pair changed (its trading sessions are told). */
   mmpChanged?(user: number, pairName: string, frozen: boolean, frozenUntil: number): void;
   /**
    * A pair's status changed (`POST /admin/pairs/status`) and the change is committed: the `status`
    * channel and every logged-on session are told (docs/API.md 11, 12.2, 13).
    */
   pairStatusChanged?(pair: number, pairName: string, status: PairStatusName): void;
-  /** The change just applied moved the best bid or ask (CONTRACT 13.1): the market shows it now. */
+  /** The change just applied moved the best bid or ask (docs/API.md 7.6.1): the market shows it now. */
   bboChanged(pair: number): void;
   /**
    * The L3 events (src/core/read-models/l3-view.ts) of book change `seq`, applied to the pair's L3 book just
-   * now (CONTRACT 13.2); only while that book is followed.
+   * now (docs/API.md 7.6.2); only while that book is followed.
    */
   l3Changed(pair: number, seq: number, events: readonly number[]): void;
 }
@@ -75,7 +75,7 @@ export interface ResultPair {
   hasFees: boolean;
   makerRate: number;
   takerRate: number;
-  /** Book sequence (CONTRACT 9): the last number given to a change of this pair's book. */
+  /** Book sequence (docs/API.md 12.3): the last number given to a change of this pair's book. */
   bookSeq: number;
   /** `bookSeq` changed since the last batch was sealed (then it is written to meta with that batch). */
   seqDirty: boolean;
@@ -86,7 +86,7 @@ export interface ResultPair {
   userTrades: [number, UserTradeView][];
   /** Level changes of the command in progress: `side, price, total` triples (Publication.levels). */
   levels: number[];
-  /** Time of the last book change (CONTRACT 13.1 eventTimeMicro), committed with `bookSeq`. */
+  /** Time of the last book change (docs/API.md 7.6.1 eventTimeMicro), committed with `bookSeq`. */
   bookMicro: number;
   /**
    * L3 events of the command in progress (src/core/read-models/l3-view.ts) while the pair's L3 book is
@@ -288,7 +288,7 @@ export class Results {
   }
 
   /**
-   * CONTRACT 12.2: MMP state changes `[user, pair, frozen, frozenUntil]` of a command, told once its
+   * docs/API.md 8.10: MMP state changes `[user, pair, frozen, frozenUntil]` of a command, told once its
    * changes are committed, after its answer and its order reports.
    */
   mmpChanged(changes: readonly [number, number, boolean, number][]): void {

@@ -2,7 +2,7 @@
  * The risk stage (R1 and R2 of src/core/command.ts), as exchange-core's risk processor:
  *
  *   R1  create / amend   refuse a change on a pair that is not trading (src/core/pair-status.ts) or
- *                        past the call's deadline (`expiresAt`, CONTRACT 11.2); judge the client
+ *                        past the call's deadline (`expiresAt`, docs/API.md 8.8); judge the client
  *                        order id; hold what the order (or the amend) may cost in the ledger, then
  *                        hand the command to its pair's sequencer; or refuse with nothing changed.
  *                        A market buy holds the user's whole available quote balance while it is in
@@ -17,7 +17,7 @@
  * Everything runs on the main thread, so each check and reservation is atomic with respect to
  * every other request, whatever the pair.
  *
- * Arrival order (CONTRACT 11.2): a create waiting for the database's judgement of its client order
+ * Arrival order (docs/API.md 6): a create waiting for the database's judgement of its client order
  * id, for a market buy, or an amend waiting for the amend of its order in flight, waits on the main
  * thread; so may a quote (src/core/quotes.ts). While one of a user's commands waits on a pair, that
  * user's later creates, amends, cancels and cancel-all steps there are parked behind it
@@ -78,7 +78,7 @@ export interface RiskOptions {
   /** The core's pairs, by index (the core's own array: pairs added later are seen). */
   pairs: readonly RiskPair[];
   openOrders: OpenOrders;
-  /** Each pair's status (CONTRACT 14): a user's create or amend is refused on a pair not trading. */
+  /** Each pair's status (docs/API.md 11): a user's create or amend is refused on a pair not trading. */
   statuses: PairStatuses;
   /** Refusals decided later (after a database check or a market buy) are answered through it. */
   results: Pick<Results, "answer" | "commit" | "settle" | "sink">;
@@ -88,7 +88,7 @@ export interface RiskOptions {
   clientIds: ClientIds;
   /** Whether an order of `user` with this client order id is stored (the reader pool's query). */
   clientIdStored: (user: number, clientOrderId: string) => Promise<boolean>;
-  /** The fee account's user id (CONTRACT 9). */
+  /** The fee account's user id (docs/API.md 9). */
   feeUser: number;
 }
 
@@ -427,7 +427,7 @@ export class RiskStage {
   /**
    * R1 of a cancel-all of `user` on pair `pairIndex` (-1: every pair): one CMD_CANCEL_ALL step per
    * pair, whose targets its sequencer chooses. A user's cancel-all (`safety` false) is refused on a
-   * halted pair it names, and skips halted pairs when it names none (CONTRACT 14); a safety cancel
+   * halted pair it names, and skips halted pairs when it names none (docs/API.md 11); a safety cancel
    * (the dead-man's switch) acts on every pair.
    */
   cancelAll(user: number, pairIndex: number, request: number, expiresAt: number, safety: boolean): number {
@@ -456,7 +456,7 @@ export class RiskStage {
   }
 
   /**
-   * The session `session` ended (CONTRACT 11.4): a cancel, answered to nobody, for each of its open
+   * The session `session` ended (docs/API.md 8.9): a cancel, answered to nobody, for each of its open
    * orders and for each of its creates in a worker that may still rest (behind it in the FIFO).
    */
   cancelSession(session: number): void {

@@ -3,7 +3,7 @@
  * defined once for placing, filling, amending, cancelling and recovering orders.
  *
  * A limit buy holds price × open lots of the quote currency; a sell holds its open lots of the base
- * currency. Ledger units per book unit come from the currency scales (CONTRACT 2.1: a quote
+ * currency. Ledger units per book unit come from the currency scales (docs/API.md 5.6: a quote
  * currency's scale is at least priceDecimals + amountDecimals of every pair it quotes, so a hold
  * is never rounded). A market buy holds a budget instead (Exchange.createOrder).
  */

@@ -40,7 +40,7 @@ export interface UserTradeView {
   price: number;
   amount: number;
   tradeTime: string;
-  /** CONTRACT 9: what this side paid (0 with no fee), in `feeCurrency` (buyer: base, seller: quote). */
+  /** docs/API.md 9: what this side paid (0 with no fee), in `feeCurrency` (buyer: base, seller: quote). */
   /**
    * The fee as exact decimal text; it goes on the wire as a JSON number with these very digits
    * (schemas.ts `exactFees`), since a double keeps only about 15 significant digits.
@@ -75,7 +75,7 @@ export interface OrderFacts {
   clientOrderId: string | null | undefined;
 }
 
-/** 2.1: the order as the interface shows it, with `updateTime` when asked (CONTRACT 8 options when set). */
+/** docs/API.md 5.1: the order as the interface shows it, with `updateTime` when asked (the section 8 options when set). */
 export function orderView(p: ViewPair, o: OrderFacts, withUpdate: boolean): OrderView {
   const v: OrderView = {
     id: o.id,
@@ -105,7 +105,7 @@ export interface TradeSideFacts {
   feeRate: number;
 }
 
-/** 2.5: a trade from one user's side, with its fee (CONTRACT 9). */
+/** docs/API.md 5.5: a trade from one user's side, with its fee. */
 export function userTradeView(p: ViewPair, t: TradeSideFacts): UserTradeView {
   const { fee, feeCurrency } = tradeFee(p, t.side, t.feeRate, t.price, t.amount);
   return {
@@ -122,7 +122,7 @@ export function userTradeView(p: ViewPair, t: TradeSideFacts): UserTradeView {
 }
 
 /**
- * The fee of one side of a trade (CONTRACT 9), as the views show it: the buyer pays `rate` of the
+ * The fee of one side of a trade (docs/API.md 9), as the views show it: the buyer pays `rate` of the
  * base it receives, the seller `rate` of the quote. Exact: computed in integers and printed from
  * the exact decimal (`rate` is in units of 10^-6, so the fee has 6 more decimals than the amount).
  */

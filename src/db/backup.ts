@@ -1,5 +1,5 @@
 /**
- * Online backup (CONTRACT 14 "Backup while running"): `POST /admin/backup` and `exchange backup`.
+ * Online backup (docs/API.md 11, docs/OPERATIONS.md "Backup and restore"): `POST /admin/backup` and `exchange backup`.
  *
  * A backup first waits, like every read, until the apply thread has written the rows of every
  * batch acknowledged before the call (`DbWriter.applied`); then the backup thread

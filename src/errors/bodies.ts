@@ -1,7 +1,7 @@
 /**
  * What the HTTP and stream edge answers for a code of the catalogue (src/errors/catalogue.ts): its status,
  * its key under `errors`, its wire code, its message, and the error body, one error or several
- * (CONTRACT 5, 9). Bodies are serialised once at start-up, per code and language, into arrays
+ * (docs/API.md 4). Bodies are serialised once at start-up, per code and language, into arrays
  * indexed by code; the hot path only indexes them.
  */
 import { ERROR_LIST, ERRORS, wireCode } from "./catalogue.ts";
@@ -14,7 +14,7 @@ const FIELD: string[] = new Array(MAX_CODE + 1).fill("");
 const MESSAGE: Record<Lang, string[]> = { en: [], ru: [] };
 /** `"<message>"` as a JSON string literal, per language. */
 const MESSAGE_JSON: Record<Lang, string[]> = { en: [], ru: [] };
-/** The wire code of each code (CONTRACT 9), e.g. `INSUFFICIENT_FUNDS`. */
+/** The wire code of each code (docs/API.md 4), e.g. `INSUFFICIENT_FUNDS`. */
 const NAME: string[] = new Array(MAX_CODE + 1).fill("");
 /** `{"errors":{"<field>":["<message>"]},"codes":{"<field>":["<NAME>"]}}` per language. */
 const BODY: Record<Lang, string[]> = { en: [], ru: [] };

@@ -1,6 +1,6 @@
 /**
- * The one catalogue of errors (STYLE 3). Every failure the server can answer has a numeric code,
- * the HTTP status, the key under `errors` (CONTRACT 5) and an English and a Russian message.
+ * The one catalogue of errors. Every failure the server can answer has a numeric code,
+ * the HTTP status, the key under `errors` (docs/API.md 4) and an English and a Russian message.
  * Stages pass codes around; only the HTTP/stream edge turns a code into a status and a body.
  *
  * Code ranges (a code is never reused, even when its error is retired):
@@ -9,7 +9,7 @@
  *   3xx authentication and authorisation
  *   4xx routing and limits
  *   5xx server
- *   6xx request validation of the market-maker controls (CONTRACT 8)
+ *   6xx request validation of the market-maker controls (docs/API.md 8)
  * These are our codes, not HTTP statuses: 401 is "unknown path", answered with HTTP 404.
  *
  * Within 2xx the decimal fields keep a fixed layout, `<field base> + ParseError` (numbers.ts), so the
@@ -39,7 +39,7 @@ export interface ErrorDef {
   readonly en: string;
   readonly ru: string;
   /**
-   * The machine-readable code sent beside the message (CONTRACT 9 `codes`); by default the entry's
+   * The machine-readable code sent beside the message (docs/API.md 4 `codes`); by default the entry's
    * key in ERRORS. Set only where the key would reveal internals (the code is then `INTERNAL`).
    * A wire code never changes meaning: rename a key only together with a `name` keeping the old one.
    */
@@ -98,7 +98,7 @@ export const ERRORS = {
     ru: INTERNAL_RU,
   },
 
-  /** A post-only order (or amend) whose price reaches the opposite side (CONTRACT 8.2). */
+  /** A post-only order (or amend) whose price reaches the opposite side (docs/API.md 8.2). */
   WOULD_TAKE_LIQUIDITY: {
     code: ERR_WOULD_TAKE,
     status: 400,
@@ -106,7 +106,7 @@ export const ERRORS = {
     en: "Post-only order would take liquidity",
     ru: "Заявка post-only забрала бы ликвидность",
   },
-  /** A protected order or a quote from a user frozen by market-maker protection (CONTRACT 12.2). */
+  /** A protected order or a quote from a user frozen by market-maker protection (docs/API.md 8.10). */
   MMP_FROZEN: {
     code: ERR_MMP_FROZEN,
     status: 400,
@@ -123,7 +123,7 @@ export const ERRORS = {
     en: INTERNAL_EN,
     ru: INTERNAL_RU,
   },
-  /** An amend whose new amount is not above what the order already executed (CONTRACT 8.3). */
+  /** An amend whose new amount is not above what the order already executed (docs/API.md 8.3). */
   AMEND_NOT_ABOVE_EXECUTED: {
     code: ERR_AMEND_TOO_SMALL,
     status: 400,
@@ -447,7 +447,7 @@ export const ERRORS = {
     ru: "Параметр from не может быть позже to",
   },
 
-  // 256-258 pair status (CONTRACT 14)
+  // 256-258 pair status (docs/API.md 11)
   PAIR_CANCEL_ONLY: {
     code: 256,
     status: 400,
@@ -499,7 +499,7 @@ export const ERRORS = {
     en: "A user with this id already exists",
     ru: "Пользователь с таким идентификатором уже существует",
   },
-  /** CONTRACT 9: the fee account cannot log in, so it gets no API key. */
+  /** docs/API.md 9: the fee account cannot log in, so it gets no API key. */
   UID_FEE_ACCOUNT: {
     code: 264,
     status: 400,
@@ -552,7 +552,7 @@ export const ERRORS = {
     ru: "API-токен не найден",
   },
 
-  // 280-289 stream list (rejected at the upgrade, CONTRACT 7)
+  // 280-289 stream list (rejected at the upgrade, docs/API.md 12)
   STREAMS_EMPTY: {
     code: 280,
     status: 400,
@@ -599,7 +599,7 @@ export const ERRORS = {
     ru: "Сумма валюты по всем счетам была бы слишком большой: не более 2^127 - 1 единиц её шкалы учёта",
   },
 
-  // 290-299 listen keys (CONTRACT 10)
+  // 290-299 listen keys (docs/API.md 10)
   LISTEN_KEY_REQUIRED: {
     code: 290,
     status: 400,
@@ -667,7 +667,7 @@ export const ERRORS = {
   },
 
   /**
-   * CONTRACT 15: X-Timestamp empty or not an integer, X-Recv-Window not an integer from 1 to 60000,
+   * docs/API.md 3: X-Timestamp empty or not an integer, X-Recv-Window not an integer from 1 to 60000,
    * or the timestamp further than the window from the server's clock. Consumes no nonce.
    */
   AUTH_TIMESTAMP: {
@@ -678,7 +678,7 @@ export const ERRORS = {
     ru: "X-Timestamp должен быть Unix-временем в миллисекундах, отличающимся от времени сервера не больше чем на X-Recv-Window (от 1 до 60000 мс, по умолчанию 5000)",
   },
 
-  /** A stream upgrade whose `listenKey` is unknown, closed or expired (CONTRACT 10). */
+  /** A stream upgrade whose `listenKey` is unknown, closed or expired (docs/API.md 10). */
   AUTH_LISTEN_KEY_INVALID: {
     code: 320,
     status: 401,
@@ -686,7 +686,7 @@ export const ERRORS = {
     en: "Unknown or expired listen key",
     ru: "Неизвестный или истёкший ключ прослушивания (listenKey)",
   },
-  // 311-314 trading sessions (CONTRACT 11.1)
+  // 311-314 trading sessions (docs/API.md 13)
   SESSION_NOT_LOGGED_ON: {
     code: 311,
     status: 401,
@@ -754,7 +754,7 @@ export const ERRORS = {
     ru: "Заявка не найдена",
   },
 
-  /** CONTRACT 14 `GET /admin/users/{uid}`: an unknown or malformed uid in the path. */
+  /** docs/API.md 11 `GET /admin/users/{uid}`: an unknown or malformed uid in the path. */
   USER_NOT_FOUND_PATH: {
     code: 409,
     status: 404,
@@ -779,7 +779,7 @@ export const ERRORS = {
     ru: "Строка запроса и заголовки вместе больше 4 КиБ",
   },
 
-  // 430-439 limits of a trading session (CONTRACT 11.2)
+  // 430-439 limits of a trading session (docs/API.md 13)
   TOO_MANY_IN_FLIGHT: {
     code: 430,
     status: 429,
@@ -811,7 +811,7 @@ export const ERRORS = {
     en: "Service is shutting down",
     ru: "Сервис останавливается",
   },
-  /** CONTRACT 14 `POST /admin/backup`: the copy could not be made (e.g. the folder is not writable or the disk is full). */
+  /** docs/API.md 11 `POST /admin/backup`: the copy could not be made (e.g. the folder is not writable or the disk is full). */
   BACKUP_FAILED: {
     code: 507,
     status: 500,
@@ -820,8 +820,8 @@ export const ERRORS = {
     ru: "Не удалось записать резервную копию (подробности в журнале сервера)",
   },
 
-  // 600-619 market-maker controls (CONTRACT 8)
-  /** A body field the call does not define; the key under `errors` is that field (CONTRACT 8.1). */
+  // 600-619 market-maker controls (docs/API.md 8)
+  /** A body field the call does not define; the key under `errors` is that field (docs/API.md 8.1). */
   UNKNOWN_FIELD: {
     code: 600,
     status: 400,
@@ -916,7 +916,7 @@ export const ERRORS = {
     ru: "Каждая заявка должна быть JSON-объектом",
   },
 
-  // 650-669: market-maker protection, quotes and self-trade modes (CONTRACT 12).
+  // 650-669: market-maker protection, quotes and self-trade modes (docs/API.md 8.10-8.12).
   MMP_NOT_GTC: {
     code: 650,
     status: 400,
@@ -973,7 +973,7 @@ export const ERRORS = {
     en: "mmp must be true or false",
     ru: "Параметр mmp должен быть true или false",
   },
-  /** CONTRACT 11.2 deadline: not a positive integer of Unix milliseconds. */
+  /** docs/API.md 8.8 deadline: not a positive integer of Unix milliseconds. */
   EXPIRES_AT_INVALID: {
     code: 640,
     status: 400,
@@ -981,7 +981,7 @@ export const ERRORS = {
     en: "expiresAt must be a positive integer: Unix time in milliseconds",
     ru: "expiresAt должен быть положительным целым числом: время Unix в миллисекундах",
   },
-  /** CONTRACT 11.2 deadline: the call's risk check started after `expiresAt`; nothing changed. */
+  /** docs/API.md 8.8 deadline: the call's risk check started after `expiresAt`; nothing changed. */
   REQUEST_EXPIRED: {
     code: 641,
     status: 400,
@@ -989,7 +989,7 @@ export const ERRORS = {
     en: "The request expired before it was executed; nothing was changed",
     ru: "Срок запроса истёк до его исполнения; ничего не изменено",
   },
-  // 620-639 trading session frames and params (CONTRACT 11)
+  // 620-639 trading session frames and params (docs/API.md 13)
   SESSION_FRAME_INVALID: {
     code: 620,
     status: 400,
@@ -1083,7 +1083,7 @@ export const ERROR_LIST: readonly ErrorDef[] = Object.values(ERRORS as Record<st
   (a, b) => a.code - b.code,
 );
 
-/** The wire code (CONTRACT 9) of a definition: its explicit `name`, else its key in ERRORS. */
+/** The wire code (docs/API.md 4) of a definition: its explicit `name`, else its key in ERRORS. */
 export function wireCode(def: ErrorDef): string {
   return def.name ?? KEY_OF.get(def)!;
 }

@@ -1,6 +1,6 @@
 /**
  * Renders the error catalogue (src/errors/catalogue.ts) as docs/API-errors.md, the published list of wire
- * codes (CONTRACT 9). `npx tsx src/errors/doc.ts` rewrites the file; test/errors/doc.test.ts fails
+ * codes (docs/API.md 4). `npx tsx src/errors/doc.ts` rewrites the file; test/errors/doc.test.ts fails
  * when the file and the catalogue differ, so a new entry cannot ship undocumented.
  */
 import { writeFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * The one reading of an integer a client sends (CONTRACT 2.5), for every integer field of every call:
+ * The one reading of an integer a client sends (docs/API.md 1), for every integer field of every call:
  * body fields (`orderId`, `orderIds[]`, `timeout`, `nonce`) and query parameters (`nonce`, `page`,
  * `pageSize`, `limit`, `from`, `to`).
  *
@@ -44,5 +44,5 @@ export function readSmallInteger(value: unknown, min: number, max: number): numb
 
 /** Largest order id, timestamp or count a double holds exactly. */
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
-/** A nonce is a non-negative integer of at most 64 bits (CONTRACT 5; stored as text). */
+/** A nonce is a non-negative integer of at most 64 bits (docs/API.md 1; stored as text). */
 export const MAX_NONCE = 2n ** 64n - 1n;

@@ -1,5 +1,5 @@
 /**
- * The server's log (CONTRACT 14): one JSON object per line on stdout, `{"level", "time" (Unix ms),
+ * The server's log (docs/OPERATIONS.md "Logs"): one JSON object per line on stdout, `{"level", "time" (Unix ms),
  * "msg", ...fields}`, written by pino. Levels `error`, `warn`, `info` (default), `debug`.
  *
  * One logger per process: src/main.ts makes it from `--log-level` and installs it with `useLog`
@@ -59,7 +59,7 @@ export function useLog(logger: Logger): void {
   current = logger;
 }
 
-/** What of an API token may be logged: its first 8 characters (CONTRACT 14). */
+/** What of an API token may be logged: its first 8 characters (docs/OPERATIONS.md "Logs"). */
 export function tokenPrefix(token: string): string {
   return token.slice(0, 8);
 }

@@ -8,7 +8,7 @@ export function nowMicro(): number {
 let cachedSecond = -1;
 let cachedText = "";
 
-/** `YYYY-MM-DD HH:MM:SS` in UTC (CONTRACT 2.2); cached per second since many records share one. */
+/** `YYYY-MM-DD HH:MM:SS` in UTC (docs/API.md 1); cached per second since many records share one. */
 export function formatDateTime(micro: number): string {
   const second = Math.floor(micro / 1_000_000);
   if (second !== cachedSecond) {

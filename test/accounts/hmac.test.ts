@@ -161,7 +161,7 @@ describe("generateSecret", () => {
   });
 });
 
-describe("verifyBoundSignature (CONTRACT 15)", () => {
+describe("verifyBoundSignature (docs/API.md 3)", () => {
   const body = Buffer.from('{"orderId":42,"nonce":1}');
   const path = "/1.0/trade/cancel-order";
   const bound = (ts: string, method: string, p: string, payload: string | Buffer) =>

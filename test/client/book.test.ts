@@ -1,5 +1,5 @@
 /**
- * The client's local order book: the sequence rules of CONTRACT 9 on LocalBook, and OrderBookFeed
+ * The client's local order book: the sequence rules of docs/API.md 12.3 on LocalBook, and OrderBookFeed
  * following a real server's `orders:{pair}` stream until it equals the REST book.
  */
 import assert from "node:assert/strict";
@@ -75,12 +75,12 @@ describe("LocalBook", () => {
   });
 });
 
-/** A recorded message with the checksum of the book it leads to (CONTRACT 13.3). */
+/** A recorded message with the checksum of the book it leads to (docs/API.md 12.5). */
 function withChecksum(data: BookData, after: [number, number][][]): BookData {
   return { ...data, checksum: bookChecksum(after[1], after[0]) };
 }
 
-describe("LiveBook checksum (CONTRACT 13.3)", () => {
+describe("LiveBook checksum (docs/API.md 12.5)", () => {
   const snapshot = withChecksum(
     { buy: [{ price: 10, amount: 1 }], sell: [{ price: 12, amount: 2 }], seq: 1 },
     [[[10, 1]], [[12, 2]]],

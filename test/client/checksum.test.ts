@@ -1,5 +1,5 @@
 /**
- * CONTRACT 13.3 book checksum: the CRC-32 (as zlib) of the best 25 asks and bids in canonical
+ * docs/API.md 12.5 book checksum: the CRC-32 (as zlib) of the best 25 asks and bids in canonical
  * decimal text, checked on the contract's own examples, against node:zlib and past 25 levels.
  */
 import assert from "node:assert/strict";
@@ -61,13 +61,13 @@ describe("decimalText", () => {
   });
 });
 
-describe("book checksum (CONTRACT 13.3)", () => {
+describe("book checksum (docs/API.md 12.5)", () => {
   test("an empty book is the CRC-32 of `|`, 2343686810", () => {
     assert.equal(checksumText([], []), "|");
     assert.equal(bookChecksum([], []), 2343686810);
   });
 
-  test("the contract's four-level example gives its text and 3621080957", () => {
+  test("docs/API.md 12.5's four-level example gives its text and 3621080957", () => {
     const asks: LevelPair[] = [
       [25010.01, 0.5],
       [25011, 1.25],

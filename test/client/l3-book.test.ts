@@ -1,5 +1,5 @@
 /**
- * The local L3 book (CONTRACT 13.2) driven by recorded `orders_l3:` messages: queues in time
+ * The local L3 book (docs/API.md 7.6.2) driven by recorded `orders_l3:` messages: queues in time
  * priority, `open`/`change`/`done`, seq rules, the L2 levels and checksum it derives, and the
  * queue position of an order.
  */

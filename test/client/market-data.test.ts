@@ -1,5 +1,5 @@
 /**
- * The client's market data for makers against a real server (CONTRACT 13): OrderBookFeed checks
+ * The client's market data for makers against a real server (docs/API.md 12.5): OrderBookFeed checks
  * every `orders:` message's checksum and resyncs from REST when its book diverges; L3BookFeed,
  * after 500 crossing and cancelling orders, holds exactly `GET .../orders/l3`, its levels are
  * `GET .../orders` (checksum included) and queue positions follow time priority; BboFeed follows
@@ -92,7 +92,7 @@ describe("market data for makers on a real server", () => {
       const resting: { user: number; id: number }[] = [];
       let placed = 0;
       while (placed < 500) {
-        // Batches of 20 (CONTRACT 8.5) from one user at a time; a third of them cross.
+        // Batches of 20 (docs/API.md 8.5) from one user at a time; a third of them cross.
         const user = placed % 40 < 20 ? 0 : 1;
         const orders: CreateOrderRequest[] = [];
         for (let i = 0; i < 20; i++) {

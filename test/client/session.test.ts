@@ -384,7 +384,7 @@ describe("TradingSession", () => {
       // Sent before the stall: the server answers it, ahead of its close.
       const before = s.balances();
       // No frame (not even the pong to the server's ping) leaves this process for 3 s: more than the
-      // heartbeat of 1 s and the server's 1 s of slack (CONTRACT 11.4).
+      // heartbeat of 1 s and the server's 1 s of slack (docs/API.md 13).
       stall(3000);
       // The close waits unread in the socket: the session still counts as logged on and sends this call,
       // which the server, having ended the session, never answers.

@@ -1,5 +1,5 @@
 /**
- * The ledger invariant (CONTRACT 6) under every kind of command of CONTRACT 3 and 8, through the
+ * The ledger invariant (docs/API.md 6) under every kind of command of docs/API.md 6, 8, through the
  * real core: a real pair worker behind a 4-slot command ring (so commands queue and overlap), the
  * real writer on a temp file, the real ledger. fast-check generates bursts of limit orders with
  * every time in force and post-only, market orders, cancels, amends and cancel-alls from a few users,

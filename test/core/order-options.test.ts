@@ -1,6 +1,6 @@
 /**
  * An order's option bits (src/core/order-options.ts): what the matching engine is sent and what a record
- * shows, for the self-trade modes and market-maker protection (CONTRACT 12.2, 12.3) beside the
+ * shows, for the self-trade modes and market-maker protection (docs/API.md 8.10, 8.11) beside the
  * options that were there before.
  */
 import assert from "node:assert/strict";

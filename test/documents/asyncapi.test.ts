@@ -156,7 +156,7 @@ describe("the AsyncAPI document", () => {
     });
   });
 
-  test("no call's params take a nonce (CONTRACT 11.2), not even in the per-pair branches", () => {
+  test("no call's params take a nonce (docs/API.md 13), not even in the per-pair branches", () => {
     const doc = buildAsyncApi(TEST_CONFIG, CALLS);
     const byName = (doc.components as Json).messages as Record<string, Json>;
     for (const call of CALLS) {
@@ -213,7 +213,7 @@ describe("the AsyncAPI document", () => {
   });
 
   test("the stream check refuses unknown channels, unknown pairs and wrong data", () => {
-    // An empty book: its checksum is the CRC-32 of "|" (CONTRACT 13.3).
+    // An empty book: its checksum is the CRC-32 of "|" (docs/API.md 12.5).
     const book = { buy: [], sell: [], seq: 3, checksum: 2343686810 };
     assert.equal(asyncApi.streamMismatch({ stream: "orders:btc_usdt", data: book }), null);
     assert.notEqual(asyncApi.streamMismatch({ stream: "orders:btc_usdt", data: { buy: [] } }), null);

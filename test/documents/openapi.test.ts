@@ -1,6 +1,6 @@
 /**
  * The OpenAPI document: valid OpenAPI 3.1 by a standard validator, served at /1.0/openapi.json as
- * built from the route table, covering every call of the seed, CONTRACT 1.2 and 8-10; and the e2e
+ * built from the route table, covering every call of docs/API.md 7-11; and the e2e
  * response check (test/e2e/openapi-check.ts) really rejects answers that do not match it.
  */
 import assert from "node:assert/strict";
@@ -20,7 +20,7 @@ type Json = Record<string, Record<string, Record<string, unknown>>>;
 
 /** Every call the interface document and the contract define, as `METHOD path`. */
 const EXPECTED = [
-  // seed 4.1-4.10
+  // docs/API.md 7.1-7.10
   "post /1.0/trade/create-order",
   "post /1.0/trade/cancel-order",
   "get /1.0/trade/pairs",
@@ -31,7 +31,7 @@ const EXPECTED = [
   "get /1.0/trade/pairs/{pairName}/user-balances",
   "get /1.0/trade/pairs/{pairName}/user-orders",
   "get /1.0/trade/pairs/user-history",
-  // CONTRACT 1, 1.2
+  // docs/API.md 1, 11
   "get /health",
   "get /metrics",
   "post /admin/users",
@@ -39,7 +39,7 @@ const EXPECTED = [
   "post /admin/api-keys/revoke",
   "post /admin/deposit",
   "post /admin/withdraw",
-  // CONTRACT 8
+  // docs/API.md 8
   "post /1.0/trade/amend-order",
   "post /1.0/trade/cancel-all-orders",
   "post /1.0/trade/create-orders",
@@ -48,11 +48,11 @@ const EXPECTED = [
   "get /1.0/trade/orders",
   "get /1.0/trade/pairs/{pairName}/open-orders",
   "post /1.0/trade/cancel-all-after",
-  // CONTRACT 9
+  // docs/API.md 9
   "get /1.0/time",
   "get /1.0/info",
   "get /admin/fees",
-  // CONTRACT 10
+  // docs/API.md 10
   "post /1.0/trade/listen-key",
   "post /1.0/trade/listen-key/close",
 ];

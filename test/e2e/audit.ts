@@ -2,7 +2,7 @@
  * Whole-exchange audits from the outside: read every user's balances, orders and trades and every
  * book, then check them against each other and against the money the harness put in.
  *
- * From first principles (CONTRACT 3, 6), for every user and currency:
+ * From first principles (docs/API.md 6), for every user and currency:
  *   available + reserved = deposits − withdrawals + Σ trades (buy: +amount base, −price×amount quote;
  *                                                             sell: the opposite)
  *   reserved = Σ open limit buys price × (amount − amountUsed) of the quote

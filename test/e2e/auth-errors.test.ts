@@ -1,6 +1,6 @@
 /**
- * Authentication, malformed input and error answers end to end (CONTRACT 5), the admin interface
- * (CONTRACT 1.2), health and metrics (CONTRACT 1), and a second server started without
+ * Authentication, malformed input and error answers end to end (docs/API.md 4), the admin interface
+ * (docs/API.md 11), health and metrics (docs/API.md 1), and a second server started without
  * ADMIN_TOKEN and with a rate limit.
  *
  * Decisions where the contract is silent, tested here: unknown body fields are ignored, and a

@@ -1,5 +1,5 @@
 /**
- * Online backup end to end (CONTRACT 14 "Backup while running"): `POST /admin/backup` taken while
+ * Online backup end to end (docs/API.md 11, docs/OPERATIONS.md "Backup and restore"): `POST /admin/backup` taken while
  * several clients place, cancel and trade, then a fresh server process started with `--db` on the
  * backup file. Everything acknowledged before the call is there: the quiet part of the exchange
  * (users and pairs the flow did not touch) is equal field for field, every order and cancel the

@@ -1,5 +1,5 @@
 /**
- * Signatures bound to the request and the time (CONTRACT 15), through a real server process: the
+ * Signatures bound to the request and the time (docs/API.md 3), through a real server process: the
  * bound string `<X-Timestamp>\n<METHOD>\n<path>\n<raw query or body>`, each AUTH_TIMESTAMP refusal
  * (which consumes no nonce), the window's bounds and default, and that a bound signature opens
  * nothing but its own method, path, query, body and time, on REST and on the stream upgrade.
@@ -49,7 +49,7 @@ function bound(
   return headers;
 }
 
-describe("signatures bound to the request and the time (CONTRACT 15)", () => {
+describe("signatures bound to the request and the time (docs/API.md 3)", () => {
   let server: TestServer;
   let user: TestUser;
   /** The balances `user` must keep: every refused order below changes nothing. */

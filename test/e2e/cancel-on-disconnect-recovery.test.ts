@@ -1,5 +1,5 @@
 /**
- * Recovery of cancel-on-disconnect orders after a crash (CONTRACT 11.4, docs/API.md 8.9):
+ * Recovery of cancel-on-disconnect orders after a crash (docs/API.md 8.9):
  * real trading sessions log on with `cancelOnDisconnect: true` and have `order.create`,
  * `orders.create` and `quote.replace` calls in flight when the server is killed with SIGKILL. No
  * session survives the process, so at the next start every open order stored with the flag is

@@ -1,5 +1,5 @@
 /**
- * Client order ids in bounded memory (CONTRACT 8.2, src/core/client-ids.ts) on the real server: with a
+ * Client order ids in bounded memory (docs/API.md 8.2, src/core/client-ids.ts) on the real server: with a
  * window of two recent ids (`--client-id-window 2`), a repeat is refused whether the first order is
  * open, closed recently, closed long ago (judged by the database: the metrics count the check), or
  * from before a restart; of creates with one id sent at once, exactly one is accepted.

@@ -1,5 +1,5 @@
 /**
- * The deadline `expiresAt` (CONTRACT 11.2) on every REST call that changes orders, on the real
+ * The deadline `expiresAt` (docs/API.md 8.8) on every REST call that changes orders, on the real
  * server: a past deadline answers 400 `errors.expiresAt` (REQUEST_EXPIRED) and changes nothing, a
  * future one works, and a value that is not a positive integer of Unix ms is 400 on the field, in
  * both languages.
@@ -26,7 +26,7 @@ function expectExpired(res: ApiResponse<unknown>, what: string): void {
   assert.deepEqual((res.body as { codes?: unknown }).codes, { expiresAt: ["REQUEST_EXPIRED"] }, what);
 }
 
-describe("expiresAt (CONTRACT 11.2)", () => {
+describe("expiresAt (docs/API.md 8.8)", () => {
   let server: TestServer;
   sharedServer((s) => {
     server = s;
@@ -83,7 +83,7 @@ describe("expiresAt (CONTRACT 11.2)", () => {
     assert.deepEqual(cancelled, [{ orderId: ids[0] }]);
     const all = expectOk(await c.cancelAllOrders("btc_usdt", future()), "cancel-all-orders");
     assert.deepEqual(all.cancelled, [ids[1]]);
-    // A string of digits is an integer too (CONTRACT 2.5).
+    // A string of digits is an integer too (docs/API.md 1).
     const s = expectOk(
       await c.createOrder(limit("btc_usdt", "buy", "80", "0.1"), { expiresAt: String(Date.now() + 60_000) }),
     );

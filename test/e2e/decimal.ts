@@ -4,7 +4,7 @@
  * sums and products are exact and never touch floating point.
  *
  * Response numbers are JSON numbers; the contract promises that their shortest text is the exact
- * decimal (CONTRACT 2.1), so `dec(n)` reads a number through `String(n)`.
+ * decimal (docs/API.md 1), so `dec(n)` reads a number through `String(n)`.
  */
 
 export const SCALE = 18;
@@ -41,7 +41,7 @@ export function dec(x: string | number | bigint): bigint {
   return m[1] === "-" ? -value : value;
 }
 
-/** Decimal text of a scaled value: no exponent, trailing zeros trimmed, "0" for zero (CONTRACT 2.3). */
+/** Decimal text of a scaled value: no exponent, trailing zeros trimmed, "0" for zero (docs/API.md 1). */
 export function fmt(v: bigint): string {
   const negative = v < 0n;
   const abs = negative ? -v : v;

@@ -1,10 +1,10 @@
 /**
- * Durability end to end (CONTRACT 6): a graceful SIGTERM restart changes nothing readable, and a
+ * Durability end to end (docs/API.md 6): a graceful SIGTERM restart changes nothing readable, and a
  * `kill -9` in the middle of a burst of concurrent, crossing orders loses nothing that was
  * acknowledged. After every restart the whole exchange is audited from the outside (audit.ts):
  * balances and reservations rebuilt from trades and open orders, books rebuilt from open orders,
  * conservation of every currency. A signed read's nonce is durable before the read is answered
- * (CONTRACT 15): replayed after a `kill -9` it is refused.
+ * (docs/API.md 3): replayed after a `kill -9` it is refused.
  */
 
 import assert from "node:assert/strict";
@@ -263,7 +263,7 @@ function getHead(server: TestServer, pathAndQuery: string, headers: Record<strin
   return requestHead("GET", pathAndQuery, `${server.host}:${server.port}`, headers);
 }
 
-describe("durability of a signed read's nonce (CONTRACT 15)", () => {
+describe("durability of a signed read's nonce (docs/API.md 3)", () => {
   let server: TestServer;
   let user: TestUser;
 

@@ -1,5 +1,5 @@
 /**
- * The fee invariant (CONTRACT 9) as a property over the real server: for random fee rates on
+ * The fee invariant (docs/API.md 9) as a property over the real server: for random fee rates on
  * every pair and random order flows (limit and market, both sides, crossing, cancels, deposits
  * and withdrawals), per currency the sum of every user's available + reserved plus the fee
  * account's balance equals deposits − withdrawals, exactly, and no balance is negative.

@@ -106,9 +106,9 @@ export interface StartOptions {
   adminToken?: string | null;
   /** `--rate-limit`; default 0 (off). */
   rateLimit?: number;
-  /** Users written into the config file, with these balances (CONTRACT 1.1). */
+  /** Users written into the config file, with these balances (README.md "Running it"). */
   configUsers?: ReadonlyArray<Record<string, string>>;
-  /** Fee rates per pair written into the config (CONTRACT 9); default none (zero fees). */
+  /** Fee rates per pair written into the config (docs/API.md 9); default none (zero fees). */
   pairFees?: Readonly<Record<string, { makerFee?: string; takerFee?: string }>>;
   /** Extra flags for the server. */
   args?: readonly string[];
@@ -154,7 +154,7 @@ export class TestServer {
   readonly users: TestUser[] = [];
   /** Deposits − withdrawals per currency over all users (scaled). */
   readonly totals = new Map<string, bigint>(CURRENCIES.map((c) => [c, 0n]));
-  /** Admin client (CONTRACT 1.2). */
+  /** Admin client (docs/API.md 11). */
   readonly admin: ExchangeClient;
   /** Client without credentials. */
   readonly public: ExchangeClient;
@@ -324,7 +324,7 @@ export class TestServer {
     }
   }
 
-  /** SIGTERM and wait for the exit; returns the exit code (CONTRACT 1: 0 on a graceful stop). */
+  /** SIGTERM and wait for the exit; returns the exit code (README.md "Running it": 0 on a graceful stop). */
   async stop(graceMs = STOP_TIMEOUT_MS): Promise<number | null> {
     const proc = this.process;
     if (proc === null) return null;
@@ -362,7 +362,7 @@ export class TestServer {
 
   /**
    * Stops the server (SIGTERM, exit 0 checked) and starts a fresh process on another database
-   * file (a backup, CONTRACT 14), with the same config, users and books of money.
+   * file (a backup, docs/API.md 11), with the same config, users and books of money.
    */
   async restartOn(dbPath: string): Promise<void> {
     this.dbPath = dbPath;

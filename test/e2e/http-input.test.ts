@@ -1,7 +1,7 @@
 /**
  * HTTP edges and input readings through the real server: client text that names a built-in object
- * property (`constructor`, `__proto__`), `null` where absence has a meaning (CONTRACT 2.5), the one
- * reading of integers (CONTRACT 2.5, src/util/integers.ts), nonce values (CONTRACT 5), 405 with `Allow`
+ * property (`constructor`, `__proto__`), `null` where absence has a meaning (docs/API.md 1), the one
+ * reading of integers (docs/API.md 1, src/util/integers.ts), nonce values (docs/API.md 1, 3), 405 with `Allow`
  * on every known path, 414 / 431 over the request-head limits, and the malformed requests that
  * uWebSockets.js refuses before the application sees them (raw sockets: the server stays up).
  */
@@ -28,7 +28,7 @@ function post(user: TestUser, path: string, body: string): Promise<ApiResponse<u
   return user.client.raw("POST", `/1.0${path}`, { body, headers: JSON_TYPE, sign: true });
 }
 
-/** Integer texts and values that CONTRACT 2.5 refuses on every unsigned integer field. */
+/** Integer texts and values that docs/API.md 1 refuses on every unsigned integer field. */
 const NOT_INTEGERS: readonly unknown[] = [
   "",
   "1.5",
@@ -81,7 +81,7 @@ describe("HTTP edges and input", () => {
     });
   });
 
-  describe("null is not absent (CONTRACT 2.5)", () => {
+  describe("null is not absent (docs/API.md 1)", () => {
     it("refuses cancel-all-orders with a null, numeric or unknown pairName and cancels nothing", async () => {
       const order = expectOk(await user.client.createOrder(limit("eth_usdt", "buy", "1", "1")));
       for (const body of [
@@ -131,7 +131,7 @@ describe("HTTP edges and input", () => {
     });
   });
 
-  describe("integers (CONTRACT 2.5)", () => {
+  describe("integers (docs/API.md 1)", () => {
     it("reads orderId as a JSON integer or a string of digits and refuses anything else", async () => {
       const order = expectOk(await user.client.createOrder(limit("eth_usdt", "buy", "1", "1")));
       for (const id of [

@@ -50,7 +50,7 @@ async function ledgerState(server: TestServer, users: readonly TestUser[]) {
   return out;
 }
 
-/** CONTRACT 6 with fees: per currency, every account's total equals deposits − withdrawals. */
+/** docs/API.md 6 with fees: per currency, every account's total equals deposits − withdrawals. */
 async function assertConserved(server: TestServer, users: readonly TestUser[]): Promise<void> {
   const fees = new Map(
     expectOk(await server.admin.fees(), "admin fees").map((f) => [f.currency, dec(f.balance)]),

@@ -1,5 +1,5 @@
 /**
- * The server's log (CONTRACT 14) on the real process: every stdout line is one JSON object with
+ * The server's log (docs/OPERATIONS.md "Logs") on the real process: every stdout line is one JSON object with
  * `time`, `level` and `msg`; start, recovery, readiness and shutdown are there; every admin call is
  * logged with what it did; a 500 answer names a request id that its error line carries; orders
  * write no line; `--log-level` filters; and no secret (admin token, API secret, whole API token,

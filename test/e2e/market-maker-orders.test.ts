@@ -1,5 +1,5 @@
 /**
- * Time in force, post-only and amend end to end (CONTRACT 8.2, 8.3) on the real server: what trades,
+ * Time in force, post-only and amend end to end (docs/API.md 8.2, 8.3) on the real server: what trades,
  * what rests, what is refused, what each order record says, and that reservations stay exact (the
  * audits of audit.ts rebuild every balance and book from the outside).
  */

@@ -1,5 +1,5 @@
 /**
- * Market-maker controls end to end (CONTRACT 8) on the real server: strict bodies, exact numbers,
+ * Market-maker controls end to end (docs/API.md 8) on the real server: strict bodies, exact numbers,
  * client order ids, batches, cancel-all, order reads, the dead-man's switch, and the concurrent
  * market buys of one user. Time in force, post-only and amend are in market-maker-orders.test.ts.
  *

@@ -1,5 +1,5 @@
 /**
- * Market-maker protection end to end (CONTRACT 12.2) on the real server: the settings calls (REST
+ * Market-maker protection end to end (docs/API.md 8.10) on the real server: the settings calls (REST
  * and session), the trigger exactly at the limit inside one sweep, the freeze and its end (time,
  * reset), interval 0, settings across a restart (window and freeze empty after it), the session's
  * `mmp` event, the `mmp` order flag on every record, and bad input. After each test the whole

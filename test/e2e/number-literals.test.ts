@@ -1,5 +1,5 @@
 /**
- * A JSON number that no double can hold (`1e400`, `-1e400`) is valid JSON (CONTRACT 2.1): every
+ * A JSON number that no double can hold (`1e400`, `-1e400`) is valid JSON (docs/API.md 1): every
  * numeric field answers 400 under its own name, never `body` ("not valid JSON"), and an answer
  * that echoes the value gives it back as the number the client wrote.
  */

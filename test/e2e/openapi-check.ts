@@ -82,7 +82,7 @@ export function openApiMismatch(res: ResponseInfo): string | null {
   const path = q === -1 ? res.pathAndQuery : res.pathAndQuery.slice(0, q);
   const what = `${res.method} ${path} -> ${res.status}`;
   const op = operations.find((o) => o.method === res.method && o.regex.test(path));
-  // Outside the REST interface: CORS preflights and the web page's files (CONTRACT 10).
+  // Outside the REST interface: CORS preflights and the web page's files (docs/API.md 10).
   if (op === undefined && res.status < 400 && (res.method === "OPTIONS" || !API_PATH.test(path))) return null;
   if (op === undefined) {
     // Unknown path or method: only the router's error answers are allowed.

@@ -47,7 +47,7 @@ const STATE_CODES = new Set([
   "UID_EXISTS",
   "API_TOKEN_UNKNOWN",
   "BALANCE_TOO_LARGE",
-  // CONTRACT 11.2: a well-formed deadline that the clock has passed.
+  // docs/API.md 8.8: a well-formed deadline that the clock has passed.
   "REQUEST_EXPIRED",
 ]);
 
@@ -69,7 +69,7 @@ interface Operation {
   body: Schema | undefined;
 }
 
-/** A query or path integer is text: digits (CONTRACT 2.5) within the schema's bounds. */
+/** A query or path integer is text: digits (docs/API.md 1) within the schema's bounds. */
 function asText(schema: Schema): Schema {
   if (schema.type !== "integer") return schema;
   return {
@@ -211,7 +211,7 @@ function amendFieldRefused(body: Json): string | undefined {
 }
 
 /**
- * The side of a quote whose order the document cannot state (CONTRACT 12.1): bids strictly
+ * The side of a quote whose order the document cannot state (docs/API.md 8.12): bids strictly
  * decreasing, asks strictly increasing, the best bid below the best ask; undefined when in order.
  */
 function quoteFieldRefused(body: Json): string | undefined {
@@ -275,7 +275,7 @@ async function withKnownValues(path: string, body: Json, bad: string | undefined
   if (chance("listenKey", 0.75)) body.listenKey = ok(await user.client.listenKey(), "listen key").listenKey;
   if (chance("apiToken", 0.75) && path === "/admin/api-keys/revoke")
     body.apiToken = ok(await server.admin.createApiKey(user.uid), "another API key").apiToken;
-  // A deadline is valid in any form; most cases get one that has not passed (CONTRACT 11.2).
+  // A deadline is valid in any form; most cases get one that has not passed (docs/API.md 8.8).
   if (chance("expiresAt", 0.75)) body.expiresAt = sameForm(body.expiresAt, String(Date.now() + 600_000));
 }
 
@@ -309,7 +309,7 @@ function withPairRules(body: Json): void {
 }
 
 /**
- * A quote ladder in the order the document states only in words (CONTRACT 12.1): bids strictly
+ * A quote ladder in the order the document states only in words (docs/API.md 8.12): bids strictly
  * decreasing, asks strictly increasing, the best bid below the best ask.
  */
 function withLadderInOrder(body: Json): void {
@@ -516,8 +516,8 @@ describe("requests generated from the OpenAPI document", () => {
             withFreshNonce(req.query, req.bad?.field === "nonce");
             withKnownParams(req);
             const res = await send(op, req);
-            // An unknown pair in the path is a 404 (CONTRACT 4), and so is a malformed uid in the
-            // admin view of a user (CONTRACT 14); every other field a 400.
+            // An unknown pair in the path is a 404 (docs/API.md 4), and so is a malformed uid in the
+            // admin view of a user (docs/API.md 11); every other field a 400.
             const inPath404 = req.bad!.field === "pairName" || req.bad!.field === "uid";
             const status = inPath404 && req.bad!.in === "path" ? 404 : 400;
             assertRefused(describeCase(op, req, res), res.status, res.body, req.bad!.field, status);

@@ -94,7 +94,7 @@ describe("orders", () => {
       assert.match(o.createTime, DATETIME);
       assert.match(o.updateTime, DATETIME);
       assert.ok(o.updateTime >= o.createTime, "updateTime must not be before createTime");
-      // UTC (CONTRACT 2.2): within a few seconds of now, whatever the local time zone.
+      // UTC (docs/API.md 1): within a few seconds of now, whatever the local time zone.
       assert.ok(
         Math.abs(utcMs(o.createTime) - started) < 10_000,
         `createTime ${o.createTime} is not now in UTC`,

@@ -1,5 +1,5 @@
 /**
- * CONTRACT 14 pair status on the real server: `trading`, `cancelOnly` and `halted`, decided at R1
+ * docs/API.md 11 pair status on the real server: `trading`, `cancelOnly` and `halted`, decided at R1
  * for creates, amends and cancels (single and batch), cancel-all skipping a halted pair, the
  * dead-man's switch going through on a halted pair, `/info`, a restart, the admin call's errors,
  * every change published (the `status` stream channel, the sessions' `pairStatus` event) and the
@@ -23,7 +23,7 @@ function codes(res: { body: unknown }, field: string): string[] {
   return (res.body as { codes?: Record<string, string[]> }).codes?.[field] ?? [];
 }
 
-describe("pair status (CONTRACT 14)", () => {
+describe("pair status (docs/API.md 11)", () => {
   let server: TestServer;
   let maker: TestUser;
 

@@ -1,5 +1,5 @@
 /**
- * Mass quotes end to end (CONTRACT 12.1) on the real server: the replace with kept orders and their
+ * Mass quotes end to end (docs/API.md 8.12) on the real server: the replace with kept orders and their
  * queue place, R1 after releasing the old quote, crossing levels, malformed ladders, pulls, pair
  * status, quote orders beside create-order orders, cancel / amend / cancel-all on quote orders, a
  * restart, and exact ledger deltas.
@@ -30,7 +30,7 @@ function isOrder(p: Placed): p is CreatedOrder {
   return "id" in p;
 }
 
-describe("mass quotes (CONTRACT 12.1)", () => {
+describe("mass quotes (docs/API.md 8.12)", () => {
   let server: TestServer;
   sharedServer((s) => {
     server = s;

@@ -31,7 +31,7 @@ const PERIOD_MS: Record<string, number> = {
   "1d": 1440 * MINUTE,
   "1w": 7 * 1440 * MINUTE,
 };
-/** 1970-01-05 00:00 UTC, a Monday: weeks start there (CONTRACT 4). */
+/** 1970-01-05 00:00 UTC, a Monday: weeks start there (docs/API.md 7.5). */
 const FIRST_MONDAY = 4 * 1440 * MINUTE;
 
 function intervalStart(period: string, ms: number): number {
@@ -96,7 +96,7 @@ describe("read endpoints", () => {
       })),
     );
     for (const pair of PAIR_NAMES) {
-      // CONTRACT 13.3: an empty book's checksum is CRC-32 of "|".
+      // docs/API.md 12.5: an empty book's checksum is CRC-32 of "|".
       assert.deepEqual(expectOk(await server.public.orderBook(pair)), {
         buy: [],
         sell: [],

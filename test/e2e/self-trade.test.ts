@@ -1,5 +1,5 @@
 /**
- * Self-trade prevention modes end to end (CONTRACT 12.3) on the real server: cancelMaker (the
+ * Self-trade prevention modes end to end (docs/API.md 8.11) on the real server: cancelMaker (the
  * default), cancelTaker and cancelBoth on limit, market and FOK orders and on an amend, each with
  * the exact balances before and after, the `selfTradePrevention` field of the records (shown only
  * when not cancelMaker, kept across a restart), and bad values. After each test the whole exchange

@@ -1,7 +1,7 @@
 /**
- * TLS (CONTRACT 14) on the real server: started with a self-signed certificate made here with
+ * TLS (docs/API.md 1) on the real server: started with a self-signed certificate made here with
  * openssl, it speaks https (REST, admin) and wss (`/stream`, and the trading session `/session` of
- * CONTRACT 11) only, with that certificate; a
+ * docs/API.md 13) only, with that certificate; a
  * missing, unreadable, malformed or mismatched file refuses to start in one `config error:` line.
  */
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * CONTRACT 14 on the real server: the caller's transfers history (`GET /trade/transfers`) and the
+ * docs/API.md 7.11 and 11 on the real server: the caller's transfers history (`GET /trade/transfers`) and the
  * operator's view of one user (`GET /admin/users/{uid}`), through the client library and the
  * `exchange transfers` / `exchange user` commands.
  */
@@ -31,7 +31,7 @@ async function cli(argv: string[]) {
   return { code, out: out.join("\n"), err: err.join("\n") };
 }
 
-describe("transfers history and the admin view of a user (CONTRACT 14)", () => {
+describe("transfers history and the admin view of a user (docs/API.md 7.11, 11)", () => {
   let server: TestServer;
   let fromConfig: TestUser;
   let alice: TestUser;

@@ -1,5 +1,5 @@
 /**
- * CONTRACT 9 on the real server (a child process, through HTTP and WebSocket): venue data
+ * docs/API.md 9 on the real server (a child process, through HTTP and WebSocket): venue data
  * (`/time`, `/info`), machine-readable error codes, fees (settlement, fee account, user history on
  * REST and stream, restart), the book sequence across a restart, and the rate-limit headers.
  */
@@ -43,7 +43,7 @@ function assertCodes(body: unknown, what: string): Record<string, string[]> {
   return b.codes;
 }
 
-describe("venue data, codes and fees (CONTRACT 9)", () => {
+describe("venue data, codes and fees (docs/API.md 9)", () => {
   let server: TestServer;
   before(async () => {
     server = await TestServer.start({ pairFees: FEES });
@@ -303,7 +303,7 @@ describe("venue data, codes and fees (CONTRACT 9)", () => {
   });
 });
 
-describe("rate-limit headers (CONTRACT 9)", () => {
+describe("rate-limit headers (docs/API.md 3)", () => {
   const LIMIT = 20;
   let server: TestServer;
   before(async () => {
@@ -386,7 +386,7 @@ describe("rate-limit headers (CONTRACT 9)", () => {
   });
 });
 
-describe("turning fees on for an existing database (CONTRACT 9)", () => {
+describe("turning fees on for an existing database (docs/API.md 9)", () => {
   let server: TestServer;
   before(async () => {
     server = await TestServer.start();
@@ -434,7 +434,7 @@ describe("turning fees on for an existing database (CONTRACT 9)", () => {
   });
 });
 
-describe("exact fee text (CONTRACT 9)", () => {
+describe("exact fee text (docs/API.md 9)", () => {
   let server: TestServer;
   before(async () => {
     server = await TestServer.start({ pairFees: FEES });

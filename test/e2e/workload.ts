@@ -1,6 +1,6 @@
 /**
  * Random but reproducible order flow for the burst tests: prices in whole ticks around a mid price,
- * amounts in whole lots, so every generated value is valid for its pair (CONTRACT 2.1) and the
+ * amounts in whole lots, so every generated value is valid for its pair (docs/API.md 1) and the
  * only possible refusals are about money or liquidity.
  */
 

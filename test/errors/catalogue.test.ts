@@ -59,7 +59,7 @@ describe("error catalogue", () => {
       // Engine codes that only a caller bug produces are internal errors too.
       const callerBug = def.code === ERR_DUPLICATE_ID || def.code === ERR_QUOTE_LEVELS;
       if (def.field === "server") assert.ok(callerBug || def.code >= 500, `${def.code}`);
-      // Validation: 2xx, and 6xx for the fields of the market-maker controls (CONTRACT 8).
+      // Validation: 2xx, and 6xx for the fields of the market-maker controls (docs/API.md 8).
       if (def.status === 400 && def.code >= 200) assert.ok(def.code < 300 || def.code >= 600, `${def.code}`);
       if (def.code >= 600) assert.equal(def.status, 400, `${def.code}`);
     }

@@ -213,7 +213,7 @@ describe("NonceGuard", () => {
   });
 });
 
-describe("timestampError (CONTRACT 15)", () => {
+describe("timestampError (docs/API.md 3)", () => {
   const NOW = 1_700_000_000_000;
   const refused = Code.AUTH_TIMESTAMP;
 
@@ -278,7 +278,7 @@ describe("timestampError (CONTRACT 15)", () => {
   });
 });
 
-describe("authenticateBound and unboundRefusal (CONTRACT 15)", () => {
+describe("authenticateBound and unboundRefusal (docs/API.md 3)", () => {
   const users = new Users();
   const TOKEN = "a".repeat(32);
   users.add(0, "00000000-0000-0000-0000-00000000000a");

@@ -1,5 +1,5 @@
 /**
- * CORS on the REST base (CONTRACT 10): preflights and `Access-Control-Allow-Origin` for the
+ * CORS on the REST base (docs/API.md 10): preflights and `Access-Control-Allow-Origin` for the
  * origins of `--cors-origin` only; without the setting no answer carries a CORS header.
  */
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * A fee is an exact decimal (CONTRACT 9) and may have more significant digits than a double keeps:
+ * A fee is an exact decimal (docs/API.md 9) and may have more significant digits than a double keeps:
  * every body that carries user trades writes it as a JSON number with exactly its digits.
  */
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * Listen keys (CONTRACT 10): created, extended and closed by signed calls; `listenKey=K` on the
+ * Listen keys (docs/API.md 10): created, extended and closed by signed calls; `listenKey=K` on the
  * stream upgrade authenticates as K's user, and an unknown, closed or expired key answers 401.
  */
 import assert from "node:assert/strict";
@@ -188,7 +188,7 @@ describe("listen keys over HTTP and the stream", () => {
     const notString = await post<Errors>(server, a, "/trade/listen-key", { listenKey: 5 });
     assert.equal(notString.status, 400);
     assert.deepEqual(Object.keys(notString.body.errors), ["listenKey"]);
-    // Strict bodies (CONTRACT 8.1) on both calls: an unknown field is refused under its own name.
+    // Strict bodies (docs/API.md 8.1) on both calls: an unknown field is refused under its own name.
     for (const path of ["/trade/listen-key", "/trade/listen-key/close"]) {
       const extra = await post<Errors>(server, a, path, { listenKey: "0".repeat(64), ttl: 5 });
       assert.equal(extra.status, 400, path);

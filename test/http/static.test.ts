@@ -1,5 +1,5 @@
 /**
- * The web page at `/` (CONTRACT 10): the built files served from memory with their content types,
+ * The web page at `/` (docs/API.md 10): the built files served from memory with their content types,
  * 404 for anything that is not a built file, and no way out of the build folder.
  */
 import assert from "node:assert/strict";

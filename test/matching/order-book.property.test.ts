@@ -608,7 +608,7 @@ describe("OrderBook against ReferenceOrderBook", () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// Market-maker protection, quotes and self-trade modes (CONTRACT 12): commands with times, run
+// Market-maker protection, quotes and self-trade modes (docs/API.md 8.10-8.12): commands with times, run
 // through both books; after every command the codes, events, levels, size and the open quantity
 // of every id ever used must agree. Every outcome is counted and must be reached.
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 /**
- * Arrival order through a real session (CONTRACT 11.2: "two calls on the same pair are answered in
- * that order"): a call that waits on the main thread before its pair's sequencer (a client order id
+ * Arrival order through a real session (docs/API.md 6 and 13: "two calls on one pair are answered in
+ * their order"): a call that waits on the main thread before its pair's sequencer (a client order id
  * the database judges, funds a market buy in flight holds, an amend behind an amend of the same
  * order) keeps the user's later calls on the pair behind it (src/core/arrival-order.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * CONTRACT 11.4 cancel on disconnect through a real session: orders created by a session logged on
+ * docs/API.md 8.9 cancel on disconnect through a real session: orders created by a session logged on
  * with `cancelOnDisconnect: true` carry the flag and are cancelled when the client closes the
  * connection, holds released; orders of a session without it, and REST orders, stay.
  */

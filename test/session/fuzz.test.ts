@@ -1,5 +1,5 @@
 /**
- * Fuzzed session frames (CONTRACT 11.2) against the real server: 10,000 random frames (random text,
+ * Fuzzed session frames (docs/API.md 13) against the real server: 10,000 random frames (random text,
  * random JSON, random objects shaped like calls with random params), huge frames and binary ones.
  * Each answers a clear 400 with an errors body, the connection stays, the server keeps serving,
  * and nothing of the user changes.

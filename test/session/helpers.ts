@@ -1,5 +1,5 @@
 /**
- * A trading-session client for the tests (CONTRACT 11): a real WebSocket (`ws`) to a real server
+ * A trading-session client for the tests (docs/API.md 13): a real WebSocket (`ws`) to a real server
  * started by test/e2e/harness.ts. It keeps every frame it received, in order, so tests can assert
  * on order (answers before reports) as well as on content. Every frame is checked against the
  * AsyncAPI document (test/e2e/asyncapi-check.ts): the answer to a call of the document against that

@@ -1,5 +1,5 @@
 /**
- * Trading sessions, connect and log on (CONTRACT 11.1), on the real server: hello, a good logon,
+ * Trading sessions, connect and log on (docs/API.md 13), on the real server: hello, a good logon,
  * bad signature and unknown token (401, close 4001), calls before logon (401, stays), invalid logon
  * params (400, stays, may log on again), re-logon (400 method), the logon deadline (4001), and the
  * revocation of the key (4001).

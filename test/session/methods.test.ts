@@ -1,5 +1,5 @@
 /**
- * Trading-session calls (CONTRACT 11.2) and execution reports (11.3) on the real server: every call
+ * Trading-session calls and execution reports (docs/API.md 13) on the real server: every call
  * of the table and its errors as REST answers them, frame judging, pipelining order, the in-flight
  * bound, reports of the user's own and other sessions (never another user's), answer before its
  * reports, and the heartbeat close (11.4).

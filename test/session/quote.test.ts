@@ -1,5 +1,5 @@
 /**
- * `quote.replace` through a real session (CONTRACT 11.2, 12.1): the same validation, answer and
+ * `quote.replace` through a real session (docs/API.md 13, 8.12): the same validation, answer and
  * orders as `POST /trade/quote`, execution reports of every order change, and quote orders of a
  * cancelOnDisconnect session cancelled when it closes.
  */
@@ -113,7 +113,7 @@ describe("session quote.replace", () => {
     s.close();
   });
 
-  it("runs the calls behind a waiting quote in the order they arrived (CONTRACT 11.2)", async () => {
+  it("runs the calls behind a waiting quote in the order they arrived (docs/API.md 6)", async () => {
     const u = await server.newUser({ usdt: "1000", btc: "1" });
     const s = await SessionSocket.logon(server, u);
     const order = (side: string, price: string) => ({

@@ -1,5 +1,5 @@
 /**
- * A slow consumer of a trading session (CONTRACT 11.4, the bound of section 7) through the real
+ * A slow consumer of a trading session (docs/API.md 13, the bound of section 12.2) through the real
  * server: a session whose client stops reading is closed with 1008 once its unsent answers pass
  * the bound, after every answer up to that point and none skipped; the server keeps serving the
  * other sessions.

@@ -1,5 +1,5 @@
 /**
- * What the upgrade lets through (CONTRACT 7, 5): the stream list (400 on `streams`), credentials
+ * What the upgrade lets through (docs/API.md 12, 3): the stream list (400 on `streams`), credentials
  * on user channels (401), another user's channel (403), and that user channels carry only the
  * caller's own records.
  */
@@ -112,7 +112,7 @@ describe("stream access", () => {
       assert.equal(r.status, 401, what);
       assert.deepEqual(Object.keys(r.body.errors), ["auth"], what);
     }
-    // Credentials on a public list are checked too (like the pair page, CONTRACT 5).
+    // Credentials on a public list are checked too (like the pair page, docs/API.md 12.4).
     const pub = await refused(server, "streams=exchanges", {
       authorization: alice.apiToken,
       "x-signature": "0",

@@ -1,5 +1,5 @@
 /**
- * Best bid and offer (CONTRACT 13.1): `GET .../bbo` and `bbo:{pair}`. A message only for a book
+ * Best bid and offer (docs/API.md 7.6.1): `GET .../bbo` and `bbo:{pair}`. A message only for a book
  * change that moves the best bid or ask (price or aggregate amount), both sides in one message when
  * one change moves both, 0 for an empty side, never coalesced (one per change under a burst), with
  * the book seq of that change.
@@ -47,7 +47,7 @@ function top(book: { buy: TextSide; sell: TextSide }): [number, number, number, 
 
 const values = (b: Bbo) => [b.bid, b.bidAmount, b.ask, b.askAmount];
 
-describe("best bid and offer (CONTRACT 13.1)", () => {
+describe("best bid and offer (docs/API.md 7.6.1)", () => {
   let server: TestServer;
   before(async () => {
     server = await startServer(6);

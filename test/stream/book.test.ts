@@ -1,5 +1,5 @@
 /**
- * A snapshot and the deltas after it add up to the book (CONTRACT 7): random order flow from
+ * A snapshot and the deltas after it add up to the book (docs/API.md 12): random order flow from
  * several users (crossing limits, market orders, cancels) runs while clients connect at different
  * moments; at the end every client's book equals `GET /trade/pairs/{pair}/orders`.
  */

@@ -1,6 +1,6 @@
 /**
  * Every channel's first message and the messages that follow an order, a trade and a cancel, field
- * by field, and equal to what the REST reads return for the same object (CONTRACT 7).
+ * by field, and equal to what the REST reads return for the same object (docs/API.md 12).
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -142,7 +142,7 @@ describe("stream channels", () => {
         { price: 30100, amount: 0.25, eventTimeMicro: t0 },
       ],
       seq: 3, // three orders placed, three changes of the book
-      checksum: crc32("30000.5:1.5,30100:0.25|29000:1"), // CONTRACT 13.3
+      checksum: crc32("30000.5:1.5,30100:0.25|29000:1"), // docs/API.md 12.5
     });
     for (const l of [...book.buy, ...book.sell]) assert.deepEqual(Object.keys(l), LEVEL_KEYS);
     // history and the user channels send nothing on connect (settled: all sent on connect is here).

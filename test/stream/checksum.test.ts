@@ -1,5 +1,5 @@
 /**
- * Book checksum (CONTRACT 13.3) on the REST book (also with ?limit), the pair page and every
+ * Book checksum (docs/API.md 12.5) on the REST book (also with ?limit), the pair page and every
  * `orders:{pair}` message: the contract's two examples exactly, and after trades, cancels and
  * amends a client's book rebuilt from the messages has the checksum each message carries.
  */
@@ -43,7 +43,7 @@ function clientChecksum(book: { buy: TextSide; sell: TextSide }): number {
   return crc32(`${side(book.sell, false)}|${side(book.buy, true)}`);
 }
 
-describe("book checksum (CONTRACT 13.3)", () => {
+describe("book checksum (docs/API.md 12.5)", () => {
   let server: TestServer;
   before(async () => {
     server = await startServer(4);

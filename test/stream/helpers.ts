@@ -201,7 +201,7 @@ export interface Level {
 export interface BookData {
   buy: Level[];
   sell: Level[];
-  /** CONTRACT 9: the book sequence (snapshot: current; delta: previous + 1). */
+  /** docs/API.md 12.3: the book sequence (snapshot: current; delta: previous + 1). */
   seq: number;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Order-by-order book (CONTRACT 13.2): `GET .../orders/l3` and `orders_l3:{pair}`. A client that
+ * Order-by-order book (docs/API.md 7.6.2): `GET .../orders/l3` and `orders_l3:{pair}`. A client that
  * applies the events with `seq` > S to a snapshot with `seq` S reaches the later L3 book, while
  * 1,500 orders from several users cross, cancel and amend at once; its levels' sums are the L2
  * book of the same seq; amends that keep the place are a `change`, those that lose it a `done`
@@ -130,7 +130,7 @@ function l2(side: { price: number; amount: number }[]): [string, string][] {
     .sort((a, b) => Number(a[0]) - Number(b[0]));
 }
 
-describe("order-by-order book (CONTRACT 13.2)", () => {
+describe("order-by-order book (docs/API.md 7.6.2)", () => {
   let server: TestServer;
   before(async () => {
     server = await startServer(6);

@@ -1,5 +1,5 @@
 /**
- * Book sequence numbers (CONTRACT 9): a client that applies to a REST book with `seq` S every
+ * Book sequence numbers (docs/API.md 12.3): a client that applies to a REST book with `seq` S every
  * `orders:{pair}` message with `seq` > S, in order, reaches the live book, while orders keep
  * arriving from several users at once; the numbers are consecutive on every connection and name
  * the same change on each, so a missing message shows as a jump.

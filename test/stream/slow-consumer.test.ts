@@ -1,5 +1,5 @@
 /**
- * Slow consumer (CONTRACT 7): a client that stops reading is closed with 1008 once its unsent
+ * Slow consumer (docs/API.md 12): a client that stops reading is closed with 1008 once its unsent
  * buffer passes the bound, after every message up to that point and none skipped; the server and
  * the other clients carry on.
  *

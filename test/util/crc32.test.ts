@@ -1,11 +1,11 @@
-/** CRC-32 (src/util/crc32.ts, which the server, the client and the page use): zlib's checksum, and CONTRACT 13.3's two examples exactly. */
+/** CRC-32 (src/util/crc32.ts, which the server, the client and the page use): zlib's checksum, and docs/API.md 12.5's two examples exactly. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import * as zlib from "node:zlib";
 import { crc32 } from "../../src/util/crc32.ts";
 
 describe("crc32", () => {
-  it("gives CONTRACT 13.3's checksums: the empty book and the four-level example", () => {
+  it("gives docs/API.md 12.5's checksums: the empty book and the four-level example", () => {
     assert.equal(crc32("|"), 2343686810);
     assert.equal(crc32("25010.01:0.5,25011:1.25|25000:2,24999.5:0.001"), 3621080957);
   });

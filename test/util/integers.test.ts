@@ -1,4 +1,4 @@
-/** CONTRACT 2.5: the one reading of an integer a client sends (src/util/integers.ts). */
+/** docs/API.md 1: the one reading of an integer a client sends (src/util/integers.ts). */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { LosslessNumber } from "lossless-json";

@@ -1,6 +1,6 @@
 /**
  * The page's live book (src/client/local-book.ts, which the page imports): applied from `orders:`
- * by seq, resynced from the REST book on a gap (CONTRACT 9), and, fed by the real stream, equal to
+ * by seq, resynced from the REST book on a gap (docs/API.md 12.3), and, fed by the real stream, equal to
  * the REST book.
  */
 import assert from "node:assert/strict";

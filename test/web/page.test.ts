@@ -3,7 +3,7 @@
  * real server (test/e2e/harness.ts): a user pastes a key, places a limit order that trades and
  * one that rests, cancels it, and the page shows the book, trades, candle, open orders, own
  * trades and balances change. Every signed call of the page is in the form bound to the time, the
- * method and the path (CONTRACT 15). The pair status badge follows the admin's changes live. At
+ * method and the path (docs/API.md 3). The pair status badge follows the admin's changes live. At
  * 800, 1366 and 1920 px every column and button fits the window and its panel; the order form
  * shows the exact total and the balance it spends; the best bid and ask show once; a pair that
  * never traded shows "-"; the chart's time labels are drawn whole. Screenshots go to
@@ -171,7 +171,7 @@ describe("the trading page in chromium", { skip }, () => {
     await shot("1-market");
   });
 
-  test("shows the best bid and offer from bbo:{pair} (CONTRACT 13.1)", async () => {
+  test("shows the best bid and offer from bbo:{pair} (docs/API.md 7.6.1)", async () => {
     const rest = await server!.public.bbo("btc_usdt");
     assert.equal(rest.status, 200, rest.text);
     await page.waitForSelector('#bbo[data-ask="25000"][data-bid="0"]', WAIT);
@@ -243,7 +243,7 @@ describe("the trading page in chromium", { skip }, () => {
     await shot("4-cancelled");
   });
 
-  test("marks quote orders in my open orders (CONTRACT 12.1), and shows no MMP banner when not frozen", async () => {
+  test("marks quote orders in my open orders (docs/API.md 8.12), and shows no MMP banner when not frozen", async () => {
     const q = await me.client.quote("btc_usdt", [["24000", "0.01"]], []);
     assert.equal(q.status, 200, q.text);
     const id = (q.body as { placed: { id: number }[] }).placed[0].id;
@@ -257,7 +257,7 @@ describe("the trading page in chromium", { skip }, () => {
     await page.waitForSelector(`#open-orders tr[data-order-id="${id}"]`, { state: "detached", ...WAIT });
   });
 
-  test("shows the MMP frozen banner once a fill freezes me on the pair, and hides it after a reset (CONTRACT 12.2)", async () => {
+  test("shows the MMP frozen banner once a fill freezes me on the pair, and hides it after a reset (docs/API.md 8.10)", async () => {
     const set = await me.client.setMmp({
       pairName: "btc_usdt",
       intervalSeconds: 60,
@@ -333,7 +333,7 @@ describe("the trading page in chromium", { skip }, () => {
     await page.selectOption("#pair", "btc_usdt");
   });
 
-  test("says when a pair is halted (CONTRACT 14)", async () => {
+  test("says when a pair is halted (docs/API.md 11)", async () => {
     const res = await server!.admin.setPairStatus("eth_btc", "halted");
     assert.equal(res.status, 200, res.text);
     // The statuses come with /info when the page loads: load it again, on the halted pair.

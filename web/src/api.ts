@@ -1,7 +1,7 @@
 /**
  * The page's side of the wire interface: REST calls under /1.0 on the same origin, requests signed
  * with WebCrypto HMAC-SHA256 exactly as the server checks them, in the form bound to the time, the
- * method and the path (CONTRACT 15: `<X-Timestamp>\n<METHOD>\n<path>\n<body or raw query>`), and
+ * method and the path (docs/API.md 3: `<X-Timestamp>\n<METHOD>\n<path>\n<body or raw query>`), and
  * stream URLs.
  *
  * Prices and amounts travel as the user typed them (decimal strings): the page never does

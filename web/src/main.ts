@@ -5,7 +5,7 @@
  *             (reconnects) → the pair status badge, book (LiveBook, by seq and checksum: a
  *             mismatch re-reads the REST book and says so under the book), trades, 24 h tickers; candles from the REST chart plus the live
  *             trades; a second stream `bbo:P` → the best bid and offer line (its own connection,
- *             so a server without CONTRACT 13 still serves the rest)
+ *             so a server without the channels of docs/API.md 12.5 still serves the rest)
  *   account   the pasted key (sessionStorage) → signed listen key → stream
  *             `user_orders:U,user_history:U&listenKey=K` → open orders, my trades; balances
  *             re-read (signed REST) after each of my events
@@ -187,7 +187,7 @@ const PERIOD_SECONDS: ReadonlyMap<string, number> = new Map([
   ["1d", 86400],
   ["1w", 604800],
 ]);
-/** 1970-01-05 was the first Monday: weeks start there (CONTRACT 4). */
+/** 1970-01-05 was the first Monday: weeks start there (docs/API.md 7.5). */
 const FIRST_MONDAY = 4 * 86400;
 
 function bucketOf(seconds: number, period: string): number {
@@ -250,7 +250,7 @@ let bboWs: WebSocket | null = null;
 /** After this many failed `bbo:` connections in a row the page stops trying (an older server). */
 const BBO_TRIES = 5;
 
-/** The best bid and offer line (CONTRACT 13.1); "—" for an empty side. */
+/** The best bid and offer line (docs/API.md 7.6.1); "—" for an empty side. */
 function renderBbo(bbo: Bbo | null): void {
   const p = state.pair;
   const line = $("bbo");
@@ -602,7 +602,7 @@ function showPairStatus(pair: PairView): void {
 
 // ---------------------------------------------------------------- market maker protection
 
-/** CONTRACT 12.2 `GET /trade/mmp` (the fields the banner needs). */
+/** docs/API.md 8.10 `GET /trade/mmp` (the fields the banner needs). */
 interface MmpState {
   pairName: string;
   frozen: boolean;
@@ -752,7 +752,7 @@ const streamOrders = new Map<number, Order>();
 async function loadMine(): Promise<void> {
   const key = state.key;
   if (key === null) return;
-  // Every open order, pair by pair (GET /trade/pairs/{pair}/open-orders, CONTRACT 8.6).
+  // Every open order, pair by pair (GET /trade/pairs/{pair}/open-orders, docs/API.md 8.6).
   const perPair = await Promise.all(
     state.pairs.map((p) => getSigned<Order[]>(key, `/trade/pairs/${p.name}/open-orders`, "")),
   );
@@ -810,7 +810,7 @@ async function connectUser(): Promise<void> {
     if (gen !== userGen) return;
     const msg = JSON.parse(String(ev.data)) as { stream?: string; event?: string; data: unknown };
     if (msg.event === "mmp") {
-      // A stream that tells the MMP state (CONTRACT 12.2's event) updates the banner at once.
+      // A stream that tells the MMP state (docs/API.md 8.10's event) updates the banner at once.
       const m = msg.data as MmpState;
       if (m.pairName === state.pair?.name) showMmp(m);
       return;
@@ -882,7 +882,7 @@ function renderOpenOrders(): void {
 }
 
 /**
- * The type cell of an open order: a quote order (CONTRACT 12.1) and a protected one (12.2) carry a
+ * The type cell of an open order: a quote order (docs/API.md 8.12) and a protected one (8.10) carry a
  * marker, with a title saying what it means.
  */
 function orderType(o: Order): HTMLElement {
@@ -1009,7 +1009,7 @@ async function submitOrder(ev: SubmitEvent): Promise<void> {
   };
   if (type === "limit") {
     body.price = f("price").value.trim();
-    // Sent only when chosen, so a server without them sees exactly the old request (CONTRACT 8).
+    // Sent only when chosen, so a server without them sees exactly the old request (docs/API.md 8).
     if (f("postOnly").checked) body.postOnly = true;
     if (f("ioc").checked) body.timeInForce = "IOC";
   }
@@ -1058,7 +1058,7 @@ async function start(): Promise<void> {
   state.pairs = list.body.map((t) => {
     const d = decimals.get(t.pairName);
     const [base, quote] = t.pairName.split("_");
-    // Without /info (CONTRACT 9) numbers are shown as their own exact text.
+    // Without /info (docs/API.md 9) numbers are shown as their own exact text.
     return d ?? { name: t.pairName, base, quote, priceDecimals: -1, amountDecimals: -1 };
   });
   for (const t of list.body) state.tickers.set(t.pairName, t);

@@ -1,5 +1,5 @@
 /**
- * The backup thread (CONTRACT 14, src/db/backup.ts): started at the first backup and idle between
+ * The backup thread (docs/API.md 11, src/db/backup.ts): started at the first backup and idle between
  * backups, it copies the exchange file with `VACUUM INTO` from a read-only connection of its own, and
  * answers what it made; one task at a time.
  *

@@ -1,5 +1,5 @@
 /**
- * One user's market-maker protection on one pair (CONTRACT 12.2), as the fast book keeps it: the
+ * One user's market-maker protection on one pair (docs/API.md 8.10), as the fast book keeps it: the
  * settings, the window of protected fills and the frozen state. Times are command times in ms
  * (the book reads no clock). The window holds the fills of the last `intervalMs`: a fill at time
  * `t` counts while the command time is below `t + intervalMs`.

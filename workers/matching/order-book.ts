@@ -162,7 +162,7 @@ export class OrderBook implements MatchingBook {
   private dirty: Int32Array;
   private dirtyCount = 0;
 
-  // Market-maker protection (CONTRACT 12): settings, window and freeze per user; the open protected
+  // Market-maker protection (docs/API.md 8.10): settings, window and freeze per user; the open protected
   // orders of each user (ids), kept only for users that have any.
   private readonly mmp = new Map<number, MmpState>();
   private readonly protectedIds = new Map<number, Set<number>>();

@@ -1,5 +1,5 @@
 /**
- * Group session (issue 29): create-order over trading sessions (CONTRACT 11) against the same
+ * Group session (issue 29): create-order over trading sessions (docs/API.md 13) against the same
  * server, users, book and order workload as the REST rows.
  *
  * - closed loop: SESSIONS sessions (one user each, split over the load generator processes), each

@@ -1,5 +1,5 @@
 /**
- * The order-by-order book of one pair (CONTRACT 13.2), kept on the main thread only while someone
+ * The order-by-order book of one pair (docs/API.md 7.6.2), kept on the main thread only while someone
  * wants it (`Exchange.wantL3`): an `orders_l3:{pair}` subscriber, or a REST L3 read in the last
  * L3_IDLE_MS. Nobody asking costs nothing per order: the book is built from the core's open orders
  * when first wanted, then follows the L3 events the core records from the pair worker's events,

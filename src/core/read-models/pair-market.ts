@@ -14,10 +14,10 @@ export { scaled };
 
 import type { L3Book } from "./l3-view.ts";
 
-/** Levels of each side the book checksum covers (CONTRACT 13.3). */
+/** Levels of each side the book checksum covers (docs/API.md 12.5). */
 export const CHECKSUM_LEVELS = 25;
 
-/** Best bid and offer (CONTRACT 13.1): price and aggregate amount of each side, 0 when empty. */
+/** Best bid and offer (docs/API.md 7.6.1): price and aggregate amount of each side, 0 when empty. */
 export interface Bbo {
   bid: number;
   bidAmount: number;
@@ -50,7 +50,7 @@ export const PERIOD_MS: Readonly<Record<Period, number>> = {
 /** 1970-01-05, the first Monday after the epoch: weeks start on Monday 00:00 UTC. */
 const FIRST_MONDAY_MS = 4 * DAY;
 
-/** Start (ms) of the interval of `period` holding `ms` (UTC aligned, CONTRACT 4). */
+/** Start (ms) of the interval of `period` holding `ms` (UTC aligned, docs/API.md 7.5). */
 export function intervalStart(period: Period, ms: number): number {
   const len = PERIOD_MS[period];
   if (period === "1w") return Math.floor((ms - FIRST_MONDAY_MS) / len) * len + FIRST_MONDAY_MS;
@@ -205,13 +205,13 @@ export class PairMarket {
   private readonly closedCandles: [number, Candle][] = [];
   /** Bumped on every change of the book; lets callers cache serialized output. */
   bookVersion = 0;
-  /** Book sequence (CONTRACT 9) of the state the levels show: the last change applied. */
+  /** Book sequence (docs/API.md 12.3) of the state the levels show: the last change applied. */
   seq = 0;
-  /** eventTimeMicro of the book change `seq` (CONTRACT 13.1); 0: the book never changed. */
+  /** eventTimeMicro of the book change `seq` (docs/API.md 7.6.1); 0: the book never changed. */
   bookMicro = 0;
-  /** The order-by-order book (CONTRACT 13.2) while someone wants it (Exchange.wantL3), else null. */
+  /** The order-by-order book (docs/API.md 7.6.2) while someone wants it (Exchange.wantL3), else null. */
   l3: L3Book | null = null;
-  /** The checksum (CONTRACT 13.3) of the book version `checksumVersion`. */
+  /** The checksum (docs/API.md 12.5) of the book version `checksumVersion`. */
   private checksumValue = 0;
   private checksumVersion = -1;
   historyVersion = 0;
@@ -271,7 +271,7 @@ export class PairMarket {
     );
   }
 
-  /** The best bid and offer now (CONTRACT 13.1), with the book's seq and the time of that change. */
+  /** The best bid and offer now (docs/API.md 7.6.1), with the book's seq and the time of that change. */
   bbo(): Bbo {
     const b = this.bids;
     const a = this.asks;
@@ -286,7 +286,7 @@ export class PairMarket {
   }
 
   /**
-   * The text the book checksum covers (CONTRACT 13.3): the best CHECKSUM_LEVELS asks ascending,
+   * The text the book checksum covers (docs/API.md 12.5): the best CHECKSUM_LEVELS asks ascending,
    * `|`, the best CHECKSUM_LEVELS bids descending, each `price:amount` in canonical decimals.
    */
   checksumText(): string {
@@ -325,7 +325,7 @@ export class PairMarket {
     this.addToCandles(price, amount, micro);
   }
 
-  /** The last trades (at most HISTORY_SIZE), newest first, as public items (seed 2.4). */
+  /** The last trades (at most HISTORY_SIZE), newest first, as public items (docs/API.md 5.4). */
   get history(): readonly PublicTrade[] {
     let items = this.historyItems;
     if (items === null) {

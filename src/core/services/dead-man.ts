@@ -1,5 +1,5 @@
 /**
- * The dead-man's switch (CONTRACT 8.7): `arm(user, seconds)` cancels every open order of the user
+ * The dead-man's switch (docs/API.md 8.7): `arm(user, seconds)` cancels every open order of the user
  * when `seconds` pass without another call; `seconds` 0 disarms. Held in memory only: a restart
  * disarms every switch (the open orders stay).
  */

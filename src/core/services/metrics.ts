@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics (CONTRACT 1: `GET /metrics`).
+ * Prometheus metrics (docs/API.md 1: `GET /metrics`).
  *
  * The hot path only writes numbers into arrays fixed at first use: a request adds to its route's
  * status counter and latency bucket, an order or a trade to its pair's counter. No labels are

@@ -1,4 +1,4 @@
--- Fees and book sequence numbers (CONTRACT 9).
+-- Fees and book sequence numbers (docs/API.md 9, 12.3).
 --
 -- A trade keeps the fee rates it was settled at (units of 10^-6: 1000 is 0.1%), so the fees of old
 -- trades read the same after the config changes. A fee is what its side received times its rate:

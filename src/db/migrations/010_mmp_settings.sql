@@ -1,4 +1,4 @@
--- Market-maker protection settings (CONTRACT 12.2), one row per user and pair that set them
+-- Market-maker protection settings (docs/API.md 8.10), one row per user and pair that set them
 -- (src/core/mmp-settings.ts). qty_limit is in base lots of the pair (10^-amountDecimals).
 -- Only the settings are kept: the window of fills and the frozen state start empty after a
 -- restart, and the server sends these rows to the pair workers before /health turns 200.

@@ -52,7 +52,7 @@ export interface UserTradeRow {
   feeRate: number;
 }
 
-/** A deposit or withdrawal as stored (CONTRACT 14): `amount` signed ledger units, as text. */
+/** A deposit or withdrawal as stored (docs/API.md 7.11): `amount` signed ledger units, as text. */
 export interface TransferRow {
   id: number;
   currency: string;

@@ -26,7 +26,7 @@ export type Side = typeof BUY | typeof SELL;
  */
 /** Cancelled by its owner (a cancel command). */
 export const DONE_CANCELLED = 2;
-/** A resting order cancelled because an incoming order of the same user met it (CONTRACT 3). */
+/** A resting order cancelled because an incoming order of the same user met it (docs/API.md 6). */
 export const DONE_SELF_TRADE = 3;
 /**
  * The unfilled remainder of a market order (no more liquidity, or the budget ran out), of an IOC
@@ -34,7 +34,7 @@ export const DONE_SELF_TRADE = 3;
  */
 export const DONE_REMAINDER = 4;
 /**
- * A protected order cancelled by a market-maker-protection trigger (CONTRACT 12.2), or the
+ * A protected order cancelled by a market-maker-protection trigger (docs/API.md 8.10), or the
  * remainder of a protected incoming order whose own fill triggered it.
  */
 export const DONE_MMP = 5;
@@ -46,7 +46,7 @@ export type DoneReason =
 
 /**
  * Result codes of book commands. The range 100-199 belongs to the matching engine; codes are never
- * reused (STYLE 3). The HTTP edge maps them to statuses and messages.
+ * reused. The HTTP edge maps them to statuses and messages.
  */
 export const OK = 0;
 /** Market order with no opposite order of another user: nothing happened. */
@@ -63,7 +63,7 @@ export const ERR_WOULD_TAKE = 105;
 export const ERR_AMEND_TOO_SMALL = 106;
 /**
  * A protected limit order (FLAG_MMP) or a quote with levels, from a user frozen by a
- * market-maker-protection trigger on this pair: nothing happened (CONTRACT 12.2).
+ * market-maker-protection trigger on this pair: nothing happened (docs/API.md 8.10).
  */
 export const ERR_MMP_FROZEN = 107;
 /**
@@ -102,7 +102,7 @@ export const TIF_FOK = 2;
 export const TIF_MASK = 3;
 export const FLAG_POST_ONLY = 4;
 /**
- * A protected order (CONTRACT 12.2): its fills count for its user's MMP window, and an MMP trigger
+ * A protected order (docs/API.md 8.10): its fills count for its user's MMP window, and an MMP trigger
  * cancels it; refused with ERR_MMP_FROZEN while its user is frozen. The front end sends it on GTC
  * limit orders only; the book applies it to any.
  */
@@ -110,8 +110,8 @@ export const FLAG_MMP = 8;
 /** Set by the book on the orders a quote places (never sent with `limit`); kept across moves. */
 export const FLAG_QUOTE = 16;
 /**
- * Self-trade prevention mode of the incoming order (two bits, CONTRACT 12.3); 0 is cancelMaker
- * (CONTRACT 3): a resting order of the same user that the order meets is cancelled
+ * Self-trade prevention mode of the incoming order (two bits, docs/API.md 8.11); 0 is cancelMaker
+ * (docs/API.md 6): a resting order of the same user that the order meets is cancelled
  * (DONE_SELF_TRADE) and matching goes on. STP_CANCEL_TAKER: matching stops there, the resting
  * order stays, and the incoming order's remainder ends (`done` DONE_SELF_TRADE). STP_CANCEL_BOTH:
  * the resting order is cancelled, then the remainder ends the same way. Under either, a FOK counts
@@ -123,7 +123,7 @@ export const STP_CANCEL_BOTH = 64;
 export const STP_MASK = 96;
 /** Flags a resting order keeps (the others describe only its arrival). */
 export const KEPT_FLAGS = FLAG_MMP | FLAG_QUOTE | STP_MASK;
-/** Most levels a quote holds per side (CONTRACT 12.1). */
+/** Most levels a quote holds per side (docs/API.md 8.12). */
 export const MAX_QUOTE_LEVELS = 20;
 /**
  * Not a ResultCode: a multi-record command (quote) is still collecting records; the worker writes
@@ -260,7 +260,7 @@ export interface MatchingBook {
   quoteBegin(user: number, levels: number, time: number): ResultCode | typeof PENDING;
   quoteLevel(orderId: number, side: Side, price: number, qty: number): ResultCode | typeof PENDING;
   /**
-   * The user's MMP settings on this pair (CONTRACT 12.2): 0 `intervalSeconds` disables counting.
+   * The user's MMP settings on this pair (docs/API.md 8.10): 0 `intervalSeconds` disables counting.
    * Empties the window; the frozen state is left as it is. No events.
    */
   mmpSet(user: number, intervalSeconds: number, qtyLimit: number, frozenSeconds: number): ResultCode;

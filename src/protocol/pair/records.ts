@@ -86,7 +86,7 @@ export const OP_MMP_RESET = 10;
 /**
  * `time` in LIMIT, MARKET, MOVE and QUOTE: the command's time in Unix ms, taken by the main thread
  * when it sends the command; the MMP window and freeze are measured in it (the worker reads no
- * clock, STYLE 9).
+ * clock, so matching is deterministic).
  */
 /** MatchingBook.limit: `flags` TIF_* | FLAG_POST_ONLY | FLAG_MMP | STP_* (./engine.ts). */
 export const LIMIT_CMD = record(COMMAND_RECORDS, OP_LIMIT, "limit", [

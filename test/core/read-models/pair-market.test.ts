@@ -109,8 +109,8 @@ describe("BookSide", () => {
   });
 });
 
-describe("PairMarket BBO and checksum (CONTRACT 13.1, 13.3)", () => {
-  it("gives the contract's checksums: the empty book, then its four levels", () => {
+describe("PairMarket BBO and checksum (docs/API.md 7.6.1, 12.5)", () => {
+  it("gives the checksums of docs/API.md 12.5: the empty book, then its four levels", () => {
     const m = new PairMarket("btc_usdt", 2, 6);
     assert.equal(m.checksumText(), "|");
     assert.equal(m.checksum(), 2343686810);
