@@ -8,7 +8,8 @@
  */
 
 import { startExchange } from "./boot.ts";
-import { ConfigError, parseSettings } from "./config.ts";
+import { ConfigError } from "./config/config-error.ts";
+import { parseSettings } from "./config/settings.ts";
 import { createLog, log, useLog } from "./util/log.ts";
 
 async function main(): Promise<void> {

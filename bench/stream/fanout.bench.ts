@@ -44,7 +44,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import uws from "@trufflesuite/uws-js-unofficial";
 import { startExchange } from "../../src/boot.ts";
-import { parseSettings } from "../../src/config.ts";
+import { parseSettings } from "../../src/config/settings.ts";
 import { Code } from "../../src/errors/catalogue.ts";
 import { silentLog } from "../../src/util/log.ts";
 import { nowMicro } from "../../src/util/time.ts";

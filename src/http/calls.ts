@@ -7,7 +7,7 @@
  */
 export { httpReply, type Reply } from "./reply.ts";
 
-import type { PairConfig } from "../config.ts";
+import type { PairConfig } from "../config/exchange-config.ts";
 import type { MmpSettings } from "../core/mmp-settings.ts";
 import { CLIENT_ORDER_ID_RE } from "../core/order-options.ts";
 import { type ErrorEntry, errorBody, multiErrorBody } from "../errors/bodies.ts";

@@ -14,7 +14,7 @@
 
 import type { HttpRequest, HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import type { ApiKey, Users } from "../accounts/users.ts";
-import type { ExchangeConfig, PairConfig } from "../config.ts";
+import type { ExchangeConfig, PairConfig } from "../config/exchange-config.ts";
 import type { Exchange } from "../core/exchange.ts";
 import type { DeadMansSwitch } from "../core/services/dead-man.ts";
 import type { Metrics } from "../core/services/metrics.ts";

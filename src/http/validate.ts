@@ -4,7 +4,7 @@
  * 8.2). Every failing field is reported as an `ErrorEntry`; nothing here answers or changes state.
  */
 
-import type { ExchangeConfig, PairConfig } from "../config.ts";
+import type { ExchangeConfig, PairConfig } from "../config/exchange-config.ts";
 import type { OrderInputs } from "../core/command.ts";
 import { LIMIT, MARKET } from "../core/exchange.ts";
 import {

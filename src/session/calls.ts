@@ -7,7 +7,7 @@
  * call's params for a config's request schemas (src/http/request-schemas.ts), `result` the JSON
  * schema of its 200 result. Documents are built from it; `run` is what the session executes.
  */
-import type { ExchangeConfig } from "../config.ts";
+import type { ExchangeConfig } from "../config/exchange-config.ts";
 import { Code } from "../errors/catalogue.ts";
 import {
   amendOrderCall,

@@ -18,7 +18,7 @@
  */
 import type { TemplatedApp, WebSocket } from "@trufflesuite/uws-js-unofficial";
 import type { Users } from "../accounts/users.ts";
-import type { ExchangeConfig } from "../config.ts";
+import type { ExchangeConfig } from "../config/exchange-config.ts";
 import type { CommitListener, Exchange, OrderView, UserTradeView } from "../core/exchange.ts";
 import { PAIR_STATUS_NAMES, type PairStatuses, type PairStatusName } from "../core/pair-status.ts";
 import { l3Events } from "../core/read-models/l3-view.ts";

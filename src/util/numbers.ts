@@ -33,7 +33,7 @@ export type ParseError = (typeof ParseError)[keyof typeof ParseError];
  * Digits allowed before the decimal point (leading zeros not counted). 21 is exactly the range in
  * which JavaScript prints numbers without an exponent (`String(1e21)` is `"1e+21"`), so a JSON
  * number is too large exactly when its text has a positive exponent. Every configured maximum has
- * at most 15 digits (see config.ts), so nothing accepted by the exchange comes near this bound; it
+ * at most 15 digits (see src/config/config-file.ts), so nothing accepted by the exchange comes near this bound; it
  * only keeps BigInt conversion of hostile input cheap.
  */
 export const MAX_INTEGER_DIGITS = 21;

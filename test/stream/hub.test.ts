@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { afterEach, test } from "node:test";
 import type { TemplatedApp, WebSocket } from "@trufflesuite/uws-js-unofficial";
-import type { ExchangeConfig } from "../../src/config.ts";
+import type { ExchangeConfig } from "../../src/config/exchange-config.ts";
 import type { Exchange } from "../../src/core/exchange.ts";
 import { CANCEL_ONLY, HALTED, PairStatuses } from "../../src/core/pair-status.ts";
 import { PairMarket } from "../../src/core/read-models/pair-market.ts";

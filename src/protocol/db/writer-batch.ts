@@ -201,7 +201,7 @@ export const TRADE = kind("trades", {
   taker_type: INT,
   maker_type: INT,
   time_micro: INT,
-  /** Fee rates of the two sides, in units of 10^-6 (config.ts FEE_DECIMALS). */
+  /** Fee rates of the two sides, in units of 10^-6 (src/core/risk.ts FEE_DECIMALS). */
   taker_fee_rate: INT,
   maker_fee_rate: INT,
 });
