@@ -60,7 +60,8 @@ import {
   SessionHub,
   type SessionOrders,
 } from "./session/session.ts";
-import { mountStream, StreamHub } from "./stream/hub.ts";
+import { StreamHub } from "./stream/hub.ts";
+import { mountStream } from "./stream/mount.ts";
 import { type Logger, log as processLog } from "./util/log.ts";
 import { nowMicro } from "./util/time.ts";
 
