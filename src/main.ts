@@ -1,9 +1,9 @@
 /**
- * `npm start`: runs the exchange in the foreground on the settings of CONTRACT 1 (flags after `--`
+ * `npm start`: runs the exchange in the foreground on the settings README.md "Running it" lists (flags after `--`
  * win over environment variables, which win over the embedded defaults). SIGINT/SIGTERM stop it
  * gracefully: no new requests, every acknowledged write committed, exit 0.
  *
- * Everything it writes to stdout is one JSON object per line (src/util/log.ts, CONTRACT 14); a
+ * Everything it writes to stdout is one JSON object per line (src/util/log.ts; docs/OPERATIONS.md, "Logs"); a
  * refusal to start is the one plain `config error: ...` line on stderr, and exit 1.
  */
 

@@ -8,7 +8,7 @@
  *   npx tsx bench/http/request-path.bench.ts
  *
  * The signature check alone is also timed against the way it was made before (an Hmac object per
- * request), in the same process. A bound request (CONTRACT 15: X-Timestamp, the HMAC of
+ * request), in the same process. A bound request (docs/API.md 3: X-Timestamp, the HMAC of
  * `<timestamp>\n<METHOD>\n<path>\n<body>` fed into the pads piece by piece, the window check) is
  * timed beside the unbound one.
  *

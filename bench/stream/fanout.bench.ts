@@ -25,7 +25,7 @@
  * slows a run) and the medians are shown beside it.
  * Check at the end: every client received every message and exactly the bytes published.
  *
- * Maker channels (CONTRACT 13): each round also runs the exchange with every client on
+ * Maker channels (docs/API.md 12.5): each round also runs the exchange with every client on
  * `orders:`, `history:`, `bbo:` and `orders_l3:` of the pair (same producer, same --messages in all),
  * and a second table gives, per channel, the messages published, the deliveries per second and,
  * for `orders:` and `bbo:`, the time from the book change to the subscriber (p50/p99): receive
@@ -277,7 +277,7 @@ function topicCounts(topics: readonly string[]): Record<string, { messages: numb
   return Object.fromEntries(topics.map((t) => [t, { ...(hub.stats.get(t) ?? { messages: 0, bytes: 0 }) }]));
 }
 
-/** Does this server have the channels of CONTRACT 13 (GET .../bbo answers)? */
+/** Does this server have the channels of docs/API.md 12.5 (GET .../bbo answers)? */
 const makerChannels =
   (await fetch(`http://127.0.0.1:${exchange.port}/1.0/trade/pairs/${PAIR}/bbo`)).status === 200;
 
@@ -549,7 +549,7 @@ child.send({ type: "exit" });
 uws.us_listen_socket_close(bareListen);
 await exchange.close();
 await rm(dir, { recursive: true, force: true });
-// The check (STYLE 11): nothing lost, every byte delivered, and the target met.
+// The check: nothing lost, every byte delivered, and the target met.
 if (lostTotal !== 0) {
   console.error("FAIL: messages were lost or clients closed");
   process.exit(1);

@@ -164,11 +164,11 @@ export interface RecoveredPair {
   lastTimeMicro: number;
   /** Per period present in the database: its newest `candleLimit` (1000) candles, oldest first. */
   candles: Map<string, CandleRow[]>;
-  /** The book sequence last committed (CONTRACT 9; meta 'book_seq:<pair>'), 0 if never changed. */
+  /** The book sequence last committed (docs/API.md 12.3; meta 'book_seq:<pair>'), 0 if never changed. */
   bookSeq: number;
-  /** Time of that book change (CONTRACT 13.1; meta 'book_micro:<pair>'), 0 if never changed. */
+  /** Time of that book change (docs/API.md 7.6.1; meta 'book_micro:<pair>'), 0 if never changed. */
   bookMicro: number;
-  /** The pair's status (CONTRACT 14; meta 'pair_status:<pair>', src/core/pair-status.ts), 0 trading. */
+  /** The pair's status (docs/API.md 11; meta 'pair_status:<pair>', src/core/pair-status.ts), 0 trading. */
   status: number;
 }
 
@@ -210,7 +210,7 @@ export interface RecoveredState {
   pairs: Map<string, RecoveredPair>;
   /** Per currency seen in balances or transfers. */
   currencies: Map<string, CurrencyTotals>;
-  /** Stored MMP settings (CONTRACT 12.2, migration 010), `qtyLimit` in lots. */
+  /** Stored MMP settings (docs/API.md 8.10, migration 010), `qtyLimit` in lots. */
   mmpSettings: RecoveredMmpSetting[];
 }
 
@@ -477,7 +477,7 @@ export function balanceTotals(
 }
 
 /**
- * Every stored client order id with its user (CONTRACT 8.2), one row at a time off the unique
+ * Every stored client order id with its user (docs/API.md 8.2), one row at a time off the unique
  * index: the start-up filter (src/core/client-ids.ts) takes them without a list of them all in memory.
  */
 export function forEachClientOrderId(db: Db, fn: (userId: number, clientOrderId: string) => void): void {

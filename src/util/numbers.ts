@@ -1,17 +1,17 @@
 /**
  * Exact decimals. Every price, amount and balance inside the server is a bigint (or, in the matching
  * workers, an integer JS number below 2^53) holding the value scaled by 10^decimals. This module is
- * the only place where text or JSON numbers become scaled integers and back (CONTRACT 2.1).
+ * the only place where text or JSON numbers become scaled integers and back (docs/API.md 1, "Money is exact").
  *
  * Nothing here rounds silently: `parseDecimal` refuses what it cannot represent exactly, and
- * `mulDivRoundHalfUp` is the one explicit rounding (the average price of a market order, CONTRACT 3).
+ * `mulDivRoundHalfUp` is the one explicit rounding (the average price of a market order, docs/API.md 5.1).
  */
 
 import { LosslessNumber } from "lossless-json";
 
 /**
  * Why `parseDecimal` refused its input. Small numbers, not exceptions, so the validator can map
- * them to the field's error code without allocating (STYLE 3). 0 is never used.
+ * them to the field's error code without allocating. 0 is never used.
  */
 export const ParseError = {
   /** Neither a JSON number nor a string (null, boolean, object, array, undefined). */
@@ -193,7 +193,7 @@ export function expandExponent(text: string): string {
 
 /**
  * The plain decimal text of `value / 10^scale`: no exponent, trailing zeros trimmed, `"0"` for zero,
- * a leading `-` for negatives (CONTRACT 2.3). The result is also a valid JSON number literal.
+ * a leading `-` for negatives (docs/API.md 1, "Money is exact"). The result is also a valid JSON number literal.
  */
 export function formatDecimal(value: bigint, scale: number): string {
   const negative = value < 0n;
@@ -215,7 +215,7 @@ const EXACT_DOUBLE_LIMIT = 10n ** 15n;
 /**
  * The JS number whose shortest text (`String(n)`, which is also what JSON.stringify prints) is the
  * exact decimal `formatDecimal(value, scale)`, modulo exponent notation: `String(1e-8)` is `"1e-8"`,
- * a valid JSON number with exactly that value (CONTRACT 2.1 asks for the exact value, not a layout).
+ * a valid JSON number with exactly that value (docs/API.md 1 asks for the exact value, not a layout).
  *
  * Valid whenever the decimal has at most 15 significant digits, which every double represents and
  * prints back unchanged. The config loader bounds prices and amounts to 15 digits (integer digits of
@@ -240,7 +240,7 @@ export function toJsonNumber(value: bigint, scale: number): number {
 
 /**
  * `a × b / d` rounded half-up, exactly. For non-negative `a`, `b` and positive `d` (throws a
- * RangeError otherwise). Used for the average execution price of a market order (CONTRACT 3).
+ * RangeError otherwise). Used for the average execution price of a market order (docs/API.md 5.1).
  */
 export function mulDivRoundHalfUp(a: bigint, b: bigint, d: bigint): bigint {
   if (a < 0n || b < 0n || d <= 0n) throw new RangeError("mulDivRoundHalfUp: needs a, b >= 0 and d > 0");

@@ -227,7 +227,7 @@ export const CANDLE = kind(
 export const META = kind("meta", { key: SYM, value: INT }, upsert(["key"], ["key", "value"]));
 
 /**
- * MMP settings of a user on a pair (CONTRACT 12.2, migration 010; last wins per key). Kinds added
+ * MMP settings of a user on a pair (docs/API.md 8.10, migration 010; last wins per key). Kinds added
  * later come after this one: a journal row written before a kind existed has fewer counts, which
  * journal.ts reads as 0 records of the new kinds.
  */
