@@ -16,14 +16,11 @@ import net from "node:net";
 import { availableParallelism } from "node:os";
 import uws from "@trufflesuite/uws-js-unofficial";
 import { Users } from "./accounts/users.ts";
-import {
-  ConfigError,
-  type ExchangeConfig,
-  FEE_ACCOUNT_UID,
-  loadConfig,
-  MAX_LEDGER_VALUE,
-  type Settings,
-} from "./config.ts";
+import { ConfigError } from "./config/config-error.ts";
+import { loadConfig } from "./config/config-file.ts";
+import type { ExchangeConfig } from "./config/exchange-config.ts";
+import { FEE_ACCOUNT_UID, MAX_LEDGER_VALUE } from "./config/ledger.ts";
+import type { Settings } from "./config/settings.ts";
 import { ClientIds } from "./core/client-ids.ts";
 import { NO_REQUEST } from "./core/command.ts";
 import { Exchange, type OrderState, pairEventHandler } from "./core/exchange.ts";
@@ -61,7 +58,8 @@ import type { SessionDeps, SessionOrders } from "./session/connection.ts";
 import { mountSession } from "./session/mount.ts";
 import { bothListeners } from "./session/reports.ts";
 import { SessionHub } from "./session/session-hub.ts";
-import { mountStream, StreamHub } from "./stream/hub.ts";
+import { StreamHub } from "./stream/hub.ts";
+import { mountStream } from "./stream/mount.ts";
 import { type Logger, log as processLog } from "./util/log.ts";
 import { nowMicro } from "./util/time.ts";
 

@@ -1,14 +1,15 @@
 /**
- * `npm start`: runs the exchange in the foreground on the settings of README.md "Running it" (flags after `--`
+ * `npm start`: runs the exchange in the foreground on the settings README.md "Running it" lists (flags after `--`
  * win over environment variables, which win over the embedded defaults). SIGINT/SIGTERM stop it
  * gracefully: no new requests, every acknowledged write committed, exit 0.
  *
- * Everything it writes to stdout is one JSON object per line (src/util/log.ts, docs/OPERATIONS.md "Logs"); a
+ * Everything it writes to stdout is one JSON object per line (src/util/log.ts; docs/OPERATIONS.md, "Logs"); a
  * refusal to start is the one plain `config error: ...` line on stderr, and exit 1.
  */
 
 import { startExchange } from "./boot.ts";
-import { ConfigError, parseSettings } from "./config.ts";
+import { ConfigError } from "./config/config-error.ts";
+import { parseSettings } from "./config/settings.ts";
 import { createLog, log, useLog } from "./util/log.ts";
 
 async function main(): Promise<void> {

@@ -3,18 +3,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import {
-  ConfigError,
-  DEFAULT_SETTINGS,
-  type ExchangeConfig,
-  ledgerScale,
-  loadConfig,
-  MAX_LEDGER_VALUE,
-  MIN_LEDGER_CAPACITY,
-  parseSettings,
-  rateDecimals,
-  validateConfig,
-} from "../src/config.ts";
+import { ConfigError } from "../src/config/config-error.ts";
+import { loadConfig, validateConfig } from "../src/config/config-file.ts";
+import type { ExchangeConfig } from "../src/config/exchange-config.ts";
+import { ledgerScale, MAX_LEDGER_VALUE, MIN_LEDGER_CAPACITY, rateDecimals } from "../src/config/ledger.ts";
+import { DEFAULT_SETTINGS, parseSettings } from "../src/config/settings.ts";
 import { chooseWaitStrategy, workerSpinFor } from "../src/pair/pair-client.ts";
 
 describe("parseSettings", () => {

@@ -5,7 +5,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
-import { validateConfig } from "../src/config.ts";
+import { validateConfig } from "../src/config/config-file.ts";
 import { checkPairs } from "../src/db/recovery.ts";
 import { openDatabase } from "../src/protocol/db/db-open.ts";
 import { runToExit } from "./e2e/harness.ts";

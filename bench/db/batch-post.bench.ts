@@ -1,7 +1,7 @@
 /**
  * Question: what does handing one writer batch to the writer thread cost, with its records in a
  * copied ArrayBuffer (the previous way), a transferred one, or a shared SharedArrayBuffer (now,
- * src/db/writer.ts `wires`)? The message is shaped like a batch: 8 KiB of record slots (the
+ * src/db/batch-builder.ts `wires`)? The message is shaped like a batch: 8 KiB of record slots (the
  * smallest wire), a few strings, the per-kind counts.
  *
  *   this thread ── postMessage(batch) ──▶ receiving thread (reads the first and last slot, counts)

@@ -1,7 +1,7 @@
 /**
  * Question: what does a read of a user's orders page cost as the tail of orders above the
  * user_orders mark grows? The apply thread writes user_orders rows in bulk every
- * DEFAULT_USER_ROWS_FLUSH_AT orders (src/db/writer.ts); until then readers scan that tail of
+ * DEFAULT_USER_ROWS_FLUSH_AT orders (src/db/writer-threads.ts); until then readers scan that tail of
  * `orders` (workers/db/reader-worker.ts: the count and the page of a user's orders). The tail is
  * at most the flush size, half of it on average.
  *

@@ -21,7 +21,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { DbWriter, DEFAULT_CHECKPOINT_INTERVAL_MS, WAL_SAFETY_VALVE_PAGES } from "../../src/db/writer.ts";
+import { DbWriter } from "../../src/db/writer.ts";
+import { DEFAULT_CHECKPOINT_INTERVAL_MS, WAL_SAFETY_VALVE_PAGES } from "../../src/db/writer-threads.ts";
 import { DEFAULT_WAL_AUTOCHECKPOINT_PAGES, openDatabase } from "../../src/protocol/db/db-open.ts";
 import { mulberry32 } from "../../test/support/prng.ts";
 

@@ -24,7 +24,7 @@ import { createHmac } from "node:crypto";
 import { Bench } from "tinybench";
 import { HmacKey, verifySignature } from "../../src/accounts/hmac.ts";
 import { Users } from "../../src/accounts/users.ts";
-import { loadConfig } from "../../src/config.ts";
+import { loadConfig } from "../../src/config/config-file.ts";
 import { CREATE_FIELDS, validateOrder } from "../../src/entry/validate.ts";
 import { authenticate, authenticateBound } from "../../src/http/auth.ts";
 import { fastOrderParser } from "../../src/http/fast-order.ts";

@@ -44,7 +44,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import uws from "@trufflesuite/uws-js-unofficial";
 import { startExchange } from "../../src/boot.ts";
-import { parseSettings } from "../../src/config.ts";
+import { parseSettings } from "../../src/config/settings.ts";
 import { Code } from "../../src/errors/catalogue.ts";
 import { silentLog } from "../../src/util/log.ts";
 import { nowMicro } from "../../src/util/time.ts";
@@ -549,7 +549,7 @@ child.send({ type: "exit" });
 uws.us_listen_socket_close(bareListen);
 await exchange.close();
 await rm(dir, { recursive: true, force: true });
-// The check, so the benchmark's answer is checked: nothing lost, every byte delivered, and the target met.
+// The check: nothing lost, every byte delivered, and the target met.
 if (lostTotal !== 0) {
   console.error("FAIL: messages were lost or clients closed");
   process.exit(1);

@@ -12,7 +12,7 @@
  */
 import path from "node:path";
 import Database from "better-sqlite3";
-import { ConfigError } from "../config.ts";
+import { ConfigError } from "../config/config-error.ts";
 import { makeFolder } from "../protocol/db/db-open.ts";
 
 export interface DbLock {

@@ -6,7 +6,8 @@
  *   3. loadState             everything the in-memory state is rebuilt from
  */
 
-import { ConfigError, type ExchangeConfig } from "../config.ts";
+import { ConfigError } from "../config/config-error.ts";
+import type { ExchangeConfig } from "../config/exchange-config.ts";
 import type { Ledger } from "../core/ledger.ts";
 import { type PairMarket, PERIODS } from "../core/read-models/pair-market.ts";
 import { fillTotals, limitHold, type PairUnits, pairUnits } from "../core/risk.ts";

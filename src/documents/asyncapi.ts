@@ -20,7 +20,7 @@
  * as `sessionCalls` (server.ts passes DESCRIBED_SESSION_CALLS: the logon, then SESSION_CALLS), so
  * this builder imports nothing of the session itself.
  */
-import type { ExchangeConfig } from "../config.ts";
+import type { ExchangeConfig } from "../config/exchange-config.ts";
 import { errorBodySchema } from "../wire/document-schemas.ts";
 import { type RequestSchemas, requestSchemas } from "../wire/request-schemas.ts";
 import { mmpEventSchema, orderSchema, pairStatusSchema, userTradeSchema } from "../wire/schemas.ts";

@@ -11,7 +11,7 @@
  * Paths are written from the server root (`/1.0/...`, `/admin/...`, `/health`), so the one server
  * entry is `/`.
  */
-import type { ExchangeConfig } from "../config.ts";
+import type { ExchangeConfig } from "../config/exchange-config.ts";
 import type { Auth, RouteSpec } from "../http/route-types.ts";
 import { errorBodySchema, healthSchema } from "../wire/document-schemas.ts";
 import { nonceSchema, orderIdSchema, requestSchemas } from "../wire/request-schemas.ts";

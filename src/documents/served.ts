@@ -3,7 +3,7 @@
  * built once at start from the config, here where both front ends are known: the REST routes'
  * descriptions (openapi-routes.ts) and the trading sessions' calls (src/session/methods.ts).
  */
-import type { ExchangeConfig } from "../config.ts";
+import type { ExchangeConfig } from "../config/exchange-config.ts";
 import type { ServedDocuments } from "../http/route-context.ts";
 import { DESCRIBED_SESSION_CALLS } from "../session/methods.ts";
 import { buildAsyncApi } from "./asyncapi.ts";

@@ -7,7 +7,7 @@
  * call, whichever way it came in.
  */
 import { LosslessNumber } from "lossless-json";
-import type { PairConfig } from "../config.ts";
+import type { PairConfig } from "../config/exchange-config.ts";
 import type { QuoteResult } from "../core/command.ts";
 import type { OrderView } from "../core/exchange.ts";
 import type { MmpSettings } from "../core/mmp-settings.ts";

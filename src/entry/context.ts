@@ -5,7 +5,7 @@
  * a REST request and a session call of the same token count against the same limit, docs/API.md
  * 13). Built once by boot.ts; the REST routes' context (src/http/route-context.ts) extends it.
  */
-import type { ExchangeConfig } from "../config.ts";
+import type { ExchangeConfig } from "../config/exchange-config.ts";
 import type { Exchange } from "../core/exchange.ts";
 import type { DeadMansSwitch } from "../core/services/dead-man.ts";
 import type { Metrics } from "../core/services/metrics.ts";

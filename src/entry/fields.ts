@@ -4,7 +4,7 @@
  * field as an `ErrorEntry` (or a negative code) and answers nothing itself; the order fields of
  * create-order are read in validate.ts, a quote's ladder in validate-quote.ts.
  */
-import type { ExchangeConfig, PairConfig } from "../config.ts";
+import type { ExchangeConfig, PairConfig } from "../config/exchange-config.ts";
 import type { ErrorEntry } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import { MAX_SAFE, readSmallInteger } from "../util/integers.ts";

@@ -1,5 +1,5 @@
 /** Wire views of committed rows (src/protocol/db/rows.ts) that the read routes answer with. */
-import type { ExchangeConfig } from "../config.ts";
+import type { ExchangeConfig } from "../config/exchange-config.ts";
 import type { OrderView, UserTradeView } from "../core/exchange.ts";
 import { type OrderFacts, orderView, userTradeView } from "../core/views.ts";
 import type { OrderRow, UserTradeRow } from "../protocol/db/rows.ts";

@@ -5,7 +5,7 @@
  * best ask. A malformed side is one error on `bids` or `asks` whose text names the first bad level
  * (`bids[2]: PRICE_TOO_MANY_DECIMALS at most 2`); nothing here answers or changes state.
  */
-import type { ExchangeConfig, PairConfig } from "../config.ts";
+import type { ExchangeConfig, PairConfig } from "../config/exchange-config.ts";
 import type { QuoteLevel } from "../core/quotes.ts";
 import { type ErrorEntry, errorDetail, errorName } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";

@@ -4,7 +4,7 @@
  * 8.2). Every failing field is reported as an `ErrorEntry`; nothing here answers or changes state.
  */
 
-import type { ExchangeConfig, PairConfig } from "../config.ts";
+import type { ExchangeConfig, PairConfig } from "../config/exchange-config.ts";
 import type { OrderInputs } from "../core/command.ts";
 import { LIMIT, MARKET } from "../core/exchange.ts";
 import {
@@ -19,7 +19,7 @@ import {
 import type { ErrorEntry } from "../errors/bodies.ts";
 import { amountParseError, Code, priceParseError } from "../errors/catalogue.ts";
 import { BUY, SELL } from "../protocol/pair/engine.ts";
-import { MAX_SAFE, readSmallInteger } from "../util/integers.ts";
+import { readSmallInteger } from "../util/integers.ts";
 import { formatDecimal, ParseError, parseDecimal } from "../util/numbers.ts";
 import { expiresAtOf, readPair, unknownFields } from "./fields.ts";
 import { MAX_QUERY_INTEGER, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./limits.ts";

@@ -16,7 +16,7 @@
  * repeated member, an escape, an error of any kind) returns null, so errors and their order are the
  * general path's.
  */
-import type { ExchangeConfig } from "../config.ts";
+import type { ExchangeConfig } from "../config/exchange-config.ts";
 import { LIMIT, MARKET } from "../core/exchange.ts";
 import { CLIENT_ORDER_ID_RE } from "../core/order-options.ts";
 import type { ValidOrder } from "../entry/validate.ts";

@@ -8,7 +8,7 @@
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import type { ApiKey } from "../accounts/users.ts";
-import type { PairConfig } from "../config.ts";
+import type { PairConfig } from "../config/exchange-config.ts";
 import { errorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import { isJsonObject, parseJsonBody, unreadableBodyCode } from "../wire/json-body.ts";

@@ -8,7 +8,7 @@
  */
 import type { HttpRequest, HttpResponse } from "@trufflesuite/uws-js-unofficial";
 import type { ApiKey } from "../accounts/users.ts";
-import type { PairConfig } from "../config.ts";
+import type { PairConfig } from "../config/exchange-config.ts";
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "../entry/limits.ts";
 import type { ValidOrder } from "../entry/validate.ts";
 import type { RequestInfo } from "../wire/request.ts";

@@ -10,7 +10,7 @@
 import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import uws from "@trufflesuite/uws-js-unofficial";
-import { ConfigError } from "../config.ts";
+import { ConfigError } from "../config/config-error.ts";
 
 export interface TlsFiles {
   readonly certFile: string;

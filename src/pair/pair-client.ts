@@ -45,7 +45,7 @@ import {
 import { SpscRing } from "../protocol/pair/ring.ts";
 import { startWorker } from "../util/threads.ts";
 
-// .ts under tsx, .js in the build (dist/), as in src/db/writer.ts.
+// .ts under tsx, .js in the build (dist/), as in src/db/writer-threads.ts.
 const EXT = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
 const PAIR_WORKER_URL = new URL(`../../workers/pair/pair-worker${EXT}`, import.meta.url);
 

@@ -8,7 +8,7 @@
  * schema of the call's params for a config's request schemas (src/wire/request-schemas.ts), `result`
  * the JSON schema of its 200 result. Documents are built from it; `run` is what the session executes.
  */
-import type { ExchangeConfig } from "../config.ts";
+import type { ExchangeConfig } from "../config/exchange-config.ts";
 import {
   AMEND_ORDER_FIELDS,
   amendOrderCall,

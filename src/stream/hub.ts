@@ -1,7 +1,7 @@
 /**
- * The stream interface (CONTRACT 7): `ws://HOST:PORT/stream?streams=...`, read only.
+ * The stream's publisher (docs/API.md 12): what the core commits reaches the subscribed
+ * connections. The WebSocket route (src/stream/mount.ts) admits a connection and hands it here.
  *
- *   upgrade   parse the list, check the signature (user channels), answer 400/401/403 at once
  *   open      subscribe to one uWS topic per channel, THEN send the snapshots (exchanges, status,
  *             books)
  *   commit    Exchange → afterCommit → StreamHub (CommitListener): serialise once, queue, and
@@ -17,27 +17,13 @@
  * Nothing is serialised for a topic nobody holds.
  */
 import type { TemplatedApp, WebSocket } from "@trufflesuite/uws-js-unofficial";
-import type { Users } from "../accounts/users.ts";
-import type { ExchangeConfig } from "../config.ts";
+import type { ExchangeConfig } from "../config/exchange-config.ts";
 import type { CommitListener, Exchange, OrderView, UserTradeView } from "../core/exchange.ts";
 import { PAIR_STATUS_NAMES, type PairStatuses, type PairStatusName } from "../core/pair-status.ts";
 import { l3Events } from "../core/read-models/l3-view.ts";
 import { type PairMarket, type PublicTrade, scaled } from "../core/read-models/pair-market.ts";
 import type { Metrics } from "../core/services/metrics.ts";
-import { errorBody, errorStatus, multiErrorBody } from "../errors/bodies.ts";
-import { Code } from "../errors/catalogue.ts";
-import { pickLanguage } from "../errors/language.ts";
-import {
-  authenticate,
-  authenticateBound,
-  consumeNonce,
-  nonceFromQuery,
-  unboundRefusal,
-} from "../http/auth.ts";
-import { type ListenKeys, listenKeyFromQuery } from "../http/listen-keys.ts";
-import { addToSet, removeFromSet } from "../util/set-map.ts";
 import { nowMicro } from "../util/time.ts";
-import { internalErrorBody, readRequest, STATUS_LINE, sendMethodNotAllowed } from "../wire/request.ts";
 import { serialize } from "../wire/schemas.ts";
 import {
   CH_BBO,
@@ -48,10 +34,10 @@ import {
   CH_USER_HISTORY,
   CH_USER_ORDERS,
   type Channel,
-  parseStreams,
 } from "./channels.ts";
+import { CLOSE_GOING_AWAY, CLOSE_SLOW_CONSUMER, type Conn } from "./connection.ts";
 
-/** The coalescing period of the `exchanges` channel (CONTRACT 7: at most one message per 100 ms). */
+/** The coalescing period of the `exchanges` channel (docs/API.md 12.2: at most one message per 100 ms). */
 export const EXCHANGES_PERIOD_MS = 100;
 /**
  * Delay of the slow-consumer sweep after a publish. A timer (not setImmediate) runs after uWS has
@@ -82,47 +68,8 @@ const FLUSH_COST_US = 5;
 const MAX_FLUSH_GAP_MS = 5;
 /** Past this many waiting messages everything goes to uWS at once (and the sweep sees the laggards). */
 const MAX_QUEUED = 65_536;
-/** WebSocket close code for a consumer that fell behind (policy violation). */
-export const CLOSE_SLOW_CONSUMER = 1008;
-/**
- * WebSocket close code when the listen key that admitted a connection was closed or expired, or
- * the API key that signed its upgrade (or made its listen key) was revoked (docs/API.md 1.2).
- */
-export const CLOSE_LISTEN_KEY_ENDED = 4001;
-/** WebSocket close code when the server shuts down. */
-export const CLOSE_GOING_AWAY = 1001;
-/** WebSocket close code for a connection silent for the idle timeout, as a session's heartbeat. */
-export const CLOSE_IDLE = 4002;
-/** WebSocket close code for a client message over MAX_CLIENT_MESSAGE. */
-export const CLOSE_TOO_BIG = 1009;
-/** The largest message a stream client may send (it is ignored); a larger one closes with 1009. */
-export const MAX_CLIENT_MESSAGE = 16 * 1024;
-/** What uWS buffers of one client message (see the route's maxPayloadLength). */
-const UWS_MESSAGE_CEILING = 1024 * 1024;
 const EXCHANGES = "exchanges";
 const STATUS = "status";
-
-/** Per-connection state (uWS user data), fixed at the upgrade. */
-export interface Conn {
-  readonly channels: readonly Channel[];
-  /** The authenticated user (-1 when the upgrade carried no credentials). */
-  readonly userId: number;
-  /** The listen key that admitted the connection (CONTRACT 10); it ends when the key ends. */
-  readonly listenKey?: string;
-  /** The API token that signed the upgrade; its revocation ends the connection (docs/API.md 1.2). */
-  readonly apiToken?: string;
-  /**
-   * Bytes of the snapshots sent at open: a big book may exceed the bound on its own, so they are
-   * allowed on top of it until the unsent buffer first falls under the bound.
-   */
-  allowance: number;
-  /** The sweep round that last looked at this connection (a socket sits in several topics). */
-  checked: number;
-  /** When the client was last heard (any frame, a pong included), for the idle timeout. */
-  heardMs: number;
-  /** A keep-alive ping went out since then. */
-  pinged: boolean;
-}
 
 type Socket = WebSocket<Conn>;
 
@@ -137,7 +84,7 @@ export interface HubOptions {
   /** The core, for the pairs' read models. */
   exchange: Pick<Exchange, "market" | "wantL3">;
   metrics: Metrics;
-  /** Unsent bytes per connection above which it is closed with 1008 (CONTRACT 7). */
+  /** Unsent bytes per connection above which it is closed with 1008 (docs/API.md 12.2). */
   maxBackpressureBytes: number;
   log?: (line: string) => void;
   /** Each pair's status at start (the `status` channel); every pair trading when absent. */
@@ -267,7 +214,7 @@ export class StreamHub implements CommitListener {
   }
 
   /**
-   * `orders_l3:{pair}` (CONTRACT 13.2): the core follows the pair's L3 book while it has
+   * `orders_l3:{pair}` (docs/API.md 12.5): the core follows the pair's L3 book while it has
    * subscribers. The connection subscribes and gets the snapshot once that book is the committed
    * one: at once when it is followed already, else after the commit that reaches its snapshot.
    */
@@ -682,306 +629,4 @@ function allLevels(m: PairMarket, side: 0 | 1, t: string): Level[] {
     };
   }
   return out;
-}
-
-// ---------------------------------------------------------------------- the route
-
-/**
- * The stream's keep-alive (docs/API.md 7): a ping after half the idle timeout without a frame from
- * the client, and a close with CLOSE_IDLE (a close frame, which uWS's own idle timeout does not
- * send) after the whole of it. One sweep for every connection, at most an eighth of the timeout
- * late; no timer while no connection is open.
- */
-class KeepAlive {
-  private readonly conns = new Set<Socket>();
-  private timer: NodeJS.Timeout | null = null;
-  constructor(private readonly idleMs: number) {}
-
-  open(ws: Socket): void {
-    if (this.idleMs === 0) return;
-    const c = ws.getUserData();
-    c.heardMs = Date.now();
-    this.conns.add(ws);
-    if (this.timer === null) {
-      this.timer = setInterval(this.sweep, Math.max(100, this.idleMs / 8));
-      this.timer.unref();
-    }
-  }
-
-  close(ws: Socket): void {
-    if (!this.conns.delete(ws) || this.conns.size > 0 || this.timer === null) return;
-    clearInterval(this.timer);
-    this.timer = null;
-  }
-
-  private readonly sweep = (): void => {
-    const now = Date.now();
-    for (const ws of this.conns) {
-      const c = ws.getUserData();
-      const silent = now - c.heardMs;
-      try {
-        if (silent >= this.idleMs) ws.end(CLOSE_IDLE, "idle timeout: nothing from the client");
-        else if (silent * 2 >= this.idleMs && !c.pinged) {
-          c.pinged = true;
-          ws.ping();
-        }
-      } catch {
-        // Closed meanwhile: its close handler forgets it.
-      }
-    }
-  };
-}
-
-export interface StreamDeps {
-  hub: StreamHub;
-  users: Users;
-  /** Seconds of silence before a connection is closed (0: never); the server pings before that. */
-  idleTimeoutSeconds: number;
-  /** True once the server is up and the database writer is healthy. */
-  ready: () => boolean;
-  /** False while shutting down. */
-  accepting: () => boolean;
-  /** Persists the last nonce of a token (CONTRACT 5 replay guard). */
-  nonceUsed: (token: string, nonce: bigint) => void;
-  /** Runs `then` once every nonce persisted so far is committed (see FrontEndDeps.afterNonces). */
-  afterNonces: (then: () => void) => void;
-  /** `listenKey=K` in the query authenticates the upgrade as K's user (CONTRACT 10). */
-  listenKeys?: ListenKeys;
-}
-
-/** What admission reads of an upgrade request (headers as uWS gives them: "" when absent). */
-interface UpgradeRequest {
-  readonly query: string;
-  readonly authorization: string;
-  readonly signature: string;
-  /** CONTRACT 15: X-Timestamp, X-Recv-Window and the raw path (`/stream`). */
-  readonly timestamp: string;
-  readonly recvWindow: string;
-  readonly path: string;
-}
-
-/** An admitted upgrade: its connection state, and whether a nonce must commit before it completes. */
-interface Admitted {
-  conn: Conn;
-  waitNonce: boolean;
-}
-
-/** Registers `/stream`: the WebSocket route, and 426 for anything that is not an upgrade. */
-export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
-  const { hub, users } = deps;
-  const count = (status: number) => hub.metrics.request("/stream", status);
-  // Connections per listen key: a key that is closed or expires ends its connections (CONTRACT 10).
-  const byKey = new Map<string, Set<Socket>>();
-  if (deps.listenKeys !== undefined) {
-    deps.listenKeys.onEnd = (key) => {
-      const sockets = byKey.get(key);
-      if (sockets === undefined) return;
-      byKey.delete(key);
-      for (const ws of sockets) ws.end(CLOSE_LISTEN_KEY_ENDED, "listen key closed or expired");
-    };
-    deps.listenKeys.watch();
-  }
-  const keepAlive = new KeepAlive(deps.idleTimeoutSeconds * 1000);
-  const heard = (ws: Socket) => {
-    const c = ws.getUserData();
-    c.heardMs = Date.now();
-    c.pinged = false;
-  };
-  // Connections per API token that signed their upgrade. Revoking a key ends them and the listen
-  // keys it made (whose connections end through onEnd above), as it ends its sessions (docs/API.md 1.2).
-  const byToken = new Map<string, Set<Socket>>();
-  users.revokeListeners.push((token) => {
-    const sockets = byToken.get(token);
-    if (sockets !== undefined) {
-      byToken.delete(token);
-      for (const ws of sockets) ws.end(CLOSE_LISTEN_KEY_ENDED, "API key revoked");
-    }
-    deps.listenKeys?.endToken(token);
-  });
-
-  /**
-   * Admission of an upgrade, in the order CONTRACT 5 ranks failures (401 before 400), with 403
-   * for another user's channel between them. Returns the connection state (and whether it carried
-   * a nonce, which must be committed before the upgrade completes) or [status, body].
-   */
-  const admit = (up: UpgradeRequest, lang: "en" | "ru"): Admitted | [number, string] => {
-    const { query, authorization, signature } = up;
-    const reject = (code: number, extra?: string): [number, string] => [
-      errorStatus(code),
-      errorBody(code, lang, extra),
-    ];
-    if (!deps.accepting()) return reject(Code.SHUTTING_DOWN);
-    if (!deps.ready()) return reject(Code.NOT_READY);
-    const list = parseStreams(query, hub.pairIndex);
-    const userChannels = list.channels.filter((c) => c.kind === CH_USER_ORDERS || c.kind === CH_USER_HISTORY);
-    let userId = -1;
-    let nonceInvalid = false;
-    let waitNonce = false;
-    let admittedBy: string | undefined;
-    let signedBy: string | undefined;
-    const listenKey = deps.listenKeys === undefined ? undefined : listenKeyFromQuery(query);
-    if (listenKey !== undefined) {
-      // A listen key replaces the headers (a browser cannot set them); any headers sent are ignored.
-      const owner = deps.listenKeys!.userOf(listenKey);
-      if (owner === undefined) return reject(Code.AUTH_LISTEN_KEY_INVALID);
-      userId = owner;
-      admittedBy = listenKey;
-      for (const c of userChannels) {
-        if (users.idOf(c.uid) !== userId) return reject(Code.AUTH_FORBIDDEN_CHANNEL, c.name);
-      }
-    } else if (userChannels.length > 0 || authorization !== "" || signature !== "") {
-      // The same steps as a signed REST GET (src/http/auth.ts): the raw query is what is signed, with
-      // the time, `GET` and the path `/stream` in the bound form (CONTRACT 15).
-      const auth = authorization === "" ? undefined : authorization;
-      const sig = signature === "" ? undefined : signature;
-      const key =
-        up.timestamp === ""
-          ? authenticate(users, auth, sig, query)
-          : authenticateBound(users, auth, sig, query, "GET", up, Date.now());
-      if (typeof key === "number") {
-        if (key === Code.AUTH_SIGNATURE_INVALID && up.timestamp === "")
-          return reject(unboundRefusal(users, auth, sig, query, "GET", up.path));
-        return reject(key);
-      }
-      const nonce = nonceFromQuery(query);
-      const nonceErr = consumeNonce(users, key, nonce, deps.nonceUsed);
-      if (nonceErr === Code.AUTH_NONCE_REPLAY) return reject(nonceErr);
-      nonceInvalid = nonceErr !== 0;
-      waitNonce = typeof nonce === "bigint" && nonceErr === 0;
-      userId = key.userId;
-      signedBy = key.token;
-      for (const c of userChannels) {
-        if (users.idOf(c.uid) !== userId) return reject(Code.AUTH_FORBIDDEN_CHANNEL, c.name);
-      }
-    }
-    const errors = list.errors;
-    if (nonceInvalid) errors.push([Code.NONCE_INVALID]);
-    if (errors.length > 0) return [400, multiErrorBody(errors, lang)];
-    return {
-      conn: {
-        channels: list.channels,
-        userId,
-        listenKey: admittedBy,
-        apiToken: signedBy,
-        allowance: 0,
-        checked: 0,
-        heardMs: 0,
-        pinged: false,
-      },
-      waitNonce,
-    };
-  };
-
-  app.ws<Conn>("/stream", {
-    // The keep-alive is the route's own (below): uWS ends an idle connection without a close frame.
-    idleTimeout: 0,
-    sendPingsAutomatically: false,
-    // Never let uWS skip a message for backpressure: the hub closes a slow consumer (1008) instead.
-    maxBackpressure: 0,
-    // Clients have nothing to say: a message over MAX_CLIENT_MESSAGE closes the connection with 1009.
-    // uWS drops a connection over its own limit with no close frame, so that limit sits above it.
-    maxPayloadLength: UWS_MESSAGE_CEILING,
-    upgrade: (res, req, context) => {
-      // Everything is read now: the request object dies when this handler returns (STYLE 7). The
-      // answer is written before returning too, so no onAborted is needed, except when a nonce
-      // makes the upgrade wait for its commit (below).
-      const lang = pickLanguage(req.getHeader("accept-language") || undefined);
-      const up: UpgradeRequest = {
-        query: req.getQuery() ?? "",
-        authorization: req.getHeader("authorization"),
-        signature: req.getHeader("x-signature"),
-        timestamp: req.getHeader("x-timestamp"),
-        recvWindow: req.getHeader("x-recv-window"),
-        path: req.getUrl(),
-      };
-      const wsKey = req.getHeader("sec-websocket-key");
-      const wsProtocol = req.getHeader("sec-websocket-protocol");
-      const wsExtensions = req.getHeader("sec-websocket-extensions");
-      let verdict: Admitted | [number, string];
-      try {
-        verdict = admit(up, lang);
-      } catch (err) {
-        verdict = [500, internalErrorBody(Code.INTERNAL, lang, "/stream", undefined, err)];
-      }
-      if (Array.isArray(verdict)) {
-        const [status, body] = verdict;
-        count(status);
-        res.cork(() => {
-          res
-            .writeStatus(STATUS_LINE[status] ?? `${status} Error`)
-            .writeHeader("content-type", "application/json")
-            .end(body);
-        });
-        return;
-      }
-      const conn = verdict.conn;
-      if (!verdict.waitNonce) {
-        count(101);
-        res.upgrade(conn, wsKey, wsProtocol, wsExtensions, context);
-        return;
-      }
-      // A nonce was consumed: the upgrade completes once it is committed (CONTRACT 15), so the same
-      // upgrade replayed after a crash is refused. Everything it needs was read above.
-      let aborted = false;
-      res.onAborted(() => {
-        aborted = true;
-      });
-      deps.afterNonces(() => {
-        if (aborted) return;
-        count(101);
-        res.cork(() => res.upgrade(conn, wsKey, wsProtocol, wsExtensions, context));
-      });
-    },
-    open: (ws) => {
-      const { listenKey: key, apiToken } = ws.getUserData();
-      if (key !== undefined) {
-        // The key may have ended between the upgrade and now: then the connection ends at once.
-        if (deps.listenKeys?.userOf(key) === undefined) {
-          ws.end(CLOSE_LISTEN_KEY_ENDED, "listen key closed or expired");
-          return;
-        }
-        addToSet(byKey, key, ws);
-      }
-      if (apiToken !== undefined) {
-        // The same for a key revoked while the upgrade waited for its nonce's commit.
-        if (users.key(apiToken) === undefined) {
-          ws.end(CLOSE_LISTEN_KEY_ENDED, "API key revoked");
-          return;
-        }
-        addToSet(byToken, apiToken, ws);
-      }
-      keepAlive.open(ws);
-      hub.open(ws);
-    },
-    message: (ws, data) => {
-      heard(ws);
-      // Read only (docs/API.md 7): whatever a client sends is ignored, up to a bound.
-      if (data.byteLength > MAX_CLIENT_MESSAGE) ws.end(CLOSE_TOO_BIG, "message over 16 KiB");
-    },
-    pong: (ws) => heard(ws),
-    close: (ws) => {
-      const { listenKey: key, apiToken } = ws.getUserData();
-      if (key !== undefined) removeFromSet(byKey, key, ws);
-      if (apiToken !== undefined) removeFromSet(byToken, apiToken, ws);
-      keepAlive.close(ws);
-      hub.close(ws);
-    },
-  });
-
-  // A request for /stream that is not a WebSocket upgrade (the ws route yields it to this one).
-  app.any("/stream", (res, req) => {
-    if (req.getMethod() !== "get") {
-      // The stream is a GET (an upgrade); any other method: 405 with `Allow` (RFC 9110).
-      return sendMethodNotAllowed(res, readRequest(res, req, "/stream"), "GET", (_, status) => count(status));
-    }
-    const lang = pickLanguage(req.getHeader("accept-language") || undefined);
-    count(426);
-    res.cork(() => {
-      res
-        .writeStatus(STATUS_LINE[426])
-        .writeHeader("upgrade", "websocket")
-        .writeHeader("content-type", "application/json")
-        .end(errorBody(Code.UPGRADE_REQUIRED, lang));
-    });
-  });
 }

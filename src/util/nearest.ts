@@ -1,7 +1,7 @@
 /**
  * The name someone most likely meant when they typed one that does not exist (a flag, a command):
  * `--prot` is `--port`, `--urll` is `--url`, `--rate` is `--rate-limit`. Used by the server's flags
- * (src/config.ts) and the `exchange` command (src/cli.ts), so that a typo is answered with the fix.
+ * (src/config/settings.ts) and the `exchange` command (src/cli.ts), so that a typo is answered with the fix.
  */
 
 /**

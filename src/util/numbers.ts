@@ -1,7 +1,7 @@
 /**
  * Exact decimals. Every price, amount and balance inside the server is a bigint (or, in the matching
  * workers, an integer JS number below 2^53) holding the value scaled by 10^decimals. This module is
- * the only place where text or JSON numbers become scaled integers and back (docs/API.md 1).
+ * the only place where text or JSON numbers become scaled integers and back (docs/API.md 1, "Money is exact").
  *
  * Nothing here rounds silently: `parseDecimal` refuses what it cannot represent exactly, and
  * `mulDivRoundHalfUp` is the one explicit rounding (the average price of a market order, docs/API.md 5.1).
@@ -33,7 +33,7 @@ export type ParseError = (typeof ParseError)[keyof typeof ParseError];
  * Digits allowed before the decimal point (leading zeros not counted). 21 is exactly the range in
  * which JavaScript prints numbers without an exponent (`String(1e21)` is `"1e+21"`), so a JSON
  * number is too large exactly when its text has a positive exponent. Every configured maximum has
- * at most 15 digits (see config.ts), so nothing accepted by the exchange comes near this bound; it
+ * at most 15 digits (see src/config/config-file.ts), so nothing accepted by the exchange comes near this bound; it
  * only keeps BigInt conversion of hostile input cheap.
  */
 export const MAX_INTEGER_DIGITS = 21;
@@ -193,7 +193,7 @@ export function expandExponent(text: string): string {
 
 /**
  * The plain decimal text of `value / 10^scale`: no exponent, trailing zeros trimmed, `"0"` for zero,
- * a leading `-` for negatives (docs/API.md 1). The result is also a valid JSON number literal.
+ * a leading `-` for negatives (docs/API.md 1, "Money is exact"). The result is also a valid JSON number literal.
  */
 export function formatDecimal(value: bigint, scale: number): string {
   const negative = value < 0n;

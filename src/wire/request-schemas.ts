@@ -14,8 +14,8 @@
  * - `null` is a value only of the order options that docs/API.md 8.2 lists as nullable.
  */
 
-import type { ExchangeConfig, PairConfig } from "../config.ts";
-import { MAX_LEDGER_VALUE } from "../config.ts";
+import type { ExchangeConfig, PairConfig } from "../config/exchange-config.ts";
+import { MAX_LEDGER_VALUE } from "../config/ledger.ts";
 import { CLIENT_ORDER_ID_RE, STP_NAMES, TIF_NAMES } from "../core/order-options.ts";
 import { PAIR_STATUS_NAMES } from "../core/pair-status.ts";
 import { PERIODS } from "../core/read-models/pair-market.ts";

@@ -26,8 +26,8 @@ import {
   NO_REQUEST,
   newCommand,
 } from "../../src/core/command.ts";
+import { Answers } from "../../src/entry/answers.ts";
 import { ERRORS } from "../../src/errors/catalogue.ts";
-import { Answers } from "../../src/http/answers.ts";
 import { BUY, SELL } from "../../src/protocol/pair/engine.ts";
 import { tempDir } from "../db/helpers.ts";
 import { BTC, placeResting, sendCreate, startCore, type TestCore, USDT } from "./core-fixture.ts";

@@ -13,7 +13,8 @@ import { type CommitListener, Exchange, type OrderView, pairEventHandler } from 
 import { Ledger } from "../../src/core/ledger.ts";
 import { PairStatuses } from "../../src/core/pair-status.ts";
 import { PairMarket } from "../../src/core/read-models/pair-market.ts";
-import { DbWriter, type WriterOptions } from "../../src/db/writer.ts";
+import { DbWriter } from "../../src/db/writer.ts";
+import type { WriterOptions } from "../../src/db/writer-threads.ts";
 import { Answers } from "../../src/entry/answers.ts";
 import { Code } from "../../src/errors/catalogue.ts";
 import { PairChannel } from "../../src/pair/pair-client.ts";

@@ -12,7 +12,7 @@ import {
   type OrderView,
 } from "../../src/core/exchange.ts";
 import { FLAG_CANCEL_ON_DISCONNECT } from "../../src/core/order-options.ts";
-import type { WriterOptions } from "../../src/db/writer.ts";
+import type { WriterOptions } from "../../src/db/writer-threads.ts";
 import { Answers } from "../../src/entry/answers.ts";
 import { Code } from "../../src/errors/catalogue.ts";
 import { openDatabase } from "../../src/protocol/db/db-open.ts";

@@ -17,7 +17,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import ts from "typescript";
-import { parseSettings } from "../../src/config.ts";
+import { parseSettings } from "../../src/config/settings.ts";
 import { REPO_ROOT } from "../e2e/harness.ts";
 
 const LEVELS = new Set(["error", "warn", "info", "debug"]);

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import type { ResponseInfo } from "../../src/client/index.ts";
-import { validateConfig } from "../../src/config.ts";
+import { validateConfig } from "../../src/config/config-file.ts";
 import { buildOpenApi } from "../../src/documents/openapi.ts";
 import { ROUTES } from "../../src/documents/openapi-routes.ts";
 import { requestSchemas } from "../../src/wire/request-schemas.ts";

@@ -16,7 +16,7 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import { startExchange } from "../../src/boot.ts";
 import { ExchangeClient } from "../../src/client/index.ts";
-import { parseSettings } from "../../src/config.ts";
+import { parseSettings } from "../../src/config/settings.ts";
 import { silentLog } from "../../src/util/log.ts";
 import { formatDecimal } from "../../src/util/numbers.ts";
 import { dec, fmt } from "./decimal.ts";

@@ -2,7 +2,9 @@
  * The pairs of the config file every test server gets (harness.ts writes it), and that config as
  * the server reads it: the OpenAPI document of a test server is built from it (openapi-check.ts).
  */
-import { type ExchangeConfig, validateConfig } from "../../src/config.ts";
+
+import { validateConfig } from "../../src/config/config-file.ts";
+import type { ExchangeConfig } from "../../src/config/exchange-config.ts";
 
 export interface PairSpec {
   name: string;

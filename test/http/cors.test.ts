@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import { after, before, describe, test } from "node:test";
-import { ConfigError, parseSettings } from "../../src/config.ts";
+import { ConfigError } from "../../src/config/config-error.ts";
+import { parseSettings } from "../../src/config/settings.ts";
 import { sign, startServer, type TestServer } from "../stream/helpers.ts";
 
 interface Raw {

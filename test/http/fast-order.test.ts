@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { loadConfig } from "../../src/config.ts";
+import { loadConfig } from "../../src/config/config-file.ts";
 import { CREATE_FIELDS, type ValidOrder, validateOrder } from "../../src/entry/validate.ts";
 import { fastOrderParser } from "../../src/http/fast-order.ts";
 import { formatDecimal } from "../../src/util/numbers.ts";

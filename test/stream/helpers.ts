@@ -11,7 +11,7 @@ import { join } from "node:path";
 import WebSocket from "ws";
 import { type RunningExchange, startExchange } from "../../src/boot.ts";
 import { type Order as ClientOrder, signText } from "../../src/client/index.ts";
-import { parseSettings, type Settings } from "../../src/config.ts";
+import { parseSettings, type Settings } from "../../src/config/settings.ts";
 import type { StreamHub } from "../../src/stream/hub.ts";
 import { silentLog } from "../../src/util/log.ts";
 import { asyncApi } from "../e2e/asyncapi-check.ts";

@@ -8,13 +8,14 @@
 import assert from "node:assert/strict";
 import { afterEach, test } from "node:test";
 import type { TemplatedApp, WebSocket } from "@trufflesuite/uws-js-unofficial";
-import type { ExchangeConfig } from "../../src/config.ts";
+import type { ExchangeConfig } from "../../src/config/exchange-config.ts";
 import type { Exchange } from "../../src/core/exchange.ts";
 import { CANCEL_ONLY, HALTED, PairStatuses } from "../../src/core/pair-status.ts";
 import { PairMarket } from "../../src/core/read-models/pair-market.ts";
 import { Metrics } from "../../src/core/services/metrics.ts";
 import { CH_ORDERS, CH_STATUS, type Channel } from "../../src/stream/channels.ts";
-import { type Conn, DELIVERIES_PER_TURN, StreamHub } from "../../src/stream/hub.ts";
+import type { Conn } from "../../src/stream/connection.ts";
+import { DELIVERIES_PER_TURN, StreamHub } from "../../src/stream/hub.ts";
 import { waitFor } from "../wait.ts";
 
 const TOPIC = "orders:btc_usdt";

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { loadConfig } from "../../src/config.ts";
+import { loadConfig } from "../../src/config/config-file.ts";
 import { PairMarket } from "../../src/core/read-models/pair-market.ts";
 import { orderView, userTradeView } from "../../src/core/views.ts";
 import { buildOpenApi } from "../../src/documents/openapi.ts";

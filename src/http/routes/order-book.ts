@@ -1,5 +1,5 @@
 /** seed 4.6 `GET /trade/pairs/{pairName}/orders`: the aggregated book with its `seq` (CONTRACT 4, 9). */
-import type { PairConfig } from "../../config.ts";
+import type { PairConfig } from "../../config/exchange-config.ts";
 import { BOOK_LIMIT_MAX } from "../../entry/limits.ts";
 import { queryInteger } from "../../entry/validate.ts";
 import { Code } from "../../errors/catalogue.ts";

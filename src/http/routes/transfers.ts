@@ -1,5 +1,5 @@
 /** CONTRACT 14 `GET /trade/transfers`: the caller's deposits and withdrawals, paginated as 4.9. */
-import type { ExchangeConfig } from "../../config.ts";
+import type { ExchangeConfig } from "../../config/exchange-config.ts";
 import { pageParams } from "../../entry/validate.ts";
 import { Code } from "../../errors/catalogue.ts";
 import type { TransferRow } from "../../protocol/db/rows.ts";

@@ -1,5 +1,5 @@
 /**
- * Wire layout of one writer batch, shared by the main side (`src/db/writer.ts`), the writer
+ * Wire layout of one writer batch, shared by the main side (`src/db/batch-builder.ts`), the writer
  * thread (`workers/db/writer-worker.ts`) and the apply thread (`workers/db/apply-worker.ts`).
  *
  * A batch is one postMessage: one buffer of fixed-stride float64 records, those of each kind side
@@ -13,7 +13,7 @@
  * From the table come the stride, each column's slot offset (`K.at.column`, a number fixed at
  * load), the writer's statement (an INSERT of every column, followed by the kind's conflict
  * clause) and its binding (slot i binds parameter i). Adding a column: add it to the table (and to
- * the SQL table by a migration), write it in the producer (`src/db/writer.ts`), and name it in the
+ * the SQL table by a migration), write it in the producer (`src/db/batch-builder.ts`), and name it in the
  * conflict clause if an upsert must update it.
  *
  * Kinds are applied in their numeric order inside one transaction, records of one kind in the
@@ -201,7 +201,7 @@ export const TRADE = kind("trades", {
   taker_type: INT,
   maker_type: INT,
   time_micro: INT,
-  /** Fee rates of the two sides, in units of 10^-6 (config.ts FEE_DECIMALS). */
+  /** Fee rates of the two sides, in units of 10^-6 (src/core/risk.ts FEE_DECIMALS). */
   taker_fee_rate: INT,
   maker_fee_rate: INT,
 });
