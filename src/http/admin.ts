@@ -16,13 +16,14 @@ import type { Ledger } from "../core/ledger.ts";
 import { PAIR_STATUS_NAMES, type PairStatuses, pairStatusKey, pairStatusOf } from "../core/pair-status.ts";
 import type { Backups } from "../db/backup.ts";
 import type { DbWriter } from "../db/writer.ts";
+import { unknownFields } from "../entry/fields.ts";
 import { decimalsSaid } from "../entry/validate.ts";
 import { multiErrorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import { log, tokenPrefix } from "../util/log.ts";
 import { formatDecimal, parseDecimal } from "../util/numbers.ts";
 import { nowMicro } from "../util/time.ts";
-import { isJsonObject, parseJsonBody, unknownFields, unreadableBodyCode } from "../wire/json-body.ts";
+import { isJsonObject, parseJsonBody, unreadableBodyCode } from "../wire/json-body.ts";
 import {
   type Finish,
   isJsonMediaType,

@@ -15,7 +15,6 @@
  * outside its strings as its objects have keys.
  */
 import { isSafeNumber, LosslessNumber, parse } from "lossless-json";
-import type { ErrorEntry } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 
 /**
@@ -141,14 +140,4 @@ export function isJsonObject(value: unknown): value is Record<string, unknown> {
   return (
     typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof LosslessNumber)
   );
-}
-
-/**
- * CONTRACT 8.1: an UNKNOWN_FIELD error under each field of `body` that `allowed` does not hold (an
- * ignored `postOnly` would be a silent taker fill).
- */
-export function unknownFields(body: Record<string, unknown>, allowed: ReadonlySet<string>): ErrorEntry[] {
-  const out: ErrorEntry[] = [];
-  for (const k in body) if (!allowed.has(k)) out.push([Code.UNKNOWN_FIELD, undefined, k]);
-  return out;
 }

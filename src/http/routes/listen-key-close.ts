@@ -1,7 +1,8 @@
 /** CONTRACT 10 `POST /trade/listen-key/close`: end a listen key. */
+
+import { unknownFields } from "../../entry/fields.ts";
 import { multiErrorBody } from "../../errors/bodies.ts";
 import { emptyArraySchema } from "../../wire/document-schemas.ts";
-import { unknownFields } from "../../wire/json-body.ts";
 import { send } from "../../wire/request.ts";
 import { type PostRoute, SIGNED_POST } from "../route-types.ts";
 import { listenKeyAnswer } from "./listen-key.ts";

@@ -1,8 +1,8 @@
 /** CONTRACT 10 `POST /trade/listen-key`: create (`{}`) or extend (`{listenKey}`) a stream listen key. */
 import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
+import { unknownFields } from "../../entry/fields.ts";
 import { multiErrorBody } from "../../errors/bodies.ts";
 import { listenKeySchema } from "../../wire/document-schemas.ts";
-import { unknownFields } from "../../wire/json-body.ts";
 import { type RequestInfo, send, sendError } from "../../wire/request.ts";
 import type { ListenKeyAnswer } from "../listen-keys.ts";
 import type { RouteContext } from "../route-context.ts";
