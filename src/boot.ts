@@ -1,13 +1,19 @@
 /**
- * The whole exchange wired in one place (STYLE 1). Start-up runs these stages in order:
+ * The whole exchange wired in one place, so that the order things start and stop in is read here
+ * and nowhere else. Start-up runs these stages in order, one function each:
  *
  *   1. settings and config          flags/env, data/config.json, TLS files, the address is free
+ *                                   (startExchange)
  *   2. database                     open + migrate, apply the journal, check pair decimals, scales
- *   3. recover                      users, keys, balances, open orders, read models
- *   4. writer and readers           the group-committing writer thread, the read-only pool
+ *                                   (readDatabase)
+ *   3. recover                      users, keys, balances (recoverAccounts)
+ *   4. writer and readers, core     the group-committing writer thread, the read-only pool, the
+ *                                   read models, the core and what it reports to (buildCore)
  *   5. pair workers                 one thread per pair, open orders replayed into its book
- *   6. config users                 created and credited once
- *   7. front end                    uWebSockets.js routes; /health turns ok
+ *                                   (startPairs)
+ *   6. config users                 created and credited once (createConfigUsers)
+ *   7. front end                    order entry, uWebSockets.js routes, sessions, stream; /health
+ *                                   turns ok (startFrontEnd)
  *
  * and `close()` runs them backwards: stop accepting, drain the workers, commit, close.
  */
@@ -142,6 +148,45 @@ export async function startExchange(
   }
 }
 
+/** What stage 2 read of the database: the config with its stored scales, the state to recover. */
+interface StoredState {
+  config: ExchangeConfig;
+  state: ReturnType<typeof loadState>;
+  clientIds: ClientIds;
+  journalBatches: number;
+}
+
+/**
+ * The process's own flags the stages share: readiness (/health), whether new requests are taken,
+ * the first fatal reason, and the close in progress.
+ */
+interface Lifecycle {
+  ready: boolean;
+  accepting: boolean;
+  fatal: string | null;
+  closing: Promise<void> | null;
+  /** Records the first fatal reason and hands it to the FatalHandler. */
+  fail(reason: string): void;
+}
+
+/** What stage 4 built: the storage threads, the core and the parts it reports to. */
+interface Core {
+  writer: DbWriter;
+  reader: DbReader;
+  metrics: Metrics;
+  admin: Admin;
+  backups: Backups;
+  markets: PairMarket[];
+  app: uws.TemplatedApp;
+  answers: Answers;
+  hub: StreamHub;
+  sessions: SessionHub;
+  sessionDeps: SessionDeps;
+  exchange: Exchange;
+  /** Order entry over this core (src/entry/), built with the front end in 7. */
+  entry: EntryContext | null;
+}
+
 async function startLocked(
   settings: Settings,
   loaded: ExchangeConfig,
@@ -151,6 +196,44 @@ async function startLocked(
   onFatal: FatalHandler,
 ): Promise<RunningExchange> {
   const startedAt = performance.now();
+  const stored = readDatabase(settings, loaded, log);
+  const { config, state } = stored;
+  const { users, ledger } = recoverAccounts(config, state);
+  const life: Lifecycle = {
+    ready: false,
+    accepting: true,
+    fatal: null,
+    closing: null,
+    fail(reason) {
+      if (this.fatal !== null) return;
+      this.fatal = reason;
+      onFatal(reason);
+    },
+  };
+  const core = await buildCore(settings, tls, stored, users, ledger, life, log);
+  const pairs = await startPairs(settings, stored, core, life, log);
+  log.info(
+    {
+      users: state.users.length,
+      apiKeys: state.apiKeys.length,
+      openOrders: state.openOrders.length,
+      nextOrderId: state.nextOrderId,
+      nextTradeId: state.nextTradeId,
+      journalBatches: stored.journalBatches,
+      tradesAfterSnapshot: state.tradesAfterSnapshot.length,
+      ms: Math.round(performance.now() - startedAt),
+    },
+    `recovered ${state.users.length} users, ${state.openOrders.length} open orders`,
+  );
+  await createConfigUsers(config, users, ledger, core);
+  return startFrontEnd(settings, tls, lock, config, users, core, pairs, life);
+}
+
+/**
+ * 2. database: opened (and migrated), the journal applied, the pair decimals checked, the currency
+ * scales resolved, the state to recover loaded and the client order ids put into their filter.
+ */
+function readDatabase(settings: Settings, loaded: ExchangeConfig, log: Logger): StoredState {
   // Pair decimals must match what is stored; a currency keeps its largest scale.
   let db: ReturnType<typeof openDatabase>;
   try {
@@ -161,14 +244,10 @@ async function startLocked(
       throw new ConfigError(`database ${settings.dbPath}: cannot open: ${(err as Error).message}`);
     throw err;
   }
-  let config: ExchangeConfig;
-  let state: ReturnType<typeof loadState>;
-  let clientIds: ClientIds;
-  let journalBatches = 0;
   try {
     // The batches the last run acknowledged but had not written to the tables yet, before anything
     // reads them (migration 006).
-    journalBatches = replayJournal(db);
+    const journalBatches = replayJournal(db);
     if (journalBatches > 0)
       log.info({ batches: journalBatches }, `applied ${journalBatches} journaled batches`);
     checkPairs(db, loaded.pairs);
@@ -176,13 +255,13 @@ async function startLocked(
       db,
       new Map([...loaded.currencies.values()].map((c) => [c.name, c.scale])),
     );
-    config = {
+    const config: ExchangeConfig = {
       ...loaded,
       currencies: new Map(
         [...loaded.currencies.keys()].map((name) => [name, { name, scale: scales.get(name)! }]),
       ),
     };
-    state = loadState(
+    const state = loadState(
       db,
       config.pairs.map((p) => p.name),
       nowMicro(),
@@ -190,7 +269,11 @@ async function startLocked(
     // Every client order id ever goes into the filter only, straight off the index (a few bytes
     // each); the database judges those the filter cannot rule out (src/core/client-ids.ts).
     const started = performance.now();
-    clientIds = new ClientIds(settings.clientIdWindow, settings.clientIdFilterMb, state.clientOrderIdCount);
+    const clientIds = new ClientIds(
+      settings.clientIdWindow,
+      settings.clientIdFilterMb,
+      state.clientOrderIdCount,
+    );
     forEachClientOrderId(db, (user, id) => clientIds.restore(user, id));
     if (state.clientOrderIdCount > 0)
       log.info(
@@ -202,11 +285,17 @@ async function startLocked(
         `client order ids: ${state.clientOrderIdCount} in a ${(clientIds.filter.bytes / 1048576).toFixed(0)} MiB filter ` +
           `(${(performance.now() - started).toFixed(0)} ms)`,
       );
+    return { config, state, clientIds, journalBatches };
   } finally {
     db.close();
   }
+}
 
-  // 3. recover: users and keys, balances, orders, read models.
+/** 3. recover: users and keys, nonces, balances (checked against the transfers). */
+function recoverAccounts(
+  config: ExchangeConfig,
+  state: StoredState["state"],
+): { users: Users; ledger: Ledger } {
   const users = new Users();
   for (const u of state.users) users.add(u.id, u.uid);
   for (const k of state.apiKeys) users.addKey(k.token, k.userId, k.secret, k.revoked);
@@ -220,16 +309,26 @@ async function startLocked(
   // Balances brought up to date from trades go into the first snapshot: from then on the rows hold
   // those trades (migration 005). Nothing else is marked changed: recovery only loads.
   for (const [user, c] of replayed) ledger.markDirty(user, c);
+  return { users, ledger };
+}
 
-  // 4. writer and readers
+/**
+ * 4. writer and readers, then the core: the metrics, the pair statuses, admin and the fee account,
+ * backups, the read models, and the parts the core reports to (the answers map, the stream hub,
+ * the trading sessions).
+ */
+async function buildCore(
+  settings: Settings,
+  tls: ReturnType<typeof loadTls>,
+  stored: StoredState,
+  users: Users,
+  ledger: Ledger,
+  life: Lifecycle,
+  log: Logger,
+): Promise<Core> {
+  const { config, state, clientIds } = stored;
   const writer = await DbWriter.start(settings.dbPath, { synchronous: settings.synchronous });
-  let fatal: string | null = null;
-  const fail = (reason: string) => {
-    if (fatal !== null) return;
-    fatal = reason;
-    onFatal(reason);
-  };
-  writer.onFatal((err) => fail(`database writer failed: ${err.message}`));
+  writer.onFatal((err) => life.fail(`database writer failed: ${err.message}`));
   // Reads of the rows the writer derives wait for it to have written those of every answered batch.
   const reader = DbReader.start(settings.dbPath, { before: () => writer.applied() });
 
@@ -276,21 +375,16 @@ async function startLocked(
     log: (line) => log.error(line),
     statuses,
   });
-  let ready = false;
-  let accepting = true;
-  // Shared by the REST routes, the stream upgrade and the sessions.
-  const isReady = () => ready && fatal === null;
-  const isAccepting = () => accepting;
   const sessionDeps: SessionDeps = {
     // The sessions run calls through order entry (built in 7 over this core), and cancel through
     // the core: both are read only when a session's message arrives, after the start.
     get ctx(): EntryContext {
-      return entry;
+      return core.entry!;
     },
     users,
     orders: sessionOrders(() => exchange),
-    ready: isReady,
-    accepting: isAccepting,
+    ready: () => life.ready && life.fatal === null,
+    accepting: () => life.accepting,
     maxBackpressureBytes: settings.maxBackpressureBytes,
     logonDeadlineMs: logonDeadlineMs(),
   };
@@ -310,10 +404,37 @@ async function startLocked(
     clientIdStored: (user, id) => reader.orderByClientId(user, id).then((row) => row !== undefined),
     feeUser,
   });
+  const core: Core = {
+    writer,
+    reader,
+    metrics,
+    admin,
+    backups,
+    markets,
+    app,
+    answers,
+    hub,
+    sessions,
+    sessionDeps,
+    exchange,
+    entry: null,
+  };
+  return core;
+}
 
-  let closing: Promise<void> | null = null;
-
-  // 5. pair workers, each fed its open orders back in id order.
+/**
+ * 5. pair workers, each fed its open orders back in id order and its stored MMP settings; the
+ * cancel-on-disconnect orders that outlived their session are cancelled, and everything committed.
+ */
+async function startPairs(
+  settings: Settings,
+  stored: StoredState,
+  core: Core,
+  life: Lifecycle,
+  log: Logger,
+): Promise<{ channels: PairChannel[]; waitStrategy: string }> {
+  const { config, state } = stored;
+  const { exchange, markets, metrics, writer } = core;
   const waitStrategy = chooseWaitStrategy(settings.waitStrategy, availableParallelism(), config.pairs.length);
   log.info(
     { waitStrategy, cores: availableParallelism(), pairs: config.pairs.length },
@@ -329,7 +450,7 @@ async function startLocked(
     });
     channels.push(channel);
     channel.exited.then((code) => {
-      if (closing === null) fail(`pair worker ${p.name} exited (code ${code})`);
+      if (life.closing === null) life.fail(`pair worker ${p.name} exited (code ${code})`);
     });
     exchange.addPair(
       p,
@@ -376,12 +497,12 @@ async function startLocked(
   for (const m of state.mmpSettings) {
     const p = config.pairsByName.get(m.pair);
     if (p === undefined) continue;
-    const settings = {
+    const mmp = {
       intervalSeconds: m.intervalSeconds,
       qtyLimit: m.qtyLimit,
       frozenSeconds: m.frozenSeconds,
     };
-    while (!exchange.mmp.restore(m.userId, p.index, settings)) await channels[p.index].writable();
+    while (!exchange.mmp.restore(m.userId, p.index, mmp)) await channels[p.index].writable();
   }
   while (config.pairs.some((p) => exchange.inFlight(p.index) > 0)) await new Promise((r) => setTimeout(r, 1));
   // CONTRACT 11.4: no session survives a restart, so every open cancel-on-disconnect order is
@@ -389,21 +510,17 @@ async function startLocked(
   exchange.cancelSessionOrders(RECOVERED_SESSION);
   while (config.pairs.some((p) => exchange.inFlight(p.index) > 0)) await new Promise((r) => setTimeout(r, 1));
   await writer.flush();
-  log.info(
-    {
-      users: state.users.length,
-      apiKeys: state.apiKeys.length,
-      openOrders: state.openOrders.length,
-      nextOrderId: state.nextOrderId,
-      nextTradeId: state.nextTradeId,
-      journalBatches,
-      tradesAfterSnapshot: state.tradesAfterSnapshot.length,
-      ms: Math.round(performance.now() - startedAt),
-    },
-    `recovered ${state.users.length} users, ${state.openOrders.length} open orders`,
-  );
+  return { channels, waitStrategy };
+}
 
-  // 6. config users: created with their key and credited once (the fee account was made in 4).
+/** 6. config users: created with their key and credited once (the fee account was made in 4). */
+async function createConfigUsers(
+  config: ExchangeConfig,
+  users: Users,
+  ledger: Ledger,
+  core: Core,
+): Promise<void> {
+  const { admin, writer } = core;
   for (const u of config.users) {
     if (users.idOf(u.uid) !== undefined) continue;
     if (users.hasToken(u.apiToken))
@@ -420,32 +537,52 @@ async function startLocked(
   // The deposits' balances stay marked changed: the next snapshot writes them again. A snapshot
   // may move meta 'balances_through' only when every balance changed since the last one is in it.
   await writer.flush();
+}
 
-  // 7. front end
+/**
+ * 7. front end: order entry over the core, the REST routes, the page, the sessions and the stream
+ * on one uWS app, listening; /health turns ok. Returns the running exchange and its `close`.
+ */
+async function startFrontEnd(
+  settings: Settings,
+  tls: ReturnType<typeof loadTls>,
+  lock: DbLock,
+  config: ExchangeConfig,
+  users: Users,
+  core: Core,
+  pairs: { channels: PairChannel[]; waitStrategy: string },
+  life: Lifecycle,
+): Promise<RunningExchange> {
+  const { writer, reader, exchange, app, hub, sessions, backups, answers } = core;
+  const { channels, waitStrategy } = pairs;
   const nonceUsed = (token: string, nonce: bigint) => writer.nonce(token, nonce);
   // Runs after the commit of every record so far, the nonces persisted just before included.
   const afterNonces = (then: () => void) => writer.afterCommit(then);
   const deadMan = new DeadMansSwitch((user) => {
-    if (accepting) exchange.cancelAll(user, -1, NO_REQUEST, 0, true);
+    if (life.accepting) exchange.cancelAll(user, -1, NO_REQUEST, 0, true);
   });
   const listenKeys = new ListenKeys(settings.listenKeyTtlMs);
+  // Shared by the REST routes, the stream upgrade and the sessions.
+  const isReady = () => life.ready && life.fatal === null;
+  const isAccepting = () => life.accepting;
   // One order entry layer under every front end (src/entry/): the REST routes and the sessions.
   const entry = entryContext({
     config,
     exchange,
     answers,
     reader,
-    metrics,
+    metrics: core.metrics,
     deadMan,
     rateLimit: settings.rateLimit,
   });
+  core.entry = entry;
   mountRoutes(
     app,
     entry,
     {
       users,
       reader,
-      admin: settings.adminToken === undefined ? null : admin,
+      admin: settings.adminToken === undefined ? null : core.admin,
       ready: isReady,
       accepting: isAccepting,
       nonceUsed,
@@ -456,7 +593,7 @@ async function startLocked(
     servedDocuments(config),
   );
   mountStatic(app, loadStaticFiles(DEFAULT_WEB_DIR));
-  mountSession(app, sessions, sessionDeps);
+  mountSession(app, sessions, core.sessionDeps);
   mountStream(app, {
     hub,
     users,
@@ -476,26 +613,27 @@ async function startLocked(
   if (listenSocket === false) {
     // Free when checked at the start, taken since (or refused by uWebSockets.js itself).
     const reason = (await whyCannotListen(settings.host, settings.port)) ?? "refused by uWebSockets.js";
-    accepting = false;
-    closing = (async () => {
+    life.accepting = false;
+    life.closing = (async () => {
       await Promise.all(channels.map((c) => c.close()));
       await writer.close();
       listenKeys.stop();
       await reader.close();
       await backups.close();
     })();
-    await closing;
+    await life.closing;
     throw new ConfigError(`cannot listen on ${settings.host}:${settings.port}: ${reason}`);
   }
   const port = isNativeUws()
     ? uws.us_socket_local_port(listenSocket as unknown as uws.us_socket)
     : settings.port;
-  ready = true;
+  life.ready = true;
   const url = `${tls === undefined ? "http" : "https"}://${settings.host}:${port}`;
 
+  // close(): the stages backwards.
   const close = (): Promise<void> => {
-    closing ??= (async () => {
-      accepting = false;
+    life.closing ??= (async () => {
+      life.accepting = false;
       deadMan.clear();
       // Sessions end first: their cancel-on-disconnect orders are cancelled while the core runs.
       sessions.shutdown();
@@ -515,7 +653,7 @@ async function startLocked(
       await backups.close();
       lock.release();
     })();
-    return closing;
+    return life.closing;
   };
   return { port, url, exchange, answers, streamHub: hub, accounts: users, waitStrategy, close };
 }
