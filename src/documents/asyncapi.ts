@@ -1,7 +1,7 @@
 /**
  * The AsyncAPI 3.0 document of the WebSocket interfaces, served at `GET /1.0/asyncapi.json`
- * (issue 29): the read-only stream `/stream` (CONTRACT 7, 9, 10) and the trading session `/session`
- * (CONTRACT 11). Like the OpenAPI document (openapi.ts) it is built from the config and the very
+ * (issue 29): the read-only stream `/stream` (docs/API.md 12, 10) and the trading session `/session`
+ * (docs/API.md 13). Like the OpenAPI document (openapi.ts) it is built from the config and the very
  * schema objects the server serialises with (schemas.ts, named by `namedSchemas`), so the two
  * documents share their component names and cannot drift from the wire.
  *
@@ -27,7 +27,7 @@ import { mmpEventSchema, orderSchema, pairStatusSchema, userTradeSchema } from "
 import { namedSchemas, refify } from "./openapi.ts";
 
 /**
- * One session call (CONTRACT 11.2): the `method` of the frame, the schema of its params for a
+ * One session call (docs/API.md 13): the `method` of the frame, the schema of its params for a
  * config's request schemas, and its answer's result. The entries of SESSION_CALLS
  * (src/session/methods.ts) are these.
  */
@@ -40,7 +40,7 @@ export interface SessionCallSpec {
 
 type Json = Record<string, unknown>;
 
-/** A stream channel kind (src/stream/channels.ts) and what it sends (CONTRACT 7 table). */
+/** A stream channel kind (src/stream/channels.ts) and what it sends (docs/API.md 12.2 table). */
 interface StreamChannelSpec {
   /** The key in `channels` and the prefix of its message names. */
   key: string;
@@ -62,7 +62,7 @@ const STREAM_CHANNELS: readonly StreamChannelSpec[] = [
     address: "exchanges",
     schema: "StreamExchangesMessage",
     user: false,
-    description: "All pairs' 24 h records, in config order (CONTRACT 7).",
+    description: "All pairs' 24 h records, in config order (docs/API.md 12.2).",
     snapshot: "On connect: the full array, every pair in config order.",
     update:
       "After trades: the changed pairs' records (coalesced, at most one message per 100 ms). " +
@@ -75,7 +75,7 @@ const STREAM_CHANNELS: readonly StreamChannelSpec[] = [
     snapshotSchema: "StreamStatusSnapshotMessage",
     user: false,
     description:
-      "Every pair's status (CONTRACT 14): `trading`, `cancelOnly` or `halted`, as `GET /info` shows it " +
+      "Every pair's status (docs/API.md 12.2, 11): `trading`, `cancelOnly` or `halted`, as `GET /info` shows it " +
       "and `POST /admin/pairs/status` sets it.",
     snapshot: "On connect: `[{pairName, status}]`, every pair in config order.",
     update: "After each change of a pair's status, once it is committed: `{pairName, status}`.",
@@ -86,7 +86,7 @@ const STREAM_CHANNELS: readonly StreamChannelSpec[] = [
     schema: "StreamOrdersMessage",
     user: false,
     description:
-      "The aggregated book of a pair (CONTRACT 7, 9): a snapshot, then the changed levels. `seq` is " +
+      "The aggregated book of a pair (docs/API.md 12.2, 12.3): a snapshot, then the changed levels. `seq` is " +
       "the book sequence: the snapshot carries the current one, each later message the previous + 1.",
     snapshot: "On connect: every level of both sides and the current `seq`.",
     update:
@@ -98,7 +98,7 @@ const STREAM_CHANNELS: readonly StreamChannelSpec[] = [
     schema: "StreamBboMessage",
     user: false,
     description:
-      "The best bid and offer of a pair (CONTRACT 13.1), as `GET /trade/pairs/{pair}/bbo` answers it. " +
+      "The best bid and offer of a pair (docs/API.md 7.6.1, 12.5), as `GET /trade/pairs/{pair}/bbo` answers it. " +
       'Price and amount 0 for an empty side; `eventTimeMicro` "0" for a book that never changed.',
     snapshot: "On connect: the best bid and ask with the current book `seq`.",
     update:
@@ -111,7 +111,7 @@ const STREAM_CHANNELS: readonly StreamChannelSpec[] = [
     schema: "StreamOrdersL3Message",
     user: false,
     description:
-      "The order-by-order book of a pair (CONTRACT 13.2): every resting order with its remaining " +
+      "The order-by-order book of a pair (docs/API.md 7.6.2, 12.5): every resting order with its remaining " +
       "amount, no owner. Applying the events with `seq` > S to a snapshot of `seq` S gives the later book.",
     snapshot: "On connect: `{seq, buy, sell}`, sides in price then time priority, as `GET .../orders/l3`.",
     update:
@@ -123,7 +123,7 @@ const STREAM_CHANNELS: readonly StreamChannelSpec[] = [
     address: "history:{pair}",
     schema: "StreamHistoryMessage",
     user: false,
-    description: "The pair's public trades (CONTRACT 7). Nothing on connect.",
+    description: "The pair's public trades (docs/API.md 12.2). Nothing on connect.",
     update: "The trades of each matching step, in execution order.",
   },
   {
@@ -132,7 +132,7 @@ const STREAM_CHANNELS: readonly StreamChannelSpec[] = [
     schema: "StreamUserOrdersMessage",
     user: true,
     description:
-      "The caller's orders (CONTRACT 7): a signed upgrade or a listen key (CONTRACT 10); another " +
+      "The caller's orders (docs/API.md 12.2): a signed upgrade (12.1) or a listen key (10); another " +
       "user's uid is refused with 403. Nothing on connect.",
     update: "The order after each change: created, each fill, cancel (as the REST reads return it).",
   },
@@ -141,17 +141,17 @@ const STREAM_CHANNELS: readonly StreamChannelSpec[] = [
     address: "user_history:{uid}",
     schema: "StreamUserHistoryMessage",
     user: true,
-    description: "The caller's trades (CONTRACT 7), as in the user history. Nothing on connect.",
+    description: "The caller's trades (docs/API.md 12.2), as in the user history. Nothing on connect.",
     update: "Each trade of the user, as in the user history.",
   },
 ];
 
 const STREAM_TEXT =
-  "Read-only stream (seed 6; CONTRACT 7, 9, 10): `ws://HOST:PORT/stream?streams=<channel>,...` " +
+  "Read-only stream (docs/API.md 12, 10): `ws://HOST:PORT/stream?streams=<channel>,...` " +
   "(1 to 100 entries, URL-encoding allowed). Subscriptions are fixed at connect time: there are no " +
   "subscribe or unsubscribe frames, and frames from the client are ignored. Every message is " +
   '`{"stream": <channel as subscribed>, "data": ...}`. The upgrade is refused with an HTTP answer and ' +
-  "the error body of CONTRACT 5 (see the OpenAPI operation `stream`): 400 (key `streams`) for an " +
+  "the error body of docs/API.md 4 (see the OpenAPI operation `stream`): 400 (key `streams`) for an " +
   "empty list, an unknown channel or pair, more than 100 entries; 401 without valid credentials for " +
   "a user channel; 403 for another user's channel. The server sends WebSocket pings after half the " +
   "idle timeout (default 120 s) without a frame from the client (a pong counts). Close codes: 4002 " +
@@ -161,21 +161,21 @@ const STREAM_TEXT =
   "key) was revoked, 1009 a client message over 16 KiB (the stream is read-only), 1001 server shutdown.";
 
 const SESSION_TEXT =
-  "Trading session (CONTRACT 11): `ws://HOST:PORT/session` (no headers needed, a query string is " +
+  "Trading session (docs/API.md 13): `ws://HOST:PORT/session` (no headers needed, a query string is " +
   "ignored; messages in the language of the upgrade's Accept-Language). On open the server sends " +
   "`hello`; the first call must be `session.logon` (HMAC-SHA256 hex of the challenge with the secret " +
   'key). A call is one text frame `{"id", "method", "params"?}`, answered `{"id", "status": 200, ' +
-  '"result"}` or `{"id", "status", "errors", "codes"}` (CONTRACT 5, 9 bodies; `retryAfterMs` on a ' +
+  '"result"}` or `{"id", "status", "errors", "codes"}` (docs/API.md 4 bodies; `retryAfterMs` on a ' +
   "rate-limited call); answers of calls on one pair come in the calls' order. A frame that is not a " +
   "call is answered by a frame error. After logon the session receives `order` and `trade` reports " +
-  "of its user (CONTRACT 11.3), and `pairStatus` when a pair's status changes (CONTRACT 14). The " +
+  "of its user (docs/API.md 13), and `pairStatus` when a pair's status changes (docs/API.md 11). The " +
   "server sends a WebSocket ping after half the heartbeat of silence; any frame or pong counts. The " +
   "upgrade is refused with 503 and the error body while the server starts or stops; a GET without " +
   "upgrade answers 426. Close codes: 4001 logon refused, none within 10 s, or the API key revoked; " +
   "4002 heartbeat missed; 1008 slow consumer; 1009 a message over 1 MiB (a text message over 64 KiB " +
   "answers 413 and the connection stays); 1001 server shutdown.";
 
-/** `id` of a call (CONTRACT 11.2): an integer 0..2^53-1 or 1-36 characters [A-Za-z0-9_-]. */
+/** `id` of a call (docs/API.md 13): an integer 0..2^53-1 or 1-36 characters [A-Za-z0-9_-]. */
 const callIdSchema = {
   oneOf: [
     { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
@@ -183,7 +183,7 @@ const callIdSchema = {
   ],
 };
 
-/** The properties of an error answer but its id: the CONTRACT 5/9 body and the status. */
+/** The properties of an error answer but its id: the docs/API.md 4 body and the status. */
 const errorAnswerProperties = {
   status: { type: "integer", minimum: 400, maximum: 599 },
   errors: errorBodySchema.properties.errors,
@@ -195,7 +195,7 @@ const errorAnswerProperties = {
   },
 };
 
-/** A call's error answer: the CONTRACT 5/9 body with the call's id. */
+/** A call's error answer: the docs/API.md 4 body with the call's id. */
 const sessionErrorSchema = {
   type: "object",
   properties: { id: { $ref: "#/components/schemas/SessionCallId" }, ...errorAnswerProperties },
@@ -215,7 +215,7 @@ const frameErrorSchema = {
 };
 
 /**
- * What the server sends on a session unasked (CONTRACT 11.1, 11.3, 12.2): one entry per `event`, each
+ * What the server sends on a session unasked (docs/API.md 13, 8.10): one entry per `event`, each
  * frame `{"event": <event>, ...fields}` with every field present. Its message is `event.<event>`,
  * sent by the operation `event.<event>`; add an event here and the document has it.
  */
@@ -234,7 +234,7 @@ const SESSION_EVENTS: readonly SessionEventSpec[] = [
     event: "hello",
     schema: "SessionHello",
     title: "hello",
-    summary: "Sent on open: a fresh random challenge per connection and the server time (CONTRACT 11.1).",
+    summary: "Sent on open: a fresh random challenge per connection and the server time (docs/API.md 13).",
     fields: {
       challenge: { type: "string", pattern: "^[0-9a-f]{64}$" },
       serverTime: { type: "integer", description: "Unix ms" },
@@ -246,7 +246,7 @@ const SESSION_EVENTS: readonly SessionEventSpec[] = [
     title: "order report",
     summary:
       "After logon: every change of the user's orders, whoever caused it, as on user_orders, in " +
-      'commit order, after the answer to the call that caused it (CONTRACT 11.3). Off with `"reports": false`.',
+      'commit order, after the answer to the call that caused it (docs/API.md 13). Off with `"reports": false`.',
     fields: { data: orderSchema },
   },
   {
@@ -254,7 +254,7 @@ const SESSION_EVENTS: readonly SessionEventSpec[] = [
     schema: "SessionTradeReport",
     title: "trade report",
     summary:
-      "After logon: every trade of the user, as on user_history (CONTRACT 11.3). Off with " +
+      "After logon: every trade of the user, as on user_history (docs/API.md 13). Off with " +
       '`"reports": false`.',
     fields: { data: userTradeSchema },
   },
@@ -264,7 +264,7 @@ const SESSION_EVENTS: readonly SessionEventSpec[] = [
     title: "market-maker protection",
     summary:
       "After logon: the user's MMP state on a pair changed, a trigger froze it or a reset unfroze it, " +
-      'after the reports of the orders the trigger cancelled (CONTRACT 12.2). Off with `"reports": false`.',
+      'after the reports of the orders the trigger cancelled (docs/API.md 8.10). Off with `"reports": false`.',
     fields: { data: mmpEventSchema },
   },
   {
@@ -272,7 +272,7 @@ const SESSION_EVENTS: readonly SessionEventSpec[] = [
     schema: "SessionPairStatusEvent",
     title: "pair status",
     summary:
-      "After logon: a pair's status changed (CONTRACT 14), after its commit; sent to every logged-on " +
+      "After logon: a pair's status changed (docs/API.md 11), after its commit; sent to every logged-on " +
       "session, also with `\"reports\": false` (it is the venue's state, not a report of the user's orders).",
     fields: { data: pairStatusSchema },
   },
@@ -345,7 +345,7 @@ export function buildAsyncApi(
       query.listenKey = {
         type: "string",
         pattern: "^[0-9a-f]{64}$",
-        description: "CONTRACT 10: authenticates the upgrade instead of the headers",
+        description: "docs/API.md 10: authenticates the upgrade instead of the headers",
       };
     channels[c.key] = {
       address: c.address,
@@ -364,7 +364,7 @@ export function buildAsyncApi(
                   type: "object",
                   description:
                     "Without `listenKey`: the API token and the HMAC-SHA256 hex of the raw query string " +
-                    "(CONTRACT 7; CONTRACT 15 binds it to X-Timestamp, GET and /stream)",
+                    "(docs/API.md 12.1; the bound form of docs/API.md 3 adds X-Timestamp, GET and /stream)",
                   properties: {
                     Authorization: { type: "string" },
                     "X-Signature": { type: "string" },
@@ -429,7 +429,7 @@ export function buildAsyncApi(
     "session.frameError",
     "frame error",
     { $ref: "#/components/schemas/SessionFrameError" },
-    "The answer to a frame that is no call (CONTRACT 11.2): a binary frame or text that is not a JSON " +
+    "The answer to a frame that is no call (docs/API.md 13): a binary frame or text that is not a JSON " +
       "object, or an object in it that repeats a key (400, key `body`, id null; code BODY_DUPLICATE_KEY), " +
       "a missing or malformed id (400, key `id`, id null), a missing, " +
       "non-string or unknown method (400, key `method`, the frame's id); 429 TOO_MANY_IN_FLIGHT when " +

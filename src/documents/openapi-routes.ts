@@ -20,17 +20,17 @@ import {
 
 const ADMIN_POST = [400, 401, 404, 413, 415, 500, 503] as const;
 
-/** Every REST call of the seed, CONTRACT 1.2 and 8-10, and the service paths. */
+/** Every REST call of docs/API.md 7-11, and the service paths. */
 export const ROUTES: readonly RouteSpec[] = [
   ...REST_ROUTES,
 
-  // ---------------------------------------------------------------- CONTRACT 1.2, 9 admin
+  // ---------------------------------------------------------------- docs/API.md 11 admin
   {
     method: "get",
     path: "/admin/fees",
     operationId: "adminFees",
     summary: "The fee account's balances",
-    source: "CONTRACT 9",
+    source: "docs/API.md 9, 11",
     auth: "admin",
     ok: feesSchema,
     errors: [401, 404, 500],
@@ -40,7 +40,7 @@ export const ROUTES: readonly RouteSpec[] = [
     path: "/admin/users",
     operationId: "adminCreateUser",
     summary: "A new user with a new API key (shown once)",
-    source: "CONTRACT 1.2",
+    source: "docs/API.md 11",
     auth: "admin",
     body: (s) => s.adminUser,
     ok: newUserSchema,
@@ -51,7 +51,7 @@ export const ROUTES: readonly RouteSpec[] = [
     path: "/admin/users/{uid}",
     operationId: "adminUser",
     summary: "A user's balances and API keys (by their first 8 characters)",
-    source: "CONTRACT 14",
+    source: "docs/API.md 11",
     auth: "admin",
     ok: adminUserSchema,
     errors: [401, 404, 500],
@@ -61,7 +61,7 @@ export const ROUTES: readonly RouteSpec[] = [
     path: "/admin/api-keys",
     operationId: "adminCreateApiKey",
     summary: "Another API key for a user",
-    source: "CONTRACT 1.2",
+    source: "docs/API.md 11",
     auth: "admin",
     body: (s) => s.adminApiKey,
     ok: newKeySchema,
@@ -72,7 +72,7 @@ export const ROUTES: readonly RouteSpec[] = [
     path: "/admin/api-keys/revoke",
     operationId: "adminRevokeApiKey",
     summary: "Revoke an API key",
-    source: "CONTRACT 1.2",
+    source: "docs/API.md 11",
     auth: "admin",
     body: (s) => s.adminRevoke,
     ok: emptyArraySchema,
@@ -83,7 +83,7 @@ export const ROUTES: readonly RouteSpec[] = [
     path: "/admin/deposit",
     operationId: "adminDeposit",
     summary: "Credit a user's available balance",
-    source: "CONTRACT 1.2",
+    source: "docs/API.md 11",
     auth: "admin",
     body: (s) => s.adminDeposit,
     ok: transferSchema,
@@ -94,7 +94,7 @@ export const ROUTES: readonly RouteSpec[] = [
     path: "/admin/withdraw",
     operationId: "adminWithdraw",
     summary: "Debit a user's available balance (more than available: 400 `errors.amount`)",
-    source: "CONTRACT 1.2",
+    source: "docs/API.md 11",
     auth: "admin",
     body: (s) => s.adminWithdraw,
     ok: transferSchema,
@@ -105,7 +105,7 @@ export const ROUTES: readonly RouteSpec[] = [
     path: "/admin/pairs/status",
     operationId: "adminPairStatus",
     summary: "Set a pair's status: trading, cancelOnly or halted",
-    source: "CONTRACT 14",
+    source: "docs/API.md 11",
     auth: "admin",
     body: (s) => s.adminPairStatus,
     ok: pairStatusSchema,
@@ -116,7 +116,7 @@ export const ROUTES: readonly RouteSpec[] = [
     path: "/admin/backup",
     operationId: "adminBackup",
     summary: "A consistent copy of the database in the backup folder, answered once it is whole",
-    source: "CONTRACT 14",
+    source: "docs/API.md 11",
     auth: "admin",
     body: (s) => s.adminBackup,
     ok: backupSchema,
@@ -128,8 +128,8 @@ export const ROUTES: readonly RouteSpec[] = [
     method: "get",
     path: "/stream",
     operationId: "stream",
-    summary: "WebSocket stream (CONTRACT 7): upgrade with `?streams=<channel>,...`",
-    source: "seed 6; CONTRACT 7, 10",
+    summary: "WebSocket stream (docs/API.md 12): upgrade with `?streams=<channel>,...`",
+    source: "docs/API.md 12, 10",
     auth: "optionalSignedQuery",
     query: [
       {
@@ -142,7 +142,7 @@ export const ROUTES: readonly RouteSpec[] = [
       },
       {
         name: "listenKey",
-        description: "CONTRACT 10: authenticates the upgrade as the key's user instead of the headers",
+        description: "docs/API.md 10: authenticates the upgrade as the key's user instead of the headers",
         schema: { type: "string", pattern: LISTEN_KEY_RE.source },
       },
     ],

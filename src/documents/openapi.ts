@@ -231,7 +231,7 @@ export function buildOpenApi(
       title: "Exchange server",
       version,
       description:
-        "REST interface of the exchange (interface document + CONTRACT). Money in answers is exact: JSON " +
+        "REST interface of the exchange (docs/API.md). Money in answers is exact: JSON " +
         "numbers whose decimal text is the value, balances as decimal strings. Requests accept a JSON " +
         "number or a decimal string for price and amount. Errors are `{errors: {field: [message]}}` " +
         "(plus `codes`), English or Russian by Accept-Language. Request schemas follow the server's " +
@@ -241,10 +241,10 @@ export function buildOpenApi(
     },
     servers: [{ url: "/" }],
     tags: [
-      { name: "orders", description: "Signed order entry (seed 4.1-4.2, CONTRACT 8)" },
-      { name: "market", description: "Public market data (seed 4.3-4.7, CONTRACT 9)" },
-      { name: "user", description: "Signed reads of the caller's data (seed 4.8-4.10, CONTRACT 8.6)" },
-      { name: "admin", description: "Operator calls (CONTRACT 1.2, 9)" },
+      { name: "orders", description: "Signed order entry (docs/API.md 7.1-7.2, 8)" },
+      { name: "market", description: "Public market data (docs/API.md 7.3-7.7, 9)" },
+      { name: "user", description: "Signed reads of the caller's data (docs/API.md 7.8-7.11, 8.6)" },
+      { name: "admin", description: "Operator calls (docs/API.md 11)" },
       { name: "service", description: "Readiness, metrics, this document, the stream" },
     ],
     paths,

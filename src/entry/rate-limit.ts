@@ -1,8 +1,8 @@
 /**
- * Requests per second per key (an API token, or a client address for public calls), CONTRACT 1,
- * 5 and 9: a sliding window of one second, estimated from two fixed one-second windows (the
- * "sliding window counter"). The count of the previous second is weighted by the part of it that
- * still lies inside the last 1000 ms:
+ * Requests per second per key (an API token, or a client address for public calls), docs/API.md 3:
+ * a sliding window of one second, estimated from two fixed one-second windows (the "sliding window
+ * counter"). The count of the previous second is weighted by the part of it that still lies inside
+ * the last 1000 ms:
  *
  *     estimate(now) = previous × (1000 − ms into this second) / 1000 + current
  *

@@ -1,5 +1,5 @@
 /**
- * Validation of a mass quote (CONTRACT 12.1): `{"pairName", "bids": [[price, amount], ...], "asks":
+ * Validation of a mass quote (docs/API.md 8.12): `{"pairName", "bids": [[price, amount], ...], "asks":
  * [...]}`, 0 to 20 levels a side, bid prices strictly decreasing, ask prices strictly increasing,
  * each level valid as a limit order of the pair (src/entry/validate.ts), and the best bid below the
  * best ask. A malformed side is one error on `bids` or `asks` whose text names the first bad level

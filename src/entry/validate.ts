@@ -1,6 +1,6 @@
 /**
  * Request validation shared by the order routes: an order body (create-order and each element of
- * create-orders), an order id, an amount and a price within the pair's bounds (CONTRACT 2.1, 3,
+ * create-orders), an order id, an amount and a price within the pair's bounds (docs/API.md 1, 7.1,
  * 8.2). Every failing field is reported as an `ErrorEntry`; nothing here answers or changes state.
  */
 
@@ -24,7 +24,7 @@ import { formatDecimal, ParseError, parseDecimal } from "../util/numbers.ts";
 import { expiresAtOf, readPair, unknownFields } from "./fields.ts";
 import { MAX_QUERY_INTEGER, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./limits.ts";
 
-/** The fields an order carries (CONTRACT 2.1, 8.2): an element of create-orders. */
+/** The fields an order carries (docs/API.md 7.1, 8.2, 8.10, 8.11): an element of create-orders. */
 export const ORDER_FIELDS: ReadonlySet<string> = new Set([
   "pairName",
   "tradeType",
@@ -39,7 +39,7 @@ export const ORDER_FIELDS: ReadonlySet<string> = new Set([
 ]);
 /**
  * A create-order body: an order, the `nonce` every authenticated call may carry, and the deadline
- * `expiresAt` (CONTRACT 11.2; create-orders takes it once for the whole batch).
+ * `expiresAt` (docs/API.md 8.8; create-orders takes it once for the whole batch).
  */
 export const CREATE_FIELDS: ReadonlySet<string> = new Set([...ORDER_FIELDS, "nonce", "expiresAt"]);
 
@@ -51,7 +51,7 @@ export function decimalsSaid(code: number, error: ParseError, decimals: number):
   return error === ParseError.TooManyDecimals ? [code, String(decimals)] : [code];
 }
 
-/** An order amount of pair `p` in lots (CONTRACT 2.1 bounds), or 0 with its error pushed. */
+/** An order amount of pair `p` in lots (docs/API.md 7.1 bounds), or 0 with its error pushed. */
 export function parseAmount(value: unknown, p: PairConfig, errors: ErrorEntry[]): number {
   const a = parseDecimal(value, p.amountDecimals);
   if (typeof a !== "bigint") errors.push(decimalsSaid(amountParseError(a), a, p.amountDecimals));
@@ -63,7 +63,7 @@ export function parseAmount(value: unknown, p: PairConfig, errors: ErrorEntry[])
   return 0;
 }
 
-/** A limit price of pair `p` in ticks (CONTRACT 2.1 bounds), or 0 with its error pushed. */
+/** A limit price of pair `p` in ticks (docs/API.md 7.1 bounds), or 0 with its error pushed. */
 export function parsePrice(value: unknown, p: PairConfig, errors: ErrorEntry[]): number {
   const pr = parseDecimal(value, p.priceDecimals);
   if (typeof pr !== "bigint") errors.push(decimalsSaid(priceParseError(pr), pr, p.priceDecimals));
@@ -78,7 +78,7 @@ export interface ValidOrder extends OrderInputs {
 }
 
 /**
- * Validates a create-order body (CONTRACT 2.1, 3, 8.2) whose fields must be in `allowed`; every
+ * Validates a create-order body (docs/API.md 7.1, 8.2) whose fields must be in `allowed`; every
  * failing field is reported, unknown fields last.
  */
 export function validateOrder(
@@ -132,14 +132,14 @@ export function validateOrder(
       errors.push([Code.POST_ONLY_NOT_GTC]);
     else if (po) out.flags |= FLAG_POST_ONLY;
   }
-  // CONTRACT 12.2: a protected order is a limit GTC order.
+  // docs/API.md 8.10: a protected order is a limit GTC order.
   const mmp = body.mmp;
   if (mmp !== undefined && mmp !== null) {
     if (typeof mmp !== "boolean") errors.push([Code.MMP_INVALID]);
     else if (mmp && (tt === "market" || (out.flags & TIF_MASK) !== TIF_GTC)) errors.push([Code.MMP_NOT_GTC]);
     else if (mmp) out.flags |= ORDER_MMP;
   }
-  // CONTRACT 12.3: any order type.
+  // docs/API.md 8.11: any order type.
   const stp = body.selfTradePrevention;
   if (stp !== undefined && stp !== null) {
     const flags = selfTradePreventionFlags(stp);
@@ -161,7 +161,7 @@ export function validateOrder(
 }
 
 /**
- * A non-negative integer query parameter (`page`, `pageSize`, `limit`, `from`, `to`) as CONTRACT 2.5
+ * A non-negative integer query parameter (`page`, `pageSize`, `limit`, `from`, `to`) as docs/API.md 1
  * reads integers (src/util/integers.ts), or -1 when it is not one; the caller checks the range.
  */
 export function queryInteger(text: string): number {

@@ -1,10 +1,10 @@
 /**
- * The admin interface (CONTRACT 1.2): users, API keys, deposits and withdrawals. Mounted only when
+ * The admin interface (docs/API.md 11): users, API keys, deposits and withdrawals. Mounted only when
  * ADMIN_TOKEN is set. Every change is persisted and answered after its commit, like orders.
  *
- * Every admin call is logged at `info` (CONTRACT 14): what it did, as fields (`uid`, `currency`,
- * `amount`, the first 8 characters of an API token), or why it was refused; never the admin token,
- * a secret key or a whole API token.
+ * Every admin call is logged at `info` (docs/OPERATIONS.md "Logs"): what it did, as fields (`uid`,
+ * `currency`, `amount`, the first 8 characters of an API token), or why it was refused; never the
+ * admin token, a secret key or a whole API token.
  */
 import type { HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial";
 import { secretsEqual } from "../accounts/hmac.ts";
@@ -71,7 +71,7 @@ export class Admin {
     this.statuses = statuses;
   }
 
-  /** The fee account's user id (CONTRACT 9): it gets no API key; -1 until the server sets it. */
+  /** The fee account's user id (docs/API.md 9): it gets no API key; -1 until the server sets it. */
   feeUser = -1;
 
   /**
@@ -80,7 +80,7 @@ export class Admin {
    */
   statusListener: Pick<CommitListener, "pairStatusChanged"> | null = null;
 
-  /** What `POST /admin/backup` runs (CONTRACT 14); null until the server sets it (then 404). */
+  /** What `POST /admin/backup` runs (docs/API.md 11); null until the server sets it (then 404). */
   backups: Backups | null = null;
 
   /** Creates a user (with a first API key unless `key` is null). Admin API, config users, fee account. */
@@ -171,7 +171,7 @@ export class Admin {
     };
 
     post("/admin/users", ["uid"], (res, info, body) => {
-      // Only an absent uid asks for a new one: null is not a uid (CONTRACT 2.5).
+      // Only an absent uid asks for a new one: null is not a uid (docs/API.md 1, 11).
       let uid = body.uid;
       if (uid === undefined) uid = Users.newUid();
       else if (typeof uid !== "string" || !UUID_RE.test(uid))
@@ -261,7 +261,7 @@ export class Admin {
     post("/admin/deposit", TRANSFER_FIELDS, transfer("deposit"));
     post("/admin/withdraw", TRANSFER_FIELDS, transfer("withdraw"));
 
-    // CONTRACT 14: a pair's status, decided at R1 from the next command on; kept in meta and
+    // docs/API.md 11: a pair's status, decided at R1 from the next command on; kept in meta and
     // answered after its commit.
     post("/admin/pairs/status", ["pairName", "status"], (res, info, body) => {
       const name = body.pairName;
@@ -293,7 +293,7 @@ export class Admin {
       });
     });
 
-    // CONTRACT 14: a consistent copy of the database, answered once it is whole on disk. The
+    // docs/API.md 11: a consistent copy of the database, answered once it is whole on disk. The
     // copy runs on a reader thread (src/db/backup.ts); orders go on meanwhile.
     post("/admin/backup", [], (res, info) => {
       const backups = this.backups;
@@ -309,7 +309,7 @@ export class Admin {
       );
     });
 
-    // CONTRACT 9: the fee account's balances, one per configured currency (the account never
+    // docs/API.md 9: the fee account's balances, one per configured currency (the account never
     // reserves anything, so its balance is its available amount). Taken out with /admin/withdraw.
     allow("/admin/fees", "GET");
     app.get("/admin/fees", (res, req) => {
@@ -330,7 +330,7 @@ export class Admin {
       log().info({ route: "/admin/fees" }, "admin: fee balances read");
       send(res, info, 200, serialize.fees(out), finish);
     });
-    // CONTRACT 14: one user as the operator sees it: balances of every configured currency (in
+    // docs/API.md 11: one user as the operator sees it: balances of every configured currency (in
     // config order) and the keys by their first 8 characters (never a whole token or a secret).
     const userPath = "/admin/users/:uid";
     allow(userPath, "GET");

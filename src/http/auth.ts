@@ -1,7 +1,7 @@
 /**
- * Request authentication (CONTRACT 5): the API token from `Authorization`, an HMAC-SHA256 signature
+ * Request authentication (docs/API.md 3): the API token from `Authorization`, an HMAC-SHA256 signature
  * in `X-Signature` over the exact bytes received, and the optional strictly increasing `nonce`.
- * With `X-Timestamp` (CONTRACT 15) the signature also covers the time, the method and the path:
+ * With `X-Timestamp` (docs/API.md 3, bound form) the signature also covers the time, the method and the path:
  * `<X-Timestamp>\n<METHOD>\n<path>\n<raw query or raw body>`, and the time must be within
  * `X-Recv-Window` of the server's clock.
  * The HMAC itself is src/accounts/hmac.ts; the last accepted nonce of each token is kept by
@@ -41,7 +41,7 @@ export type NonceResult = bigint | undefined | typeof NONCE_INVALID;
 
 /**
  * The `nonce` of a raw query string (without `?`): undefined when absent, NONCE_INVALID when it is
- * not a non-negative integer of at most 64 bits (CONTRACT 2.5, src/util/integers.ts), empty, or given
+ * not a non-negative integer of at most 64 bits (docs/API.md 1, src/util/integers.ts), empty, or given
  * more than once. The name is matched as sent (not decoded), like the
  * signature covers the query as sent.
  */
@@ -66,7 +66,7 @@ export function nonceFromQuery(query: string): NonceResult {
 
 /**
  * The `nonce` of a parsed JSON body: undefined when the body is not an object or has no `nonce`,
- * NONCE_INVALID when it is not a non-negative integer of at most 64 bits read as CONTRACT 2.5 says
+ * NONCE_INVALID when it is not a non-negative integer of at most 64 bits read as docs/API.md 1 says
  * (src/util/integers.ts): a JSON integer (a long one kept exact by src/wire/json-body.ts) or a string of
  * decimal digits. `null` is not a nonce (400).
  */
@@ -77,7 +77,7 @@ export function nonceFromBody(body: unknown): NonceResult {
   return readInteger(value, 0n, MAX_NONCE) ?? NONCE_INVALID;
 }
 
-// ---- time-bound signatures (CONTRACT 15) --------------------------------------------------------------
+// ---- time-bound signatures (docs/API.md 3) ------------------------------------------------------------
 
 /** X-Recv-Window when the header is absent (ms). */
 export const DEFAULT_RECV_WINDOW = 5000;
@@ -86,7 +86,7 @@ export const MAX_RECV_WINDOW = 60_000;
 
 /**
  * The value of a header made only of ASCII digits (at most `maxDigits`), else -1. `+`, `-`, a point,
- * an exponent or white space inside make it not an integer for CONTRACT 15; a negative timestamp
+ * an exponent or white space inside make it not an integer for docs/API.md 3; a negative timestamp
  * would be refused as too far from the clock anyway, so refusing the sign loses nothing.
  */
 function digitsValue(text: string, maxDigits: number): number {
@@ -102,7 +102,7 @@ function digitsValue(text: string, maxDigits: number): number {
 }
 
 /**
- * The time check of a bound request (CONTRACT 15): 0 when `timestamp` (Unix ms, the X-Timestamp
+ * The time check of a bound request (docs/API.md 3): 0 when `timestamp` (Unix ms, the X-Timestamp
  * header) is an integer at most the window away from `now`, in the past or the future, else
  * AUTH_TIMESTAMP. The window is X-Recv-Window, an integer from 1 to 60000, or 5000 when the header
  * is empty (uWS answers "" for an absent header and for an empty one alike). 16 digits hold every
@@ -144,7 +144,7 @@ function keyOf(
 }
 
 /**
- * The 401 step of every authenticated call, REST and stream upgrade alike (CONTRACT 5): the API key
+ * The 401 step of every authenticated call, REST and stream upgrade alike (docs/API.md 3, 4): the API key
  * whose secret signed `payload` (the raw body of a POST, the raw query of a GET or an upgrade), or
  * the error code of the first check that fails. This is the old form (no X-Timestamp); a request
  * with one goes through `authenticateBound`.
@@ -162,7 +162,7 @@ export function authenticate(
 }
 
 /**
- * The 401 step of a request with X-Timestamp (CONTRACT 15). The time is checked after the token
+ * The 401 step of a request with X-Timestamp (docs/API.md 3). The time is checked after the token
  * and before the signature, so a stale or malformed request costs no HMAC: AUTH_TIMESTAMP. Then
  * the signature must be of `<timestamp>\n<method>\n<path>\n<payload>` (AUTH_SIGNATURE_INVALID).
  * No nonce is looked at here: a refusal consumes none.

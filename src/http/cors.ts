@@ -1,5 +1,5 @@
 /**
- * CORS for the REST base (CONTRACT 10). Only origins listed in `--cors-origin` / `CORS_ORIGIN` get
+ * CORS for the REST base (docs/API.md 10). Only origins listed in `--cors-origin` / `CORS_ORIGIN` get
  * `Access-Control-Allow-Origin`; with none listed (the default) no request reads its `Origin`
  * header and nothing changes on the hot path. The server's own page is same-origin and needs none.
  *

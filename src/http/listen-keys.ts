@@ -1,5 +1,5 @@
 /**
- * Listen keys (CONTRACT 10): a browser cannot set `Authorization` / `X-Signature` on a WebSocket
+ * Listen keys (docs/API.md 10): a browser cannot set `Authorization` / `X-Signature` on a WebSocket
  * upgrade, so a signed REST call hands out a random key that authenticates the upgrade instead
  * (`/stream?streams=...&listenKey=K`).
  *
@@ -14,7 +14,7 @@ import { randomBytes } from "node:crypto";
 import { Code } from "../errors/catalogue.ts";
 import { LISTEN_KEY_RE } from "../wire/request-schemas.ts";
 
-/** A key is valid this long after its creation or last extension (CONTRACT 10: 60 minutes). */
+/** A key is valid this long after its creation or last extension (docs/API.md 10: 60 minutes). */
 export const KEY_TTL_MS = 60 * 60 * 1000;
 /** Live keys per user; creating one more drops that user's oldest (a leaky client cannot grow the map). */
 export const MAX_KEYS_PER_USER = 16;

@@ -1,7 +1,7 @@
 /**
- * Every REST route of the front end, one file each, in the order the interface documents them:
- * seed 4.1-4.10, CONTRACT 8 (market-maker controls), 9 (venue data), 10 (listen keys), then the
- * service paths. `mountRoutes` (src/http/server.ts) mounts this list and the OpenAPI document
+ * Every REST route of the front end, one file each, in the order docs/API.md documents them:
+ * section 7 (REST calls), 8 (market-maker controls), 9 (venue data), 10 (listen keys), then
+ * the service paths. `mountRoutes` (src/http/server.ts) mounts this list and the OpenAPI document
  * (src/documents/openapi.ts) describes it, so a new route is one file plus one line here.
  * Admin calls are mounted by src/http/admin.ts and the stream by src/stream/.
  */
@@ -39,7 +39,7 @@ import { userHistory } from "./routes/user-history.ts";
 import { userOrders } from "./routes/user-orders.ts";
 
 export const REST_ROUTES: readonly Route[] = [
-  // seed 4.1-4.10
+  // docs/API.md 7.1-7.10
   createOrder,
   cancelOrder,
   pairs,
@@ -50,7 +50,7 @@ export const REST_ROUTES: readonly Route[] = [
   history,
   balances,
   userOrders,
-  // CONTRACT 8 market-maker controls
+  // docs/API.md 8.3-8.7 market-maker controls
   amendOrder,
   cancelAllOrders,
   createOrders,
@@ -59,21 +59,21 @@ export const REST_ROUTES: readonly Route[] = [
   orderByClientId,
   openOrders,
   cancelAllAfter,
-  // CONTRACT 12 market-maker protection
+  // docs/API.md 8.10, 8.12 market-maker protection
   mmpGet,
   mmpSet,
   mmpReset,
   quote,
-  // CONTRACT 9 venue data
+  // docs/API.md 9 venue data
   time,
   venueInfo,
-  // CONTRACT 13 market data for makers
+  // docs/API.md 7.6.1, 7.6.2 market data for makers
   bbo,
   orderBookL3,
-  // CONTRACT 10 browser access
+  // docs/API.md 10 browser access
   listenKey,
   closeListenKey,
-  // CONTRACT 14 operating a box
+  // docs/API.md 7.11 transfers
   transfers,
   // service
   health,

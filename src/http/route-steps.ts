@@ -45,7 +45,7 @@ export function rateLimited(ctx: RouteContext, res: HttpResponse, info: RequestI
   if (!limiter.enabled) return false;
   const now = Date.now();
   const remaining = limiter.take(key, now);
-  // Every answer from here on counted against the limit: it says how much is left (CONTRACT 9).
+  // Every answer from here on counted against the limit: it says how much is left (docs/API.md 3).
   info.rateLimit = limiter.limit;
   info.rateRemaining = remaining < 0 ? 0 : remaining;
   if (remaining >= 0) return false;
@@ -85,7 +85,7 @@ export function mountSignedPost(app: TemplatedApp, ctx: RouteContext, route: Pos
       if (raw === null) return sendError(res, info, Code.BODY_TOO_LARGE, finish);
       if (notReady(ctx, res, info)) return;
       // 401 step (src/http/auth.ts, shared with the stream upgrade), bound to the time, the method and
-      // the path when X-Timestamp came (CONTRACT 15).
+      // the path when X-Timestamp came (docs/API.md 3).
       const key =
         info.timestamp === ""
           ? authenticate(users, info.authorization, info.signature, raw)
@@ -126,7 +126,7 @@ export function mountSignedPost(app: TemplatedApp, ctx: RouteContext, route: Pos
 
 /**
  * Mounts a GET: optional pair (404) → auth as the route says (401, nonce) → 429, then its handler;
- * with a nonce, the handler runs once that nonce is committed (CONTRACT 15).
+ * with a nonce, the handler runs once that nonce is committed (docs/API.md 3).
  */
 export function mountGet(app: TemplatedApp, ctx: RouteContext, route: GetRoute): void {
   const { users, cors, nonceUsed, afterNonces } = ctx.deps;
@@ -168,7 +168,7 @@ export function mountGet(app: TemplatedApp, ctx: RouteContext, route: GetRoute):
       if (nonceErr !== 0) return sendError(res, info, nonceErr, finish);
       if (typeof nonce === "bigint") {
         // Consumed: answered once it is durable, so the same request replayed after a crash is
-        // refused (CONTRACT 15). Everything the handler needs was read above.
+        // refused (docs/API.md 3). Everything the handler needs was read above.
         const signedKey = key;
         afterNonces(() => {
           try {

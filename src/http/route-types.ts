@@ -15,7 +15,7 @@ import type { RequestInfo } from "../wire/request.ts";
 import { nonceParam, pageParam, pageSizeParam, type RequestSchemas } from "../wire/request-schemas.ts";
 import type { RouteContext } from "./route-context.ts";
 
-/** How a call authenticates (CONTRACT 5, 1.2). */
+/** How a call authenticates (docs/API.md 3, 11). */
 export type Auth =
   /** No credentials. */
   | "none"
@@ -43,7 +43,7 @@ export interface RouteSpec {
   path: string;
   operationId: string;
   summary: string;
-  /** Where the call is defined: "seed 4.1", "CONTRACT 8.3", ... */
+  /** Where docs/API.md defines the call (the operation's `x-source`): "docs/API.md 7.1, 8.2", ... */
   source: string;
   auth: Auth;
   /** The request body's schema, built from the config's request schemas (request-schemas.ts). */
@@ -53,7 +53,7 @@ export interface RouteSpec {
   ok: object | "text";
   /** Other statuses whose body is a JSON schema (not an error body), e.g. 503 of /health. */
   other?: Record<number, { description: string; schema: object }>;
-  /** Statuses answered with the error body of CONTRACT 5. */
+  /** Statuses answered with the error body of docs/API.md 4. */
   errors: readonly number[];
   description?: string;
 }
@@ -92,7 +92,7 @@ export interface PostRoute extends Doc {
   readonly method: "post";
   readonly path: string;
   readonly auth: "signedBody";
-  /** The request schema: the fields the body may carry (CONTRACT 8.1); `body` documents them. */
+  /** The request schema: the fields the body may carry (docs/API.md 8.1); `body` documents them. */
   readonly fields: ReadonlySet<string>;
   readonly body: (schemas: RequestSchemas) => object;
   readonly handler: (ctx: RouteContext) => PostHandler;
@@ -145,7 +145,7 @@ export function routeLabel(route: Route): string {
 
 // ---------------------------------------------------------------- OpenAPI parts routes share
 
-/** The statuses of each kind of call, in the order CONTRACT 5 ranks them. */
+/** The error statuses each kind of call may answer (docs/API.md 4). */
 export const SIGNED_POST = [400, 401, 413, 415, 429, 500, 503] as const;
 export const SIGNED_GET = [400, 401, 429, 500, 503] as const;
 export const SIGNED_GET_PAIR = [400, 401, 404, 429, 500, 503] as const;

@@ -42,7 +42,7 @@ export function mountRoutes(
 
   // ---------------------------------------------------------------- 404 / 405
 
-  // CORS preflights (CONTRACT 10), answered for any path under the REST base.
+  // CORS preflights (docs/API.md 10), answered for any path under the REST base.
   app.options(`${PREFIX}/*`, (res, req) => deps.cors.preflight(res, req));
 
   // A known path with a method it does not serve: 405 with `Allow` (RFC 9110), 404 first for an
@@ -71,7 +71,7 @@ export function mountRoutes(
 
 /**
  * The `Allow` header of each uWS pattern of `routes`: its methods in upper case, and OPTIONS under
- * the REST base (the CORS preflight, CONTRACT 10).
+ * the REST base (the CORS preflight, docs/API.md 10).
  */
 export function allowedMethods(routes: readonly Route[]): Map<string, string> {
   const methods = new Map<string, Set<string>>();

@@ -1,5 +1,5 @@
 /**
- * The web trading page (CONTRACT 10): the files Vite built into `dist/web` (`npm run build:web`),
+ * The web trading page (docs/API.md 10): the files Vite built into `dist/web` (`npm run build:web`),
  * read into memory once at start and served from there. Each file gets its own exact route, so a
  * URL either names a built file or falls through to the 404 of the REST front end: no path is
  * ever joined onto the file system at request time, so no traversal is possible.

@@ -1,7 +1,7 @@
 /**
- * TLS (CONTRACT 14): with `--tls-cert` and `--tls-key` the one uWebSockets.js app the server builds
- * is an `SSLApp`, so every route and WebSocket endpoint mounted on it (REST, admin, `/stream`,
- * `/session`, the web page) speaks https and wss only; without them a plain `App`.
+ * TLS (docs/OPERATIONS.md "TLS"): with `--tls-cert` and `--tls-key` the one uWebSockets.js app the
+ * server builds is an `SSLApp`, so every route and WebSocket endpoint mounted on it (REST, admin,
+ * `/stream`, `/session`, the web page) speaks https and wss only; without them a plain `App`.
  *
  * uWebSockets.js reads the files itself and, when it cannot, says only "App construction failed".
  * The files are therefore read and checked here first, at start, so that a missing, unreadable or

@@ -156,7 +156,7 @@ const pairNameOnly = (s: RequestSchemas): Schema => ({
 /** The params schema of a call without params. */
 const noParams = (): Schema => ({ type: "object", properties: {}, additionalProperties: false });
 
-/** The calls of CONTRACT 11.2, `quote.replace` (12.1) and the MMP calls (12.2). */
+/** The calls of docs/API.md 13, `quote.replace` (8.12) and the MMP calls (8.10) among them. */
 export const SESSION_CALLS: readonly SessionCall[] = [
   bodyCall(
     "order.create",
@@ -330,7 +330,7 @@ export const LOGON_CALL = {
   params: (): Schema => LOGON_PARAMS_SCHEMA,
   result: LOGON_RESULT_SCHEMA,
   summary:
-    "The first call of a session (CONTRACT 11.1): wrong, unknown or revoked credentials answer 401 " +
+    "The first call of a session (docs/API.md 13): wrong, unknown or revoked credentials answer 401 " +
     "and close the connection with 4001; other invalid params answer 400 and the session may log on again.",
 } as const;
 

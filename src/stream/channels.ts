@@ -1,19 +1,19 @@
 /**
- * The `streams` list of a stream upgrade (CONTRACT 7), parsed from the raw query string without
+ * The `streams` list of a stream upgrade (docs/API.md 12.1), parsed from the raw query string without
  * touching anything else: which channels, and every reason to refuse the list.
  *
  *   exchanges                 all pairs' 24 h records
  *   status                    every pair's status, then each change  (docs/API.md 12.2)
  *   orders:{pair}             the aggregated book of a pair
  *   history:{pair}            the pair's public trades
- *   bbo:{pair}                the pair's best bid and offer      (CONTRACT 13.1)
- *   orders_l3:{pair}          the pair's book order by order      (CONTRACT 13.2)
- *   user_orders:{uid}         the caller's orders      (needs a signed upgrade, CONTRACT 7)
+ *   bbo:{pair}                the pair's best bid and offer      (docs/API.md 7.6.1)
+ *   orders_l3:{pair}          the pair's book order by order      (docs/API.md 7.6.2)
+ *   user_orders:{uid}         the caller's orders      (needs a signed upgrade, docs/API.md 12.1)
  *   user_history:{uid}        the caller's trades      (needs a signed upgrade)
  */
 import { Code } from "../errors/catalogue.ts";
 
-/** At most this many entries in one list, duplicates included (CONTRACT 7). */
+/** At most this many entries in one list, duplicates included (docs/API.md 12.1). */
 export const MAX_STREAMS = 100;
 
 /** Errors reported in one 400 body: enough to fix a list, bounded for a hostile one. */

@@ -13,7 +13,7 @@ const str = { type: "string" } as const;
 
 const messages = { type: "array", items: str } as const;
 
-/** CONTRACT 5 error body, with the machine-readable `codes` of CONTRACT 9 (one per message). */
+/** docs/API.md 4 error body, with the machine-readable `codes` (one per message). */
 export const errorBodySchema = {
   type: "object",
   properties: {
@@ -27,15 +27,15 @@ export const errorBodySchema = {
   additionalProperties: false,
 } as const;
 
-// ---------------------------------------------------------------- responses (CONTRACT 8-10)
+// ---------------------------------------------------------------- responses (docs/API.md 8-10)
 
-/** CONTRACT 8.5 create-orders answer: per element the created order or its errors. */
+/** docs/API.md 8.5 create-orders answer: per element the created order or its errors. */
 export const createOrdersResultSchema = {
   type: "array",
   items: { oneOf: [orderWithUpdateSchema, errorBodySchema] },
 } as const;
 
-/** CONTRACT 8.5 cancel-orders answer. */
+/** docs/API.md 8.5 cancel-orders answer. */
 export const cancelOrdersResultSchema = {
   type: "array",
   items: {
@@ -52,7 +52,7 @@ export const cancelOrdersResultSchema = {
   },
 } as const;
 
-/** CONTRACT 10 listen-key answer. */
+/** docs/API.md 10 listen-key answer. */
 export const listenKeySchema = {
   type: "object",
   properties: {
@@ -63,7 +63,7 @@ export const listenKeySchema = {
   additionalProperties: false,
 } as const;
 
-/** CONTRACT 10 listen-key/close answer: the contract does not name it; `[]` like cancel-order. */
+/** docs/API.md 10 listen-key/close answer: `[]`, like cancel-order. */
 export const emptyArraySchema = { type: "array", maxItems: 0 } as const;
 
 /** `{status}` of /health. */

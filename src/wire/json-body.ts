@@ -1,5 +1,5 @@
 /**
- * Request bodies as JSON, with every number exactly as the client wrote it (CONTRACT 2.1: nothing is
+ * Request bodies as JSON, with every number exactly as the client wrote it (docs/API.md 1: nothing is
  * rounded silently). JSON.parse turns `1.0000000000000001` into the double 1, so a price with more
  * decimals than the pair allows would pass as a valid one. A number of at most 15 significant digits
  * without an exponent survives the double exactly (`parseDecimal` reads it back by its shortest

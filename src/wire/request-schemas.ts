@@ -9,7 +9,7 @@
  *   whose `pattern` bounds its integer digits and its decimals; both carry `x-decimals` (the most
  *   significant decimals; trailing zeros beyond are fine) and the exact bounds as decimal text,
  *   `x-minimum` / `x-exclusiveMinimum` / `x-maximum` (inclusive unless named exclusive);
- * - an integer of a body is `oneOf` a JSON integer and a string of digits (CONTRACT 2.5), the string
+ * - an integer of a body is `oneOf` a JSON integer and a string of digits (docs/API.md 1), the string
  *   with the same bounds as `x-minimum` / `x-maximum`;
  * - `null` is a value only of the order options that docs/API.md 8.2 lists as nullable.
  */
@@ -36,11 +36,11 @@ import { formatDecimal, MAX_INTEGER_DIGITS, parseDecimal } from "../util/numbers
 
 // ---------------------------------------------------------------- the bounds the server checks
 
-/** Largest nonce (CONTRACT 5): a non-negative 64-bit integer. */
+/** Largest nonce (docs/API.md 3): a non-negative 64-bit integer. */
 export { MAX_NONCE };
-/** A listen key (CONTRACT 10). */
+/** A listen key (docs/API.md 10). */
 export const LISTEN_KEY_RE = /^[0-9a-f]{64}$/;
-/** A user's uid (CONTRACT 2.4, 1.2), any case. */
+/** A user's uid (docs/API.md 1, 11), any case. */
 export const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 /** Largest balance a deposit may create: the ledger's bound (config.ts MAX_LEDGER_VALUE). */
 export const MAX_BALANCE = MAX_LEDGER_VALUE;
@@ -74,7 +74,7 @@ function integerDigits(value: bigint, scale: number): number {
 }
 
 /**
- * A decimal (CONTRACT 2.1) with at most `decimals` decimals, within `[min, max]` (`min` undefined:
+ * A decimal (docs/API.md 1) with at most `decimals` decimals, within `[min, max]` (`min` undefined:
  * above 0), values in units of 10^-decimals.
  */
 export function decimalSchema(
@@ -127,10 +127,10 @@ function largestDoubleWithin(max: bigint, decimals: number): number {
   throw new Error(`no double within ${formatDecimal(max, decimals)} at ${decimals} decimals`);
 }
 
-/** The text of an integer (CONTRACT 2.5): digits only, leading zeros allowed, at most MAX_DIGITS. */
+/** The text of an integer (docs/API.md 1): digits only, leading zeros allowed, at most MAX_DIGITS. */
 export const INTEGER_TEXT = `^[0-9]{1,${MAX_DIGITS}}$`;
 
-/** An integer of a body (CONTRACT 2.5): a JSON integer or a string of digits, within `[min, max]`. */
+/** An integer of a body (docs/API.md 1): a JSON integer or a string of digits, within `[min, max]`. */
 export function integerInputSchema(min: number, max: number | bigint, description?: string): Schema {
   const exact = typeof max === "number" ? { maximum: max } : {};
   return {
@@ -155,7 +155,7 @@ export const nonceSchema = integerInputSchema(
   "Optional replay guard: strictly greater than the last nonce of this token",
 );
 export const orderIdSchema = integerInputSchema(1, MAX_ORDER_ID);
-/** CONTRACT 11.2: the call's deadline. */
+/** docs/API.md 8.8: the call's deadline. */
 export const expiresAtSchema = integerInputSchema(
   1,
   MAX_SAFE,
@@ -164,10 +164,10 @@ export const expiresAtSchema = integerInputSchema(
 const uuid = matching(UUID_RE);
 const listenKey = matching(LISTEN_KEY_RE);
 const clientOrderId = matching(CLIENT_ORDER_ID_RE, {
-  description: "CONTRACT 8.2: unique per user over all of that user's orders",
+  description: "docs/API.md 8.2: unique per user over all of that user's orders",
 });
 
-/** A zero `qtyLimit` (CONTRACT 12.2: only with intervalSeconds 0). */
+/** A zero `qtyLimit` (docs/API.md 8.10: only with intervalSeconds 0). */
 const MMP_ZERO: Schema = {
   description: "Zero: only with intervalSeconds 0",
   anyOf: [
@@ -228,11 +228,11 @@ function orderSchema(config: ExchangeConfig, withNonce: boolean): Schema {
           ? orNull({ type: "boolean" }, "Limit GTC only; null: not given")
           : { enum: [false, null], description: "Limit GTC only: a market order may send false or null" },
         mmp: limit
-          ? orNull({ type: "boolean" }, "CONTRACT 12.2 protected order: limit GTC only; null: not given")
+          ? orNull({ type: "boolean" }, "docs/API.md 8.10 protected order: limit GTC only; null: not given")
           : { enum: [false, null], description: "Limit GTC only: a market order may send false or null" },
         selfTradePrevention: orNull(
           { type: "string", enum: [...STP_NAMES] },
-          "CONTRACT 12.3: cancelMaker (default), cancelTaker or cancelBoth; null: not given",
+          "docs/API.md 8.11: cancelMaker (default), cancelTaker or cancelBoth; null: not given",
         ),
       };
       if (withNonce) {
@@ -248,7 +248,7 @@ function orderSchema(config: ExchangeConfig, withNonce: boolean): Schema {
           : ["pairName", "tradeType", "directionType", "amount"],
         additionalProperties: false,
       };
-      // postOnly true and mmp true need GTC (CONTRACT 8.2, 12.2): IOC or FOK with either is a 400.
+      // postOnly true and mmp true need GTC (docs/API.md 8.2, 8.10): IOC or FOK with either is a 400.
       if (limit) {
         branch.allOf = ["postOnly", "mmp"].map((option) => ({
           if: { properties: { [option]: { const: true } }, required: [option] },
@@ -291,7 +291,7 @@ function anyPairDecimal(config: ExchangeConfig, of: "amount" | "price"): Schema 
 }
 
 /**
- * A mass quote (CONTRACT 12.1): one branch per pair, keyed by `pairName`, each level `[price,
+ * A mass quote (docs/API.md 8.12): one branch per pair, keyed by `pairName`, each level `[price,
  * amount]` with that pair's decimals and bounds. The ordering rules (bids strictly decreasing,
  * asks strictly increasing, best bid below best ask) are in the descriptions: JSON Schema cannot
  * say them.
@@ -343,7 +343,7 @@ export interface RequestSchemas {
   cancelAllAfter: Schema;
   mmpSet: Schema;
   mmpReset: Schema;
-  /** CONTRACT 12.1 mass quote. */
+  /** docs/API.md 8.12 mass quote. */
   quote: Schema;
   listenKey: Schema;
   listenKeyClose: Schema;
@@ -489,7 +489,7 @@ export function requestSchemas(config: ExchangeConfig): RequestSchemas {
         },
         required: ["pairName", "intervalSeconds", "qtyLimit", "frozenSeconds"],
         additionalProperties: false,
-        // qtyLimit "0" only when the interval is 0 (CONTRACT 12.2).
+        // qtyLimit "0" only when the interval is 0 (docs/API.md 8.10).
         if: { properties: { qtyLimit: MMP_ZERO }, required: ["qtyLimit"] },
         // biome-ignore lint/suspicious/noThenProperty: the `then` of JSON Schema's if/then
         then: { properties: { intervalSeconds: integerInputSchema(0, 0) } },
@@ -536,7 +536,7 @@ export function requestSchemas(config: ExchangeConfig): RequestSchemas {
       type: "object",
       properties: {
         pairName,
-        status: { type: "string", enum: [...PAIR_STATUS_NAMES], description: "CONTRACT 14" },
+        status: { type: "string", enum: [...PAIR_STATUS_NAMES], description: "docs/API.md 11" },
       },
       required: ["pairName", "status"],
       additionalProperties: false,

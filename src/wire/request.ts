@@ -1,5 +1,5 @@
 /**
- * Small guarded steps of the HTTP path on uWebSockets.js (STYLE 7): headers are read synchronously
+ * Small guarded steps of the HTTP path on uWebSockets.js: headers are read synchronously
  * into a plain record (the request object dies when the handler returns), `onAborted` is attached
  * before anything asynchronous, every late write is corked, and bodies are read into one
  * preallocated buffer (no concatenation per chunk).
@@ -65,7 +65,7 @@ export interface RequestInfo {
   readonly authorization: string | undefined;
   readonly signature: string | undefined;
   /**
-   * X-Timestamp (CONTRACT 15), read only when `Authorization` is there; "" when absent or empty.
+   * X-Timestamp (docs/API.md 3), read only when `Authorization` is there; "" when absent or empty.
    * When it is set, `recvWindow` and `path` are read too (a request without it needs neither).
    */
   readonly timestamp: string;
@@ -79,11 +79,11 @@ export interface RequestInfo {
   readonly address: string | undefined;
   /** performance.now() when the request arrived (a double: no BigInt per request, as hrtime.bigint). */
   readonly startMs: number;
-  /** Set by the rate-limit step (CONTRACT 9): the answer then carries X-RateLimit-* headers. */
+  /** Set by the rate-limit step (docs/API.md 3): the answer then carries X-RateLimit-* headers. */
   rateLimit: number;
   rateRemaining: number;
   aborted: boolean;
-  /** `Access-Control-Allow-Origin` to send (CONTRACT 10), set by the route when the origin is allowed. */
+  /** `Access-Control-Allow-Origin` to send (docs/API.md 10), set by the route when the origin is allowed. */
   cors?: string;
   /** Set once an answer was written. */
   done: boolean;
@@ -113,7 +113,7 @@ export function readRequest(
   const auth = req.getHeader("authorization");
   const sig = req.getHeader("x-signature");
   const cl = req.getHeader("content-length");
-  // Only a signed request can be bound; one without the header reads nothing more (CONTRACT 15).
+  // Only a signed request can be bound; one without the header reads nothing more (docs/API.md 3).
   const timestamp = auth === "" ? "" : req.getHeader("x-timestamp");
   const bound = timestamp !== "";
   const query = req.getQuery() ?? "";
@@ -250,7 +250,7 @@ export function sendError(
 }
 
 /**
- * The body of a 500 answer (CONTRACT 14): the message of `errors.server` names a request id, and
+ * The body of a 500 answer (docs/API.md 4): the message of `errors.server` names a request id, and
  * the log line at `error` carries the same id, the route and the cause, so an operator can find what
  * a user reports. Each call is one answer and one line.
  */

@@ -1,7 +1,7 @@
 /**
- * One JSON schema per response body (STYLE 8), compiled once at start by fast-json-stringify. The
- * same schemas describe the wire format of the interface (seed section 2) and can feed an OpenAPI
- * document.
+ * One JSON schema per response body, compiled once at start by fast-json-stringify (a serializer made
+ * for the body's shape, faster than JSON.stringify). The same schemas describe the wire format of the
+ * interface (docs/API.md 5) and feed the OpenAPI document.
  */
 import fastJson from "fast-json-stringify";
 
@@ -11,7 +11,7 @@ function compile(schema: object): (doc: unknown) => string {
 }
 
 /**
- * A serializer for a body that holds user trades (CONTRACT 9 `fee`): the fee is an exact decimal that
+ * A serializer for a body that holds user trades (docs/API.md 5.5 `fee`): the fee is an exact decimal that
  * may have more significant digits than a double keeps, and fast-json-stringify prints numbers as
  * doubles. So the fee is serialised as its decimal text in a string and the quotes are taken off
  * after: `"fee":"0.000000000012345678"` becomes `"fee":0.000000000012345678`. Only our fee text can
@@ -62,21 +62,21 @@ const orderProps = {
   createTime: word,
 };
 const orderRequired = Object.keys(orderProps);
-/** CONTRACT 8: present only when the order has them (src/core/order-options.ts). */
+/** docs/API.md 5.1: present only when the order has them (src/core/order-options.ts). */
 const orderOptionProps = {
   clientOrderId: str,
   timeInForce: { type: "string", enum: ["GTC", "IOC", "FOK"] },
   postOnly: bool,
   cancelOnDisconnect: bool,
-  /** CONTRACT 12.2: a protected order. */
+  /** docs/API.md 8.10: a protected order. */
   mmp: bool,
-  /** CONTRACT 12.3: present when not cancelMaker. */
+  /** docs/API.md 8.11: present when not cancelMaker. */
   selfTradePrevention: { type: "string", enum: ["cancelTaker", "cancelBoth"] },
-  /** CONTRACT 12.1: a quote order (always with postOnly and mmp). */
+  /** docs/API.md 8.12: a quote order (always with postOnly and mmp). */
   quote: bool,
 } as const;
 
-/** 2.1 Order, with updateTime (create-order response). */
+/** docs/API.md 5.1 Order, with updateTime (create-order response). */
 export const orderWithUpdateSchema = {
   type: "object",
   properties: { ...orderProps, updateTime: word, ...orderOptionProps },
@@ -84,7 +84,7 @@ export const orderWithUpdateSchema = {
   additionalProperties: false,
 } as const;
 
-/** 2.1 Order without updateTime (lists, pages, stream). */
+/** docs/API.md 5.1 Order without updateTime (lists, pages, stream). */
 export const orderSchema = {
   type: "object",
   properties: { ...orderProps, ...orderOptionProps },
@@ -92,7 +92,7 @@ export const orderSchema = {
   additionalProperties: false,
 } as const;
 
-/** 2.5 User history item. */
+/** docs/API.md 5.5 User history item. */
 export const userTradeSchema = {
   type: "object",
   properties: {
@@ -129,7 +129,7 @@ const exchangeProps = {
   volume: num,
 };
 
-/** 2.2 Pair exchange record (pair page, without bid/ask). */
+/** docs/API.md 5.2 Pair exchange record (pair page, without bid/ask). */
 export const exchangeSchema = {
   type: "object",
   properties: exchangeProps,
@@ -137,7 +137,7 @@ export const exchangeSchema = {
   additionalProperties: false,
 } as const;
 
-/** 2.2 with closeBidValue / closeAskValue (pairs list). */
+/** docs/API.md 5.2 with closeBidValue / closeAskValue (pairs list). */
 export const pairRecordSchema = {
   type: "object",
   properties: { ...exchangeProps, closeBidValue: num, closeAskValue: num },
@@ -145,7 +145,7 @@ export const pairRecordSchema = {
   additionalProperties: false,
 } as const;
 
-/** 2.2 in the `exchanges` stream channel. */
+/** docs/API.md 5.2 in the `exchanges` stream channel. */
 export const exchangeStreamSchema = {
   type: "object",
   properties: { ...exchangeProps, eventTimeMicro: word },
@@ -160,10 +160,10 @@ const levelSchema = {
   additionalProperties: false,
 } as const;
 
-/** CONTRACT 13.3: CRC-32 of the best 25 levels of each side (0..4294967295). */
+/** docs/API.md 12.5: CRC-32 of the best 25 levels of each side (0..4294967295). */
 const checksum = { type: "integer", minimum: 0, maximum: 4294967295 } as const;
 
-/** Aggregated order book `{buy, sell, seq, checksum}` (4.6; `seq`: CONTRACT 9; `checksum`: 13.3). */
+/** Aggregated order book `{buy, sell, seq, checksum}` (docs/API.md 5.3; `seq`: 12.3; `checksum`: 12.5). */
 export const bookSchema = {
   type: "object",
   properties: {
@@ -176,7 +176,7 @@ export const bookSchema = {
   additionalProperties: false,
 } as const;
 
-/** CONTRACT 13.1 best bid and offer: 0 for an empty side; `eventTimeMicro` "0" for a book never changed. */
+/** docs/API.md 7.6.1 best bid and offer: 0 for an empty side; `eventTimeMicro` "0" for an unchanged book. */
 export const bboSchema = {
   type: "object",
   properties: {
@@ -191,7 +191,7 @@ export const bboSchema = {
   additionalProperties: false,
 } as const;
 
-/** CONTRACT 13.2 one resting order of the L3 book (no owner). */
+/** docs/API.md 7.6.2 one resting order of the L3 book (no owner). */
 const l3OrderSchema = {
   type: "object",
   properties: { id: int, price: num, amount: num },
@@ -199,7 +199,7 @@ const l3OrderSchema = {
   additionalProperties: false,
 } as const;
 
-/** CONTRACT 13.2 the L3 book: sides in price then time priority. */
+/** docs/API.md 7.6.2 the L3 book: sides in price then time priority. */
 export const l3BookSchema = {
   type: "object",
   properties: {
@@ -211,7 +211,7 @@ export const l3BookSchema = {
   additionalProperties: false,
 } as const;
 
-/** CONTRACT 13.2 one L3 event. */
+/** docs/API.md 12.5 one L3 event. */
 const l3EventSchema = {
   type: "object",
   properties: {
@@ -225,7 +225,7 @@ const l3EventSchema = {
   additionalProperties: false,
 } as const;
 
-/** CONTRACT 13.2 `orders_l3:{pair}` after the snapshot: one book change's events, in order. */
+/** docs/API.md 12.5 `orders_l3:{pair}` after the snapshot: one book change's events, in order. */
 export const l3ChangeSchema = {
   type: "object",
   properties: { seq: int, events: { type: "array", items: l3EventSchema } },
@@ -233,7 +233,7 @@ export const l3ChangeSchema = {
   additionalProperties: false,
 } as const;
 
-/** 2.4 Pair trade history item. */
+/** docs/API.md 5.4 Pair trade history item. */
 export const publicTradeSchema = {
   type: "object",
   properties: {
@@ -248,7 +248,7 @@ export const publicTradeSchema = {
   additionalProperties: false,
 } as const;
 
-/** 2.6 Balance item, plus `reserved` (CONTRACT 2.3). */
+/** docs/API.md 5.6 Balance item, with `reserved`. */
 export const balanceSchema = {
   type: "object",
   properties: { currency: str, balance: str, reserved: str },
@@ -265,7 +265,7 @@ function page(items: object) {
   } as const;
 }
 
-/** 4.4 Pair page. */
+/** docs/API.md 7.4 Pair page. */
 export const pairPageSchema = {
   type: "object",
   properties: {
@@ -279,7 +279,7 @@ export const pairPageSchema = {
   additionalProperties: false,
 } as const;
 
-/** 2.3 level in the `orders:{pair}` stream channel: with its eventTimeMicro. */
+/** docs/API.md 5.3 level in the `orders:{pair}` stream channel: with its eventTimeMicro. */
 const streamLevelSchema = {
   type: "object",
   properties: { price: num, amount: num, eventTimeMicro: word },
@@ -289,7 +289,7 @@ const streamLevelSchema = {
 
 /**
  * `orders:{pair}` data: a snapshot or the changed levels of each side, the book `seq` and the
- * checksum of the whole book after it (CONTRACT 13.3).
+ * checksum of the whole book after it (docs/API.md 12.5).
  */
 const streamBookSchema = {
   type: "object",
@@ -316,19 +316,19 @@ function envelope(data: object) {
 /** Array and page bodies (named so the OpenAPI document refers to the objects compiled here). */
 export const pairsSchema = { type: "array", items: pairRecordSchema } as const;
 export const historySchema = { type: "array", items: publicTradeSchema } as const;
-/** 2.7 candles: [timestamp ms, open, min, max, close, volume]. */
+/** docs/API.md 5.7 candles: [timestamp ms, open, min, max, close, volume]. */
 export const chartSchema = { type: "array", items: { type: "array", items: num } } as const;
 export const balancesSchema = { type: "array", items: balanceSchema } as const;
 export const ordersPageSchema = page(orderSchema);
-/** CONTRACT 8.6 open orders. */
+/** docs/API.md 8.6 open orders. */
 export const orderListSchema = { type: "array", items: orderSchema } as const;
-/** CONTRACT 8.4 answer. */
+/** docs/API.md 8.4 answer. */
 export const cancelledSchema = {
   type: "object",
   properties: { cancelled: { type: "array", items: int } },
   required: ["cancelled"],
 } as const;
-/** CONTRACT 12.1 answer: `placed[i]` is the order or `{errors, codes}` for level i (bids then asks). */
+/** docs/API.md 8.12 answer: `placed[i]` is the order or `{errors, codes}` for level i (bids then asks). */
 export const quoteResultSchema = {
   type: "object",
   properties: {
@@ -350,23 +350,23 @@ export const quoteResultSchema = {
   required: ["cancelled", "placed"],
   additionalProperties: false,
 } as const;
-/** CONTRACT 8.7 answer. */
+/** docs/API.md 8.7 answer. */
 export const triggerTimeSchema = {
   type: "object",
   properties: { triggerTime: int },
   required: ["triggerTime"],
 } as const;
 export const tradesPageSchema = page(userTradeSchema);
-/** CONTRACT 14 one deposit or withdrawal of GET /trade/transfers. */
+/** docs/API.md 7.11 one deposit or withdrawal of GET /trade/transfers. */
 export const transferRecordSchema = {
   type: "object",
   properties: { id: int, type: word, currency: word, amount: word, time: word },
   required: ["id", "type", "currency", "amount", "time"],
   additionalProperties: false,
 } as const;
-/** CONTRACT 14 GET /trade/transfers. */
+/** docs/API.md 7.11 GET /trade/transfers. */
 export const transfersPageSchema = page(transferRecordSchema);
-/** CONTRACT 1.2 answers. */
+/** docs/API.md 11 answers. */
 export const newUserSchema = {
   type: "object",
   properties: { uid: str, apiToken: str, secretKey: str },
@@ -382,7 +382,7 @@ export const transferSchema = {
   properties: { currency: str, balance: str },
   required: ["currency", "balance"],
 } as const;
-/** CONTRACT 14 GET /admin/users/{uid}. */
+/** docs/API.md 11 GET /admin/users/{uid}. */
 export const adminUserSchema = {
   type: "object",
   properties: {
@@ -401,7 +401,7 @@ export const adminUserSchema = {
   required: ["uid", "balances", "apiKeys"],
   additionalProperties: false,
 } as const;
-/** CONTRACT 12.2 GET, POST /trade/mmp and POST /trade/mmp/reset. */
+/** docs/API.md 8.10 GET, POST /trade/mmp and POST /trade/mmp/reset. */
 export const mmpSchema = {
   type: "object",
   properties: {
@@ -418,7 +418,7 @@ export const mmpSchema = {
   required: ["pairName", "intervalSeconds", "qtyLimit", "frozenSeconds", "frozen", "frozenUntil"],
   additionalProperties: false,
 } as const;
-/** CONTRACT 12.2 the `mmp` event's data (trading sessions). */
+/** docs/API.md 8.10 the `mmp` event's data (trading sessions). */
 export const mmpEventSchema = {
   type: "object",
   properties: { pairName: word, frozen: bool, frozenUntil: int },
@@ -426,7 +426,7 @@ export const mmpEventSchema = {
   additionalProperties: false,
 } as const;
 /**
- * CONTRACT 14 POST /admin/pairs/status; also a `status` stream message's data and a session's
+ * docs/API.md 11 POST /admin/pairs/status; also a `status` stream message's data and a session's
  * `pairStatus` event data (docs/API.md 12.2, 13).
  */
 export const pairStatusSchema = {
@@ -437,14 +437,14 @@ export const pairStatusSchema = {
 } as const;
 /** The `status` channel's message on connect: every pair in config order (docs/API.md 12.2). */
 export const pairStatusListSchema = { type: "array", items: pairStatusSchema } as const;
-/** CONTRACT 14 POST /admin/backup. */
+/** docs/API.md 11 POST /admin/backup. */
 export const backupSchema = {
   type: "object",
   properties: { dir: str, file: str, bytes: int, lastOrderId: int, lastTradeId: int },
   required: ["dir", "file", "bytes", "lastOrderId", "lastTradeId"],
   additionalProperties: false,
 } as const;
-/** CONTRACT 9 GET /admin/fees. */
+/** docs/API.md 9 GET /admin/fees. */
 export const feesSchema = {
   type: "array",
   items: {
@@ -454,14 +454,14 @@ export const feesSchema = {
     additionalProperties: false,
   },
 } as const;
-/** CONTRACT 9 GET /time. */
+/** docs/API.md 9 GET /time. */
 export const timeSchema = {
   type: "object",
   properties: { serverTime: int },
   required: ["serverTime"],
   additionalProperties: false,
 } as const;
-/** CONTRACT 9 one pair of GET /info. */
+/** docs/API.md 9 one pair of GET /info. */
 export const pairInfoSchema = {
   type: "object",
   properties: {
@@ -496,14 +496,14 @@ export const pairInfoSchema = {
   ],
   additionalProperties: false,
 } as const;
-/** CONTRACT 9 GET /info. */
+/** docs/API.md 9 GET /info. */
 export const infoSchema = {
   type: "object",
   properties: { serverTime: int, pairs: { type: "array", items: pairInfoSchema } },
   required: ["serverTime", "pairs"],
   additionalProperties: false,
 } as const;
-/** Stream messages (CONTRACT 7), one per channel kind. */
+/** Stream messages (docs/API.md 12.2), one per channel kind. */
 export const streamSchemas = {
   exchanges: envelope({ type: "array", items: exchangeStreamSchema }),
   orders: envelope(streamBookSchema),
@@ -544,7 +544,7 @@ export const serialize = {
   backup: compile(backupSchema),
   time: compile(timeSchema),
   info: compile(infoSchema),
-  // Stream envelopes `{stream, data}` (CONTRACT 7), with the channel's data schema.
+  // Stream envelopes `{stream, data}` (docs/API.md 12.2), with the channel's data schema.
   streamExchanges: compile(streamSchemas.exchanges),
   streamLevels: compile(streamSchemas.orders),
   streamHistory: compile(streamSchemas.history),

@@ -1,4 +1,4 @@
-/** CONTRACT 8.3 `POST /trade/amend-order`: a new amount and/or price for an open order, same id. */
+/** docs/API.md 8.3 `POST /trade/amend-order`: a new amount and/or price for an open order, same id. */
 
 import { AMEND_ORDER_FIELDS, amendOrderCall } from "../../entry/calls.ts";
 import { renderOrder } from "../../wire/render.ts";
@@ -17,7 +17,7 @@ export const amendOrder: PostRoute = {
   errors: SIGNED_POST,
   operationId: "amendOrder",
   summary: "Change an open order's amount and/or price, keeping its id",
-  source: "CONTRACT 8.3",
+  source: "docs/API.md 8.3",
   handler: (ctx) => (res, info, key, body) =>
     amendOrderCall(ctx, key, body, AMEND_ORDER_FIELDS, httpReply(ctx, res, info, renderOrder)),
 };

@@ -1,4 +1,4 @@
-/** seed 4.8 `GET /trade/pairs/{pairName}/user-balances`: available and reserved (CONTRACT 2.3). */
+/** docs/API.md 7.8 `GET /trade/pairs/{pairName}/user-balances`: available and reserved (5.6). */
 
 import { balancesOf } from "../../entry/calls.ts";
 import { renderBalances } from "../../wire/render.ts";
@@ -16,7 +16,7 @@ export const balances: GetRoute = {
   errors: SIGNED_GET_PAIR,
   operationId: "balances",
   summary: "The caller's available and reserved balances of the pair's two currencies",
-  source: "seed 4.8; CONTRACT 2.3",
+  source: "docs/API.md 7.8, 5.6",
   handler: (ctx) => (res, info, pair, key) =>
     ok(ctx, res, info, renderBalances(balancesOf(ctx, key!.userId, [pair!.base, pair!.quote]), info.lang)),
 };

@@ -1,4 +1,4 @@
-/** CONTRACT 13.1 `GET /trade/pairs/{pairName}/bbo`: the best bid and offer, with the book's seq. */
+/** docs/API.md 7.6.1 `GET /trade/pairs/{pairName}/bbo`: the best bid and offer, with the book's seq. */
 
 import { bboSchema, serialize } from "../../wire/schemas.ts";
 import { ok } from "../route-steps.ts";
@@ -13,7 +13,7 @@ export const bbo: GetRoute = {
   errors: PUBLIC_GET_PAIR,
   operationId: "bbo",
   summary: "Best bid and offer: price and aggregate amount of each side (0: empty), with the book seq",
-  source: "CONTRACT 13.1",
+  source: "docs/API.md 7.6.1",
   description:
     "The same object as the `bbo:{pair}` stream channel sends. `eventTimeMicro`: the time of the book " +
     'change `seq`, "0" for a book that never changed.',

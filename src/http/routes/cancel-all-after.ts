@@ -1,4 +1,4 @@
-/** CONTRACT 8.7 `POST /trade/cancel-all-after`: the dead-man's switch (src/core/services/dead-man.ts). */
+/** docs/API.md 8.7 `POST /trade/cancel-all-after`: the dead-man's switch (src/core/services/dead-man.ts). */
 
 import { CANCEL_ALL_AFTER_FIELDS, cancelAllAfterCall } from "../../entry/calls.ts";
 import { renderTriggerTime } from "../../wire/render.ts";
@@ -17,7 +17,7 @@ export const cancelAllAfter: PostRoute = {
   errors: SIGNED_POST,
   operationId: "cancelAllAfter",
   summary: "Dead-man's switch: cancel all open orders unless renewed within `timeout` seconds",
-  source: "CONTRACT 8.7",
+  source: "docs/API.md 8.7",
   description: "`0` disarms. Held in memory: a restart disarms it.",
   handler: (ctx) => (res, info, key, body) =>
     cancelAllAfterCall(ctx, key, body, CANCEL_ALL_AFTER_FIELDS, httpReply(ctx, res, info, renderTriggerTime)),

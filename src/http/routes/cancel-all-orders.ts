@@ -1,4 +1,4 @@
-/** CONTRACT 8.4 `POST /trade/cancel-all-orders`: every open order of the caller, or of one pair. */
+/** docs/API.md 8.4 `POST /trade/cancel-all-orders`: every open order of the caller, or of one pair. */
 
 import { CANCEL_ALL_ORDERS_FIELDS, cancelAllOrdersCall } from "../../entry/calls.ts";
 import { renderCancelled } from "../../wire/render.ts";
@@ -17,7 +17,7 @@ export const cancelAllOrders: PostRoute = {
   errors: SIGNED_POST,
   operationId: "cancelAllOrders",
   summary: "Cancel every open order of the caller (all pairs or one)",
-  source: "CONTRACT 8.4",
+  source: "docs/API.md 8.4",
   handler: (ctx) => (res, info, key, body) =>
     cancelAllOrdersCall(ctx, key, body, CANCEL_ALL_ORDERS_FIELDS, httpReply(ctx, res, info, renderCancelled)),
 };

@@ -1,4 +1,4 @@
-/** seed 4.2 `POST /trade/cancel-order` (CONTRACT 3). */
+/** docs/API.md 7.2 `POST /trade/cancel-order` (releases the order's hold: 6). */
 
 import { CANCEL_ORDER_FIELDS, cancelOrderCall } from "../../entry/calls.ts";
 import { emptyArraySchema } from "../../wire/document-schemas.ts";
@@ -17,7 +17,7 @@ export const cancelOrder: PostRoute = {
   errors: SIGNED_POST,
   operationId: "cancelOrder",
   summary: "Cancel one of the caller's orders",
-  source: "seed 4.2; CONTRACT 3",
+  source: "docs/API.md 7.2, 6",
   description:
     "Unknown id or another user's order: 400 `errors.orderId` (order not found); already cancelled or " +
     "fully executed: 400 `errors.orderId`.",

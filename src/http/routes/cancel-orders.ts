@@ -1,4 +1,4 @@
-/** CONTRACT 8.5 `POST /trade/cancel-orders`: 1..100 orders by id, each answered on its own. */
+/** docs/API.md 8.5 `POST /trade/cancel-orders`: 1..100 orders by id, each answered on its own. */
 
 import { CANCEL_ORDERS_FIELDS, cancelOrdersCall } from "../../entry/calls.ts";
 import { cancelOrdersResultSchema } from "../../wire/document-schemas.ts";
@@ -17,7 +17,7 @@ export const cancelOrders: PostRoute = {
   errors: SIGNED_POST,
   operationId: "cancelOrders",
   summary: "Cancel 1..100 orders by id",
-  source: "CONTRACT 8.5",
+  source: "docs/API.md 8.5",
   handler: (ctx) => (res, info, key, body) =>
     cancelOrdersCall(ctx, key, body, CANCEL_ORDERS_FIELDS, httpReply(ctx, res, info, renderCancels)),
 };

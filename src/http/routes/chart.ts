@@ -1,4 +1,4 @@
-/** seed 4.5 `GET /trade/pairs/{pairName}/chart/{period}`: candles, oldest first (CONTRACT 4). */
+/** docs/API.md 7.5 `GET /trade/pairs/{pairName}/chart/{period}`: candles (5.7), oldest first. */
 
 import { PERIODS, type Period } from "../../core/read-models/pair-market.ts";
 import { CHART_LIMIT_DEFAULT, CHART_LIMIT_MAX } from "../../entry/limits.ts";
@@ -32,7 +32,7 @@ export const chart: GetRoute = {
   errors: [400, ...PUBLIC_GET_PAIR],
   operationId: "chart",
   summary: "Candles of intervals that hold a trade, oldest first",
-  source: "seed 4.5; CONTRACT 4",
+  source: "docs/API.md 7.5",
   handler: (ctx) => {
     const { exchange, finish } = ctx;
     return (res, info, pair, _key, period) => {

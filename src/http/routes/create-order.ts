@@ -1,4 +1,4 @@
-/** seed 4.1 `POST /trade/create-order` (CONTRACT 3, 8.2): the hot path. */
+/** docs/API.md 7.1 `POST /trade/create-order` (6, 8.2): the hot path. */
 import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
 import type { ApiKey } from "../../accounts/users.ts";
 import { createOrderCall, placeValid } from "../../entry/calls.ts";
@@ -22,7 +22,7 @@ export const createOrder: PostRoute = {
   errors: SIGNED_POST,
   operationId: "createOrder",
   summary: "Create a limit or market order",
-  source: "seed 4.1; CONTRACT 3, 8.2",
+  source: "docs/API.md 7.1, 6, 8.2",
   description:
     "Answers the order as it stands after its own immediate matching, once it and its trades are " +
     "committed. Insufficient funds, no liquidity (market), bounds and decimals: 400 `errors.amount` / " +

@@ -1,4 +1,4 @@
-/** CONTRACT 8.5 `POST /trade/create-orders`: 1..20 orders in array order, each answered on its own. */
+/** docs/API.md 8.5 `POST /trade/create-orders`: 1..20 orders in array order, each answered on its own. */
 
 import { CREATE_ORDERS_FIELDS, createOrdersCall } from "../../entry/calls.ts";
 import { ORDER_FIELDS } from "../../entry/validate.ts";
@@ -18,7 +18,7 @@ export const createOrders: PostRoute = {
   errors: SIGNED_POST,
   operationId: "createOrders",
   summary: "Create 1..20 orders in array order (not atomic)",
-  source: "CONTRACT 8.5",
+  source: "docs/API.md 8.5",
   handler: (ctx) => (res, info, key, body) =>
     createOrdersCall(
       ctx,

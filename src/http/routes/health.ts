@@ -1,4 +1,4 @@
-/** CONTRACT 1 `GET /health`: readiness, 200 only once the server accepts orders. */
+/** docs/API.md 1 `GET /health`: readiness, 200 only once the server accepts orders. */
 
 import { healthSchema } from "../../wire/document-schemas.ts";
 import { readRequest, send } from "../../wire/request.ts";
@@ -15,7 +15,7 @@ export const health: PlainRoute = {
   errors: [],
   operationId: "health",
   summary: "Readiness: 200 only once the server accepts orders",
-  source: "CONTRACT 1",
+  source: "docs/API.md 1",
   handler: (ctx) => {
     const deps = ctx.deps;
     return (res, req) => {

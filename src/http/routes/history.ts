@@ -1,4 +1,4 @@
-/** seed 4.7 `GET /trade/pairs/{pairName}/history`: the pair's last 200 trades, newest first. */
+/** docs/API.md 7.7 `GET /trade/pairs/{pairName}/history`: the pair's last 200 trades, newest first. */
 
 import { historySchema, serialize } from "../../wire/schemas.ts";
 import { ok } from "../route-steps.ts";
@@ -13,7 +13,7 @@ export const history: GetRoute = {
   errors: PUBLIC_GET_PAIR,
   operationId: "history",
   summary: "The last 200 trades of the pair, newest first",
-  source: "seed 4.7; CONTRACT 4",
+  source: "docs/API.md 7.7",
   handler: (ctx) => {
     const exchange = ctx.exchange;
     return (res, info, pair) => ok(ctx, res, info, serialize.history(exchange.market(pair!.index).history));

@@ -1,4 +1,4 @@
-/** CONTRACT 9 `GET /info`: the server's clock and every pair's trading rules, in config order. */
+/** docs/API.md 9 `GET /info`: the server's clock and every pair's trading rules, in config order. */
 
 import { PAIR_STATUS_NAMES, type PairStatusName } from "../../core/pair-status.ts";
 import { FEE_DECIMALS } from "../../core/risk.ts";
@@ -16,7 +16,7 @@ export const venueInfo: GetRoute = {
   errors: PUBLIC_GET,
   operationId: "info",
   summary: "Server time and every pair's trading rules, in config order",
-  source: "CONTRACT 9, 14",
+  source: "docs/API.md 9, 11",
   handler: (ctx) => {
     // Everything but the clock and the statuses is fixed at start: built once.
     const infoPairs = ctx.config.pairs.map((p) => ({

@@ -1,4 +1,4 @@
-/** CONTRACT 10 `POST /trade/listen-key/close`: end a listen key. */
+/** docs/API.md 10 `POST /trade/listen-key/close`: end a listen key. */
 
 import { unknownFields } from "../../entry/fields.ts";
 import { multiErrorBody } from "../../errors/bodies.ts";
@@ -20,12 +20,12 @@ export const closeListenKey: PostRoute = {
   errors: SIGNED_POST,
   operationId: "closeListenKey",
   summary: "End a listen key",
-  source: "CONTRACT 10",
-  description: "The contract does not name the answer; `[]` is assumed, like cancel-order.",
+  source: "docs/API.md 10",
+  description: "Answers `[]`, like cancel-order (docs/API.md 10).",
   handler: (ctx) => {
     const listenKeys = ctx.deps.listenKeys;
     return (res, info, key, body) => {
-      // Strict bodies (CONTRACT 8.1): an unknown field is a 400 under its own name.
+      // Strict bodies (docs/API.md 8.1): an unknown field is a 400 under its own name.
       const bad = unknownFields(body, FIELDS);
       if (bad.length > 0) return send(res, info, 400, multiErrorBody(bad, info.lang), ctx.finish);
       listenKeyAnswer(ctx, res, info, listenKeys.handleClose(key.userId, body));

@@ -1,4 +1,4 @@
-/** CONTRACT 10 `POST /trade/listen-key`: create (`{}`) or extend (`{listenKey}`) a stream listen key. */
+/** docs/API.md 10 `POST /trade/listen-key`: create (`{}`) or extend (`{listenKey}`) a stream listen key. */
 import type { HttpResponse } from "@trufflesuite/uws-js-unofficial";
 import { unknownFields } from "../../entry/fields.ts";
 import { multiErrorBody } from "../../errors/bodies.ts";
@@ -28,11 +28,11 @@ export const listenKey: PostRoute = {
   errors: SIGNED_POST,
   operationId: "listenKey",
   summary: "Create (`{}`) or extend (`{listenKey}`) a stream listen key, valid 60 minutes",
-  source: "CONTRACT 10",
+  source: "docs/API.md 10",
   handler: (ctx) => {
     const listenKeys = ctx.deps.listenKeys;
     return (res, info, key, body) => {
-      // Strict bodies (CONTRACT 8.1): an unknown field is a 400 under its own name.
+      // Strict bodies (docs/API.md 8.1): an unknown field is a 400 under its own name.
       const bad = unknownFields(body, FIELDS);
       if (bad.length > 0) return send(res, info, 400, multiErrorBody(bad, info.lang), ctx.finish);
       listenKeyAnswer(ctx, res, info, listenKeys.handleCreateOrExtend(key.userId, key.token, body));

@@ -1,4 +1,4 @@
-/** CONTRACT 1 `GET /metrics`: Prometheus text, rendered at scrape time (src/core/services/metrics.ts). */
+/** docs/API.md 1 `GET /metrics`: Prometheus text, rendered at scrape time (src/core/services/metrics.ts). */
 import { Code } from "../../errors/catalogue.ts";
 import { readRequest, sendError } from "../../wire/request.ts";
 import type { PlainRoute } from "../route-types.ts";
@@ -12,7 +12,7 @@ export const metrics: PlainRoute = {
   errors: [500],
   operationId: "metrics",
   summary: "Prometheus text format",
-  source: "CONTRACT 1",
+  source: "docs/API.md 1",
   handler: (ctx) => {
     const m = ctx.metrics;
     return (res, req) => {

@@ -1,5 +1,5 @@
 /**
- * CONTRACT 12.2 market-maker protection settings: `GET /trade/mmp?pairName=`, `POST /trade/mmp`
+ * docs/API.md 8.10 market-maker protection settings: `GET /trade/mmp?pairName=`, `POST /trade/mmp`
  * and `POST /trade/mmp/reset` (src/core/mmp-settings.ts). Each answers the caller's settings and
  * frozen state on the pair; the two POSTs once their change is committed.
  */
@@ -29,7 +29,7 @@ export const mmpGet: GetRoute = {
   errors: SIGNED_GET,
   operationId: "getMmp",
   summary: "The caller's market-maker protection settings and frozen state on a pair",
-  source: "CONTRACT 12.2",
+  source: "docs/API.md 8.10",
   description:
     'A pair never set answers intervalSeconds 0, qtyLimit "0", frozenSeconds 0, frozen false. ' +
     "`frozenUntil`: Unix ms when the freeze ends, 0 when not frozen or frozen until a reset. The frozen " +
@@ -54,7 +54,7 @@ export const mmpSet: PostRoute = {
   errors: SIGNED_POST,
   operationId: "setMmp",
   summary: "Set the caller's market-maker protection on a pair",
-  source: "CONTRACT 12.2",
+  source: "docs/API.md 8.10",
   description:
     "When the fills of the caller's protected orders (`mmp: true`, quotes) on the pair within the last " +
     "`intervalSeconds` reach `qtyLimit`, every open protected order of the caller on the pair is " +
@@ -75,7 +75,7 @@ export const mmpReset: PostRoute = {
   errors: SIGNED_POST,
   operationId: "resetMmp",
   summary: "Unfreeze the caller's market-maker protection on a pair and empty its window",
-  source: "CONTRACT 12.2",
+  source: "docs/API.md 8.10",
   handler: (ctx) => (res, info, key, body) =>
     mmpResetCall(ctx, key, body, MMP_RESET_FIELDS, httpReply(ctx, res, info, renderMmp)),
 };

@@ -1,4 +1,4 @@
-/** CONTRACT 8.6 `GET /trade/pairs/{pairName}/open-orders`: the caller's open orders, newest first. */
+/** docs/API.md 8.6 `GET /trade/pairs/{pairName}/open-orders`: the caller's open orders, newest first. */
 
 import { openOrdersCall } from "../../entry/calls.ts";
 import { renderOrders } from "../../wire/render.ts";
@@ -16,7 +16,7 @@ export const openOrders: GetRoute = {
   errors: SIGNED_GET_PAIR,
   operationId: "openOrders",
   summary: "Every open order of the caller on the pair, newest first",
-  source: "CONTRACT 8.6",
+  source: "docs/API.md 8.6",
   handler: (ctx) => (res, info, pair, key) =>
     openOrdersCall(ctx, key!.userId, pair!.index, httpReply(ctx, res, info, renderOrders)),
 };

@@ -1,5 +1,5 @@
 /**
- * CONTRACT 13.2 `GET /trade/pairs/{pairName}/orders/l3`: every resting order with its remaining
+ * docs/API.md 7.6.2 `GET /trade/pairs/{pairName}/orders/l3`: every resting order with its remaining
  * amount, in price then time priority, with the book `seq`; no owner.
  *
  * The core follows a pair's L3 book only while someone wants it (src/core/read-models/l3-view.ts): the first
@@ -20,7 +20,7 @@ export const orderBookL3: GetRoute = {
   errors: PUBLIC_GET_PAIR,
   operationId: "orderBookL3",
   summary: "Order-by-order book: every resting order (id, price, remaining amount), with the book seq",
-  source: "CONTRACT 13.2",
+  source: "docs/API.md 7.6.2",
   description:
     "`buy` descending and `sell` ascending by price, each price in time priority. Applying the " +
     "`orders_l3:{pair}` events with `seq` greater than this `seq` gives the live L3 book.",

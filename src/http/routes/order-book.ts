@@ -1,4 +1,4 @@
-/** seed 4.6 `GET /trade/pairs/{pairName}/orders`: the aggregated book with its `seq` (CONTRACT 4, 9). */
+/** docs/API.md 7.6 `GET /trade/pairs/{pairName}/orders`: the aggregated book with its `seq` (12.3). */
 import type { PairConfig } from "../../config/exchange-config.ts";
 import { BOOK_LIMIT_MAX } from "../../entry/limits.ts";
 import { queryInteger } from "../../entry/validate.ts";
@@ -28,7 +28,7 @@ export const orderBook: GetRoute = {
   errors: [400, ...PUBLIC_GET_PAIR],
   operationId: "orderBook",
   summary: "Aggregated order book: sell ascending, buy descending",
-  source: "seed 4.6; CONTRACT 4, 9 (seq), 13.3 (checksum)",
+  source: "docs/API.md 7.6, 5.3, 12.3 (seq), 12.5 (checksum)",
   handler: (ctx) => {
     const { exchange, finish } = ctx;
     // The whole book's body per pair, kept until the book changes (its version moves).
@@ -39,7 +39,7 @@ export const orderBook: GetRoute = {
         const cached = bookCache.get(p.index);
         if (cached !== undefined && cached.version === m.bookVersion) return cached.body;
       }
-      // CONTRACT 13.3: the checksum covers the best 25 levels of the whole book, whatever the limit.
+      // docs/API.md 7.6: the checksum covers the best 25 levels of the whole book, whatever the limit.
       const body = serialize.book({
         buy: m.levels(0, limit),
         sell: m.levels(1, limit),

@@ -1,4 +1,4 @@
-/** CONTRACT 8.6 `GET /trade/orders?clientOrderId=`: one of the caller's orders by client order id. */
+/** docs/API.md 8.6 `GET /trade/orders?clientOrderId=`: one of the caller's orders by client order id. */
 
 import { orderByClientIdCall } from "../../entry/calls.ts";
 import { renderOrder } from "../../wire/render.ts";
@@ -25,7 +25,7 @@ export const orderByClientId: GetRoute = {
   errors: [404, ...SIGNED_GET],
   operationId: "orderByClientId",
   summary: "One of the caller's orders by its client order id",
-  source: "CONTRACT 8.6",
+  source: "docs/API.md 8.6",
   handler: (ctx) => (res, info, _pair, key) =>
     orderByClientIdCall(
       ctx,

@@ -1,4 +1,4 @@
-/** CONTRACT 8.6 `GET /trade/orders/{orderId}`: one of the caller's orders, from its committed row. */
+/** docs/API.md 8.6 `GET /trade/orders/{orderId}`: one of the caller's orders, from its committed row. */
 
 import { orderByIdCall } from "../../entry/calls.ts";
 import { renderOrder } from "../../wire/render.ts";
@@ -16,7 +16,7 @@ export const order: GetRoute = {
   errors: [404, ...SIGNED_GET],
   operationId: "order",
   summary: "One of the caller's orders by id",
-  source: "CONTRACT 8.6",
+  source: "docs/API.md 8.6",
   handler: (ctx) => {
     return (res, info, _pair, key, orderId) =>
       orderByIdCall(ctx, key!.userId, orderId, httpReply(ctx, res, info, renderOrder));

@@ -1,4 +1,4 @@
-/** seed 4.4 `GET /trade/pairs/{pairName}`: the initial data of a pair page, optionally signed. */
+/** docs/API.md 7.4 `GET /trade/pairs/{pairName}`: the initial data of a pair page, optionally signed. */
 
 import type { OrderView, UserTradeView } from "../../core/exchange.ts";
 import { orderRowView, tradeRowView } from "../../entry/row-views.ts";
@@ -20,7 +20,7 @@ export const pairPage: GetRoute = {
   errors: SIGNED_GET_PAIR,
   operationId: "pairPage",
   summary: "Initial data of a pair page",
-  source: "seed 4.4; CONTRACT 4",
+  source: "docs/API.md 7.4",
   description:
     "Without auth headers `userOrders` and `userHistory` are null; with headers that fail: 401. " +
     "`userOrders` / `userHistory`: the caller's 20 newest, over all pairs.",

@@ -1,4 +1,4 @@
-/** seed 4.3 `GET /trade/pairs`: the 24 h record (ticker) of every pair, in config order. */
+/** docs/API.md 7.3 `GET /trade/pairs`: the 24 h record (ticker) of every pair, in config order. */
 import { nowMicro } from "../../util/time.ts";
 import { pairsSchema, serialize } from "../../wire/schemas.ts";
 import { ok } from "../route-steps.ts";
@@ -13,7 +13,7 @@ export const pairs: GetRoute = {
   errors: PUBLIC_GET,
   operationId: "pairs",
   summary: "24 h exchange records of every pair, in config order",
-  source: "seed 4.3; CONTRACT 4",
+  source: "docs/API.md 7.3",
   handler: (ctx) => {
     const { exchange } = ctx;
     const list = ctx.config.pairs;

@@ -1,4 +1,4 @@
-/** CONTRACT 12.1 `POST /trade/quote`: replaces the caller's quote on a pair in one step. */
+/** docs/API.md 8.12 `POST /trade/quote`: replaces the caller's quote on a pair in one step. */
 
 import { quoteCall } from "../../entry/calls.ts";
 import { QUOTE_FIELDS } from "../../entry/validate-quote.ts";
@@ -18,7 +18,7 @@ export const quote: PostRoute = {
   errors: SIGNED_POST,
   operationId: "quote",
   summary: "Replace the caller's quote on a pair (mass quote): cancelled ids and the placed levels",
-  source: "CONTRACT 12.1",
+  source: "docs/API.md 8.12",
   handler: (ctx) => (res, info, key, body) =>
     quoteCall(ctx, key, body, QUOTE_FIELDS, httpReply(ctx, res, info, renderQuote)),
 };

@@ -1,4 +1,4 @@
-/** CONTRACT 9 `GET /time`: the server's clock. */
+/** docs/API.md 9 `GET /time`: the server's clock. */
 
 import { serialize, timeSchema } from "../../wire/schemas.ts";
 import { ok } from "../route-steps.ts";
@@ -13,6 +13,6 @@ export const time: GetRoute = {
   errors: PUBLIC_GET,
   operationId: "time",
   summary: "Server time (Unix ms)",
-  source: "CONTRACT 9",
+  source: "docs/API.md 9",
   handler: (ctx) => (res, info) => ok(ctx, res, info, serialize.time({ serverTime: Date.now() })),
 };

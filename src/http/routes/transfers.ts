@@ -1,4 +1,4 @@
-/** CONTRACT 14 `GET /trade/transfers`: the caller's deposits and withdrawals, paginated as 4.9. */
+/** docs/API.md 7.11 `GET /trade/transfers`: the caller's deposits and withdrawals, paginated as 7.9. */
 import type { ExchangeConfig } from "../../config/exchange-config.ts";
 import { pageParams } from "../../entry/validate.ts";
 import { Code } from "../../errors/catalogue.ts";
@@ -20,7 +20,7 @@ export const transfers: GetRoute = {
   errors: SIGNED_GET,
   operationId: "transfers",
   summary: "The caller's deposits and withdrawals, newest first, paginated",
-  source: "CONTRACT 14",
+  source: "docs/API.md 7.11",
   description:
     "Every deposit and withdrawal of the caller (credits from the config file are deposits), newest " +
     "first; ids are one increasing sequence over all users. `amount` is a decimal string without sign.",

@@ -1,4 +1,4 @@
-/** seed 4.10 `GET /trade/pairs/user-history`: the caller's trades over all pairs, paginated. */
+/** docs/API.md 7.10 `GET /trade/pairs/user-history`: the caller's trades over all pairs, paginated. */
 
 import { tradeRowView } from "../../entry/row-views.ts";
 import { pageParams } from "../../entry/validate.ts";
@@ -18,7 +18,7 @@ export const userHistory: GetRoute = {
   errors: SIGNED_GET,
   operationId: "userHistory",
   summary: "The caller's trades over all pairs, newest first, paginated",
-  source: "seed 4.10; CONTRACT 4",
+  source: "docs/API.md 7.10",
   handler: (ctx) => {
     const { config, reader, finish } = ctx;
     return (res, info, _pair, key) => {

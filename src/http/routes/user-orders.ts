@@ -1,4 +1,4 @@
-/** seed 4.9 `GET /trade/pairs/{pairName}/user-orders`: the caller's orders over all pairs, paginated. */
+/** docs/API.md 7.9 `GET /trade/pairs/{pairName}/user-orders`: the caller's orders, all pairs, by page. */
 
 import { orderRowView } from "../../entry/row-views.ts";
 import { pageParams } from "../../entry/validate.ts";
@@ -18,7 +18,7 @@ export const userOrders: GetRoute = {
   errors: SIGNED_GET_PAIR,
   operationId: "userOrders",
   summary: "The caller's orders over all pairs, newest first, paginated",
-  source: "seed 4.9; CONTRACT 4",
+  source: "docs/API.md 7.9",
   handler: (ctx) => {
     const { config, reader, finish } = ctx;
     return (res, info, _pair, key) => {
