@@ -342,14 +342,14 @@ async function buildCore(
     held: clientIds.held,
     filterBytes: clientIds.filter.bytes,
   }));
-  // Each pair's status as stored (CONTRACT 14): the core decides by it at R1, the admin call sets it.
+  // Each pair's status as stored (docs/API.md 11): the core decides by it at R1, the admin call sets it.
   const statuses = new PairStatuses();
   for (const p of config.pairs) statuses.set(p.index, state.pairs.get(p.name)?.status ?? TRADING);
-  // The fee account (CONTRACT 9): a user without API keys, created once; it holds every fee.
+  // The fee account (docs/API.md 9): a user without API keys, created once; it holds every fee.
   const admin = new Admin(settings.adminToken ?? "", users, ledger, writer, config, statuses);
   const feeUser = users.idOf(FEE_ACCOUNT_UID) ?? admin.createUser(FEE_ACCOUNT_UID, null);
   admin.feeUser = feeUser;
-  // CONTRACT 14: POST /admin/backup (its thread starts at the first backup).
+  // POST /admin/backup (docs/API.md 11, docs/OPERATIONS.md "Backup and restore") (its thread starts at the first backup).
   const backups = new Backups(settings.dbPath, settings.backupDir, () => writer.applied());
   admin.backups = backups;
 
@@ -492,7 +492,7 @@ async function startPairs(
     };
     while (!exchange.restoreOrder(o)) await channels[p.index].writable();
   }
-  // CONTRACT 12.2: the stored MMP settings into the workers (they keep nothing across a restart);
+  // docs/API.md 8.10: the stored MMP settings into the workers (they keep nothing across a restart);
   // the window and the frozen state start empty. A pair no longer configured keeps its rows.
   for (const m of state.mmpSettings) {
     const p = config.pairsByName.get(m.pair);
@@ -505,7 +505,7 @@ async function startPairs(
     while (!exchange.mmp.restore(m.userId, p.index, mmp)) await channels[p.index].writable();
   }
   while (config.pairs.some((p) => exchange.inFlight(p.index) > 0)) await new Promise((r) => setTimeout(r, 1));
-  // CONTRACT 11.4: no session survives a restart, so every open cancel-on-disconnect order is
+  // docs/API.md 8.9: no session survives a restart, so every open cancel-on-disconnect order is
   // cancelled through the normal path (holds released, rows committed) before /health turns 200.
   exchange.cancelSessionOrders(RECOVERED_SESSION);
   while (config.pairs.some((p) => exchange.inFlight(p.index) > 0)) await new Promise((r) => setTimeout(r, 1));
@@ -698,7 +698,7 @@ function whyCannotListen(host: string, port: number): Promise<string | undefined
 }
 
 /**
- * The core's session orders (CONTRACT 11.4): the tag a created order carries, and the cancels.
+ * The core's session orders (docs/API.md 8.9): the tag a created order carries, and the cancels.
  * `core` gives the core, which is built after the sessions (it reports to them).
  */
 function sessionOrders(core: () => Exchange): SessionOrders {
@@ -710,7 +710,7 @@ function sessionOrders(core: () => Exchange): SessionOrders {
   };
 }
 
-/** SESSION_LOGON_DEADLINE_MS: a shorter logon deadline, for tests only (default 10 s, CONTRACT 11.1). */
+/** SESSION_LOGON_DEADLINE_MS: a shorter logon deadline, for tests only (default 10 s, docs/API.md 13). */
 function logonDeadlineMs(): number | undefined {
   const v = Number(process.env.SESSION_LOGON_DEADLINE_MS);
   return Number.isInteger(v) && v > 0 ? v : undefined;
