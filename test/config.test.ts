@@ -6,7 +6,12 @@ import { after, describe, it } from "node:test";
 import { ConfigError } from "../src/config/config-error.ts";
 import { loadConfig, validateConfig } from "../src/config/config-file.ts";
 import type { ExchangeConfig } from "../src/config/exchange-config.ts";
-import { ledgerScale, MAX_LEDGER_VALUE, MIN_LEDGER_CAPACITY, rateDecimals } from "../src/config/ledger.ts";
+import {
+  ledgerScale,
+  MAX_LEDGER_VALUE,
+  MIN_LEDGER_CAPACITY,
+  rateDecimals,
+} from "../src/config/ledger-bounds.ts";
 import { DEFAULT_SETTINGS, parseSettings } from "../src/config/settings.ts";
 import { chooseWaitStrategy, workerSpinFor } from "../src/pair/pair-client.ts";
 

@@ -11,7 +11,7 @@ import { FEE_DECIMALS } from "../core/risk.ts";
 import { formatDecimal, ParseError, parseDecimal, pow10 } from "../util/numbers.ts";
 import { ConfigError } from "./config-error.ts";
 import type { CurrencyConfig, ExchangeConfig, PairConfig, UserConfig } from "./exchange-config.ts";
-import { FEE_ACCOUNT_UID, ledgerScale, MAX_LEDGER_VALUE, rateDecimals } from "./ledger.ts";
+import { FEE_ACCOUNT_UID, ledgerScale, MAX_LEDGER_VALUE, rateDecimals } from "./ledger-bounds.ts";
 
 /**
  * Prices in ticks and amounts in lots stay below 10^15: at most 15 significant digits, so every one

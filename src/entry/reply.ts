@@ -3,7 +3,7 @@
  * (an order view, a list of ids, a batch of items), one error by its catalogue code, or several
  * errors of a validation. A front end implements it for its transport and renders the record its
  * way: the REST routes and the trading sessions as JSON (src/wire/render.ts), each over its own
- * socket (src/http/reply.ts, src/session/slot-reply.ts).
+ * socket (src/http/http-reply.ts, src/session/slot-reply.ts).
  */
 import type { ErrorEntry } from "../errors/bodies.ts";
 

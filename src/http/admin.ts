@@ -10,7 +10,7 @@ import type { HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial
 import { secretsEqual } from "../accounts/hmac.ts";
 import { Users } from "../accounts/users.ts";
 import type { ExchangeConfig } from "../config/exchange-config.ts";
-import { MAX_LEDGER_VALUE } from "../config/ledger.ts";
+import { MAX_LEDGER_VALUE } from "../config/ledger-bounds.ts";
 import type { CommitListener } from "../core/exchange.ts";
 import type { Ledger } from "../core/ledger.ts";
 import { PAIR_STATUS_NAMES, type PairStatuses, pairStatusKey, pairStatusOf } from "../core/pair-status.ts";

@@ -8,8 +8,8 @@ import type { ApiKey, Users } from "../accounts/users.ts";
 import { unknownFields } from "../entry/fields.ts";
 import type { ErrorEntry } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
-import { HEARTBEAT_DEFAULT_S, HEARTBEAT_MAX_S } from "./connection.ts";
 import { LOGON_FIELDS } from "./methods.ts";
+import { HEARTBEAT_DEFAULT_S, HEARTBEAT_MAX_S } from "./session-conn.ts";
 
 /** A logon's outcome: refused (401, then 4001), invalid settings (400), or the session's settings. */
 export type Logon =

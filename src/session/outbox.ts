@@ -5,7 +5,8 @@
  * before it, so the answer to a call precedes the reports of what it changed. Above the
  * slow-consumer bound (docs/API.md 12.1) the connection is closed with 1008.
  */
-import { CLOSE_SLOW_CONSUMER, type SessionConn, type Slot, type Socket, STATE_ENDED } from "./connection.ts";
+import { CLOSE_SLOW_CONSUMER } from "../wire/close-codes.ts";
+import { type SessionConn, type Slot, type Socket, STATE_ENDED } from "./session-conn.ts";
 
 export class Outbox {
   private readonly dirty: Socket[] = [];

@@ -7,8 +7,8 @@
 import type { CommitListener, OrderView, UserTradeView } from "../core/exchange.ts";
 import { addToSet, removeFromSet } from "../util/set-map.ts";
 import { serialize } from "../wire/schemas.ts";
-import { type Socket, STATE_ON } from "./connection.ts";
 import type { Outbox } from "./outbox.ts";
+import { type Socket, STATE_ON } from "./session-conn.ts";
 
 /** What `serialize.streamOrder` / `streamUserTrade` put before the data with `stream: ""`. */
 const STREAM_HEAD = '{"stream":"",';

@@ -1,6 +1,6 @@
 /**
  * Trading sessions over WebSocket (docs/API.md 13): `ws://HOST:PORT/session`, on the same uWS app
- * as `/stream` (mount.ts).
+ * as `/stream` (session-route.ts).
  *
  *   open      hello with a fresh challenge; the logon deadline starts
  *   message   one frame, judged in the order of docs/API.md 13: frame (body, id) → method → logon
@@ -21,12 +21,13 @@ import { errorBody, errorStatus, multiErrorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import type { Lang } from "../errors/language.ts";
 import { addToSet, removeFromSet } from "../util/set-map.ts";
+import { CLOSE_AUTH, CLOSE_GOING_AWAY, CLOSE_SILENT, CLOSE_TOO_BIG } from "../wire/close-codes.ts";
 import { DuplicateKeyError, isJsonObject, parseJsonBody } from "../wire/json-body.ts";
+import { readLogon } from "./logon.ts";
+import { LOGON_METHOD, SESSION_CALLS, type SessionCall } from "./methods.ts";
+import { Outbox } from "./outbox.ts";
+import { SessionReports } from "./reports.ts";
 import {
-  CLOSE_AUTH,
-  CLOSE_GOING_AWAY,
-  CLOSE_HEARTBEAT,
-  CLOSE_TOO_BIG,
   HEARTBEAT_DEFAULT_S,
   LOGON_DEADLINE_MS,
   MAX_CALL_BYTES,
@@ -40,11 +41,7 @@ import {
   STATE_HELLO,
   STATE_ON,
   SWEEP_MS,
-} from "./connection.ts";
-import { readLogon } from "./logon.ts";
-import { LOGON_METHOD, SESSION_CALLS, type SessionCall } from "./methods.ts";
-import { Outbox } from "./outbox.ts";
-import { SessionReports } from "./reports.ts";
+} from "./session-conn.ts";
 import { answerText, SlotReply } from "./slot-reply.ts";
 
 const ID_RE = /^[A-Za-z0-9_-]{1,36}$/;
@@ -297,7 +294,7 @@ export class SessionHub {
         continue;
       }
       const silent = now - c.lastFrameMs;
-      if (silent >= c.heartbeatMs) this.end(ws, CLOSE_HEARTBEAT, "heartbeat missed");
+      if (silent >= c.heartbeatMs) this.end(ws, CLOSE_SILENT, "heartbeat missed");
       else if (silent * 2 >= c.heartbeatMs && !c.pinged) {
         c.pinged = true;
         try {

@@ -7,8 +7,8 @@ import type { Reply } from "../entry/reply.ts";
 import { type ErrorEntry, errorBody, errorStatus, multiErrorBody } from "../errors/bodies.ts";
 import type { Render } from "../wire/render.ts";
 import { internalErrorBody } from "../wire/request.ts";
-import type { SessionConn, Slot, Socket } from "./connection.ts";
 import type { Outbox } from "./outbox.ts";
+import type { SessionConn, Slot, Socket } from "./session-conn.ts";
 
 /** `{"id":..,"status":..,"errors":..,"codes":..}` from an error body. */
 export function answerText(id: string, status: number, body: string): string {

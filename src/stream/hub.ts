@@ -1,6 +1,6 @@
 /**
  * The stream's publisher (docs/API.md 12): what the core commits reaches the subscribed
- * connections. The WebSocket route (src/stream/mount.ts) admits a connection and hands it here.
+ * connections. The WebSocket route (src/stream/stream-route.ts) admits a connection and hands it here.
  *
  *   open      subscribe to one uWS topic per channel, THEN send the snapshots (exchanges, status,
  *             books)
@@ -24,6 +24,7 @@ import { l3Events } from "../core/read-models/l3-view.ts";
 import { type PairMarket, type PublicTrade, scaled } from "../core/read-models/pair-market.ts";
 import type { Metrics } from "../core/services/metrics.ts";
 import { nowMicro } from "../util/time.ts";
+import { CLOSE_GOING_AWAY, CLOSE_SLOW_CONSUMER } from "../wire/close-codes.ts";
 import { serialize } from "../wire/schemas.ts";
 import {
   CH_BBO,
@@ -35,7 +36,7 @@ import {
   CH_USER_ORDERS,
   type Channel,
 } from "./channels.ts";
-import { CLOSE_GOING_AWAY, CLOSE_SLOW_CONSUMER, type Conn } from "./connection.ts";
+import type { Conn } from "./stream-conn.ts";
 
 /** The coalescing period of the `exchanges` channel (docs/API.md 12.2: at most one message per 100 ms). */
 export const EXCHANGES_PERIOD_MS = 100;

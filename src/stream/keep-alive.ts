@@ -1,16 +1,17 @@
 /**
  * The stream's keep-alive: one timer over the open connections that pings the quiet ones and
- * closes the silent ones. The WebSocket route (src/stream/mount.ts) tells it of each connection's
+ * closes the silent ones. The WebSocket route (src/stream/stream-route.ts) tells it of each connection's
  * open and close, and records in the connection's state when the client was last heard.
  */
 import type { WebSocket } from "@trufflesuite/uws-js-unofficial";
-import { CLOSE_IDLE, type Conn } from "./connection.ts";
+import { CLOSE_SILENT } from "../wire/close-codes.ts";
+import type { Conn } from "./stream-conn.ts";
 
 type Socket = WebSocket<Conn>;
 
 /**
  * The stream's keep-alive (docs/API.md 12.2): a ping after half the idle timeout without a frame
- * from the client, and a close with CLOSE_IDLE (a close frame, which uWS's own idle timeout does not
+ * from the client, and a close with CLOSE_SILENT (a close frame, which uWS's own idle timeout does not
  * send) after the whole of it. One sweep for every connection, at most an eighth of the timeout
  * late; no timer while no connection is open.
  */
@@ -42,7 +43,7 @@ export class KeepAlive {
       const c = ws.getUserData();
       const silent = now - c.heardMs;
       try {
-        if (silent >= this.idleMs) ws.end(CLOSE_IDLE, "idle timeout: nothing from the client");
+        if (silent >= this.idleMs) ws.end(CLOSE_SILENT, "idle timeout: nothing from the client");
         else if (silent * 2 >= this.idleMs && !c.pinged) {
           c.pinged = true;
           ws.ping();

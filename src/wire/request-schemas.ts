@@ -15,7 +15,7 @@
  */
 
 import type { ExchangeConfig, PairConfig } from "../config/exchange-config.ts";
-import { MAX_LEDGER_VALUE } from "../config/ledger.ts";
+import { MAX_LEDGER_VALUE } from "../config/ledger-bounds.ts";
 import { CLIENT_ORDER_ID_RE, STP_NAMES, TIF_NAMES } from "../core/order-options.ts";
 import { PAIR_STATUS_NAMES } from "../core/pair-status.ts";
 import { PERIODS } from "../core/read-models/pair-market.ts";

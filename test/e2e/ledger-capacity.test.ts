@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
-import { FEE_ACCOUNT_UID } from "../../src/config/ledger.ts";
+import { FEE_ACCOUNT_UID } from "../../src/config/ledger-bounds.ts";
 import { dec, fmt, mul } from "./decimal.ts";
 import {
   CURRENCIES,

@@ -14,8 +14,8 @@ import { CANCEL_ONLY, HALTED, PairStatuses } from "../../src/core/pair-status.ts
 import { PairMarket } from "../../src/core/read-models/pair-market.ts";
 import { Metrics } from "../../src/core/services/metrics.ts";
 import { CH_ORDERS, CH_STATUS, type Channel } from "../../src/stream/channels.ts";
-import type { Conn } from "../../src/stream/connection.ts";
 import { DELIVERIES_PER_TURN, StreamHub } from "../../src/stream/hub.ts";
+import type { Conn } from "../../src/stream/stream-conn.ts";
 import { waitFor } from "../wait.ts";
 
 const TOPIC = "orders:btc_usdt";

@@ -3,7 +3,7 @@
 import { AMEND_ORDER_FIELDS, amendOrderCall } from "../../entry/calls.ts";
 import { renderOrder } from "../../wire/render.ts";
 import { orderWithUpdateSchema } from "../../wire/schemas.ts";
-import { httpReply } from "../reply.ts";
+import { httpReply } from "../http-reply.ts";
 import { type PostRoute, SIGNED_POST } from "../route-types.ts";
 
 export const amendOrder: PostRoute = {

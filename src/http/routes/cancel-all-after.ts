@@ -3,7 +3,7 @@
 import { CANCEL_ALL_AFTER_FIELDS, cancelAllAfterCall } from "../../entry/calls.ts";
 import { renderTriggerTime } from "../../wire/render.ts";
 import { triggerTimeSchema } from "../../wire/schemas.ts";
-import { httpReply } from "../reply.ts";
+import { httpReply } from "../http-reply.ts";
 import { type PostRoute, SIGNED_POST } from "../route-types.ts";
 
 export const cancelAllAfter: PostRoute = {

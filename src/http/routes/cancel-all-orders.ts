@@ -3,7 +3,7 @@
 import { CANCEL_ALL_ORDERS_FIELDS, cancelAllOrdersCall } from "../../entry/calls.ts";
 import { renderCancelled } from "../../wire/render.ts";
 import { cancelledSchema } from "../../wire/schemas.ts";
-import { httpReply } from "../reply.ts";
+import { httpReply } from "../http-reply.ts";
 import { type PostRoute, SIGNED_POST } from "../route-types.ts";
 
 export const cancelAllOrders: PostRoute = {

@@ -3,7 +3,7 @@
 import { CANCEL_ORDER_FIELDS, cancelOrderCall } from "../../entry/calls.ts";
 import { emptyArraySchema } from "../../wire/document-schemas.ts";
 import { renderEmpty } from "../../wire/render.ts";
-import { httpReply } from "../reply.ts";
+import { httpReply } from "../http-reply.ts";
 import { type PostRoute, SIGNED_POST } from "../route-types.ts";
 
 export const cancelOrder: PostRoute = {

@@ -3,7 +3,7 @@
 import { CANCEL_ORDERS_FIELDS, cancelOrdersCall } from "../../entry/calls.ts";
 import { cancelOrdersResultSchema } from "../../wire/document-schemas.ts";
 import { renderCancels } from "../../wire/render.ts";
-import { httpReply } from "../reply.ts";
+import { httpReply } from "../http-reply.ts";
 import { type PostRoute, SIGNED_POST } from "../route-types.ts";
 
 export const cancelOrders: PostRoute = {

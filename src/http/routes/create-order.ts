@@ -7,7 +7,7 @@ import { renderOrder } from "../../wire/render.ts";
 import type { RequestInfo } from "../../wire/request.ts";
 import { orderWithUpdateSchema } from "../../wire/schemas.ts";
 import { fastOrderParser } from "../fast-order.ts";
-import { httpReply } from "../reply.ts";
+import { httpReply } from "../http-reply.ts";
 import type { RouteContext } from "../route-context.ts";
 import { type PostRoute, SIGNED_POST } from "../route-types.ts";
 

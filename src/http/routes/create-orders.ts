@@ -4,7 +4,7 @@ import { CREATE_ORDERS_FIELDS, createOrdersCall } from "../../entry/calls.ts";
 import { ORDER_FIELDS } from "../../entry/validate.ts";
 import { createOrdersResultSchema } from "../../wire/document-schemas.ts";
 import { renderBatch } from "../../wire/render.ts";
-import { httpReply } from "../reply.ts";
+import { httpReply } from "../http-reply.ts";
 import { type PostRoute, SIGNED_POST } from "../route-types.ts";
 
 export const createOrders: PostRoute = {

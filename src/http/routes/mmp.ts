@@ -7,7 +7,7 @@
 import { MMP_RESET_FIELDS, MMP_SET_FIELDS, mmpGetCall, mmpResetCall, mmpSetCall } from "../../entry/calls.ts";
 import { renderMmp } from "../../wire/render.ts";
 import { mmpSchema } from "../../wire/schemas.ts";
-import { httpReply } from "../reply.ts";
+import { httpReply } from "../http-reply.ts";
 import { type GetRoute, nonceQuery, type PostRoute, SIGNED_GET, SIGNED_POST } from "../route-types.ts";
 
 export const mmpGet: GetRoute = {

@@ -3,7 +3,7 @@
 import { openOrdersCall } from "../../entry/calls.ts";
 import { renderOrders } from "../../wire/render.ts";
 import { orderListSchema } from "../../wire/schemas.ts";
-import { httpReply } from "../reply.ts";
+import { httpReply } from "../http-reply.ts";
 import { type GetRoute, nonceQuery, SIGNED_GET_PAIR } from "../route-types.ts";
 
 export const openOrders: GetRoute = {

@@ -4,7 +4,7 @@ import { orderByClientIdCall } from "../../entry/calls.ts";
 import { renderOrder } from "../../wire/render.ts";
 import { clientOrderIdParam } from "../../wire/request-schemas.ts";
 import { orderWithUpdateSchema } from "../../wire/schemas.ts";
-import { httpReply } from "../reply.ts";
+import { httpReply } from "../http-reply.ts";
 import { type GetRoute, nonceQuery, SIGNED_GET } from "../route-types.ts";
 
 export const orderByClientId: GetRoute = {

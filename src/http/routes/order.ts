@@ -3,7 +3,7 @@
 import { orderByIdCall } from "../../entry/calls.ts";
 import { renderOrder } from "../../wire/render.ts";
 import { orderWithUpdateSchema } from "../../wire/schemas.ts";
-import { httpReply } from "../reply.ts";
+import { httpReply } from "../http-reply.ts";
 import { type GetRoute, nonceQuery, SIGNED_GET } from "../route-types.ts";
 
 export const order: GetRoute = {

@@ -4,7 +4,7 @@ import { quoteCall } from "../../entry/calls.ts";
 import { QUOTE_FIELDS } from "../../entry/validate-quote.ts";
 import { renderQuote } from "../../wire/render.ts";
 import { quoteResultSchema } from "../../wire/schemas.ts";
-import { httpReply } from "../reply.ts";
+import { httpReply } from "../http-reply.ts";
 import { type PostRoute, SIGNED_POST } from "../route-types.ts";
 
 export const quote: PostRoute = {

@@ -4,7 +4,7 @@ import { errorBody, errorStatus } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import { pickLanguage } from "../errors/language.ts";
 import { readRequest, STATUS_LINE, sendMethodNotAllowed } from "../wire/request.ts";
-import { type SessionConn, type SessionDeps, UWS_MESSAGE_CEILING } from "./connection.ts";
+import { type SessionConn, type SessionDeps, UWS_MESSAGE_CEILING } from "./session-conn.ts";
 import type { SessionHub } from "./session-hub.ts";
 
 /** Registers `/session`: the WebSocket route, and 426 for anything that is not an upgrade. */

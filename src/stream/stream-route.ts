@@ -25,11 +25,12 @@ import {
 } from "../http/auth.ts";
 import { type ListenKeys, listenKeyFromQuery } from "../http/listen-keys.ts";
 import { addToSet, removeFromSet } from "../util/set-map.ts";
+import { CLOSE_AUTH, CLOSE_TOO_BIG } from "../wire/close-codes.ts";
 import { internalErrorBody, readRequest, STATUS_LINE, sendMethodNotAllowed } from "../wire/request.ts";
 import { CH_USER_HISTORY, CH_USER_ORDERS, parseStreams } from "./channels.ts";
-import { CLOSE_LISTEN_KEY_ENDED, CLOSE_TOO_BIG, type Conn } from "./connection.ts";
 import type { StreamHub } from "./hub.ts";
 import { KeepAlive } from "./keep-alive.ts";
+import type { Conn } from "./stream-conn.ts";
 
 /** The largest message a stream client may send (it is ignored); a larger one closes with 1009. */
 export const MAX_CLIENT_MESSAGE = 16 * 1024;
@@ -83,7 +84,7 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
       const sockets = byKey.get(key);
       if (sockets === undefined) return;
       byKey.delete(key);
-      for (const ws of sockets) ws.end(CLOSE_LISTEN_KEY_ENDED, "listen key closed or expired");
+      for (const ws of sockets) ws.end(CLOSE_AUTH, "listen key closed or expired");
     };
     deps.listenKeys.watch();
   }
@@ -100,7 +101,7 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
     const sockets = byToken.get(token);
     if (sockets !== undefined) {
       byToken.delete(token);
-      for (const ws of sockets) ws.end(CLOSE_LISTEN_KEY_ENDED, "API key revoked");
+      for (const ws of sockets) ws.end(CLOSE_AUTH, "API key revoked");
     }
     deps.listenKeys?.endToken(token);
   });
@@ -243,7 +244,7 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
       if (key !== undefined) {
         // The key may have ended between the upgrade and now: then the connection ends at once.
         if (deps.listenKeys?.userOf(key) === undefined) {
-          ws.end(CLOSE_LISTEN_KEY_ENDED, "listen key closed or expired");
+          ws.end(CLOSE_AUTH, "listen key closed or expired");
           return;
         }
         addToSet(byKey, key, ws);
@@ -251,7 +252,7 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
       if (apiToken !== undefined) {
         // The same for a key revoked while the upgrade waited for its nonce's commit.
         if (users.key(apiToken) === undefined) {
-          ws.end(CLOSE_LISTEN_KEY_ENDED, "API key revoked");
+          ws.end(CLOSE_AUTH, "API key revoked");
           return;
         }
         addToSet(byToken, apiToken, ws);

@@ -1,23 +1,9 @@
 /**
  * What every part of the stream knows of one connection: its state, fixed at the upgrade and kept
- * by uWS as the socket's user data (src/stream/mount.ts makes it, the hub and the keep-alive read
- * and update it), and the close codes a connection may end with (docs/API.md 10, 12.2).
+ * by uWS as the socket's user data (stream-route.ts makes it, the hub and the keep-alive read and
+ * update it). The close codes a connection may end with are src/wire/close-codes.ts.
  */
 import type { Channel } from "./channels.ts";
-
-/** WebSocket close code for a consumer that fell behind (policy violation). */
-export const CLOSE_SLOW_CONSUMER = 1008;
-/**
- * WebSocket close code when the listen key that admitted a connection was closed or expired, or
- * the API key that signed its upgrade (or made its listen key) was revoked (docs/API.md 11).
- */
-export const CLOSE_LISTEN_KEY_ENDED = 4001;
-/** WebSocket close code when the server shuts down. */
-export const CLOSE_GOING_AWAY = 1001;
-/** WebSocket close code for a connection silent for the idle timeout, as a session's heartbeat. */
-export const CLOSE_IDLE = 4002;
-/** WebSocket close code for a client message over MAX_CLIENT_MESSAGE. */
-export const CLOSE_TOO_BIG = 1009;
 
 /** Per-connection state (uWS user data), fixed at the upgrade. */
 export interface Conn {

@@ -9,11 +9,6 @@ import type { ValidOrder } from "../entry/validate.ts";
 import type { Lang } from "../errors/language.ts";
 import { MAX_BODY } from "../wire/request.ts";
 
-/** Close codes (docs/API.md 13, 12.1). */
-export const CLOSE_AUTH = 4001;
-export const CLOSE_HEARTBEAT = 4002;
-export const CLOSE_SLOW_CONSUMER = 1008;
-export const CLOSE_GOING_AWAY = 1001;
 /** Unanswered calls per session (docs/API.md 13). */
 export const MAX_IN_FLIGHT = 1000;
 export const HEARTBEAT_DEFAULT_S = 30;
@@ -22,8 +17,6 @@ export const HEARTBEAT_MAX_S = 120;
 export const LOGON_DEADLINE_MS = 10_000;
 /** The timer sweep: closes come at most this late (docs/API.md 13 allows 1 s). */
 export const SWEEP_MS = 200;
-/** A message closed with this code is over MAX_MESSAGE (docs/API.md 13). */
-export const CLOSE_TOO_BIG = 1009;
 /**
  * Messages up to this size are read and judged; a larger text message answers 413 `body` and the
  * connection stays (docs/API.md 13).
