@@ -45,6 +45,7 @@ import {
   loadState,
   recoverBalances,
   resolveCurrencyScales,
+  resolveExecEpoch,
   restoreMarket,
 } from "./db/recovery.ts";
 import { DbWriter } from "./db/writer.ts";
@@ -154,6 +155,8 @@ interface StoredState {
   state: ReturnType<typeof loadState>;
   clientIds: ClientIds;
   journalBatches: number;
+  /** The epoch of the execution numbers (docs/API.md 14). */
+  execEpoch: number;
 }
 
 /**
@@ -251,6 +254,7 @@ function readDatabase(settings: Settings, loaded: ExchangeConfig, log: Logger): 
     if (journalBatches > 0)
       log.info({ batches: journalBatches }, `applied ${journalBatches} journaled batches`);
     checkPairs(db, loaded.pairs);
+    const execEpoch = resolveExecEpoch(db);
     const scales = resolveCurrencyScales(
       db,
       new Map([...loaded.currencies.values()].map((c) => [c.name, c.scale])),
@@ -285,7 +289,7 @@ function readDatabase(settings: Settings, loaded: ExchangeConfig, log: Logger): 
         `client order ids: ${state.clientOrderIdCount} in a ${(clientIds.filter.bytes / 1048576).toFixed(0)} MiB filter ` +
           `(${(performance.now() - started).toFixed(0)} ms)`,
       );
-    return { config, state, clientIds, journalBatches };
+    return { config, state, clientIds, journalBatches, execEpoch };
   } finally {
     db.close();
   }
@@ -403,6 +407,7 @@ async function buildCore(
     clientIds,
     clientIdStored: (user, id) => reader.orderByClientId(user, id).then((row) => row !== undefined),
     feeUser,
+    execSeqs: state.execSeqs,
   });
   const core: Core = {
     writer,
@@ -487,6 +492,7 @@ async function startPairs(
       amending: null,
       userSlot: -1,
       restSeq: 0,
+      execSeq: row.execSeq,
       // A cancel-on-disconnect order outlived its session (the process ended): it is cancelled below.
       session: (row.flags & FLAG_CANCEL_ON_DISCONNECT) !== 0 ? RECOVERED_SESSION : 0,
     };

@@ -176,6 +176,11 @@ export interface Command extends OrderInputs {
   closed: OrderState[] | null;
   /** What the read model and the stream are told after the commit (null: nothing). */
   publication: Publication | null;
+  /**
+   * The execution numbers it gave (docs/API.md 14), as `user, number` pairs, each user's highest
+   * (an order change's, above its trades'); they count as committed when it is released. null: none.
+   */
+  execs: number[] | null;
 }
 
 /** Stream messages of one command, sent after its commit (CommitListener). */
@@ -231,6 +236,7 @@ export function newCommand(kind: number, request: number, user: number, pair: nu
     view: null,
     closed: null,
     publication: null,
+    execs: null,
   };
 }
 

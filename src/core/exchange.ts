@@ -38,6 +38,7 @@ import {
   type ResultSink,
 } from "./command.ts";
 import type { ExchangeOptions } from "./exchange-options.ts";
+import { ExecSeqs } from "./exec-seqs.ts";
 import { L3Follow } from "./l3-follow.ts";
 import type { Ledger } from "./ledger.ts";
 import { MmpBook } from "./mmp-settings.ts";
@@ -86,6 +87,8 @@ export class Exchange {
   private readonly quotes: Quotes;
   /** The pairs' L3 books while wanted (docs/API.md 7.6.2, src/core/l3-follow.ts). */
   private readonly l3: L3Follow;
+  /** Each user's execution sequence (docs/API.md 14): numbers given, and committed. */
+  readonly execSeqs = new ExecSeqs();
 
   constructor(options: ExchangeOptions) {
     const { ledger, db } = options;
@@ -95,11 +98,13 @@ export class Exchange {
     this.statuses = options.statuses ?? new PairStatuses();
     this.ids = new SequenceIds(options.nextOrderId ?? 1, options.nextTradeId ?? 1);
     const clientIds = options.clientIds ?? new ClientIds();
+    for (const [user, last] of options.execSeqs ?? []) this.execSeqs.restore(user, last);
     const results = new Results(db, pairs, {
       sink: options.sink,
       listener: options.listener,
       openOrders,
       clientIds,
+      execSeqs: this.execSeqs,
     });
     this.clientIds = clientIds;
     this.results = results;

@@ -77,6 +77,7 @@ export function quoteLevelOrders(cmd: Command, micro: number): number {
       amending: null,
       userSlot: -1,
       restSeq: 0,
+      execSeq: 0,
     });
     w.outcome.push(-1);
     w.kept.push(undefined);

@@ -20,6 +20,8 @@ export interface RecordSink {
     updateMicro: number,
     flags?: number,
     clientOrderId?: string,
+    /** The number of this change in the user's execution sequence (docs/API.md 14). */
+    execSeq?: number,
   ): void;
   updateOrder(
     id: number,
@@ -28,6 +30,7 @@ export interface RecordSink {
     amountUsed: number,
     isCancelled: boolean,
     updateMicro: number,
+    execSeq?: number,
   ): void;
   trade(
     id: number,
@@ -44,7 +47,15 @@ export interface RecordSink {
     micro: number,
     takerFeeRate?: number,
     makerFeeRate?: number,
+    /** The trade's number in each side's execution sequence. */
+    takerExecSeq?: number,
+    makerExecSeq?: number,
   ): void;
+  /**
+   * Number `execSeq` of `userId`'s execution sequence: an order change (`kind` 0, `refId` the
+   * order) or a trade side (`kind` 1, `refId` the trade), committed with the change it numbers.
+   */
+  execution(userId: number, execSeq: number, kind: number, refId: number): void;
   balance(userId: number, currency: string, available: bigint, reserved: bigint): void;
   candle(
     pair: string,

@@ -12,6 +12,7 @@
  * in the order they finished, by one callback per batch.
  */
 
+import { EXEC_ORDER, EXEC_TRADE } from "../protocol/db/rows.ts";
 import { nowMicro } from "../util/time.ts";
 import { ClientIds } from "./client-ids.ts";
 import {
@@ -25,6 +26,7 @@ import {
   type OrderState,
   type ResultSink,
 } from "./command.ts";
+import type { ExecSeqs } from "./exec-seqs.ts";
 import type { OpenOrders } from "./open-orders.ts";
 import type { PairStatusName } from "./pair-status.ts";
 import type { L3Book } from "./read-models/l3-view.ts";
@@ -118,6 +120,8 @@ export interface ResultsOptions {
   openOrders: OpenOrders;
   /** Client order ids: a committed create's key moves to the recent window. */
   clientIds: ClientIds;
+  /** Each user's execution sequence (docs/API.md 14). */
+  execSeqs: ExecSeqs;
 }
 
 export class Results {
@@ -127,6 +131,7 @@ export class Results {
   readonly listener: CommitListener | null;
   private readonly openOrders: OpenOrders;
   private readonly clientIds: ClientIds;
+  private readonly execSeqs: ExecSeqs;
   /** Commands finished since the current batch was opened, released when it commits. */
   private batch: Command[] | null = null;
 
@@ -140,6 +145,7 @@ export class Results {
     this.listener = options.listener ?? null;
     this.openOrders = options.openOrders;
     this.clientIds = options.clientIds;
+    this.execSeqs = options.execSeqs;
     // The next command after a batch is sealed belongs to the next batch.
     db.beforeSend(() => {
       this.batch = null;
@@ -155,7 +161,9 @@ export class Results {
 
   /**
    * A fill of `qty` lots at `price` between `taker` and `maker` settled as trade `tradeId`: its row
-   * goes into the batch, the pair's market data takes it, and the stream views wanted are built.
+   * goes into the batch with its number in each side's execution sequence (below the numbers of the
+   * order changes the command makes, given when it ends), the pair's market data takes it, and the
+   * stream views wanted are built.
    */
   trade(
     p: ResultPair,
@@ -168,7 +176,10 @@ export class Results {
   ): void {
     const takerRate = p.hasFees ? p.takerRate : 0;
     const makerRate = p.hasFees ? p.makerRate : 0;
-    this.db.trade(
+    const db = this.db;
+    const takerSeq = this.execSeqs.next(taker.user);
+    const makerSeq = this.execSeqs.next(maker.user);
+    db.trade(
       tradeId,
       p.spec.name,
       price,
@@ -183,7 +194,11 @@ export class Results {
       micro,
       takerRate,
       makerRate,
+      takerSeq,
+      makerSeq,
     );
+    db.execution(taker.user, takerSeq, EXEC_TRADE, tradeId);
+    db.execution(maker.user, makerSeq, EXEC_TRADE, tradeId);
     p.market.addTrade(taker.side, taker.type, price, qty, micro);
     const listener = this.listener;
     if (listener === null) return;
@@ -197,6 +212,7 @@ export class Results {
         amount: qty,
         timeMicro: micro,
         feeRate: takerRate,
+        execSeq: takerSeq,
       });
       p.userTrades.push([taker.user, view]);
     }
@@ -209,6 +225,7 @@ export class Results {
         amount: qty,
         timeMicro: micro,
         feeRate: makerRate,
+        execSeq: makerSeq,
       });
       p.userTrades.push([maker.user, view]);
     }
@@ -219,11 +236,11 @@ export class Results {
    * book changes it made become its publication, and it waits for the batch's commit.
    */
   finish(p: ResultPair, cmd: Command): void {
-    // A create or amend is answered with its order as the command left it.
+    const touched = p.touched;
+    cmd.execs = this.persist(p.spec.index, touched);
+    // A create or amend is answered with its order as the command left it (and numbered).
     if ((cmd.kind === CMD_CREATE || cmd.kind === CMD_AMEND) && cmd.result === 0)
       cmd.view = orderView(p.spec, cmd.order!, true);
-    const touched = p.touched;
-    this.persist(p.spec.index, touched);
     const openOrders = this.openOrders;
     const listener = this.listener;
     let closed: OrderState[] | null = null;
@@ -311,15 +328,23 @@ export class Results {
 
   /**
    * DB: the order rows the command changed (each once, in the order they changed): the whole row
-   * the first time, then only what changes (OrderState.rowSent).
+   * the first time, then only what changes (OrderState.rowSent), each change numbered in its user's
+   * execution sequence. Returns the numbers as `user, number` pairs (null: none).
    */
-  persist(pair: number, touched: OrderState[]): void {
+  persist(pair: number, touched: OrderState[]): number[] | null {
     const db = this.db;
+    const seqs = this.execSeqs;
     const name = this.pairs[pair].spec.name;
+    if (touched.length === 0) return null;
+    const execs: number[] = [];
     for (let i = 0; i < touched.length; i++) {
       const o = touched[i];
+      const seq = seqs.next(o.user);
+      o.execSeq = seq;
+      execs.push(o.user, seq);
+      db.execution(o.user, seq, EXEC_ORDER, o.id);
       if (o.rowSent) {
-        db.updateOrder(o.id, o.price, o.amount, o.used, o.cancelled, o.updateMicro);
+        db.updateOrder(o.id, o.price, o.amount, o.used, o.cancelled, o.updateMicro, seq);
         continue;
       }
       o.rowSent = true;
@@ -337,8 +362,10 @@ export class Results {
         o.updateMicro,
         o.flags,
         o.clientOrderId,
+        seq,
       );
     }
+    return execs;
   }
 
   /** OUT: `cmd` is answered and published once the batch holding its rows commits. */
@@ -388,8 +415,11 @@ export class Results {
 
   private release(list: Command[]): void {
     const openOrders = this.openOrders;
+    const seqs = this.execSeqs;
     for (let i = 0; i < list.length; i++) {
       const cmd = list[i];
+      const execs = cmd.execs;
+      if (execs !== null) for (let j = 0; j < execs.length; j += 2) seqs.commit(execs[j], execs[j + 1]);
       // Their final rows are committed: from now on the database answers for them.
       const closed = cmd.closed;
       if (closed !== null) for (let j = 0; j < closed.length; j++) openOrders.committed(closed[j]);
@@ -428,9 +458,11 @@ export class Results {
     if (bbo) listener.bboChanged(pair);
     if (l3 !== null) listener.l3Changed(pair, pub.seq, l3);
     if (pub.trades.length > 0) listener.publicTrades(pair, pub.trades);
-    const orders = pub.orders;
-    for (let i = 0; i < orders.length; i++) listener.orderChanged(orders[i][0], orders[i][1]);
+    // A user's trades of the command carry lower execution numbers than its order changes: they go
+    // first, so each user's reports come in number order (docs/API.md 14).
     const userTrades = pub.userTrades;
     for (let i = 0; i < userTrades.length; i++) listener.userTrade(userTrades[i][0], userTrades[i][1]);
+    const orders = pub.orders;
+    for (let i = 0; i < orders.length; i++) listener.orderChanged(orders[i][0], orders[i][1]);
   }
 }

@@ -299,5 +299,6 @@ function newOrder(cmd: Command, id: number): OrderState {
     amending: null,
     userSlot: -1,
     restSeq: 0,
+    execSeq: 0,
   };
 }

@@ -29,6 +29,8 @@ export interface OrderView {
   mmp?: true;
   selfTradePrevention?: SelfTradePrevention;
   quote?: true;
+  /** docs/API.md 14: the number of the order's latest change in its user's execution sequence. */
+  execSeq: number;
 }
 
 /** A user's trade as the interface shows it (2.5). */
@@ -47,6 +49,8 @@ export interface UserTradeView {
    */
   fee: string;
   feeCurrency: string;
+  /** docs/API.md 14: the trade's number in this user's execution sequence. */
+  execSeq: number;
 }
 
 /** What a view needs to know of a pair. */
@@ -73,6 +77,8 @@ export interface OrderFacts {
   updateMicro: number;
   flags: number;
   clientOrderId: string | null | undefined;
+  /** The number of its latest change in its user's execution sequence (0: none yet). */
+  execSeq: number;
 }
 
 /** docs/API.md 5.1: the order as the interface shows it, with `updateTime` when asked (the section 8 options when set). */
@@ -87,6 +93,7 @@ export function orderView(p: ViewPair, o: OrderFacts, withUpdate: boolean): Orde
     amountUsed: scaled(o.used, p.amountDecimals),
     isCancelled: o.cancelled,
     createTime: formatDateTime(o.createMicro),
+    execSeq: o.execSeq,
   };
   if (withUpdate) v.updateTime = formatDateTime(o.updateMicro);
   return withOrderOptions(v, o.flags, o.clientOrderId);
@@ -103,6 +110,8 @@ export interface TradeSideFacts {
   timeMicro: number;
   /** This side's fee rate in units of 10^-FEE_DECIMALS. */
   feeRate: number;
+  /** The trade's number in this side's user's execution sequence. */
+  execSeq: number;
 }
 
 /** docs/API.md 5.5: a trade from one user's side, with its fee. */
@@ -118,6 +127,7 @@ export function userTradeView(p: ViewPair, t: TradeSideFacts): UserTradeView {
     tradeTime: formatDateTime(t.timeMicro),
     fee,
     feeCurrency,
+    execSeq: t.execSeq,
   };
 }
 

@@ -11,6 +11,7 @@ import {
   BALANCE,
   CANDLE,
   CURRENCY,
+  EXECUTION,
   KIND_COUNT,
   KINDS,
   META,
@@ -174,12 +175,12 @@ export abstract class BatchBuilder {
    * insertOrder / updateOrder: no set of ids to look up per record. Arguments as insertOrder's.
    */
   order(...row: Parameters<BatchBuilder["insertOrder"]>): void {
-    const [id, , , , , price, amount, amountUsed, isCancelled, , updateMicro] = row;
+    const [id, , , , , price, amount, amountUsed, isCancelled, , updateMicro, , , execSeq] = row;
     const closed = isCancelled || amountUsed === amount;
     if (this.openSent.has(id)) {
       // Sent before (while open): only what changes. A closed order gets no further record.
       if (closed) this.openSent.delete(id);
-      this.updateOrder(id, price, amount, amountUsed, isCancelled, updateMicro);
+      this.updateOrder(id, price, amount, amountUsed, isCancelled, updateMicro, execSeq);
       return;
     }
     if (!closed) this.openSent.add(id);
@@ -201,6 +202,7 @@ export abstract class BatchBuilder {
     updateMicro: number,
     flags = 0,
     clientOrderId?: string,
+    execSeq = 0,
   ): void {
     const b = this.add(ORDER);
     const o = this.at;
@@ -217,6 +219,7 @@ export abstract class BatchBuilder {
     b[o + ORDER.at.update_micro] = updateMicro;
     b[o + ORDER.at.flags] = flags;
     b[o + ORDER.at.client_order_id] = clientOrderId === undefined ? -1 : this.str(clientOrderId);
+    b[o + ORDER.at.exec_seq] = execSeq;
   }
 
   /**
@@ -230,6 +233,7 @@ export abstract class BatchBuilder {
     amountUsed: number,
     isCancelled: boolean,
     updateMicro: number,
+    execSeq = 0,
   ): void {
     const b = this.add(ORDER_UPDATE);
     const o = this.at;
@@ -239,6 +243,7 @@ export abstract class BatchBuilder {
     b[o + ORDER_UPDATE.at.amount_used] = amountUsed;
     b[o + ORDER_UPDATE.at.is_cancelled] = isCancelled ? 1 : 0;
     b[o + ORDER_UPDATE.at.update_micro] = updateMicro;
+    b[o + ORDER_UPDATE.at.exec_seq] = execSeq;
   }
 
   /** A trade, plus its two user_trades rows (the maker's side is the opposite of the taker's). */
@@ -257,6 +262,8 @@ export abstract class BatchBuilder {
     micro: number,
     takerFeeRate = 0,
     makerFeeRate = 0,
+    takerExecSeq = 0,
+    makerExecSeq = 0,
   ): void {
     const b = this.add(TRADE);
     const o = this.at;
@@ -274,6 +281,21 @@ export abstract class BatchBuilder {
     b[o + TRADE.at.time_micro] = micro;
     b[o + TRADE.at.taker_fee_rate] = takerFeeRate;
     b[o + TRADE.at.maker_fee_rate] = makerFeeRate;
+    b[o + TRADE.at.taker_exec_seq] = takerExecSeq;
+    b[o + TRADE.at.maker_exec_seq] = makerExecSeq;
+  }
+
+  /**
+   * Number `execSeq` of `userId`'s execution sequence (docs/API.md 14): an order change
+   * (EXEC_ORDER, `refId` the order's id) or a trade side (EXEC_TRADE, the trade's id).
+   */
+  execution(userId: number, execSeq: number, kind: number, refId: number): void {
+    const b = this.add(EXECUTION);
+    const o = this.at;
+    b[o + EXECUTION.at.user_id] = userId;
+    b[o + EXECUTION.at.exec_seq] = execSeq;
+    b[o + EXECUTION.at.kind] = kind;
+    b[o + EXECUTION.at.ref_id] = refId;
   }
 
   /** Upsert of an integer in `meta` (a pair's book sequence: `book_seq:<pair>`). */

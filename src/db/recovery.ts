@@ -11,6 +11,7 @@ import type { ExchangeConfig } from "../config/exchange-config.ts";
 import type { Ledger } from "../core/ledger.ts";
 import { type PairMarket, PERIODS } from "../core/read-models/pair-market.ts";
 import { fillTotals, limitHold, type PairUnits, pairUnits } from "../core/risk.ts";
+import { EXEC_EPOCH_BUMP } from "../protocol/db/backup-tasks.ts";
 import type { Db } from "../protocol/db/db-open.ts";
 import {
   CANDLE_COLUMNS,
@@ -212,6 +213,8 @@ export interface RecoveredState {
   currencies: Map<string, CurrencyTotals>;
   /** Stored MMP settings (docs/API.md 8.10, migration 010), `qtyLimit` in lots. */
   mmpSettings: RecoveredMmpSetting[];
+  /** Each user's last execution number (docs/API.md 14, migration 011): `[userId, last]`. */
+  execSeqs: [number, number][];
 }
 
 export interface RecoveredMmpSetting {
@@ -340,6 +343,10 @@ export function loadState(
          FROM trades WHERE id > ? ORDER BY id`,
       )
       .all(snapshot);
+    const execSeqs = db
+      .prepare<[], [number, number]>("SELECT user_id, MAX(exec_seq) FROM executions GROUP BY user_id")
+      .raw()
+      .all();
     const maxOrder = db.prepare<[], { m: number | null }>("SELECT MAX(id) AS m FROM orders").get()!.m;
     const maxTrade = db.prepare<[], { m: number | null }>("SELECT MAX(id) AS m FROM trades").get()!.m;
 
@@ -386,6 +393,7 @@ export function loadState(
       openOrders,
       clientOrderIdCount,
       mmpSettings,
+      execSeqs,
       nextOrderId: (maxOrder ?? 0) + 1,
       nextTradeId: (maxTrade ?? 0) + 1,
       pairs: pairState,
@@ -563,4 +571,25 @@ export function restoreMarket(market: PairMarket, state: RecoveredState): void {
   // The candles hold the trades up to the last snapshot; the later committed ones go in again.
   for (const t of state.tradesAfterSnapshot)
     if (t.pair === name && t.id > state.candlesThrough) market.replayCandles(t.price, t.amount, t.timeMicro);
+}
+
+/**
+ * The epoch of the execution numbers (docs/API.md 14): 1 on a new database, one higher after each
+ * start on a backup copy (which may lack changes clients already saw: their numbers mean nothing on
+ * it). A copy carries meta EXEC_EPOCH_BUMP (workers/db/backup-worker.ts); its first start moves the epoch on
+ * and drops the mark, in one transaction.
+ */
+export function resolveExecEpoch(db: Db): number {
+  return db
+    .transaction(() => {
+      const get = db.prepare<[string], number>("SELECT value FROM meta WHERE key = ?").pluck();
+      let epoch = get.get("exec_epoch") ?? 1;
+      if (get.get(EXEC_EPOCH_BUMP) !== undefined) {
+        epoch++;
+        db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('exec_epoch', ?)").run(epoch);
+        db.prepare("DELETE FROM meta WHERE key = ?").run(EXEC_EPOCH_BUMP);
+      }
+      return epoch;
+    })
+    .immediate();
 }

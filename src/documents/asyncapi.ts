@@ -229,6 +229,9 @@ interface SessionEventSpec {
   readonly fields: Readonly<Record<string, object>>;
 }
 
+/** An execution number (docs/API.md 14): 1, 2, 3, ... per user, with no gap. */
+const EXEC_SEQ = { type: "integer", minimum: 1 } as const;
+
 const SESSION_EVENTS: readonly SessionEventSpec[] = [
   {
     event: "hello",
@@ -246,8 +249,9 @@ const SESSION_EVENTS: readonly SessionEventSpec[] = [
     title: "order report",
     summary:
       "After logon: every change of the user's orders, whoever caused it, as on user_orders, in " +
-      'commit order, after the answer to the call that caused it (docs/API.md 13). Off with `"reports": false`.',
-    fields: { data: orderSchema },
+      'commit order, after the answer to the call that caused it (docs/API.md 13). Off with `"reports": false`. ' +
+      "`execSeq`: the change's number in the user's execution sequence (docs/API.md 14).",
+    fields: { data: orderSchema, execSeq: EXEC_SEQ },
   },
   {
     event: "trade",
@@ -255,8 +259,8 @@ const SESSION_EVENTS: readonly SessionEventSpec[] = [
     title: "trade report",
     summary:
       "After logon: every trade of the user, as on user_history (docs/API.md 13). Off with " +
-      '`"reports": false`.',
-    fields: { data: userTradeSchema },
+      '`"reports": false`. `execSeq`: the trade\'s number in the user\'s execution sequence (docs/API.md 14).',
+    fields: { data: userTradeSchema, execSeq: EXEC_SEQ },
   },
   {
     event: "mmp",

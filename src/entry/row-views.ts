@@ -20,6 +20,7 @@ export function orderRowView(o: OrderRow, config: ExchangeConfig, withUpdate = f
     updateMicro: o.updateMicro,
     flags: o.flags,
     clientOrderId: o.clientOrderId,
+    execSeq: o.execSeq,
   };
   return orderView(config.pairsByName.get(o.pair)!, facts, withUpdate);
 }

@@ -56,14 +56,14 @@ export class SessionReports implements CommitListener {
     const set = this.reporting.get(user);
     if (set === undefined || this.closed) return;
     // The data as user_orders carries it: the stream message with `"stream":""` in place of the event.
-    const text = `{"event":"order",${serialize.streamOrder({ stream: "", data: view }).slice(STREAM_HEAD.length)}`;
+    const text = `{"event":"order",${serialize.streamOrder({ stream: "", data: view, execSeq: view.execSeq }).slice(STREAM_HEAD.length)}`;
     for (const ws of set) this.outbox.push(ws, ws.getUserData(), { text, answer: false });
   }
 
   userTrade(user: number, view: UserTradeView): void {
     const set = this.reporting.get(user);
     if (set === undefined || this.closed) return;
-    const text = `{"event":"trade",${serialize.streamUserTrade({ stream: "", data: view }).slice(STREAM_HEAD.length)}`;
+    const text = `{"event":"trade",${serialize.streamUserTrade({ stream: "", data: view, execSeq: view.execSeq }).slice(STREAM_HEAD.length)}`;
     for (const ws of set) this.outbox.push(ws, ws.getUserData(), { text, answer: false });
   }
 

@@ -370,7 +370,8 @@ export class StreamHub implements CommitListener {
     const topics = this.userOrderTopics.get(user);
     if (topics === undefined || this.closed) return;
     try {
-      for (const topic of topics) this.publish(topic, serialize.streamOrder({ stream: topic, data: view }));
+      for (const topic of topics)
+        this.publish(topic, serialize.streamOrder({ stream: topic, data: view, execSeq: view.execSeq }));
     } catch (err) {
       this.failed("user order", err);
     }
@@ -381,7 +382,7 @@ export class StreamHub implements CommitListener {
     if (topics === undefined || this.closed) return;
     try {
       for (const topic of topics)
-        this.publish(topic, serialize.streamUserTrade({ stream: topic, data: view }));
+        this.publish(topic, serialize.streamUserTrade({ stream: topic, data: view, execSeq: view.execSeq }));
     } catch (err) {
       this.failed("user trade", err);
     }

@@ -79,16 +79,16 @@ const orderOptionProps = {
 /** docs/API.md 5.1 Order, with updateTime (create-order response). */
 export const orderWithUpdateSchema = {
   type: "object",
-  properties: { ...orderProps, updateTime: word, ...orderOptionProps },
-  required: [...orderRequired, "updateTime"],
+  properties: { ...orderProps, updateTime: word, ...orderOptionProps, execSeq: int },
+  required: [...orderRequired, "updateTime", "execSeq"],
   additionalProperties: false,
 } as const;
 
 /** docs/API.md 5.1 Order without updateTime (lists, pages, stream). */
 export const orderSchema = {
   type: "object",
-  properties: { ...orderProps, ...orderOptionProps },
-  required: orderRequired,
+  properties: { ...orderProps, ...orderOptionProps, execSeq: int },
+  required: [...orderRequired, "execSeq"],
   additionalProperties: false,
 } as const;
 
@@ -105,6 +105,8 @@ export const userTradeSchema = {
     tradeTime: word,
     fee: num,
     feeCurrency: word,
+    /** docs/API.md 14: the trade's number in this user's execution sequence. */
+    execSeq: int,
   },
   required: [
     "id",
@@ -116,6 +118,7 @@ export const userTradeSchema = {
     "tradeTime",
     "fee",
     "feeCurrency",
+    "execSeq",
   ],
   additionalProperties: false,
 } as const;
@@ -309,6 +312,19 @@ function envelope(data: object) {
     type: "object",
     properties: { stream: str, data },
     required: ["stream", "data"],
+    additionalProperties: false,
+  } as const;
+}
+
+/**
+ * A stream message of the user's executions (`user_orders`, `user_history`, docs/API.md 14):
+ * `{"stream", "data", "execSeq"}`, the number of the change or the trade side it reports.
+ */
+function numberedEnvelope(data: object) {
+  return {
+    type: "object",
+    properties: { stream: str, data, execSeq: int },
+    required: ["stream", "data", "execSeq"],
     additionalProperties: false,
   } as const;
 }
@@ -508,8 +524,8 @@ export const streamSchemas = {
   exchanges: envelope({ type: "array", items: exchangeStreamSchema }),
   orders: envelope(streamBookSchema),
   history: envelope({ type: "array", items: publicTradeSchema }),
-  user_orders: envelope(orderSchema),
-  user_history: envelope(userTradeSchema),
+  user_orders: numberedEnvelope(orderSchema),
+  user_history: numberedEnvelope(userTradeSchema),
   bbo: envelope(bboSchema),
   /** On connect the L3 book, then one book change's events per message. */
   orders_l3: envelope({ oneOf: [l3BookSchema, l3ChangeSchema] }),

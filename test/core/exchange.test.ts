@@ -213,12 +213,12 @@ describe("Exchange core", () => {
       assert.deepEqual(calls, [
         "levels",
         "levels",
-        `order 1 ${buy.order!.id}`,
         "trade 0 1",
+        `order 1 ${buy.order!.id}`,
         "levels",
         "public 1",
-        `order 1 ${buy.order!.id + 1}`,
         "trade 0 2",
+        `order 1 ${buy.order!.id + 1}`,
       ]);
       assert.equal(sell.err, 0);
     } finally {

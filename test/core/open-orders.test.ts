@@ -35,6 +35,7 @@ function order(id: number, user: number, pair: number, session = 0): OrderState 
     amending: null,
     userSlot: -1,
     restSeq: 0,
+    execSeq: 0,
   };
 }
 

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { ClientIds } from "../../src/core/client-ids.ts";
 import { CMD_CANCEL, CMD_CREATE, LIMIT, NO_REQUEST, newCommand } from "../../src/core/command.ts";
+import { ExecSeqs } from "../../src/core/exec-seqs.ts";
 import { Ledger } from "../../src/core/ledger.ts";
 import { OpenOrders } from "../../src/core/open-orders.ts";
 import { lowestUnsettledOrderId, newPairState, type PairSpec, type PairState } from "../../src/core/pairs.ts";
@@ -42,7 +43,7 @@ describe("pairs", () => {
 
   before(async () => {
     writer = await DbWriter.start(tmp.dbPath);
-    results = new Results(writer, [], { openOrders, clientIds: new ClientIds() });
+    results = new Results(writer, [], { openOrders, clientIds: new ClientIds(), execSeqs: new ExecSeqs() });
     channel = new PairChannel({
       pairName: "btc_usdt",
       onEvent: (f, o) => {

@@ -101,17 +101,18 @@ describe("results", () => {
         buy.batches > batchesAtTrade,
         `answered at ${buy.batches} batches, rows added at ${batchesAtTrade}`,
       );
-      // The answer first, then the stream: the book, public trades, both orders, both users' trades.
+      // The answer first, then the stream: the book, public trades, both users' trades, then both
+      // orders (a user's trade is numbered below the order change it made, docs/API.md 14).
       const sellId = sell.view!.id;
       const buyId = buy.view!.id;
       assert.deepEqual(log, [
         `answer ${buyId}`,
         "levels 0 2",
         "public 0 1",
-        `order 0 ${sellId} 0.00001`,
-        `order 1 ${buyId} 0.00001`,
         "trade 1 1",
         "trade 0 1",
+        `order 0 ${sellId} 0.00001`,
+        `order 1 ${buyId} 0.00001`,
       ]);
       // The rows, once applied to their tables, are what was answered.
       await writer.applied();

@@ -37,6 +37,7 @@ function facts(over: Partial<OrderFacts> = {}): OrderFacts {
     updateMicro: micro(2024, 1, 2, 3, 4, 6),
     flags: 0,
     clientOrderId: undefined,
+    execSeq: 0,
     ...over,
   };
 }
@@ -54,7 +55,12 @@ describe("orderView", () => {
       isCancelled: false,
       createTime: "2024-01-02 03:04:05",
       updateTime: "2024-01-02 03:04:06",
+      execSeq: 0,
     });
+  });
+
+  it("carries the number of the order's latest change (docs/API.md 14)", () => {
+    assert.equal(orderView(PAIR, facts({ execSeq: 17 }), false).execSeq, 17);
   });
 
   it("leaves out updateTime when not asked, and names a cancelled market sell as such", () => {
@@ -81,6 +87,7 @@ describe("orderView", () => {
       "amountUsed",
       "createTime",
       "directionType",
+      "execSeq",
       "id",
       "isCancelled",
       "pairName",
@@ -157,6 +164,7 @@ describe("userTradeView", () => {
       amount: 20_000,
       timeMicro: micro(2025, 11, 27, 23, 59, 59, 500_000),
       feeRate: 1_000,
+      execSeq: 0,
     });
     // 0.02 btc at 25,000.50 is 500.01 usdt; 0.1% of it is 0.50001.
     assert.deepEqual(v, {
@@ -169,6 +177,7 @@ describe("userTradeView", () => {
       tradeTime: "2025-11-27 23:59:59",
       fee: "0.50001",
       feeCurrency: "usdt",
+      execSeq: 0,
     });
   });
 
@@ -181,6 +190,7 @@ describe("userTradeView", () => {
       amount: 3,
       timeMicro: 0,
       feeRate: 0,
+      execSeq: 0,
     });
     assert.equal(v.directionType, "buy");
     assert.equal(v.tradeType, "limit");

@@ -31,6 +31,7 @@ describe("migrations", () => {
       "balances",
       "candles",
       "currencies",
+      "executions",
       "journal",
       "journal_syms",
       "meta",

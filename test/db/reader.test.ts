@@ -17,10 +17,42 @@ describe("DbReader", () => {
     // User 1: orders 1, 3, 5, ..., 89 (45); user 2: the even ids (45). Trades 1..30, user 1 always
     // the taker (sell, market) against user 2 (maker: buy, limit); user 3 has nothing.
     for (let id = 1; id <= 90; id++) {
-      writer.order(id, 2 - (id % 2), "btc_usdt", id % 2, 0, 100 + id, 10, id % 10, id % 7 === 0, id, id + 1);
+      writer.order(
+        id,
+        2 - (id % 2),
+        "btc_usdt",
+        id % 2,
+        0,
+        100 + id,
+        10,
+        id % 10,
+        id % 7 === 0,
+        id,
+        id + 1,
+        0,
+        undefined,
+        3 * id,
+      );
     }
     for (let id = 1; id <= 30; id++)
-      writer.trade(id, "eth_btc", 50 + id, id, 1000 + id, 2000 + id, 1, 2, 1, 1, 0, id * 10);
+      writer.trade(
+        id,
+        "eth_btc",
+        50 + id,
+        id,
+        1000 + id,
+        2000 + id,
+        1,
+        2,
+        1,
+        1,
+        0,
+        id * 10,
+        0,
+        0,
+        2 * id,
+        2 * id + 1,
+      );
     await writer.flush();
     reader = DbReader.start(tmp.dbPath, { before: () => writer.applied() });
   });
@@ -52,6 +84,7 @@ describe("DbReader", () => {
       updateMicro: 90,
       flags: 0,
       clientOrderId: null,
+      execSeq: 3 * 89,
     });
     assert.equal(p1.items.find((o) => o.id === 77)!.isCancelled, true);
     const p3 = await reader.userOrders(1, 3, 20);
@@ -81,12 +114,23 @@ describe("DbReader", () => {
       amount: 23,
       timeMicro: 230,
       feeRate: 0,
+      execSeq: 2 * 23,
     });
     const maker = await reader.userTrades(2, 1, 1);
     assert.deepEqual(maker, {
       total: 30,
       items: [
-        { id: 30, pair: "eth_btc", side: 0, type: 0, price: 80, amount: 30, timeMicro: 300, feeRate: 0 },
+        {
+          id: 30,
+          pair: "eth_btc",
+          side: 0,
+          type: 0,
+          price: 80,
+          amount: 30,
+          timeMicro: 300,
+          feeRate: 0,
+          execSeq: 2 * 30 + 1,
+        },
       ],
     });
   });

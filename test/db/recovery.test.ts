@@ -54,6 +54,7 @@ describe("recovery", () => {
         updateMicro: 200 + id,
         flags: 0,
         clientOrderId: null,
+        execSeq: 0,
       };
       w.order(
         id,

@@ -4,6 +4,7 @@ import { after, afterEach, before, describe, it } from "node:test";
 import { DbWriter } from "../../src/db/writer.ts";
 import { openDatabase } from "../../src/protocol/db/db-open.ts";
 import { applyJournal, journalPath } from "../../src/protocol/db/journal.ts";
+import { EXEC_ORDER, EXEC_TRADE } from "../../src/protocol/db/rows.ts";
 import { ORDER } from "../../src/protocol/db/writer-batch.ts";
 import { waitFor } from "../wait.ts";
 import { tempDir } from "./helpers.ts";
@@ -55,11 +56,17 @@ describe("DbWriter", () => {
     w.balance(1, "usdt", 123456789012345678901234567890n, 5n); // last wins
     w.transfer(1, "usdt", 123456789012345678901234567895n, "deposit", 104);
     w.transfer(1, "usdt", -5n, "withdraw", 105);
-    w.order(7, 1, "btc_usdt", 0, 0, 5000000, 100, 0, false, 200, 200);
-    w.order(7, 1, "btc_usdt", 0, 0, 5000000, 100, 40, false, 200, 300); // update
-    w.order(8, 2, "btc_usdt", 1, 1, 0, 40, 0, false, 300, 300);
-    w.order(8, 2, "btc_usdt", 1, 1, 5000000, 40, 40, false, 300, 300);
-    w.trade(1, "btc_usdt", 5000000, 40, 8, 7, 2, 1, 1, 1, 0, 1_700_000_000_000_001, 2000, 1000);
+    w.order(7, 1, "btc_usdt", 0, 0, 5000000, 100, 0, false, 200, 200, 0, undefined, 1);
+    w.execution(1, 1, EXEC_ORDER, 7);
+    w.order(8, 2, "btc_usdt", 1, 1, 0, 40, 0, false, 300, 300, 0, undefined, 1);
+    w.execution(2, 1, EXEC_ORDER, 8);
+    w.trade(1, "btc_usdt", 5000000, 40, 8, 7, 2, 1, 1, 1, 0, 1_700_000_000_000_001, 2000, 1000, 2, 2);
+    w.execution(2, 2, EXEC_TRADE, 1);
+    w.execution(1, 2, EXEC_TRADE, 1);
+    w.order(7, 1, "btc_usdt", 0, 0, 5000000, 100, 40, false, 200, 300, 0, undefined, 3); // update
+    w.execution(1, 3, EXEC_ORDER, 7);
+    w.order(8, 2, "btc_usdt", 1, 1, 5000000, 40, 40, false, 300, 300, 0, undefined, 3);
+    w.execution(2, 3, EXEC_ORDER, 8);
     w.meta("book_seq:btc_usdt", 41);
     w.meta("book_seq:btc_usdt", 42); // upsert
     w.candle("btc_usdt", "1m", 1_700_000_000_000, 5000000, 5000000, 5000000, 5000000, 10);
@@ -108,6 +115,7 @@ describe("DbWriter", () => {
         update_micro: 300,
         flags: 0,
         client_order_id: null,
+        exec_seq: 3,
       },
       {
         id: 8,
@@ -123,6 +131,7 @@ describe("DbWriter", () => {
         update_micro: 300,
         flags: 0,
         client_order_id: null,
+        exec_seq: 3,
       },
     ]);
     assert.deepEqual(db.prepare("SELECT * FROM trades").all(), [
@@ -141,7 +150,18 @@ describe("DbWriter", () => {
         time_micro: 1_700_000_000_000_001,
         taker_fee_rate: 2000,
         maker_fee_rate: 1000,
+        taker_exec_seq: 2,
+        maker_exec_seq: 2,
       },
+    ]);
+    // Each number of each user's execution sequence, with what it numbers (migration 011).
+    assert.deepEqual(db.prepare("SELECT * FROM executions ORDER BY user_id, exec_seq").raw().all(), [
+      [1, 1, EXEC_ORDER, 7],
+      [1, 2, EXEC_TRADE, 1],
+      [1, 3, EXEC_ORDER, 7],
+      [2, 1, EXEC_ORDER, 8],
+      [2, 2, EXEC_TRADE, 1],
+      [2, 3, EXEC_ORDER, 8],
     ]);
     assert.deepEqual(
       db.prepare("SELECT value FROM meta WHERE key = 'book_seq:btc_usdt'").pluck().all(),

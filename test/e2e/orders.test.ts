@@ -29,6 +29,7 @@ const ORDER_FIELDS = [
   "amountUsed",
   "createTime",
   "directionType",
+  "execSeq",
   "id",
   "isCancelled",
   "pairName",
@@ -209,6 +210,9 @@ describe("orders", () => {
           tradeTime: "",
           fee: 0,
           feeCurrency: "btc",
+          // The buyer's first execution: its trade, numbered below the order change it made
+          // (docs/API.md 14).
+          execSeq: 1,
         },
       );
       assert.match(buyerTrades[0].tradeTime, DATETIME);

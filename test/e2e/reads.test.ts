@@ -447,6 +447,7 @@ describe("read endpoints", () => {
         assert.deepEqual(Object.keys(h).sort(), [
           "amount",
           "directionType",
+          "execSeq",
           "fee",
           "feeCurrency",
           "id",

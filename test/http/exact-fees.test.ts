@@ -20,6 +20,7 @@ function trade(fee: string): UserTradeView {
     tradeTime: "2026-11-23 18:00:00",
     fee,
     feeCurrency: "usdt",
+    execSeq: 1,
   };
 }
 

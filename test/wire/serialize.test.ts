@@ -76,6 +76,7 @@ describe("strings written without escaping", () => {
                 updateMicro: micro,
                 flags: 0,
                 clientOrderId: 'a"b\\c',
+                execSeq: 3,
               },
               true,
             );
@@ -91,6 +92,7 @@ describe("strings written without escaping", () => {
               amount: 100,
               timeMicro: micro,
               feeRate: 1000,
+              execSeq: 4,
             });
             for (const k of ["pairName", "tradeType", "directionType", "tradeTime", "feeCurrency"] as const) {
               assert.match(String(trade[k]), NEEDS_NO_ESCAPE, k);
@@ -134,6 +136,7 @@ describe("strings written without escaping", () => {
         updateMicro: 0,
         flags: 0,
         clientOrderId: 'a"b\\c',
+        execSeq: 1,
       },
       true,
     );

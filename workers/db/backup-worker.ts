@@ -18,6 +18,7 @@ import { setPriority } from "node:os";
 import path from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import type { BackupTask, BackupWorkerData, FromBackup } from "../../src/protocol/db/backup-tasks.ts";
+import { EXEC_EPOCH_BUMP } from "../../src/protocol/db/backup-tasks.ts";
 import { openDatabase } from "../../src/protocol/db/db-open.ts";
 
 const port = parentPort!;
@@ -57,6 +58,14 @@ function backup(file: string): FromBackup {
     throw err;
   }
   try {
+    // The first start on the copy begins a new execution epoch (docs/API.md 14): it may lack
+    // changes whose numbers clients have already seen.
+    const rw = openDatabase(partial);
+    try {
+      rw.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, 1)").run(EXEC_EPOCH_BUMP);
+    } finally {
+      rw.close();
+    }
     syncPath(partial);
     const copy = openDatabase(partial, { readonly: true });
     let lastOrderId: number;

@@ -24,3 +24,9 @@ export interface BackupCopy {
 
 /** "ready" once the thread runs, then one answer per task, in order. */
 export type FromBackup = { t: "ready" } | ({ t: "done" } & BackupCopy) | { t: "error"; message: string };
+
+/**
+ * The meta key a backup copy carries (docs/API.md 14): the first start on the copy begins a new
+ * execution epoch and drops it (src/db/recovery.ts resolveExecEpoch).
+ */
+export const EXEC_EPOCH_BUMP = "exec_epoch_bump";

@@ -16,6 +16,7 @@ import {
   CANDLE,
   compileRowsRunner,
   compileRunner,
+  EXECUTION,
   KIND_COUNT,
   KINDS,
   META,
@@ -179,9 +180,9 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
 
   /** Per kind, its statement's runner, compiled from the field table. */
   const runners = KINDS.map(compileRunner);
-  /** ORDER and TRADE: their statement for ROWS_PER_INSERT records, and its runner. */
+  /** ORDER, TRADE and EXECUTION: their statement for ROWS_PER_INSERT records, and its runner. */
   const rows: ({ st: Statement; run: RowsRunner } | null)[] = KINDS.map((k) =>
-    (k === ORDER || k === TRADE) && k.rowsSql !== null
+    (k === ORDER || k === TRADE || k === EXECUTION) && k.rowsSql !== null
       ? { st: db.prepare(k.rowsSql(ROWS_PER_INSERT)), run: compileRowsRunner(k, ROWS_PER_INSERT) }
       : null,
   );

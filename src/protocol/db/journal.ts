@@ -23,7 +23,7 @@ import fs from "node:fs";
 import { type BatchRecords, createBatchApplier } from "./batch-apply.ts";
 import { type Db, type OpenOptions, openDatabase } from "./db-open.ts";
 import { decodeSlots, encodeSlots } from "./slot-codec.ts";
-import { KIND_COUNT } from "./writer-batch.ts";
+import { KIND_COUNT, KINDS, LEGACY_COLUMNS, LEGACY_KIND_COUNT, slotsOf } from "./writer-batch.ts";
 
 /** A batch as the journal keeps it: its records copied out of the sender's buffer. */
 export interface JournalBatch extends BatchRecords {
@@ -133,9 +133,36 @@ function decode(r: JournalRow): JournalBatch {
   if (!Array.isArray(counts) || counts.length > KIND_COUNT)
     throw new Error(`journal row ${r.seq}: ${counts.length} record kinds, expected at most ${KIND_COUNT}`);
   // A row of a version with fewer kinds (they are only ever appended): none of the newer ones.
+  const legacy = counts.length <= LEGACY_KIND_COUNT;
   while (counts.length < KIND_COUNT) counts.push(0);
-  const slots = decodeSlots(r.slots, counts);
+  const slots = legacy
+    ? fromLegacyLayout(decodeSlots(r.slots, counts, LEGACY_STRIDES), counts)
+    : decodeSlots(r.slots, counts);
   return { seq: r.seq, counts, slots, strs: JSON.parse(r.strs) as string[], settledBelow: r.settled_below };
+}
+
+/** Slots per record of each kind in a row written before EXECUTION existed. */
+const LEGACY_STRIDES: readonly number[] = KINDS.map((k) => LEGACY_COLUMNS.get(k.id)?.length ?? k.stride);
+
+/**
+ * The records of a row written before EXECUTION existed, in today's layout: the columns ORDER,
+ * ORDER_UPDATE and TRADE had then, by name, and 0 for the execution numbers they did not have.
+ */
+function fromLegacyLayout(old: Float64Array, counts: readonly number[]): Float64Array {
+  const out = new Float64Array(slotsOf(counts));
+  let from = 0;
+  let to = 0;
+  for (let k = 0; k < KIND_COUNT; k++) {
+    const kind = KINDS[k];
+    const columns = LEGACY_COLUMNS.get(k) ?? kind.columns;
+    const at = kind.at as Record<string, number>;
+    for (let r = 0; r < counts[k]; r++) {
+      for (let c = 0; c < columns.length; c++) out[to + at[columns[c]]] = old[from + c];
+      from += columns.length;
+      to += kind.stride;
+    }
+  }
+  return out;
 }
 
 /**

@@ -20,6 +20,8 @@ export interface OrderRow {
   /** The order's options (src/core/order-options.ts). */
   flags: number;
   clientOrderId: string | null;
+  /** The number of its latest change in its user's execution sequence (migration 011; 0: none). */
+  execSeq: number;
 }
 
 /** A trade as stored (public history: direction and type are the taker's). */
@@ -50,6 +52,8 @@ export interface UserTradeRow {
   timeMicro: number;
   /** The fee rate this side paid, in units of 10^-6 (migration 003); 0 when none. */
   feeRate: number;
+  /** The trade's number in this user's execution sequence (migration 011; 0: none). */
+  execSeq: number;
 }
 
 /** A deposit or withdrawal as stored (docs/API.md 7.11): `amount` signed ledger units, as text. */
@@ -71,17 +75,21 @@ export interface CandleRow {
   volume: number;
 }
 
+/** What an execution number numbers (the `kind` of an `executions` row, migration 011). */
+export const EXEC_ORDER = 0;
+export const EXEC_TRADE = 1;
+
 /** SELECT list producing an OrderRow (is_cancelled still 0/1: see `toOrderRow`). */
 export const ORDER_COLUMNS = `id, user_id AS userId, pair, side, type, price, amount,
   amount_used AS amountUsed, is_cancelled AS isCancelled, create_micro AS createMicro,
-  update_micro AS updateMicro, flags, client_order_id AS clientOrderId`;
+  update_micro AS updateMicro, flags, client_order_id AS clientOrderId, exec_seq AS execSeq`;
 
 export const TRADE_COLUMNS = `id, pair, price, amount, taker_order_id AS takerOrderId,
   maker_order_id AS makerOrderId, taker_user_id AS takerUserId, maker_user_id AS makerUserId,
   taker_side AS takerSide, taker_type AS takerType, maker_type AS makerType, time_micro AS timeMicro`;
 
 export const USER_TRADE_COLUMNS =
-  "trade_id AS id, pair, side, type, price, amount, time_micro AS timeMicro, fee_rate AS feeRate";
+  "trade_id AS id, pair, side, type, price, amount, time_micro AS timeMicro, fee_rate AS feeRate, exec_seq AS execSeq";
 
 export const TRANSFER_COLUMNS = "id, currency, amount, kind, time_micro AS timeMicro";
 

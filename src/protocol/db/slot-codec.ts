@@ -13,6 +13,9 @@
  */
 import { KIND_COUNT, KINDS, slotsOf } from "./writer-batch.ts";
 
+/** Slots per record of each kind (decodeSlots takes those of an older layout too). */
+const STRIDES: readonly number[] = KINDS.map((k) => k.stride);
+
 const FORMAT_RAW = 0;
 const FORMAT_DELTA = 1;
 
@@ -71,8 +74,13 @@ function raw(slots: Float64Array, n: number): Uint8Array {
 }
 
 /** The slots `encodeSlots` made `bytes` of, for records of `counts`; throws if they do not fit. */
-export function decodeSlots(bytes: Uint8Array, counts: readonly number[]): Float64Array {
-  const n = slotsOf(counts);
+export function decodeSlots(
+  bytes: Uint8Array,
+  counts: readonly number[],
+  strides: readonly number[] = STRIDES,
+): Float64Array {
+  let n = 0;
+  for (let k = 0; k < KIND_COUNT; k++) n += counts[k] * strides[k];
   if (bytes[0] === FORMAT_RAW) {
     if (bytes.length !== 1 + n * 8)
       throw new Error(`journal slots: ${bytes.length - 1} bytes for ${n} slots`);
@@ -86,7 +94,7 @@ export function decodeSlots(bytes: Uint8Array, counts: readonly number[]): Float
   let p = 1;
   let at = 0;
   for (let k = 0; k < KIND_COUNT; k++) {
-    const stride = KINDS[k].stride;
+    const stride = strides[k];
     const start = at;
     const end = at + counts[k] * stride;
     for (; at < end; at++) {

@@ -162,9 +162,11 @@ const ORDER_FIELDS = {
   flags: INT,
   /** STR, -1 (NULL) when the order has no client order id. */
   client_order_id: STR,
+  /** The user's execution number of the order's latest change (migration 011). */
+  exec_seq: INT,
 } as const;
 /** The columns a later change may touch (an amend changes price and amount in place). */
-const ORDER_MUTABLE = ["price", "amount", "amount_used", "is_cancelled", "update_micro"] as const;
+const ORDER_MUTABLE = ["price", "amount", "amount_used", "is_cancelled", "update_micro", "exec_seq"] as const;
 /**
  * Kept an upsert: should an order's first record ever come as an update of an order the writer
  * has not seen (a caller that does not say which it is), the row is still written whole.
@@ -178,7 +180,15 @@ export const ORDER = kind(
 /** A change of an order already sent (fills, cancel, amend): its mutable columns, by id. */
 export const ORDER_UPDATE = kind(
   "orders",
-  { price: INT, amount: INT, amount_used: INT, is_cancelled: INT, update_micro: INT, id: INT },
+  {
+    price: INT,
+    amount: INT,
+    amount_used: INT,
+    is_cancelled: INT,
+    update_micro: INT,
+    exec_seq: INT,
+    id: INT,
+  },
   (columns) => {
     // Parameters bind in slot order, so the key of the WHERE clause must be the last slot.
     if (columns[columns.length - 1] !== "id") throw new Error("ORDER_UPDATE: id must be the last field");
@@ -204,6 +214,9 @@ export const TRADE = kind("trades", {
   /** Fee rates of the two sides, in units of 10^-6 (src/core/risk.ts FEE_DECIMALS). */
   taker_fee_rate: INT,
   maker_fee_rate: INT,
+  /** The trade's number in each side's execution sequence (migration 011). */
+  taker_exec_seq: INT,
+  maker_exec_seq: INT,
 });
 
 /** One candle (prices in ticks, volume in lots; last wins per key). */
@@ -242,6 +255,26 @@ export const MMP_SETTING = kind(
   "mmp_settings",
   MMP_SETTING_FIELDS,
   upsert(["user_id", "pair"], Object.keys(MMP_SETTING_FIELDS)),
+);
+
+/**
+ * One number of a user's execution sequence (docs/API.md 14, migration 011): the order change or
+ * the trade side it numbers. Facts, as trades: a number is given once.
+ */
+export const EXECUTION = kind("executions", { user_id: INT, exec_seq: INT, kind: INT, ref_id: INT });
+
+/**
+ * The kinds and their fields as journal rows written before EXECUTION existed hold them: ORDER,
+ * ORDER_UPDATE and TRADE had no execution numbers then (journal.ts lays such a row out anew, the
+ * numbers 0, as rows stored before migration 011 have them).
+ */
+export const LEGACY_KIND_COUNT = EXECUTION.id;
+const NUMBERS: ReadonlySet<string> = new Set(["exec_seq", "taker_exec_seq", "maker_exec_seq"]);
+export const LEGACY_COLUMNS: ReadonlyMap<number, readonly string[]> = new Map(
+  [ORDER, ORDER_UPDATE, TRADE].map((k): [number, readonly string[]] => [
+    k.id,
+    (k.columns as readonly string[]).filter((c) => !NUMBERS.has(c)),
+  ]),
 );
 
 /** A prepared statement, as far as binding needs it (better-sqlite3's Statement). */

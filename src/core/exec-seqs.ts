@@ -1,0 +1,38 @@
+/**
+ * Each user's execution sequence (docs/API.md 14): 1, 2, 3, ... with no gap, one number per change
+ * a command makes to one of the user's orders (the state it left the order in) and one per side of
+ * each of the user's trades, given as the results stage records them (src/core/results.ts), which
+ * is the order they commit in. A fill's trade takes a lower number than the order change it makes:
+ * trades are recorded as the fills come, the orders' changes when the command ends.
+ *
+ * `given` is the last number handed out; `committed` the last one whose batch has committed, which
+ * is where a replay is cut (src/session/resume.ts): every number at or below it is in the database,
+ * and every report above it is still to be published.
+ */
+export class ExecSeqs {
+  private readonly given: number[] = [];
+  private readonly done: number[] = [];
+
+  /** The next number of `user`. */
+  next(user: number): number {
+    const n = (this.given[user] ?? 0) + 1;
+    this.given[user] = n;
+    return n;
+  }
+
+  /** `user`'s last number as stored (a start). */
+  restore(user: number, last: number): void {
+    this.given[user] = last;
+    this.done[user] = last;
+  }
+
+  /** Number `seq` of `user` has committed (numbers commit in order). */
+  commit(user: number, seq: number): void {
+    if (seq > (this.done[user] ?? 0)) this.done[user] = seq;
+  }
+
+  /** `user`'s last committed number (0: none). */
+  committed(user: number): number {
+    return this.done[user] ?? 0;
+  }
+}
