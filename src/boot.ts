@@ -155,7 +155,7 @@ interface StoredState {
   state: ReturnType<typeof loadState>;
   clientIds: ClientIds;
   journalBatches: number;
-  /** The epoch of the execution numbers (docs/API.md 14). */
+  /** The epoch of the execution numbers (docs/API.md 16). */
   execEpoch: number;
 }
 
@@ -188,6 +188,8 @@ interface Core {
   exchange: Exchange;
   /** Order entry over this core (src/entry/), built with the front end in 7. */
   entry: EntryContext | null;
+  /** The epoch of the execution numbers (docs/API.md 16). */
+  execEpoch: number;
 }
 
 async function startLocked(
@@ -423,6 +425,7 @@ async function buildCore(
     sessionDeps,
     exchange,
     entry: null,
+    execEpoch: stored.execEpoch,
   };
   return core;
 }
@@ -580,6 +583,7 @@ async function startFrontEnd(
     metrics: core.metrics,
     deadMan,
     rateLimit: settings.rateLimit,
+    execEpoch: core.execEpoch,
   });
   core.entry = entry;
   mountRoutes(

@@ -32,6 +32,7 @@ import type {
   CreateOrderRequest,
   DecimalInput,
   ErrorBody,
+  Executions,
   L3Snapshot,
   MmpSettingsRequest,
   MmpState,
@@ -544,6 +545,24 @@ export class ExchangeClient {
       [
         ["page", query.page],
         ["pageSize", query.pageSize],
+      ],
+      opts,
+    );
+  }
+
+  /**
+   * docs/API.md 16: GET /trade/executions, the caller's executions numbered above `after` (default
+   * 0), at most `limit` (1..1000, default 100), and the last committed number.
+   */
+  executions(
+    query: { after?: number; limit?: number } = {},
+    opts: CallOptions = {},
+  ): Promise<ApiResponse<Executions>> {
+    return this.get<Executions>(
+      "/trade/executions",
+      [
+        ["after", query.after],
+        ["limit", query.limit],
       ],
       opts,
     );

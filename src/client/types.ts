@@ -33,6 +33,8 @@ export interface Order {
   amountUsed: number;
   isCancelled: boolean;
   createTime: string;
+  /** docs/API.md 16: the number of the order's latest change in its user's execution sequence. */
+  execSeq: number;
 }
 
 /** docs/API.md 8.10: GET /trade/mmp, POST /trade/mmp and POST /trade/mmp/reset. */
@@ -105,6 +107,21 @@ export interface UserTrade {
   /** docs/API.md 9: what this side paid (0 without fees), in `feeCurrency`. */
   fee: number;
   feeCurrency: string;
+  /** docs/API.md 16: the trade's number in this user's execution sequence. */
+  execSeq: number;
+}
+
+/** docs/API.md 16: an item of the user's executions: an order at its latest change, or a trade. */
+export type Execution =
+  | { execSeq: number; event: "order"; data: Order }
+  | { execSeq: number; event: "trade"; data: UserTrade };
+
+/** docs/API.md 16: GET /trade/executions and the session call `executions`. */
+export interface Executions {
+  items: Execution[];
+  /** The user's last committed execution number when the read was cut. */
+  lastExecSeq: number;
+  execEpoch: number;
 }
 
 /** docs/API.md 9: GET /info, one entry per pair. */

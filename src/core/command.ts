@@ -177,7 +177,7 @@ export interface Command extends OrderInputs {
   /** What the read model and the stream are told after the commit (null: nothing). */
   publication: Publication | null;
   /**
-   * The execution numbers it gave (docs/API.md 14), as `user, number` pairs, each user's highest
+   * The execution numbers it gave (docs/API.md 16), as `user, number` pairs, each user's highest
    * (an order change's, above its trades'); they count as committed when it is released. null: none.
    */
   execs: number[] | null;

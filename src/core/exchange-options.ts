@@ -35,6 +35,6 @@ export interface ExchangeOptions {
   feeUser?: number;
   /** Each pair's status (docs/API.md 11), as recovered; the admin call changes it. */
   statuses?: PairStatuses;
-  /** Each user's last execution number as stored (docs/API.md 14): `[userId, last]`. */
+  /** Each user's last execution number as stored (docs/API.md 16): `[userId, last]`. */
   execSeqs?: readonly (readonly [number, number])[];
 }

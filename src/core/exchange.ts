@@ -87,7 +87,7 @@ export class Exchange {
   private readonly quotes: Quotes;
   /** The pairs' L3 books while wanted (docs/API.md 7.6.2, src/core/l3-follow.ts). */
   private readonly l3: L3Follow;
-  /** Each user's execution sequence (docs/API.md 14): numbers given, and committed. */
+  /** Each user's execution sequence (docs/API.md 16): numbers given, and committed. */
   readonly execSeqs = new ExecSeqs();
 
   constructor(options: ExchangeOptions) {

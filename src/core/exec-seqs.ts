@@ -1,5 +1,5 @@
 /**
- * Each user's execution sequence (docs/API.md 14): 1, 2, 3, ... with no gap, one number per change
+ * Each user's execution sequence (docs/API.md 16): 1, 2, 3, ... with no gap, one number per change
  * a command makes to one of the user's orders (the state it left the order in) and one per side of
  * each of the user's trades, given as the results stage records them (src/core/results.ts), which
  * is the order they commit in. A fill's trade takes a lower number than the order change it makes:

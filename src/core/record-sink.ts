@@ -20,7 +20,7 @@ export interface RecordSink {
     updateMicro: number,
     flags?: number,
     clientOrderId?: string,
-    /** The number of this change in the user's execution sequence (docs/API.md 14). */
+    /** The number of this change in the user's execution sequence (docs/API.md 16). */
     execSeq?: number,
   ): void;
   updateOrder(

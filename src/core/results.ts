@@ -120,7 +120,7 @@ export interface ResultsOptions {
   openOrders: OpenOrders;
   /** Client order ids: a committed create's key moves to the recent window. */
   clientIds: ClientIds;
-  /** Each user's execution sequence (docs/API.md 14). */
+  /** Each user's execution sequence (docs/API.md 16). */
   execSeqs: ExecSeqs;
 }
 
@@ -459,7 +459,7 @@ export class Results {
     if (l3 !== null) listener.l3Changed(pair, pub.seq, l3);
     if (pub.trades.length > 0) listener.publicTrades(pair, pub.trades);
     // A user's trades of the command carry lower execution numbers than its order changes: they go
-    // first, so each user's reports come in number order (docs/API.md 14).
+    // first, so each user's reports come in number order (docs/API.md 16).
     const userTrades = pub.userTrades;
     for (let i = 0; i < userTrades.length; i++) listener.userTrade(userTrades[i][0], userTrades[i][1]);
     const orders = pub.orders;

@@ -29,7 +29,7 @@ export interface OrderView {
   mmp?: true;
   selfTradePrevention?: SelfTradePrevention;
   quote?: true;
-  /** docs/API.md 14: the number of the order's latest change in its user's execution sequence. */
+  /** docs/API.md 16: the number of the order's latest change in its user's execution sequence. */
   execSeq: number;
 }
 
@@ -49,7 +49,7 @@ export interface UserTradeView {
    */
   fee: string;
   feeCurrency: string;
-  /** docs/API.md 14: the trade's number in this user's execution sequence. */
+  /** docs/API.md 16: the trade's number in this user's execution sequence. */
   execSeq: number;
 }
 

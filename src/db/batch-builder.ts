@@ -286,7 +286,7 @@ export abstract class BatchBuilder {
   }
 
   /**
-   * Number `execSeq` of `userId`'s execution sequence (docs/API.md 14): an order change
+   * Number `execSeq` of `userId`'s execution sequence (docs/API.md 16): an order change
    * (EXEC_ORDER, `refId` the order's id) or a trade side (EXEC_TRADE, the trade's id).
    */
   execution(userId: number, execSeq: number, kind: number, refId: number): void {

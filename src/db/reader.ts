@@ -5,7 +5,13 @@
  */
 import path from "node:path";
 import { Piscina } from "piscina";
-import type { Page, ReaderTask, ReaderWorkerData, RecentForUser } from "../protocol/db/reader-tasks.ts";
+import type {
+  Execution,
+  Page,
+  ReaderTask,
+  ReaderWorkerData,
+  RecentForUser,
+} from "../protocol/db/reader-tasks.ts";
 import type { OrderRow, TransferRow, UserTradeRow } from "../protocol/db/rows.ts";
 import { TS_ENTRY } from "../util/threads.ts";
 
@@ -86,6 +92,16 @@ export class DbReader {
   /** Those of the orders `ids` that are open as committed, newest first. */
   openOrders(ids: number[]): Promise<OrderRow[]> {
     return this.run({ op: "openOrders", ids } satisfies ReaderTask);
+  }
+
+  /**
+   * The user's executions numbered above `after` and at most `upTo`, in number order, at most
+   * `limit` of them (docs/API.md 16): each trade side at its number, and each order once, at the
+   * number of its latest change (an order whose row has changed after `upTo` is left out: its
+   * change is reported above `upTo`).
+   */
+  executions(userId: number, after: number, upTo: number, limit: number): Promise<Execution[]> {
+    return this.run({ op: "executions", userId, after, upTo, limit } satisfies ReaderTask);
   }
 
   private run<T>(task: ReaderTask): Promise<T> {

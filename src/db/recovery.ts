@@ -213,7 +213,7 @@ export interface RecoveredState {
   currencies: Map<string, CurrencyTotals>;
   /** Stored MMP settings (docs/API.md 8.10, migration 010), `qtyLimit` in lots. */
   mmpSettings: RecoveredMmpSetting[];
-  /** Each user's last execution number (docs/API.md 14, migration 011): `[userId, last]`. */
+  /** Each user's last execution number (docs/API.md 16, migration 011): `[userId, last]`. */
   execSeqs: [number, number][];
 }
 
@@ -574,7 +574,7 @@ export function restoreMarket(market: PairMarket, state: RecoveredState): void {
 }
 
 /**
- * The epoch of the execution numbers (docs/API.md 14): 1 on a new database, one higher after each
+ * The epoch of the execution numbers (docs/API.md 16): 1 on a new database, one higher after each
  * start on a backup copy (which may lack changes clients already saw: their numbers mean nothing on
  * it). A copy carries meta EXEC_EPOCH_BUMP (workers/db/backup-worker.ts); its first start moves the epoch on
  * and drops the mark, in one transaction.

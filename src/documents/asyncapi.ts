@@ -229,7 +229,7 @@ interface SessionEventSpec {
   readonly fields: Readonly<Record<string, object>>;
 }
 
-/** An execution number (docs/API.md 14): 1, 2, 3, ... per user, with no gap. */
+/** An execution number (docs/API.md 16): 1, 2, 3, ... per user, with no gap. */
 const EXEC_SEQ = { type: "integer", minimum: 1 } as const;
 
 const SESSION_EVENTS: readonly SessionEventSpec[] = [
@@ -250,7 +250,7 @@ const SESSION_EVENTS: readonly SessionEventSpec[] = [
     summary:
       "After logon: every change of the user's orders, whoever caused it, as on user_orders, in " +
       'commit order, after the answer to the call that caused it (docs/API.md 13). Off with `"reports": false`. ' +
-      "`execSeq`: the change's number in the user's execution sequence (docs/API.md 14).",
+      "`execSeq`: the change's number in the user's execution sequence (docs/API.md 16).",
     fields: { data: orderSchema, execSeq: EXEC_SEQ },
   },
   {
@@ -259,7 +259,7 @@ const SESSION_EVENTS: readonly SessionEventSpec[] = [
     title: "trade report",
     summary:
       "After logon: every trade of the user, as on user_history (docs/API.md 13). Off with " +
-      '`"reports": false`. `execSeq`: the trade\'s number in the user\'s execution sequence (docs/API.md 14).',
+      "`\"reports\": false`. `execSeq`: the trade's number in the user's execution sequence (docs/API.md 16).",
     fields: { data: userTradeSchema, execSeq: EXEC_SEQ },
   },
   {
@@ -279,6 +279,16 @@ const SESSION_EVENTS: readonly SessionEventSpec[] = [
       "After logon: a pair's status changed (docs/API.md 11), after its commit; sent to every logged-on " +
       "session, also with `\"reports\": false` (it is the venue's state, not a report of the user's orders).",
     fields: { data: pairStatusSchema },
+  },
+  {
+    event: "resumed",
+    schema: "SessionResumedEvent",
+    title: "resumed",
+    summary:
+      "After a logon with `resumeFrom` (docs/API.md 16): the replay is complete. `execSeq` is the " +
+      "user's last committed execution number when the replay was cut; every live report after this " +
+      "one is numbered above it. `execEpoch`: the epoch the numbers belong to.",
+    fields: { execSeq: { type: "integer", minimum: 0 }, execEpoch: { type: "integer", minimum: 1 } },
   },
 ];
 

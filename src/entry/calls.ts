@@ -9,11 +9,12 @@
 import { LosslessNumber } from "lossless-json";
 import type { PairConfig } from "../config/exchange-config.ts";
 import type { QuoteResult } from "../core/command.ts";
-import type { OrderView } from "../core/exchange.ts";
+import type { OrderView, UserTradeView } from "../core/exchange.ts";
 import type { MmpSettings } from "../core/mmp-settings.ts";
 import { CLIENT_ORDER_ID_RE } from "../core/order-options.ts";
 import type { ErrorEntry } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
+import type { Execution } from "../protocol/db/reader-tasks.ts";
 import type { OrderRow } from "../protocol/db/rows.ts";
 import { MAX_SAFE, readSmallInteger } from "../util/integers.ts";
 import { formatDecimal, ParseError, parseDecimal } from "../util/numbers.ts";
@@ -30,7 +31,7 @@ import {
 } from "./fields.ts";
 import { MAX_BATCH_CANCELS, MAX_BATCH_ORDERS, MAX_DEAD_MAN_SECONDS, MAX_MMP_SECONDS } from "./limits.ts";
 import type { Reply } from "./reply.ts";
-import { orderRowView } from "./row-views.ts";
+import { orderRowView, tradeRowView } from "./row-views.ts";
 import { amendOne, batchAnswer, cancelAll, cancelOne, placeOrder, quoteOne } from "./trade.ts";
 import { type ValidOrder, validateOrder } from "./validate.ts";
 import { validateQuote } from "./validate-quote.ts";
@@ -492,4 +493,56 @@ export function mmpResetCall(
   const user = caller.userId;
   const code = ctx.exchange.mmp.reset(user, p.index, () => reply.ok(mmpView(ctx, user, p)), Code.BUSY);
   if (code !== 0) reply.error(code);
+}
+
+// ---------------------------------------------------------------- executions (docs/API.md 16)
+
+/** `limit` of an executions read: 1 to this, EXECUTIONS_LIMIT_DEFAULT when absent. */
+export const EXECUTIONS_LIMIT_MAX = 1000;
+export const EXECUTIONS_LIMIT_DEFAULT = 100;
+
+/** An item of the user's executions as answered: its number, what it is, its record. */
+export type ExecutionView =
+  | { execSeq: number; event: "order"; data: OrderView }
+  | { execSeq: number; event: "trade"; data: UserTradeView };
+
+/** docs/API.md 16: the first items after `after`, the user's last committed number, the epoch. */
+export interface ExecutionsView {
+  items: ExecutionView[];
+  lastExecSeq: number;
+  execEpoch: number;
+}
+
+/** The views of stored executions (DbReader.executions). */
+export function executionViews(ctx: EntryContext, rows: readonly Execution[]): ExecutionView[] {
+  return rows.map((e) =>
+    e.event === "order"
+      ? { execSeq: e.execSeq, event: "order", data: orderRowView(e.order, ctx.config) }
+      : { execSeq: e.execSeq, event: "trade", data: tradeRowView(e.trade, ctx.config) },
+  );
+}
+
+/**
+ * GET /trade/executions and the session call `executions` (docs/API.md 16): the caller's
+ * executions numbered above `after` (an integer >= 0, 0 when absent), at most `limit` (1 to 1000,
+ * 100 when absent), as a resume would replay them, cut at the caller's last committed number.
+ */
+export function executionsCall(
+  ctx: EntryContext,
+  userId: number,
+  after: unknown,
+  limit: unknown,
+  reply: Reply<ExecutionsView>,
+) {
+  const errors: ErrorEntry[] = [];
+  const from = after === undefined ? 0 : readSmallInteger(after, 0, MAX_SAFE);
+  if (from < 0) errors.push([Code.EXECUTIONS_AFTER_INVALID]);
+  const n = limit === undefined ? EXECUTIONS_LIMIT_DEFAULT : readSmallInteger(limit, 1, EXECUTIONS_LIMIT_MAX);
+  if (n < 0) errors.push([Code.EXECUTIONS_LIMIT_INVALID]);
+  if (refused(reply, errors)) return;
+  const last = ctx.exchange.execSeqs.committed(userId);
+  ctx.reader.executions(userId, from, last, n).then(
+    (rows) => reply.ok({ items: executionViews(ctx, rows), lastExecSeq: last, execEpoch: ctx.execEpoch }),
+    (err) => reply.error(Code.INTERNAL, undefined, err),
+  );
 }

@@ -9,6 +9,7 @@ import type { ExchangeConfig } from "../config/exchange-config.ts";
 import type { Exchange } from "../core/exchange.ts";
 import type { DeadMansSwitch } from "../core/services/dead-man.ts";
 import type { Metrics } from "../core/services/metrics.ts";
+import type { Execution } from "../protocol/db/reader-tasks.ts";
 import type { OrderRow } from "../protocol/db/rows.ts";
 import type { Answers } from "./answers.ts";
 import { RateLimiter } from "./rate-limit.ts";
@@ -18,6 +19,7 @@ export interface OrderReads {
   order(orderId: number): Promise<OrderRow | undefined>;
   orderByClientId(userId: number, clientOrderId: string): Promise<OrderRow | undefined>;
   openOrders(ids: number[]): Promise<OrderRow[]>;
+  executions(userId: number, after: number, upTo: number, limit: number): Promise<Execution[]>;
 }
 
 export interface EntryContext {
@@ -30,6 +32,8 @@ export interface EntryContext {
   /** docs/API.md 8.7. */
   readonly deadMan: DeadMansSwitch;
   readonly limiter: RateLimiter;
+  /** The epoch of the execution numbers (docs/API.md 16). */
+  readonly execEpoch: number;
 }
 
 export interface EntryDeps {
@@ -41,6 +45,7 @@ export interface EntryDeps {
   deadMan: DeadMansSwitch;
   /** Requests per second per token (0: no limit). */
   rateLimit: number;
+  execEpoch: number;
 }
 
 export function entryContext(deps: EntryDeps): EntryContext {
@@ -52,5 +57,6 @@ export function entryContext(deps: EntryDeps): EntryContext {
     metrics: deps.metrics,
     deadMan: deps.deadMan,
     limiter: new RateLimiter(deps.rateLimit),
+    execEpoch: deps.execEpoch,
   };
 }

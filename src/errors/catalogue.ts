@@ -1067,6 +1067,60 @@ export const ERRORS = {
     en: "The session ended before this call ran; nothing was changed",
     ru: "Сессия завершилась до выполнения этого вызова; ничего не изменено",
   },
+  // ---------------------------------------------------------------- executions (docs/API.md 16)
+  /** `after` of GET /trade/executions or the session call `executions`: not an integer >= 0. */
+  EXECUTIONS_AFTER_INVALID: {
+    code: 660,
+    status: 400,
+    field: "after",
+    en: "after must be an integer, 0 or more",
+    ru: "after должен быть целым числом не меньше 0",
+  },
+  EXECUTIONS_LIMIT_INVALID: {
+    code: 661,
+    status: 400,
+    field: "limit",
+    en: "limit must be an integer from 1 to 1000",
+    ru: "limit должен быть целым числом от 1 до 1000",
+  },
+  RESUME_FROM_INVALID: {
+    code: 662,
+    status: 400,
+    field: "resumeFrom",
+    en: "resumeFrom must be an integer, 0 or more",
+    ru: "resumeFrom должен быть целым числом не меньше 0",
+  },
+  /** resumeFrom above the user's last committed execution number. */
+  RESUME_AHEAD: {
+    code: 663,
+    status: 400,
+    field: "resumeFrom",
+    en: "resumeFrom is above your last execution number",
+    ru: "resumeFrom больше вашего последнего номера исполнения",
+  },
+  /** resumeEpoch names another epoch than the server's: the numbers mean nothing here. */
+  RESUME_EPOCH: {
+    code: 664,
+    status: 400,
+    field: "resumeFrom",
+    en: "resumeEpoch is not this server's execution epoch: read your state again instead of resuming",
+    ru: "resumeEpoch не совпадает с эпохой исполнений сервера: перечитайте состояние вместо возобновления",
+  },
+  /** resumeFrom with "reports": false: a replay is a stream of reports. */
+  RESUME_WITHOUT_REPORTS: {
+    code: 665,
+    status: 400,
+    field: "resumeFrom",
+    en: 'resumeFrom needs "reports": true',
+    ru: 'resumeFrom требует "reports": true',
+  },
+  RESUME_EPOCH_INVALID: {
+    code: 666,
+    status: 400,
+    field: "resumeEpoch",
+    en: "resumeEpoch must be a positive integer",
+    ru: "resumeEpoch должен быть положительным целым числом",
+  },
 } as const satisfies Record<string, ErrorDef>;
 
 export type ErrorName = keyof typeof ERRORS;

@@ -17,6 +17,7 @@ import { cancelOrders } from "./routes/cancel-orders.ts";
 import { chart } from "./routes/chart.ts";
 import { createOrder } from "./routes/create-order.ts";
 import { createOrders } from "./routes/create-orders.ts";
+import { executions } from "./routes/executions.ts";
 import { health } from "./routes/health.ts";
 import { history } from "./routes/history.ts";
 import { venueInfo } from "./routes/info.ts";
@@ -75,6 +76,8 @@ export const REST_ROUTES: readonly Route[] = [
   closeListenKey,
   // docs/API.md 7.11 transfers
   transfers,
+  // docs/API.md 16 executions that survive a reconnect
+  executions,
   // service
   health,
   metrics,

@@ -8,6 +8,7 @@ import type { ApiKey, Users } from "../accounts/users.ts";
 import { unknownFields } from "../entry/fields.ts";
 import type { ErrorEntry } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
+import { MAX_SAFE, readSmallInteger } from "../util/integers.ts";
 import { LOGON_FIELDS } from "./methods.ts";
 import { HEARTBEAT_DEFAULT_S, HEARTBEAT_MAX_S } from "./session-conn.ts";
 
@@ -20,6 +21,10 @@ export type Logon =
       readonly cancelOnDisconnect: boolean;
       readonly heartbeatMs: number;
       readonly reports: boolean;
+      /** docs/API.md 16: replay the executions above this number first; -1: no resume. */
+      readonly resumeFrom: number;
+      /** The epoch `resumeFrom` belongs to; 0: not given. */
+      readonly resumeEpoch: number;
     };
 
 /** Reads a logon's params against the session's `challenge`. */
@@ -42,6 +47,11 @@ export function readLogon(users: Users, challenge: string, p: Record<string, unk
   if (cod !== undefined && typeof cod !== "boolean") errors.push([Code.SESSION_CANCEL_ON_DISCONNECT_INVALID]);
   const rep = p.reports;
   if (rep !== undefined && typeof rep !== "boolean") errors.push([Code.SESSION_REPORTS_INVALID]);
+  const from = p.resumeFrom === undefined ? -1 : readSmallInteger(p.resumeFrom, 0, MAX_SAFE);
+  if (p.resumeFrom !== undefined && from < 0) errors.push([Code.RESUME_FROM_INVALID]);
+  else if (from >= 0 && rep === false) errors.push([Code.RESUME_WITHOUT_REPORTS]);
+  const epoch = p.resumeEpoch === undefined ? 0 : readSmallInteger(p.resumeEpoch, 1, MAX_SAFE);
+  if (epoch < 0) errors.push([Code.RESUME_EPOCH_INVALID]);
   errors.push(...unknownFields(p, LOGON_FIELDS));
   if (errors.length > 0) return { invalid: errors };
   return {
@@ -49,5 +59,7 @@ export function readLogon(users: Users, challenge: string, p: Record<string, unk
     cancelOnDisconnect: cod === true,
     heartbeatMs: (hb === undefined ? HEARTBEAT_DEFAULT_S : (hb as number)) * 1000,
     reports: rep !== false,
+    resumeFrom: from,
+    resumeEpoch: epoch,
   };
 }

@@ -26,6 +26,7 @@ import {
   cancelOrdersCall,
   createOrderCall,
   createOrdersCall,
+  executionsCall,
   MMP_RESET_FIELDS,
   MMP_SET_FIELDS,
   mmpGetCall,
@@ -57,6 +58,7 @@ import {
   renderCancelled,
   renderCancels,
   renderEmpty,
+  renderExecutions,
   renderMmp,
   renderOrder,
   renderOrders,
@@ -64,10 +66,17 @@ import {
   renderTime,
   renderTriggerTime,
 } from "../wire/render.ts";
-import { clientOrderIdParam, orderIdSchema, type RequestSchemas } from "../wire/request-schemas.ts";
+import {
+  clientOrderIdParam,
+  executionsAfterParam,
+  executionsLimitParam,
+  orderIdSchema,
+  type RequestSchemas,
+} from "../wire/request-schemas.ts";
 import {
   balancesSchema,
   cancelledSchema,
+  executionsSchema,
   mmpSchema,
   orderListSchema,
   orderWithUpdateSchema,
@@ -117,6 +126,7 @@ function noNonce(schema: Schema): Schema {
 const ORDER_GET: ReadonlySet<string> = new Set(["orderId", "clientOrderId"]);
 const OPEN: ReadonlySet<string> = new Set(["pairName"]);
 const NONE: ReadonlySet<string> = new Set();
+const EXECUTIONS_PARAMS: ReadonlySet<string> = new Set(["after", "limit"]);
 
 /**
  * A call that runs a body call of order entry (src/entry/calls.ts) on its params: the REST body's
@@ -279,6 +289,21 @@ export const SESSION_CALLS: readonly SessionCall[] = [
     render: renderBalances,
   }),
   own({
+    method: "executions",
+    params: () => ({
+      type: "object",
+      properties: { after: executionsAfterParam, limit: executionsLimitParam },
+      additionalProperties: false,
+    }),
+    result: executionsSchema,
+    run: (ctx, s, p, reply) => {
+      const bad = unknownFields(p, EXECUTIONS_PARAMS);
+      if (bad.length > 0) return reply.invalid(bad);
+      executionsCall(ctx, s.userId, p.after, p.limit, reply);
+    },
+    render: renderExecutions,
+  }),
+  own({
     method: "ping",
     params: noParams,
     result: timeSchema,
@@ -299,6 +324,8 @@ export const LOGON_FIELDS: ReadonlySet<string> = new Set([
   "cancelOnDisconnect",
   "heartbeatSeconds",
   "reports",
+  "resumeFrom",
+  "resumeEpoch",
 ]);
 export const LOGON_PARAMS_SCHEMA: Schema = {
   type: "object",
@@ -308,6 +335,19 @@ export const LOGON_PARAMS_SCHEMA: Schema = {
     cancelOnDisconnect: { type: "boolean", default: false },
     heartbeatSeconds: { type: "integer", minimum: 1, maximum: 120, default: 30 },
     reports: { type: "boolean", default: true },
+    resumeFrom: {
+      type: "integer",
+      minimum: 0,
+      description:
+        "docs/API.md 16: replay the user's executions numbered above this one before any live report " +
+        '(needs "reports": true)',
+    },
+    resumeEpoch: {
+      type: "integer",
+      minimum: 1,
+      description:
+        "docs/API.md 16: the epoch `resumeFrom` belongs to; another epoch than the server's is refused",
+    },
   },
   required: ["apiToken", "signature"],
   additionalProperties: false,

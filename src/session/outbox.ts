@@ -26,10 +26,10 @@ export class Outbox {
     this.markDirty(ws, c);
   }
 
-  /** A call's empty slot: written once its answer fills it. */
+  /** An empty slot (a call's answer, a resume's replay): written once it is filled. */
   pushSlot(c: SessionConn, slot: Slot): void {
     c.out.push(slot);
-    c.inFlight++;
+    if (slot.answer) c.inFlight++;
   }
 
   /** A frame that goes out in this turn's write ahead of the waiting ones. */
@@ -64,17 +64,31 @@ export class Outbox {
     }
   };
 
-  /** Writes every ready frame at the head of the outbox in one cork, then checks the bound. */
+  /**
+   * Writes every ready frame at the head of the outbox in one cork, then checks the bound. A slot
+   * with frames following its text (a resume's replay) writes them while the socket holds less than
+   * half the bound, and stays at the head until all are out (the rest goes on at `drain`).
+   */
   flushOne(ws: Socket, c: SessionConn): void {
     const out = c.out;
     let i = c.head;
     if (i >= out.length || out[i].text === null) return;
+    const half = this.maxBackpressureBytes / 2;
     try {
       ws.cork(() => {
         while (i < out.length && out[i].text !== null) {
           const s = out[i];
-          ws.send(s.text!, false, false);
-          if (s.answer) c.inFlight--;
+          const more = s.more;
+          if (more === undefined) {
+            ws.send(s.text!, false, false);
+            if (s.answer) c.inFlight--;
+            i++;
+            continue;
+          }
+          let sent = s.sent ?? 0;
+          while (sent < more.length && ws.getBufferedAmount() < half) ws.send(more[sent++], false, false);
+          s.sent = sent;
+          if (sent < more.length) break;
           i++;
         }
       });

@@ -50,6 +50,13 @@ export const STATE_ENDED = 2;
 export interface Slot {
   text: string | null;
   answer: boolean;
+  /**
+   * A slot of several frames (a resume's replay, docs/API.md 16), written in place of `text` (set
+   * to "" once they are ready) as the socket drains, `sent` of them so far; the frames behind the
+   * slot wait until all are out.
+   */
+  more?: string[];
+  sent?: number;
 }
 
 /** Per-connection state (uWS user data). */

@@ -14,15 +14,24 @@
  *             once, which cancels the session's orders when it logged on with cancelOnDisconnect
  */
 import { randomBytes } from "node:crypto";
+import { executionViews } from "../entry/calls.ts";
 import { unknownFields } from "../entry/fields.ts";
 import type { Reply } from "../entry/reply.ts";
 import type { ErrorEntry } from "../errors/bodies.ts";
 import { errorBody, errorStatus, multiErrorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import type { Lang } from "../errors/language.ts";
+import { log } from "../util/log.ts";
 import { addToSet, removeFromSet } from "../util/set-map.ts";
-import { CLOSE_AUTH, CLOSE_GOING_AWAY, CLOSE_SILENT, CLOSE_TOO_BIG } from "../wire/close-codes.ts";
+import {
+  CLOSE_AUTH,
+  CLOSE_GOING_AWAY,
+  CLOSE_INTERNAL,
+  CLOSE_SILENT,
+  CLOSE_TOO_BIG,
+} from "../wire/close-codes.ts";
 import { DuplicateKeyError, isJsonObject, parseJsonBody } from "../wire/json-body.ts";
+import { reportFrame } from "../wire/render.ts";
 import { readLogon } from "./logon.ts";
 import { LOGON_METHOD, SESSION_CALLS, type SessionCall } from "./methods.ts";
 import { Outbox } from "./outbox.ts";
@@ -248,6 +257,15 @@ export class SessionHub {
     }
     if ("invalid" in logon) return reply.invalid(logon.invalid);
     const key = logon.key;
+    const ctx = this.deps.ctx;
+    // docs/API.md 16: a resume is judged before the session is on; a refusal leaves it as it was.
+    let cut = -1;
+    if (logon.resumeFrom >= 0) {
+      if (logon.resumeEpoch !== 0 && logon.resumeEpoch !== ctx.execEpoch)
+        return reply.error(Code.RESUME_EPOCH);
+      cut = ctx.exchange.execSeqs.committed(key.userId);
+      if (logon.resumeFrom > cut) return reply.error(Code.RESUME_AHEAD);
+    }
     c.state = STATE_ON;
     c.key = key;
     (c as { userId: number }).userId = key.userId;
@@ -268,6 +286,41 @@ export class SessionHub {
       heartbeatSeconds: c.heartbeatMs / 1000,
       reports: c.reports,
     });
+    if (cut >= 0) this.replay(ws, c, logon.resumeFrom, cut);
+  }
+
+  /**
+   * docs/API.md 16: the user's executions in (from, cut], then the `resumed` event, in one slot of
+   * the outbox behind the logon's answer. The session reports from the logon on, so every live
+   * report (each numbered above `cut`, which was the last committed number) queues behind the
+   * slot: nothing is lost or repeated at the seam. The frames go out as the socket drains.
+   */
+  private replay(ws: Socket, c: SessionConn, from: number, cut: number): void {
+    const ctx = this.deps.ctx;
+    const slot: Slot = { text: null, answer: false };
+    this.outbox.pushSlot(c, slot);
+    const done = `{"event":"resumed","execSeq":${cut},"execEpoch":${ctx.execEpoch}}`;
+    ctx.reader.executions(c.userId, from, cut, Number.MAX_SAFE_INTEGER).then(
+      (rows) => {
+        const frames = executionViews(ctx, rows).map(reportFrame);
+        frames.push(done);
+        slot.more = frames;
+        slot.sent = 0;
+        // Ready: a slot with `more` writes its frames, not its text.
+        slot.text = "";
+        this.outbox.filled(ws, c);
+      },
+      (err) => {
+        log().error({ err: String(err) }, "session resume: the executions could not be read");
+        this.end(ws, CLOSE_INTERNAL, "resume failed");
+      },
+    );
+  }
+
+  /** The socket wrote what it held: a replay in progress goes on. */
+  drained(ws: Socket): void {
+    const c = ws.getUserData();
+    if (c.state !== STATE_ENDED) this.outbox.flushOne(ws, c);
   }
 
   private answerNow(ws: Socket, c: SessionConn, id: string, code: number): void {

@@ -40,6 +40,7 @@ export function mountSession(app: TemplatedApp, hub: SessionHub, deps: SessionDe
     open: (ws) => hub.open(ws),
     message: (ws, data, isBinary) => hub.message(ws, data, isBinary),
     pong: (ws) => hub.heard(ws),
+    drain: (ws) => hub.drained(ws),
     close: (ws) => hub.ended(ws),
   });
   app.any("/session", (res, req) => {

@@ -7,6 +7,8 @@
 export const CLOSE_GOING_AWAY = 1001;
 /** The client fell behind: its unsent buffer went over the bound (a policy violation). */
 export const CLOSE_SLOW_CONSUMER = 1008;
+/** The server could not do what the connection needs (a resume's read failed). */
+export const CLOSE_INTERNAL = 1011;
 /** A client message over the size the connection reads. */
 export const CLOSE_TOO_BIG = 1009;
 /**

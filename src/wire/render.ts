@@ -7,7 +7,14 @@
  */
 import type { QuoteResult } from "../core/command.ts";
 import type { OrderView } from "../core/exchange.ts";
-import type { BalanceView, BatchItem, CancelItem, MmpView } from "../entry/calls.ts";
+import type {
+  BalanceView,
+  BatchItem,
+  CancelItem,
+  ExecutionsView,
+  ExecutionView,
+  MmpView,
+} from "../entry/calls.ts";
 import { errorBody, multiErrorBody } from "../errors/bodies.ts";
 import type { Lang } from "../errors/language.ts";
 import { serialize } from "./schemas.ts";
@@ -67,3 +74,22 @@ export const renderMmp: Render<MmpView> = (mmp) => serialize.mmp(mmp);
 
 /** The server's time: `{"serverTime"}` (docs/API.md 9). */
 export const renderTime: Render<number> = (serverTime) => serialize.time({ serverTime });
+
+/** One item of the executions: `{"execSeq","event","data"}`. */
+function executionItem(e: ExecutionView): string {
+  const data = e.event === "order" ? serialize.orderItem(e.data) : serialize.userTrade(e.data);
+  return `{"execSeq":${e.execSeq},"event":"${e.event}","data":${data}}`;
+}
+
+/** The executions (docs/API.md 16): `{"items", "lastExecSeq", "execEpoch"}`. */
+export const renderExecutions: Render<ExecutionsView> = (v) =>
+  `{"items":[${v.items.map(executionItem).join(",")}],"lastExecSeq":${v.lastExecSeq},"execEpoch":${v.execEpoch}}`;
+
+/**
+ * A report frame of a trading session (docs/API.md 13, 14): `{"event","data","execSeq"}`, as a
+ * live report and a resume's replay send it.
+ */
+export function reportFrame(e: ExecutionView): string {
+  const data = e.event === "order" ? serialize.orderItem(e.data) : serialize.userTrade(e.data);
+  return `{"event":"${e.event}","data":${data},"execSeq":${e.execSeq}}`;
+}

@@ -564,3 +564,6 @@ export const bookLimitParam = integerParamSchema(1, BOOK_LIMIT_MAX);
 export const chartLimitParam = integerParamSchema(1, CHART_LIMIT_MAX);
 export const timeParam = integerParamSchema(0, MAX_QUERY_INTEGER);
 export const clientOrderIdParam = matching(CLIENT_ORDER_ID_RE);
+/** docs/API.md 16: `after` and `limit` of the executions read. */
+export const executionsAfterParam = integerParamSchema(0, MAX_QUERY_INTEGER);
+export const executionsLimitParam = integerParamSchema(1, 1000);

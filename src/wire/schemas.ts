@@ -105,7 +105,7 @@ export const userTradeSchema = {
     tradeTime: word,
     fee: num,
     feeCurrency: word,
-    /** docs/API.md 14: the trade's number in this user's execution sequence. */
+    /** docs/API.md 16: the trade's number in this user's execution sequence. */
     execSeq: int,
   },
   required: [
@@ -317,7 +317,7 @@ function envelope(data: object) {
 }
 
 /**
- * A stream message of the user's executions (`user_orders`, `user_history`, docs/API.md 14):
+ * A stream message of the user's executions (`user_orders`, `user_history`, docs/API.md 16):
  * `{"stream", "data", "execSeq"}`, the number of the change or the trade side it reports.
  */
 function numberedEnvelope(data: object) {
@@ -328,6 +328,37 @@ function numberedEnvelope(data: object) {
     additionalProperties: false,
   } as const;
 }
+
+/** An item of a user's executions (docs/API.md 16): an order at its latest change, or a trade side. */
+export const executionSchema = {
+  oneOf: [
+    {
+      type: "object",
+      properties: { execSeq: int, event: { const: "order" }, data: orderSchema },
+      required: ["execSeq", "event", "data"],
+      additionalProperties: false,
+    },
+    {
+      type: "object",
+      properties: { execSeq: int, event: { const: "trade" }, data: userTradeSchema },
+      required: ["execSeq", "event", "data"],
+      additionalProperties: false,
+    },
+  ],
+} as const;
+
+/** GET /trade/executions, the session call `executions` (docs/API.md 16). */
+export const executionsSchema = {
+  type: "object",
+  properties: {
+    items: { type: "array", items: executionSchema },
+    /** The user's last committed execution number when the read was cut. */
+    lastExecSeq: int,
+    execEpoch: int,
+  },
+  required: ["items", "lastExecSeq", "execEpoch"],
+  additionalProperties: false,
+} as const;
 
 /** Array and page bodies (named so the OpenAPI document refers to the objects compiled here). */
 export const pairsSchema = { type: "array", items: pairRecordSchema } as const;
@@ -537,6 +568,10 @@ export const streamSchemas = {
 /** Compiled serializers, one per body. */
 export const serialize = {
   order: compile(orderWithUpdateSchema),
+  /** An order without updateTime (an item of the executions). */
+  orderItem: compile(orderSchema),
+  /** A user trade (an item of the executions). */
+  userTrade: compileExactFees(userTradeSchema),
   pairs: compile(pairsSchema),
   pairPage: compileExactFees(pairPageSchema),
   book: compile(bookSchema),

@@ -102,7 +102,7 @@ describe("results", () => {
         `answered at ${buy.batches} batches, rows added at ${batchesAtTrade}`,
       );
       // The answer first, then the stream: the book, public trades, both users' trades, then both
-      // orders (a user's trade is numbered below the order change it made, docs/API.md 14).
+      // orders (a user's trade is numbered below the order change it made, docs/API.md 16).
       const sellId = sell.view!.id;
       const buyId = buy.view!.id;
       assert.deepEqual(log, [

@@ -59,7 +59,7 @@ describe("orderView", () => {
     });
   });
 
-  it("carries the number of the order's latest change (docs/API.md 14)", () => {
+  it("carries the number of the order's latest change (docs/API.md 16)", () => {
     assert.equal(orderView(PAIR, facts({ execSeq: 17 }), false).execSeq, 17);
   });
 

@@ -17,7 +17,16 @@ import {
   replayJournal,
 } from "../../src/protocol/db/journal.ts";
 import { encodeSlots } from "../../src/protocol/db/slot-codec.ts";
-import { KIND_COUNT, META, MMP_SETTING } from "../../src/protocol/db/writer-batch.ts";
+import {
+  EXECUTION,
+  KIND_COUNT,
+  LEGACY_KIND_COUNT,
+  META,
+  MMP_SETTING,
+  ORDER,
+  ORDER_UPDATE,
+  TRADE,
+} from "../../src/protocol/db/writer-batch.ts";
 import {
   BATCHES,
   ORDERS_PER_BATCH,
@@ -279,6 +288,67 @@ describe("batch journal", { concurrency: true }, () => {
       assert.deepEqual(db.prepare("SELECT * FROM mmp_settings").all(), [
         { user_id: 7, pair: "btc_usdt", interval_seconds: 30, qty_limit: 5, frozen_seconds: 10 },
       ]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("replays orders and trades of a row written before execution numbers as numbered 0", () => {
+    const file = `${tmp.dir}/before-exec-seq.db`;
+    openDatabase(file).close();
+    const j = openJournal(file);
+    const w = journalWriter(j);
+    // The layout of that version: ORDER without exec_seq (13 slots), ORDER_UPDATE without it (6, id
+    // last), TRADE without the two numbers (14), and no EXECUTION kind.
+    const order = [7, 1, 0, 0, 0, 5000000, 100, 0, 0, 200, 200, 0, -1];
+    const update = [5000000, 100, 40, 0, 300, 7];
+    const trade = [1, 0, 5000000, 40, 8, 7, 2, 1, 1, 1, 0, 1_700_000_000_000_001, 2000, 1000];
+    const counts = new Array(LEGACY_KIND_COUNT).fill(0);
+    counts[ORDER.id] = 1;
+    counts[ORDER_UPDATE.id] = 1;
+    counts[TRADE.id] = 1;
+    assert.equal(EXECUTION.id, LEGACY_KIND_COUNT);
+    const slots = new Float64Array([...order, ...update, ...trade]);
+    // The raw form (format byte 0, then the float64 slots as they are).
+    const bytes = Buffer.concat([Buffer.from([0]), Buffer.from(slots.buffer)]);
+    j.transaction(() => {
+      w.appendSym(0, "btc_usdt");
+      j.prepare("INSERT INTO journal (seq, counts, slots, strs, settled_below) VALUES (?, ?, ?, ?, ?)").run(
+        1,
+        JSON.stringify(counts),
+        bytes,
+        "[]",
+        1,
+      );
+    }).immediate();
+    j.close();
+    const db = openDatabase(file);
+    try {
+      assert.equal(replayJournal(db), 1);
+      assert.deepEqual(
+        db
+          .prepare("SELECT id, user_id, pair, price, amount, amount_used, update_micro, exec_seq FROM orders")
+          .all(),
+        [
+          {
+            id: 7,
+            user_id: 1,
+            pair: "btc_usdt",
+            price: 5000000,
+            amount: 100,
+            amount_used: 40,
+            update_micro: 300,
+            exec_seq: 0,
+          },
+        ],
+      );
+      assert.deepEqual(
+        db
+          .prepare("SELECT id, taker_order_id, maker_fee_rate, taker_exec_seq, maker_exec_seq FROM trades")
+          .all(),
+        [{ id: 1, taker_order_id: 8, maker_fee_rate: 1000, taker_exec_seq: 0, maker_exec_seq: 0 }],
+      );
+      assert.deepEqual(db.prepare("SELECT * FROM executions").all(), []);
     } finally {
       db.close();
     }

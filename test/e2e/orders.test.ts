@@ -211,7 +211,7 @@ describe("orders", () => {
           fee: 0,
           feeCurrency: "btc",
           // The buyer's first execution: its trade, numbered below the order change it made
-          // (docs/API.md 14).
+          // (docs/API.md 16).
           execSeq: 1,
         },
       );

@@ -17,6 +17,7 @@ import { closeSync, fsyncSync, openSync, readlinkSync, renameSync, rmSync, statS
 import { setPriority } from "node:os";
 import path from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
+import Database from "better-sqlite3";
 import type { BackupTask, BackupWorkerData, FromBackup } from "../../src/protocol/db/backup-tasks.ts";
 import { EXEC_EPOCH_BUMP } from "../../src/protocol/db/backup-tasks.ts";
 import { openDatabase } from "../../src/protocol/db/db-open.ts";
@@ -58,9 +59,10 @@ function backup(file: string): FromBackup {
     throw err;
   }
   try {
-    // The first start on the copy begins a new execution epoch (docs/API.md 14): it may lack
-    // changes whose numbers clients have already seen.
-    const rw = openDatabase(partial);
+    // The first start on the copy begins a new execution epoch (docs/API.md 16): it may lack
+    // changes whose numbers clients have already seen. A plain connection: the copy keeps the
+    // journal mode VACUUM INTO gave it, and nothing is left beside it.
+    const rw = new Database(partial, { fileMustExist: true });
     try {
       rw.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, 1)").run(EXEC_EPOCH_BUMP);
     } finally {

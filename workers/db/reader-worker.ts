@@ -6,12 +6,14 @@
 import { workerData } from "node:worker_threads";
 import { type Db, openDatabase } from "../../src/protocol/db/db-open.ts";
 import type {
+  Execution,
   Page,
   ReaderTask,
   ReaderWorkerData,
   RecentForUser,
 } from "../../src/protocol/db/reader-tasks.ts";
 import {
+  EXEC_TRADE,
   ORDER_COLUMNS,
   type OrderRow,
   TRANSFER_COLUMNS,
@@ -67,6 +69,12 @@ function prepare(db: Db) {
     ),
     // A user's deposits and withdrawals on the (user_id, id) key (migration 009).
     countTransfers: db.prepare<[number], number>("SELECT COUNT(*) FROM transfers WHERE user_id = ?").pluck(),
+    executions: db.prepare<[{ u: number; after: number; upTo: number }], [number, number, number]>(
+      "SELECT exec_seq, kind, ref_id FROM executions WHERE user_id = @u AND exec_seq > @after AND exec_seq <= @upTo ORDER BY exec_seq",
+    ),
+    tradeSide: db.prepare<[number, number], UserTradeRow>(
+      `SELECT ${USER_TRADE_COLUMNS} FROM trade_sides WHERE trade_id = ? AND user_id = ?`,
+    ),
     transfers: db.prepare<[{ u: number; limit: number; offset: number }], TransferRow>(
       `SELECT ${TRANSFER_COLUMNS} FROM transfers INDEXED BY transfers_user WHERE user_id = @u
        ORDER BY id DESC LIMIT @limit OFFSET @offset`,
@@ -94,6 +102,28 @@ function checkPage(page: number, pageSize: number): number {
   return (page - 1) * pageSize;
 }
 
+/** The user's executions in (after, upTo], at most `limit` (DbReader.executions). */
+function executions(userId: number, after: number, upTo: number, limit: number): Execution[] {
+  const out: Execution[] = [];
+  if (limit <= 0) return out;
+  for (const [execSeq, kind, refId] of st.executions.raw().iterate({ u: userId, after, upTo }) as Iterable<
+    [number, number, number]
+  >) {
+    if (kind === EXEC_TRADE) {
+      const trade = st.tradeSide.get(refId, userId);
+      if (trade !== undefined) out.push({ execSeq, event: "trade", trade });
+    } else {
+      // An order once, at its latest change: an earlier change of it is skipped, and so is a row
+      // changed above `upTo` (that change is reported above it).
+      const row = st.order.get(refId);
+      if (row !== undefined && row.execSeq === execSeq)
+        out.push({ execSeq, event: "order", order: toOrderRow(row) });
+    }
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
 export default function run(
   task: ReaderTask,
 ):
@@ -103,6 +133,7 @@ export default function run(
   | RecentForUser
   | OrderRow
   | OrderRow[]
+  | Execution[]
   | undefined {
   if (db === null) connect();
   switch (task.op) {
@@ -143,6 +174,8 @@ export default function run(
     }
     case "openOrders":
       return st.openOrders.all(JSON.stringify(task.ids)).map(toOrderRow);
+    case "executions":
+      return inSnapshot(() => executions(task.userId, task.after, task.upTo, task.limit));
     case "recentForUser": {
       checkPage(1, task.n);
       return inSnapshot(() => ({

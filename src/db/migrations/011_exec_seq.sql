@@ -1,4 +1,4 @@
--- Executions that survive a reconnect (docs/API.md 14, DECISIONS.md "Execution numbers").
+-- Executions that survive a reconnect (docs/API.md 16, DECISIONS.md "Execution numbers").
 --
 -- Every user has one sequence of execution numbers, 1, 2, 3, ... in commit order: one number per
 -- change of one of the user's orders (the state a command left it in) and one per side of each of
@@ -37,6 +37,6 @@ CREATE VIEW user_trade_rows (user_id, trade_id, pair, side, type, price, amount,
     CASE WHEN t.taker_user_id = u.user_id THEN t.taker_exec_seq ELSE t.maker_exec_seq END
   FROM user_trades u JOIN trades t ON t.id = u.trade_id;
 
--- The epoch of the numbers (docs/API.md 14): 1 on a new database, one higher each time a backup
+-- The epoch of the numbers (docs/API.md 16): 1 on a new database, one higher each time a backup
 -- copy is started (the copy holds meta 'exec_epoch_next_start', written into it when it is made).
 INSERT INTO meta (key, value) VALUES ('exec_epoch', 1);

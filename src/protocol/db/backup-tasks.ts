@@ -26,7 +26,7 @@ export interface BackupCopy {
 export type FromBackup = { t: "ready" } | ({ t: "done" } & BackupCopy) | { t: "error"; message: string };
 
 /**
- * The meta key a backup copy carries (docs/API.md 14): the first start on the copy begins a new
+ * The meta key a backup copy carries (docs/API.md 16): the first start on the copy begins a new
  * execution epoch and drops it (src/db/recovery.ts resolveExecEpoch).
  */
 export const EXEC_EPOCH_BUMP = "exec_epoch_bump";

@@ -24,7 +24,16 @@ export type ReaderTask =
   | { op: "recentForUser"; userId: number; n: number }
   | { op: "order"; orderId: number }
   | { op: "orderByClientId"; userId: number; clientOrderId: string }
-  | { op: "openOrders"; ids: number[] };
+  | { op: "openOrders"; ids: number[] }
+  | { op: "executions"; userId: number; after: number; upTo: number; limit: number };
+
+/**
+ * One item of a user's executions (docs/API.md 16): an order at the number of its latest change,
+ * or one side of a trade at its number.
+ */
+export type Execution =
+  | { execSeq: number; event: "order"; order: OrderRow }
+  | { execSeq: number; event: "trade"; trade: UserTradeRow };
 
 export interface ReaderWorkerData {
   /** URL of the task module, loaded by workers/ts-entry.mjs. */

@@ -258,7 +258,7 @@ export const MMP_SETTING = kind(
 );
 
 /**
- * One number of a user's execution sequence (docs/API.md 14, migration 011): the order change or
+ * One number of a user's execution sequence (docs/API.md 16, migration 011): the order change or
  * the trade side it numbers. Facts, as trades: a number is given once.
  */
 export const EXECUTION = kind("executions", { user_id: INT, exec_seq: INT, kind: INT, ref_id: INT });
