@@ -237,6 +237,8 @@ export interface BalanceAnswer {
 export interface StreamMessage<T = unknown> {
   stream: string;
   data: T;
+  /** docs/API.md 16: on `user_orders` and `user_history`, the execution's number. */
+  execSeq?: number;
 }
 
 /** An `orders:{pair}` message's data: a snapshot or the changed levels (amount 0: gone). */

@@ -134,7 +134,9 @@ const STREAM_CHANNELS: readonly StreamChannelSpec[] = [
     description:
       "The caller's orders (docs/API.md 12.2): a signed upgrade (12.1) or a listen key (10); another " +
       "user's uid is refused with 403. Nothing on connect.",
-    update: "The order after each change: created, each fill, cancel (as the REST reads return it).",
+    update:
+      "The order after each change: created, each fill, cancel (as the REST reads return it); " +
+      "`execSeq`: the change's number in the user's execution sequence (docs/API.md 16).",
   },
   {
     key: "user_history",
@@ -142,7 +144,9 @@ const STREAM_CHANNELS: readonly StreamChannelSpec[] = [
     schema: "StreamUserHistoryMessage",
     user: true,
     description: "The caller's trades (docs/API.md 12.2), as in the user history. Nothing on connect.",
-    update: "Each trade of the user, as in the user history.",
+    update:
+      "Each trade of the user, as in the user history; `execSeq`: the trade's number in the user's " +
+      "execution sequence (docs/API.md 16).",
   },
 ];
 

@@ -34,6 +34,14 @@ export class SessionReports implements CommitListener {
     removeFromSet(this.reporting, user, ws);
   }
 
+  /** An execution report to each session of the user, but one whose resume's replay holds it. */
+  private pushReport(set: ReadonlySet<Socket>, execSeq: number, text: string): void {
+    for (const ws of set) {
+      const c = ws.getUserData();
+      if (execSeq > c.resumeCut) this.outbox.push(ws, c, { text, answer: false });
+    }
+  }
+
   wantsOrders(user: number): boolean {
     return this.reporting.has(user);
   }
@@ -57,14 +65,14 @@ export class SessionReports implements CommitListener {
     if (set === undefined || this.closed) return;
     // The data as user_orders carries it: the stream message with `"stream":""` in place of the event.
     const text = `{"event":"order",${serialize.streamOrder({ stream: "", data: view, execSeq: view.execSeq }).slice(STREAM_HEAD.length)}`;
-    for (const ws of set) this.outbox.push(ws, ws.getUserData(), { text, answer: false });
+    this.pushReport(set, view.execSeq, text);
   }
 
   userTrade(user: number, view: UserTradeView): void {
     const set = this.reporting.get(user);
     if (set === undefined || this.closed) return;
     const text = `{"event":"trade",${serialize.streamUserTrade({ stream: "", data: view, execSeq: view.execSeq }).slice(STREAM_HEAD.length)}`;
-    for (const ws of set) this.outbox.push(ws, ws.getUserData(), { text, answer: false });
+    this.pushReport(set, view.execSeq, text);
   }
 
   /**

@@ -83,6 +83,11 @@ export interface SessionConn {
   dirty: boolean;
   /** Tags a created order with this session (set at a logon with cancelOnDisconnect). */
   tag?: (v: ValidOrder) => void;
+  /**
+   * docs/API.md 16: the last number a resume's replay holds (0: no resume); a live report at or
+   * below it is already in the replay and is not sent again.
+   */
+  resumeCut: number;
   readonly userId: number;
 }
 

@@ -112,6 +112,7 @@ export class SessionHub {
       head: 0,
       inFlight: 0,
       dirty: false,
+      resumeCut: 0,
       userId: -1,
     };
   }
@@ -263,7 +264,7 @@ export class SessionHub {
     if (logon.resumeFrom >= 0) {
       if (logon.resumeEpoch !== 0 && logon.resumeEpoch !== ctx.execEpoch)
         return reply.error(Code.RESUME_EPOCH);
-      cut = ctx.exchange.execSeqs.committed(key.userId);
+      cut = ctx.exchange.execSeqs.given(key.userId);
       if (logon.resumeFrom > cut) return reply.error(Code.RESUME_AHEAD);
     }
     c.state = STATE_ON;
@@ -291,16 +292,21 @@ export class SessionHub {
 
   /**
    * docs/API.md 16: the user's executions in (from, cut], then the `resumed` event, in one slot of
-   * the outbox behind the logon's answer. The session reports from the logon on, so every live
-   * report (each numbered above `cut`, which was the last committed number) queues behind the
-   * slot: nothing is lost or repeated at the seam. The frames go out as the socket drains.
+   * the outbox behind the logon's answer; `cut` is the last number given at the logon. The session
+   * reports from the logon on: a number given later is above `cut` and its report (built for this
+   * session, which now wants it) queues behind the slot; a report at or below `cut` whose commit
+   * comes later is left out (`resumeCut`), as the replay holds it. The rows are read once the
+   * records of every number up to `cut` have committed (the writer's current batch holds the last
+   * of them). Nothing is lost or repeated at the seam. The frames go out as the socket drains.
    */
   private replay(ws: Socket, c: SessionConn, from: number, cut: number): void {
     const ctx = this.deps.ctx;
     const slot: Slot = { text: null, answer: false };
     this.outbox.pushSlot(c, slot);
+    c.resumeCut = cut;
     const done = `{"event":"resumed","execSeq":${cut},"execEpoch":${ctx.execEpoch}}`;
-    ctx.reader.executions(c.userId, from, cut, Number.MAX_SAFE_INTEGER).then(
+    const read = () => ctx.reader.executions(c.userId, from, cut, Number.MAX_SAFE_INTEGER);
+    new Promise<void>((committed) => ctx.exchange.results.afterCommit(committed)).then(read).then(
       (rows) => {
         const frames = executionViews(ctx, rows).map(reportFrame);
         frames.push(done);

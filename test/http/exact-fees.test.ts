@@ -36,7 +36,7 @@ describe("exact fees on the wire", () => {
         userOrders: [],
         userHistory: [trade(FEE)],
       }),
-      serialize.streamUserTrade({ stream: "user_history:u", data: trade(FEE) }),
+      serialize.streamUserTrade({ stream: "user_history:u", data: trade(FEE), execSeq: 1 }),
     ];
     for (const body of bodies) {
       assert.ok(body.includes(`"fee":${FEE},"feeCurrency":"usdt"`), body);
@@ -58,6 +58,7 @@ describe("exact fees on the wire", () => {
       isCancelled: false,
       createTime: "2026-11-23 18:00:00",
       clientOrderId: '"fee":"2"',
+      execSeq: 1,
     };
     const body = serialize.pairPage({
       exchanges: [],
@@ -68,7 +69,7 @@ describe("exact fees on the wire", () => {
     });
     assert.equal(JSON.parse(body).userOrders[0].clientOrderId, '"fee":"2"');
     assert.equal(JSON.parse(body).userHistory[0].fee, 1.5);
-    const stream = serialize.streamUserTrade({ stream: '"fee":"2"', data: trade("1.5") });
+    const stream = serialize.streamUserTrade({ stream: '"fee":"2"', data: trade("1.5"), execSeq: 1 });
     assert.equal(JSON.parse(stream).stream, '"fee":"2"');
     assert.equal(JSON.parse(stream).data.fee, 1.5);
   });

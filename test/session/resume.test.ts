@@ -199,6 +199,9 @@ describe("executions that survive a reconnect", () => {
     });
     first.ws.terminate();
     const seen = numbered(first.frames);
+    // Fills go on while no session of the maker is logged on: their reports are built for nobody,
+    // and only the replay can carry them.
+    await new Promise((r) => setTimeout(r, 30));
     const resumeFrom = seen.length === 0 ? 0 : Math.max(...seen.map(([n]) => n));
     const second = await SessionSocket.logon(server, maker, { resumeFrom });
     await burst;

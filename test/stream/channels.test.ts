@@ -51,6 +51,7 @@ const ORDER_KEYS = [
   "amountUsed",
   "isCancelled",
   "createTime",
+  "execSeq",
 ];
 const USER_TRADE_KEYS = [
   "id",
@@ -62,6 +63,7 @@ const USER_TRADE_KEYS = [
   "tradeTime",
   "fee",
   "feeCurrency",
+  "execSeq",
 ];
 
 function withoutUpdate(o: Order): Omit<Order, "updateTime"> {
@@ -73,7 +75,9 @@ function withoutUpdate(o: Order): Omit<Order, "updateTime"> {
 async function nextOn(client: StreamClient, stream: string): Promise<StreamMessage> {
   const m = await client.next();
   assert.equal(m.stream, stream, `expected a message on ${stream}, got ${JSON.stringify(m)}`);
-  assert.deepEqual(Object.keys(m), ["stream", "data"]);
+  // A user's executions carry their number beside the data (docs/API.md 16), the rest nothing more.
+  const numbered = m.stream.startsWith("user_orders:") || m.stream.startsWith("user_history:");
+  assert.deepEqual(Object.keys(m), numbered ? ["stream", "data", "execSeq"] : ["stream", "data"]);
   return m;
 }
 
@@ -197,23 +201,8 @@ describe("stream channels", () => {
     const { closeBidValue: _b, closeAskValue: _a, ...restRecord } = pairs.body[0];
     assert.deepEqual(restRecord, values, "the stream record equals GET /trade/pairs");
 
-    // The maker's own channels: the filled order, then its trade.
-    const fill = await nextOn(own, `user_orders:${maker.uid}`);
-    const filled = fill.data as Order;
-    assert.deepEqual(Object.keys(filled), ORDER_KEYS);
-    assert.equal(filled.amountUsed, 0.5);
-    assert.equal(filled.isCancelled, false);
-    assert.match(filled.createTime, DATETIME);
-    const page = await get<{ items: Order[] }>(
-      server,
-      "/trade/pairs/btc_usdt/user-orders?pageSize=100",
-      maker,
-    );
-    assert.deepEqual(
-      page.body.items.find((o) => o.id === filled.id),
-      filled,
-      "the stream order equals the REST order",
-    );
+    // The maker's own channels: its trade, then the filled order (docs/API.md 16: a trade is
+    // numbered below the order change it makes, and reports go in number order).
     const tradeMsg = await nextOn(own, `user_history:${maker.uid}`);
     const trade = tradeMsg.data as UserTrade;
     assert.deepEqual(Object.keys(trade), USER_TRADE_KEYS);
@@ -232,8 +221,30 @@ describe("stream channels", () => {
         tradeTime: "",
         fee: 0,
         feeCurrency: "usdt",
+        execSeq: trade.execSeq,
       },
     );
+    assert.equal(tradeMsg.execSeq, trade.execSeq, "the message's number is its trade's");
+
+    const fill = await nextOn(own, `user_orders:${maker.uid}`);
+    const filled = fill.data as Order;
+    assert.deepEqual(Object.keys(filled), ORDER_KEYS);
+    assert.equal(filled.amountUsed, 0.5);
+    assert.equal(filled.isCancelled, false);
+    assert.match(filled.createTime, DATETIME);
+    const page = await get<{ items: Order[] }>(
+      server,
+      "/trade/pairs/btc_usdt/user-orders?pageSize=100",
+      maker,
+    );
+    assert.deepEqual(
+      page.body.items.find((o) => o.id === filled.id),
+      filled,
+      "the stream order equals the REST order",
+    );
+    // The order's fill is numbered right after the trade that made it (docs/API.md 16).
+    assert.equal(filled.execSeq, trade.execSeq + 1);
+    assert.equal(fill.execSeq, filled.execSeq);
 
     // A new limit order: created on user_orders (as the create answer, without updateTime), a new level.
     const created = await createOrder(server, maker, {
@@ -256,6 +267,7 @@ describe("stream channels", () => {
     assert.deepEqual((await nextOn(own, `user_orders:${maker.uid}`)).data, {
       ...withoutUpdate(created),
       isCancelled: true,
+      execSeq: created.execSeq + 1,
     });
     const gone = (await nextOn(pub, "orders:btc_usdt")).data as BookData;
     assert.deepEqual(

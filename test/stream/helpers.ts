@@ -190,6 +190,8 @@ export async function cancelOrder(server: TestServer, user: TestUser, orderId: n
 export interface StreamMessage {
   stream: string;
   data: unknown;
+  /** docs/API.md 16: on `user_orders` and `user_history`, the execution's number. */
+  execSeq?: number;
 }
 
 export interface Level {
