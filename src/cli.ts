@@ -27,7 +27,8 @@
  *         (`exchange tail status`: every pair's status, then each change; docs/API.md 12.2)
  *   exchange session place PAIR buy|sell AMOUNT [PRICE] [...]  the same order over a trading session
  *   exchange session cancel ORDER_ID                           a cancel over a trading session
- *   exchange session tail [--count N]                          one JSON line per execution report
+ *   exchange session tail [--count N] [--resume N]             one JSON line per execution report
+ *         (--resume: first the executions numbered above N, replayed; docs/API.md 16)
  *
  * Settings, flags winning over the environment: the end of USAGE below, which `--help` prints.
  * Answers are printed as JSON on stdout; a non-200 answer prints its body on stderr and exits 1;
@@ -63,8 +64,9 @@ const USAGE = `usage: exchange <command> [args] [settings]
   transfers [--page N] [--page-size N]
   pairs | book PAIR | history PAIR    tail CHANNEL... [--count N] [--book]
   session place PAIR buy|sell AMOUNT [PRICE] [order flags]   session cancel ORDER_ID
-  session tail [--count N]            (over a trading session: logon, then the call, or one JSON
-                                       line per execution report until Ctrl-C)
+  session tail [--count N] [--resume N]   (over a trading session: logon, then the call, or one
+                                       JSON line per execution report until Ctrl-C; --resume N:
+                                       first the executions numbered above N)
 settings (a flag wins over its environment variable; an empty variable counts as unset):
   --url URL              EXCHANGE_URL          the server, default ${DEFAULT_URL}
   --token T              EXCHANGE_API_TOKEN    API token: signed commands, user_ channels
@@ -120,6 +122,7 @@ const OPTIONS = {
   bid: { type: "string", multiple: true },
   ask: { type: "string", multiple: true },
   count: { type: "string" },
+  resume: { type: "string" },
   book: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -438,12 +441,14 @@ function sessionOptions(client: ExchangeClient, baseUrl: string) {
 }
 
 /**
- * Logs on (reconnecting after a drop, with a fresh logon) and prints each execution report as one
- * JSON line, `{"event":"order"|"trade","data":...}`, until `--count` reports or Ctrl-C. What happens
- * to the session itself goes to stderr.
+ * Logs on (reconnecting after a drop, with a fresh logon that resumes from the last report printed)
+ * and prints each execution report as one JSON line, `{"event":"order"|"trade","data":...,
+ * "execSeq":n}`, until `--count` reports or Ctrl-C. With `--resume N` the logon resumes from N: the
+ * executions numbered above N come first, replayed (docs/API.md 16). What happens to the session
+ * itself goes to stderr.
  */
 async function sessionTail(
-  v: { count?: string },
+  v: { count?: string; resume?: string },
   client: ExchangeClient,
   baseUrl: string,
   out: (line: string) => void,
@@ -451,6 +456,9 @@ async function sessionTail(
 ): Promise<number> {
   const count = v.count === undefined ? Number.POSITIVE_INFINITY : Number(v.count);
   if (!(count >= 1)) throw new UsageError("--count must be a positive integer");
+  const resumeFrom = v.resume === undefined ? undefined : Number(v.resume);
+  if (resumeFrom !== undefined && !(/^\d+$/.test(v.resume!) && Number.isSafeInteger(resumeFrom)))
+    throw new UsageError("--resume must be an integer >= 0 (an execSeq)");
   let seen = 0;
   let finish: (code: number) => void = () => {};
   const done = new Promise<number>((resolve) => {
@@ -460,10 +468,15 @@ async function sessionTail(
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
-    const session = await TradingSession.connect({ ...sessionOptions(client, baseUrl), reconnect: true });
-    const report = (event: string) => (data: unknown) => {
+    const session = await TradingSession.connect({
+      ...sessionOptions(client, baseUrl),
+      reconnect: true,
+      ...(resumeFrom === undefined ? {} : { resumeFrom }),
+    });
+    // Listeners added in the turn `connect` resolved in see the replay (it follows the logon).
+    const report = (event: string) => (data: unknown, execSeq: number) => {
       if (seen >= count) return;
-      out(JSON.stringify({ event, data }));
+      out(JSON.stringify({ event, data, execSeq }));
       if (++seen >= count) finish(0);
     };
     session.on("order", report("order"));
@@ -472,6 +485,12 @@ async function sessionTail(
       if (d.reconnecting) err(`session dropped (close ${d.code}); reconnecting`);
     });
     session.on("logon", (r) => err(`logged on again as ${r.uid}`));
+    session.on("resumed", (r) => err(`resumed: replayed up to execSeq ${r.execSeq} (epoch ${r.execEpoch})`));
+    session.on("resumeRefused", (r) =>
+      err(
+        `resume from ${r.resumeFrom} refused (${(r.error.codes.resumeFrom ?? []).join(", ")}): logged on without it; what changed meanwhile is not replayed`,
+      ),
+    );
     session.on("close", (c) => {
       err(`session ended (close ${c.code})${c.error === undefined ? "" : `: ${c.error.message}`}`);
       finish(1);

@@ -3,7 +3,8 @@
  * `--recv-window`, and the old form with `--signature legacy`. What it sends is read by a plain
  * node:http listener that records the request; that it is accepted, by the real server. The
  * `session` commands (docs/API.md 13: place, cancel, tail of the execution reports) against a real
- * server, the tail also as a process stopped with Ctrl-C. The admin commands `api-key create` and
+ * server, the tail also as a process stopped with Ctrl-C and from `--resume N` (docs/API.md 16: the
+ * executions above N as GET /trade/executions lists them, then live ones; a bad N a usage error). The admin commands `api-key create` and
  * `withdraw`, and the public reads `book` and `history`, against a real server: what they print and
  * what they changed, read back over REST.
  */
@@ -15,7 +16,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { run } from "../src/cli.ts";
 import { boundSigningText, type OrderBook, type PublicTrade, signText } from "../src/client/index.ts";
-import { expectOk, limit, REPO_ROOT, TestServer, type TestUser } from "./e2e/harness.ts";
+import { expectOk, limit, placeLimit, REPO_ROOT, TestServer, type TestUser } from "./e2e/harness.ts";
 import { cli } from "./support/cli-run.ts";
 import { waitFor } from "./wait.ts";
 
@@ -238,6 +239,57 @@ describe("exchange session", () => {
         ["order", o.id, true],
       ],
     );
+  });
+
+  it("tails from --resume N: the executions above N as GET /trade/executions has them, then live ones", async () => {
+    const [maker, taker] = await server.newUsers(2, { usdt: "100000", btc: "10" });
+    const sells = [];
+    for (let i = 0; i < 3; i++) sells.push(await placeLimit(maker, "btc_usdt", "sell", "20000", "0.1"));
+    await placeLimit(taker, "btc_usdt", "buy", "20000", "0.25");
+    expectOk(await maker.client.cancelOrder(sells[2].id));
+    const from = 2;
+    const above = expectOk(await maker.client.executions({ after: from }));
+    // 3 orders, 3 trades, 3 fills and a cancel; the replay leaves out the states superseded later.
+    assert.equal(above.lastExecSeq, 10);
+    assert.ok(above.items.length >= 5, JSON.stringify(above.items));
+
+    const err: string[] = [];
+    const out: string[] = [];
+    const makerKey = ["--url", server.origin, "--token", maker.apiToken, "--secret", maker.secretKey];
+    const tail = run(
+      ["session", "tail", "--resume", String(from), "--count", String(above.items.length + 2), ...makerKey],
+      {},
+      (l) => out.push(l),
+      (l) => err.push(l),
+    );
+    await waitFor(() => err.some((l) => l.startsWith("resumed: replayed up to execSeq 10")), {
+      what: "the tail's resume",
+      detail: () => err.join("\n"),
+    });
+    const o = await placeLimit(maker, "btc_usdt", "buy", "100", "0.1");
+    expectOk(await maker.client.cancelOrder(o.id));
+    assert.equal(await tail, 0, err.join("\n"));
+    const lines = out.map((l) => JSON.parse(l) as { event: string; data: { id: number }; execSeq: number });
+    assert.deepEqual(
+      lines.slice(0, above.items.length),
+      above.items.map((x) => ({ event: x.event, data: x.data, execSeq: x.execSeq })),
+      "the replay: exactly the executions above N",
+    );
+    assert.deepEqual(
+      lines.slice(above.items.length).map((l) => [l.event, l.data.id, l.execSeq]),
+      [
+        ["order", o.id, 11],
+        ["order", o.id, 12],
+      ],
+      "then the live reports",
+    );
+
+    for (const bad of ["-1", "1.5", "x", "", "9007199254740993"]) {
+      const refused = await cli(["session", "tail", `--resume=${bad}`, ...makerKey]);
+      assert.equal(refused.code, 2, `--resume=${bad}: ${refused.err}`);
+      assert.match(refused.err, /^--resume must be an integer >= 0/);
+      assert.equal(refused.out, "");
+    }
   });
 
   it("runs the tail until Ctrl-C as a process, exiting 0 without saying it reconnects", async () => {

@@ -41,6 +41,8 @@ export {
   type LogonResult,
   type LogonSettings,
   type ReconnectOptions,
+  type ResumedInfo,
+  type ResumeRefusal,
   SESSION_HEARTBEAT_SECONDS,
   SESSION_MAX_IN_FLIGHT,
   type SessionCalls,

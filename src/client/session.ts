@@ -20,6 +20,12 @@
  *               call that changes orders has an unknown outcome (the error says so)
  *   reconnect   opt-in, with exponential backoff: a fresh hello and a fresh logon (credentials read
  *               again, so a rotated key is picked up); a logon refused with 401 ends the session
+ *   resume      docs/API.md 16: the session keeps the highest `execSeq` of the reports it received (and
+ *               the epoch); a reconnect logs on with `resumeFrom` that number, so the server replays
+ *               what the drop lost (as `order`/`trade` events) before `resumed` and the live reports.
+ *               A logon without resume learns its number with the `executions` call. An epoch that
+ *               moved on (RESUME_EPOCH, a server started on a backup's copy) or a number the server
+ *               never gave (RESUME_AHEAD) is answered with `resumeRefused` and a logon without resume
  *   raw frames  `onFrame` sees each frame received (hello and logon answers included) before it is
  *               handled, `onSend` each call frame sent (the logon included), e.g. to log the wire or
  *               check it against the AsyncAPI document
@@ -39,6 +45,7 @@ import type {
   CreatedOrder,
   CreateOrderRequest,
   ErrorBody,
+  Executions,
   Order,
   PairStatusUpdate,
   UserTrade,
@@ -62,6 +69,14 @@ export interface LogonSettings {
   heartbeatSeconds?: number;
   /** Execution reports (default true). */
   reports?: boolean;
+  /**
+   * docs/API.md 16: the first logon replays the executions numbered above this one (e.g. the
+   * `execSeq` of an earlier session, or `lastExecSeq` of GET /trade/executions); reconnects resume
+   * from the session's own number whatever this says.
+   */
+  resumeFrom?: number;
+  /** The epoch `resumeFrom` belongs to (docs/API.md 16); another epoch than the server's is refused. */
+  resumeEpoch?: number;
 }
 
 /** The answer of `session.logon`. */
@@ -88,16 +103,23 @@ export interface SessionCalls {
   "orders.open": { params: { pairName: string }; result: Order[] };
   balances: { params: Record<string, never>; result: Balance[] };
   ping: { params: Record<string, never>; result: { serverTime: number } };
+  executions: { params: { after?: number; limit?: number }; result: Executions };
 }
 
 export type SessionMethod = keyof SessionCalls;
 
 /**
  * Calls whose effect on orders is unknown when the link drops before their answer. A method not
- * listed here and not known to only read (`order.get`, `orders.open`, `balances`, `ping`) counts as
- * changing orders, so a call added later is on the safe side.
+ * listed here and not known to only read (`order.get`, `orders.open`, `balances`, `ping`,
+ * `executions`) counts as changing orders, so a call added later is on the safe side.
  */
-const READ_ONLY: ReadonlySet<string> = new Set(["order.get", "orders.open", "balances", "ping"]);
+const READ_ONLY: ReadonlySet<string> = new Set([
+  "order.get",
+  "orders.open",
+  "balances",
+  "ping",
+  "executions",
+]);
 
 /** A call answered with a status other than 200: the contract's error body (docs/API.md 4, 13). */
 export class SessionError extends Error {
@@ -212,6 +234,21 @@ export interface TradingSessionOptions extends LogonSettings {
   onSend?: (frame: { id: number; method: string; params?: Record<string, unknown> }) => void;
 }
 
+/** docs/API.md 16: the `resumed` event. */
+export interface ResumedInfo {
+  execSeq: number;
+  execEpoch: number;
+}
+
+/** A resume the server refused; the session logged on without it. */
+export interface ResumeRefusal {
+  /** The number and epoch the logon asked to resume from. */
+  resumeFrom: number;
+  resumeEpoch: number | undefined;
+  /** The refusing answer (`codes.resumeFrom`: RESUME_EPOCH or RESUME_AHEAD). */
+  error: SessionError;
+}
+
 /** Why a link ended. */
 export interface DisconnectInfo {
   code: number;
@@ -222,10 +259,24 @@ export interface DisconnectInfo {
 
 /** What a session emits. */
 export interface SessionEvents {
-  /** 11.3: a change of one of the user's orders (as `user_orders` carries it). */
-  order: [order: Order];
-  /** 11.3: a trade of the user (as `user_history` carries it). */
-  trade: [trade: UserTrade];
+  /**
+   * 11.3: a change of one of the user's orders (as `user_orders` carries it), live or replayed by a
+   * resume, with the report's execution number (docs/API.md 16).
+   */
+  order: [order: Order, execSeq: number];
+  /** 11.3: a trade of the user (as `user_history` carries it), live or replayed, with its number. */
+  trade: [trade: UserTrade, execSeq: number];
+  /**
+   * docs/API.md 16: a resume's replay ended: `execSeq` is the last number it covered, the reports
+   * after this event are live.
+   */
+  resumed: [info: ResumedInfo];
+  /**
+   * docs/API.md 16: the server refused to resume (`RESUME_EPOCH`: its numbers are of another epoch, a
+   * server started on a backup's copy; `RESUME_AHEAD`: it never gave that number). The session logged
+   * on without resume: what changed meanwhile is not replayed, read the orders and trades again.
+   */
+  resumeRefused: [refusal: ResumeRefusal];
   /** A pair's status changed (docs/API.md 13), sent to every logged-on session. */
   pairStatus: [update: PairStatusUpdate];
   /** Any other server event, as received. */
@@ -278,10 +329,15 @@ export class TradingSession extends EventEmitter<SessionEvents> {
   /** Reports held back behind an answer settled in this turn, in arrival order (see `deliver`). */
   private readonly held: (() => void)[] = [];
   private holding = false;
+  /** docs/API.md 16: the highest execution number received (or given to resume from); undefined: unknown. */
+  private seq: number | undefined;
+  private epoch: number | undefined;
 
   private constructor(options: TradingSessionOptions) {
     super();
     this.options = options;
+    this.seq = options.resumeFrom;
+    this.epoch = options.resumeEpoch;
     const max = options.maxInFlight ?? SESSION_MAX_IN_FLIGHT;
     if (!(Number.isInteger(max) && max >= 1 && max <= SESSION_MAX_IN_FLIGHT))
       throw new RangeError(`maxInFlight must be an integer from 1 to ${SESSION_MAX_IN_FLIGHT}`);
@@ -314,6 +370,19 @@ export class TradingSession extends EventEmitter<SessionEvents> {
   /** Calls waiting for a place among the in-flight ones. */
   get queued(): number {
     return this.waiting.length - this.waitingHead;
+  }
+
+  /**
+   * docs/API.md 16: the highest execution number of the reports received (replayed or live), which
+   * the next reconnect resumes from; undefined while not known.
+   */
+  get execSeq(): number | undefined {
+    return this.seq;
+  }
+
+  /** docs/API.md 16: the epoch of `execSeq`, once a `resumed` event or an `executions` answer said it. */
+  get execEpoch(): number | undefined {
+    return this.epoch;
   }
 
   // ---- the calls of docs/API.md 13 ---------------------------------------------------------------
@@ -400,6 +469,11 @@ export class TradingSession extends EventEmitter<SessionEvents> {
     return this.call("ping");
   }
 
+  /** `executions` (GET /trade/executions, docs/API.md 16): the executions numbered above `after`. */
+  executions(query: { after?: number; limit?: number } = {}): Promise<Executions> {
+    return this.call("executions", query);
+  }
+
   /**
    * Ends the session for good: calls waiting or in flight reject with SessionDisconnected (await
    * them first for their answers), no reconnect. Resolves once the connection closed (at most 2 s,
@@ -462,7 +536,29 @@ export class TradingSession extends EventEmitter<SessionEvents> {
         () => fail(new SessionConnectError(`session logon timed out after ${timeoutMs} ms`)),
         timeoutMs,
       );
-      const logonId = this.nextId++;
+      let logonId = 0;
+      let creds: Credentials | undefined;
+      let challenge = "";
+      /** The resume this link's logon asks for (docs/API.md 16); null: none. */
+      let resume: { from: number; epoch: number | undefined } | null = null;
+      let refusal: ResumeRefusal | undefined;
+      const logOn = () => {
+        const params: Record<string, unknown> = {
+          apiToken: creds!.apiToken,
+          signature: signText(creds!.secretKey, challenge),
+        };
+        for (const k of ["cancelOnDisconnect", "heartbeatSeconds", "reports"] as const) {
+          if (this.options[k] !== undefined) params[k] = this.options[k];
+        }
+        if (resume !== null) {
+          params.resumeFrom = resume.from;
+          if (resume.epoch !== undefined) params.resumeEpoch = resume.epoch;
+        }
+        logonId = this.nextId++;
+        const logon = { id: logonId, method: "session.logon", params };
+        this.options.onSend?.(logon);
+        ws.send(JSON.stringify(logon));
+      };
       ws.on("message", (data) => {
         this.lastHeardMs = Date.now();
         const text = String(data);
@@ -476,27 +572,32 @@ export class TradingSession extends EventEmitter<SessionEvents> {
         this.options.onFrame?.(frame);
         if (settled) return this.onFrame(frame);
         if (frame.event === "hello") {
-          let creds: Credentials;
           try {
             creds = this.credentials();
           } catch (error) {
             return fail(error as SessionConnectError);
           }
-          const params: Record<string, unknown> = {
-            apiToken: creds.apiToken,
-            signature: signText(creds.secretKey, String(frame.challenge)),
-          };
-          for (const k of ["cancelOnDisconnect", "heartbeatSeconds", "reports"] as const) {
-            if (this.options[k] !== undefined) params[k] = this.options[k];
-          }
-          const logon = { id: logonId, method: "session.logon", params };
-          this.options.onSend?.(logon);
-          ws.send(JSON.stringify(logon));
+          challenge = String(frame.challenge);
+          // Resumable once a number is known, and only with reports (RESUME_WITHOUT_REPORTS).
+          if (this.seq !== undefined && this.options.reports !== false)
+            resume = { from: this.seq, epoch: this.epoch };
+          logOn();
           return;
         }
-        if (frame.id !== logonId) return;
+        if (logonId === 0 || frame.id !== logonId) return;
         if (frame.status !== 200) {
           const error = new SessionError("session.logon", frame);
+          const why = error.codes.resumeFrom ?? [];
+          if (resume !== null && (why.includes("RESUME_EPOCH") || why.includes("RESUME_AHEAD"))) {
+            // The server's numbers are not the ones this session holds (docs/API.md 16): log on
+            // without resume, once, on the same connection (a refused resume leaves it open).
+            refusal = { resumeFrom: resume.from, resumeEpoch: resume.epoch, error };
+            resume = null;
+            this.seq = undefined;
+            this.epoch = undefined;
+            logOn();
+            return;
+          }
           return fail(new SessionConnectError(`session logon refused: ${error.message}`, error));
         }
         settled = true;
@@ -508,7 +609,13 @@ export class TradingSession extends EventEmitter<SessionEvents> {
         this.lastSentMs = Date.now();
         this.startHeartbeat();
         resolve();
+        // The replay and `resumed` that follow the answer reach listeners in the next turn, after
+        // the code awaiting `connect` has added them.
+        this.holdReports();
         this.emit("logon", this.logonResult, reconnected);
+        const refused = refusal;
+        if (refused !== undefined) this.deliver(() => this.emit("resumeRefused", refused));
+        if (resume === null && this.options.reports !== false && this.reconnects()) this.learnSeq();
       });
       ws.on("ping", () => {
         this.lastHeardMs = Date.now();
@@ -547,11 +654,42 @@ export class TradingSession extends EventEmitter<SessionEvents> {
       this.pump();
       return;
     }
-    if (frame.event === "order") this.deliver(() => this.emit("order", frame.data as Order));
-    else if (frame.event === "trade") this.deliver(() => this.emit("trade", frame.data as UserTrade));
-    else if (frame.event === "pairStatus")
+    if (frame.event === "order" || frame.event === "trade") {
+      const n = frame.execSeq as number;
+      // Counted on arrival: a report held back for a turn is already received (docs/API.md 16).
+      if (this.seq === undefined || n > this.seq) this.seq = n;
+      if (frame.event === "order") this.deliver(() => this.emit("order", frame.data as Order, n));
+      else this.deliver(() => this.emit("trade", frame.data as UserTrade, n));
+    } else if (frame.event === "resumed") {
+      const info = { execSeq: frame.execSeq as number, execEpoch: frame.execEpoch as number };
+      // The replay covered every number up to the cut (docs/API.md 16), reported or superseded.
+      if (this.seq === undefined || info.execSeq > this.seq) this.seq = info.execSeq;
+      this.epoch = info.execEpoch;
+      this.deliver(() => this.emit("resumed", info));
+    } else if (frame.event === "pairStatus")
       this.deliver(() => this.emit("pairStatus", frame.data as PairStatusUpdate));
     else this.deliver(() => this.emit("event", frame));
+  }
+
+  private reconnects(): boolean {
+    return this.options.reconnect !== undefined && this.options.reconnect !== false;
+  }
+
+  /**
+   * After a logon without resume: the user's last committed number and epoch, from an `executions`
+   * call (no item wanted but one is the least). Every report numbered up to that number and
+   * committed after the logon was queued ahead of the answer (docs/API.md 16: a report per number,
+   * in number order), so from the answer on the session's number is known. A drop before the answer
+   * and before any report leaves it unknown: the reconnect logs on without resume.
+   */
+  private learnSeq(): void {
+    this.call("executions", { after: 0, limit: 1 }).then(
+      (r) => {
+        if (this.seq === undefined || r.lastExecSeq > this.seq) this.seq = r.lastExecSeq;
+        this.epoch = r.execEpoch;
+      },
+      () => {},
+    );
   }
 
   /**
@@ -645,8 +783,7 @@ export class TradingSession extends EventEmitter<SessionEvents> {
     this.loggedOn = false;
     this.stopHeartbeat();
     this.rejectAll(code, reason);
-    const reconnecting =
-      !this.closing && this.options.reconnect !== undefined && this.options.reconnect !== false;
+    const reconnecting = !this.closing && this.reconnects();
     // The reports that arrived before the drop come first.
     this.deliver(() => this.emit("disconnect", { code, reason, reconnecting }));
     if (reconnecting) this.scheduleReconnect(code, reason);

@@ -3,7 +3,8 @@
  * HMAC of the challenge, each call's promise, errors carrying the contract body, pipelining and the
  * in-flight bound, reports as events, reconnects with a fresh logon (a rotated key; a server that
  * stopped answering; the server's heartbeat close 4002 of a client that stalled), calls in flight
- * rejected on a drop, and cancel on disconnect. Every frame a session receives is checked against
+ * rejected on a drop, cancel on disconnect, and the resume after a drop (docs/API.md 16: every
+ * execution reported once, numbers 1..last, a refused epoch answered with a logon without resume). Every frame a session receives is checked against
  * the AsyncAPI document through its `onFrame` and `onSend` hooks, as test/session/helpers.ts checks
  * the test's own session client: an answer against the answer of the call with its id, any other
  * frame against everything the session may send; a mismatch fails the test (the harness checks
@@ -16,6 +17,8 @@ import {
   type DisconnectInfo,
   type Order,
   type PairStatusUpdate,
+  type ResumedInfo,
+  type ResumeRefusal,
   SessionConnectError,
   SessionDisconnected,
   SessionError,
@@ -24,7 +27,15 @@ import {
   type UserTrade,
 } from "../../src/client/index.ts";
 import { asyncApi } from "../e2e/asyncapi-check.ts";
-import { expectOk, limit, sharedServer, type TestServer, type TestUser } from "../e2e/harness.ts";
+import {
+  expectOk,
+  limit,
+  market,
+  placeLimit,
+  sharedServer,
+  type TestServer,
+  type TestUser,
+} from "../e2e/harness.ts";
 import { waitFor } from "../wait.ts";
 
 describe("TradingSession", () => {
@@ -441,5 +452,156 @@ describe("TradingSession", () => {
     });
     assert.equal(expectOk(await u.client.order(keptOrder.id)).isCancelled, false);
     await kept.close();
+  });
+  /** The `session.logon` frames a session sends, and the hooks that record them beside the AsyncAPI check. */
+  const logons = () => {
+    const sent: Record<string, unknown>[] = [];
+    const hooks = checked();
+    const onSend: TradingSessionOptions["onSend"] = (f) => {
+      hooks.onSend?.(f);
+      if (f.method === "session.logon") sent.push(f.params ?? {});
+    };
+    return { sent, hooks: { ...hooks, onSend } };
+  };
+
+  /** Cuts a session's WebSocket as a broken network would: no close frame, the client sees 1006. */
+  const cut = (s: TradingSession) => (s as unknown as { ws: { terminate(): void } }).ws.terminate();
+
+  it("resumes after a drop: every trade reported once, every order's last report the REST state, numbers 1..last", async () => {
+    const [maker, taker] = await server.newUsers(2, { usdt: "100000", btc: "10" });
+    const { sent, hooks } = logons();
+    const s = await TradingSession.connect({
+      baseUrl: () => server.origin,
+      apiToken: maker.apiToken,
+      secretKey: maker.secretKey,
+      reconnect: { initialDelayMs: 1000, maxDelayMs: 2000 },
+      ...hooks,
+    });
+    const numbers: number[] = [];
+    const lastOrder = new Map<number, Order>();
+    const trades: number[] = [];
+    const seen: string[] = [];
+    s.on("order", (o, n) => {
+      numbers.push(n);
+      lastOrder.set(o.id, o);
+      assert.equal(o.execSeq, n, "the record carries the report's number");
+    });
+    s.on("trade", (t, n) => {
+      numbers.push(n);
+      trades.push(t.id);
+      seen.push("trade");
+    });
+    s.on("resumed", (r) => seen.push(`resumed ${r.execSeq} ${r.execEpoch}`));
+    s.on("logon", (_, again) => seen.push(`logon ${again}`));
+    try {
+      const RESTING = 6;
+      const made: CreatedOrder[] = [];
+      for (let i = 0; i < RESTING; i++)
+        made.push(await s.createOrder(limit("btc_usdt", "sell", "20000", "0.1")));
+      await waitFor(() => numbers.length === RESTING, { what: "the reports of the resting orders" });
+      assert.equal(s.execSeq, RESTING);
+
+      // One fill races the cut, two land while the session is away, the rest after it is back.
+      const first = placeLimit(taker, "btc_usdt", "buy", "20000", "0.1");
+      cut(s);
+      await first;
+      await waitFor(() => !s.connected, { what: "the drop" });
+      await placeLimit(taker, "btc_usdt", "buy", "20000", "0.1");
+      await placeLimit(taker, "btc_usdt", "buy", "20000", "0.1");
+      assert.equal(s.connected, false, "the fills happened while the session was away");
+      await waitFor(() => seen.some((e) => e.startsWith("resumed")), {
+        what: "the resume",
+        detail: () => seen.join(", "),
+      });
+      expectOk(await taker.client.createOrder(market("btc_usdt", "buy", "0.3")));
+
+      const rest = await Promise.all(made.map(async (o) => expectOk(await maker.client.order(o.id))));
+      assert.ok(
+        rest.every((o) => o.amountUsed === 0.1),
+        JSON.stringify(rest),
+      );
+      const last = expectOk(await maker.client.executions({ limit: 1 })).lastExecSeq;
+      assert.equal(last, RESTING * 3, "each order: created, one trade, one fill");
+      await waitFor(() => s.execSeq === last, {
+        what: "every report",
+        detail: () => JSON.stringify(numbers),
+      });
+
+      // The reconnect's logon resumed from the number received last; the first did not resume.
+      assert.equal(sent.length, 2);
+      assert.equal(sent[0].resumeFrom, undefined);
+      assert.equal(typeof sent[1].resumeFrom, "number");
+      assert.equal(sent[1].resumeEpoch, 1);
+      assert.ok((sent[1].resumeFrom as number) >= RESTING);
+      // The replay carried what the cut lost: the trades of the two fills made while away at least.
+      const resumedAt = seen.findIndex((e) => e.startsWith("resumed"));
+      assert.ok(seen.slice(seen.indexOf("logon true"), resumedAt).filter((e) => e === "trade").length >= 2);
+      assert.equal(seen.filter((e) => e.startsWith("resumed")).length, 1);
+      assert.equal(s.execEpoch, 1);
+
+      assert.deepEqual(
+        numbers,
+        Array.from({ length: last }, (_, i) => i + 1),
+        "strictly increasing, no gap",
+      );
+      const history = expectOk(await maker.client.userHistory()).items.map((t) => t.id);
+      assert.deepEqual(
+        [...trades].sort((a, b) => a - b),
+        [...history].sort((a, b) => a - b),
+      );
+      assert.equal(new Set(trades).size, trades.length, "no trade twice");
+      // A report is the order of 5.1 without `updateTime` (docs/API.md 12.1, `user_orders`).
+      for (const { updateTime: _, ...o } of rest)
+        assert.deepEqual(lastOrder.get(o.id), o, `the last report of order ${o.id}`);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("logs on without resume when the server refuses the epoch, says so once, and resumes in the right epoch after", async () => {
+    const u = await server.newUser({ usdt: "1000" });
+    const { sent, hooks } = logons();
+    const s = await TradingSession.connect({
+      baseUrl: () => server.origin,
+      apiToken: u.apiToken,
+      secretKey: u.secretKey,
+      resumeFrom: 0,
+      resumeEpoch: 99,
+      reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
+      ...hooks,
+    });
+    const refusals: ResumeRefusal[] = [];
+    s.on("resumeRefused", (r) => refusals.push(r));
+    const resumed: ResumedInfo[] = [];
+    s.on("resumed", (r) => resumed.push(r));
+    try {
+      assert.equal(s.connected, true);
+      await waitFor(() => refusals.length === 1 && s.execEpoch === 1, {
+        what: "the refusal, then the epoch learnt",
+      });
+      assert.deepEqual(
+        [refusals[0].resumeFrom, refusals[0].resumeEpoch, refusals[0].error.status],
+        [0, 99, 400],
+      );
+      assert.deepEqual(refusals[0].error.codes.resumeFrom, ["RESUME_EPOCH"]);
+      assert.deepEqual(
+        sent.map((p) => [p.resumeFrom, p.resumeEpoch]),
+        [
+          [0, 99],
+          [undefined, undefined],
+        ],
+      );
+      const o = await s.createOrder(limit("btc_usdt", "buy", "10", "1"));
+      await waitFor(() => s.execSeq === o.execSeq, { what: "the order's report" });
+
+      cut(s);
+      await waitFor(() => resumed.length === 1, { what: "the resume after the cut" });
+      assert.deepEqual(sent[2], { ...sent[2], resumeFrom: o.execSeq, resumeEpoch: 1 });
+      assert.deepEqual(resumed, [{ execSeq: o.execSeq, execEpoch: 1 }]);
+      assert.equal(refusals.length, 1, "no second refusal");
+      assert.equal(sent.length, 3);
+    } finally {
+      await s.close();
+    }
   });
 });
