@@ -9,13 +9,13 @@
  *   npx tsx bench/session/resume.bench.ts [--executions 100000] [--rounds 3]
  */
 import { createHmac, randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
 import { type CreateOrderRequest, ExchangeClient, ok } from "../../src/client/index.ts";
-import { spawnServer, waitHealthy } from "../load/servers.ts";
+import { REPO_ROOT, spawnServer, waitHealthy } from "../load/servers.ts";
 import { pool } from "../load/setup.ts";
 
 const { values } = parseArgs({
@@ -76,10 +76,11 @@ function replay(
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "bench-resume-"));
-  writeFileSync(
-    join(dir, "config.json"),
-    JSON.stringify({ pairs: [{ name: "btc_usdt", priceDecimals: 2, amountDecimals: 6 }], users: [] }),
-  );
+  // The shipped pairs (data/config.json), no users.
+  const shipped = JSON.parse(readFileSync(join(REPO_ROOT, "data", "config.json"), "utf8")) as {
+    pairs: unknown[];
+  };
+  writeFileSync(join(dir, "config.json"), JSON.stringify({ pairs: shipped.pairs, users: [] }));
   const adminToken = randomBytes(24).toString("hex");
   const server = await spawnServer({
     name: "resume",
@@ -117,36 +118,26 @@ async function main(): Promise<void> {
     const makerClient = client(maker);
     const takerClient = client(taker);
     const t0 = performance.now();
-    // Resting sells at prices 10000.00, 10000.01, ... (20 per create-orders call).
-    const batches: CreateOrderRequest[][] = [];
-    for (let i = 0; i < ORDERS; i += 20)
-      batches.push(
-        Array.from({ length: Math.min(20, ORDERS - i) }, (_, j) => ({
-          pairName: "btc_usdt",
-          tradeType: "limit" as const,
-          directionType: "sell" as const,
-          price: (10000 + (i + j) / 100).toFixed(2),
-          amount: AMOUNT,
-        })),
-      );
-    await pool(batches, 8, async (orders) => {
-      ok(await makerClient.createOrders(orders), "maker orders");
-    });
-    // Each buy lifts exactly one resting sell (the lowest left, whatever the order they arrive in).
-    const buys: CreateOrderRequest[][] = [];
-    for (let i = 0; i < FILLS; i += 20)
-      buys.push(
-        Array.from({ length: Math.min(20, FILLS - i) }, (_, j) => ({
-          pairName: "btc_usdt",
-          tradeType: "limit" as const,
-          directionType: "buy" as const,
-          price: (10000 + (i + j) / 100).toFixed(2),
-          amount: AMOUNT,
-        })),
-      );
-    await pool(buys, 8, async (orders) => {
-      ok(await takerClient.createOrders(orders), "taker orders");
-    });
+    // Resting sells at prices 10000.00, 10000.01, ...; each buy lifts exactly one of them (the
+    // lowest left, whatever the order they arrive in). 20 per create-orders call, 8 calls at a time.
+    const place = (c: ExchangeClient, directionType: "buy" | "sell", n: number) => {
+      const batches: CreateOrderRequest[][] = [];
+      for (let i = 0; i < n; i += 20)
+        batches.push(
+          Array.from({ length: Math.min(20, n - i) }, (_, j) => ({
+            pairName: "btc_usdt",
+            tradeType: "limit" as const,
+            directionType,
+            price: (10000 + (i + j) / 100).toFixed(2),
+            amount: AMOUNT,
+          })),
+        );
+      return pool(batches, 8, async (orders) => {
+        ok(await c.createOrders(orders), `${directionType} orders`);
+      });
+    };
+    await place(makerClient, "sell", ORDERS);
+    await place(takerClient, "buy", FILLS);
     const last = ok(await makerClient.executions({ limit: 1 }), "executions").lastExecSeq;
     console.log(
       `maker: ${ORDERS} orders, ${FILLS} filled: execution numbers 1..${last} (${Math.round(performance.now() - t0)} ms to build)`,
