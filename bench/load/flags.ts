@@ -44,6 +44,7 @@ export const { values: flags } = parseArgs({
     "ab-flags": { type: "string" },
     "ab-env": { type: "string" },
     "ab-script": { type: "string" },
+    "ab-session": { type: "boolean" },
     "server-flags": { type: "string" },
     "server-log": { type: "string" },
     "floor-rates": { type: "string" },

@@ -37,8 +37,8 @@
  *                  (bench/load/profile.ts);
  *   ab             (only when named) two fresh exchanges, B with --ab-flags=<node flags> and/or
  *                  --ab-env K=V,... and/or --ab-script <another checkout's src/main.ts>,
- *                  closed-loop create-order: one uncounted round each, then alternating rounds
- *                  (A B, B A, ...).
+ *                  closed-loop create-order (over trading sessions with --ab-session): one
+ *                  uncounted round each, then alternating rounds (A B, B A, ...).
  * Every loop is bounded in time and count and targets 127.0.0.1. A row whose unexpected answers
  * (anything but 200, or an expected cancel race) exceed 1% of its requests is marked invalid.
  *

@@ -1,6 +1,7 @@
 /**
  * Group ab: two fresh exchanges, A as `npm start` runs it and B with `--ab-flags` (node flags)
- * and/or `--ab-env` (KEY=VALUE,...), closed-loop create-order: one uncounted round each, then
+ * and/or `--ab-env` (KEY=VALUE,...), closed-loop create-order (over REST, or with `--ab-session`
+ * over trading sessions as the session group sends them): one uncounted round each, then
  * 2 × ROUNDS counted rounds, alternating sides and which side goes first (A B, B A, A B, ...), so
  * that a slow spell of the machine, and the other server's background work, hit both. Server CPU
  * per order is the steadier figure.
@@ -11,6 +12,7 @@ import { DURATION_MS, flags, ROUNDS, WARMUP_MS } from "../flags.ts";
 import { aggregate, type OneRun, report, runOnce, totalThroughput } from "../measure.ts";
 import { addRow } from "../rows.ts";
 import { initGens, startExchange } from "../setup.ts";
+import { SESSION_DEPTH, SESSIONS } from "./session.ts";
 
 export async function abTest(base: { client: ClientKind }): Promise<void> {
   const flagsB = (flags["ab-flags"] ?? "").split(" ").filter(Boolean);
@@ -22,8 +24,12 @@ export async function abTest(base: { client: ClientKind }): Promise<void> {
   }
   // --ab-script runs B from another checkout's entry (e.g. ../main/src/main.ts): A/B of two versions.
   const scriptB = flags["ab-script"] ?? "src/main.ts";
+  // --ab-session: the calls go over trading sessions (the session group's closed loop), not REST.
+  const overSessions = flags["ab-session"] === true;
+  const via = overSessions ? { sessions: SESSIONS, sessionDepth: SESSION_DEPTH } : { readProbe: true };
+  const what = overSessions ? "session create-order max" : "create-order max";
   const labelB = `exchange B (${[...flagsB, ...Object.entries(envB).map(([k, v]) => `${k}=${v}`), ...(flags["ab-script"] ? [scriptB] : [])].join(" ") || "same"})`;
-  console.log(`A/B (closed-loop create-order): exchange A as npm start runs it, ${labelB}:`);
+  console.log(`A/B (closed-loop ${what}): exchange A as npm start runs it, ${labelB}:`);
   const a = await startExchange("exchange A");
   const b = await startExchange(labelB, flagsB, envB, scriptB);
   try {
@@ -43,7 +49,7 @@ export async function abTest(base: { client: ClientKind }): Promise<void> {
         realServer: true,
         workload: "create",
         mode: "closed",
-        readProbe: true,
+        ...via,
         seed: 2,
         durationMs,
         warmupMs,
@@ -66,13 +72,13 @@ export async function abTest(base: { client: ClientKind }): Promise<void> {
     const mb = aggregate(labelB, runsB);
     report(ma);
     report(mb);
-    const cmd = `npm run bench:load -- --only ab${flags["ab-flags"] ? ` --ab-flags=${flags["ab-flags"]}` : ""}${flags["ab-env"] ? ` --ab-env ${flags["ab-env"]}` : ""}`;
-    const ra = addRow("A/B: exchange A, create-order max (closed loop)", ma, "create", {
+    const cmd = `npm run bench:load -- --only ab${flags["ab-flags"] ? ` --ab-flags=${flags["ab-flags"]}` : ""}${flags["ab-env"] ? ` --ab-env ${flags["ab-env"]}` : ""}${overSessions ? " --ab-session" : ""}`;
+    const ra = addRow(`A/B: exchange A, ${what} (closed loop)`, ma, "create", {
       target: "exchange",
       mode: "closed",
       command: cmd,
     });
-    const rb = addRow(`A/B: ${labelB}, create-order max (closed loop)`, mb, "create", {
+    const rb = addRow(`A/B: ${labelB}, ${what} (closed loop)`, mb, "create", {
       target: "exchange",
       mode: "closed",
       ceiling: totalThroughput(ma),
