@@ -384,6 +384,9 @@ export const MMP_SET_FIELDS: ReadonlySet<string> = new Set([
   "frozenSeconds",
   "nonce",
 ]);
+/** A zero `qtyLimit` as text (docs/API.md 8.10; the request schema's MMP_ZERO). */
+const ZERO_TEXT = /^0+(?:\.0+)?$/;
+
 /** POST /trade/mmp/reset body fields. */
 export const MMP_RESET_FIELDS: ReadonlySet<string> = new Set(["pairName", "nonce"]);
 
@@ -438,7 +441,9 @@ export function withPair<T>(
  */
 function qtyLimitOf(value: unknown, pair: PairConfig): number {
   const q = parseDecimal(value, pair.amountDecimals);
-  if (q === ParseError.Zero) return 0;
+  // Zero as the request schema writes it ("0", "0.00", or the number 0): a zero with a sign ("-0")
+  // is no amount.
+  if (q === ParseError.Zero) return typeof value === "string" && !ZERO_TEXT.test(value) ? -1 : 0;
   if (typeof q !== "bigint" || q > BigInt(MAX_SAFE)) return -1;
   return Number(q);
 }

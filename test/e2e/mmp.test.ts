@@ -361,6 +361,12 @@ describe("market-maker protection", () => {
         "qtyLimit",
         "MMP_QTY_LIMIT_INVALID",
       ],
+      // A zero written with a sign is no amount, as the request schema says: not even with interval 0.
+      [
+        { pairName: PAIR, intervalSeconds: 0, qtyLimit: "-0", frozenSeconds: 0 },
+        "qtyLimit",
+        "MMP_QTY_LIMIT_INVALID",
+      ],
       [{ pairName: PAIR, intervalSeconds: 1, frozenSeconds: 0 }, "qtyLimit", "MMP_QTY_LIMIT_INVALID"],
       [
         { pairName: PAIR, intervalSeconds: 1, qtyLimit: "1", frozenSeconds: 3601 },
