@@ -343,10 +343,15 @@ export function loadState(
          FROM trades WHERE id > ? ORDER BY id`,
       )
       .all(snapshot);
-    const execSeqs = db
-      .prepare<[], [number, number]>("SELECT user_id, MAX(exec_seq) FROM executions GROUP BY user_id")
-      .raw()
-      .all();
+    // One look-up per user on the key (a GROUP BY would read every row of the table at each start).
+    const lastExecSeq = db
+      .prepare<[number], number>("SELECT MAX(exec_seq) FROM executions WHERE user_id = ?")
+      .pluck();
+    const execSeqs: [number, number][] = [];
+    for (const u of users) {
+      const last = lastExecSeq.get(u.id);
+      if (typeof last === "number") execSeqs.push([u.id, last]);
+    }
     const maxOrder = db.prepare<[], { m: number | null }>("SELECT MAX(id) AS m FROM orders").get()!.m;
     const maxTrade = db.prepare<[], { m: number | null }>("SELECT MAX(id) AS m FROM trades").get()!.m;
 

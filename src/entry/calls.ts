@@ -115,17 +115,11 @@ export function withoutNonce(fields: ReadonlySet<string>): ReadonlySet<string> {
 }
 
 /** create-order (docs/API.md 7.1, 8.2). */
-export function createOrderCall(
-  ctx: EntryContext,
-  caller: Caller,
-  body: Record<string, unknown>,
-  fields: ReadonlySet<string>,
-  reply: Reply<OrderView>,
-) {
+export const createOrderCall: BodyCall<OrderView> = (ctx, caller, body, fields, reply) => {
   const v = validateOrder(body, ctx.config, fields);
   if (v.errors.length > 0) return reply.invalid(v.errors);
   placeValid(ctx, caller, v, reply);
-}
+};
 
 /** A validated order to the core (the create-order fast path joins here). */
 export function placeValid(ctx: EntryContext, caller: Caller, v: ValidOrder, reply: Reply<OrderView>) {
@@ -134,13 +128,7 @@ export function placeValid(ctx: EntryContext, caller: Caller, v: ValidOrder, rep
 }
 
 /** cancel-order (docs/API.md 7.2): answers null once the cancel committed. */
-export function cancelOrderCall(
-  ctx: EntryContext,
-  caller: Caller,
-  body: Record<string, unknown>,
-  fields: ReadonlySet<string>,
-  reply: Reply<null>,
-) {
+export const cancelOrderCall: BodyCall<null> = (ctx, caller, body, fields, reply) => {
   const bad = unknownFields(body, fields);
   if (bad.length > 0) return reply.invalid(bad);
   const orderId = orderIdOf(body.orderId);
@@ -149,16 +137,10 @@ export function cancelOrderCall(
   if (orderId < 0) return reply.error(-orderId);
   if (expiresAt < 0) return reply.error(Code.EXPIRES_AT_INVALID);
   cancelOne(ctx, caller.userId, orderId, (err) => (err === 0 ? reply.ok(null) : reply.error(err)), expiresAt);
-}
+};
 
 /** amend-order (docs/API.md 8.3). */
-export function amendOrderCall(
-  ctx: EntryContext,
-  caller: Caller,
-  body: Record<string, unknown>,
-  fields: ReadonlySet<string>,
-  reply: Reply<OrderView>,
-) {
+export const amendOrderCall: BodyCall<OrderView> = (ctx, caller, body, fields, reply) => {
   const errors = unknownFields(body, fields);
   const orderId = orderIdOf(body.orderId);
   if (orderId < 0) errors.unshift([-orderId]);
@@ -171,7 +153,7 @@ export function amendOrderCall(
   if (errors.length > 0) return reply.invalid(errors);
   // The amount and price are read against the order's pair, known once the order is found.
   amendOne(ctx, reply, caller.userId, orderId, body, errors, expiresAt);
-}
+};
 
 /**
  * The head of a batch call (docs/API.md 8.5): no unknown field, a list of 1 to `max` elements
@@ -228,13 +210,7 @@ export function createOrdersCall(
 }
 
 /** cancel-orders (docs/API.md 8.5). */
-export function cancelOrdersCall(
-  ctx: EntryContext,
-  caller: Caller,
-  body: Record<string, unknown>,
-  fields: ReadonlySet<string>,
-  reply: Reply<CancelItem[]>,
-) {
+export const cancelOrdersCall: BodyCall<CancelItem[]> = (ctx, caller, body, fields, reply) => {
   const head = batchHead(body, fields, body.orderIds, MAX_BATCH_CANCELS, Code.ORDER_IDS_INVALID, reply);
   if (head === undefined) return;
   const { list, expiresAt } = head;
@@ -253,16 +229,10 @@ export function cancelOrdersCall(
     if (orderId < 0) put(-orderId);
     else cancelOne(ctx, caller.userId, orderId, put, expiresAt);
   });
-}
+};
 
 /** cancel-all-orders (docs/API.md 8.4): answers the ids cancelled. */
-export function cancelAllOrdersCall(
-  ctx: EntryContext,
-  caller: Caller,
-  body: Record<string, unknown>,
-  fields: ReadonlySet<string>,
-  reply: Reply<number[]>,
-) {
+export const cancelAllOrdersCall: BodyCall<number[]> = (ctx, caller, body, fields, reply) => {
   const bad = unknownFields(body, fields);
   if (bad.length > 0) return reply.invalid(bad);
   // Only an absent pairName means every pair: null is not a pair name (docs/API.md 8.4).
@@ -274,41 +244,29 @@ export function cancelAllOrdersCall(
   if (errors.length === 1) return reply.error(errors[0][0]);
   if (errors.length > 1) return reply.invalid(errors);
   cancelAll(ctx, reply, caller.userId, pairIndex, expiresAt);
-}
+};
 
 /**
  * Mass quote (docs/API.md 8.12): replaces the caller's quote on the pair; a malformed ladder is a
  * 400 of the whole call with nothing changed.
  */
-export function quoteCall(
-  ctx: EntryContext,
-  caller: Caller,
-  body: Record<string, unknown>,
-  fields: ReadonlySet<string>,
-  reply: Reply<QuoteResult>,
-) {
+export const quoteCall: BodyCall<QuoteResult> = (ctx, caller, body, fields, reply) => {
   const v = validateQuote(body, ctx.config, fields);
   if (v.errors.length > 0) return reply.invalid(v.errors);
   // The session tag a created order would carry is the one its quote orders carry.
   const probe = { session: 0 } as ValidOrder;
   caller.tag?.(probe);
   quoteOne(ctx, reply, caller.userId, v.pair!.index, v.levels, probe.session, v.expiresAt);
-}
+};
 
 /** cancel-all-after (docs/API.md 8.7): answers the trigger time (Unix ms, 0: disarmed). */
-export function cancelAllAfterCall(
-  ctx: EntryContext,
-  caller: Caller,
-  body: Record<string, unknown>,
-  fields: ReadonlySet<string>,
-  reply: Reply<number>,
-) {
+export const cancelAllAfterCall: BodyCall<number> = (ctx, caller, body, fields, reply) => {
   const bad = unknownFields(body, fields);
   if (bad.length > 0) return reply.invalid(bad);
   const timeout = readSmallInteger(body.timeout, 0, MAX_DEAD_MAN_SECONDS);
   if (timeout < 0) return reply.error(Code.TIMEOUT_INVALID);
   reply.ok(ctx.deadMan.arm(caller.userId, timeout));
-}
+};
 
 /** docs/API.md 8.6: the caller's order from its committed row; 404 when it is none of the caller's. */
 export function answerOrder(
@@ -416,10 +374,7 @@ function refused<T>(reply: Reply<T>, errors: ErrorEntry[]): boolean {
  * `pairName` as given, undefined when absent.
  */
 export function mmpGetCall(ctx: EntryContext, userId: number, pairName: unknown, reply: Reply<MmpView>) {
-  const errors: ErrorEntry[] = [];
-  const pair = readPair(pairName, ctx.config, errors, MMP_QUERY_PAIR);
-  if (refused(reply, errors)) return;
-  reply.ok(mmpView(ctx, userId, pair!));
+  withPair(ctx, pairName, MMP_QUERY_PAIR, reply, (pair) => reply.ok(mmpView(ctx, userId, pair)));
 }
 
 /** A call that names one pair as `how` reads it: answers its error, or runs `then` on it. */
@@ -449,13 +404,7 @@ function qtyLimitOf(value: unknown, pair: PairConfig): number {
 }
 
 /** POST /trade/mmp (docs/API.md 8.10): validated, stored, sent to the pair worker; answered after commit. */
-export function mmpSetCall(
-  ctx: EntryContext,
-  caller: Caller,
-  body: Record<string, unknown>,
-  fields: ReadonlySet<string>,
-  reply: Reply<MmpView>,
-) {
+export const mmpSetCall: BodyCall<MmpView> = (ctx, caller, body, fields, reply) => {
   const errors: ErrorEntry[] = [];
   const pair = readPair(body.pairName, ctx.config, errors, MMP_BODY_PAIR);
   const intervalSeconds = readSmallInteger(body.intervalSeconds, 0, MAX_MMP_SECONDS);
@@ -480,16 +429,10 @@ export function mmpSetCall(
     Code.BUSY,
   );
   if (code !== 0) reply.error(code);
-}
+};
 
 /** POST /trade/mmp/reset (docs/API.md 8.10): unfreezes and empties the window; answered after commit. */
-export function mmpResetCall(
-  ctx: EntryContext,
-  caller: Caller,
-  body: Record<string, unknown>,
-  fields: ReadonlySet<string>,
-  reply: Reply<MmpView>,
-) {
+export const mmpResetCall: BodyCall<MmpView> = (ctx, caller, body, fields, reply) => {
   const errors: ErrorEntry[] = [];
   const pair = readPair(body.pairName, ctx.config, errors, MMP_BODY_PAIR);
   for (const e of unknownFields(body, fields)) errors.push(e);
@@ -498,7 +441,7 @@ export function mmpResetCall(
   const user = caller.userId;
   const code = ctx.exchange.mmp.reset(user, p.index, () => reply.ok(mmpView(ctx, user, p)), Code.BUSY);
   if (code !== 0) reply.error(code);
-}
+};
 
 // ---------------------------------------------------------------- executions (docs/API.md 16)
 

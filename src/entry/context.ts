@@ -36,27 +36,10 @@ export interface EntryContext {
   readonly execEpoch: number;
 }
 
-export interface EntryDeps {
-  config: ExchangeConfig;
-  exchange: Exchange;
-  answers: Answers;
-  reader: OrderReads;
-  metrics: Metrics;
-  deadMan: DeadMansSwitch;
-  /** Requests per second per token (0: no limit). */
-  rateLimit: number;
-  execEpoch: number;
-}
+/** What `entryContext` is built from: the context, with the rate (requests per second per token, 0: no limit) in place of its limiter. */
+export type EntryDeps = Omit<EntryContext, "limiter"> & { rateLimit: number };
 
 export function entryContext(deps: EntryDeps): EntryContext {
-  return {
-    config: deps.config,
-    exchange: deps.exchange,
-    answers: deps.answers,
-    reader: deps.reader,
-    metrics: deps.metrics,
-    deadMan: deps.deadMan,
-    limiter: new RateLimiter(deps.rateLimit),
-    execEpoch: deps.execEpoch,
-  };
+  const { rateLimit, ...rest } = deps;
+  return { ...rest, limiter: new RateLimiter(rateLimit) };
 }

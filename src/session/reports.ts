@@ -6,12 +6,10 @@
  */
 import type { CommitListener, OrderView, UserTradeView } from "../core/exchange.ts";
 import { addToSet, removeFromSet } from "../util/set-map.ts";
+import { reportFrame } from "../wire/render.ts";
 import { serialize } from "../wire/schemas.ts";
 import type { Outbox } from "./outbox.ts";
 import { type Socket, STATE_ON } from "./session-conn.ts";
-
-/** What `serialize.streamOrder` / `streamUserTrade` put before the data with `stream: ""`. */
-const STREAM_HEAD = '{"stream":"",';
 
 export class SessionReports implements CommitListener {
   /** Logged-on sessions that receive reports, per user id. */
@@ -64,14 +62,14 @@ export class SessionReports implements CommitListener {
     const set = this.reporting.get(user);
     if (set === undefined || this.closed) return;
     // The data as user_orders carries it: the stream message with `"stream":""` in place of the event.
-    const text = `{"event":"order",${serialize.streamOrder({ stream: "", data: view, execSeq: view.execSeq }).slice(STREAM_HEAD.length)}`;
+    const text = reportFrame({ execSeq: view.execSeq, event: "order", data: view });
     this.pushReport(set, view.execSeq, text);
   }
 
   userTrade(user: number, view: UserTradeView): void {
     const set = this.reporting.get(user);
     if (set === undefined || this.closed) return;
-    const text = `{"event":"trade",${serialize.streamUserTrade({ stream: "", data: view, execSeq: view.execSeq }).slice(STREAM_HEAD.length)}`;
+    const text = reportFrame({ execSeq: view.execSeq, event: "trade", data: view });
     this.pushReport(set, view.execSeq, text);
   }
 

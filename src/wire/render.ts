@@ -75,10 +75,14 @@ export const renderMmp: Render<MmpView> = (mmp) => serialize.mmp(mmp);
 /** The server's time: `{"serverTime"}` (docs/API.md 9). */
 export const renderTime: Render<number> = (serverTime) => serialize.time({ serverTime });
 
+/** An execution's record: the order without updateTime (as user_orders), or the user trade. */
+function executionData(e: ExecutionView): string {
+  return e.event === "order" ? serialize.orderItem(e.data) : serialize.userTrade(e.data);
+}
+
 /** One item of the executions: `{"execSeq","event","data"}`. */
 function executionItem(e: ExecutionView): string {
-  const data = e.event === "order" ? serialize.orderItem(e.data) : serialize.userTrade(e.data);
-  return `{"execSeq":${e.execSeq},"event":"${e.event}","data":${data}}`;
+  return `{"execSeq":${e.execSeq},"event":"${e.event}","data":${executionData(e)}}`;
 }
 
 /** The executions (docs/API.md 16): `{"items", "lastExecSeq", "execEpoch"}`. */
@@ -90,6 +94,5 @@ export const renderExecutions: Render<ExecutionsView> = (v) =>
  * live report and a resume's replay send it.
  */
 export function reportFrame(e: ExecutionView): string {
-  const data = e.event === "order" ? serialize.orderItem(e.data) : serialize.userTrade(e.data);
-  return `{"event":"${e.event}","data":${data},"execSeq":${e.execSeq}}`;
+  return `{"event":"${e.event}","data":${executionData(e)},"execSeq":${e.execSeq}}`;
 }

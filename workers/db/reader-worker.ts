@@ -69,9 +69,11 @@ function prepare(db: Db) {
     ),
     // A user's deposits and withdrawals on the (user_id, id) key (migration 009).
     countTransfers: db.prepare<[number], number>("SELECT COUNT(*) FROM transfers WHERE user_id = ?").pluck(),
-    executions: db.prepare<[{ u: number; after: number; upTo: number }], [number, number, number]>(
-      "SELECT exec_seq, kind, ref_id FROM executions WHERE user_id = @u AND exec_seq > @after AND exec_seq <= @upTo ORDER BY exec_seq",
-    ),
+    executions: db
+      .prepare<[{ u: number; after: number; upTo: number }], [number, number, number]>(
+        "SELECT exec_seq, kind, ref_id FROM executions WHERE user_id = @u AND exec_seq > @after AND exec_seq <= @upTo ORDER BY exec_seq",
+      )
+      .raw(),
     tradeSide: db.prepare<[number, number], UserTradeRow>(
       `SELECT ${USER_TRADE_COLUMNS} FROM trade_sides WHERE trade_id = ? AND user_id = ?`,
     ),
@@ -106,9 +108,7 @@ function checkPage(page: number, pageSize: number): number {
 function executions(userId: number, after: number, upTo: number, limit: number): Execution[] {
   const out: Execution[] = [];
   if (limit <= 0) return out;
-  for (const [execSeq, kind, refId] of st.executions.raw().iterate({ u: userId, after, upTo }) as Iterable<
-    [number, number, number]
-  >) {
+  for (const [execSeq, kind, refId] of st.executions.iterate({ u: userId, after, upTo })) {
     if (kind === EXEC_TRADE) {
       const trade = st.tradeSide.get(refId, userId);
       if (trade !== undefined) out.push({ execSeq, event: "trade", trade });
