@@ -1,0 +1,256 @@
+/**
+ * Execution reports of the FIX sessions (docs/API.md 17.2, 17.3): after each commit, every change of
+ * an order of a user with a FIX session on becomes ExecutionReports to each of that user's FIX
+ * sessions (order entry and drop copy), in commit order, behind the answers queued before
+ * (fix-gateway.ts). boot.ts joins this listener with the stream hub's and the sessions'.
+ *
+ * One change of an order (one command) arrives as the user's trades on it, then the order as the
+ * command left it (src/core/results.ts): reported as New (0) when the command created it, Replaced
+ * (5) when it was amended, one Trade (F) per fill with the order's state after that fill, and
+ * Cancelled (4) when it ended cancelled. The order-change number (ExecSeq 20002) goes on the last of
+ * these that is not a fill; a fill carries its trade's number, so numbers only go up on the wire.
+ * The answers to this gateway's cancels and replaces (fix-orders.ts) leave a claim on the order, so
+ * that the report of that change carries the request's ClOrdID to the session that asked.
+ */
+import type { CommitListener, OrderView, UserTradeView } from "../core/exchange.ts";
+import type { EntryContext } from "../entry/context.ts";
+import { replayRows } from "../entry/resume.ts";
+import { orderRowView, tradeRowView } from "../entry/row-views.ts";
+import type { Execution } from "../protocol/db/reader-tasks.ts";
+import { log } from "../util/log.ts";
+import {
+  execReport,
+  type Fill,
+  type FixOrder,
+  fillOf,
+  fixOrderOf,
+  ordStatus,
+  type ReportState,
+} from "./exec-report.ts";
+import { FIX_ON, type FixConn, type OutMsg } from "./fix-conn.ts";
+import type { FixOut } from "./fix-gateway.ts";
+
+/** What this gateway knows of an open order of a user with a FIX session. */
+interface Track {
+  amount: bigint;
+  price: bigint;
+  /**
+   * Ticks × lots executed, summed over the fills reported while the user had a FIX session (the
+   * input of AvgPx, avgPx in exec-report.ts).
+   */
+  quote: bigint;
+}
+
+/** A cancel or replace answered to one session: the report of that change names its ClOrdID. */
+export interface Claim {
+  readonly conn: FixConn;
+  readonly replace: boolean;
+  readonly clOrdId: string;
+  /** OrigClOrdID(41) as the request named the order; undefined: the order's own ClOrdID. */
+  readonly origClOrdId: string | undefined;
+}
+
+/** A user with FIX sessions on. */
+interface UserBook {
+  readonly conns: Set<FixConn>;
+  /** The user's trades of the command being published, until its order changes arrive. */
+  trades: [UserTradeView, number, boolean][];
+  readonly orders: Map<number, Track>;
+  /** ClOrdID of every accepted OrderCancelReplaceRequest → the order it replaced (docs/API.md 17.2). */
+  readonly replaced: Map<string, number>;
+  readonly claims: Map<number, Claim>;
+}
+
+export class FixReports implements CommitListener {
+  private readonly books = new Map<number, UserBook>();
+  /** True after shutdown: nothing more is queued. */
+  closed = false;
+
+  constructor(
+    private readonly out: FixOut,
+    /** Its `ctx` is read when a report is made, after the start (boot.ts builds it last). */
+    private readonly deps: { readonly ctx: EntryContext },
+  ) {}
+
+  add(c: FixConn): void {
+    let book = this.books.get(c.userId);
+    if (book === undefined) {
+      book = { conns: new Set(), trades: [], orders: new Map(), replaced: new Map(), claims: new Map() };
+      this.books.set(c.userId, book);
+    }
+    book.conns.add(c);
+  }
+
+  remove(c: FixConn): void {
+    const book = this.books.get(c.userId);
+    if (book === undefined) return;
+    book.conns.delete(c);
+    for (const [id, claim] of book.claims) if (claim.conn === c) book.claims.delete(id);
+    if (book.conns.size === 0) this.books.delete(c.userId);
+  }
+
+  /** The book of a user with a session on (fix-orders.ts keeps its replaced ClOrdIDs and claims). */
+  book(user: number): UserBook | undefined {
+    return this.books.get(user);
+  }
+
+  /** Ticks × lots executed that the gateway saw on an order (AvgPx of a status answer). */
+  quoteOf(user: number, orderId: number): bigint {
+    return this.books.get(user)?.orders.get(orderId)?.quote ?? 0n;
+  }
+
+  wantsOrders(user: number): boolean {
+    return !this.closed && this.books.has(user);
+  }
+
+  wantsUserTrades(user: number): boolean {
+    return !this.closed && this.books.has(user);
+  }
+
+  wantsTrades(): boolean {
+    return false;
+  }
+
+  publicTrades(): void {}
+  levelsChanged(): void {}
+  bboChanged(): void {}
+  l3Changed(): void {}
+
+  userTrade(user: number, view: UserTradeView, orderId: number, maker: boolean): void {
+    this.books.get(user)?.trades.push([view, orderId, maker]);
+  }
+
+  orderChanged(user: number, view: OrderView, created: boolean): void {
+    const book = this.books.get(user);
+    if (book === undefined || this.closed) return;
+    const o = fixOrderOf(view, this.deps.ctx.config);
+    const fills: Fill[] = [];
+    if (book.trades.length > 0) {
+      const rest: [UserTradeView, number, boolean][] = [];
+      for (const t of book.trades) {
+        if (t[1] === o.id) fills.push(fillOf(t[0], t[2], o.pair));
+        else rest.push(t);
+      }
+      book.trades = rest;
+    }
+    const claim = book.claims.get(o.id);
+    if (claim !== undefined) book.claims.delete(o.id);
+    const known = book.orders.get(o.id);
+    let cum = o.used;
+    for (const f of fills) cum -= f.qty;
+    let quote = known?.quote ?? 0n;
+    const states: ReportState[] = [];
+    if (created) states.push({ execType: "0", ordStatus: "0", cum: 0n, quote: 0n, execSeq: 0 });
+    const amended =
+      claim?.replace === true ||
+      (known !== undefined && (known.amount !== o.amount || known.price !== o.price)) ||
+      (!created && fills.length === 0 && !o.cancelled);
+    if (amended && !created)
+      states.push({ execType: "5", ordStatus: ordStatus(o, cum, false), cum, quote, execSeq: 0 });
+    for (const f of fills) {
+      cum += f.qty;
+      quote += f.px * f.qty;
+      states.push({
+        execType: "F",
+        ordStatus: ordStatus(o, cum, false),
+        cum,
+        quote,
+        execSeq: f.trade.execSeq,
+        fill: f,
+      });
+    }
+    if (o.cancelled) states.push({ execType: "4", ordStatus: "4", cum, quote, execSeq: 0 });
+    // The change's number goes on its last report that is not a fill.
+    const last = states[states.length - 1];
+    if (last !== undefined && last.execType !== "F") last.execSeq = view.execSeq;
+    if (o.cancelled || o.used >= o.amount) book.orders.delete(o.id);
+    else book.orders.set(o.id, { amount: o.amount, price: o.price, quote });
+    for (const c of book.conns) {
+      if (c.state !== FIX_ON || view.execSeq <= c.resumeCut) continue;
+      const msgs: OutMsg[] = [];
+      for (const s of states) {
+        if (claim !== undefined && claim.conn === c && (s.execType === "4" || s.execType === "5")) {
+          msgs.push(
+            execReport(o, { ...s, clOrdId: claim.clOrdId, origClOrdId: claim.origClOrdId ?? o.clOrdId }),
+          );
+        } else msgs.push(execReport(o, s));
+      }
+      if (msgs.length > 0) this.out.push(c, msgs);
+    }
+  }
+
+  /**
+   * docs/API.md 16 and 17.3: the user's executions in (from, cut] as ExecutionReports with
+   * PossResend(97)=Y (trades as ExecType=F, order states as ExecType=I), in one slot behind the
+   * Logon's answer; live reports at or below `cut` are left out (`resumeCut`).
+   */
+  replay(c: FixConn, from: number, cut: number): void {
+    const ctx = this.deps.ctx;
+    c.resumeCut = cut;
+    const slot = this.out.slot(c);
+    replayRows(ctx, c.userId, from, cut).then(
+      (rows) => this.out.fill(c, slot, replayReports(ctx, rows, this.books.get(c.userId))),
+      (err) => {
+        log().error({ err: String(err) }, "FIX resume: the executions could not be read");
+        this.out.fill(c, slot, []);
+      },
+    );
+  }
+}
+
+/**
+ * The replay's reports. A fill's state after it is the order's state in the replay (its latest)
+ * less the later fills of the replay; its AvgPx counts the fills the replay and this gateway know.
+ */
+function replayReports(ctx: EntryContext, rows: readonly Execution[], book: UserBook | undefined): OutMsg[] {
+  const config = ctx.config;
+  const orders = new Map<number, FixOrder>();
+  const execSeqs = new Map<number, number>();
+  const later = new Map<number, bigint>();
+  for (const r of rows) {
+    if (r.event === "order") {
+      const view = orderRowView(r.order, config);
+      orders.set(view.id, fixOrderOf(view, config));
+      execSeqs.set(view.id, view.execSeq);
+    } else later.set(r.orderId, (later.get(r.orderId) ?? 0n) + BigInt(r.trade.amount));
+  }
+  const out: OutMsg[] = [];
+  const quotes = new Map<number, bigint>();
+  for (const r of rows) {
+    if (r.event === "trade") {
+      const o = orders.get(r.orderId);
+      if (o === undefined) continue;
+      const fill = fillOf(tradeRowView(r.trade, config), r.maker, o.pair);
+      const left = (later.get(r.orderId) ?? 0n) - fill.qty;
+      later.set(r.orderId, left);
+      const cum = o.used - left;
+      const quote = (quotes.get(o.id) ?? 0n) + fill.px * fill.qty;
+      quotes.set(o.id, quote);
+      out.push(
+        execReport(o, {
+          execType: "F",
+          ordStatus: ordStatus(o, cum, false),
+          cum,
+          quote,
+          execSeq: r.execSeq,
+          fill,
+          possResend: true,
+        }),
+      );
+    } else {
+      const o = orders.get(r.order.id)!;
+      const quote = book?.orders.get(o.id)?.quote ?? quotes.get(o.id) ?? 0n;
+      out.push(
+        execReport(o, {
+          execType: "I",
+          ordStatus: ordStatus(o, o.used, o.cancelled),
+          cum: o.used,
+          quote,
+          execSeq: execSeqs.get(o.id) ?? r.execSeq,
+          possResend: true,
+        }),
+      );
+    }
+  }
+  return out;
+}
