@@ -32,6 +32,7 @@ describe("migrations", () => {
       "candles",
       "currencies",
       "executions",
+      "executions_tail",
       "journal",
       "journal_syms",
       "meta",

@@ -69,9 +69,16 @@ function prepare(db: Db) {
     ),
     // A user's deposits and withdrawals on the (user_id, id) key (migration 009).
     countTransfers: db.prepare<[number], number>("SELECT COUNT(*) FROM transfers WHERE user_id = ?").pluck(),
+    // A user's numbers from `executions` in key order, then those still in the tail, which are
+    // all above them (migration 012): the tail is short, a scan of it costs no sort of the rest.
     executions: db
       .prepare<[{ u: number; after: number; upTo: number }], [number, number, number]>(
         "SELECT exec_seq, kind, ref_id FROM executions WHERE user_id = @u AND exec_seq > @after AND exec_seq <= @upTo ORDER BY exec_seq",
+      )
+      .raw(),
+    executionsTail: db
+      .prepare<[{ u: number; after: number; upTo: number }], [number, number, number]>(
+        "SELECT exec_seq, kind, ref_id FROM executions_tail WHERE user_id = @u AND exec_seq > @after AND exec_seq <= @upTo ORDER BY exec_seq",
       )
       .raw(),
     tradeSide: db.prepare<[number, number], UserTradeRow>(
@@ -108,7 +115,21 @@ function checkPage(page: number, pageSize: number): number {
 function executions(userId: number, after: number, upTo: number, limit: number): Execution[] {
   const out: Execution[] = [];
   if (limit <= 0) return out;
-  for (const [execSeq, kind, refId] of st.executions.iterate({ u: userId, after, upTo })) {
+  const range = { u: userId, after, upTo };
+  if (takeExecutions(st.executions.iterate(range), userId, limit, out)) {
+    takeExecutions(st.executionsTail.iterate(range), userId, limit, out);
+  }
+  return out;
+}
+
+/** Adds the views of `rows` to `out` until it holds `limit`; false once it does. */
+function takeExecutions(
+  rows: IterableIterator<[number, number, number]>,
+  userId: number,
+  limit: number,
+  out: Execution[],
+): boolean {
+  for (const [execSeq, kind, refId] of rows) {
     if (kind === EXEC_TRADE) {
       const trade = st.tradeSide.get(refId, userId);
       if (trade !== undefined) out.push({ execSeq, event: "trade", trade });
@@ -119,9 +140,9 @@ function executions(userId: number, after: number, upTo: number, limit: number):
       if (row !== undefined && row.execSeq === execSeq)
         out.push({ execSeq, event: "order", order: toOrderRow(row) });
     }
-    if (out.length >= limit) break;
+    if (out.length >= limit) return false;
   }
-  return out;
+  return true;
 }
 
 export default function run(

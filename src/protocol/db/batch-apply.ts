@@ -128,6 +128,13 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
   const userTradesAbove = db.prepare(
     "INSERT INTO user_trades (user_id, trade_id) SELECT user_id, trade_id FROM trade_sides WHERE trade_id > ? ORDER BY user_id, trade_id",
   );
+  // The execution numbers appended since the last flush move into `executions` sorted by user
+  // (migration 012); a user's numbers in the tail are above its numbers there.
+  const executionsFromTail = db.prepare(
+    "INSERT INTO executions (user_id, exec_seq, kind, ref_id) SELECT user_id, exec_seq, kind, ref_id FROM executions_tail ORDER BY user_id, exec_seq",
+  );
+  const clearTail = db.prepare("DELETE FROM executions_tail");
+  const tailCount = db.prepare<[], number>("SELECT COUNT(*) FROM executions_tail").pluck();
   let ordersThrough = markOf.get("user_orders_through")!;
   let tradesThrough = markOf.get("user_trades_through")!;
   /**
@@ -140,6 +147,16 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
   let settled = ordersThrough;
   /** The last trade written: the trades above `tradesThrough` up to it wait for their rows. */
   let lastTrade = tradesThrough;
+  /** Execution numbers in the tail (a tail left by a crash is counted at start by catchUp). */
+  let heldExecutions = 0;
+
+  /** Moves the tail's execution numbers into `executions`. */
+  function flushExecutions(): void {
+    if (heldExecutions === 0) return;
+    executionsFromTail.run();
+    clearTail.run();
+    heldExecutions = 0;
+  }
 
   /** Writes the rows of the trades above the mark, up to `upTo`, and moves the mark there. */
   function flushUserTrades(upTo: number): void {
@@ -159,6 +176,7 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
       setMark.run(ordersThrough, "user_orders_through");
     }
     flushUserTrades(lastTrade);
+    flushExecutions();
   }
 
   function catchUp(): void {
@@ -171,6 +189,8 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
     }
     lastTrade = Math.max(lastTrade, maxId("trades"));
     flushUserTrades(lastTrade);
+    heldExecutions = tailCount.get()!;
+    flushExecutions();
   }
 
   const syms: string[] = [];
@@ -252,6 +272,11 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
     putLastOfEachOrder(ORDER_UPDATE, b, s);
   };
 
+  apply[EXECUTION.id] = (b, s) => {
+    putAll(EXECUTION, b, s);
+    heldExecutions += b.length / EXECUTION.stride;
+  };
+
   apply[TRADE.id] = (b, s) => {
     putAll(TRADE, b, s);
     // The user_trades rows follow in bulk (flushUserTrades); trades come in id order.
@@ -319,7 +344,12 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
         at += len;
       }
       if (m.settledBelow - 1 > settled) settled = m.settledBelow - 1;
-      if (heldOrders >= userRowsFlushAt || lastTrade - tradesThrough >= userRowsFlushAt) flushUserRows();
+      if (
+        heldOrders >= userRowsFlushAt ||
+        lastTrade - tradesThrough >= userRowsFlushAt ||
+        heldExecutions >= userRowsFlushAt
+      )
+        flushUserRows();
     }
     for (const [k, keyOf] of LAST_WINS) {
       seen.clear();

@@ -259,9 +259,10 @@ export const MMP_SETTING = kind(
 
 /**
  * One number of a user's execution sequence (docs/API.md 16, migration 011): the order change or
- * the trade side it numbers. Facts, as trades: a number is given once.
+ * the trade side it numbers. Facts, as trades: a number is given once. Appended to the tail
+ * (migration 012); batch-apply.ts moves the tail into `executions` in bulk.
  */
-export const EXECUTION = kind("executions", { user_id: INT, exec_seq: INT, kind: INT, ref_id: INT });
+export const EXECUTION = kind("executions_tail", { user_id: INT, exec_seq: INT, kind: INT, ref_id: INT });
 
 /**
  * The kinds and their fields as journal rows written before EXECUTION existed hold them: ORDER,
