@@ -343,17 +343,16 @@ export function loadState(
          FROM trades WHERE id > ? ORDER BY id`,
       )
       .all(snapshot);
-    // One look-up per user on the key (a GROUP BY would read every row of the table at each start),
-    // and the short tail not yet moved into it (migration 012).
+    // One look-up per user on the key (a GROUP BY would read every row of the table at each start):
+    // the last number of the user's last block (migration 012).
     const lastExecSeq = db
-      .prepare<[{ u: number }], number>(
-        `SELECT MAX(s) FROM (SELECT MAX(exec_seq) AS s FROM executions WHERE user_id = @u
-           UNION ALL SELECT MAX(exec_seq) FROM executions_tail WHERE user_id = @u)`,
+      .prepare<[number], number>(
+        "SELECT last_seq FROM execution_blocks WHERE user_id = ? ORDER BY first_seq DESC LIMIT 1",
       )
       .pluck();
     const execSeqs: [number, number][] = [];
     for (const u of users) {
-      const last = lastExecSeq.get({ u: u.id });
+      const last = lastExecSeq.get(u.id);
       if (typeof last === "number") execSeqs.push([u.id, last]);
     }
     const maxOrder = db.prepare<[], { m: number | null }>("SELECT MAX(id) AS m FROM orders").get()!.m;

@@ -7,10 +7,12 @@
  * kind in the order they were added; upserts of which only the last value counts are coalesced,
  * within an order's records of a batch, and over all the batches of one call for the nonces,
  * balances, candles and meta values (applyBatches). An order inserted and changed within one call
- * is written once, as its insert carrying its last state (foldUpdates).
+ * is written once, as its insert carrying its last state (foldUpdates). Each user's execution
+ * numbers of one call are written as one block (migration 012).
  */
 import type { Statement } from "better-sqlite3";
 import type { Db } from "./db-open.ts";
+import { EXEC_TRADE } from "./rows.ts";
 import {
   BALANCE,
   CANDLE,
@@ -128,13 +130,6 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
   const userTradesAbove = db.prepare(
     "INSERT INTO user_trades (user_id, trade_id) SELECT user_id, trade_id FROM trade_sides WHERE trade_id > ? ORDER BY user_id, trade_id",
   );
-  // The execution numbers appended since the last flush move into `executions` sorted by user
-  // (migration 012); a user's numbers in the tail are above its numbers there.
-  const executionsFromTail = db.prepare(
-    "INSERT INTO executions (user_id, exec_seq, kind, ref_id) SELECT user_id, exec_seq, kind, ref_id FROM executions_tail ORDER BY user_id, exec_seq",
-  );
-  const clearTail = db.prepare("DELETE FROM executions_tail");
-  const tailCount = db.prepare<[], number>("SELECT COUNT(*) FROM executions_tail").pluck();
   let ordersThrough = markOf.get("user_orders_through")!;
   let tradesThrough = markOf.get("user_trades_through")!;
   /**
@@ -147,16 +142,6 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
   let settled = ordersThrough;
   /** The last trade written: the trades above `tradesThrough` up to it wait for their rows. */
   let lastTrade = tradesThrough;
-  /** Execution numbers in the tail (a tail left by a crash is counted at start by catchUp). */
-  let heldExecutions = 0;
-
-  /** Moves the tail's execution numbers into `executions`. */
-  function flushExecutions(): void {
-    if (heldExecutions === 0) return;
-    executionsFromTail.run();
-    clearTail.run();
-    heldExecutions = 0;
-  }
 
   /** Writes the rows of the trades above the mark, up to `upTo`, and moves the mark there. */
   function flushUserTrades(upTo: number): void {
@@ -176,7 +161,6 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
       setMark.run(ordersThrough, "user_orders_through");
     }
     flushUserTrades(lastTrade);
-    flushExecutions();
   }
 
   function catchUp(): void {
@@ -189,8 +173,6 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
     }
     lastTrade = Math.max(lastTrade, maxId("trades"));
     flushUserTrades(lastTrade);
-    heldExecutions = tailCount.get()!;
-    flushExecutions();
   }
 
   const syms: string[] = [];
@@ -200,9 +182,9 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
 
   /** Per kind, its statement's runner, compiled from the field table. */
   const runners = KINDS.map(compileRunner);
-  /** ORDER, TRADE and EXECUTION: their statement for ROWS_PER_INSERT records, and its runner. */
+  /** ORDER and TRADE: their statement for ROWS_PER_INSERT records, and its runner. */
   const rows: ({ st: Statement; run: RowsRunner } | null)[] = KINDS.map((k) =>
-    (k === ORDER || k === TRADE || k === EXECUTION) && k.rowsSql !== null
+    (k === ORDER || k === TRADE) && k.rowsSql !== null
       ? { st: db.prepare(k.rowsSql(ROWS_PER_INSERT)), run: compileRowsRunner(k, ROWS_PER_INSERT) }
       : null,
   );
@@ -272,10 +254,37 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
     putLastOfEachOrder(ORDER_UPDATE, b, s);
   };
 
-  apply[EXECUTION.id] = (b, s) => {
-    putAll(EXECUTION, b, s);
-    heldExecutions += b.length / EXECUTION.stride;
+  // ---- execution numbers, one block per user per call (migration 012) ---------------------------
+  // A user's numbers arrive in number order with no gap (given and committed in that order), so
+  // those of one call make one block; a gap (none is expected) starts another.
+  const putBlock = db.prepare<[number, number, number, string]>(
+    "INSERT INTO execution_blocks (user_id, first_seq, last_seq, refs) VALUES (?, ?, ?, ?)",
+  );
+  /** Per user, the block of this call so far: its first and last number, its refs (`,` joined). */
+  const blocks = new Map<number, { first: number; last: number; refs: string }>();
+
+  apply[EXECUTION.id] = (b) => {
+    const { user_id, exec_seq, kind, ref_id } = EXECUTION.at;
+    for (let o = 0; o < b.length; o += EXECUTION.stride) {
+      const user = b[o + user_id];
+      const seq = b[o + exec_seq];
+      const ref = b[o + kind] === EXEC_TRADE ? -b[o + ref_id] : b[o + ref_id];
+      const block = blocks.get(user);
+      if (block !== undefined && seq === block.last + 1) {
+        block.last = seq;
+        block.refs += `,${ref}`;
+        continue;
+      }
+      if (block !== undefined) putBlock.run(user, block.first, block.last, block.refs);
+      blocks.set(user, { first: seq, last: seq, refs: String(ref) });
+    }
   };
+
+  /** Writes the blocks of this call. */
+  function putBlocks(): void {
+    for (const [user, block] of blocks) putBlock.run(user, block.first, block.last, block.refs);
+    blocks.clear();
+  }
 
   apply[TRADE.id] = (b, s) => {
     putAll(TRADE, b, s);
@@ -344,13 +353,9 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
         at += len;
       }
       if (m.settledBelow - 1 > settled) settled = m.settledBelow - 1;
-      if (
-        heldOrders >= userRowsFlushAt ||
-        lastTrade - tradesThrough >= userRowsFlushAt ||
-        heldExecutions >= userRowsFlushAt
-      )
-        flushUserRows();
+      if (heldOrders >= userRowsFlushAt || lastTrade - tradesThrough >= userRowsFlushAt) flushUserRows();
     }
+    putBlocks();
     for (const [k, keyOf] of LAST_WINS) {
       seen.clear();
       // Walking backwards, a key seen once has had its final value written.
