@@ -343,9 +343,12 @@ export function loadState(
          FROM trades WHERE id > ? ORDER BY id`,
       )
       .all(snapshot);
-    // One look-up per user on the key (a GROUP BY would read every row of the table at each start).
+    // One look-up per user on the key (a GROUP BY would read every row of the table at each start):
+    // the last number of the user's last block (migration 012).
     const lastExecSeq = db
-      .prepare<[number], number>("SELECT MAX(exec_seq) FROM executions WHERE user_id = ?")
+      .prepare<[number], number>(
+        "SELECT last_seq FROM execution_blocks WHERE user_id = ? ORDER BY first_seq DESC LIMIT 1",
+      )
       .pluck();
     const execSeqs: [number, number][] = [];
     for (const u of users) {

@@ -348,7 +348,7 @@ describe("batch journal", { concurrency: true }, () => {
           .all(),
         [{ id: 1, taker_order_id: 8, maker_fee_rate: 1000, taker_exec_seq: 0, maker_exec_seq: 0 }],
       );
-      assert.deepEqual(db.prepare("SELECT * FROM executions").all(), []);
+      assert.deepEqual(db.prepare("SELECT * FROM execution_blocks").all(), []);
     } finally {
       db.close();
     }

@@ -31,7 +31,7 @@ describe("migrations", () => {
       "balances",
       "candles",
       "currencies",
-      "executions",
+      "execution_blocks",
       "journal",
       "journal_syms",
       "meta",

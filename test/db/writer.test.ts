@@ -154,14 +154,11 @@ describe("DbWriter", () => {
         maker_exec_seq: 2,
       },
     ]);
-    // Each number of each user's execution sequence, with what it numbers (migration 011).
-    assert.deepEqual(db.prepare("SELECT * FROM executions ORDER BY user_id, exec_seq").raw().all(), [
-      [1, 1, EXEC_ORDER, 7],
-      [1, 2, EXEC_TRADE, 1],
-      [1, 3, EXEC_ORDER, 7],
-      [2, 1, EXEC_ORDER, 8],
-      [2, 2, EXEC_TRADE, 1],
-      [2, 3, EXEC_ORDER, 8],
+    // Each user's numbers as one block, with what each numbers: the order's id, minus the trade's
+    // (migration 012).
+    assert.deepEqual(db.prepare("SELECT * FROM execution_blocks ORDER BY user_id, first_seq").raw().all(), [
+      [1, 1, 3, "7,-1,7"],
+      [2, 1, 3, "8,-1,8"],
     ]);
     assert.deepEqual(
       db.prepare("SELECT value FROM meta WHERE key = 'book_seq:btc_usdt'").pluck().all(),

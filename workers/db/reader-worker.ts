@@ -13,7 +13,6 @@ import type {
   RecentForUser,
 } from "../../src/protocol/db/reader-tasks.ts";
 import {
-  EXEC_TRADE,
   ORDER_COLUMNS,
   type OrderRow,
   TRANSFER_COLUMNS,
@@ -69,9 +68,16 @@ function prepare(db: Db) {
     ),
     // A user's deposits and withdrawals on the (user_id, id) key (migration 009).
     countTransfers: db.prepare<[number], number>("SELECT COUNT(*) FROM transfers WHERE user_id = ?").pluck(),
-    executions: db
-      .prepare<[{ u: number; after: number; upTo: number }], [number, number, number]>(
-        "SELECT exec_seq, kind, ref_id FROM executions WHERE user_id = @u AND exec_seq > @after AND exec_seq <= @upTo ORDER BY exec_seq",
+    // The user's blocks of numbers (migration 012) from the one holding `n` on (or from the first
+    // above it): the block holding `n` starts at the greatest first number at or below `n`.
+    blockStart: db
+      .prepare<[{ u: number; n: number }], number>(
+        "SELECT first_seq FROM execution_blocks WHERE user_id = @u AND first_seq <= @n ORDER BY first_seq DESC LIMIT 1",
+      )
+      .pluck(),
+    blocks: db
+      .prepare<[{ u: number; from: number; upTo: number }], [number, string]>(
+        "SELECT first_seq, refs FROM execution_blocks WHERE user_id = @u AND first_seq >= @from AND first_seq <= @upTo ORDER BY first_seq",
       )
       .raw(),
     tradeSide: db.prepare<[number, number], UserTradeRow>(
@@ -113,21 +119,29 @@ function checkPage(page: number, pageSize: number): number {
 /** The user's executions in (after, upTo], at most `limit` (DbReader.executions). */
 function executions(userId: number, after: number, upTo: number, limit: number): Execution[] {
   const out: Execution[] = [];
-  if (limit <= 0) return out;
-  for (const [execSeq, kind, refId] of st.executions.iterate({ u: userId, after, upTo })) {
-    if (kind === EXEC_TRADE) {
-      const trade = st.tradeSide.get(refId, userId);
-      const side = st.tradeOrder.get({ u: userId, t: refId });
-      if (trade !== undefined && side !== undefined)
-        out.push({ execSeq, event: "trade", trade, orderId: side[1], maker: side[0] === 0 });
-    } else {
-      // An order once, at its latest change: an earlier change of it is skipped, and so is a row
-      // changed above `upTo` (that change is reported above it).
-      const row = st.order.get(refId);
-      if (row !== undefined && row.execSeq === execSeq)
-        out.push({ execSeq, event: "order", order: toOrderRow(row) });
+  if (limit <= 0 || upTo <= after) return out;
+  const from = st.blockStart.get({ u: userId, n: after + 1 }) ?? 0;
+  for (const [first, refs] of st.blocks.iterate({ u: userId, from, upTo })) {
+    let execSeq = first;
+    for (const entry of refs.split(",")) {
+      const seq = execSeq++;
+      if (seq <= after) continue;
+      if (seq > upTo) return out;
+      const ref = Number(entry);
+      if (ref < 0) {
+        const trade = st.tradeSide.get(-ref, userId);
+        const side = st.tradeOrder.get({ u: userId, t: -ref });
+        if (trade !== undefined && side !== undefined)
+          out.push({ execSeq: seq, event: "trade", trade, orderId: side[1], maker: side[0] === 0 });
+      } else {
+        // An order once, at its latest change: an earlier change of it is skipped, and so is a
+        // row changed above `upTo` (that change is reported above it).
+        const row = st.order.get(ref);
+        if (row !== undefined && row.execSeq === seq)
+          out.push({ execSeq: seq, event: "order", order: toOrderRow(row) });
+      }
+      if (out.length >= limit) return out;
     }
-    if (out.length >= limit) break;
   }
   return out;
 }

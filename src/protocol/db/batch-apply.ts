@@ -7,10 +7,12 @@
  * kind in the order they were added; upserts of which only the last value counts are coalesced,
  * within an order's records of a batch, and over all the batches of one call for the nonces,
  * balances, candles and meta values (applyBatches). An order inserted and changed within one call
- * is written once, as its insert carrying its last state (foldUpdates).
+ * is written once, as its insert carrying its last state (foldUpdates). Each user's execution
+ * numbers of one call are written as one block (migration 012).
  */
 import type { Statement } from "better-sqlite3";
 import type { Db } from "./db-open.ts";
+import { EXEC_TRADE } from "./rows.ts";
 import {
   BALANCE,
   CANDLE,
@@ -180,9 +182,9 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
 
   /** Per kind, its statement's runner, compiled from the field table. */
   const runners = KINDS.map(compileRunner);
-  /** ORDER, TRADE and EXECUTION: their statement for ROWS_PER_INSERT records, and its runner. */
+  /** ORDER and TRADE: their statement for ROWS_PER_INSERT records, and its runner. */
   const rows: ({ st: Statement; run: RowsRunner } | null)[] = KINDS.map((k) =>
-    (k === ORDER || k === TRADE || k === EXECUTION) && k.rowsSql !== null
+    (k === ORDER || k === TRADE) && k.rowsSql !== null
       ? { st: db.prepare(k.rowsSql(ROWS_PER_INSERT)), run: compileRowsRunner(k, ROWS_PER_INSERT) }
       : null,
   );
@@ -251,6 +253,38 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
   apply[ORDER_UPDATE.id] = (b, s) => {
     putLastOfEachOrder(ORDER_UPDATE, b, s);
   };
+
+  // ---- execution numbers, one block per user per call (migration 012) ---------------------------
+  // A user's numbers arrive in number order with no gap (given and committed in that order), so
+  // those of one call make one block; a gap (none is expected) starts another.
+  const putBlock = db.prepare<[number, number, number, string]>(
+    "INSERT INTO execution_blocks (user_id, first_seq, last_seq, refs) VALUES (?, ?, ?, ?)",
+  );
+  /** Per user, the block of this call so far: its first and last number, its refs (`,` joined). */
+  const blocks = new Map<number, { first: number; last: number; refs: string }>();
+
+  apply[EXECUTION.id] = (b) => {
+    const { user_id, exec_seq, kind, ref_id } = EXECUTION.at;
+    for (let o = 0; o < b.length; o += EXECUTION.stride) {
+      const user = b[o + user_id];
+      const seq = b[o + exec_seq];
+      const ref = b[o + kind] === EXEC_TRADE ? -b[o + ref_id] : b[o + ref_id];
+      const block = blocks.get(user);
+      if (block !== undefined && seq === block.last + 1) {
+        block.last = seq;
+        block.refs += `,${ref}`;
+        continue;
+      }
+      if (block !== undefined) putBlock.run(user, block.first, block.last, block.refs);
+      blocks.set(user, { first: seq, last: seq, refs: String(ref) });
+    }
+  };
+
+  /** Writes the blocks of this call. */
+  function putBlocks(): void {
+    for (const [user, block] of blocks) putBlock.run(user, block.first, block.last, block.refs);
+    blocks.clear();
+  }
 
   apply[TRADE.id] = (b, s) => {
     putAll(TRADE, b, s);
@@ -321,6 +355,7 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
       if (m.settledBelow - 1 > settled) settled = m.settledBelow - 1;
       if (heldOrders >= userRowsFlushAt || lastTrade - tradesThrough >= userRowsFlushAt) flushUserRows();
     }
+    putBlocks();
     for (const [k, keyOf] of LAST_WINS) {
       seen.clear();
       // Walking backwards, a key seen once has had its final value written.

@@ -75,7 +75,7 @@ export interface CandleRow {
   volume: number;
 }
 
-/** What an execution number numbers (the `kind` of an `executions` row, migration 011). */
+/** What an execution number numbers (an EXECUTION record's `kind`; in a block, a trade's ref is negative: migration 012). */
 export const EXEC_ORDER = 0;
 export const EXEC_TRADE = 1;
 

@@ -22,6 +22,7 @@
  * (API_KEY before REVOKE_KEY), an order inserted and changed in the same batch (ORDER before
  * ORDER_UPDATE).
  */
+import { EXEC_TRADE } from "./rows.ts";
 
 /** Slot types. */
 export const INT = 0;
@@ -258,10 +259,17 @@ export const MMP_SETTING = kind(
 );
 
 /**
- * One number of a user's execution sequence (docs/API.md 16, migration 011): the order change or
- * the trade side it numbers. Facts, as trades: a number is given once.
+ * One number of a user's execution sequence (docs/API.md 16): the order change or the trade side
+ * it numbers. Facts, as trades: a number is given once. batch-apply.ts joins a user's numbers of
+ * one bulk apply into one block (migration 012); the statement here writes a block of one number.
  */
-export const EXECUTION = kind("executions", { user_id: INT, exec_seq: INT, kind: INT, ref_id: INT });
+export const EXECUTION = kind(
+  "execution_blocks",
+  { user_id: INT, exec_seq: INT, kind: INT, ref_id: INT },
+  () =>
+    `INSERT INTO execution_blocks (user_id, first_seq, last_seq, refs)
+     SELECT u, s, s, CAST(CASE k WHEN ${EXEC_TRADE} THEN -r ELSE r END AS TEXT) FROM (SELECT ? AS u, ? AS s, ? AS k, ? AS r)`,
+);
 
 /**
  * The kinds and their fields as journal rows written before EXECUTION existed hold them: ORDER,
