@@ -8,11 +8,11 @@ import type { CreatedOrder } from "../../src/client/index.ts";
 import { expectOk, type TestServer, type TestUser } from "../e2e/harness.ts";
 import { FixClient, type FixClientOptions, fixTime, type ReceivedMessage } from "./jspurefix-client.ts";
 
-/** The FIX port the test server's readiness line names. */
+/** The FIX port the readiness line of the test server's last start names. */
 export function fixPortOf(server: TestServer): number {
-  const m = /"fixPort":(\d+)/.exec(server.output().stdout);
-  if (m === null) throw new Error("the server's readiness line names no FIX port");
-  return Number(m[1]);
+  const all = [...server.output().stdout.matchAll(/"fixPort":(\d+)/g)];
+  if (all.length === 0) throw new Error("the server's readiness line names no FIX port");
+  return Number(all[all.length - 1][1]);
 }
 
 let compIds = 0;
