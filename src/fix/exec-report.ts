@@ -154,8 +154,3 @@ export function fillOf(trade: UserTradeView, maker: boolean, pair: PairConfig): 
     maker,
   };
 }
-
-/** ticks × lots of a price in ticks and an amount in lots (the unit AvgPx divides). */
-export function quoteOf(px: bigint, qty: bigint): bigint {
-  return px * qty;
-}
