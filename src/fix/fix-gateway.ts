@@ -382,9 +382,10 @@ export class FixGateway implements FixOut {
     const chunks: Buffer[] = [];
     const now = Date.now();
     const time = fixTime(now);
+    // Before a Logon named the client, a Logout is addressed to UNKNOWN.
     const header = {
       senderCompId: this.deps.compId,
-      targetCompId: c.peerCompId,
+      targetCompId: c.peerCompId === "" ? "UNKNOWN" : c.peerCompId,
       seqNum: 0,
       sendingTime: time,
     };

@@ -245,7 +245,7 @@ export class FixOrders {
     if (id !== undefined) return then(id);
     const cid = m.get(clientTag);
     if (cid === undefined) return refuse(Code.ORDER_ID_REQUIRED);
-    const chained = this.reports.book(c.userId)?.replaced.get(cid);
+    const chained = this.reports.replacedOrder(c.userId, cid);
     if (chained !== undefined) return then(chained);
     orderByClientIdCall(
       this.deps.ctx,
@@ -261,7 +261,6 @@ export class FixOrders {
   private cancelOrReplace(c: FixConn, m: FixMessage, slot: FixSlot, caller: Caller, replace: boolean) {
     const ctx = this.deps.ctx;
     const clOrdId = m.get(11)!;
-    const orig = m.get(41);
     const refuse = (code: number, extra?: string, orderId?: unknown) =>
       this.out.fill(c, slot, [
         cancelReject(m, replace, codeText(code, extra), code, String(orderId ?? m.get(37) ?? "NONE")),
@@ -270,7 +269,7 @@ export class FixOrders {
       const claim = () => {
         const book = this.reports.book(c.userId);
         const id = Number(orderId);
-        if (book !== undefined) book.claims.set(id, { conn: c, replace, clOrdId, origClOrdId: orig });
+        if (book !== undefined) book.claims.set(id, { conn: c, replace, clOrdId });
       };
       const body: Record<string, unknown> = { orderId };
       const expires = m.get(20005);
@@ -292,7 +291,7 @@ export class FixOrders {
       if (price !== undefined) body.price = price;
       const reply = new FixReply<OrderView>(
         (view) => {
-          this.reports.book(c.userId)?.replaced.set(clOrdId, view.id);
+          this.reports.replacedWith(c.userId, clOrdId, view.id);
           claim();
           this.out.fill(c, slot, []);
         },

@@ -10,7 +10,8 @@
  * Cancelled (4) when it ended cancelled. The order-change number (ExecSeq 20002) goes on the last of
  * these that is not a fill; a fill carries its trade's number, so numbers only go up on the wire.
  * The answers to this gateway's cancels and replaces (fix-orders.ts) leave a claim on the order, so
- * that the report of that change carries the request's ClOrdID to the session that asked.
+ * that the report of that change carries the request's ClOrdID to the session that asked, and the
+ * order's own ClOrdID (its clientOrderId) as OrigClOrdID.
  */
 import type { CommitListener, OrderView, UserTradeView } from "../core/exchange.ts";
 import type { EntryContext } from "../entry/context.ts";
@@ -46,8 +47,6 @@ export interface Claim {
   readonly conn: FixConn;
   readonly replace: boolean;
   readonly clOrdId: string;
-  /** OrigClOrdID(41) as the request named the order; undefined: the order's own ClOrdID. */
-  readonly origClOrdId: string | undefined;
 }
 
 /** A user with FIX sessions on. */
@@ -56,13 +55,19 @@ interface UserBook {
   /** The user's trades of the command being published, until its order changes arrive. */
   trades: [UserTradeView, number, boolean][];
   readonly orders: Map<number, Track>;
-  /** ClOrdID of every accepted OrderCancelReplaceRequest → the order it replaced (docs/API.md 17.2). */
-  readonly replaced: Map<string, number>;
   readonly claims: Map<number, Claim>;
 }
 
 export class FixReports implements CommitListener {
   private readonly books = new Map<number, UserBook>();
+  /**
+   * Per user, the ClOrdID of every accepted OrderCancelReplaceRequest → the order it replaced
+   * (docs/API.md 17.2: a client chains them, across its reconnects too); an entry goes when its
+   * order is seen closing.
+   */
+  private readonly replaced = new Map<number, Map<string, number>>();
+  /** The replaced map's ClOrdIDs of each order (to drop them when it closes). */
+  private readonly replacedOf = new Map<number, string[]>();
   /** True after shutdown: nothing more is queued. */
   closed = false;
 
@@ -75,7 +80,7 @@ export class FixReports implements CommitListener {
   add(c: FixConn): void {
     let book = this.books.get(c.userId);
     if (book === undefined) {
-      book = { conns: new Set(), trades: [], orders: new Map(), replaced: new Map(), claims: new Map() };
+      book = { conns: new Set(), trades: [], orders: new Map(), claims: new Map() };
       this.books.set(c.userId, book);
     }
     book.conns.add(c);
@@ -89,7 +94,25 @@ export class FixReports implements CommitListener {
     if (book.conns.size === 0) this.books.delete(c.userId);
   }
 
-  /** The book of a user with a session on (fix-orders.ts keeps its replaced ClOrdIDs and claims). */
+  /** A replace of `orderId` accepted with `clOrdId`: later requests may name the order by it. */
+  replacedWith(user: number, clOrdId: string, orderId: number): void {
+    let map = this.replaced.get(user);
+    if (map === undefined) {
+      map = new Map();
+      this.replaced.set(user, map);
+    }
+    map.set(clOrdId, orderId);
+    const list = this.replacedOf.get(orderId);
+    if (list === undefined) this.replacedOf.set(orderId, [clOrdId]);
+    else list.push(clOrdId);
+  }
+
+  /** The order a replace accepted with `clOrdId` was on, if any. */
+  replacedOrder(user: number, clOrdId: string): number | undefined {
+    return this.replaced.get(user)?.get(clOrdId);
+  }
+
+  /** The book of a user with a session on (fix-orders.ts leaves claims in it). */
   book(user: number): UserBook | undefined {
     return this.books.get(user);
   }
@@ -163,16 +186,24 @@ export class FixReports implements CommitListener {
     // The change's number goes on its last report that is not a fill.
     const last = states[states.length - 1];
     if (last !== undefined && last.execType !== "F") last.execSeq = view.execSeq;
-    if (o.cancelled || o.used >= o.amount) book.orders.delete(o.id);
-    else book.orders.set(o.id, { amount: o.amount, price: o.price, quote });
+    if (o.cancelled || o.used >= o.amount) {
+      book.orders.delete(o.id);
+      const ids = this.replacedOf.get(o.id);
+      if (ids !== undefined) {
+        this.replacedOf.delete(o.id);
+        const map = this.replaced.get(user);
+        for (const id of ids) map?.delete(id);
+        if (map?.size === 0) this.replaced.delete(user);
+      }
+    } else book.orders.set(o.id, { amount: o.amount, price: o.price, quote });
     for (const c of book.conns) {
       if (c.state !== FIX_ON || view.execSeq <= c.resumeCut) continue;
       const msgs: OutMsg[] = [];
       for (const s of states) {
+        // A fill numbered at or below a resume's cut is in its replay (docs/API.md 16).
+        if (s.execType === "F" && s.execSeq <= c.resumeCut) continue;
         if (claim !== undefined && claim.conn === c && (s.execType === "4" || s.execType === "5")) {
-          msgs.push(
-            execReport(o, { ...s, clOrdId: claim.clOrdId, origClOrdId: claim.origClOrdId ?? o.clOrdId }),
-          );
+          msgs.push(execReport(o, { ...s, clOrdId: claim.clOrdId, origClOrdId: o.clOrdId }));
         } else msgs.push(execReport(o, s));
       }
       if (msgs.length > 0) this.out.push(c, msgs);

@@ -174,6 +174,20 @@ describe("FIX order entry", () => {
     assert.equal(rej.get(434), "2");
     assert.equal(rej.get(102), "1");
     await c.logout();
+    // The chain holds across a reconnect: the last ClOrdID still names the order.
+    const again = await fixLogon(server, u);
+    again.send("F", [
+      [41, "rp-3"],
+      [11, "rp-cancel"],
+      [55, "btc_usdt"],
+      [54, "1"],
+      [60, now()],
+    ]);
+    const x = await nextReport(again, "4", "rp-cancel");
+    assert.equal(x.get(37), n.get(37));
+    assert.equal(x.get(41), "rp-1");
+    await assertMatchesRest(u, x);
+    await again.logout();
   });
 
   it("mass cancels a pair with OrderMassCancelReport, then one ExecType=4 per order", async () => {
