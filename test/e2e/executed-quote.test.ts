@@ -131,6 +131,23 @@ describe("executedQuote", () => {
       assert.deepEqual(executedTexts(amended.text), ["8750.003"], "amend answer");
       expectOk(await taker.client.cancelOrder(buy.id));
       assert.deepEqual((await restReads(server, taker, buy.id)).byIdText, ["8750.003"], "cancelled");
+      // The session's executions call and a resume's replay show the order at its latest change.
+      const pulled = await session.call("executions", { limit: 1000 });
+      const items = (pulled.result as { items: { event: string; data: Order }[] }).items;
+      const lastOrder = items.filter((e) => e.event === "order" && e.data.id === buy.id).at(-1);
+      assert.equal(lastOrder?.data.executedQuote, 8750.003, "session executions");
+      const resumed = await SessionSocket.logon(server, taker, { resumeFrom: 0 });
+      try {
+        await waitFor(() => resumed.frames.some((f) => f.event === "resumed"), { what: "the replay's end" });
+        const replayed = resumed.frames.filter((f) => f.event === "order" && (f.data as Order).id === buy.id);
+        assert.deepEqual(
+          replayed.map((f) => (f.data as Order).executedQuote),
+          [8750.003],
+          "the resume's replay",
+        );
+      } finally {
+        resumed.close();
+      }
     } finally {
       session.close();
       await stream.close();
