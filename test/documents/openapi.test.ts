@@ -217,6 +217,7 @@ describe("the e2e response check", () => {
     createTime: "2026-11-23 10:00:00",
     updateTime: "2026-11-23 10:00:00",
     execSeq: 1,
+    executedQuote: 0,
   };
 
   test("accepts an answer that matches its operation and status", () => {
