@@ -520,7 +520,7 @@ async function startPairs(
       createMicro: row.createMicro,
       updateMicro: row.updateMicro,
       budget: 0n,
-      spent: 0n,
+      executed: BigInt(row.executedQuote),
       flags: row.flags,
       clientOrderId: row.clientOrderId ?? undefined,
       rowSent: true,

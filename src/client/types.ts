@@ -35,6 +35,13 @@ export interface Order {
   createTime: string;
   /** docs/API.md 16: the number of the order's latest change in its user's execution sequence. */
   execSeq: number;
+  /**
+   * docs/API.md 5.1: the quote amount its fills executed so far (price × amount summed over its
+   * trades, fees excluded; 0 before any fill), so the average price is executedQuote / amountUsed.
+   * Exact on the wire, but it may have more significant digits than a double keeps: read the body
+   * with a decimal parser where that matters.
+   */
+  executedQuote: number;
 }
 
 /** docs/API.md 8.10: GET /trade/mmp, POST /trade/mmp and POST /trade/mmp/reset. */

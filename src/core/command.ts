@@ -79,9 +79,13 @@ export interface OrderState extends OrderFacts {
   /** Limit price in ticks; for a market order 0 until it is final, then the average price. */
   price: number;
   clientOrderId: string | undefined;
-  /** Market buy: quote (ledger units) still reserved for it. Market orders: ticks × lots spent. */
+  /** Market buy: quote (ledger units) still reserved for it. */
   budget: bigint;
-  spent: bigint;
+  /**
+   * Ticks × lots its fills executed so far (docs/API.md 5.1 `executedQuote`; a market order's
+   * average price): exact, as the ledger's amounts are.
+   */
+  executed: bigint;
   /** Set while an amend of the order is in the worker: the amends waiting behind it (else null). */
   amending: Command[] | null;
   /** Index in its user's list of open orders (OpenOrders, src/core/open-orders.ts); -1 when not in it. */

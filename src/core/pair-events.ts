@@ -102,7 +102,10 @@ export class PairEvents {
     const buyer = taker.side === BUY ? taker : maker;
     const seller = taker.side === BUY ? maker : taker;
     this.risk.settleTrade(p, buyer, seller, buyer === taker, price, qty);
-    if (taker.type === MARKET) taker.spent += BigInt(price) * BigInt(qty);
+    // docs/API.md 5.1 executedQuote: price × amount of each fill, on both sides.
+    const value = BigInt(price) * BigInt(qty);
+    taker.executed += value;
+    maker.executed += value;
     taker.used += qty;
     maker.used += qty;
     taker.updateMicro = micro;
@@ -219,7 +222,8 @@ export class PairEvents {
           this.results.answer(cmd);
           return;
         }
-        if (o.type === MARKET && o.used > 0) o.price = Number(mulDivRoundHalfUp(o.spent, 1n, BigInt(o.used)));
+        if (o.type === MARKET && o.used > 0)
+          o.price = Number(mulDivRoundHalfUp(o.executed, 1n, BigInt(o.used)));
         touch(p, o);
         break;
       }

@@ -69,7 +69,7 @@ export function quoteLevelOrders(cmd: Command, micro: number): number {
       createMicro: micro,
       updateMicro: micro,
       budget: 0n,
-      spent: 0n,
+      executed: 0n,
       flags,
       clientOrderId: undefined,
       rowSent: false,

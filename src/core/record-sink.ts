@@ -22,6 +22,8 @@ export interface RecordSink {
     clientOrderId?: string,
     /** The number of this change in the user's execution sequence (docs/API.md 16). */
     execSeq?: number,
+    /** docs/API.md 5.1 `executedQuote`: ticks × lots its fills executed so far. */
+    executedQuote?: bigint,
   ): void;
   updateOrder(
     id: number,
@@ -31,6 +33,7 @@ export interface RecordSink {
     isCancelled: boolean,
     updateMicro: number,
     execSeq?: number,
+    executedQuote?: bigint,
   ): void;
   trade(
     id: number,

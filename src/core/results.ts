@@ -355,7 +355,7 @@ export class Results {
       execs.push(o.user, seq);
       db.execution(o.user, seq, EXEC_ORDER, o.id);
       if (o.rowSent) {
-        db.updateOrder(o.id, o.price, o.amount, o.used, o.cancelled, o.updateMicro, seq);
+        db.updateOrder(o.id, o.price, o.amount, o.used, o.cancelled, o.updateMicro, seq, o.executed);
         continue;
       }
       o.rowSent = true;
@@ -375,6 +375,7 @@ export class Results {
         o.flags,
         o.clientOrderId,
         seq,
+        o.executed,
       );
     }
     return execs;

@@ -289,7 +289,7 @@ function newOrder(cmd: Command, id: number): OrderState {
     createMicro: micro,
     updateMicro: micro,
     budget: cmd.budget === NO_BUDGET ? 0n : cmd.hold,
-    spent: 0n,
+    executed: 0n,
     flags: cmd.flags,
     clientOrderId: cmd.clientOrderId,
     rowSent: false,

@@ -5,7 +5,7 @@
  */
 
 import { BUY } from "../protocol/pair/engine.ts";
-import { formatDecimal, scaled } from "../util/numbers.ts";
+import { formatDecimal, formatDigits, scaled } from "../util/numbers.ts";
 import { formatDateTime } from "../util/time.ts";
 import { type SelfTradePrevention, type TimeInForce, withOrderOptions } from "./order-options.ts";
 import { FEE_DECIMALS } from "./risk.ts";
@@ -31,6 +31,11 @@ export interface OrderView {
   quote?: true;
   /** docs/API.md 16: the number of the order's latest change in its user's execution sequence. */
   execSeq: number;
+  /**
+   * docs/API.md 5.1: the quote its fills executed, as exact decimal text; it goes on the wire as a
+   * JSON number with these very digits (schemas.ts `exactNumbers`), as `fee` does.
+   */
+  executedQuote: string;
 }
 
 /** A user's trade as the interface shows it (2.5). */
@@ -79,6 +84,11 @@ export interface OrderFacts {
   clientOrderId: string | null | undefined;
   /** The number of its latest change in its user's execution sequence (0: none yet). */
   execSeq: number;
+  /**
+   * Ticks × lots its fills executed: a bigint (the core's live state) or its decimal digits (a
+   * stored row, migration 013).
+   */
+  executed: bigint | string;
 }
 
 /** docs/API.md 5.1: the order as the interface shows it, with `updateTime` when asked (the section 8 options when set). */
@@ -94,9 +104,19 @@ export function orderView(p: ViewPair, o: OrderFacts, withUpdate: boolean): Orde
     isCancelled: o.cancelled,
     createTime: formatDateTime(o.createMicro),
     execSeq: o.execSeq,
+    executedQuote: executedQuote(o.executed, p.priceDecimals + p.amountDecimals),
   };
   if (withUpdate) v.updateTime = formatDateTime(o.updateMicro);
   return withOrderOptions(v, o.flags, o.clientOrderId);
+}
+
+/**
+ * docs/API.md 5.1 `executedQuote`: ticks × lots as the decimal they are in the quote currency
+ * (10^-(priceDecimals + amountDecimals) each: the value the ledger moved, at its own scale).
+ */
+function executedQuote(executed: bigint | string, scale: number): string {
+  if (typeof executed === "string") return formatDigits(executed, scale);
+  return executed === 0n ? "0" : formatDecimal(executed, scale);
 }
 
 /** One side of a trade (a stored user-trade row is one). */

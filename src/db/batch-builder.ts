@@ -175,12 +175,13 @@ export abstract class BatchBuilder {
    * insertOrder / updateOrder: no set of ids to look up per record. Arguments as insertOrder's.
    */
   order(...row: Parameters<BatchBuilder["insertOrder"]>): void {
-    const [id, , , , , price, amount, amountUsed, isCancelled, , updateMicro, , , execSeq] = row;
+    const [id, , , , , price, amount, amountUsed, isCancelled, , updateMicro, , , execSeq, executedQuote] =
+      row;
     const closed = isCancelled || amountUsed === amount;
     if (this.openSent.has(id)) {
       // Sent before (while open): only what changes. A closed order gets no further record.
       if (closed) this.openSent.delete(id);
-      this.updateOrder(id, price, amount, amountUsed, isCancelled, updateMicro, execSeq);
+      this.updateOrder(id, price, amount, amountUsed, isCancelled, updateMicro, execSeq, executedQuote);
       return;
     }
     if (!closed) this.openSent.add(id);
@@ -203,6 +204,7 @@ export abstract class BatchBuilder {
     flags = 0,
     clientOrderId?: string,
     execSeq = 0,
+    executedQuote = 0n,
   ): void {
     const b = this.add(ORDER);
     const o = this.at;
@@ -220,6 +222,7 @@ export abstract class BatchBuilder {
     b[o + ORDER.at.flags] = flags;
     b[o + ORDER.at.client_order_id] = clientOrderId === undefined ? -1 : this.str(clientOrderId);
     b[o + ORDER.at.exec_seq] = execSeq;
+    b[o + ORDER.at.executed_quote] = this.bigint(executedQuote);
   }
 
   /**
@@ -234,6 +237,7 @@ export abstract class BatchBuilder {
     isCancelled: boolean,
     updateMicro: number,
     execSeq = 0,
+    executedQuote = 0n,
   ): void {
     const b = this.add(ORDER_UPDATE);
     const o = this.at;
@@ -244,6 +248,7 @@ export abstract class BatchBuilder {
     b[o + ORDER_UPDATE.at.is_cancelled] = isCancelled ? 1 : 0;
     b[o + ORDER_UPDATE.at.update_micro] = updateMicro;
     b[o + ORDER_UPDATE.at.exec_seq] = execSeq;
+    b[o + ORDER_UPDATE.at.executed_quote] = this.bigint(executedQuote);
   }
 
   /** A trade, plus its two user_trades rows (the maker's side is the opposite of the taker's). */
@@ -427,6 +432,11 @@ export abstract class BatchBuilder {
     const strs = this.cur.strs;
     strs.push(s);
     return strs.length - 1;
+  }
+
+  /** A bigint as its text among the batch's strings (an order not filled yet: one shared "0"). */
+  private bigint(v: bigint): number {
+    return this.str(v === 0n ? "0" : v.toString());
   }
 
   /** Interned id of a pair, currency or period name; a new name travels with the current batch. */

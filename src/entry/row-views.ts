@@ -21,6 +21,7 @@ export function orderRowView(o: OrderRow, config: ExchangeConfig, withUpdate = f
     flags: o.flags,
     clientOrderId: o.clientOrderId,
     execSeq: o.execSeq,
+    executed: o.executedQuote,
   };
   return orderView(config.pairsByName.get(o.pair)!, facts, withUpdate);
 }

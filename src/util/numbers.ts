@@ -197,7 +197,15 @@ export function expandExponent(text: string): string {
  */
 export function formatDecimal(value: bigint, scale: number): string {
   const negative = value < 0n;
-  let digits = (negative ? -value : value).toString();
+  const digits = formatDigits((negative ? -value : value).toString(), scale);
+  return negative ? `-${digits}` : digits;
+}
+
+/**
+ * `formatDecimal` of a non-negative integer given as its decimal digits (a bigint's text as the
+ * database keeps it), without making the bigint.
+ */
+export function formatDigits(digits: string, scale: number): string {
   if (scale > 0) {
     if (digits.length <= scale) digits = "0".repeat(scale - digits.length + 1) + digits;
     const intEnd = digits.length - scale;
@@ -206,7 +214,7 @@ export function formatDecimal(value: bigint, scale: number): string {
     digits =
       end === intEnd ? digits.slice(0, intEnd) : `${digits.slice(0, intEnd)}.${digits.slice(intEnd, end)}`;
   }
-  return negative ? `-${digits}` : digits;
+  return digits;
 }
 
 /** Scaled values below this (in absolute value) have at most 15 significant digits. */

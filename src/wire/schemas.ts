@@ -11,28 +11,96 @@ function compile(schema: object): (doc: unknown) => string {
 }
 
 /**
- * A serializer for a body that holds user trades (docs/API.md 5.5 `fee`): the fee is an exact decimal that
- * may have more significant digits than a double keeps, and fast-json-stringify prints numbers as
- * doubles. So the fee is serialised as its decimal text in a string and the quotes are taken off
- * after: `"fee":"0.000000000012345678"` becomes `"fee":0.000000000012345678`. Only our fee text can
- * match: every other string in the body is JSON-escaped or one of the server's own words (`word`,
- * which holds no quote), so none holds a bare `"fee":"`.
+ * The properties whose numbers are exact decimals that may have more significant digits than a
+ * double keeps: a user trade's `fee` (docs/API.md 5.5) and an order's `executedQuote` (5.1).
+ * fast-json-stringify prints numbers as doubles, so these are serialised as their decimal text in
+ * a string and the quotes are taken off after: `"fee":"0.000000000012345678"` becomes
+ * `"fee":0.000000000012345678`. Only our texts can match `"fee":"` or `"executedQuote":"`: every
+ * other string in a body is JSON-escaped (a quote inside it is `\"`) or one of the server's own
+ * words (`word`, which holds no quote). A body that is one order, whose last member is
+ * `executedQuote`, gets it appended instead (`lastExactProperty`).
  */
-function compileExactFees(schema: object): (doc: unknown) => string {
-  const f = compile(feeAsText(schema) as object);
-  return (doc) => f(doc).replace(FEE_TEXT, '"fee":$1');
+const EXACT_NUMBERS = ["fee", "executedQuote"] as const;
+
+/** A serializer for a body that holds exact numbers (EXACT_NUMBERS). */
+function compileExact(schema: object): (doc: unknown) => string {
+  const last = lastExactProperty(schema);
+  if (last !== null) {
+    // One order (the create-order answer, a report's data): the object's last member is written
+    // after the rest, with no scan of the body.
+    const f = compile(withoutProperty(schema, last));
+    const member = `,"${last}":`;
+    return (doc) => {
+      const json = f(doc);
+      return `${json.slice(0, -1)}${member}${(doc as Record<string, string>)[last]}}`;
+    };
+  }
+  const f = compile(exactAsText(schema) as object);
+  const keys = EXACT_NUMBERS.filter((k) => JSON.stringify(schema).includes(`"${k}":`)).map((k) => `"${k}":"`);
+  if (keys.length === 1) {
+    const key = keys[0];
+    return (doc) => unquote(f(doc), key);
+  }
+  return (doc) => {
+    let json = f(doc);
+    for (const key of keys) json = unquote(json, key);
+    return json;
+  };
 }
 
-const FEE_TEXT = /"fee":"([0-9]+(?:\.[0-9]+)?)"/g;
+/**
+ * `json` with the quotes around the value of each `key` (`"name":"`) taken off: a scan by
+ * `indexOf`, cheaper than a regular expression on the create-order answer.
+ */
+function unquote(json: string, key: string): string {
+  let at = json.indexOf(key);
+  if (at === -1) return json;
+  let out = "";
+  let from = 0;
+  while (at !== -1) {
+    const open = at + key.length - 1;
+    const close = json.indexOf('"', open + 1);
+    out += json.slice(from, open) + json.slice(open + 1, close);
+    from = close + 1;
+    at = json.indexOf(key, from);
+  }
+  return out + json.slice(from);
+}
 
-/** A copy of `schema` in which every `fee` property is a string. */
-function feeAsText(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(feeAsText);
+/**
+ * The exact number that is the last property of `schema`, an object with no other exact number
+ * (its value is then always written last: fast-json-stringify keeps the schema's order, and it is
+ * required); null for any other body.
+ */
+function lastExactProperty(schema: object): string | null {
+  const props = (schema as { properties?: Record<string, unknown> }).properties;
+  const required = (schema as { required?: readonly string[] }).required ?? [];
+  if (props === undefined) return null;
+  const names = Object.keys(props);
+  const last = names[names.length - 1];
+  const exact = (k: string) => (EXACT_NUMBERS as readonly string[]).includes(k);
+  if (!exact(last) || !required.includes(last)) return null;
+  const rest = JSON.stringify(names.slice(0, -1).map((k) => props[k]));
+  if (names.slice(0, -1).some(exact) || EXACT_NUMBERS.some((k) => rest.includes(`"${k}":`))) return null;
+  return last;
+}
+
+/** A copy of the object schema `schema` without property `name`. */
+function withoutProperty(schema: object, name: string): object {
+  const s = schema as { properties: Record<string, unknown>; required: readonly string[] };
+  const { [name]: _, ...properties } = s.properties;
+  return { ...schema, properties, required: s.required.filter((r) => r !== name) };
+}
+
+/** A copy of `schema` in which every property of EXACT_NUMBERS is a string. */
+function exactAsText(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(exactAsText);
   if (typeof schema !== "object" || schema === null) return schema;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(schema)) out[k] = feeAsText(v);
+  for (const [k, v] of Object.entries(schema)) out[k] = exactAsText(v);
   const props = out.properties as Record<string, unknown> | undefined;
-  if (props !== undefined && "fee" in props) props.fee = { type: "string" };
+  if (props !== undefined)
+    for (const k of EXACT_NUMBERS) if (k in props) props[k] = { type: "string", format: "unsafe" };
   return out;
 }
 
@@ -62,6 +130,14 @@ const orderProps = {
   createTime: word,
 };
 const orderRequired = Object.keys(orderProps);
+/** docs/API.md 5.1: the exact quote amount the order's fills executed, fees excluded. */
+const executedQuote = {
+  type: "number",
+  minimum: 0,
+  description:
+    "The quote amount the order's fills executed so far: the sum of price x amount over its trades, " +
+    "fees excluded, exact (0 before any fill). The average price is executedQuote / amountUsed.",
+} as const;
 /** docs/API.md 5.1: present only when the order has them (src/core/order-options.ts). */
 const orderOptionProps = {
   clientOrderId: str,
@@ -79,16 +155,16 @@ const orderOptionProps = {
 /** docs/API.md 5.1 Order, with updateTime (create-order response). */
 export const orderWithUpdateSchema = {
   type: "object",
-  properties: { ...orderProps, updateTime: word, ...orderOptionProps, execSeq: int },
-  required: [...orderRequired, "updateTime", "execSeq"],
+  properties: { ...orderProps, updateTime: word, ...orderOptionProps, execSeq: int, executedQuote },
+  required: [...orderRequired, "updateTime", "execSeq", "executedQuote"],
   additionalProperties: false,
 } as const;
 
 /** docs/API.md 5.1 Order without updateTime (lists, pages, stream). */
 export const orderSchema = {
   type: "object",
-  properties: { ...orderProps, ...orderOptionProps, execSeq: int },
-  required: [...orderRequired, "execSeq"],
+  properties: { ...orderProps, ...orderOptionProps, execSeq: int, executedQuote },
+  required: [...orderRequired, "execSeq", "executedQuote"],
   additionalProperties: false,
 } as const;
 
@@ -567,22 +643,22 @@ export const streamSchemas = {
 
 /** Compiled serializers, one per body. */
 export const serialize = {
-  order: compile(orderWithUpdateSchema),
+  order: compileExact(orderWithUpdateSchema),
   /** An order without updateTime (an item of the executions). */
-  orderItem: compile(orderSchema),
+  orderItem: compileExact(orderSchema),
   /** A user trade (an item of the executions). */
-  userTrade: compileExactFees(userTradeSchema),
+  userTrade: compileExact(userTradeSchema),
   pairs: compile(pairsSchema),
-  pairPage: compileExactFees(pairPageSchema),
+  pairPage: compileExact(pairPageSchema),
   book: compile(bookSchema),
   history: compile(historySchema),
   chart: compile(chartSchema),
   balances: compile(balancesSchema),
-  ordersPage: compile(ordersPageSchema),
-  orders: compile(orderListSchema),
+  ordersPage: compileExact(ordersPageSchema),
+  orders: compileExact(orderListSchema),
   cancelled: compile(cancelledSchema),
   triggerTime: compile(triggerTimeSchema),
-  tradesPage: compileExactFees(tradesPageSchema),
+  tradesPage: compileExact(tradesPageSchema),
   transfersPage: compile(transfersPageSchema),
   newUser: compile(newUserSchema),
   adminUser: compile(adminUserSchema),
@@ -599,8 +675,8 @@ export const serialize = {
   streamExchanges: compile(streamSchemas.exchanges),
   streamLevels: compile(streamSchemas.orders),
   streamHistory: compile(streamSchemas.history),
-  streamOrder: compile(streamSchemas.user_orders),
-  streamUserTrade: compileExactFees(streamSchemas.user_history),
+  streamOrder: compileExact(streamSchemas.user_orders),
+  streamUserTrade: compileExact(streamSchemas.user_history),
   bbo: compile(bboSchema),
   l3Book: compile(l3BookSchema),
   streamBbo: compile(streamSchemas.bbo),

@@ -27,7 +27,7 @@ function order(id: number, user: number, pair: number, session = 0): OrderState 
     createMicro: 0,
     updateMicro: 0,
     budget: 0n,
-    spent: 0n,
+    executed: 0n,
     flags: 0,
     clientOrderId: undefined,
     rowSent: false,

@@ -168,5 +168,27 @@ describe("pair events", () => {
     assert.equal(buy.order!.amountUsed, 0.000008);
     assert.equal(ledger.available(1, USDT), 1_000_000n - 80_009n);
     assert.equal(ledger.reserved(1, USDT), 0n);
+    // docs/API.md 5.1: the exact value, 80_009 ticks × lots (what the ledger moved).
+    assert.equal(buy.order!.executedQuote, "0.00080009");
+  });
+
+  it("adds price × lots of every fill to the executed value of the taker and of each maker, exactly as the ledger moved it", async () => {
+    const { exchange, ledger } = await core(file());
+    ledger.deposit(0, BTC, 100n);
+    ledger.deposit(1, USDT, 100_000_000n);
+    const a = await place(exchange, 0, SELL, 10_000, 4);
+    assert.equal((await place(exchange, 0, SELL, 10_001, 6)).err, 0);
+    assert.equal(a.order!.executedQuote, "0", "0 before any fill");
+    const buy = await place(exchange, 1, BUY, 10_002, 20);
+    // 4 lots at 100.00 and 6 at 100.01; the rest rests.
+    const value = 4n * 10_000n + 6n * 10_001n;
+    assert.equal(buy.order!.executedQuote, "0.00100006");
+    assert.equal(exchange.ownOpenOrder(1, buy.order!.id)?.executed, value);
+    assert.equal(ledger.available(0, USDT), value, "what the sellers received");
+    // The resting buy is a maker now: a later sell adds to it.
+    const sell = await place(exchange, 0, SELL, 9_000, 5);
+    assert.equal(sell.order!.executedQuote, "0.0005001");
+    assert.equal(exchange.ownOpenOrder(1, buy.order!.id)?.executed, value + 5n * 10_002n);
+    assert.equal(ledger.available(0, USDT), value + 5n * 10_002n);
   });
 });

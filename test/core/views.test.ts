@@ -38,6 +38,7 @@ function facts(over: Partial<OrderFacts> = {}): OrderFacts {
     flags: 0,
     clientOrderId: undefined,
     execSeq: 0,
+    executed: 0n,
     ...over,
   };
 }
@@ -56,7 +57,24 @@ describe("orderView", () => {
       createTime: "2024-01-02 03:04:05",
       updateTime: "2024-01-02 03:04:06",
       execSeq: 0,
+      executedQuote: "0",
     });
+  });
+
+  it("shows executedQuote as the exact decimal of ticks × lots, in quote units (docs/API.md 5.1)", () => {
+    // 0.1 btc at 25,000.01 and 0.15 btc at 25,000.00: 2,500.001 + 3,750 usdt.
+    const executed = 2_500_001n * 100_000n + 2_500_000n * 150_000n;
+    assert.equal(orderView(PAIR, facts({ executed }), false).executedQuote, "6250.001");
+    // The same value as a stored row keeps it: its digits.
+    assert.equal(orderView(PAIR, facts({ executed: executed.toString() }), false).executedQuote, "6250.001");
+    assert.equal(orderView(PAIR, facts({ executed: "0" }), false).executedQuote, "0");
+    // Past 2^53 and a double's 17 digits: every digit kept.
+    const big = 999_999_999n * 9_999_999_999n;
+    assert.equal(orderView(PAIR, facts({ executed: big }), false).executedQuote, "99999999890.00000001");
+    assert.equal(
+      orderView(PAIR, facts({ executed: big.toString() }), false).executedQuote,
+      "99999999890.00000001",
+    );
   });
 
   it("carries the number of the order's latest change (docs/API.md 16)", () => {
@@ -88,6 +106,7 @@ describe("orderView", () => {
       "createTime",
       "directionType",
       "execSeq",
+      "executedQuote",
       "id",
       "isCancelled",
       "pairName",

@@ -293,7 +293,7 @@ describe("batch journal", { concurrency: true }, () => {
     }
   });
 
-  it("replays orders and trades of a row written before execution numbers as numbered 0", () => {
+  it("replays orders and trades of a row written before execution numbers as numbered 0, with executed values from the trades", () => {
     const file = `${tmp.dir}/before-exec-seq.db`;
     openDatabase(file).close();
     const j = openJournal(file);
@@ -327,7 +327,9 @@ describe("batch journal", { concurrency: true }, () => {
       assert.equal(replayJournal(db), 1);
       assert.deepEqual(
         db
-          .prepare("SELECT id, user_id, pair, price, amount, amount_used, update_micro, exec_seq FROM orders")
+          .prepare(
+            "SELECT id, user_id, pair, price, amount, amount_used, update_micro, exec_seq, executed_quote FROM orders",
+          )
           .all(),
         [
           {
@@ -339,6 +341,7 @@ describe("batch journal", { concurrency: true }, () => {
             amount_used: 40,
             update_micro: 300,
             exec_seq: 0,
+            executed_quote: "200000000",
           },
         ],
       );
@@ -349,6 +352,96 @@ describe("batch journal", { concurrency: true }, () => {
         [{ id: 1, taker_order_id: 8, maker_fee_rate: 1000, taker_exec_seq: 0, maker_exec_seq: 0 }],
       );
       assert.deepEqual(db.prepare("SELECT * FROM execution_blocks").all(), []);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("replays a row written before executed values with each order's sum over all its trades", () => {
+    const file = `${tmp.dir}/before-executed-quote.db`;
+    const db0 = openDatabase(file);
+    // Applied before: order 7 rests with 10 lots filled at 49,900.00 (trade 1).
+    db0.exec(`INSERT INTO orders (id, user_id, pair, side, type, price, amount, amount_used, is_cancelled,
+                create_micro, update_micro, executed_quote)
+              VALUES (7, 1, 'btc_usdt', 0, 0, 5000000, 100, 10, 0, 200, 250, '49900000');
+              INSERT INTO trades (id, pair, price, amount, taker_order_id, maker_order_id, taker_user_id,
+                maker_user_id, taker_side, taker_type, maker_type, time_micro)
+              VALUES (1, 'btc_usdt', 4990000, 10, 9, 7, 3, 1, 1, 0, 0, 250);`);
+    db0.close();
+    const j = openJournal(file);
+    const w = journalWriter(j);
+    // The layout of that version: execution numbers, but ORDER (14 slots) and ORDER_UPDATE (7, id
+    // last) without executed_quote; the journal row has no layout of its own (the default).
+    const order = [8, 2, 0, 1, 1, 5000000, 30, 30, 0, 300, 300, 0, -1, 4];
+    const update = [5000000, 100, 40, 0, 300, 5, 7];
+    const trade = [2, 0, 5000000, 30, 8, 7, 2, 1, 1, 1, 0, 300, 0, 0, 3, 4];
+    const execution = [1, 5, 0, 7];
+    const counts = new Array(KIND_COUNT).fill(0);
+    counts[ORDER.id] = 1;
+    counts[ORDER_UPDATE.id] = 1;
+    counts[TRADE.id] = 1;
+    counts[EXECUTION.id] = 1;
+    assert.equal(ORDER.stride, order.length + 1);
+    assert.equal(ORDER_UPDATE.stride, update.length + 1);
+    assert.equal(TRADE.stride, trade.length);
+    const slots = new Float64Array([...order, ...update, ...trade, ...execution]);
+    const bytes = Buffer.concat([Buffer.from([0]), Buffer.from(slots.buffer)]);
+    j.transaction(() => {
+      w.appendSym(0, "btc_usdt");
+      j.prepare("INSERT INTO journal (seq, counts, slots, strs, settled_below) VALUES (?, ?, ?, ?, ?)").run(
+        1,
+        JSON.stringify(counts),
+        bytes,
+        "[]",
+        1,
+      );
+    }).immediate();
+    j.close();
+    const db = openDatabase(file);
+    try {
+      assert.equal(replayJournal(db), 1);
+      // 7: 10 lots at 49,900.00 before and 30 at 50,000.00 in the row; 8: the 30 it took.
+      assert.deepEqual(
+        db.prepare("SELECT id, amount_used, exec_seq, executed_quote FROM orders ORDER BY id").all(),
+        [
+          { id: 7, amount_used: 40, exec_seq: 5, executed_quote: String(4990000 * 10 + 5000000 * 30) },
+          { id: 8, amount_used: 30, exec_seq: 4, executed_quote: String(5000000 * 30) },
+        ],
+      );
+      assert.deepEqual(db.prepare("SELECT user_id, first_seq, last_seq, refs FROM execution_blocks").all(), [
+        { user_id: 1, first_seq: 5, last_seq: 5, refs: "7" },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("adds the layout column to a journal file made before it, and reads its rows in their layout", () => {
+    const file = `${tmp.dir}/old-journal-file.db`;
+    openDatabase(file).close();
+    const old = openDatabase(journalPath(file), {
+      schema: `CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, counts TEXT NOT NULL,
+                 slots BLOB NOT NULL, strs TEXT NOT NULL, settled_below INTEGER NOT NULL) STRICT;
+               CREATE TABLE IF NOT EXISTS journal_syms (id INTEGER PRIMARY KEY, name TEXT NOT NULL) STRICT;`,
+    });
+    // An ORDER of that version (no executed_quote), as the file's only row.
+    const counts = new Array(KIND_COUNT).fill(0);
+    counts[ORDER.id] = 1;
+    const slots = new Float64Array([11, 1, 0, 0, 0, 5000000, 100, 0, 0, 200, 200, 0, -1, 1]);
+    old.prepare("INSERT INTO journal_syms (id, name) VALUES (0, 'btc_usdt')").run();
+    old
+      .prepare("INSERT INTO journal (seq, counts, slots, strs, settled_below) VALUES (1, ?, ?, '[]', 1)")
+      .run(JSON.stringify(counts), Buffer.concat([Buffer.from([0]), Buffer.from(slots.buffer)]));
+    old.close();
+    const j = openJournal(file);
+    assert.equal(j.prepare("SELECT layout FROM journal WHERE seq = 1").pluck().get(), 1);
+    j.close();
+    const db = openDatabase(file);
+    try {
+      assert.equal(replayJournal(db), 1);
+      assert.deepEqual(db.prepare("SELECT id, price, exec_seq, executed_quote FROM orders").all(), [
+        { id: 11, price: 5000000, exec_seq: 1, executed_quote: "0" },
+      ]);
     } finally {
       db.close();
     }

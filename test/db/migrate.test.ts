@@ -90,4 +90,54 @@ describe("migrations", () => {
     ro.close();
     assert.throws(() => openDatabase(path.join(tmp.dir, "absent.db"), { readonly: true }));
   });
+
+  it("013 gives every stored order the exact sum of price × amount over its trades, past 2^63 too", () => {
+    // A database at 012, as a server before this migration left it.
+    const dir = path.join(tmp.dir, "before-013");
+    fs.mkdirSync(dir);
+    for (const m of readMigrations()) if (m.version < 13) fs.writeFileSync(path.join(dir, m.name), m.sql);
+    const db = new Database(path.join(tmp.dir, "backfill.db"));
+    assert.deepEqual(migrate(db, dir).at(-1), 12);
+    const order = db.prepare(
+      `INSERT INTO orders (id, user_id, pair, side, type, price, amount, amount_used, is_cancelled,
+         create_micro, update_micro) VALUES (?, 1, 'btc_usdt', ?, 0, ?, ?, ?, 0, 1, 1)`,
+    );
+    const trade = db.prepare(
+      `INSERT INTO trades (id, pair, price, amount, taker_order_id, maker_order_id, taker_user_id,
+         maker_user_id, taker_side, taker_type, maker_type, time_micro)
+       VALUES (?, 'btc_usdt', ?, ?, ?, ?, 1, 2, 0, 0, 0, 1)`,
+    );
+    // 1: a buy filled as taker at three prices; 2, 3, 4: the makers; 5: never filled;
+    // 6 and 7: the largest ticks and lots a config allows (below 10^15 each), twice.
+    const fills: [number, number, number, number][] = [
+      [1, 2500001, 100_000, 2], // 25,000.01 × 0.1
+      [1, 2500000, 150_000, 3], // 25,000.00 × 0.15
+      [1, 2499999, 3, 4],
+      [6, 999_999_999_999_999, 999_999_999_999_999, 7],
+      [6, 999_999_999_999_998, 1, 7],
+    ];
+    const ids = [1, 2, 3, 4, 5, 6, 7];
+    for (const id of ids) order.run(id, id === 1 || id === 6 ? 0 : 1, 2500000, 10_000_000, 0);
+    for (const [i, [taker, price, amount, maker]] of fills.entries())
+      trade.run(i + 1, price, amount, taker, maker);
+    assert.deepEqual(migrate(db), [13]);
+    const expected = new Map<number, bigint>(ids.map((id) => [id, 0n]));
+    for (const [taker, price, amount, maker] of fills) {
+      const value = BigInt(price) * BigInt(amount);
+      expected.set(taker, expected.get(taker)! + value);
+      expected.set(maker, expected.get(maker)! + value);
+    }
+    const stored = db
+      .prepare<[], { id: number; executed_quote: string }>(
+        "SELECT id, executed_quote FROM orders ORDER BY id",
+      )
+      .all();
+    assert.deepEqual(
+      stored,
+      ids.map((id) => ({ id, executed_quote: expected.get(id)!.toString() })),
+    );
+    assert.equal(stored[0].executed_quote, "625007599997");
+    assert.ok(expected.get(6)! > 2n ** 63n);
+    db.close();
+  });
 });

@@ -32,6 +32,8 @@ describe("DbReader", () => {
         0,
         undefined,
         3 * id,
+        // Ticks × lots executed, past 2^63 (stored as text, migration 013).
+        BigInt(100 + id) * BigInt(id % 10) * 10n ** 18n,
       );
     }
     for (let id = 1; id <= 30; id++)
@@ -85,6 +87,7 @@ describe("DbReader", () => {
       flags: 0,
       clientOrderId: null,
       execSeq: 3 * 89,
+      executedQuote: "1701000000000000000000",
     });
     assert.equal(p1.items.find((o) => o.id === 77)!.isCancelled, true);
     const p3 = await reader.userOrders(1, 3, 20);

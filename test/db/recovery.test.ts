@@ -55,6 +55,7 @@ describe("recovery", () => {
         flags: 0,
         clientOrderId: null,
         execSeq: 0,
+        executedQuote: "0",
       };
       w.order(
         id,

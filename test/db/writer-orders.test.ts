@@ -129,20 +129,21 @@ describe("order records", () => {
     w.order(1, 5, "btc_usdt", 1, 0, 100, 50, 0, false, 10, 10); // rests
     w.order(2, 6, "btc_usdt", 1, 0, 101, 20, 0, false, 11, 11); // rests and stays open
     await w.flush();
-    w.order(1, 5, "btc_usdt", 1, 0, 100, 50, 30, false, 10, 20); // a fill
-    w.order(9, 4, "btc_usdt", 0, 0, 70, 10, 10, false, 1, 20); // filled: closed
+    // Executed values (text slots) are folded too: into an insert of another batch, as a copy.
+    w.order(1, 5, "btc_usdt", 1, 0, 100, 50, 30, false, 10, 20, 0, undefined, 0, 3000n); // a fill
+    w.order(9, 4, "btc_usdt", 0, 0, 70, 10, 10, false, 1, 20, 0, undefined, 0, 700n); // filled: closed
     await w.flush();
-    w.order(1, 5, "btc_usdt", 1, 0, 98, 40, 30, false, 10, 30); // an amend
+    w.order(1, 5, "btc_usdt", 1, 0, 98, 40, 30, false, 10, 30, 0, undefined, 0, 3000n); // an amend
     w.order(3, 7, "eth_usdt", 0, 0, 500, 5, 0, false, 31, 31, 0, "c-3");
     await w.flush();
-    w.order(1, 5, "btc_usdt", 1, 0, 98, 40, 40, false, 10, 40); // filled: closed
+    w.order(1, 5, "btc_usdt", 1, 0, 98, 40, 40, false, 10, 40, 0, undefined, 0, 3980n); // filled: closed
     w.order(3, 7, "eth_usdt", 0, 0, 500, 5, 0, true, 31, 41, 0, "c-3"); // cancelled
     await w.flush();
     await w.applied();
     assert.deepEqual(
       rows(
         file,
-        "SELECT id, user_id, pair, price, amount, amount_used, is_cancelled, create_micro, update_micro, client_order_id FROM orders ORDER BY id",
+        "SELECT id, user_id, pair, price, amount, amount_used, is_cancelled, create_micro, update_micro, client_order_id, executed_quote FROM orders ORDER BY id",
       ),
       [
         {
@@ -156,6 +157,7 @@ describe("order records", () => {
           create_micro: 10,
           update_micro: 40,
           client_order_id: null,
+          executed_quote: "3980",
         },
         {
           id: 2,
@@ -168,6 +170,7 @@ describe("order records", () => {
           create_micro: 11,
           update_micro: 11,
           client_order_id: null,
+          executed_quote: "0",
         },
         {
           id: 3,
@@ -180,6 +183,7 @@ describe("order records", () => {
           create_micro: 31,
           update_micro: 41,
           client_order_id: "c-3",
+          executed_quote: "0",
         },
         {
           id: 9,
@@ -192,6 +196,7 @@ describe("order records", () => {
           create_micro: 1,
           update_micro: 20,
           client_order_id: null,
+          executed_quote: "700",
         },
       ],
     );

@@ -63,9 +63,9 @@ describe("DbWriter", () => {
     w.trade(1, "btc_usdt", 5000000, 40, 8, 7, 2, 1, 1, 1, 0, 1_700_000_000_000_001, 2000, 1000, 2, 2);
     w.execution(2, 2, EXEC_TRADE, 1);
     w.execution(1, 2, EXEC_TRADE, 1);
-    w.order(7, 1, "btc_usdt", 0, 0, 5000000, 100, 40, false, 200, 300, 0, undefined, 3); // update
+    w.order(7, 1, "btc_usdt", 0, 0, 5000000, 100, 40, false, 200, 300, 0, undefined, 3, 200000000n); // update
     w.execution(1, 3, EXEC_ORDER, 7);
-    w.order(8, 2, "btc_usdt", 1, 1, 5000000, 40, 40, false, 300, 300, 0, undefined, 3);
+    w.order(8, 2, "btc_usdt", 1, 1, 5000000, 40, 40, false, 300, 300, 0, undefined, 3, 200000000n);
     w.execution(2, 3, EXEC_ORDER, 8);
     w.meta("book_seq:btc_usdt", 41);
     w.meta("book_seq:btc_usdt", 42); // upsert
@@ -116,6 +116,7 @@ describe("DbWriter", () => {
         flags: 0,
         client_order_id: null,
         exec_seq: 3,
+        executed_quote: "200000000",
       },
       {
         id: 8,
@@ -132,6 +133,7 @@ describe("DbWriter", () => {
         flags: 0,
         client_order_id: null,
         exec_seq: 3,
+        executed_quote: "200000000",
       },
     ]);
     assert.deepEqual(db.prepare("SELECT * FROM trades").all(), [

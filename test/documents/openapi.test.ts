@@ -178,6 +178,18 @@ describe("OpenAPI document", () => {
     }
   });
 
+  test("judges a number literal against a numeric const by its value, as JSON Schema does", () => {
+    // The MMP zero (docs/API.md 8.10): the number 0, written 0, 0.0 or -0, is the const 0 to any
+    // JSON Schema validator (and the server takes it); the string "-0" is not the pattern's zero.
+    const branch = (requestSchemas(TEST_CONFIG).mmpSet.oneOf as Record<string, unknown>[])[0];
+    const zero = (branch.properties as Record<string, Record<string, unknown>>).qtyLimit;
+    for (const literal of ["0", "0.0", "-0"])
+      assert.equal(isValid(zero, new RawNumber(literal)), true, literal);
+    assert.equal(isValid(zero, 0), true);
+    assert.equal(isValid(zero, "-0"), false);
+    assert.equal(isValid(zero, new RawNumber("-1")), false);
+  });
+
   test("is built from the route list it is given, and its builder imports no route file", () => {
     const create = ROUTES.find((r) => r.operationId === "createOrder");
     const fees = ROUTES.find((r) => r.path === "/admin/fees");
@@ -217,6 +229,7 @@ describe("the e2e response check", () => {
     createTime: "2026-11-23 10:00:00",
     updateTime: "2026-11-23 10:00:00",
     execSeq: 1,
+    executedQuote: 0,
   };
 
   test("accepts an answer that matches its operation and status", () => {

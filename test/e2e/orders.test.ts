@@ -30,6 +30,7 @@ const ORDER_FIELDS = [
   "createTime",
   "directionType",
   "execSeq",
+  "executedQuote",
   "id",
   "isCancelled",
   "pairName",
@@ -91,6 +92,7 @@ describe("orders", () => {
       assert.equal(o.price, 100.5);
       assert.equal(o.amount, 0.5);
       assert.equal(o.amountUsed, 0);
+      assert.equal(o.executedQuote, 0, "nothing executed yet (5.1)");
       assert.equal(o.isCancelled, false);
       assert.match(o.createTime, DATETIME);
       assert.match(o.updateTime, DATETIME);

@@ -129,8 +129,16 @@ function withinBounds(s: Schema, v: unknown): boolean {
 }
 
 /** Whether `v` is valid by `s`, for the subset of JSON Schema 2020-12 the document uses. */
+/** `v` is `c`; a number by its value (-0 and 0.0 are the const 0, as any JSON Schema validator judges). */
+function sameAsConst(v: unknown, c: unknown): boolean {
+  if (typeof c !== "number") return v === c;
+  const n = numberValue(v);
+  const k = numberValue(c);
+  return n !== null && k !== null && n[0] * 10n ** BigInt(k[1]) === k[0] * 10n ** BigInt(n[1]);
+}
+
 export function isValid(s: Schema, v: unknown): boolean {
-  if ("const" in s && v !== s.const) return false;
+  if ("const" in s && !sameAsConst(v, s.const)) return false;
   if (Array.isArray(s.enum) && !s.enum.includes(v)) return false;
   if (s.type !== undefined) {
     const types = Array.isArray(s.type) ? (s.type as string[]) : [s.type as string];

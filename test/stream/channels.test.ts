@@ -52,6 +52,7 @@ const ORDER_KEYS = [
   "isCancelled",
   "createTime",
   "execSeq",
+  "executedQuote",
 ];
 const USER_TRADE_KEYS = [
   "id",

@@ -203,7 +203,8 @@ describe("the trading page in chromium", { skip }, () => {
     await page.fill("[name=price]", "25000");
     await page.fill("[name=amount]", "0.2");
     await page.click("#submit");
-    await waitStatus(/filled 0\.2\b/);
+    // What it executed (docs/API.md 5.1 executedQuote): 0.2 × 25,000.
+    await waitStatus(/filled 0\.2 for 5000 USDT\b/);
     await page.waitForSelector('#asks .level[data-price="25000"][data-amount="0.3"]', WAIT);
     // Prices show the pair's decimals (priceDecimals 2, from GET /1.0/info).
     await waitText("#trades .row .price", "25000.00");

@@ -77,13 +77,18 @@ describe("strings written without escaping", () => {
                 flags: 0,
                 clientOrderId: 'a"b\\c',
                 execSeq: 3,
+                executed: 12345n * 50n,
               },
               true,
             );
             for (const k of ["pairName", "tradeType", "directionType", "createTime", "updateTime"] as const) {
               assert.match(String(order[k]), NEEDS_NO_ESCAPE, k);
             }
-            assert.deepEqual(JSON.parse(serialize.order(order)), JSON.parse(JSON.stringify(order)));
+            // executedQuote travels as a JSON number with the view's exact digits.
+            assert.deepEqual(
+              JSON.parse(serialize.order(order)),
+              JSON.parse(JSON.stringify({ ...order, executedQuote: Number(order.executedQuote) })),
+            );
             const trade = userTradeView(p, {
               id: 9,
               side,
@@ -137,10 +142,50 @@ describe("strings written without escaping", () => {
         flags: 0,
         clientOrderId: 'a"b\\c',
         execSeq: 1,
+        executed: 0n,
       },
       true,
     );
     assert.equal(JSON.parse(serialize.order(view)).clientOrderId, 'a"b\\c');
+  });
+
+  test("an order's executedQuote is a JSON number with every digit, and a client's look-alike stays text", () => {
+    const config = loadConfig("data/config.json");
+    const btc = config.pairsByName.get("btc_usdt")!;
+    // 9,999,999.99 usdt × 9,999.999999 btc at once: 19 significant digits, past any double.
+    const executed = 999_999_999n * 9_999_999_999n;
+    const cid = '"executedQuote":"1"';
+    const view = orderView(
+      btc,
+      {
+        id: 1,
+        type: 0,
+        side: 0,
+        price: 999_999_999,
+        amount: 9_999_999_999,
+        used: 9_999_999_999,
+        cancelled: false,
+        createMicro: 0,
+        updateMicro: 0,
+        flags: 0,
+        clientOrderId: cid,
+        execSeq: 1,
+        executed,
+      },
+      true,
+    );
+    assert.equal(view.executedQuote, "99999999890.00000001");
+    for (const body of [
+      serialize.order(view),
+      serialize.orderItem(view),
+      serialize.orders([view, view]),
+      serialize.ordersPage({ total: 2, items: [view, view] }),
+      serialize.streamOrder({ stream: "user_orders:x", data: view, execSeq: 1 }),
+    ]) {
+      assert.equal(body.split('"executedQuote":99999999890.00000001').length - 1, body.includes("[") ? 2 : 1);
+      assert.ok(body.includes(JSON.stringify(cid).slice(1, -1)), body);
+      assert.doesNotThrow(() => JSON.parse(body));
+    }
   });
 
   test("the OpenAPI document does not show how the server writes them", () => {

@@ -869,7 +869,7 @@ function renderOpenOrders(): void {
           orderType(o),
           fmt(o.price, p.priceDecimals),
           fmt(o.amount, p.amountDecimals),
-          fmt(o.amountUsed, p.amountDecimals),
+          filledCell(o, p),
           o.createTime,
           cancel,
         ],
@@ -879,6 +879,21 @@ function renderOpenOrders(): void {
       return tr;
     }),
   );
+}
+
+/**
+ * The filled cell of an open order: the amount, and once something executed, what it executed in
+ * the quote currency (docs/API.md 5.1 `executedQuote`) as its title.
+ */
+function filledCell(o: Order, p: PairView): HTMLElement {
+  const cell = el("span", fmt(o.amountUsed, p.amountDecimals));
+  if (o.amountUsed > 0) cell.title = `Executed ${executedText(o, p)}`;
+  return cell;
+}
+
+/** `executedQuote` with its currency, as the server wrote it (`7500.002 USDT`). */
+function executedText(o: Order, p: PairView): string {
+  return `${fmt(o.executedQuote, -1)} ${p.quote.toUpperCase()}`;
 }
 
 /**
@@ -1019,8 +1034,9 @@ async function submitOrder(ev: SubmitEvent): Promise<void> {
     const res = await postSigned<Order>(state.key, "/trade/create-order", body);
     if (res.status === 200) {
       const o = res.body;
+      const executed = o.amountUsed > 0 ? ` for ${executedText(o, pairInfo(o.pairName))}` : "";
       orderStatus(
-        `Order ${o.id}: ${o.directionType} ${o.amount} @ ${o.price}, filled ${o.amountUsed}${o.isCancelled ? ", rest cancelled" : ""}`,
+        `Order ${o.id}: ${o.directionType} ${o.amount} @ ${o.price}, filled ${o.amountUsed}${executed}${o.isCancelled ? ", rest cancelled" : ""}`,
       );
       if (isOpen(o)) state.openOrders.set(o.id, o);
       renderOpenOrders();

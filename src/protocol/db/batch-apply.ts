@@ -28,6 +28,7 @@ import {
   ORDER_UPDATE,
   type RecordKind,
   type RowsRunner,
+  STR,
   slotsOf,
   TRADE,
 } from "./writer-batch.ts";
@@ -58,10 +59,16 @@ const ROWS_PER_INSERT = 16;
 
 /** An ORDER_UPDATE record folded into its order's ORDER record: its id slot is set to this. */
 const FOLDED = -1;
-/** [slot in ORDER_UPDATE, slot of the same column in ORDER] for each column an update sets. */
-const FOLD_COLUMNS: readonly (readonly [number, number])[] = Object.entries(ORDER_UPDATE.at)
+/**
+ * [slot in ORDER_UPDATE, slot of the same column in ORDER, whether it is a STR] for each column an
+ * update sets.
+ */
+const FOLD_COLUMNS: readonly (readonly [number, number, boolean])[] = Object.entries(ORDER_UPDATE.at)
   .filter(([column]) => column !== "id")
-  .map(([column, at]) => [at, (ORDER.at as Record<string, number>)[column]] as const);
+  .map(
+    ([column, at]) =>
+      [at, (ORDER.at as Record<string, number>)[column], ORDER_UPDATE.slots[at] === STR] as const,
+  );
 /** An ORDER record's place in one call's batches: batch index × 2^32 + slot offset. */
 const BATCH_PLACE = 2 ** 32;
 
@@ -74,7 +81,8 @@ export interface BatchRecords {
    * them: applyBatches folds an order's updates into its insert in place (foldUpdates).
    */
   slots: Float64Array;
-  strs: readonly string[];
+  /** The strings STR slots index; the applier may append (foldUpdates). */
+  strs: string[];
   /** See ToWriter's `settledBelow`. */
   settledBelow: number;
 }
@@ -326,9 +334,14 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
       for (let r = 0, u = start; r < nUpdates; r++, u += ORDER_UPDATE.stride) {
         const place = insertedAt.get(b[u + ORDER_UPDATE.at.id]);
         if (place === undefined) continue;
-        const target = batches[Math.floor(place / BATCH_PLACE)].slots;
+        const into = batches[Math.floor(place / BATCH_PLACE)];
+        const target = into.slots;
         const o = place % BATCH_PLACE;
-        for (const [from, to] of FOLD_COLUMNS) target[o + to] = b[u + from];
+        for (const [from, to, str] of FOLD_COLUMNS) {
+          // A string indexes its own batch's strings: into another batch's record it goes as a copy.
+          if (str && into !== m) target[o + to] = into.strs.push(m.strs[b[u + from]]) - 1;
+          else target[o + to] = b[u + from];
+        }
         b[u + ORDER_UPDATE.at.id] = FOLDED;
       }
     }

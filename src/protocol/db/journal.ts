@@ -23,7 +23,18 @@ import fs from "node:fs";
 import { type BatchRecords, createBatchApplier } from "./batch-apply.ts";
 import { type Db, type OpenOptions, openDatabase } from "./db-open.ts";
 import { decodeSlots, encodeSlots } from "./slot-codec.ts";
-import { KIND_COUNT, KINDS, LEGACY_COLUMNS, LEGACY_KIND_COUNT, slotsOf } from "./writer-batch.ts";
+import {
+  JOURNAL_LAYOUT,
+  KIND_COUNT,
+  KINDS,
+  LAYOUT_BEFORE_EXEC_SEQ,
+  LAYOUT_BEFORE_EXECUTED_QUOTE,
+  LEGACY_COLUMNS,
+  LEGACY_KIND_COUNT,
+  ORDER,
+  ORDER_UPDATE,
+  slotsOf,
+} from "./writer-batch.ts";
 
 /** A batch as the journal keeps it: its records copied out of the sender's buffer. */
 export interface JournalBatch extends BatchRecords {
@@ -41,7 +52,8 @@ const APPLIED_MARK = "journal_applied_through";
 /**
  * The journal file's schema (the same tables migration 006 made in the exchange file): `counts`
  * per record kind (JSON array), `slots` the records' slots in a compact form (slot-codec.ts),
- * `strs` the batch's strings (JSON array), `settled_below`; `journal_syms` the symbol table of the
+ * `strs` the batch's strings (JSON array), `settled_below`, `layout` the record layout of the
+ * version that wrote it (writer-batch.ts JOURNAL_LAYOUT); `journal_syms` the symbol table of the
  * run that wrote the rows (writer-batch.ts SYM), emptied at start once the rows are applied, as a
  * new run numbers its symbols from 0 again.
  */
@@ -51,7 +63,8 @@ CREATE TABLE IF NOT EXISTS journal (
   counts        TEXT NOT NULL,
   slots         BLOB NOT NULL,
   strs          TEXT NOT NULL,
-  settled_below INTEGER NOT NULL
+  settled_below INTEGER NOT NULL,
+  layout        INTEGER NOT NULL DEFAULT ${LAYOUT_BEFORE_EXECUTED_QUOTE}
 ) STRICT;
 CREATE TABLE IF NOT EXISTS journal_syms (
   id   INTEGER PRIMARY KEY,
@@ -60,7 +73,29 @@ CREATE TABLE IF NOT EXISTS journal_syms (
 
 /** Opens (creating if needed) the journal file of the exchange database `dbFile`. */
 export function openJournal(dbFile: string, opts: Omit<OpenOptions, "readonly"> = {}): Db {
-  return openDatabase(journalPath(dbFile), { ...opts, schema: JOURNAL_SCHEMA });
+  const j = openDatabase(journalPath(dbFile), { ...opts, schema: JOURNAL_SCHEMA });
+  try {
+    addLayoutColumn(j);
+  } catch (err) {
+    j.close();
+    throw err;
+  }
+  return j;
+}
+
+/**
+ * A journal file made before rows had a `layout` gets the column: its rows are then of
+ * LAYOUT_BEFORE_EXECUTED_QUOTE, or older (fewer kinds). The start-up replay opens the file first,
+ * before the threads that also open it exist; another connection adding it meanwhile is fine.
+ */
+function addLayoutColumn(j: Db): void {
+  const has = j.prepare("SELECT 1 FROM pragma_table_info('journal') WHERE name = 'layout'").get();
+  if (has !== undefined) return;
+  try {
+    j.exec(`ALTER TABLE journal ADD COLUMN layout INTEGER NOT NULL DEFAULT ${LAYOUT_BEFORE_EXECUTED_QUOTE}`);
+  } catch (err) {
+    if (!/duplicate column/.test((err as Error).message)) throw err;
+  }
 }
 
 /** The key of the last batch whose rows are in the exchange file's tables. */
@@ -95,7 +130,7 @@ export interface JournalWriter {
 
 export function journalWriter(j: Db): JournalWriter {
   const insert = j.prepare(
-    "INSERT INTO journal (seq, counts, slots, strs, settled_below) VALUES (?, ?, ?, ?, ?)",
+    `INSERT INTO journal (seq, counts, slots, strs, settled_below, layout) VALUES (?, ?, ?, ?, ?, ${JOURNAL_LAYOUT})`,
   );
   const insertSym = j.prepare("INSERT INTO journal_syms (id, name) VALUES (?, ?)");
   const del = j.prepare("DELETE FROM journal WHERE seq <= ?");
@@ -125,44 +160,110 @@ interface JournalRow {
   slots: Buffer;
   strs: string;
   settled_below: number;
+  /** The version's record layout (writer-batch.ts JOURNAL_LAYOUT); older rows have the default. */
+  layout?: number;
+}
+
+/** A stored row decoded; `legacy`: written in an older layout (its orders' executed_quote unknown). */
+interface DecodedRow extends JournalBatch {
+  legacy: boolean;
 }
 
 /** Decodes a stored row. */
-function decode(r: JournalRow): JournalBatch {
+function decode(r: JournalRow): DecodedRow {
   const counts = JSON.parse(r.counts) as number[];
   if (!Array.isArray(counts) || counts.length > KIND_COUNT)
     throw new Error(`journal row ${r.seq}: ${counts.length} record kinds, expected at most ${KIND_COUNT}`);
   // A row of a version with fewer kinds (they are only ever appended): none of the newer ones.
-  const legacy = counts.length <= LEGACY_KIND_COUNT;
+  const layout =
+    counts.length <= LEGACY_KIND_COUNT ? LAYOUT_BEFORE_EXEC_SEQ : (r.layout ?? LAYOUT_BEFORE_EXECUTED_QUOTE);
+  if (layout > JOURNAL_LAYOUT)
+    throw new Error(`journal row ${r.seq}: layout ${layout} is newer than this server`);
   while (counts.length < KIND_COUNT) counts.push(0);
+  const strs = JSON.parse(r.strs) as string[];
+  const legacy = layout !== JOURNAL_LAYOUT;
   const slots = legacy
-    ? fromLegacyLayout(decodeSlots(r.slots, counts, LEGACY_STRIDES), counts)
+    ? fromLegacyLayout(decodeSlots(r.slots, counts, LEGACY_STRIDES[layout]), counts, layout, strs)
     : decodeSlots(r.slots, counts);
-  return { seq: r.seq, counts, slots, strs: JSON.parse(r.strs) as string[], settledBelow: r.settled_below };
+  return { seq: r.seq, counts, slots, strs, settledBelow: r.settled_below, legacy };
 }
 
-/** Slots per record of each kind in a row written before EXECUTION existed. */
-const LEGACY_STRIDES: readonly number[] = KINDS.map((k) => LEGACY_COLUMNS.get(k.id)?.length ?? k.stride);
+/** Slots per record of each kind in a row of each older layout. */
+const LEGACY_STRIDES: readonly (readonly number[])[] = LEGACY_COLUMNS.map((columns) =>
+  KINDS.map((k) => columns.get(k.id)?.length ?? k.stride),
+);
 
 /**
- * The records of a row written before EXECUTION existed, in today's layout: the columns ORDER,
- * ORDER_UPDATE and TRADE had then, by name, and 0 for the execution numbers they did not have.
+ * The records of a row of an older `layout`, in today's: the columns each kind had then, by
+ * name; 0 for the execution numbers a row before EXECUTION did not have, and `"0"` (appended to
+ * `strs`) for `executed_quote`, which `executedQuotesFromTrades` sets once the rows are in.
  */
-function fromLegacyLayout(old: Float64Array, counts: readonly number[]): Float64Array {
+function fromLegacyLayout(
+  old: Float64Array,
+  counts: readonly number[],
+  layout: number,
+  strs: string[],
+): Float64Array {
   const out = new Float64Array(slotsOf(counts));
+  const legacyColumns = LEGACY_COLUMNS[layout];
+  const zero = strs.length;
+  strs.push("0");
   let from = 0;
   let to = 0;
   for (let k = 0; k < KIND_COUNT; k++) {
     const kind = KINDS[k];
-    const columns = LEGACY_COLUMNS.get(k) ?? kind.columns;
+    const columns = legacyColumns.get(k) ?? kind.columns;
     const at = kind.at as Record<string, number>;
+    const quoteAt = kind === ORDER || kind === ORDER_UPDATE ? at.executed_quote : -1;
     for (let r = 0; r < counts[k]; r++) {
       for (let c = 0; c < columns.length; c++) out[to + at[columns[c]]] = old[from + c];
+      if (quoteAt !== -1) out[to + quoteAt] = zero;
       from += columns.length;
       to += kind.stride;
     }
   }
   return out;
+}
+
+/** Ids of the orders the ORDER and ORDER_UPDATE records of `b` write. */
+function orderIdsOf(b: JournalBatch, into: Set<number>): void {
+  for (const k of [ORDER, ORDER_UPDATE]) {
+    const start = slotsOf(b.counts, k.id);
+    for (let r = 0; r < b.counts[k.id]; r++) {
+      const id = b.slots[start + r * k.stride + k.at.id];
+      // An update folded into its order's insert has lost its id (batch-apply.ts foldUpdates).
+      if (id > 0) into.add(id);
+    }
+  }
+}
+
+/**
+ * Sets `executed_quote` (docs/API.md 5.1) of the orders `ids` to the sum of price × amount over
+ * their trades, in bigint: for orders whose rows a journal row of an older layout wrote without
+ * it. The trades table has no index by order, so this reads every trade once; it runs only when
+ * a start replays rows an older version left.
+ */
+export function executedQuotesFromTrades(db: Db, ids: ReadonlySet<number>): void {
+  if (ids.size === 0) return;
+  const sums = new Map<number, bigint>();
+  for (const id of ids) sums.set(id, 0n);
+  const rows = db
+    .prepare<[{ ids: string }], [number, number, number, number]>(
+      `SELECT taker_order_id, maker_order_id, price, amount FROM trades
+        WHERE taker_order_id IN (SELECT value FROM json_each(@ids))
+           OR maker_order_id IN (SELECT value FROM json_each(@ids))`,
+    )
+    .raw()
+    .all({ ids: JSON.stringify([...ids]) });
+  for (const [taker, maker, price, amount] of rows) {
+    const value = BigInt(price) * BigInt(amount);
+    const t = sums.get(taker);
+    if (t !== undefined) sums.set(taker, t + value);
+    const m = sums.get(maker);
+    if (m !== undefined) sums.set(maker, m + value);
+  }
+  const set = db.prepare("UPDATE orders SET executed_quote = ? WHERE id = ?");
+  for (const [id, sum] of sums) set.run(sum.toString(), id);
 }
 
 /**
@@ -186,7 +287,11 @@ function applyRows(db: Db, from: Db, above: number): { applied: number; last: nu
   const rows = from
     .prepare<[number], JournalRow>("SELECT * FROM journal WHERE seq > ? ORDER BY seq")
     .all(above);
-  applier.applyBatches(rows.map(decode));
+  const batches = rows.map(decode);
+  applier.applyBatches(batches);
+  const legacyOrders = new Set<number>();
+  for (const b of batches) if (b.legacy) orderIdsOf(b, legacyOrders);
+  executedQuotesFromTrades(db, legacyOrders);
   applier.catchUp();
   const last = from.prepare<[], number>("SELECT COALESCE(MAX(seq), 0) FROM journal").pluck().get()!;
   return { applied: rows.length, last };

@@ -22,6 +22,8 @@ export interface OrderRow {
   clientOrderId: string | null;
   /** The number of its latest change in its user's execution sequence (migration 011; 0: none). */
   execSeq: number;
+  /** Ticks × lots its fills executed, as the digits of the integer (migration 013). */
+  executedQuote: string;
 }
 
 /** A trade as stored (public history: direction and type are the taker's). */
@@ -82,7 +84,8 @@ export const EXEC_TRADE = 1;
 /** SELECT list producing an OrderRow (is_cancelled still 0/1: see `toOrderRow`). */
 export const ORDER_COLUMNS = `id, user_id AS userId, pair, side, type, price, amount,
   amount_used AS amountUsed, is_cancelled AS isCancelled, create_micro AS createMicro,
-  update_micro AS updateMicro, flags, client_order_id AS clientOrderId, exec_seq AS execSeq`;
+  update_micro AS updateMicro, flags, client_order_id AS clientOrderId, exec_seq AS execSeq,
+  executed_quote AS executedQuote`;
 
 export const TRADE_COLUMNS = `id, pair, price, amount, taker_order_id AS takerOrderId,
   maker_order_id AS makerOrderId, taker_user_id AS takerUserId, maker_user_id AS makerUserId,

@@ -165,9 +165,22 @@ const ORDER_FIELDS = {
   client_order_id: STR,
   /** The user's execution number of the order's latest change (migration 011). */
   exec_seq: INT,
+  /**
+   * docs/API.md 5.1 `executedQuote`: ticks × lots its fills executed, a bigint's text (migration
+   * 013), as the ledger's amounts travel.
+   */
+  executed_quote: STR,
 } as const;
 /** The columns a later change may touch (an amend changes price and amount in place). */
-const ORDER_MUTABLE = ["price", "amount", "amount_used", "is_cancelled", "update_micro", "exec_seq"] as const;
+const ORDER_MUTABLE = [
+  "price",
+  "amount",
+  "amount_used",
+  "is_cancelled",
+  "update_micro",
+  "exec_seq",
+  "executed_quote",
+] as const;
 /**
  * Kept an upsert: should an order's first record ever come as an update of an order the writer
  * has not seen (a caller that does not say which it is), the row is still written whole.
@@ -188,6 +201,7 @@ export const ORDER_UPDATE = kind(
     is_cancelled: INT,
     update_micro: INT,
     exec_seq: INT,
+    executed_quote: STR,
     id: INT,
   },
   (columns) => {
@@ -272,18 +286,37 @@ export const EXECUTION = kind(
 );
 
 /**
- * The kinds and their fields as journal rows written before EXECUTION existed hold them: ORDER,
- * ORDER_UPDATE and TRADE had no execution numbers then (journal.ts lays such a row out anew, the
- * numbers 0, as rows stored before migration 011 have them).
+ * Journal rows keep the layout of the version that wrote them (journal.ts lays an older one out
+ * anew). LAYOUT_BEFORE_EXEC_SEQ: before EXECUTION existed, ORDER, ORDER_UPDATE and TRADE had no
+ * execution numbers (read as 0, as rows stored before migration 011 have them); such a row holds
+ * fewer kinds, which is how it is known. LAYOUT_BEFORE_EXECUTED_QUOTE: the numbers, but ORDER and
+ * ORDER_UPDATE without `executed_quote` (migration 013); the journal's `layout` column tells it
+ * from the current one. JOURNAL_LAYOUT is what this version writes.
  */
+export const LAYOUT_BEFORE_EXEC_SEQ = 0;
+export const LAYOUT_BEFORE_EXECUTED_QUOTE = 1;
+export const JOURNAL_LAYOUT = 2;
+/** The kinds a row of LAYOUT_BEFORE_EXEC_SEQ holds: those before EXECUTION. */
 export const LEGACY_KIND_COUNT = EXECUTION.id;
 const NUMBERS: ReadonlySet<string> = new Set(["exec_seq", "taker_exec_seq", "maker_exec_seq"]);
-export const LEGACY_COLUMNS: ReadonlyMap<number, readonly string[]> = new Map(
-  [ORDER, ORDER_UPDATE, TRADE].map((k): [number, readonly string[]] => [
-    k.id,
-    (k.columns as readonly string[]).filter((c) => !NUMBERS.has(c)),
-  ]),
-);
+/**
+ * Per older layout, the columns of the kinds whose records it laid out otherwise, in its slot order
+ * (every column it had keeps its place relative to the others).
+ */
+export const LEGACY_COLUMNS: readonly ReadonlyMap<number, readonly string[]>[] = [
+  new Map(
+    [ORDER, ORDER_UPDATE, TRADE].map((k): [number, readonly string[]] => [
+      k.id,
+      (k.columns as readonly string[]).filter((c) => !NUMBERS.has(c) && c !== "executed_quote"),
+    ]),
+  ),
+  new Map(
+    [ORDER, ORDER_UPDATE].map((k): [number, readonly string[]] => [
+      k.id,
+      (k.columns as readonly string[]).filter((c) => c !== "executed_quote"),
+    ]),
+  ),
+];
 
 /** A prepared statement, as far as binding needs it (better-sqlite3's Statement). */
 export interface Runnable {
