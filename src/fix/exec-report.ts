@@ -25,6 +25,8 @@ export interface FixOrder {
   /** Ticks of a limit order (0 for a market order). */
   readonly price: bigint;
   readonly used: bigint;
+  /** `executedQuote` (docs/API.md 5.1) in ticks × lots: the quote its fills executed. */
+  readonly executed: bigint;
   readonly cancelled: boolean;
 }
 
@@ -45,6 +47,14 @@ export function unitsOf(value: number, decimals: number): bigint {
   throw new RangeError(`not a decimal of ${decimals} places: ${value}`);
 }
 
+/** `executedQuote` (exact decimal text of the quote currency) as ticks × lots of `pair`. */
+function executedOf(text: string, pair: PairConfig): bigint {
+  const u = parseDecimal(text, pair.priceDecimals + pair.amountDecimals);
+  if (typeof u === "bigint") return u;
+  if (u === ParseError.Zero) return 0n;
+  throw new RangeError(`not an executed quote of ${pair.name}: ${text}`);
+}
+
 export function fixOrderOf(view: OrderView, config: ExchangeConfig): FixOrder {
   const pair = config.pairsByName.get(view.pairName)!;
   const limit = view.tradeType === "limit";
@@ -58,13 +68,14 @@ export function fixOrderOf(view: OrderView, config: ExchangeConfig): FixOrder {
     amount: unitsOf(view.amount, pair.amountDecimals),
     price: limit ? unitsOf(view.price, pair.priceDecimals) : 0n,
     used: unitsOf(view.amountUsed, pair.amountDecimals),
+    executed: executedOf(view.executedQuote, pair),
     cancelled: view.isCancelled,
   };
 }
 
 /**
- * AvgPx(6): the quote executed (ticks × lots) over the amount executed (lots), rounded half-up to
- * the pair's price decimals; 0 before a fill.
+ * AvgPx(6): `executedQuote / amountUsed` (docs/API.md 17.2), ticks × lots over lots, rounded half-up
+ * to the pair's price decimals in integers; 0 before a fill.
  */
 export function avgPx(quote: bigint, used: bigint, pair: PairConfig): string {
   if (used <= 0n) return "0";
@@ -91,7 +102,7 @@ export interface ReportState {
   execType: string;
   ordStatus: string;
   cum: bigint;
-  /** Ticks × lots executed so far (AvgPx). */
+  /** Ticks × lots executed up to this report (the `executedQuote` of its state, AvgPx). */
   quote: bigint;
   clOrdId?: string;
   origClOrdId?: string;

@@ -346,13 +346,12 @@ export class FixOrders {
       ]);
     const answer = new FixReply<OrderView>((view) => {
       const o = fixOrderOf(view, ctx.config);
-      const quote = this.reports.quoteOf(c.userId, o.id);
       this.out.fill(c, slot, [
         execReport(o, {
           execType: "I",
           ordStatus: ordStatus(o, o.used, o.cancelled),
           cum: o.used,
-          quote,
+          quote: o.executed,
           execSeq: 0,
         }),
       ]);

@@ -31,15 +31,10 @@ import {
 import { FIX_ON, type FixConn, type OutMsg } from "./fix-conn.ts";
 import type { FixOut } from "./fix-gateway.ts";
 
-/** What this gateway knows of an open order of a user with a FIX session. */
+/** What this gateway knows of an open order of a user with a FIX session: its last size and price. */
 interface Track {
   amount: bigint;
   price: bigint;
-  /**
-   * Ticks × lots executed, summed over the fills reported while the user had a FIX session (the
-   * input of AvgPx, avgPx in exec-report.ts).
-   */
-  quote: bigint;
 }
 
 /** A cancel or replace answered to one session: the report of that change names its ClOrdID. */
@@ -117,11 +112,6 @@ export class FixReports implements CommitListener {
     return this.books.get(user);
   }
 
-  /** Ticks × lots executed that the gateway saw on an order (AvgPx of a status answer). */
-  quoteOf(user: number, orderId: number): bigint {
-    return this.books.get(user)?.orders.get(orderId)?.quote ?? 0n;
-  }
-
   wantsOrders(user: number): boolean {
     return !this.closed && this.books.has(user);
   }
@@ -159,9 +149,13 @@ export class FixReports implements CommitListener {
     const claim = book.claims.get(o.id);
     if (claim !== undefined) book.claims.delete(o.id);
     const known = book.orders.get(o.id);
+    // The state before this change's fills: the record's, less each fill.
     let cum = o.used;
-    for (const f of fills) cum -= f.qty;
-    let quote = known?.quote ?? 0n;
+    let quote = o.executed;
+    for (const f of fills) {
+      cum -= f.qty;
+      quote -= f.px * f.qty;
+    }
     const states: ReportState[] = [];
     if (created) states.push({ execType: "0", ordStatus: "0", cum: 0n, quote: 0n, execSeq: 0 });
     const amended =
@@ -195,7 +189,7 @@ export class FixReports implements CommitListener {
         for (const id of ids) map?.delete(id);
         if (map?.size === 0) this.replaced.delete(user);
       }
-    } else book.orders.set(o.id, { amount: o.amount, price: o.price, quote });
+    } else book.orders.set(o.id, { amount: o.amount, price: o.price });
     for (const c of book.conns) {
       if (c.state !== FIX_ON || view.execSeq <= c.resumeCut) continue;
       const msgs: OutMsg[] = [];
@@ -220,7 +214,7 @@ export class FixReports implements CommitListener {
     c.resumeCut = cut;
     const slot = this.out.slot(c);
     replayRows(ctx, c.userId, from, cut).then(
-      (rows) => this.out.fill(c, slot, replayReports(ctx, rows, this.books.get(c.userId))),
+      (rows) => this.out.fill(c, slot, replayReports(ctx, rows)),
       (err) => {
         log().error({ err: String(err) }, "FIX resume: the executions could not be read");
         this.out.fill(c, slot, []);
@@ -230,39 +224,42 @@ export class FixReports implements CommitListener {
 }
 
 /**
- * The replay's reports. A fill's state after it is the order's state in the replay (its latest)
- * less the later fills of the replay; its AvgPx counts the fills the replay and this gateway know.
+ * The replay's reports. A fill's state after it is the order's state in the replay (its latest, with
+ * its `executedQuote`) less the later fills of the replay.
  */
-function replayReports(ctx: EntryContext, rows: readonly Execution[], book: UserBook | undefined): OutMsg[] {
+function replayReports(ctx: EntryContext, rows: readonly Execution[]): OutMsg[] {
   const config = ctx.config;
   const orders = new Map<number, FixOrder>();
   const execSeqs = new Map<number, number>();
-  const later = new Map<number, bigint>();
+  /** Per order, the lots and ticks × lots of its replayed fills not yet reported. */
+  const later = new Map<number, [bigint, bigint]>();
   for (const r of rows) {
     if (r.event === "order") {
       const view = orderRowView(r.order, config);
       orders.set(view.id, fixOrderOf(view, config));
       execSeqs.set(view.id, view.execSeq);
-    } else later.set(r.orderId, (later.get(r.orderId) ?? 0n) + BigInt(r.trade.amount));
+    } else {
+      const left = later.get(r.orderId) ?? [0n, 0n];
+      const qty = BigInt(r.trade.amount);
+      later.set(r.orderId, [left[0] + qty, left[1] + qty * BigInt(r.trade.price)]);
+    }
   }
   const out: OutMsg[] = [];
-  const quotes = new Map<number, bigint>();
   for (const r of rows) {
     if (r.event === "trade") {
       const o = orders.get(r.orderId);
       if (o === undefined) continue;
       const fill = fillOf(tradeRowView(r.trade, config), r.maker, o.pair);
-      const left = (later.get(r.orderId) ?? 0n) - fill.qty;
-      later.set(r.orderId, left);
-      const cum = o.used - left;
-      const quote = (quotes.get(o.id) ?? 0n) + fill.px * fill.qty;
-      quotes.set(o.id, quote);
+      const left = later.get(r.orderId)!;
+      left[0] -= fill.qty;
+      left[1] -= fill.px * fill.qty;
+      const cum = o.used - left[0];
       out.push(
         execReport(o, {
           execType: "F",
           ordStatus: ordStatus(o, cum, false),
           cum,
-          quote,
+          quote: o.executed - left[1],
           execSeq: r.execSeq,
           fill,
           possResend: true,
@@ -270,13 +267,12 @@ function replayReports(ctx: EntryContext, rows: readonly Execution[], book: User
       );
     } else {
       const o = orders.get(r.order.id)!;
-      const quote = book?.orders.get(o.id)?.quote ?? quotes.get(o.id) ?? 0n;
       out.push(
         execReport(o, {
           execType: "I",
           ordStatus: ordStatus(o, o.used, o.cancelled),
           cum: o.used,
-          quote,
+          quote: o.executed,
           execSeq: execSeqs.get(o.id) ?? r.execSeq,
           possResend: true,
         }),

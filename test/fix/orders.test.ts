@@ -260,6 +260,43 @@ describe("FIX order entry", () => {
     await c.logout();
   });
 
+  it("gives AvgPx as executedQuote / amountUsed rounded half-up, for fills made before the logon", async () => {
+    const [maker, taker] = await server.newUsers(2, { usdt: "100000", btc: "10" });
+    const lim = (price: string) =>
+      maker.client.createOrder({
+        pairName: "btc_usdt",
+        tradeType: "limit",
+        directionType: "sell",
+        price,
+        amount: "0.3",
+      });
+    expectOk(await lim("101"));
+    expectOk(await lim("102.01"));
+    const o = expectOk(
+      await taker.client.createOrder({
+        pairName: "btc_usdt",
+        tradeType: "market",
+        directionType: "buy",
+        amount: "0.6",
+      }),
+    );
+    assert.equal(o.executedQuote, 60.903);
+    const c = await fixLogon(server, taker);
+    c.send("H", [
+      [37, String(o.id)],
+      [11, "NONE"],
+      [55, "btc_usdt"],
+      [54, "1"],
+    ]);
+    const s = await nextReport(c, "I");
+    // 60.903 / 0.6 = 101.505, half-up to 2 decimals
+    assert.equal(s.get(6), "101.51");
+    assert.equal(s.get(14), "0.6");
+    assert.equal(s.get(39), "2");
+    await assertMatchesRest(taker, s);
+    await c.logout();
+  });
+
   it("reports changes made elsewhere: a REST order, its cancel, without a request", async () => {
     const u = await server.newUser({ usdt: "10000" });
     const c = await fixLogon(server, u);
