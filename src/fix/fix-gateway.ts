@@ -152,7 +152,15 @@ export class FixGateway implements FixOut {
     });
     this.conns.add(c);
     this.timer ??= setInterval(this.sweep, FIX_SWEEP_MS);
-    socket.on("data", (chunk: Buffer) => c.framer?.push(chunk));
+    socket.on("data", (chunk: Buffer) => {
+      try {
+        c.framer?.push(chunk);
+      } catch (err) {
+        // A fault of ours ends this session, not the server.
+        log().error({ fixSession: c.id, err: String(err) }, "FIX message failed");
+        this.end(c, "internal error");
+      }
+    });
     socket.on("error", () => {});
     socket.on("close", () => this.ended(c));
     socket.on("drain", () => this.flushOne(c));

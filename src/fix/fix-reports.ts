@@ -136,6 +136,16 @@ export class FixReports implements CommitListener {
   orderChanged(user: number, view: OrderView, created: boolean): void {
     const book = this.books.get(user);
     if (book === undefined || this.closed) return;
+    try {
+      this.report(book, user, view, created);
+    } catch (err) {
+      // Called from the core's publication of a commit: a fault here must not stop the others.
+      log().error({ err: String(err), orderId: view.id }, "FIX report failed");
+    }
+  }
+
+  /** The reports of one change of an order, to each of the user's FIX sessions. */
+  private report(book: UserBook, user: number, view: OrderView, created: boolean): void {
     const o = fixOrderOf(view, this.deps.ctx.config);
     const fills: Fill[] = [];
     if (book.trades.length > 0) {
