@@ -73,6 +73,43 @@ describe("FIX order entry", () => {
     await t.logout();
   });
 
+  it("maps the order options onto REST's: post-only, time in force, self-trade prevention, MMP", async () => {
+    const u = await server.newUser({ usdt: "10000" });
+    const c = await fixLogon(server, u);
+    c.send(
+      "D",
+      newOrder("opt-1", "buy", "0.5", "20", "btc_usdt", [
+        [59, "1"],
+        [18, "6"],
+        [20003, "cancelBoth"],
+        [20004, "Y"],
+        [20005, String(Date.now() + 60_000)],
+      ]),
+    );
+    const r = await nextReport(c, "0", "opt-1");
+    assert.equal(r.get(59), "1");
+    const o = await assertMatchesRest(u, r);
+    assert.deepEqual(
+      [o.timeInForce, o.postOnly, o.selfTradePrevention, o.mmp],
+      ["GTC", true, "cancelBoth", true],
+    );
+    // An option REST refuses is refused the same way.
+    c.send(
+      "D",
+      newOrder("opt-2", "buy", "0.5", "20", "btc_usdt", [
+        [59, "3"],
+        [18, "6"],
+      ]),
+    );
+    const x = await nextReport(c, "8", "opt-2");
+    assert.match(x.get(58)!, /^POST_ONLY_NOT_GTC: /);
+    c.send("D", newOrder("opt-3", "buy", "0.5", null, "btc_usdt", [[59, "4"]]));
+    assert.match((await nextReport(c, "8", "opt-3")).get(58)!, /^TIME_IN_FORCE_NOT_LIMIT: /);
+    c.send("D", newOrder("opt-4", "buy", "0.5", "20", "btc_usdt", [[20005, "1"]]));
+    assert.match((await nextReport(c, "8", "opt-4")).get(58)!, /^REQUEST_EXPIRED: /);
+    await c.logout();
+  });
+
   it("refuses an order as REST does: ExecType=8, OrderID NONE, the code and English message", async () => {
     const u = await server.newUser({ usdt: "10" });
     const c = await fixLogon(server, u);
