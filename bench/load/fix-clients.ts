@@ -1,0 +1,262 @@
+/**
+ * The FIX client of bench:load (docs/FIX.md): N FIX 4.4 sessions over TCP, each logged on as one
+ * user with its signed Logon, each keeping up to `depth` NewOrderSingle messages in flight; orders
+ * beyond that wait in the session's FIFO (open loop: that wait counts, as for trading sessions).
+ *
+ * It has the interface of http-clients.ts's `Pool`, so the load generator's loops, checks and
+ * accounting are the same as for HTTP and sessions: a request's `user` picks its session, its REST
+ * create-order body becomes a NewOrderSingle (ClOrdID unique per run), and the first
+ * ExecutionReport of that ClOrdID is the answer: ExecType(150)=0 is handed back as the REST body
+ * `{"id":<OrderID>}` with status 200, ExecType=8 as status 400 with the report's Text. Later reports
+ * of the same order (fills) are read and dropped. The encoder and framer are this file's own, small
+ * and fast: the load generator must not be what limits the rows.
+ */
+import { createHmac, randomBytes } from "node:crypto";
+import net from "node:net";
+import type { BenchUser } from "./common.ts";
+import type { Done, HttpRequestSpec } from "./http-clients.ts";
+
+interface FixRequest extends HttpRequestSpec {
+  kind: string;
+  user: number;
+}
+
+interface Waiting {
+  req: FixRequest;
+  onDispatch: (() => void) | null;
+  done: Done;
+}
+
+const SOH = "\x01";
+const EMPTY = Buffer.alloc(0);
+/** CheckSum's trailer `10=NNN<SOH>` is 7 bytes. */
+const TRAILER = 7;
+const SIDES = new Map([
+  ["buy", "1"],
+  ["sell", "2"],
+]);
+
+/** UTC `YYYYMMDD-HH:MM:SS.sss` (docs/FIX.md). */
+function fixTime(ms: number): string {
+  const d = new Date(ms).toISOString(); // 2026-11-28T18:00:00.000Z
+  return `${d.slice(0, 4)}${d.slice(5, 7)}${d.slice(8, 10)}-${d.slice(11, 23)}`;
+}
+
+/** A whole message: header fields 8, 9, 35, 49, 56, 34, 52, then `body` (tag=value SOH ...), then 10. */
+function encode(
+  msgType: string,
+  sender: string,
+  target: string,
+  seq: number,
+  sentAt: string,
+  body: string,
+): Buffer {
+  const inner = `35=${msgType}${SOH}49=${sender}${SOH}56=${target}${SOH}34=${seq}${SOH}52=${sentAt}${SOH}${body}`;
+  const head = `8=FIX.4.4${SOH}9=${Buffer.byteLength(inner, "latin1")}${SOH}`;
+  const msg = Buffer.from(`${head}${inner}10=000${SOH}`, "latin1");
+  let sum = 0;
+  for (let i = 0; i < msg.length - TRAILER; i++) sum += msg[i];
+  const cs = String(sum % 256).padStart(3, "0");
+  msg.write(cs, msg.length - 4, "latin1");
+  return msg;
+}
+
+/** The value of `tag` in the message `m` (tag=value SOH ...), or "" when absent. */
+function field(m: Buffer, tag: string): string {
+  const key = `${SOH}${tag}=`;
+  const at = m.indexOf(key, 0, "latin1");
+  if (at === -1) return "";
+  const start = at + key.length;
+  const end = m.indexOf(1, start);
+  return m.toString("latin1", start, end === -1 ? m.length : end);
+}
+
+class FixSession {
+  private readonly calls = new Map<string, Done>();
+  private readonly queue: Waiting[] = [];
+  private seq = 1;
+  private nextOrder = 1;
+  private closed = false;
+  private buf: Buffer = EMPTY;
+  /** ClOrdIDs of this run: unique per user over every order it ever sent (docs/API.md 8.2). */
+  private readonly prefix = randomBytes(6).toString("hex");
+
+  private constructor(
+    private readonly socket: net.Socket,
+    private readonly depth: number,
+    private readonly sender: string,
+    private readonly target: string,
+  ) {
+    socket.on("data", (chunk: Buffer) => this.onData(chunk));
+    socket.on("close", () => this.fail());
+    socket.on("error", () => this.fail());
+  }
+
+  static async open(
+    user: BenchUser,
+    index: number,
+    host: string,
+    port: number,
+    depth: number,
+    target: string,
+  ): Promise<FixSession> {
+    const socket = net.connect({ host, port, noDelay: true });
+    await new Promise<void>((resolve, reject) => {
+      socket.once("connect", resolve);
+      socket.once("error", reject);
+    });
+    const sender = `BENCH${index}`;
+    const s = new FixSession(socket, depth, sender, target);
+    await s.logon(user);
+    return s;
+  }
+
+  private logonDone: ((ok: boolean, text: string) => void) | null = null;
+
+  private logon(user: BenchUser): Promise<void> {
+    const sentAt = fixTime(Date.now());
+    const seq = this.seq++;
+    const signature = createHmac("sha256", user.secretKey)
+      .update([sentAt, "A", String(seq), this.sender, this.target].join(SOH))
+      .digest("hex");
+    const body = `98=0${SOH}108=30${SOH}141=Y${SOH}553=${user.apiToken}${SOH}95=${signature.length}${SOH}96=${signature}${SOH}`;
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("fix: no logon answer within 5 s")), 5000);
+      this.logonDone = (ok, text) => {
+        clearTimeout(timer);
+        if (ok) resolve();
+        else reject(new Error(`fix logon refused: ${text}`));
+      };
+      this.socket.write(encode("A", this.sender, this.target, seq, sentAt, body));
+    });
+  }
+
+  get inFlight(): number {
+    return this.calls.size;
+  }
+
+  submit(w: Waiting): void {
+    if (this.closed) {
+      w.done(0, EMPTY);
+      return;
+    }
+    if (this.calls.size >= this.depth) this.queue.push(w);
+    else this.send(w);
+  }
+
+  private send(w: Waiting): void {
+    const clOrdId = `${this.prefix}${this.nextOrder++}`;
+    this.calls.set(clOrdId, w.done);
+    w.onDispatch?.();
+    this.socket.write(this.order(clOrdId, w.req.body));
+  }
+
+  /** The NewOrderSingle of a REST create-order body of the workload (workload.ts). */
+  private order(clOrdId: string, body: string): Buffer {
+    const o = JSON.parse(body) as {
+      pairName: string;
+      tradeType: string;
+      directionType: string;
+      price?: string;
+      amount: string;
+    };
+    const now = fixTime(Date.now());
+    const limit = o.tradeType === "limit";
+    const fields =
+      `11=${clOrdId}${SOH}55=${o.pairName}${SOH}54=${SIDES.get(o.directionType)}${SOH}` +
+      `40=${limit ? "2" : "1"}${SOH}38=${o.amount}${SOH}${limit ? `44=${o.price}${SOH}` : ""}60=${now}${SOH}`;
+    return encode("D", this.sender, this.target, this.seq++, now, fields);
+  }
+
+  private onData(chunk: Buffer): void {
+    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    for (;;) {
+      // 8=FIX.4.4<SOH>9=N<SOH>: N bytes of body, then the 7-byte trailer.
+      const lenAt = this.buf.indexOf("\x019=", 0, "latin1");
+      if (lenAt === -1) return;
+      const lenEnd = this.buf.indexOf(1, lenAt + 3);
+      if (lenEnd === -1) return;
+      const bodyLength = Number(this.buf.toString("latin1", lenAt + 3, lenEnd));
+      const end = lenEnd + 1 + bodyLength + TRAILER;
+      if (this.buf.length < end) return;
+      const m = this.buf.subarray(0, end);
+      this.buf = this.buf.subarray(end);
+      this.onMessage(m);
+    }
+  }
+
+  private onMessage(m: Buffer): void {
+    const type = field(m, "35");
+    if (type === "8") {
+      const done = this.calls.get(field(m, "11"));
+      if (done === undefined) return; // a later report of an order already answered
+      this.calls.delete(field(m, "11"));
+      if (this.queue.length > 0 && this.calls.size < this.depth) this.send(this.queue.shift()!);
+      if (field(m, "150") === "0") done(200, Buffer.from(`{"id":${field(m, "37")}}`, "latin1"));
+      else done(400, Buffer.from(JSON.stringify({ fix: field(m, "58") }), "utf8"));
+    } else if (type === "A") {
+      this.logonDone?.(true, "");
+      this.logonDone = null;
+    } else if (type === "5") {
+      this.logonDone?.(false, field(m, "58"));
+      this.logonDone = null;
+    } else if (type === "1") {
+      // TestRequest: a Heartbeat with its TestReqID.
+      const now = fixTime(Date.now());
+      this.socket.write(
+        encode("0", this.sender, this.target, this.seq++, now, `112=${field(m, "112")}${SOH}`),
+      );
+    }
+  }
+
+  private fail(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.logonDone?.(false, "connection closed");
+    const pending = [...this.calls.values()];
+    this.calls.clear();
+    for (const d of pending) d(0, EMPTY);
+  }
+
+  takeQueue(): Waiting[] {
+    return this.queue.splice(0);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.calls.clear();
+    this.queue.length = 0;
+    this.socket.destroy();
+  }
+}
+
+/** FIX sessions of one load generator process; `Pool`'s interface (http-clients.ts). */
+export class FixPool {
+  private constructor(private readonly sessions: FixSession[]) {}
+
+  static async open(
+    users: readonly BenchUser[],
+    host: string,
+    port: number,
+    depth: number,
+    target: string,
+    firstIndex: number,
+  ): Promise<FixPool> {
+    return new FixPool(
+      await Promise.all(users.map((u, i) => FixSession.open(u, firstIndex + i, host, port, depth, target))),
+    );
+  }
+
+  submit(req: HttpRequestSpec, done: Done, onDispatch: (() => void) | null = null): void {
+    const r = req as FixRequest;
+    this.sessions[r.user % this.sessions.length].submit({ req: r, onDispatch, done });
+  }
+
+  takeBacklog(): Waiting[] {
+    return this.sessions.flatMap((s) => s.takeQueue());
+  }
+
+  close(): void {
+    for (const s of this.sessions) s.close();
+  }
+}
