@@ -12,12 +12,13 @@
  *   5. pair workers                 one thread per pair, open orders replayed into its book
  *                                   (startPairs)
  *   6. config users                 created and credited once (createConfigUsers)
- *   7. front end                    order entry, uWebSockets.js routes, sessions, stream; /health
- *                                   turns ok (startFrontEnd)
+ *   7. front end                    order entry, uWebSockets.js routes, sessions, stream, the FIX
+ *                                   gateway's listener; /health turns ok (startFrontEnd)
  *
  * and `close()` runs them backwards: stop accepting, drain the workers, commit, close.
  */
 
+import { readFileSync } from "node:fs";
 import net from "node:net";
 import { availableParallelism } from "node:os";
 import uws from "@trufflesuite/uws-js-unofficial";
@@ -52,6 +53,7 @@ import { DbWriter } from "./db/writer.ts";
 import { servedDocuments } from "./documents/served.ts";
 import { Answers } from "./entry/answers.ts";
 import { type EntryContext, entryContext } from "./entry/context.ts";
+import { FixGateway } from "./fix/fix-gateway.ts";
 import { Admin } from "./http/admin.ts";
 import { CorsPolicy } from "./http/cors.ts";
 import { ListenKeys } from "./http/listen-keys.ts";
@@ -72,6 +74,8 @@ import { nowMicro } from "./util/time.ts";
 
 export interface RunningExchange {
   readonly port: number;
+  /** The FIX gateway's port (docs/API.md 17), null when it is off. */
+  readonly fixPort: number | null;
   readonly url: string;
   readonly exchange: Exchange;
   /** The edge's map from request id to the waiting response (the core's ResultSink). */
@@ -138,6 +142,13 @@ export async function startExchange(
   const cannotListen = await whyCannotListen(settings.host, settings.port);
   if (cannotListen !== undefined)
     throw new ConfigError(`cannot listen on ${settings.host}:${settings.port}: ${cannotListen}`);
+  if (settings.fixPort !== undefined && settings.fixPort !== 0) {
+    const fixRefused = await whyCannotListen(settings.host, settings.fixPort);
+    if (fixRefused !== undefined)
+      throw new ConfigError(
+        `--fix-port: cannot listen on ${settings.host}:${settings.fixPort}: ${fixRefused}`,
+      );
+  }
 
   // 2. database: one server per file (src/db/lock.ts), taken before anything is read or written.
   const lock = lockDatabase(settings.dbPath);
@@ -185,6 +196,8 @@ interface Core {
   hub: StreamHub;
   sessions: SessionHub;
   sessionDeps: SessionDeps;
+  /** The FIX gateway (docs/API.md 17), null without --fix-port. */
+  fix: FixGateway | null;
   exchange: Exchange;
   /** Order entry over this core (src/entry/), built with the front end in 7. */
   entry: EntryContext | null;
@@ -395,7 +408,25 @@ async function buildCore(
     logonDeadlineMs: logonDeadlineMs(),
   };
   const sessions = new SessionHub(sessionDeps);
-  const listener = bothListeners(hub, sessions.reports);
+  // The FIX gateway runs its messages through the same order entry and cancels through the same
+  // session orders (docs/API.md 17).
+  const fix =
+    settings.fixPort === undefined
+      ? null
+      : new FixGateway({
+          get ctx(): EntryContext {
+            return core.entry!;
+          },
+          users,
+          orders: sessionDeps.orders,
+          compId: settings.fixCompId,
+          ready: sessionDeps.ready,
+          accepting: sessionDeps.accepting,
+          maxBackpressureBytes: settings.maxBackpressureBytes,
+          logonDeadlineMs: sessionDeps.logonDeadlineMs,
+        });
+  const sessionListeners = bothListeners(hub, sessions.reports);
+  const listener = fix === null ? sessionListeners : bothListeners(sessionListeners, fix.reports);
   // A pair status change reaches the `status` channel and the sessions after its commit.
   admin.statusListener = listener;
   const exchange: Exchange = new Exchange({
@@ -423,6 +454,7 @@ async function buildCore(
     hub,
     sessions,
     sessionDeps,
+    fix,
     exchange,
     entry: null,
     execEpoch: stored.execEpoch,
@@ -562,7 +594,7 @@ async function startFrontEnd(
   pairs: { channels: PairChannel[]; waitStrategy: string },
   life: Lifecycle,
 ): Promise<RunningExchange> {
-  const { writer, reader, exchange, app, hub, sessions, backups, answers } = core;
+  const { writer, reader, exchange, app, hub, sessions, fix, backups, answers } = core;
   const { channels, waitStrategy } = pairs;
   const nonceUsed = (token: string, nonce: bigint) => writer.nonce(token, nonce);
   // Runs after the commit of every record so far, the nonces persisted just before included.
@@ -637,6 +669,26 @@ async function startFrontEnd(
   const port = isNativeUws()
     ? uws.us_socket_local_port(listenSocket as unknown as uws.us_socket)
     : settings.port;
+  // The FIX gateway's own listener on the same host, TLS only when the server has a certificate.
+  let fixPort: number | null = null;
+  if (fix !== null) {
+    const files =
+      tls === undefined ? undefined : { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) };
+    try {
+      fixPort = await fix.listen(settings.host, settings.fixPort!, files);
+    } catch (err) {
+      uws.us_listen_socket_close(listenSocket);
+      life.accepting = false;
+      await Promise.all(channels.map((c) => c.close()));
+      await writer.close();
+      listenKeys.stop();
+      await reader.close();
+      await backups.close();
+      throw new ConfigError(
+        `--fix-port: cannot listen on ${settings.host}:${settings.fixPort}: ${(err as Error).message}`,
+      );
+    }
+  }
   life.ready = true;
   const url = `${tls === undefined ? "http" : "https"}://${settings.host}:${port}`;
 
@@ -647,6 +699,7 @@ async function startFrontEnd(
       deadMan.clear();
       // Sessions end first: their cancel-on-disconnect orders are cancelled while the core runs.
       sessions.shutdown();
+      const fixClosed = fix?.shutdown();
       uws.us_listen_socket_close(listenSocket);
       // Let commands already in the workers finish, so their answers commit and go out.
       const deadline = Date.now() + 10_000;
@@ -661,11 +714,12 @@ async function startFrontEnd(
       hub.shutdown();
       await reader.close();
       await backups.close();
+      await fixClosed;
       lock.release();
     })();
     return life.closing;
   };
-  return { port, url, exchange, answers, streamHub: hub, accounts: users, waitStrategy, close };
+  return { port, fixPort, url, exchange, answers, streamHub: hub, accounts: users, waitStrategy, close };
 }
 
 /** The typings' `ListenOptions` is a type only: the module exports no such object at run time. */

@@ -43,9 +43,11 @@ async function main(): Promise<void> {
       synchronous: settings.synchronous,
       rateLimit: settings.rateLimit,
       waitStrategy: running.waitStrategy,
+      fixPort: running.fixPort,
     },
     `listening on ${running.url} (database ${settings.dbPath}, synchronous ${settings.synchronous}, ` +
-      `rate limit ${rate}, wait strategy ${running.waitStrategy})`,
+      `rate limit ${rate}, wait strategy ${running.waitStrategy}` +
+      `${running.fixPort === null ? "" : `, FIX on ${settings.host}:${running.fixPort}${settings.tlsCert === undefined ? "" : " (TLS)"}`})`,
   );
   let stopping = false;
   const stop = (signal: string) => {

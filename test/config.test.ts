@@ -36,6 +36,8 @@ describe("parseSettings", () => {
       clientIdFilterMb: 64,
       tlsCert: undefined,
       tlsKey: undefined,
+      fixPort: undefined,
+      fixCompId: "EXCHANGE",
       logLevel: "info",
       warnings: [],
     });
@@ -62,6 +64,8 @@ describe("parseSettings", () => {
       TLS_CERT: "/etc/exchange/cert.pem",
       TLS_KEY: "/etc/exchange/key.pem",
       LOG_LEVEL: "Debug",
+      FIX_PORT: "9878",
+      FIX_COMP_ID: "VENUE",
     });
     assert.deepEqual(settings, {
       host: "0.0.0.0",
@@ -81,9 +85,23 @@ describe("parseSettings", () => {
       clientIdFilterMb: 16,
       tlsCert: "/etc/exchange/cert.pem",
       tlsKey: "/etc/exchange/key.pem",
+      fixPort: 9878,
+      fixCompId: "VENUE",
       logLevel: "debug",
       warnings: [],
     });
+  });
+
+  it("reads --fix-port (0: any free port) and refuses a FIX CompID with spaces or SOH", () => {
+    assert.equal(parseSettings(["--fix-port", "0"], { FIX_PORT: "9000" }).fixPort, 0);
+    assert.throws(
+      () => parseSettings(["--fix-port", "70000"], {}),
+      (e: unknown) => e instanceof ConfigError && /--fix-port: "70000" is not an integer/.test(e.message),
+    );
+    assert.throws(
+      () => parseSettings(["--fix-comp-id", "MY VENUE"], {}),
+      (e: unknown) => e instanceof ConfigError && /--fix-comp-id: "MY VENUE" must be/.test(e.message),
+    );
   });
 
   it("reads --log-level and refuses a level it does not have", () => {

@@ -53,6 +53,10 @@ export interface Settings {
    */
   readonly tlsCert?: string;
   readonly tlsKey?: string;
+  /** The FIX gateway's port (docs/API.md 17) on `host`; undefined: no FIX listener, 0: any free port. */
+  readonly fixPort?: number;
+  /** The server's FIX CompID (docs/API.md 17). */
+  readonly fixCompId: string;
   /** The lowest level written to the log (src/util/log.ts); `info` when unset. */
   readonly logLevel?: LogLevel;
   /** Things worth printing at start that are not errors (e.g. a short admin token). */
@@ -72,6 +76,7 @@ export const DEFAULT_SETTINGS = {
   waitStrategy: "auto",
   clientIdWindow: DEFAULT_CLIENT_ID_WINDOW,
   clientIdFilterMb: DEFAULT_CLIENT_ID_FILTER_MB,
+  fixCompId: "EXCHANGE",
 } as const;
 
 /** `auto` picks by core count at start; see src/pair/pair-client.ts. */
@@ -105,6 +110,8 @@ const FLAG_OPTIONS = {
   "tls-cert": { type: "string" },
   "tls-key": { type: "string" },
   "log-level": { type: "string" },
+  "fix-port": { type: "string" },
+  "fix-comp-id": { type: "string" },
 } as const;
 
 /**
@@ -131,6 +138,8 @@ const FLAG_OPTIONS = {
  * | --tls-cert | TLS_CERT (PEM file) | none: http |
  * | --tls-key | TLS_KEY (PEM file) | none: http |
  * | --log-level | LOG_LEVEL | info (or error, warn, debug) |
+ * | --fix-port | FIX_PORT | none: no FIX gateway (0..65535, 0 = any free port) |
+ * | --fix-comp-id | FIX_COMP_ID | EXCHANGE |
  * | (none) | ADMIN_TOKEN | unset: admin interface off |
  */
 export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): Settings {
@@ -245,6 +254,14 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     }
   }
 
+  const fixPortRaw = pick("fix-port", "FIX_PORT");
+  const fixCompId = text("fix-comp-id", "FIX_COMP_ID", DEFAULT_SETTINGS.fixCompId);
+  // A CompID is a FIX String: no SOH, no `=` trouble, printable ASCII.
+  if (!/^[\x21-\x7e]{1,64}$/.test(fixCompId))
+    throw new ConfigError(
+      `${pick("fix-comp-id", "FIX_COMP_ID")![1]}: "${fixCompId}" must be 1 to 64 printable ASCII characters without spaces`,
+    );
+
   return {
     host: text("host", "HOST", DEFAULT_SETTINGS.host),
     port: integer("port", "PORT", DEFAULT_SETTINGS.port, 0, 65535),
@@ -281,6 +298,8 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     ),
     tlsCert: tlsCert === undefined ? undefined : text("tls-cert", "TLS_CERT", ""),
     tlsKey: tlsKey === undefined ? undefined : text("tls-key", "TLS_KEY", ""),
+    fixPort: fixPortRaw === undefined ? undefined : integer("fix-port", "FIX_PORT", 0, 0, 65535),
+    fixCompId,
     logLevel,
     warnings,
   };

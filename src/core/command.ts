@@ -205,8 +205,10 @@ export interface Publication {
   l3: number[] | null;
   /** The three lists below are a shared empty array when empty (read-only, like the whole record). */
   trades: readonly ReturnType<PairMarket["publicTrade"]>[];
-  orders: readonly [number, OrderView][];
-  userTrades: readonly [number, UserTradeView][];
+  /** `[user, view, created]`: created is true when this command created the order. */
+  orders: readonly [number, OrderView, boolean][];
+  /** `[user, view, orderId, maker]`: that user's order in the trade, and whether it was the maker. */
+  userTrades: readonly [number, UserTradeView, number, boolean][];
 }
 
 /** A command record with every field set (one shape for every kind keeps the stages monomorphic). */

@@ -45,8 +45,13 @@ export interface CommitListener {
   wantsUserTrades(user: number): boolean;
   /** `history:{pair}` or `exchanges` (which counts the pair's trades). */
   wantsTrades(pair: number): boolean;
-  orderChanged(user: number, view: OrderView): void;
-  userTrade(user: number, view: UserTradeView): void;
+  /** `created`: the command created the order (its first change; docs/API.md 17 reports it as new). */
+  orderChanged(user: number, view: OrderView, created: boolean): void;
+  /**
+   * `orderId`: the user's order in the trade, `maker`: whether it rested (docs/API.md 17 reports the
+   * fill on that order, with its liquidity).
+   */
+  userTrade(user: number, view: UserTradeView, orderId: number, maker: boolean): void;
   publicTrades(pair: number, trades: readonly ReturnType<PairMarket["publicTrade"]>[]): void;
   /**
    * `levels`: `side, price, total` triples in the order they changed (a price repeated later
@@ -85,7 +90,7 @@ export interface ResultPair {
   /** Orders changed by the command being processed (taker and makers). */
   touched: OrderState[];
   trades: ReturnType<PairMarket["publicTrade"]>[];
-  userTrades: [number, UserTradeView][];
+  userTrades: [number, UserTradeView, number, boolean][];
   /** Level changes of the command in progress: `side, price, total` triples (Publication.levels). */
   levels: number[];
   /** Time of the last book change (docs/API.md 7.6.1 eventTimeMicro), committed with `bookSeq`. */
@@ -134,6 +139,8 @@ export class Results {
   private readonly execSeqs: ExecSeqs;
   /** Commands finished since the current batch was opened, released when it commits. */
   private batch: Command[] | null = null;
+  /** The orders the command being finished created (their first row), for `orderChanged`. */
+  private readonly fresh: OrderState[] = [];
 
   constructor(
     private readonly db: RecordSink,
@@ -214,7 +221,7 @@ export class Results {
         feeRate: takerRate,
         execSeq: takerSeq,
       });
-      p.userTrades.push([taker.user, view]);
+      p.userTrades.push([taker.user, view, taker.id, false]);
     }
     if (listener.wantsUserTrades(maker.user)) {
       const view = userTradeView(p.spec, {
@@ -227,7 +234,7 @@ export class Results {
         feeRate: makerRate,
         execSeq: makerSeq,
       });
-      p.userTrades.push([maker.user, view]);
+      p.userTrades.push([maker.user, view, maker.id, true]);
     }
   }
 
@@ -244,7 +251,8 @@ export class Results {
     const openOrders = this.openOrders;
     const listener = this.listener;
     let closed: OrderState[] | null = null;
-    let orders: [number, OrderView][] | null = null;
+    let orders: [number, OrderView, boolean][] | null = null;
+    const fresh = this.fresh;
     for (let i = 0; i < touched.length; i++) {
       const o = touched[i];
       if (openOrders.isClosing(o)) {
@@ -253,17 +261,18 @@ export class Results {
       }
       if (listener?.wantsOrders(o.user)) {
         if (orders === null) orders = [];
-        orders.push([o.user, orderView(p.spec, o, false)]);
+        orders.push([o.user, orderView(p.spec, o, false), fresh.length > 0 && fresh.includes(o)]);
       }
     }
     cmd.closed = closed;
     touched.length = 0;
+    fresh.length = 0;
     this.publication(p, cmd, orders);
     this.commit(cmd);
   }
 
   /** What the command's commit tells the stream; none when no channel wanted anything. */
-  private publication(p: ResultPair, cmd: Command, orders: [number, OrderView][] | null): void {
+  private publication(p: ResultPair, cmd: Command, orders: [number, OrderView, boolean][] | null): void {
     const hasLevels = p.levels.length > 0;
     const trades = p.trades.length > 0 ? p.trades : NONE;
     const userTrades = p.userTrades.length > 0 ? p.userTrades : NONE;
@@ -333,6 +342,8 @@ export class Results {
    */
   persist(pair: number, touched: OrderState[]): number[] | null {
     const db = this.db;
+    const fresh = this.fresh;
+    fresh.length = 0;
     const seqs = this.execSeqs;
     const name = this.pairs[pair].spec.name;
     if (touched.length === 0) return null;
@@ -348,6 +359,7 @@ export class Results {
         continue;
       }
       o.rowSent = true;
+      fresh.push(o);
       db.insertOrder(
         o.id,
         o.user,
@@ -462,8 +474,11 @@ export class Results {
     // A user's trades of the command carry lower execution numbers than its order changes: they go
     // first, so each user's reports come in number order (docs/API.md 16).
     const userTrades = pub.userTrades;
-    for (let i = 0; i < userTrades.length; i++) listener.userTrade(userTrades[i][0], userTrades[i][1]);
+    for (let i = 0; i < userTrades.length; i++) {
+      const t = userTrades[i];
+      listener.userTrade(t[0], t[1], t[2], t[3]);
+    }
     const orders = pub.orders;
-    for (let i = 0; i < orders.length; i++) listener.orderChanged(orders[i][0], orders[i][1]);
+    for (let i = 0; i < orders.length; i++) listener.orderChanged(orders[i][0], orders[i][1], orders[i][2]);
   }
 }

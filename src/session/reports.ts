@@ -105,13 +105,13 @@ export function bothListeners(a: CommitListener, b: CommitListener): CommitListe
     wantsOrders: (u) => a.wantsOrders(u) || b.wantsOrders(u),
     wantsUserTrades: (u) => a.wantsUserTrades(u) || b.wantsUserTrades(u),
     wantsTrades: (p) => a.wantsTrades(p) || b.wantsTrades(p),
-    orderChanged: (u, v) => {
-      if (a.wantsOrders(u)) a.orderChanged(u, v);
-      if (b.wantsOrders(u)) b.orderChanged(u, v);
+    orderChanged: (u, v, created) => {
+      if (a.wantsOrders(u)) a.orderChanged(u, v, created);
+      if (b.wantsOrders(u)) b.orderChanged(u, v, created);
     },
-    userTrade: (u, v) => {
-      if (a.wantsUserTrades(u)) a.userTrade(u, v);
-      if (b.wantsUserTrades(u)) b.userTrade(u, v);
+    userTrade: (u, v, orderId, maker) => {
+      if (a.wantsUserTrades(u)) a.userTrade(u, v, orderId, maker);
+      if (b.wantsUserTrades(u)) b.userTrade(u, v, orderId, maker);
     },
     publicTrades: (p, t) => a.publicTrades(p, t),
     levelsChanged: (p, l, s) => a.levelsChanged(p, l, s),

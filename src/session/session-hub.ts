@@ -17,6 +17,7 @@ import { randomBytes } from "node:crypto";
 import { executionViews } from "../entry/calls.ts";
 import { unknownFields } from "../entry/fields.ts";
 import type { Reply } from "../entry/reply.ts";
+import { replayRows, resumeCut } from "../entry/resume.ts";
 import type { ErrorEntry } from "../errors/bodies.ts";
 import { errorBody, errorStatus, multiErrorBody } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
@@ -262,10 +263,8 @@ export class SessionHub {
     // docs/API.md 16: a resume is judged before the session is on; a refusal leaves it as it was.
     let cut = -1;
     if (logon.resumeFrom >= 0) {
-      if (logon.resumeEpoch !== 0 && logon.resumeEpoch !== ctx.execEpoch)
-        return reply.error(Code.RESUME_EPOCH);
-      cut = ctx.exchange.execSeqs.given(key.userId);
-      if (logon.resumeFrom > cut) return reply.error(Code.RESUME_AHEAD);
+      cut = resumeCut(ctx, key.userId, logon.resumeFrom, logon.resumeEpoch);
+      if (cut < 0) return reply.error(-cut);
     }
     c.state = STATE_ON;
     c.key = key;
@@ -305,8 +304,7 @@ export class SessionHub {
     this.outbox.pushSlot(c, slot);
     c.resumeCut = cut;
     const done = `{"event":"resumed","execSeq":${cut},"execEpoch":${ctx.execEpoch}}`;
-    const read = () => ctx.reader.executions(c.userId, from, cut, Number.MAX_SAFE_INTEGER);
-    new Promise<void>((committed) => ctx.exchange.results.afterCommit(committed)).then(read).then(
+    replayRows(ctx, c.userId, from, cut).then(
       (rows) => {
         const frames = executionViews(ctx, rows).map(reportFrame);
         frames.push(done);

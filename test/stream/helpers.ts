@@ -82,6 +82,7 @@ export async function startServer(
   const running = await startExchange({ ...settings, ...overrides }, silentLog);
   return {
     port: running.port,
+    fixPort: running.fixPort,
     url: running.url,
     exchange: running.exchange,
     answers: running.answers,

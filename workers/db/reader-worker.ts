@@ -83,6 +83,12 @@ function prepare(db: Db) {
     tradeSide: db.prepare<[number, number], UserTradeRow>(
       `SELECT ${USER_TRADE_COLUMNS} FROM trade_sides WHERE trade_id = ? AND user_id = ?`,
     ),
+    // The user's order in a trade (docs/API.md 17 reports a replayed fill on it).
+    tradeOrder: db
+      .prepare<[{ u: number; t: number }], [number, number]>(
+        "SELECT taker_user_id = @u, CASE WHEN taker_user_id = @u THEN taker_order_id ELSE maker_order_id END FROM trades WHERE id = @t",
+      )
+      .raw(),
     transfers: db.prepare<[{ u: number; limit: number; offset: number }], TransferRow>(
       `SELECT ${TRANSFER_COLUMNS} FROM transfers INDEXED BY transfers_user WHERE user_id = @u
        ORDER BY id DESC LIMIT @limit OFFSET @offset`,
@@ -124,7 +130,9 @@ function executions(userId: number, after: number, upTo: number, limit: number):
       const ref = Number(entry);
       if (ref < 0) {
         const trade = st.tradeSide.get(-ref, userId);
-        if (trade !== undefined) out.push({ execSeq: seq, event: "trade", trade });
+        const side = st.tradeOrder.get({ u: userId, t: -ref });
+        if (trade !== undefined && side !== undefined)
+          out.push({ execSeq: seq, event: "trade", trade, orderId: side[1], maker: side[0] === 0 });
       } else {
         // An order once, at its latest change: an earlier change of it is skipped, and so is a
         // row changed above `upTo` (that change is reported above it).

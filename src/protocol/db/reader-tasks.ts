@@ -33,7 +33,7 @@ export type ReaderTask =
  */
 export type Execution =
   | { execSeq: number; event: "order"; order: OrderRow }
-  | { execSeq: number; event: "trade"; trade: UserTradeRow };
+  | { execSeq: number; event: "trade"; trade: UserTradeRow; orderId: number; maker: boolean };
 
 export interface ReaderWorkerData {
   /** URL of the task module, loaded by workers/ts-entry.mjs. */

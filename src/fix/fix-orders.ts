@@ -1,0 +1,440 @@
+/**
+ * The order messages of a FIX session (docs/API.md 17.2), each mapped onto the REST body of its call
+ * and run through the same order entry call (src/entry/calls.ts), so that validation, errors and
+ * results are REST's:
+ *
+ *   D  NewOrderSingle            create-order
+ *   F  OrderCancelRequest        cancel-order
+ *   G  OrderCancelReplaceRequest amend-order
+ *   q  OrderMassCancelRequest    cancel-all-orders
+ *   H  OrderStatusRequest        the order read by id or client order id
+ *
+ * A refusal is answered here (ExecutionReport ExecType=8, OrderCancelReject, a refused
+ * OrderMassCancelReport, a not-found status); what a message changed is reported by fix-reports.ts
+ * after its commit, behind the answer's place in the queue.
+ */
+import type { OrderView } from "../core/exchange.ts";
+import {
+  AMEND_ORDER_FIELDS,
+  amendOrderCall,
+  CANCEL_ALL_ORDERS_FIELDS,
+  CANCEL_ORDER_FIELDS,
+  type Caller,
+  cancelAllOrdersCall,
+  cancelOrderCall,
+  createOrderCall,
+  orderByClientIdCall,
+  orderByIdCall,
+  withoutNonce,
+} from "../entry/calls.ts";
+import type { Reply } from "../entry/reply.ts";
+import { CREATE_FIELDS } from "../entry/validate.ts";
+import type { ErrorEntry } from "../errors/bodies.ts";
+import { Code } from "../errors/catalogue.ts";
+import { type FixMessage, field, fixTime, parseFixTime } from "./codec.ts";
+import { execReport, fixOrderOf, nextExecId, ordStatus } from "./exec-report.ts";
+import {
+  type FixConn,
+  type FixDeps,
+  type FixSlot,
+  MAX_FIX_IN_FLIGHT,
+  type OutMsg,
+  REJECT_FORMAT,
+  REJECT_REQUIRED_MISSING,
+  REJECT_VALUE_INCORRECT,
+} from "./fix-conn.ts";
+import type { FixOut } from "./fix-gateway.ts";
+import type { FixReports } from "./fix-reports.ts";
+import { codeText } from "./logon.ts";
+
+const CREATE = withoutNonce(CREATE_FIELDS);
+const CANCEL = withoutNonce(CANCEL_ORDER_FIELDS);
+const AMEND = withoutNonce(AMEND_ORDER_FIELDS);
+const CANCEL_ALL = withoutNonce(CANCEL_ALL_ORDERS_FIELDS);
+
+/** FIX 4.4 required tags of the messages (docs/API.md 17.2): missing, Reject(3) 373=1. */
+const REQUIRED = new Map<string, readonly number[]>([
+  ["D", [11, 54, 55, 40, 60, 38]],
+  ["F", [11, 54, 55]],
+  ["G", [11, 54, 55, 40]],
+  ["q", [11, 530]],
+  ["H", [54, 55]],
+]);
+
+const QTY_RE = /^-?(?:\d+\.?\d*|\.\d+)$/;
+const INT_RE = /^-?\d+$/;
+/** Tags of the FIX type Qty or Price: a value that is no decimal is Reject(3) 373=6. */
+const DECIMAL_TAGS: readonly number[] = [38, 44];
+
+const SIDES = new Map([
+  ["1", "buy"],
+  ["2", "sell"],
+]);
+const ORD_TYPES = new Map([
+  ["1", "market"],
+  ["2", "limit"],
+]);
+const TIFS = new Map([
+  ["1", "GTC"],
+  ["3", "IOC"],
+  ["4", "FOK"],
+]);
+
+/** OrdRejReason(103) of a refused create (docs/API.md 17.2). */
+function ordRejReason(code: number): number {
+  if (code === Code.PAIR_UNKNOWN) return 1;
+  if (code === Code.INSUFFICIENT_FUNDS) return 3;
+  if (code === Code.CLIENT_ORDER_ID_DUPLICATE) return 6;
+  return 99;
+}
+
+/** CxlRejReason(102) of a refused cancel or replace. */
+function cxlRejReason(code: number): number {
+  if (code === Code.ORDER_ALREADY_EXECUTED) return 0;
+  if (
+    code === Code.ORDER_NOT_FOUND ||
+    code === Code.ORDER_ALREADY_CANCELLED ||
+    code === Code.ORDER_NOT_FOUND_PATH ||
+    code === Code.ORDER_ID_INVALID
+  )
+    return 1;
+  return 99;
+}
+
+/** OrdStatus(39) of a refused cancel when the order is known to the caller. */
+function knownStatus(code: number): string | undefined {
+  if (code === Code.ORDER_ALREADY_EXECUTED) return "2";
+  if (code === Code.ORDER_ALREADY_CANCELLED) return "4";
+  return undefined;
+}
+
+/** An order entry Reply whose outcomes go to three functions (an error as its first entry). */
+class FixReply<T> implements Reply<T> {
+  constructor(
+    private readonly onOk: (result: T) => void,
+    private readonly onError: (code: number, extra: string | undefined) => void,
+  ) {}
+  ok(result: T): void {
+    this.onOk(result);
+  }
+  error(code: number, extra?: string): void {
+    this.onError(code, extra);
+  }
+  invalid(errors: readonly ErrorEntry[]): void {
+    const first = errors[0];
+    this.onError(first?.[0] ?? Code.INTERNAL, first?.[1]);
+  }
+}
+
+export class FixOrders {
+  constructor(
+    private readonly deps: FixDeps,
+    private readonly out: FixOut,
+    private readonly reports: FixReports,
+  ) {}
+
+  /** One order message of a logged-on order-entry session. */
+  message(c: FixConn, m: FixMessage, type: string) {
+    for (const tag of REQUIRED.get(type)!)
+      if (!m.has(tag)) return this.reject(c, m, tag, REJECT_REQUIRED_MISSING, "required tag missing");
+    for (const tag of DECIMAL_TAGS) {
+      const v = m.get(tag);
+      if (v !== undefined && !QTY_RE.test(v))
+        return this.reject(c, m, tag, REJECT_FORMAT, "incorrect data format");
+    }
+    const transact = m.get(60);
+    if (transact !== undefined && Number.isNaN(parseFixTime(transact)))
+      return this.reject(c, m, 60, REJECT_FORMAT, "incorrect data format");
+    const expires = m.get(20005);
+    if (expires !== undefined && !INT_RE.test(expires))
+      return this.reject(c, m, 20005, REJECT_FORMAT, "incorrect data format");
+    // Judged as a session call is (docs/API.md 13): messages in flight, then the rate limit.
+    let refusal = 0;
+    if (c.inFlight >= MAX_FIX_IN_FLIGHT) refusal = Code.TOO_MANY_IN_FLIGHT;
+    else {
+      const limiter = this.deps.ctx.limiter;
+      if (limiter.enabled && limiter.take(c.key!.token, Date.now()) < 0) refusal = Code.RATE_LIMITED;
+    }
+    if (refusal !== 0) return this.out.push(c, [this.refusal(m, type, refusal, undefined)]);
+    const slot = this.out.slot(c);
+    const caller: Caller = { userId: c.userId, tag: c.tag };
+    try {
+      switch (type) {
+        case "D":
+          return this.newOrder(c, m, slot, caller);
+        case "F":
+        case "G":
+          return this.cancelOrReplace(c, m, slot, caller, type === "G");
+        case "q":
+          return this.massCancel(c, m, slot, caller);
+        case "H":
+          return this.status(c, m, slot);
+      }
+    } catch (err) {
+      this.out.fill(c, slot, [this.refusal(m, type, Code.INTERNAL, undefined)]);
+      throw err;
+    }
+  }
+
+  private reject(c: FixConn, m: FixMessage, tag: number, reason: number, text: string): void {
+    let body = field(45, m.get(34) ?? "0") + field(371, tag) + field(372, m.msgType);
+    body += field(373, reason) + field(58, text);
+    this.out.push(c, [{ type: "3", body }]);
+  }
+
+  /** The refusal of a message of `type` for `code`, as that message is refused. */
+  private refusal(m: FixMessage, type: string, code: number, extra: string | undefined): OutMsg {
+    const text = codeText(code, extra);
+    switch (type) {
+      case "D":
+        return rejectedOrder(m, text, ordRejReason(code));
+      case "F":
+      case "G":
+        return cancelReject(m, type === "G", text, code, m.get(37) ?? "NONE");
+      case "q":
+        return massCancelReport(m, 0, 0, text, code === Code.PAIR_UNKNOWN ? 1 : 99);
+      default:
+        return notFoundStatus(m, text);
+    }
+  }
+
+  // ------------------------------------------------------------------ D
+
+  private newOrder(c: FixConn, m: FixMessage, slot: FixSlot, caller: Caller) {
+    const body: Record<string, unknown> = {
+      pairName: m.get(55),
+      tradeType: mapped(ORD_TYPES, m.get(40)),
+      directionType: mapped(SIDES, m.get(54)),
+      amount: m.get(38),
+      clientOrderId: m.get(11),
+    };
+    const price = m.get(44);
+    if (price !== undefined && m.get(40) !== "1") body.price = price;
+    const tif = m.get(59);
+    if (tif !== undefined) body.timeInForce = mapped(TIFS, tif);
+    const inst = m.get(18);
+    if (inst?.split(" ").includes("6")) body.postOnly = true;
+    const stp = m.get(20003);
+    if (stp !== undefined) body.selfTradePrevention = stp;
+    const mmp = m.get(20004);
+    if (mmp !== undefined) body.mmp = mmp === "Y" ? true : mmp === "N" ? false : mmp;
+    const expires = m.get(20005);
+    if (expires !== undefined) body.expiresAt = expires;
+    const reply = new FixReply<OrderView>(
+      // The order's reports (New, its fills, a cancelled remainder) follow from its commit.
+      () => this.out.fill(c, slot, []),
+      (code, extra) => this.out.fill(c, slot, [rejectedOrder(m, codeText(code, extra), ordRejReason(code))]),
+    );
+    createOrderCall(this.deps.ctx, caller, body, CREATE, reply);
+  }
+
+  // ------------------------------------------------------------------ F, G
+
+  /**
+   * The order an F, G or H names: OrderID(37), else OrigClOrdID(41) (a G's ClOrdID accepted on it,
+   * else its clientOrderId) or, for H, ClOrdID(11). Calls `then` with the id, or answers the refusal.
+   */
+  private resolve(
+    c: FixConn,
+    m: FixMessage,
+    clientTag: number,
+    refuse: (code: number) => void,
+    then: (orderId: unknown) => void,
+  ) {
+    const id = m.get(37);
+    if (id !== undefined) return then(id);
+    const cid = m.get(clientTag);
+    if (cid === undefined) return refuse(Code.ORDER_ID_REQUIRED);
+    const chained = this.reports.replacedOrder(c.userId, cid);
+    if (chained !== undefined) return then(chained);
+    orderByClientIdCall(
+      this.deps.ctx,
+      c.userId,
+      cid,
+      new FixReply<OrderView>(
+        (view) => then(view.id),
+        () => refuse(Code.ORDER_NOT_FOUND),
+      ),
+    );
+  }
+
+  private cancelOrReplace(c: FixConn, m: FixMessage, slot: FixSlot, caller: Caller, replace: boolean) {
+    const ctx = this.deps.ctx;
+    const clOrdId = m.get(11)!;
+    const refuse = (code: number, extra?: string, orderId?: unknown) =>
+      this.out.fill(c, slot, [
+        cancelReject(m, replace, codeText(code, extra), code, String(orderId ?? m.get(37) ?? "NONE")),
+      ]);
+    this.resolve(c, m, 41, refuse, (orderId) => {
+      const claim = () => {
+        const book = this.reports.book(c.userId);
+        const id = Number(orderId);
+        if (book !== undefined) book.claims.set(id, { conn: c, replace, clOrdId });
+      };
+      const body: Record<string, unknown> = { orderId };
+      const expires = m.get(20005);
+      if (expires !== undefined) body.expiresAt = expires;
+      if (!replace) {
+        const reply = new FixReply<null>(
+          () => {
+            // The cancel's report (ExecType=4) follows from its commit, naming this request.
+            claim();
+            this.out.fill(c, slot, []);
+          },
+          (code, extra) => refuse(code, extra, orderId),
+        );
+        return cancelOrderCall(ctx, caller, body, CANCEL, reply);
+      }
+      const qty = m.get(38);
+      if (qty !== undefined) body.amount = qty;
+      const price = m.get(44);
+      if (price !== undefined) body.price = price;
+      const reply = new FixReply<OrderView>(
+        (view) => {
+          this.reports.replacedWith(c.userId, clOrdId, view.id);
+          claim();
+          this.out.fill(c, slot, []);
+        },
+        (code, extra) => refuse(code, extra, orderId),
+      );
+      amendOrderCall(ctx, caller, body, AMEND, reply);
+    });
+  }
+
+  // ------------------------------------------------------------------ q
+
+  private massCancel(c: FixConn, m: FixMessage, slot: FixSlot, caller: Caller) {
+    const kind = m.get(530);
+    const body: Record<string, unknown> = {};
+    if (kind === "1") {
+      const symbol = m.get(55);
+      if (symbol === undefined) {
+        this.out.fill(c, slot, []);
+        return this.reject(c, m, 55, REJECT_REQUIRED_MISSING, "required tag missing");
+      }
+      body.pairName = symbol;
+    } else if (kind !== "7") {
+      this.out.fill(c, slot, []);
+      return this.reject(c, m, 530, REJECT_VALUE_INCORRECT, "MassCancelRequestType must be 1 or 7");
+    }
+    const reply = new FixReply<number[]>(
+      // The ExecType=4 report of each order follows from its commit, behind this answer.
+      (ids) => this.out.fill(c, slot, [massCancelReport(m, Number(kind), ids.length)]),
+      (code, extra) =>
+        this.out.fill(c, slot, [
+          massCancelReport(m, 0, 0, codeText(code, extra), code === Code.PAIR_UNKNOWN ? 1 : 99),
+        ]),
+    );
+    cancelAllOrdersCall(this.deps.ctx, caller, body, CANCEL_ALL, reply);
+  }
+
+  // ------------------------------------------------------------------ H
+
+  private status(c: FixConn, m: FixMessage, slot: FixSlot): void {
+    const ctx = this.deps.ctx;
+    const notFound = (code: number, extra?: string) =>
+      this.out.fill(c, slot, [
+        notFoundStatus(
+          m,
+          codeText(
+            code === Code.ORDER_NOT_FOUND_PATH || code === Code.ORDER_ID_REQUIRED
+              ? Code.ORDER_NOT_FOUND
+              : code,
+            extra,
+          ),
+        ),
+      ]);
+    const answer = new FixReply<OrderView>((view) => {
+      const o = fixOrderOf(view, ctx.config);
+      this.out.fill(c, slot, [
+        execReport(o, {
+          execType: "I",
+          ordStatus: ordStatus(o, o.used, o.cancelled),
+          cum: o.used,
+          quote: o.executed,
+          execSeq: 0,
+        }),
+      ]);
+    }, notFound);
+    this.resolve(c, m, 11, notFound, (orderId) => orderByIdCall(ctx, c.userId, orderId, answer));
+  }
+}
+
+/** The REST value of a FIX code, or the FIX text itself (refused by REST's validation). */
+function mapped(map: ReadonlyMap<string, string>, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  return map.get(value) ?? value;
+}
+
+/** Fields of a report on what a message named, for its refusals: the value as sent, when sent. */
+function echo(m: FixMessage, tags: readonly number[]): string {
+  let out = "";
+  for (const tag of tags) {
+    const v = m.get(tag);
+    if (v !== undefined) out += field(tag, v);
+  }
+  return out;
+}
+
+/** ExecutionReport ExecType=8 of a refused NewOrderSingle: OrderID NONE, nothing changed. */
+function rejectedOrder(m: FixMessage, text: string, reason: number): OutMsg {
+  const body =
+    field(37, "NONE") +
+    field(11, m.get(11) ?? "NONE") +
+    field(17, nextExecId()) +
+    field(150, 8) +
+    field(39, 8) +
+    echo(m, [55, 54, 40, 38, 44]) +
+    field(14, 0) +
+    field(151, 0) +
+    field(6, 0) +
+    field(60, fixTime(Date.now())) +
+    field(103, reason) +
+    field(58, text);
+  return { type: "8", body };
+}
+
+/** OrderCancelReject(9): CxlRejResponseTo(434) 1 (F) or 2 (G). */
+function cancelReject(m: FixMessage, replace: boolean, text: string, code: number, orderId: string): OutMsg {
+  let body = field(37, orderId) + field(11, m.get(11) ?? "NONE");
+  const orig = m.get(41);
+  if (orig !== undefined) body += field(41, orig);
+  const status = knownStatus(code);
+  if (status !== undefined) body += field(39, status);
+  body += field(434, replace ? 2 : 1) + field(102, cxlRejReason(code)) + field(58, text);
+  return { type: "9", body };
+}
+
+/** OrderMassCancelReport(r): 531 = the request type, or 0 with MassCancelRejectReason(532) and Text. */
+function massCancelReport(
+  m: FixMessage,
+  response: number,
+  affected: number,
+  text?: string,
+  why = 99,
+): OutMsg {
+  let body = field(11, m.get(11) ?? "NONE") + field(37, "NONE") + field(530, m.get(530) ?? "0");
+  body += field(531, response);
+  if (response === 0) body += field(532, why);
+  body += field(533, affected);
+  if (text !== undefined) body += field(58, text);
+  return { type: "r", body };
+}
+
+/** ExecType=I of an order the caller has not: OrdStatus 8, OrdRejReason 5. */
+function notFoundStatus(m: FixMessage, text: string): OutMsg {
+  const body =
+    field(37, m.get(37) ?? "NONE") +
+    field(11, m.get(11) ?? "NONE") +
+    field(17, nextExecId()) +
+    field(150, "I") +
+    field(39, 8) +
+    echo(m, [55, 54]) +
+    field(14, 0) +
+    field(151, 0) +
+    field(6, 0) +
+    field(60, fixTime(Date.now())) +
+    field(103, 5) +
+    field(58, text);
+  return { type: "8", body };
+}

@@ -1,0 +1,105 @@
+/**
+ * The FIX gateway's flow and transport limits (docs/API.md 17) through jspurefix against the real
+ * server: the token's rate limit on order messages, 100 ignored messages, and TLS when the server
+ * has a certificate.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import { sharedServer, sleep, type TestServer } from "../e2e/harness.ts";
+import { selfSignedCertificate } from "../support/certificate.ts";
+import { fixLogon, fixPortOf, newOrder, now } from "./helpers.ts";
+import { fixFrame } from "./jspurefix-client.ts";
+
+describe("FIX flow limits", () => {
+  let server: TestServer;
+  sharedServer(
+    (s) => {
+      server = s;
+    },
+    { args: ["--fix-port", "0"], rateLimit: 3 },
+  );
+
+  it("refuses order messages over the token's rate limit: D with ExecType=8, F with OrderCancelReject", async () => {
+    const u = await server.newUser({ usdt: "1000" });
+    await sleep(1100);
+    const c = await fixLogon(server, u);
+    for (let i = 0; i < 5; i++) c.send("D", newOrder(`rl-${i}`, "buy", "0.01", "1"));
+    c.send("F", [
+      [41, "rl-0"],
+      [11, "rl-cancel"],
+      [55, "btc_usdt"],
+      [54, "1"],
+      [60, now()],
+    ]);
+    const limited = await c.next((m) => m.msgType === "8" && m.get(150) === "8");
+    assert.equal(limited.get(58), "RATE_LIMITED: Too many requests, slow down");
+    assert.equal(limited.get(39), "8");
+    const rej = await c.next("9");
+    assert.equal(rej.get(11), "rl-cancel");
+    assert.equal(rej.get(58), "RATE_LIMITED: Too many requests, slow down");
+    const news = c.received.filter((m) => m.msgType === "8" && m.get(150) === "0");
+    assert.ok(news.length <= 3);
+    // Its orders go before the harness's clean-up, which reads them with the same token.
+    await sleep(1100);
+    c.send("q", [
+      [11, "rl-mass"],
+      [530, "7"],
+      [60, now()],
+    ]);
+    assert.equal((await c.next("r")).get(533), String(news.length));
+    await c.logout();
+    await sleep(1100);
+  });
+
+  it("ends a connection after 100 ignored messages with Logout and Text", async () => {
+    const u = await server.newUser();
+    const c = await fixLogon(server, u);
+    const bad: Buffer[] = [];
+    for (let i = 0; i < 100; i++) bad.push(fixFrame([...c.header("0")], { checkSum: "999" }));
+    c.sendRaw(Buffer.concat(bad));
+    assert.equal((await c.closed).logoutText, "100 messages ignored");
+  });
+});
+
+describe("FIX over TLS", () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "exchange-fix-tls-"));
+  const certFile = path.join(dir, "cert.pem");
+  const keyFile = path.join(dir, "key.pem");
+  selfSignedCertificate(certFile, keyFile);
+  const ca = readFileSync(certFile, "utf8");
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  let server: TestServer;
+  sharedServer(
+    (s) => {
+      server = s;
+    },
+    {
+      args: ["--fix-port", "0", "--tls-cert", certFile, "--tls-key", keyFile],
+      tlsCa: ca,
+      adminToken: null,
+      configUsers: [{ usdt: "100" }],
+    },
+  );
+
+  it("speaks TLS only on the FIX port when the server has a certificate", async () => {
+    const u = server.users[0];
+    const c = await fixLogon(server, u, { tls: { ca } });
+    c.send("1", [[112, "over-tls"]]);
+    const hb = await c.next((m) => m.msgType === "0" && m.get(112) === "over-tls");
+    assert.ok(hb);
+    await c.logout();
+    // A plain TCP Logon gets no FIX answer.
+    const plain = net.connect(fixPortOf(server), "127.0.0.1");
+    let got = "";
+    plain.on("data", (d) => {
+      got += d.toString("latin1");
+    });
+    plain.write("8=FIX.4.4\x019=5\x0135=0\x0110=000\x01");
+    await new Promise<void>((resolve) => plain.on("close", () => resolve()));
+    assert.ok(!got.includes("8=FIX.4.4"));
+  });
+});
