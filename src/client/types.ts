@@ -87,6 +87,8 @@ export interface OrderBook {
 
 /** 2.4 Public trade history item. */
 export interface PublicTrade {
+  /** docs/API.md 20: the trade id. */
+  id: number;
   directionType: DirectionType;
   tradeType: TradeType;
   price: number;
@@ -109,6 +111,10 @@ export interface UserTrade {
   feeCurrency: string;
   /** docs/API.md 16: the trade's number in this user's execution sequence. */
   execSeq: number;
+  /** docs/API.md 20: this user's order in the trade. */
+  orderId: number;
+  /** docs/API.md 20: this user's order was resting (maker) or incoming (taker). */
+  liquidity: "maker" | "taker";
 }
 
 /** docs/API.md 16: an item of the user's executions: an order at its latest change, or a trade. */

@@ -107,6 +107,10 @@ export const userTradeSchema = {
     feeCurrency: word,
     /** docs/API.md 16: the trade's number in this user's execution sequence. */
     execSeq: int,
+    /** docs/API.md 20: this user's order in the trade. */
+    orderId: int,
+    /** docs/API.md 20: this user's side was the resting (maker) or the incoming (taker) order. */
+    liquidity: { type: "string", enum: ["maker", "taker"] },
   },
   required: [
     "id",
@@ -119,6 +123,8 @@ export const userTradeSchema = {
     "fee",
     "feeCurrency",
     "execSeq",
+    "orderId",
+    "liquidity",
   ],
   additionalProperties: false,
 } as const;
@@ -240,6 +246,8 @@ export const l3ChangeSchema = {
 export const publicTradeSchema = {
   type: "object",
   properties: {
+    /** docs/API.md 20: the trade id. */
+    id: int,
     directionType: word,
     tradeType: word,
     price: num,
@@ -247,7 +255,7 @@ export const publicTradeSchema = {
     tradeTime: int,
     eventTimeMicro: word,
   },
-  required: ["directionType", "tradeType", "price", "amount", "tradeTime", "eventTimeMicro"],
+  required: ["id", "directionType", "tradeType", "price", "amount", "tradeTime", "eventTimeMicro"],
   additionalProperties: false,
 } as const;
 

@@ -21,6 +21,8 @@ function trade(fee: string): UserTradeView {
     fee,
     feeCurrency: "usdt",
     execSeq: 1,
+    orderId: 5,
+    liquidity: "taker",
   };
 }
 
