@@ -19,6 +19,7 @@ import { headerRecord, originOf, REST_PREFIX, signText } from "./base.ts";
 // ---- wire types (docs/API.md 5): src/client/types.ts, which the web page imports too -------------
 
 import type {
+  Account,
   AdminUser,
   AmendOrderRequest,
   BackupAnswer,
@@ -508,6 +509,11 @@ export class ExchangeClient {
   /** 4.8 GET /trade/pairs/{pairName}/user-balances. */
   balances(pairName: string, opts: CallOptions = {}): Promise<ApiResponse<Balance[]>> {
     return this.get<Balance[]>(`/trade/pairs/${pairName}/user-balances`, [], opts);
+  }
+
+  /** docs/API.md 20.4 GET /trade/account: the caller's uid and balances of every configured currency. */
+  account(opts: CallOptions = {}): Promise<ApiResponse<Account>> {
+    return this.get<Account>("/trade/account", [], opts);
   }
 
   /** 4.9 GET /trade/pairs/{pairName}/user-orders (all pairs, the path pair does not filter). */

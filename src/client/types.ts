@@ -168,6 +168,12 @@ export interface Balance {
   reserved: string;
 }
 
+/** docs/API.md 20.4 GET /trade/account: the caller's uid and its balances of every configured currency. */
+export interface Account {
+  uid: string;
+  balances: Balance[];
+}
+
 /** 2.7 Chart candle: [timestamp ms, open, min, max, close, volume]. */
 export type Candle = [number, number, number, number, number, number];
 

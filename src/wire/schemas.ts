@@ -437,6 +437,14 @@ export const transferSchema = {
   properties: { currency: str, balance: str },
   required: ["currency", "balance"],
 } as const;
+/** docs/API.md 20.4 GET /trade/account: the caller's uid and its balances of every configured currency. */
+export const accountSchema = {
+  type: "object",
+  properties: { uid: str, balances: balancesSchema },
+  required: ["uid", "balances"],
+  additionalProperties: false,
+} as const;
+
 /** docs/API.md 11 GET /admin/users/{uid}. */
 export const adminUserSchema = {
   type: "object",
@@ -586,6 +594,7 @@ export const serialize = {
   history: compile(historySchema),
   chart: compile(chartSchema),
   balances: compile(balancesSchema),
+  account: compile(accountSchema),
   ordersPage: compile(ordersPageSchema),
   orders: compile(orderListSchema),
   cancelled: compile(cancelledSchema),

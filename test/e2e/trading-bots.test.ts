@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import type { CreatedOrder, UserTrade } from "../../src/client/index.ts";
-import { expectOk, limit, market, TestServer, type TestUser } from "./harness.ts";
+import { CURRENCIES, expectError, expectOk, limit, market, TestServer, type TestUser } from "./harness.ts";
 
 /** The writer's marks (migration 002): user rows at or below them are in user_orders / user_trades. */
 function marks(server: TestServer): { orders: number; trades: number } {
@@ -102,5 +102,43 @@ describe("trades tied to orders", () => {
         [bid.id, "maker"],
       ],
     );
+  });
+});
+
+describe("who am I", () => {
+  let server: TestServer;
+  before(async () => {
+    server = await TestServer.start();
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  it("answers the caller's uid and its balances of every configured currency, in config order", async () => {
+    const u = await server.newUser({ usdt: "1000.5", eth: "2" });
+    expectOk(await u.client.createOrder(limit("eth_usdt", "sell", "1500", "0.5")));
+    const account = expectOk(await u.client.account());
+    assert.deepEqual(account, {
+      uid: u.uid,
+      // btc_usdt, eth_usdt, eth_btc: btc, usdt, eth in order of first appearance.
+      balances: [
+        { currency: "btc", balance: "0", reserved: "0" },
+        { currency: "usdt", balance: "1000.5", reserved: "0" },
+        { currency: "eth", balance: "1.5", reserved: "0.5" },
+      ],
+    });
+    assert.deepEqual(
+      account.balances.map((b) => b.currency),
+      CURRENCIES,
+    );
+    const other = await server.newUser();
+    assert.equal(expectOk(await other.client.account()).uid, other.uid, "each key answers its own user");
+  });
+
+  it("is signed like every trade GET: 401 without a key or with a wrong signature", async () => {
+    expectError(await server.public.raw("GET", "/1.0/trade/account"), 401, "auth");
+    const u = await server.newUser();
+    const forged = server.client({ apiToken: u.apiToken, secretKey: "not-the-secret" });
+    expectError(await forged.account(), 401, "auth");
   });
 });
