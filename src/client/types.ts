@@ -83,6 +83,8 @@ export interface OrderBook {
   seq: number;
   /** docs/API.md 12.5: CRC-32 of the best 25 levels a side of the whole book (see checksum.ts). */
   checksum?: number;
+  /** docs/API.md 20.2: Unix ms of the book's last change (0: never changed); REST book and pair page. */
+  time?: number;
 }
 
 /** 2.4 Public trade history item. */

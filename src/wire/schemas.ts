@@ -172,7 +172,10 @@ const levelSchema = {
 /** docs/API.md 12.5: CRC-32 of the best 25 levels of each side (0..4294967295). */
 const checksum = { type: "integer", minimum: 0, maximum: 4294967295 } as const;
 
-/** Aggregated order book `{buy, sell, seq, checksum}` (docs/API.md 5.3; `seq`: 12.3; `checksum`: 12.5). */
+/**
+ * Aggregated order book `{buy, sell, seq, checksum, time}` (docs/API.md 5.3; `seq`: 12.3; `checksum`:
+ * 12.5; `time`: 20.2, Unix ms of the change `seq`, 0 for a book that never changed).
+ */
 export const bookSchema = {
   type: "object",
   properties: {
@@ -180,8 +183,9 @@ export const bookSchema = {
     sell: { type: "array", items: levelSchema },
     seq: int,
     checksum,
+    time: int,
   },
-  required: ["buy", "sell", "seq", "checksum"],
+  required: ["buy", "sell", "seq", "checksum", "time"],
   additionalProperties: false,
 } as const;
 

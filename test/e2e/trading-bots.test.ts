@@ -142,3 +142,40 @@ describe("who am I", () => {
     expectError(await forged.account(), 401, "auth");
   });
 });
+
+describe("book time", () => {
+  let server: TestServer;
+  before(async () => {
+    server = await TestServer.start();
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  it("is 0 for a book that never changed, on the REST book and the pair page", async () => {
+    assert.equal(expectOk(await server.public.orderBook("eth_btc")).time, 0);
+    assert.equal(expectOk(await server.public.pairPage("eth_btc")).orders.time, 0);
+  });
+
+  it("is the Unix ms of the book's last change, the time of the bbo's change, and survives a restart", async () => {
+    const u = await server.newUser({ usdt: "100000", btc: "1" });
+    const before = Date.now();
+    expectOk(await u.client.createOrder(limit("btc_usdt", "buy", "20000", "0.1")));
+    const after = Date.now();
+    const book = expectOk(await server.public.orderBook("btc_usdt"));
+    assert.ok(book.time! >= before - 1 && book.time! <= after + 1, `${book.time} in [${before}, ${after}]`);
+    const bbo = expectOk(await server.public.bbo("btc_usdt"));
+    assert.equal(book.time, Math.floor(Number(bbo.eventTimeMicro) / 1000), "the time of the change `seq`");
+    assert.equal(expectOk(await server.public.orderBook("btc_usdt", { limit: 1 })).time, book.time);
+    assert.equal(expectOk(await server.public.pairPage("btc_usdt")).orders.time, book.time);
+    // A trade elsewhere does not move this book's time.
+    assert.equal(expectOk(await server.public.orderBook("eth_usdt")).time, 0);
+
+    await server.restart();
+    const again = expectOk(await server.public.orderBook("btc_usdt"));
+    assert.deepEqual([again.seq, again.time], [book.seq, book.time], "the committed time after a restart");
+    // The next change moves it forward.
+    expectOk(await u.client.createOrder(limit("btc_usdt", "buy", "20001", "0.1")));
+    assert.ok(expectOk(await server.public.orderBook("btc_usdt")).time! >= book.time!);
+  });
+});

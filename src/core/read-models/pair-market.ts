@@ -273,6 +273,11 @@ export class PairMarket {
     );
   }
 
+  /** docs/API.md 20.2: Unix ms of the book change `seq` (0: the book never changed). */
+  get bookTime(): number {
+    return Math.floor(this.bookMicro / 1000);
+  }
+
   /** The best bid and offer now (docs/API.md 7.6.1), with the book's seq and the time of that change. */
   bbo(): Bbo {
     const b = this.bids;
