@@ -102,6 +102,7 @@ describe("read endpoints", () => {
         sell: [],
         seq: 0,
         checksum: 2343686810,
+        time: 0, // docs/API.md 20.2: a book that never changed
       });
       assert.deepEqual(expectOk(await server.public.history(pair)), []);
       assert.deepEqual(expectOk(await server.public.chart(pair, "1m")), []);
