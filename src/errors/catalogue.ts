@@ -1121,6 +1121,23 @@ export const ERRORS = {
     en: "resumeEpoch must be a positive integer",
     ru: "resumeEpoch должен быть положительным целым числом",
   },
+  // ---------------------------------------------------------------- reads from a point (docs/API.md 20.3)
+  /** `since` of the history and the user pages: not a Unix time in ms. */
+  SINCE_INVALID: {
+    code: 670,
+    status: 400,
+    field: "since",
+    en: "since must be a time in milliseconds (an integer, 0 or more)",
+    ru: "since должен быть временем в миллисекундах (целым числом не меньше 0)",
+  },
+  /** `fromId` of the history and the user pages: not an id. */
+  FROM_ID_INVALID: {
+    code: 671,
+    status: 400,
+    field: "fromId",
+    en: "fromId must be an id (an integer, 1 or more)",
+    ru: "fromId должен быть идентификатором (целым числом не меньше 1)",
+  },
 } as const satisfies Record<string, ErrorDef>;
 
 export type ErrorName = keyof typeof ERRORS;

@@ -9,7 +9,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import Database from "better-sqlite3";
-import type { CreatedOrder, UserTrade } from "../../src/client/index.ts";
+import type {
+  CreatedOrder,
+  HistoryQuery,
+  Order,
+  PointQuery,
+  PublicTrade,
+  UserTrade,
+} from "../../src/client/index.ts";
 import { CURRENCIES, expectError, expectOk, limit, market, TestServer, type TestUser } from "./harness.ts";
 
 /** The writer's marks (migration 002): user rows at or below them are in user_orders / user_trades. */
@@ -177,5 +184,211 @@ describe("book time", () => {
     // The next change moves it forward.
     expectOk(await u.client.createOrder(limit("btc_usdt", "buy", "20001", "0.1")));
     assert.ok(expectOk(await server.public.orderBook("btc_usdt")).time! >= book.time!);
+  });
+});
+
+describe("reading from a point", () => {
+  let server: TestServer;
+  let a: TestUser;
+  let b: TestUser;
+  /** Public trades in id order: t1 btc_usdt and t2 eth_usdt below the marks, t3 btc_usdt and t4 eth_usdt above. */
+  let t: PublicTrade[];
+  /** b's orders in id order: its four market buys. */
+  let bOrders: Order[];
+
+  const ms = (trade: PublicTrade) => Math.floor(Number(trade.eventTimeMicro) / 1000);
+
+  before(async () => {
+    server = await TestServer.start();
+    a = await server.newUser({ btc: "10", eth: "10" });
+    b = await server.newUser({ usdt: "1000000" });
+    expectOk(await a.client.createOrder(limit("btc_usdt", "sell", "30000", "1")));
+    expectOk(await a.client.createOrder(limit("eth_usdt", "sell", "2000", "1")));
+    expectOk(await b.client.createOrder(market("btc_usdt", "buy", "0.1")));
+    expectOk(await b.client.createOrder(market("eth_usdt", "buy", "0.1")));
+    await server.restart();
+    expectOk(await b.client.createOrder(market("btc_usdt", "buy", "0.2")));
+    expectOk(await b.client.createOrder(market("eth_usdt", "buy", "0.2")));
+    const all = [
+      ...expectOk(await server.public.history("btc_usdt")),
+      ...expectOk(await server.public.history("eth_usdt")),
+    ];
+    t = all.sort((x, y) => x.id - y.id);
+    bOrders = expectOk(await b.client.userOrders("btc_usdt")).items.reverse();
+    assert.equal(t.length, 4);
+    assert.equal(bOrders.length, 4);
+    const m = marks(server);
+    assert.ok(t[1].id <= m.trades && t[2].id > m.trades, "t1, t2 below the trades' mark; t3, t4 above");
+    assert.ok(
+      bOrders[1].id <= m.orders && bOrders[2].id > m.orders,
+      "two of b's orders on each side of the mark",
+    );
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  describe("GET .../history", () => {
+    it("answers the trades at or after `since`, oldest first, the boundary included to the millisecond", async () => {
+      const ids = async (q: HistoryQuery) =>
+        expectOk(await server.public.history("btc_usdt", q)).map((x) => x.id);
+      assert.deepEqual(await ids({ since: ms(t[0]) }), [t[0].id, t[2].id]);
+      assert.deepEqual(await ids({ since: ms(t[0]) + 1 }), [t[2].id], "a millisecond later: only t3");
+      assert.deepEqual(await ids({ since: ms(t[2]) }), [t[2].id]);
+      assert.deepEqual(await ids({ since: ms(t[2]) + 1 }), []);
+      assert.deepEqual(await ids({ since: 0 }), [t[0].id, t[2].id], "since 0: every trade, oldest first");
+      assert.deepEqual(await ids({ since: 0, limit: 1 }), [t[0].id], "at most `limit`");
+    });
+
+    it("answers the trades from `fromId`, an exact cursor, oldest first", async () => {
+      const ids = async (q: HistoryQuery) =>
+        expectOk(await server.public.history("btc_usdt", q)).map((x) => x.id);
+      assert.deepEqual(await ids({ fromId: t[0].id }), [t[0].id, t[2].id]);
+      assert.deepEqual(await ids({ fromId: t[0].id + 1 }), [t[2].id], "an id between two trades of the pair");
+      assert.deepEqual(await ids({ fromId: t[2].id }), [t[2].id]);
+      assert.deepEqual(await ids({ fromId: t[3].id + 1 }), []);
+      assert.deepEqual(await ids({ fromId: t[0].id, since: ms(t[2]) }), [t[2].id], "both filters hold");
+      const items = expectOk(await server.public.history("eth_usdt", { fromId: 1 }));
+      assert.deepEqual(items, [t[1], t[3]], "the same items as the newest-first history, oldest first");
+    });
+
+    it("keeps the newest-first history without a point, `limit` keeping the newest", async () => {
+      const all = expectOk(await server.public.history("btc_usdt"));
+      assert.deepEqual(
+        all.map((x) => x.id),
+        [t[2].id, t[0].id],
+      );
+      assert.deepEqual(expectOk(await server.public.history("btc_usdt", { limit: 1 })), [all[0]]);
+      assert.deepEqual(expectOk(await server.public.history("btc_usdt", { limit: 1000 })), all);
+    });
+
+    it("refuses a bad since, fromId or limit with 400 on that field, in English and Russian", async () => {
+      const ru = server.client({ apiToken: "x", secretKey: "y" }, { lang: "ru" });
+      for (const [q, field] of [
+        [{ since: -1 }, "since"],
+        [{ since: "1.5" }, "since"],
+        [{ since: "abc" }, "since"],
+        [{ since: "" }, "since"],
+        [{ since: "9007199254741" }, "since"],
+        [{ fromId: 0 }, "fromId"],
+        [{ fromId: "x" }, "fromId"],
+        [{ limit: 0 }, "limit"],
+        [{ limit: 1001 }, "limit"],
+        [{ limit: "two" }, "limit"],
+      ] as const) {
+        const [en] = expectError(await server.public.history("btc_usdt", q), 400, field, JSON.stringify(q));
+        const [russian] = expectError(await ru.history("btc_usdt", q), 400, field, JSON.stringify(q));
+        assert.match(en, /^[\x20-\x7e]+$/, "English");
+        assert.match(russian, /[а-яА-Я]/, "Russian");
+      }
+    });
+  });
+
+  describe("user-history and user-orders", () => {
+    it("filters the caller's trades by pair, newest first, with the total of the filtered ones", async () => {
+      const page = expectOk(await b.client.userHistory({ pairName: "eth_usdt" }));
+      assert.deepEqual(page.total, 2);
+      assert.deepEqual(
+        page.items.map((x) => x.id),
+        [t[3].id, t[1].id],
+      );
+      const orders = expectOk(await b.client.userOrders("btc_usdt", { pairName: "eth_usdt" }));
+      assert.equal(orders.total, 2);
+      assert.deepEqual(
+        orders.items.map((o) => o.id),
+        [bOrders[3].id, bOrders[1].id],
+      );
+      assert.ok(orders.items.every((o) => o.pairName === "eth_usdt"));
+    });
+
+    it("reads the caller's trades from `since` oldest first, the boundary exact, below and above the marks", async () => {
+      const read = async (q: PointQuery) => {
+        const p = expectOk(await b.client.userHistory(q));
+        return [p.total, p.items.map((x) => x.id)];
+      };
+      assert.deepEqual(await read({ since: ms(t[1]) }), [3, [t[1].id, t[2].id, t[3].id]]);
+      assert.deepEqual(await read({ since: ms(t[1]) + 1 }), [2, [t[2].id, t[3].id]]);
+      assert.deepEqual(await read({ since: 0, pageSize: 2, page: 2 }), [4, [t[2].id, t[3].id]], "paged as 4");
+      assert.deepEqual(await read({ since: ms(t[1]), pairName: "eth_usdt" }), [2, [t[1].id, t[3].id]]);
+      assert.deepEqual(await read({ since: ms(t[3]) + 1 }), [0, []]);
+    });
+
+    it("reads the caller's trades and orders from `fromId`, an exact cursor", async () => {
+      const trades = async (q: PointQuery) => {
+        const p = expectOk(await b.client.userHistory(q));
+        return [p.total, p.items.map((x) => x.id)];
+      };
+      assert.deepEqual(await trades({ fromId: t[1].id }), [3, [t[1].id, t[2].id, t[3].id]]);
+      assert.deepEqual(await trades({ fromId: t[1].id + 1 }), [2, [t[2].id, t[3].id]]);
+      assert.deepEqual(await trades({ fromId: t[1].id, pageSize: 1, page: 3 }), [3, [t[3].id]]);
+      assert.deepEqual(await trades({ fromId: t[2].id, pairName: "btc_usdt" }), [1, [t[2].id]]);
+
+      const orders = async (q: PointQuery) => {
+        const p = expectOk(await b.client.userOrders("eth_btc", q));
+        return [p.total, p.items.map((o) => o.id)];
+      };
+      const ids = bOrders.map((o) => o.id);
+      assert.deepEqual(await orders({ fromId: ids[1] }), [3, ids.slice(1)]);
+      assert.deepEqual(await orders({ fromId: ids[1] + 1 }), [2, ids.slice(2)]);
+      assert.deepEqual(await orders({ fromId: ids[0], pairName: "btc_usdt" }), [2, [ids[0], ids[2]]]);
+      assert.deepEqual(await orders({ fromId: ids[3] + 1 }), [0, []]);
+    });
+
+    it("reads the caller's orders created at or after `since`, to the second of their createTime", async () => {
+      const second = (o: Order) => Date.parse(`${o.createTime.replace(" ", "T")}Z`);
+      const last = bOrders[3];
+      const p = expectOk(await b.client.userOrders("btc_usdt", { since: second(last) }));
+      assert.ok(
+        p.items.some((o) => o.id === last.id),
+        "created within the second that `since` starts",
+      );
+      assert.deepEqual(
+        p.items.map((o) => o.id),
+        [...p.items.map((o) => o.id)].sort((x, y) => x - y),
+        "oldest first",
+      );
+      assert.equal(p.total, p.items.length);
+      const after = expectOk(await b.client.userOrders("btc_usdt", { since: second(last) + 1000 }));
+      assert.deepEqual(after, { total: 0, items: [] }, "none created a second later");
+      const all = expectOk(await b.client.userOrders("btc_usdt", { since: 0 }));
+      assert.deepEqual(
+        all.items.map((o) => o.id),
+        bOrders.map((o) => o.id),
+      );
+    });
+
+    it("keeps the pages newest first over every pair without the new parameters", async () => {
+      const trades = expectOk(await b.client.userHistory());
+      assert.deepEqual([trades.total, trades.items.map((x) => x.id)], [4, t.map((x) => x.id).reverse()]);
+      const orders = expectOk(await b.client.userOrders("btc_usdt"));
+      assert.deepEqual(orders.total, 4);
+      assert.deepEqual(
+        orders.items.map((o) => o.id),
+        bOrders.map((o) => o.id).reverse(),
+      );
+    });
+
+    it("refuses an unknown pair, a bad since or fromId with 400 on that field, in English and Russian", async () => {
+      const ru = server.client(b, { lang: "ru" });
+      for (const [q, field] of [
+        [{ pairName: "doge_usdt" }, "pairName"],
+        [{ pairName: "" }, "pairName"],
+        [{ since: -5 }, "since"],
+        [{ since: "1e3" }, "since"],
+        [{ fromId: 0 }, "fromId"],
+        [{ fromId: "-1" }, "fromId"],
+      ] as const) {
+        for (const [client, russian] of [
+          [b.client, false],
+          [ru, true],
+        ] as const) {
+          const what = `${JSON.stringify(q)}${russian ? " ru" : ""}`;
+          const [h] = expectError(await client.userHistory(q), 400, field, `user-history ${what}`);
+          const [o] = expectError(await client.userOrders("btc_usdt", q), 400, field, `user-orders ${what}`);
+          assert.equal(h, o);
+          assert.match(h, russian ? /[а-яА-Я]/ : /^[\x20-\x7e]+$/);
+        }
+      }
+    });
   });
 });
