@@ -144,6 +144,8 @@ export interface PairInfo {
   minAmount: string;
   maxAmount: string;
   maxPrice: string;
+  /** docs/API.md 20.5: the minimum order value (price × amount) in the quote currency; "0": none. */
+  minNotional: string;
   makerFee: string;
   takerFee: string;
   /** docs/API.md 9. */

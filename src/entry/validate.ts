@@ -71,6 +71,11 @@ export function parseAmount(value: unknown, p: PairConfig, errors: ErrorEntry[])
   return 0;
 }
 
+/** docs/API.md 20.5: whether `price` ticks × `amount` lots is below the pair's minimum order value. */
+export function belowMinNotional(p: PairConfig, price: number, amount: number): boolean {
+  return p.minNotional > 0n && BigInt(price) * BigInt(amount) < p.minNotional;
+}
+
 /** A limit price of pair `p` in ticks (docs/API.md 7.1 bounds), or 0 with its error pushed. */
 export function parsePrice(value: unknown, p: PairConfig, errors: ErrorEntry[]): number {
   const pr = parseDecimal(value, p.priceDecimals);
@@ -124,6 +129,12 @@ export function validateOrder(
   if (out.type === LIMIT && tt === "limit") {
     if (body.price === undefined || body.price === null) errors.push([Code.PRICE_REQUIRED]);
     else if (p !== undefined) out.price = parsePrice(body.price, p, errors);
+    // docs/API.md 20.5: exact, in ticks × lots (a market order's value is the book's to judge).
+    if (p !== undefined && out.price > 0 && out.amount > 0 && belowMinNotional(p, out.price, out.amount))
+      errors.push([
+        Code.NOTIONAL_BELOW_MIN,
+        formatDecimal(p.minNotional, p.priceDecimals + p.amountDecimals),
+      ]);
   }
   // Options: null counts as not given.
   const tif = body.timeInForce;

@@ -21,6 +21,7 @@
 
 import {
   ERR_AMEND_TOO_SMALL,
+  ERR_BELOW_MIN_NOTIONAL,
   ERR_DUPLICATE_ID,
   ERR_INSUFFICIENT_FUNDS,
   ERR_MMP_FROZEN,
@@ -130,6 +131,17 @@ export const ERRORS = {
     field: "amount",
     en: "Amount must be above the amount already executed",
     ru: "Количество должно быть больше уже исполненного",
+  },
+  /**
+   * docs/API.md 20.5: price × amount of a limit order, or the value a market order would take at
+   * submission, below the pair's minimum order value (`minNotional`): nothing happened.
+   */
+  NOTIONAL_BELOW_MIN: {
+    code: ERR_BELOW_MIN_NOTIONAL,
+    status: 400,
+    field: "amount",
+    en: "Order value (price × amount) is below the minimum for this pair",
+    ru: "Стоимость заявки (цена × количество) меньше минимальной для этой пары",
   },
 
   // 200-209 request body

@@ -542,6 +542,8 @@ export const pairInfoSchema = {
     minAmount: str,
     maxAmount: str,
     maxPrice: str,
+    /** docs/API.md 20.5: the minimum order value in the quote currency ("0": none). */
+    minNotional: str,
     makerFee: str,
     takerFee: str,
     status: { type: "string", enum: ["trading", "cancelOnly", "halted"] },
@@ -557,6 +559,7 @@ export const pairInfoSchema = {
     "minAmount",
     "maxAmount",
     "maxPrice",
+    "minNotional",
     "makerFee",
     "takerFee",
     "status",

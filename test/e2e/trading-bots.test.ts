@@ -392,3 +392,82 @@ describe("reading from a point", () => {
     });
   });
 });
+
+describe("minimum order value", () => {
+  let server: TestServer;
+  /** The wire code of an error answer under `amount`. */
+  const codeOf = (res: { body: unknown }) => (res.body as { codes: Record<string, string[]> }).codes.amount;
+
+  before(async () => {
+    // 10 usdt on btc_usdt; the other pairs leave it unset.
+    server = await TestServer.start({ pairMinNotional: { btc_usdt: "10", eth_btc: "0" } });
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  it("shows each pair's minNotional in /info, 0 when not set", async () => {
+    const pairs = expectOk(await server.public.info()).pairs;
+    assert.deepEqual(
+      pairs.map((p) => [p.name, p.minNotional]),
+      [
+        ["btc_usdt", "10"],
+        ["eth_usdt", "0"],
+        ["eth_btc", "0"],
+      ],
+    );
+  });
+
+  it("refuses a limit order whose price × amount is below it, exactly, and accepts one at it", async () => {
+    const u = await server.newUser({ usdt: "1000", btc: "1" });
+    const before = await server.balanceTable(u);
+    // 33333.33 × 0.0003 = 9.999999: a millionth below.
+    const below = await u.client.createOrder(limit("btc_usdt", "buy", "33333.33", "0.0003"));
+    assert.match(expectError(below, 400, "amount")[0], /minimum/);
+    assert.deepEqual(codeOf(below), ["NOTIONAL_BELOW_MIN"]);
+    const ru = server.client(u, { lang: "ru" });
+    assert.match(
+      expectError(await ru.createOrder(limit("btc_usdt", "sell", "20000", "0.000499")), 400, "amount")[0],
+      /[а-яА-Я]/,
+    );
+    assert.deepEqual(await server.balanceTable(u), before, "nothing held");
+    // 20000 × 0.0005 = 10: at the minimum.
+    expectOk(await u.client.createOrder(limit("btc_usdt", "buy", "20000", "0.0005")));
+    // An amend to a value below it is refused the same way.
+    const open = expectOk(await u.client.createOrder(limit("btc_usdt", "buy", "20000", "0.001")));
+    const amended = await u.client.amendOrder({ orderId: open.id, amount: "0.0004" });
+    assert.deepEqual(codeOf(amended), ["NOTIONAL_BELOW_MIN"]);
+    // Another pair has none.
+    expectOk(await u.client.createOrder(limit("eth_btc", "buy", "0.000001", "0.0001")));
+    await server.cancelOpenOrders([u]);
+  });
+
+  it("refuses a market order whose value at submission, walking other users' orders, is below it", async () => {
+    const maker = await server.newUser({ btc: "2", usdt: "1000" });
+    const taker = await server.newUser({ usdt: "1000", btc: "1" });
+    expectOk(await maker.client.createOrder(limit("btc_usdt", "sell", "30000", "0.0004")));
+    expectOk(await maker.client.createOrder(limit("btc_usdt", "sell", "30001", "1")));
+    expectOk(await maker.client.createOrder(limit("btc_usdt", "buy", "20000", "0.001")));
+    const book = expectOk(await server.public.orderBook("btc_usdt"));
+    const before = [await server.balanceTable(maker), await server.balanceTable(taker)];
+    // 30000 × 0.0003 = 9: below, whatever price the order would have shown.
+    const buy = await taker.client.createOrder(market("btc_usdt", "buy", "0.0003"));
+    expectError(buy, 400, "amount");
+    assert.deepEqual(codeOf(buy), ["NOTIONAL_BELOW_MIN"]);
+    // 20000 × 0.000499 = 9.98.
+    const sell = await taker.client.createOrder(market("btc_usdt", "sell", "0.000499"));
+    assert.deepEqual(codeOf(sell), ["NOTIONAL_BELOW_MIN"]);
+    const after = expectOk(await server.public.orderBook("btc_usdt"));
+    assert.deepEqual(
+      [after.buy, after.sell, after.seq],
+      [book.buy, book.sell, book.seq],
+      "the book did not move",
+    );
+    assert.deepEqual([await server.balanceTable(maker), await server.balanceTable(taker)], before);
+    assert.equal(expectOk(await taker.client.userOrders("btc_usdt")).total, 0, "no order was created");
+    // Across two levels: 30000 × 0.0003 + 30001 × 0.0001 = 12.0001; at 20000 × 0.0005 = 10.
+    expectOk(await taker.client.createOrder(market("btc_usdt", "buy", "0.0004")));
+    expectOk(await taker.client.createOrder(market("btc_usdt", "sell", "0.0005")));
+    await server.cancelOpenOrders([maker, taker]);
+  });
+});
