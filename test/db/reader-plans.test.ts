@@ -7,21 +7,20 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { migrate } from "../../src/protocol/db/migrate.ts";
-import { prepareFiltered } from "../../workers/db/reader-worker.ts";
+import { POINT_READ_SQL } from "../../workers/db/reader-worker.ts";
 
 describe("query plans of the reads from a point", () => {
   it("search every table on a key, for every statement", () => {
     const db = new Database(":memory:");
     try {
       migrate(db);
-      const statements = prepareFiltered(db);
       const args = { u: 1, w: 5, pair: "btc_usdt", since: 0, from: 0, limit: 10, offset: 0 };
-      for (const [name, st] of Object.entries(statements)) {
+      for (const [name, sql] of Object.entries(POINT_READ_SQL)) {
         // Named parameters, or the positional ones (pair, id, limit) of the pair's trades.
-        const positional = ["btc_usdt", 1, 10].slice(0, (st.source.match(/\?/g) ?? []).length);
+        const positional = ["btc_usdt", 1, 10].slice(0, (sql.match(/\?/g) ?? []).length);
         const plan = db
-          .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${st.source}`)
-          .all(...(st.source.includes("@") ? [args] : positional))
+          .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+          .all(...(sql.includes("@") ? [args] : positional))
           .map((r) => r.detail);
         const reads = plan.filter((d) => /^(SEARCH|SCAN) /.test(d));
         assert.ok(reads.length > 0, `${name}: ${plan.join("; ")}`);

@@ -47,48 +47,46 @@ const TRADES_WHERE_F = "trade_id >= @from AND time_micro >= @since AND (@pair IS
 const TRADES_TAIL_F = `FROM trade_sides WHERE trade_id > @w AND user_id = @u AND ${TRADES_WHERE_F}`;
 const TRADES_KEYS_F = `FROM user_trade_rows WHERE user_id = @u AND trade_id <= @w AND ${TRADES_WHERE_F}`;
 
-/** The statements of the reads from a point (exported for the test of their query plans). */
-export function prepareFiltered(db: Db) {
+/** The SQL of the reads from a point, by statement (exported for the test of their query plans). */
+export const POINT_READ_SQL = {
+  countOrdersWhere: `SELECT (SELECT COUNT(*) FROM (${ORDERS_KEYS_F})) + (SELECT COUNT(*) FROM (${ORDERS_TAIL_F}))`,
+  ordersWhereAsc: ordersWhere("ASC"),
+  ordersWhereDesc: ordersWhere("DESC"),
+  countTradesWhere: `SELECT (SELECT COUNT(*) ${TRADES_KEYS_F}) + (SELECT COUNT(*) ${TRADES_TAIL_F})`,
+  tradesWhereAsc: tradesWhere("ASC"),
+  tradesWhereDesc: tradesWhere("DESC"),
+  // A pair's trades (docs/API.md 20.3) on its (pair, id) key.
+  lastTradeId: "SELECT COALESCE(MAX(id), 0) FROM trades",
+  pairTradeFrom: "SELECT id, time_micro FROM trades WHERE pair = ? AND id >= ? ORDER BY id LIMIT 1",
+  pairTradesFrom: `SELECT ${TRADE_COLUMNS} FROM trades WHERE pair = ? AND id >= ? ORDER BY id LIMIT ?`,
+  pairTradesNewest: `SELECT ${TRADE_COLUMNS} FROM trades WHERE pair = ? ORDER BY id DESC LIMIT ?`,
+};
+
+function ordersWhere(dir: "ASC" | "DESC"): string {
+  return `SELECT ${ORDER_COLUMNS} FROM orders WHERE id IN
+    (${ORDERS_TAIL_F} UNION ALL ${ORDERS_KEYS_F} ORDER BY 1 ${dir} LIMIT @limit OFFSET @offset)
+    ORDER BY id ${dir}`;
+}
+
+function tradesWhere(dir: "ASC" | "DESC"): string {
+  return `SELECT ${USER_TRADE_COLUMNS} ${TRADES_TAIL_F} UNION ALL SELECT ${USER_TRADE_COLUMNS} ${TRADES_KEYS_F}
+    ORDER BY 1 ${dir} LIMIT @limit OFFSET @offset`;
+}
+
+function prepareFiltered(db: Db) {
   type Paged = FilterArgs & { limit: number; offset: number };
-  const orders = (dir: "ASC" | "DESC") =>
-    db.prepare<[Paged], OrderRow>(
-      `SELECT ${ORDER_COLUMNS} FROM orders WHERE id IN
-         (${ORDERS_TAIL_F} UNION ALL ${ORDERS_KEYS_F} ORDER BY 1 ${dir} LIMIT @limit OFFSET @offset)
-       ORDER BY id ${dir}`,
-    );
-  const trades = (dir: "ASC" | "DESC") =>
-    db.prepare<[Paged], UserTradeRow>(
-      `SELECT ${USER_TRADE_COLUMNS} ${TRADES_TAIL_F} UNION ALL SELECT ${USER_TRADE_COLUMNS} ${TRADES_KEYS_F}
-       ORDER BY 1 ${dir} LIMIT @limit OFFSET @offset`,
-    );
+  const sql = POINT_READ_SQL;
   return {
-    countOrdersWhere: db
-      .prepare<[FilterArgs], number>(
-        `SELECT (SELECT COUNT(*) FROM (${ORDERS_KEYS_F})) + (SELECT COUNT(*) FROM (${ORDERS_TAIL_F}))`,
-      )
-      .pluck(),
-    ordersWhereAsc: orders("ASC"),
-    ordersWhereDesc: orders("DESC"),
-    countTradesWhere: db
-      .prepare<[FilterArgs], number>(
-        `SELECT (SELECT COUNT(*) ${TRADES_KEYS_F}) + (SELECT COUNT(*) ${TRADES_TAIL_F})`,
-      )
-      .pluck(),
-    tradesWhereAsc: trades("ASC"),
-    tradesWhereDesc: trades("DESC"),
-    // A pair's trades (docs/API.md 20.3) on its (pair, id) key.
-    lastTradeId: db.prepare<[], number>("SELECT COALESCE(MAX(id), 0) FROM trades").pluck(),
-    pairTradeFrom: db
-      .prepare<[string, number], [number, number]>(
-        "SELECT id, time_micro FROM trades WHERE pair = ? AND id >= ? ORDER BY id LIMIT 1",
-      )
-      .raw(),
-    pairTradesFrom: db.prepare<[string, number, number], TradeRow>(
-      `SELECT ${TRADE_COLUMNS} FROM trades WHERE pair = ? AND id >= ? ORDER BY id LIMIT ?`,
-    ),
-    pairTradesNewest: db.prepare<[string, number], TradeRow>(
-      `SELECT ${TRADE_COLUMNS} FROM trades WHERE pair = ? ORDER BY id DESC LIMIT ?`,
-    ),
+    countOrdersWhere: db.prepare<[FilterArgs], number>(sql.countOrdersWhere).pluck(),
+    ordersWhereAsc: db.prepare<[Paged], OrderRow>(sql.ordersWhereAsc),
+    ordersWhereDesc: db.prepare<[Paged], OrderRow>(sql.ordersWhereDesc),
+    countTradesWhere: db.prepare<[FilterArgs], number>(sql.countTradesWhere).pluck(),
+    tradesWhereAsc: db.prepare<[Paged], UserTradeRow>(sql.tradesWhereAsc),
+    tradesWhereDesc: db.prepare<[Paged], UserTradeRow>(sql.tradesWhereDesc),
+    lastTradeId: db.prepare<[], number>(sql.lastTradeId).pluck(),
+    pairTradeFrom: db.prepare<[string, number], [number, number]>(sql.pairTradeFrom).raw(),
+    pairTradesFrom: db.prepare<[string, number, number], TradeRow>(sql.pairTradesFrom),
+    pairTradesNewest: db.prepare<[string, number], TradeRow>(sql.pairTradesNewest),
   };
 }
 
