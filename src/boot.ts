@@ -485,6 +485,7 @@ async function startPairs(
     const rec = state.pairs.get(p.name);
     const channel = new PairChannel({
       pairName: p.name,
+      minNotional: p.minNotional,
       onEvent: pairEventHandler(exchange, p.index, () => metrics.trade(p.index)),
       workerSpin: workerSpinFor(waitStrategy),
     });

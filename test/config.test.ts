@@ -345,6 +345,7 @@ describe("loadConfig", () => {
       minAmount: 1n,
       maxAmount: 10_000_000_000n,
       maxPrice: 1_000_000_000n,
+      minNotional: 0n,
       index: 0,
       baseLedgerFactor: 10_000n, // lots at 10^-6 -> btc ledger at 10^-10
       quoteLedgerFactor: 1n, // ticks × lots at 10^-8 = usdt ledger scale
@@ -437,6 +438,34 @@ describe("loadConfig", () => {
     assert.equal(ledgerScale(pairs, "eth"), 8);
     assert.equal(ledgerScale(pairs, "usdt"), 11);
     assert.equal(ledgerScale(pairs, "doge"), 0);
+  });
+
+  it("reads minNotional exactly at the scale of price × amount, 0 when absent or zero (docs/API.md 20.5)", () => {
+    const config = validateConfig({
+      pairs: [
+        pair({ minNotional: "10.5" }),
+        pair({ name: "btc_usdt", priceDecimals: 2, amountDecimals: 6, minNotional: "0.00000001" }),
+        pair({ name: "eth_btc", minNotional: "0" }),
+        pair({ name: "doge_btc" }),
+      ],
+    });
+    const at = (name: string) => config.pairsByName.get(name)!.minNotional;
+    assert.deepEqual(
+      [at("eth_usdt"), at("btc_usdt"), at("eth_btc"), at("doge_btc")],
+      [105_000_000n, 1n, 0n, 0n], // eth_usdt: 7 decimals (2 + 5); btc_usdt: 8
+    );
+    for (const [value, message] of [
+      ["0.000000001", /minNotional "0.000000001" .*7/],
+      ["-1", /minNotional "-1"/],
+      ["ten", /minNotional "ten"/],
+      [10, /minNotional must be a decimal string/],
+    ] as const) {
+      assert.throws(
+        () => validateConfig({ pairs: [pair({ minNotional: value })] }),
+        (e: unknown) => e instanceof ConfigError && message.test(e.message),
+        String(value),
+      );
+    }
   });
 
   it("reads fee rates and grows both currencies' scales by the decimals the rates need", () => {

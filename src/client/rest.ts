@@ -19,6 +19,7 @@ import { headerRecord, originOf, REST_PREFIX, signText } from "./base.ts";
 // ---- wire types (docs/API.md 5): src/client/types.ts, which the web page imports too -------------
 
 import type {
+  Account,
   AdminUser,
   AmendOrderRequest,
   BackupAnswer,
@@ -97,6 +98,23 @@ export interface PageQuery {
   /** Strings are sent as they are, for tests of invalid values. */
   page?: number | string;
   pageSize?: number | string;
+}
+
+/**
+ * docs/API.md 20.3: a user page from a point. `pairName`: only that pair's records; `since` (Unix
+ * ms) or `fromId`: the records at or after it, oldest first.
+ */
+export interface PointQuery extends PageQuery {
+  pairName?: string;
+  since?: number | string;
+  fromId?: number | string;
+}
+
+/** docs/API.md 20.3: the pair history from a point (`since`, `fromId`: oldest first), at most `limit`. */
+export interface HistoryQuery {
+  since?: number | string;
+  fromId?: number | string;
+  limit?: number | string;
 }
 
 export interface ChartQuery {
@@ -499,8 +517,20 @@ export class ExchangeClient {
   }
 
   /** 4.7 GET /trade/pairs/{pairName}/history. */
-  history(pairName: string, opts: CallOptions = {}): Promise<ApiResponse<PublicTrade[]>> {
-    return this.get<PublicTrade[]>(`/trade/pairs/${pairName}/history`, [], { anonymous: true, ...opts });
+  history(
+    pairName: string,
+    query: HistoryQuery = {},
+    opts: CallOptions = {},
+  ): Promise<ApiResponse<PublicTrade[]>> {
+    return this.get<PublicTrade[]>(
+      `/trade/pairs/${pairName}/history`,
+      [
+        ["since", query.since],
+        ["fromId", query.fromId],
+        ["limit", query.limit],
+      ],
+      { anonymous: true, ...opts },
+    );
   }
 
   // ---- 4.8-4.10 user data -----------------------------------------------------------------------
@@ -510,32 +540,26 @@ export class ExchangeClient {
     return this.get<Balance[]>(`/trade/pairs/${pairName}/user-balances`, [], opts);
   }
 
-  /** 4.9 GET /trade/pairs/{pairName}/user-orders (all pairs, the path pair does not filter). */
-  userOrders(
-    pairName: string,
-    query: PageQuery = {},
-    opts: CallOptions = {},
-  ): Promise<ApiResponse<Page<Order>>> {
-    return this.get<Page<Order>>(
-      `/trade/pairs/${pairName}/user-orders`,
-      [
-        ["page", query.page],
-        ["pageSize", query.pageSize],
-      ],
-      opts,
-    );
+  /** docs/API.md 20.4 GET /trade/account: the caller's uid and balances of every configured currency. */
+  account(opts: CallOptions = {}): Promise<ApiResponse<Account>> {
+    return this.get<Account>("/trade/account", [], opts);
   }
 
-  /** 4.10 GET /trade/pairs/user-history. */
-  userHistory(query: PageQuery = {}, opts: CallOptions = {}): Promise<ApiResponse<Page<UserTrade>>> {
-    return this.get<Page<UserTrade>>(
-      "/trade/pairs/user-history",
-      [
-        ["page", query.page],
-        ["pageSize", query.pageSize],
-      ],
-      opts,
-    );
+  /**
+   * 4.9 GET /trade/pairs/{pairName}/user-orders (all pairs, the path pair does not filter; the
+   * query's `pairName` does, docs/API.md 20.3).
+   */
+  userOrders(
+    pairName: string,
+    query: PointQuery = {},
+    opts: CallOptions = {},
+  ): Promise<ApiResponse<Page<Order>>> {
+    return this.get<Page<Order>>(`/trade/pairs/${pairName}/user-orders`, pointParams(query), opts);
+  }
+
+  /** 4.10 GET /trade/pairs/user-history (docs/API.md 20.3: from a point with PointQuery). */
+  userHistory(query: PointQuery = {}, opts: CallOptions = {}): Promise<ApiResponse<Page<UserTrade>>> {
+    return this.get<Page<UserTrade>>("/trade/pairs/user-history", pointParams(query), opts);
   }
 
   /** docs/API.md 7.11: GET /trade/transfers, the caller's deposits and withdrawals, newest first. */
@@ -831,4 +855,15 @@ export class ExchangeClient {
     this.options.onResponse?.({ method, pathAndQuery, ...answer });
     return answer;
   }
+}
+
+/** The query of a user page from a point (docs/API.md 20.3), absent values left out. */
+function pointParams(query: PointQuery): ReadonlyArray<readonly [string, unknown]> {
+  return [
+    ["page", query.page],
+    ["pageSize", query.pageSize],
+    ["pairName", query.pairName],
+    ["since", query.since],
+    ["fromId", query.fromId],
+  ];
 }

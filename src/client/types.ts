@@ -90,10 +90,14 @@ export interface OrderBook {
   seq: number;
   /** docs/API.md 12.5: CRC-32 of the best 25 levels a side of the whole book (see checksum.ts). */
   checksum?: number;
+  /** docs/API.md 20.2: Unix ms of the book's last change (0: never changed); REST book and pair page. */
+  time?: number;
 }
 
 /** 2.4 Public trade history item. */
 export interface PublicTrade {
+  /** docs/API.md 20: the trade id. */
+  id: number;
   directionType: DirectionType;
   tradeType: TradeType;
   price: number;
@@ -116,6 +120,10 @@ export interface UserTrade {
   feeCurrency: string;
   /** docs/API.md 16: the trade's number in this user's execution sequence. */
   execSeq: number;
+  /** docs/API.md 20: this user's order in the trade. */
+  orderId: number;
+  /** docs/API.md 20: this user's order was resting (maker) or incoming (taker). */
+  liquidity: "maker" | "taker";
 }
 
 /** docs/API.md 16: an item of the user's executions: an order at its latest change, or a trade. */
@@ -143,6 +151,8 @@ export interface PairInfo {
   minAmount: string;
   maxAmount: string;
   maxPrice: string;
+  /** docs/API.md 20.5: the minimum order value (price × amount) in the quote currency; "0": none. */
+  minNotional: string;
   makerFee: string;
   takerFee: string;
   /** docs/API.md 9. */
@@ -167,6 +177,12 @@ export interface Balance {
   currency: string;
   balance: string;
   reserved: string;
+}
+
+/** docs/API.md 20.4 GET /trade/account: the caller's uid and its balances of every configured currency. */
+export interface Account {
+  uid: string;
+  balances: Balance[];
 }
 
 /** 2.7 Chart candle: [timestamp ms, open, min, max, close, volume]. */

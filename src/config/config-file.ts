@@ -35,6 +35,7 @@ const PAIR_KEYS = new Set([
   "minAmount",
   "maxAmount",
   "maxPrice",
+  "minNotional",
   "makerFee",
   "takerFee",
 ]);
@@ -139,6 +140,18 @@ export function validateConfig(raw: unknown, source = "<inline>"): ExchangeConfi
       if (parsed > MAX_FEE) return fail(where, `${key} "${value}" must be from 0 to 0.1`);
       return parsed;
     };
+    // docs/API.md 20.5: a quote amount, exact at the scale of price × amount; "0" or absent: none.
+    let minNotional = 0n;
+    if (entry.minNotional !== undefined) {
+      const value = entry.minNotional;
+      const scale = priceDecimals + amountDecimals;
+      if (typeof value !== "string") return fail(where, 'minNotional must be a decimal string such as "10"');
+      const parsed = parseDecimal(value, scale);
+      if (typeof parsed === "bigint") minNotional = parsed;
+      else if (parsed !== ParseError.Zero) {
+        return fail(where, `minNotional "${value}" ${describeParseError(parsed, scale)}`);
+      }
+    }
     const makerFee = fee("makerFee");
     const takerFee = fee("takerFee");
     const feeDecimals = Math.max(rateDecimals(makerFee), rateDecimals(takerFee));
@@ -166,6 +179,7 @@ export function validateConfig(raw: unknown, source = "<inline>"): ExchangeConfi
       minAmount,
       maxAmount,
       maxPrice,
+      minNotional,
       index,
       makerFee,
       takerFee,

@@ -15,6 +15,11 @@ export interface PairConfig {
   readonly maxAmount: bigint;
   /** In ticks (10^-priceDecimals of the quote). */
   readonly maxPrice: bigint;
+  /**
+   * The minimum order value (docs/API.md 20.5) in ticks × lots (10^-(priceDecimals + amountDecimals)
+   * of the quote); 0n when not set.
+   */
+  readonly minNotional: bigint;
   /** Position in the config file (docs/API.md 9, 12.2: lists are in config order). */
   readonly index: number;
   /** Lots × baseLedgerFactor = base ledger units: 10^(scale of base − amountDecimals). */

@@ -206,7 +206,7 @@ export class Results {
     );
     db.execution(taker.user, takerSeq, EXEC_TRADE, tradeId);
     db.execution(maker.user, makerSeq, EXEC_TRADE, tradeId);
-    p.market.addTrade(taker.side, taker.type, price, qty, micro);
+    p.market.addTrade(taker.side, taker.type, price, qty, micro, tradeId);
     const listener = this.listener;
     if (listener === null) return;
     if (listener.wantsTrades(p.spec.index)) p.trades.push(p.market.latestTrade());
@@ -220,6 +220,8 @@ export class Results {
         timeMicro: micro,
         feeRate: takerRate,
         execSeq: takerSeq,
+        orderId: taker.id,
+        maker: false,
       });
       p.userTrades.push([taker.user, view, taker.id, false]);
     }
@@ -233,6 +235,8 @@ export class Results {
         timeMicro: micro,
         feeRate: makerRate,
         execSeq: makerSeq,
+        orderId: maker.id,
+        maker: true,
       });
       p.userTrades.push([maker.user, view, maker.id, true]);
     }

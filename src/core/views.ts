@@ -56,6 +56,10 @@ export interface UserTradeView {
   feeCurrency: string;
   /** docs/API.md 16: the trade's number in this user's execution sequence. */
   execSeq: number;
+  /** docs/API.md 20: this user's order in the trade. */
+  orderId: number;
+  /** docs/API.md 20: whether this user's order was resting (maker) or incoming (taker). */
+  liquidity: "maker" | "taker";
 }
 
 /** What a view needs to know of a pair. */
@@ -132,6 +136,10 @@ export interface TradeSideFacts {
   feeRate: number;
   /** The trade's number in this side's user's execution sequence. */
   execSeq: number;
+  /** This side's order. */
+  orderId: number;
+  /** 1 (or true) when this side was the maker. */
+  maker: number | boolean;
 }
 
 /** docs/API.md 5.5: a trade from one user's side, with its fee. */
@@ -148,6 +156,8 @@ export function userTradeView(p: ViewPair, t: TradeSideFacts): UserTradeView {
     fee,
     feeCurrency,
     execSeq: t.execSeq,
+    orderId: t.orderId,
+    liquidity: t.maker ? "maker" : "taker",
   };
 }
 

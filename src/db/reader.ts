@@ -8,11 +8,13 @@ import { Piscina } from "piscina";
 import type {
   Execution,
   Page,
+  PairTradesQuery,
   ReaderTask,
   ReaderWorkerData,
+  ReadFilter,
   RecentForUser,
 } from "../protocol/db/reader-tasks.ts";
-import type { OrderRow, TransferRow, UserTradeRow } from "../protocol/db/rows.ts";
+import type { OrderRow, TradeRow, TransferRow, UserTradeRow } from "../protocol/db/rows.ts";
 import { TS_ENTRY } from "../util/threads.ts";
 
 export interface ReaderOptions {
@@ -59,14 +61,27 @@ export class DbReader {
     return new DbReader(pool, opts.before);
   }
 
-  /** The user's orders, newest first; `page` from 1. */
-  userOrders(userId: number, page: number, pageSize: number): Promise<Page<OrderRow>> {
-    return this.run({ op: "userOrders", userId, page, pageSize } satisfies ReaderTask);
+  /** The user's orders, newest first (oldest first from a point: ReadFilter); `page` from 1. */
+  userOrders(userId: number, page: number, pageSize: number, filter?: ReadFilter): Promise<Page<OrderRow>> {
+    return this.run({ op: "userOrders", userId, page, pageSize, filter } satisfies ReaderTask);
   }
 
-  /** The user's trades (own side and order type), newest first; `page` from 1. */
-  userTrades(userId: number, page: number, pageSize: number): Promise<Page<UserTradeRow>> {
-    return this.run({ op: "userTrades", userId, page, pageSize } satisfies ReaderTask);
+  /** The user's trades (own side and order type), newest first (oldest first from a point); `page` from 1. */
+  userTrades(
+    userId: number,
+    page: number,
+    pageSize: number,
+    filter?: ReadFilter,
+  ): Promise<Page<UserTradeRow>> {
+    return this.run({ op: "userTrades", userId, page, pageSize, filter } satisfies ReaderTask);
+  }
+
+  /**
+   * docs/API.md 20.3: a pair's trades at or after `sinceMicro` and from `fromId`, oldest first, at
+   * most `limit`; with neither, its newest `limit` trades, newest first.
+   */
+  pairTrades(query: PairTradesQuery): Promise<TradeRow[]> {
+    return this.run({ op: "pairTrades", ...query } satisfies ReaderTask);
   }
 
   /** The user's deposits and withdrawals, newest first; `page` from 1. */

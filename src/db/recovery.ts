@@ -566,7 +566,7 @@ export function restoreMarket(market: PairMarket, state: RecoveredState): void {
   const rec = state.pairs.get(name);
   if (rec !== undefined) {
     for (const t of rec.recentTrades)
-      market.restoreHistory(t.takerSide as 0 | 1, t.takerType as 0 | 1, t.price, t.amount, t.timeMicro);
+      market.restoreHistory(t.takerSide as 0 | 1, t.takerType as 0 | 1, t.price, t.amount, t.timeMicro, t.id);
     market.restoreLastPrice(rec.lastPrice);
     for (const t of rec.window) market.restoreWindow(t.price, t.amount, t.timeMicro);
     if (rec.lastTimeMicro > market.lastMicro) market.lastMicro = rec.lastTimeMicro;

@@ -16,6 +16,7 @@ import type { Auth, RouteSpec } from "../http/route-types.ts";
 import { errorBodySchema, healthSchema } from "../wire/document-schemas.ts";
 import { nonceSchema, orderIdSchema, requestSchemas } from "../wire/request-schemas.ts";
 import {
+  accountSchema,
   balanceSchema,
   bboSchema,
   bookSchema,
@@ -68,6 +69,7 @@ const NAMED: ReadonlyArray<readonly [string, object]> = [
   ["OrderBook", bookSchema],
   ["PublicTrade", publicTradeSchema],
   ["Balance", balanceSchema],
+  ["Account", accountSchema],
   ["PairPage", pairPageSchema],
   ["OrdersPage", ordersPageSchema],
   ["UserTradesPage", tradesPageSchema],

@@ -23,3 +23,8 @@ export const MAX_QUERY_INTEGER = MAX_SAFE;
 export const BOOK_LIMIT_MAX = 1000;
 export const CHART_LIMIT_MAX = 1000;
 export const CHART_LIMIT_DEFAULT = 500;
+/** `limit` of the pair history (docs/API.md 20.3): 1..HISTORY_LIMIT_MAX, default HISTORY_LIMIT_DEFAULT. */
+export const HISTORY_LIMIT_MAX = 1000;
+export const HISTORY_LIMIT_DEFAULT = 200;
+/** Largest `since` (Unix ms, docs/API.md 20.3): its microseconds are still an exact double. */
+export const MAX_SINCE_MS = Math.floor(MAX_SAFE / 1000);

@@ -12,9 +12,10 @@ import type { QuoteLevel } from "../core/quotes.ts";
 import { closedError } from "../core/recently-closed.ts";
 import type { ErrorEntry } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
+import { formatDecimal } from "../util/numbers.ts";
 import type { EntryContext } from "./context.ts";
 import type { Reply } from "./reply.ts";
-import { parseAmount, parsePrice, type ValidOrder } from "./validate.ts";
+import { belowMinNotional, parseAmount, parsePrice, type ValidOrder } from "./validate.ts";
 
 /** Sends a valid order to the core; `reply` gets the error code, or 0 and the order. */
 export function placeOrder(
@@ -114,6 +115,12 @@ export function amendOne(
   const hasPrice = body.price !== undefined && body.price !== null;
   const amount = hasAmount ? parseAmount(body.amount, pair, errors) : o.amount;
   const price = hasPrice ? parsePrice(body.price, pair, errors) : o.price;
+  // docs/API.md 20.5: the amended order is a limit order like any other.
+  if (errors.length === 0 && belowMinNotional(pair, price, amount))
+    errors.push([
+      Code.NOTIONAL_BELOW_MIN,
+      formatDecimal(pair.minNotional, pair.priceDecimals + pair.amountDecimals),
+    ]);
   if (errors.length > 0) {
     out.invalid(errors);
     return;

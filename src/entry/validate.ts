@@ -18,11 +18,19 @@ import {
 } from "../core/order-options.ts";
 import type { ErrorEntry } from "../errors/bodies.ts";
 import { amountParseError, Code, priceParseError } from "../errors/catalogue.ts";
+import type { ReadFilter } from "../protocol/db/reader-tasks.ts";
 import { BUY, SELL } from "../protocol/pair/engine.ts";
 import { readSmallInteger } from "../util/integers.ts";
 import { formatDecimal, ParseError, parseDecimal } from "../util/numbers.ts";
 import { expiresAtOf, readPair, unknownFields } from "./fields.ts";
-import { MAX_QUERY_INTEGER, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./limits.ts";
+import {
+  HISTORY_LIMIT_DEFAULT,
+  HISTORY_LIMIT_MAX,
+  MAX_QUERY_INTEGER,
+  MAX_SINCE_MS,
+  PAGE_SIZE_DEFAULT,
+  PAGE_SIZE_MAX,
+} from "./limits.ts";
 
 /** The fields an order carries (docs/API.md 7.1, 8.2, 8.10, 8.11): an element of create-orders. */
 export const ORDER_FIELDS: ReadonlySet<string> = new Set([
@@ -61,6 +69,11 @@ export function parseAmount(value: unknown, p: PairConfig, errors: ErrorEntry[])
     errors.push([Code.AMOUNT_ABOVE_MAX, formatDecimal(p.maxAmount, p.amountDecimals)]);
   else return Number(a);
   return 0;
+}
+
+/** docs/API.md 20.5: whether `price` ticks × `amount` lots is below the pair's minimum order value. */
+export function belowMinNotional(p: PairConfig, price: number, amount: number): boolean {
+  return p.minNotional > 0n && BigInt(price) * BigInt(amount) < p.minNotional;
 }
 
 /** A limit price of pair `p` in ticks (docs/API.md 7.1 bounds), or 0 with its error pushed. */
@@ -116,6 +129,12 @@ export function validateOrder(
   if (out.type === LIMIT && tt === "limit") {
     if (body.price === undefined || body.price === null) errors.push([Code.PRICE_REQUIRED]);
     else if (p !== undefined) out.price = parsePrice(body.price, p, errors);
+    // docs/API.md 20.5: exact, in ticks × lots (a market order's value is the book's to judge).
+    if (p !== undefined && out.price > 0 && out.amount > 0 && belowMinNotional(p, out.price, out.amount))
+      errors.push([
+        Code.NOTIONAL_BELOW_MIN,
+        formatDecimal(p.minNotional, p.priceDecimals + p.amountDecimals),
+      ]);
   }
   // Options: null counts as not given.
   const tif = body.timeInForce;
@@ -166,6 +185,48 @@ export function validateOrder(
  */
 export function queryInteger(text: string): number {
   return readSmallInteger(text, 0, MAX_QUERY_INTEGER);
+}
+
+/**
+ * docs/API.md 20.3: `since` (Unix ms, as µs), `fromId` and, when `withPair`, `pairName` (a
+ * configured pair) of a read from a point, or the error code of the first bad one. Null: absent.
+ */
+export function pointParams(
+  q: URLSearchParams,
+  config: ExchangeConfig,
+  withPair: boolean,
+): ReadFilter | number {
+  const filter: ReadFilter = { pair: null, sinceMicro: null, fromId: null };
+  if (withPair) {
+    const name = q.get("pairName");
+    if (name !== null) {
+      if (!config.pairsByName.has(name)) return Code.PAIR_UNKNOWN;
+      filter.pair = name;
+    }
+  }
+  const since = q.get("since");
+  if (since !== null) {
+    const ms = readSmallInteger(since, 0, MAX_SINCE_MS);
+    if (ms < 0) return Code.SINCE_INVALID;
+    filter.sinceMicro = ms * 1000;
+  }
+  const fromId = q.get("fromId");
+  if (fromId !== null) {
+    const id = readSmallInteger(fromId, 1, MAX_QUERY_INTEGER);
+    if (id < 0) return Code.FROM_ID_INVALID;
+    filter.fromId = id;
+  }
+  return filter;
+}
+
+/** `limit` of the pair history (docs/API.md 20.3): 1..1000, default 200; or its error code negated. */
+export function historyLimit(q: URLSearchParams): number {
+  const l = q.get("limit");
+  if (l === null) return HISTORY_LIMIT_DEFAULT;
+  const limit = queryInteger(l);
+  if (limit < 0) return -Code.LIMIT_INVALID;
+  if (limit < 1 || limit > HISTORY_LIMIT_MAX) return -Code.LIMIT_OUT_OF_RANGE;
+  return limit;
 }
 
 /** `page` (default 1) and `pageSize` (1..100, default 20) of a query, or the error code. */

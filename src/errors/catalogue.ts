@@ -21,6 +21,7 @@
 
 import {
   ERR_AMEND_TOO_SMALL,
+  ERR_BELOW_MIN_NOTIONAL,
   ERR_DUPLICATE_ID,
   ERR_INSUFFICIENT_FUNDS,
   ERR_MMP_FROZEN,
@@ -130,6 +131,17 @@ export const ERRORS = {
     field: "amount",
     en: "Amount must be above the amount already executed",
     ru: "Количество должно быть больше уже исполненного",
+  },
+  /**
+   * docs/API.md 20.5: price × amount of a limit order, or the value a market order would take at
+   * submission, below the pair's minimum order value (`minNotional`): nothing happened.
+   */
+  NOTIONAL_BELOW_MIN: {
+    code: ERR_BELOW_MIN_NOTIONAL,
+    status: 400,
+    field: "amount",
+    en: "Order value (price × amount) is below the minimum for this pair",
+    ru: "Стоимость заявки (цена × количество) меньше минимальной для этой пары",
   },
 
   // 200-209 request body
@@ -1120,6 +1132,23 @@ export const ERRORS = {
     field: "resumeEpoch",
     en: "resumeEpoch must be a positive integer",
     ru: "resumeEpoch должен быть положительным целым числом",
+  },
+  // ---------------------------------------------------------------- reads from a point (docs/API.md 20.3)
+  /** `since` of the history and the user pages: not a Unix time in ms. */
+  SINCE_INVALID: {
+    code: 670,
+    status: 400,
+    field: "since",
+    en: "since must be a time in milliseconds (an integer, 0 or more)",
+    ru: "since должен быть временем в миллисекундах (целым числом не меньше 0)",
+  },
+  /** `fromId` of the history and the user pages: not an id. */
+  FROM_ID_INVALID: {
+    code: 671,
+    status: 400,
+    field: "fromId",
+    en: "fromId must be an id (an integer, 1 or more)",
+    ru: "fromId должен быть идентификатором (целым числом не меньше 1)",
   },
 } as const satisfies Record<string, ErrorDef>;
 

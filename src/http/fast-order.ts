@@ -19,7 +19,7 @@
 import type { ExchangeConfig } from "../config/exchange-config.ts";
 import { LIMIT, MARKET } from "../core/exchange.ts";
 import { CLIENT_ORDER_ID_RE } from "../core/order-options.ts";
-import type { ValidOrder } from "../entry/validate.ts";
+import { belowMinNotional, type ValidOrder } from "../entry/validate.ts";
 import { BUY, SELL } from "../protocol/pair/engine.ts";
 import { POW10_NUMBER } from "../util/numbers.ts";
 
@@ -281,6 +281,8 @@ export function fastOrderParser(config: ExchangeConfig): (b: Buffer) => ValidOrd
       i = priceAt;
       price = decimal(b, fp.pair.priceDecimals);
       if (price === -1 || price > fp.maxPrice) return null;
+      // docs/API.md 20.5: the general path answers the error.
+      if (belowMinNotional(fp.pair, price, amount)) return null;
     }
     return {
       errors: [],

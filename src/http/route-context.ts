@@ -5,7 +5,8 @@
  */
 import type { Users } from "../accounts/users.ts";
 import type { EntryContext, OrderReads } from "../entry/context.ts";
-import type { OrderRow, TransferRow, UserTradeRow } from "../protocol/db/rows.ts";
+import type { PairTradesQuery, ReadFilter } from "../protocol/db/reader-tasks.ts";
+import type { OrderRow, TradeRow, TransferRow, UserTradeRow } from "../protocol/db/rows.ts";
 import type { Finish } from "../wire/request.ts";
 import type { Admin } from "./admin.ts";
 import type { CorsPolicy } from "./cors.ts";
@@ -13,12 +14,19 @@ import type { ListenKeys } from "./listen-keys.ts";
 
 /** The paged and by-id reads of src/db/reader.ts. */
 export interface UserReads extends OrderReads {
-  userOrders(userId: number, page: number, pageSize: number): Promise<{ total: number; items: OrderRow[] }>;
+  userOrders(
+    userId: number,
+    page: number,
+    pageSize: number,
+    filter?: ReadFilter,
+  ): Promise<{ total: number; items: OrderRow[] }>;
   userTrades(
     userId: number,
     page: number,
     pageSize: number,
+    filter?: ReadFilter,
   ): Promise<{ total: number; items: UserTradeRow[] }>;
+  pairTrades(query: PairTradesQuery): Promise<TradeRow[]>;
   userTransfers(
     userId: number,
     page: number,

@@ -6,6 +6,7 @@
  * Admin calls are mounted by src/http/admin.ts and the stream by src/stream/.
  */
 import type { Route } from "./route-types.ts";
+import { account } from "./routes/account.ts";
 import { amendOrder } from "./routes/amend-order.ts";
 import { asyncapi } from "./routes/asyncapi-json.ts";
 import { balances } from "./routes/balances.ts";
@@ -78,6 +79,8 @@ export const REST_ROUTES: readonly Route[] = [
   transfers,
   // docs/API.md 16 executions that survive a reconnect
   executions,
+  // docs/API.md 20 what trading bots need
+  account,
   // service
   health,
   metrics,

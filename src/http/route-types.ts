@@ -12,7 +12,14 @@ import type { PairConfig } from "../config/exchange-config.ts";
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "../entry/limits.ts";
 import type { ValidOrder } from "../entry/validate.ts";
 import type { RequestInfo } from "../wire/request.ts";
-import { nonceParam, pageParam, pageSizeParam, type RequestSchemas } from "../wire/request-schemas.ts";
+import {
+  fromIdParam,
+  nonceParam,
+  pageParam,
+  pageSizeParam,
+  type RequestSchemas,
+  sinceParam,
+} from "../wire/request-schemas.ts";
 import type { RouteContext } from "./route-context.ts";
 
 /** How a call authenticates (docs/API.md 3, 11). */
@@ -158,6 +165,26 @@ export const pageQuery: QueryParam[] = [
     name: "pageSize",
     description: `1..${PAGE_SIZE_MAX} (default ${PAGE_SIZE_DEFAULT})`,
     schema: pageSizeParam,
+  },
+];
+
+/** docs/API.md 20.3: the filters of a user page read from a point. */
+export const pointQuery: QueryParam[] = [
+  {
+    name: "pairName",
+    description: "Only this pair's records (an unknown pair: 400 `errors.pairName`)",
+    schema: { type: "string" },
+    configParam: "pairName",
+  },
+  {
+    name: "since",
+    description: "Unix ms: the records created at or after it, oldest first (docs/API.md 20.3)",
+    schema: sinceParam,
+  },
+  {
+    name: "fromId",
+    description: "An id: the records with that id or above, oldest first (docs/API.md 20.3)",
+    schema: fromIdParam,
   },
 ];
 

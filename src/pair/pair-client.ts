@@ -93,6 +93,8 @@ export function workerSpinFor(strategy: WaitStrategy): number {
 
 export interface PairChannelOptions {
   pairName: string;
+  /** The pair's minimum order value in ticks × lots (docs/API.md 20.5): the book refuses a market order below it. */
+  minNotional?: bigint;
   /**
    * Called once per event record, in order; read the words at `offset` (names in
    * src/protocol/pair/records.ts) before returning: the slot is reused after the handler returns.
@@ -162,6 +164,7 @@ export class PairChannel {
       spinIterations: options.workerSpin ?? DEFAULT_WORKER_SPIN,
       publishEvery: options.publishEvery ?? DEFAULT_PUBLISH_EVERY,
       initialCapacity: options.initialCapacity ?? 1024,
+      minNotional: options.minNotional ?? 0n,
     };
     const worker = startWorker(PAIR_WORKER_URL, { workerData, name: `pair ${options.pairName}` });
     this.worker = worker;

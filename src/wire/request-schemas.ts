@@ -22,12 +22,14 @@ import { PERIODS } from "../core/read-models/pair-market.ts";
 import {
   BOOK_LIMIT_MAX,
   CHART_LIMIT_MAX,
+  HISTORY_LIMIT_MAX,
   MAX_BATCH_CANCELS,
   MAX_BATCH_ORDERS,
   MAX_DEAD_MAN_SECONDS,
   MAX_MMP_SECONDS,
   MAX_ORDER_ID,
   MAX_QUERY_INTEGER,
+  MAX_SINCE_MS,
   PAGE_SIZE_MAX,
 } from "../entry/limits.ts";
 import { MAX_QUOTE_LEVELS } from "../protocol/pair/engine.ts";
@@ -567,3 +569,7 @@ export const clientOrderIdParam = matching(CLIENT_ORDER_ID_RE);
 /** docs/API.md 16: `after` and `limit` of the executions read. */
 export const executionsAfterParam = integerParamSchema(0, MAX_QUERY_INTEGER);
 export const executionsLimitParam = integerParamSchema(1, 1000);
+/** docs/API.md 20.3: `since` (Unix ms) and `fromId` of a read from a point. */
+export const sinceParam = integerParamSchema(0, MAX_SINCE_MS);
+export const fromIdParam = integerParamSchema(1, MAX_QUERY_INTEGER);
+export const historyLimitParam = integerParamSchema(1, HISTORY_LIMIT_MAX);

@@ -183,6 +183,10 @@ export const userTradeSchema = {
     feeCurrency: word,
     /** docs/API.md 16: the trade's number in this user's execution sequence. */
     execSeq: int,
+    /** docs/API.md 20: this user's order in the trade. */
+    orderId: int,
+    /** docs/API.md 20: this user's side was the resting (maker) or the incoming (taker) order. */
+    liquidity: { type: "string", enum: ["maker", "taker"] },
   },
   required: [
     "id",
@@ -195,6 +199,8 @@ export const userTradeSchema = {
     "fee",
     "feeCurrency",
     "execSeq",
+    "orderId",
+    "liquidity",
   ],
   additionalProperties: false,
 } as const;
@@ -242,7 +248,10 @@ const levelSchema = {
 /** docs/API.md 12.5: CRC-32 of the best 25 levels of each side (0..4294967295). */
 const checksum = { type: "integer", minimum: 0, maximum: 4294967295 } as const;
 
-/** Aggregated order book `{buy, sell, seq, checksum}` (docs/API.md 5.3; `seq`: 12.3; `checksum`: 12.5). */
+/**
+ * Aggregated order book `{buy, sell, seq, checksum, time}` (docs/API.md 5.3; `seq`: 12.3; `checksum`:
+ * 12.5; `time`: 20.2, Unix ms of the change `seq`, 0 for a book that never changed).
+ */
 export const bookSchema = {
   type: "object",
   properties: {
@@ -250,8 +259,9 @@ export const bookSchema = {
     sell: { type: "array", items: levelSchema },
     seq: int,
     checksum,
+    time: int,
   },
-  required: ["buy", "sell", "seq", "checksum"],
+  required: ["buy", "sell", "seq", "checksum", "time"],
   additionalProperties: false,
 } as const;
 
@@ -316,6 +326,8 @@ export const l3ChangeSchema = {
 export const publicTradeSchema = {
   type: "object",
   properties: {
+    /** docs/API.md 20: the trade id. */
+    id: int,
     directionType: word,
     tradeType: word,
     price: num,
@@ -323,7 +335,7 @@ export const publicTradeSchema = {
     tradeTime: int,
     eventTimeMicro: word,
   },
-  required: ["directionType", "tradeType", "price", "amount", "tradeTime", "eventTimeMicro"],
+  required: ["id", "directionType", "tradeType", "price", "amount", "tradeTime", "eventTimeMicro"],
   additionalProperties: false,
 } as const;
 
@@ -505,6 +517,14 @@ export const transferSchema = {
   properties: { currency: str, balance: str },
   required: ["currency", "balance"],
 } as const;
+/** docs/API.md 20.4 GET /trade/account: the caller's uid and its balances of every configured currency. */
+export const accountSchema = {
+  type: "object",
+  properties: { uid: str, balances: balancesSchema },
+  required: ["uid", "balances"],
+  additionalProperties: false,
+} as const;
+
 /** docs/API.md 11 GET /admin/users/{uid}. */
 export const adminUserSchema = {
   type: "object",
@@ -598,6 +618,8 @@ export const pairInfoSchema = {
     minAmount: str,
     maxAmount: str,
     maxPrice: str,
+    /** docs/API.md 20.5: the minimum order value in the quote currency ("0": none). */
+    minNotional: str,
     makerFee: str,
     takerFee: str,
     status: { type: "string", enum: ["trading", "cancelOnly", "halted"] },
@@ -613,6 +635,7 @@ export const pairInfoSchema = {
     "minAmount",
     "maxAmount",
     "maxPrice",
+    "minNotional",
     "makerFee",
     "takerFee",
     "status",
@@ -654,6 +677,7 @@ export const serialize = {
   history: compile(historySchema),
   chart: compile(chartSchema),
   balances: compile(balancesSchema),
+  account: compile(accountSchema),
   ordersPage: compileExact(ordersPageSchema),
   orders: compileExact(orderListSchema),
   cancelled: compile(cancelledSchema),

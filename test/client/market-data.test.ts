@@ -58,7 +58,8 @@ describe("market data for makers on a real server", () => {
       };
       await a.client.createOrder(limit("eth_btc", "buy", "0.05", "1"));
       await a.client.createOrder(limit("eth_btc", "buy", "0.04", "1"));
-      const want = (await server.public.orderBook("eth_btc")).body as OrderBook;
+      // The feed keeps levels, seq and checksum, not the REST book's `time` (docs/API.md 20.2).
+      const { time: _time, ...want } = (await server.public.orderBook("eth_btc")).body as OrderBook;
       await waitFor(() => isDeepStrictEqual(feed.book(), want), {
         what: "the feed to resync to the REST book",
         detail: () => `local ${JSON.stringify(feed.book())}, REST ${JSON.stringify(want)}`,
@@ -125,7 +126,7 @@ describe("market data for makers on a real server", () => {
       assert.deepEqual(feed.snapshot(), l3);
       assert.ok(l3.buy.length + l3.sell.length > 0, "some orders rest");
       // Nothing changed since: the L2 book derived from it is the REST book, checksum included.
-      const l2 = (await server.public.orderBook("btc_usdt")).body as OrderBook;
+      const { time: _time, ...l2 } = (await server.public.orderBook("btc_usdt")).body as OrderBook;
       assert.equal(l2.seq, l3.seq);
       assert.deepEqual(feed.book.l2(), l2);
       // Queue position: what rests ahead at the same price, in time order.

@@ -184,6 +184,8 @@ describe("userTradeView", () => {
       timeMicro: micro(2025, 11, 27, 23, 59, 59, 500_000),
       feeRate: 1_000,
       execSeq: 0,
+      orderId: 12,
+      maker: 1,
     });
     // 0.02 btc at 25,000.50 is 500.01 usdt; 0.1% of it is 0.50001.
     assert.deepEqual(v, {
@@ -197,6 +199,8 @@ describe("userTradeView", () => {
       fee: "0.50001",
       feeCurrency: "usdt",
       execSeq: 0,
+      orderId: 12,
+      liquidity: "maker",
     });
   });
 
@@ -210,8 +214,11 @@ describe("userTradeView", () => {
       timeMicro: 0,
       feeRate: 0,
       execSeq: 0,
+      orderId: 3,
+      maker: 0,
     });
     assert.equal(v.directionType, "buy");
+    assert.equal(v.liquidity, "taker");
     assert.equal(v.tradeType, "limit");
     assert.equal(v.price, 1);
     assert.equal(v.amount, 0.000003);

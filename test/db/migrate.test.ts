@@ -120,7 +120,8 @@ describe("migrations", () => {
     for (const id of ids) order.run(id, id === 1 || id === 6 ? 0 : 1, 2500000, 10_000_000, 0);
     for (const [i, [taker, price, amount, maker]] of fills.entries())
       trade.run(i + 1, price, amount, taker, maker);
-    assert.deepEqual(migrate(db), [13]);
+    // 013, then every later migration.
+    assert.equal(migrate(db)[0], 13);
     const expected = new Map<number, bigint>(ids.map((id) => [id, 0n]));
     for (const [taker, price, amount, maker] of fills) {
       const value = BigInt(price) * BigInt(amount);

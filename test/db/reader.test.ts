@@ -118,6 +118,8 @@ describe("DbReader", () => {
       timeMicro: 230,
       feeRate: 0,
       execSeq: 2 * 23,
+      orderId: 1023,
+      maker: 0,
     });
     const maker = await reader.userTrades(2, 1, 1);
     assert.deepEqual(maker, {
@@ -133,6 +135,8 @@ describe("DbReader", () => {
           timeMicro: 300,
           feeRate: 0,
           execSeq: 2 * 30 + 1,
+          orderId: 2030,
+          maker: 1,
         },
       ],
     });

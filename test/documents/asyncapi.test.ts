@@ -248,11 +248,13 @@ describe("GET /1.0/asyncapi.json", () => {
     assert.equal(res.status, 200);
     assert.match(res.headers.get("content-type") ?? "", /application\/json/);
     assert.deepEqual(res.body, buildAsyncApi(TEST_CONFIG, CALLS));
-    assert.deepEqual(await problems(res.body as object), []);
+    // Both reads before the parser's long run: the connection they share is not left idle past
+    // the server's idle timeout between them.
     const openapi = await server.public.raw("GET", "/1.0/openapi.json");
     const op = ((openapi.body as Json).paths as Record<string, Json>)["/1.0/asyncapi.json"].get as Json;
     assert.deepEqual(op.tags, ["service"]);
     assert.deepEqual(op.security, []);
+    assert.deepEqual(await problems(res.body as object), []);
   });
 
   test("every message of every stream channel a real server sends matches the document", async () => {

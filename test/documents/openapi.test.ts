@@ -241,6 +241,7 @@ describe("the e2e response check", () => {
           sell: [],
           seq: 0,
           checksum: 2343686810,
+          time: 0,
         }),
       ),
       null,

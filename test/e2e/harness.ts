@@ -110,6 +110,8 @@ export interface StartOptions {
   configUsers?: ReadonlyArray<Record<string, string>>;
   /** Fee rates per pair written into the config (docs/API.md 9); default none (zero fees). */
   pairFees?: Readonly<Record<string, { makerFee?: string; takerFee?: string }>>;
+  /** `minNotional` per pair written into the config (docs/API.md 20.5); default none. */
+  pairMinNotional?: Readonly<Record<string, string>>;
   /** Extra flags for the server. */
   args?: readonly string[];
   env?: Record<string, string>;
@@ -206,6 +208,9 @@ export class TestServer {
           pairs: CONFIG_PAIRS.map((rest) => ({
             ...rest,
             ...options.pairFees?.[rest.name],
+            ...(options.pairMinNotional?.[rest.name] === undefined
+              ? {}
+              : { minNotional: options.pairMinNotional[rest.name] }),
           })),
           users: configUsers,
         },

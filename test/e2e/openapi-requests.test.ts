@@ -126,13 +126,15 @@ function paramArb(p: Param, valid: boolean): fc.Arbitrary<string> {
 
 /** Valid path parameters and a valid query (optional parameters sometimes left out). */
 function validParams(op: Operation): fc.Arbitrary<Request> {
+  // Keyed by where and name: a path and a query parameter may share a name (user-orders' `pairName`).
+  const key = (p: Param) => `${p.in}:${p.name}`;
   const model: Record<string, fc.Arbitrary<string | undefined>> = {};
   for (const p of op.params)
-    model[p.name] = p.required ? paramArb(p, true) : fc.option(paramArb(p, true), { nil: undefined });
+    model[key(p)] = p.required ? paramArb(p, true) : fc.option(paramArb(p, true), { nil: undefined });
   return fc.record(model).map((values) => {
     const req: Request = { path: {}, query: [] };
     for (const p of op.params) {
-      const v = values[p.name];
+      const v = values[key(p)];
       if (v === undefined) continue;
       if (p.in === "path") req.path[p.name] = v;
       else req.query.push([p.name, v]);
@@ -149,7 +151,8 @@ function validParams(op: Operation): fc.Arbitrary<Request> {
 function invalidParams(op: Operation): fc.Arbitrary<Request> {
   return fc.tuple(validParams(op), fc.constantFrom(...op.params)).chain(([req, p]) =>
     paramArb(p, false).map((v) => {
-      const out: Request = { path: { ...req.path }, query: req.query.filter(([k]) => k !== p.name) };
+      const query = p.in === "query" ? req.query.filter(([k]) => k !== p.name) : req.query;
+      const out: Request = { path: { ...req.path }, query };
       if (p.in === "path") out.path[p.name] = v;
       else out.query.push([p.name, v]);
       out.bad = { field: p.name, in: p.in };

@@ -215,6 +215,9 @@ describe("orders", () => {
           // The buyer's first execution: its trade, numbered below the order change it made
           // (docs/API.md 16).
           execSeq: 1,
+          // docs/API.md 20: the buyer's order, which came in and took the resting one.
+          orderId: taker.id,
+          liquidity: "taker",
         },
       );
       assert.match(buyerTrades[0].tradeTime, DATETIME);
@@ -223,12 +226,15 @@ describe("orders", () => {
       assert.equal(sellerTrades[0].id, buyerTrades[0].id, "both sides see the same trade id");
       assert.equal(sellerTrades[0].directionType, "sell");
       assert.equal(sellerTrades[0].price, 20000);
+      assert.equal(sellerTrades[0].orderId, maker.id, "the seller's trade names its resting order");
+      assert.equal(sellerTrades[0].liquidity, "maker");
 
       const history = expectOk(await server.public.history("btc_usdt"));
       assert.equal(history[0].directionType, "buy", "public history shows the taker's direction");
       assert.equal(history[0].tradeType, "limit");
       assert.equal(history[0].price, 20000);
       assert.equal(history[0].amount, 0.4);
+      assert.equal(history[0].id, buyerTrades[0].id, "docs/API.md 20: the public item's trade id");
       assert.deepEqual(await book("btc_usdt"), { buy: [], sell: [] });
     });
 

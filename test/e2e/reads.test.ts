@@ -102,6 +102,7 @@ describe("read endpoints", () => {
         sell: [],
         seq: 0,
         checksum: 2343686810,
+        time: 0, // docs/API.md 20.2: a book that never changed
       });
       assert.deepEqual(expectOk(await server.public.history(pair)), []);
       assert.deepEqual(expectOk(await server.public.chart(pair, "1m")), []);
@@ -287,6 +288,7 @@ describe("read endpoints", () => {
           "amount",
           "directionType",
           "eventTimeMicro",
+          "id",
           "price",
           "tradeTime",
           "tradeType",
@@ -451,6 +453,8 @@ describe("read endpoints", () => {
           "fee",
           "feeCurrency",
           "id",
+          "liquidity",
+          "orderId",
           "pairName",
           "price",
           "tradeTime",

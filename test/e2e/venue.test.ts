@@ -84,6 +84,7 @@ describe("venue data, codes and fees (docs/API.md 9)", () => {
         minAmount: p.minAmount,
         maxAmount: p.maxAmount,
         maxPrice: p.maxPrice,
+        minNotional: "0", // docs/API.md 20.5: not set
         makerFee: fees[p.name]?.makerFee ?? "0",
         takerFee: fees[p.name]?.takerFee ?? "0",
         status: "trading",

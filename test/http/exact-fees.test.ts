@@ -22,6 +22,8 @@ function trade(fee: string): UserTradeView {
     fee,
     feeCurrency: "usdt",
     execSeq: 1,
+    orderId: 5,
+    liquidity: "taker",
   };
 }
 
@@ -32,7 +34,7 @@ describe("exact fees on the wire", () => {
       serialize.tradesPage({ total: 2, items: [trade(FEE), trade("0")] }),
       serialize.pairPage({
         exchanges: [],
-        orders: { buy: [], sell: [], seq: 0, checksum: 2343686810 },
+        orders: { buy: [], sell: [], seq: 0, checksum: 2343686810, time: 0 },
         history: [],
         userOrders: [],
         userHistory: [trade(FEE)],
@@ -64,7 +66,7 @@ describe("exact fees on the wire", () => {
     };
     const body = serialize.pairPage({
       exchanges: [],
-      orders: { buy: [], sell: [], seq: 0, checksum: 2343686810 },
+      orders: { buy: [], sell: [], seq: 0, checksum: 2343686810, time: 0 },
       history: [],
       userOrders: [order],
       userHistory: [trade("1.5")],

@@ -13,6 +13,7 @@ import {
   DONE_REMAINDER,
   DONE_SELF_TRADE,
   ERR_AMEND_TOO_SMALL,
+  ERR_BELOW_MIN_NOTIONAL,
   ERR_DUPLICATE_ID,
   ERR_INSUFFICIENT_FUNDS,
   ERR_NO_LIQUIDITY,
@@ -41,7 +42,7 @@ import {
   snapshotLevels,
 } from "./reference-book.ts";
 
-type BookFactory = (events: BookEvents) => MatchingBook;
+type BookFactory = (events: BookEvents, minNotional?: bigint) => MatchingBook;
 
 interface Outcome {
   code: ResultCode;
@@ -54,8 +55,8 @@ class Harness {
   private readonly recorder = new RecordingEvents();
   private readonly mirror = new BookMirror();
 
-  constructor(make: BookFactory) {
-    this.book = make(this.recorder);
+  constructor(make: BookFactory, minNotional?: bigint) {
+    this.book = make(this.recorder, minNotional);
   }
 
   limit(id: number, user: number, side: Side, price: number, qty: number, flags?: number): Outcome {
@@ -461,6 +462,33 @@ function contractSuite(make: BookFactory): void {
       assertRefusedUnchanged(h, ERR_NO_LIQUIDITY, () => h.market(7, 2, SELL, 5));
       assert.equal(h.book.remaining(2), 5);
       assert.equal(h.book.remaining(3), 5);
+      h.check();
+    });
+
+    it("refuses a market order whose walk over other users' orders is worth less than the minimum order value", () => {
+      // docs/API.md 20.5: a minimum of 1000 ticks × lots.
+      const h = new Harness(make, 1000n);
+      h.limit(1, 2, SELL, 100, 5);
+      h.limit(2, 3, SELL, 99, 50); // the taker's own: not in the walk
+      h.limit(3, 2, SELL, 101, 5);
+      // 5 × 100 + 4 × 101 = 904.
+      assertRefusedUnchanged(h, ERR_BELOW_MIN_NOTIONAL, () => h.market(4, 3, BUY, 9));
+      // More than the liquidity: the walk takes all of it, 1005.
+      assert.equal(h.market(5, 3, BUY, 100).code, OK);
+      h.limit(6, 1, BUY, 100, 10);
+      // Exactly the minimum is enough: 10 × 100.
+      assertRefusedUnchanged(h, ERR_BELOW_MIN_NOTIONAL, () => h.market(7, 2, SELL, 9));
+      assert.equal(h.market(8, 2, SELL, 10).code, OK);
+      h.check();
+    });
+
+    it("compares a minimum order value past 2^52 exactly", () => {
+      const min = 2n ** 53n + 1n;
+      const h = new Harness(make, min);
+      h.limit(1, 2, SELL, 2 ** 27, 2 ** 27);
+      // 2^26 lots at 2^27 is 2^53: one below the minimum, which a double could not tell apart.
+      assertRefusedUnchanged(h, ERR_BELOW_MIN_NOTIONAL, () => h.market(2, 1, BUY, 2 ** 26));
+      assert.equal(h.market(3, 1, BUY, 2 ** 26 + 1).code, OK);
       h.check();
     });
 
@@ -1159,8 +1187,8 @@ function contractSuite(make: BookFactory): void {
 }
 
 const implementations: Array<[string, BookFactory]> = [
-  ["ReferenceOrderBook", (events) => new ReferenceOrderBook(events)],
-  ["OrderBook", (events) => new OrderBook(events, 16)],
+  ["ReferenceOrderBook", (events, minNotional) => new ReferenceOrderBook(events, minNotional)],
+  ["OrderBook", (events, minNotional) => new OrderBook(events, 16, minNotional)],
 ];
 
 for (const [name, make] of implementations) {

@@ -168,6 +168,10 @@ describe("session calls", () => {
     assert.equal(sold.status, 200);
     await waitFor(() => s.reports().some((f) => f.event === "trade"), { what: "the trade report" });
     const trade = s.reports().find((f) => f.event === "trade")!;
+    // docs/API.md 20: the report names the user's order in the trade (its resting buy at 149) and its side.
+    const tradeData = trade.data as { orderId: number; liquidity: string };
+    assert.equal(tradeData.orderId, (answers[n - 1].result as { id: number }).id);
+    assert.equal(tradeData.liquidity, "maker");
     const restTrades = await u.client.raw("GET", "/1.0/trade/pairs/btc_usdt/user-history", { sign: true });
     assert.ok(restTrades.text.includes(String((trade.data as { id: number }).id)));
     await waitFor(() => x.reports().length > 0, { what: "the other user's own report" });

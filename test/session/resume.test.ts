@@ -109,6 +109,13 @@ describe("executions that survive a reconnect", () => {
         ["resumed", 5, 1],
       ],
     );
+    // docs/API.md 20.1: the replayed trade names the maker's order and its liquidity, as the REST item.
+    const replayed = afterLogon.find((f) => f.event === "trade")!.data as {
+      orderId: number;
+      liquidity: string;
+    };
+    assert.deepEqual([replayed.orderId, replayed.liquidity], [a.id, "maker"]);
+    assert.deepEqual([trade.orderId, trade.liquidity], [a.id, "maker"]);
     // The replayed records are the orders' current state.
     const replayedB = afterLogon.find((f) => f.execSeq === 5)!.data as { isCancelled: boolean };
     assert.equal(replayedB.isCancelled, true);

@@ -40,7 +40,7 @@ const EXCHANGE_KEYS = [
   "eventTimeMicro",
 ];
 const LEVEL_KEYS = ["price", "amount", "eventTimeMicro"];
-const TRADE_KEYS = ["directionType", "tradeType", "price", "amount", "tradeTime", "eventTimeMicro"];
+const TRADE_KEYS = ["id", "directionType", "tradeType", "price", "amount", "tradeTime", "eventTimeMicro"];
 const ORDER_KEYS = [
   "id",
   "pairName",
@@ -65,6 +65,8 @@ const USER_TRADE_KEYS = [
   "fee",
   "feeCurrency",
   "execSeq",
+  "orderId",
+  "liquidity",
 ];
 
 function withoutUpdate(o: Order): Omit<Order, "updateTime"> {
@@ -94,7 +96,7 @@ describe("stream channels", () => {
   test("sends the snapshots on connect and every change after it, as REST shows them", async () => {
     const [maker, taker] = server.users;
     // A book with two levels on each side of btc_usdt before anyone connects.
-    await createOrder(server, maker, {
+    const bestAsk = await createOrder(server, maker, {
       pairName: "btc_usdt",
       tradeType: "limit",
       directionType: "sell",
@@ -176,8 +178,9 @@ describe("stream channels", () => {
     const trades = hist.data as PublicTrade[];
     assert.equal(trades.length, 1);
     assert.deepEqual(Object.keys(trades[0]), TRADE_KEYS);
-    const { tradeTime, eventTimeMicro, ...rest } = trades[0];
+    const { tradeTime, eventTimeMicro, id: tradeId, ...rest } = trades[0];
     assert.deepEqual(rest, { directionType: "buy", tradeType: "market", price: 30000.5, amount: 0.5 });
+    assert.ok(Number.isInteger(tradeId) && tradeId > 0, "docs/API.md 20: the trade id");
     assert.ok(Number.isInteger(tradeTime));
     assert.match(eventTimeMicro, MICRO);
     assert.equal(tradeTime, Math.floor(Number(eventTimeMicro) / 1e6));
@@ -223,8 +226,11 @@ describe("stream channels", () => {
         fee: 0,
         feeCurrency: "usdt",
         execSeq: trade.execSeq,
+        orderId: bestAsk.id,
+        liquidity: "maker",
       },
     );
+    assert.equal(trade.id, tradeId, "the user's trade is the public trade");
     assert.equal(tradeMsg.execSeq, trade.execSeq, "the message's number is its trade's");
 
     const fill = await nextOn(own, `user_orders:${maker.uid}`);

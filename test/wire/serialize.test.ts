@@ -98,12 +98,14 @@ describe("strings written without escaping", () => {
               timeMicro: micro,
               feeRate: 1000,
               execSeq: 4,
+              orderId: 8,
+              maker: side,
             });
             for (const k of ["pairName", "tradeType", "directionType", "tradeTime", "feeCurrency"] as const) {
               assert.match(String(trade[k]), NEEDS_NO_ESCAPE, k);
             }
             const market = new PairMarket(p.name, p.priceDecimals, p.amountDecimals);
-            const pub = market.publicTrade(side, type, 12345, 100, micro);
+            const pub = market.publicTrade(side, type, 12345, 100, micro, 9);
             assert.match(pub.eventTimeMicro, /^[0-9]+$/);
             assert.deepEqual(JSON.parse(serialize.history([pub])), [JSON.parse(JSON.stringify(pub))]);
           }

@@ -8,22 +8,91 @@ import { type Db, openDatabase } from "../../src/protocol/db/db-open.ts";
 import type {
   Execution,
   Page,
+  PairTradesQuery,
   ReaderTask,
   ReaderWorkerData,
+  ReadFilter,
   RecentForUser,
 } from "../../src/protocol/db/reader-tasks.ts";
 import {
   ORDER_COLUMNS,
   type OrderRow,
+  TRADE_COLUMNS,
   TRANSFER_COLUMNS,
+  type TradeRow,
   type TransferRow,
   toOrderRow,
   USER_TRADE_COLUMNS,
   type UserTradeRow,
 } from "../../src/protocol/db/rows.ts";
 
+/** Bound values of a filtered read (docs/API.md 20.3): 0 bounds nothing, a null pair is every pair. */
+interface FilterArgs {
+  u: number;
+  w: number;
+  pair: string | null;
+  since: number;
+  from: number;
+}
+
+// A user's records from a point (docs/API.md 20.3), found as the unfiltered reads find them: the
+// user-row keys up to the writer's mark (a range of their (user_id, id) key from `from`) and the
+// tail above it (a rowid range); the pair and the time are checked on the rows so found.
+const ORDERS_TAIL_F = `SELECT id FROM orders WHERE id > @w AND user_id = @u AND id >= @from
+  AND create_micro >= @since AND (@pair IS NULL OR pair = @pair)`;
+const ORDERS_KEYS_F = `SELECT k.order_id FROM user_orders k JOIN orders o ON o.id = k.order_id
+  WHERE k.user_id = @u AND k.order_id <= @w AND k.order_id >= @from
+  AND o.create_micro >= @since AND (@pair IS NULL OR o.pair = @pair)`;
+const TRADES_WHERE_F = "trade_id >= @from AND time_micro >= @since AND (@pair IS NULL OR pair = @pair)";
+const TRADES_TAIL_F = `FROM trade_sides WHERE trade_id > @w AND user_id = @u AND ${TRADES_WHERE_F}`;
+const TRADES_KEYS_F = `FROM user_trade_rows WHERE user_id = @u AND trade_id <= @w AND ${TRADES_WHERE_F}`;
+
+/** The SQL of the reads from a point, by statement (exported for the test of their query plans). */
+export const POINT_READ_SQL = {
+  countOrdersWhere: `SELECT (SELECT COUNT(*) FROM (${ORDERS_KEYS_F})) + (SELECT COUNT(*) FROM (${ORDERS_TAIL_F}))`,
+  ordersWhereAsc: ordersWhere("ASC"),
+  ordersWhereDesc: ordersWhere("DESC"),
+  countTradesWhere: `SELECT (SELECT COUNT(*) ${TRADES_KEYS_F}) + (SELECT COUNT(*) ${TRADES_TAIL_F})`,
+  tradesWhereAsc: tradesWhere("ASC"),
+  tradesWhereDesc: tradesWhere("DESC"),
+  // A pair's trades (docs/API.md 20.3) on its (pair, id) key.
+  lastTradeId: "SELECT COALESCE(MAX(id), 0) FROM trades",
+  pairTradeFrom: "SELECT id, time_micro FROM trades WHERE pair = ? AND id >= ? ORDER BY id LIMIT 1",
+  pairTradesFrom: `SELECT ${TRADE_COLUMNS} FROM trades WHERE pair = ? AND id >= ? ORDER BY id LIMIT ?`,
+  pairTradesNewest: `SELECT ${TRADE_COLUMNS} FROM trades WHERE pair = ? ORDER BY id DESC LIMIT ?`,
+};
+
+function ordersWhere(dir: "ASC" | "DESC"): string {
+  return `SELECT ${ORDER_COLUMNS} FROM orders WHERE id IN
+    (${ORDERS_TAIL_F} UNION ALL ${ORDERS_KEYS_F} ORDER BY 1 ${dir} LIMIT @limit OFFSET @offset)
+    ORDER BY id ${dir}`;
+}
+
+function tradesWhere(dir: "ASC" | "DESC"): string {
+  return `SELECT ${USER_TRADE_COLUMNS} ${TRADES_TAIL_F} UNION ALL SELECT ${USER_TRADE_COLUMNS} ${TRADES_KEYS_F}
+    ORDER BY 1 ${dir} LIMIT @limit OFFSET @offset`;
+}
+
+function prepareFiltered(db: Db) {
+  type Paged = FilterArgs & { limit: number; offset: number };
+  const sql = POINT_READ_SQL;
+  return {
+    countOrdersWhere: db.prepare<[FilterArgs], number>(sql.countOrdersWhere).pluck(),
+    ordersWhereAsc: db.prepare<[Paged], OrderRow>(sql.ordersWhereAsc),
+    ordersWhereDesc: db.prepare<[Paged], OrderRow>(sql.ordersWhereDesc),
+    countTradesWhere: db.prepare<[FilterArgs], number>(sql.countTradesWhere).pluck(),
+    tradesWhereAsc: db.prepare<[Paged], UserTradeRow>(sql.tradesWhereAsc),
+    tradesWhereDesc: db.prepare<[Paged], UserTradeRow>(sql.tradesWhereDesc),
+    lastTradeId: db.prepare<[], number>(sql.lastTradeId).pluck(),
+    pairTradeFrom: db.prepare<[string, number], [number, number]>(sql.pairTradeFrom).raw(),
+    pairTradesFrom: db.prepare<[string, number, number], TradeRow>(sql.pairTradesFrom),
+    pairTradesNewest: db.prepare<[string, number], TradeRow>(sql.pairTradesNewest),
+  };
+}
+
 function prepare(db: Db) {
   return {
+    ...prepareFiltered(db),
     // A user's orders: user_orders up to the writer's mark, then the tail of orders above it,
     // whose rows the writer has not written to user_orders yet (migration 002).
     ordersThrough: db.prepare<[], number>("SELECT value FROM meta WHERE key = 'user_orders_through'").pluck(),
@@ -96,6 +165,48 @@ function prepare(db: Db) {
   };
 }
 
+/** The bound values of `filter` for user `u` below mark `w`. */
+function filterArgs(u: number, w: number, filter: ReadFilter): FilterArgs {
+  return { u, w, pair: filter.pair, since: filter.sinceMicro ?? 0, from: filter.fromId ?? 0 };
+}
+
+/** With `since` or `fromId` a page is oldest first (docs/API.md 20.3). */
+function ascending(filter: ReadFilter): boolean {
+  return filter.sinceMicro !== null || filter.fromId !== null;
+}
+
+/**
+ * The first id from which pair `pair` has only trades at or after `sinceMicro`, searched from
+ * `from`. Within a pair trade ids and times grow together (each trade's time is strictly above the
+ * one before it, src/core/read-models/pair-market.ts `nextMicro`), so the answer is found by
+ * bisecting the id range, one (pair, id) key seek per step, without reading the trades before it.
+ */
+function firstTradeIdSince(pair: string, sinceMicro: number, from: number): number {
+  // Invariant: the pair's first trade from `lo` is before `sinceMicro`; from `hi` there is none
+  // before it (or none at all).
+  const atOrAfter = (id: number): boolean => {
+    const t = st.pairTradeFrom.get(pair, id);
+    return t === undefined || t[1] >= sinceMicro;
+  };
+  let lo = Math.max(from, 1);
+  if (atOrAfter(lo)) return lo;
+  let hi = st.lastTradeId.get()! + 1;
+  while (hi - lo > 1) {
+    const mid = lo + Math.floor((hi - lo) / 2);
+    if (atOrAfter(mid)) hi = mid;
+    else lo = mid;
+  }
+  return hi;
+}
+
+/** docs/API.md 20.3: the pair's trades from a point, oldest first, or its newest, newest first. */
+function pairTrades(q: PairTradesQuery): TradeRow[] {
+  if (q.sinceMicro === null && q.fromId === null) return st.pairTradesNewest.all(q.pair, q.limit);
+  const from = q.fromId ?? 1;
+  const start = q.sinceMicro === null ? from : firstTradeIdSince(q.pair, q.sinceMicro, from);
+  return st.pairTradesFrom.all(q.pair, start, q.limit);
+}
+
 let db: Db | null = null;
 let st: ReturnType<typeof prepare>;
 let inSnapshot: <T>(fn: () => T) => T;
@@ -152,6 +263,7 @@ export default function run(
   | Page<OrderRow>
   | Page<UserTradeRow>
   | Page<TransferRow>
+  | TradeRow[]
   | RecentForUser
   | OrderRow
   | OrderRow[]
@@ -161,6 +273,16 @@ export default function run(
   switch (task.op) {
     case "userOrders": {
       const offset = checkPage(task.page, task.pageSize);
+      const filter = task.filter;
+      if (filter !== undefined)
+        return inSnapshot(() => {
+          const args = filterArgs(task.userId, st.ordersThrough.get()!, filter);
+          const list = ascending(filter) ? st.ordersWhereAsc : st.ordersWhereDesc;
+          return {
+            total: st.countOrdersWhere.get(args)!,
+            items: list.all({ ...args, limit: task.pageSize, offset }).map(toOrderRow),
+          };
+        });
       return inSnapshot(() => {
         const w = st.ordersThrough.get()!;
         return {
@@ -171,6 +293,16 @@ export default function run(
     }
     case "userTrades": {
       const offset = checkPage(task.page, task.pageSize);
+      const filter = task.filter;
+      if (filter !== undefined)
+        return inSnapshot(() => {
+          const args = filterArgs(task.userId, st.tradesThrough.get()!, filter);
+          const list = ascending(filter) ? st.tradesWhereAsc : st.tradesWhereDesc;
+          return {
+            total: st.countTradesWhere.get(args)!,
+            items: list.all({ ...args, limit: task.pageSize, offset }),
+          };
+        });
       return inSnapshot(() => {
         const w = st.tradesThrough.get()!;
         return {
@@ -179,6 +311,8 @@ export default function run(
         };
       });
     }
+    case "pairTrades":
+      return inSnapshot(() => pairTrades(task));
     case "userTransfers": {
       const offset = checkPage(task.page, task.pageSize);
       return inSnapshot(() => ({

@@ -38,6 +38,7 @@ import {
   DONE_SELF_TRADE,
   type DoneReason,
   ERR_AMEND_TOO_SMALL,
+  ERR_BELOW_MIN_NOTIONAL,
   ERR_DUPLICATE_ID,
   ERR_INSUFFICIENT_FUNDS,
   ERR_MMP_FROZEN,
@@ -179,8 +180,18 @@ export class OrderBook implements MatchingBook {
   private qN = 0;
   private readonly qLevels = new Float64Array(MAX_QUOTE_LEVELS * 2 * 4 + 4);
 
-  constructor(events: BookEvents, initialCapacity = 1024) {
+  /**
+   * The pair's minimum order value (docs/API.md 20.5) in ticks × lots (0n: none): a market order
+   * that would take less is refused. `minNotionalNum` is the same value as a number when it is at
+   * most MAX_BUDGET (compared in plain numbers), else -1 (compared in BigInt).
+   */
+  private readonly minNotional: bigint;
+  private readonly minNotionalNum: number;
+
+  constructor(events: BookEvents, initialCapacity = 1024, minNotional = 0n) {
     this.ev = events;
+    this.minNotional = minNotional;
+    this.minNotionalNum = minNotional <= BigInt(MAX_BUDGET) ? Number(minNotional) : -1;
     const chunks = Math.max(2, Math.ceil(initialCapacity / CHUNK));
     const n = chunks * CHUNK;
     this.cCap = chunks;
@@ -266,6 +277,7 @@ export class OrderBook implements MatchingBook {
     } else need = this.walkCost(opp, user, qty, useBudget ? budget : -1);
     if (need === -1) return ERR_NO_LIQUIDITY;
     if (need === -2) return ERR_INSUFFICIENT_FUNDS;
+    if (this.minNotional > 0n && !this.walkReaches(opp, user, qty)) return ERR_BELOW_MIN_NOTIONAL;
     const left = this.match(orderId, user, side, qty, Number.POSITIVE_INFINITY, useBudget ? budget : -1, stp);
     if (left > 0) this.ev.done(orderId, user, side, this.endReason(), left);
     this.flushLevels();
@@ -755,6 +767,44 @@ export class OrderBook implements MatchingBook {
       }
     }
     return got === 0 ? -1 : got;
+  }
+
+  /**
+   * Whether walking the other users' orders on side `opp` for up to `qty` lots (the walk of
+   * walkCost, what a market order takes at submission) is worth at least the pair's minimum order
+   * value. Exact: while the sum is below a minimum of at most MAX_BUDGET every product and partial
+   * sum is an exact integer, and a product that is not exact exceeds it; a larger minimum is summed
+   * in BigInt. Stops as soon as the minimum is reached.
+   */
+  private walkReaches(opp: Side, user: number, qty: number): boolean {
+    const arr = this.sorted[opp];
+    const meta = this.cMeta;
+    const min = this.minNotionalNum;
+    let got = 0;
+    let cost = 0;
+    let exact = 0n;
+    for (let i = this.count[opp] - 1; i >= 0 && got < qty; i--) {
+      const lvl = arr[i];
+      const price = this.lPrice[lvl];
+      for (let c = this.lHead[lvl]; c !== NIL && got < qty; c = meta[c * CHUNK_META + C_NEXT]) {
+        const end = meta[c * CHUNK_META + C_FILL];
+        for (let pos = meta[c * CHUNK_META + C_HEAD]; pos < end && got < qty; pos++) {
+          const o = (c << CHUNK_SHIFT) + pos;
+          const open = this.of64[o * F64_WORDS + F_LEFT];
+          if (open === 0 || this.oi32[o * I32_WORDS + I_USER] === user) continue;
+          const f = Math.min(open, qty - got);
+          got += f;
+          if (min >= 0) {
+            cost += price * f;
+            if (cost >= min) return true;
+          } else {
+            exact += BigInt(price) * BigInt(f);
+            if (exact >= this.minNotional) return true;
+          }
+        }
+      }
+    }
+    return false;
   }
 
   /** walkCost for a `budget` past MAX_BUDGET: the same walk, its cost summed exactly in BigInt. */

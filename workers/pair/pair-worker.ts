@@ -68,7 +68,7 @@ function serve(data: PairWorkerData, port: NonNullable<typeof parentPort>): void
   const spins = data.spinIterations;
   const publishEvery = data.publishEvery;
   const sink = new RingEvents(events, spins);
-  const book = new OrderBook(sink, data.initialCapacity);
+  const book = new OrderBook(sink, data.initialCapacity, data.minNotional ?? 0n);
   const cf = commands.f64;
 
   port.postMessage(READY_MESSAGE);

@@ -143,6 +143,8 @@ export class BookSide {
 }
 
 export interface PublicTrade {
+  /** docs/API.md 20: the trade id. */
+  id: number;
   directionType: "buy" | "sell";
   tradeType: "limit" | "market";
   price: number;
@@ -164,8 +166,8 @@ export interface ExchangeRecord {
 }
 
 export const HISTORY_SIZE = 200;
-/** Numbers kept per trade of the history ring: side, type, price, amount, micro. */
-const HIST_FIELDS = 5;
+/** Numbers kept per trade of the history ring: side, type, price, amount, micro, trade id. */
+const HIST_FIELDS = 6;
 const WINDOW_MICRO = 24 * 3600 * 1_000_000;
 /** Candles kept in memory per period; older ones stay in the database. */
 export const CANDLES_KEPT = 5000;
@@ -188,8 +190,8 @@ export class PairMarket {
   readonly bids = new BookSide(true);
   readonly asks = new BookSide(false);
   /**
-   * The last HISTORY_SIZE trades as numbers (side, type, price, amount, micro each), a ring whose
-   * newest trade is at `histHead - 1`: a trade costs five stores here, and its public item (three
+   * The last HISTORY_SIZE trades as numbers (side, type, price, amount, micro, id each), a ring
+   * whose newest trade is at `histHead - 1`: a trade costs six stores here, and its public item (three
    * formatted strings and an object) is built only when someone reads the history.
    */
   private readonly hist = new Float64Array(HISTORY_SIZE * HIST_FIELDS);
@@ -271,6 +273,11 @@ export class PairMarket {
     );
   }
 
+  /** docs/API.md 20.2: Unix ms of the book change `seq` (0: the book never changed). */
+  get bookTime(): number {
+    return Math.floor(this.bookMicro / 1000);
+  }
+
   /** The best bid and offer now (docs/API.md 7.6.1), with the book's seq and the time of that change. */
   bbo(): Bbo {
     const b = this.bids;
@@ -314,8 +321,8 @@ export class PairMarket {
   }
 
   /** Adds a trade to every read model (trades arrive in execution order). */
-  addTrade(side: 0 | 1, type: 0 | 1, price: number, amount: number, micro: number): void {
-    this.putHistory(this.histHead, side, type, price, amount, micro);
+  addTrade(side: 0 | 1, type: 0 | 1, price: number, amount: number, micro: number, id: number): void {
+    this.putHistory(this.histHead, side, type, price, amount, micro, id);
     this.histHead = this.histHead === HISTORY_SIZE - 1 ? 0 : this.histHead + 1;
     if (this.histCount < HISTORY_SIZE) this.histCount++;
     this.historyItems = null;
@@ -351,10 +358,18 @@ export class PairMarket {
   private historyItem(i: number): PublicTrade {
     const h = this.hist;
     const o = this.slotOf(i) * HIST_FIELDS;
-    return this.publicTrade(h[o] as 0 | 1, h[o + 1] as 0 | 1, h[o + 2], h[o + 3], h[o + 4]);
+    return this.publicTrade(h[o] as 0 | 1, h[o + 1] as 0 | 1, h[o + 2], h[o + 3], h[o + 4], h[o + 5]);
   }
 
-  private putHistory(slot: number, side: number, type: number, price: number, amount: number, micro: number) {
+  private putHistory(
+    slot: number,
+    side: number,
+    type: number,
+    price: number,
+    amount: number,
+    micro: number,
+    id: number,
+  ) {
     const h = this.hist;
     const o = slot * HIST_FIELDS;
     h[o] = side;
@@ -362,11 +377,20 @@ export class PairMarket {
     h[o + 2] = price;
     h[o + 3] = amount;
     h[o + 4] = micro;
+    h[o + 5] = id;
   }
 
   /** The public history item (2.4) of a trade, as sent on the stream and kept for REST. */
-  publicTrade(side: 0 | 1, type: 0 | 1, price: number, amount: number, micro: number): PublicTrade {
+  publicTrade(
+    side: 0 | 1,
+    type: 0 | 1,
+    price: number,
+    amount: number,
+    micro: number,
+    id: number,
+  ): PublicTrade {
     return {
+      id,
       directionType: side === 0 ? "buy" : "sell",
       tradeType: type === 0 ? "limit" : "market",
       price: scaled(price, this.priceDecimals),
@@ -377,10 +401,10 @@ export class PairMarket {
   }
 
   /** Recovery: appends a stored trade to the history (fed newest first, before any new trade). */
-  restoreHistory(side: 0 | 1, type: 0 | 1, price: number, amount: number, micro: number): void {
+  restoreHistory(side: 0 | 1, type: 0 | 1, price: number, amount: number, micro: number, id: number): void {
     if (this.histCount < HISTORY_SIZE) {
       // Older than every trade held: the slot before the oldest one.
-      this.putHistory(this.slotOf(this.histCount), side, type, price, amount, micro);
+      this.putHistory(this.slotOf(this.histCount), side, type, price, amount, micro, id);
       this.histCount++;
       this.historyItems = null;
     }

@@ -30,6 +30,7 @@ export const venueInfo: GetRoute = {
       minAmount: formatDecimal(p.minAmount, p.amountDecimals),
       maxAmount: formatDecimal(p.maxAmount, p.amountDecimals),
       maxPrice: formatDecimal(p.maxPrice, p.priceDecimals),
+      minNotional: formatDecimal(p.minNotional, p.priceDecimals + p.amountDecimals),
       makerFee: formatDecimal(p.makerFee, FEE_DECIMALS),
       takerFee: formatDecimal(p.takerFee, FEE_DECIMALS),
       status: "trading" as PairStatusName,

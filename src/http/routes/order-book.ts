@@ -45,6 +45,7 @@ export const orderBook: GetRoute = {
         sell: m.levels(1, limit),
         seq: m.seq,
         checksum: m.checksum(),
+        time: m.bookTime,
       });
       if (limit >= ALL) bookCache.set(p.index, { version: m.bookVersion, body });
       return body;

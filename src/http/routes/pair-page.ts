@@ -37,6 +37,7 @@ export const pairPage: GetRoute = {
           sell: m.levels(1, 1_000_000),
           seq: m.seq,
           checksum: m.checksum(),
+          time: m.bookTime,
         },
         history: m.history,
         userOrders: null as OrderView[] | null,

@@ -6,10 +6,31 @@
 import type { OrderRow, UserTradeRow } from "./rows.ts";
 
 export interface Page<T> {
-  /** All of the user's records (not only this page's). */
+  /** All of the user's records that pass the filter (not only this page's). */
   total: number;
-  /** Newest first (id descending). */
+  /** Newest first (id descending); oldest first with `since` or `fromId` (ReadFilter). */
   items: T[];
+}
+
+/**
+ * docs/API.md 20.3: which of a user's records a page reads. With `sinceMicro` or `fromId` the page
+ * is oldest first (id ascending), else newest first.
+ */
+export interface ReadFilter {
+  /** Only this pair's records; null: every pair. */
+  pair: string | null;
+  /** Only records created at or after this Unix time in µs; null: no bound. */
+  sinceMicro: number | null;
+  /** Only records with this id or above; null: no bound. */
+  fromId: number | null;
+}
+
+/** docs/API.md 20.3: a pair's trades from a point (oldest first) or its newest (newest first). */
+export interface PairTradesQuery {
+  pair: string;
+  sinceMicro: number | null;
+  fromId: number | null;
+  limit: number;
 }
 
 export interface RecentForUser {
@@ -18,8 +39,9 @@ export interface RecentForUser {
 }
 
 export type ReaderTask =
-  | { op: "userOrders"; userId: number; page: number; pageSize: number }
-  | { op: "userTrades"; userId: number; page: number; pageSize: number }
+  | { op: "userOrders"; userId: number; page: number; pageSize: number; filter?: ReadFilter }
+  | { op: "userTrades"; userId: number; page: number; pageSize: number; filter?: ReadFilter }
+  | ({ op: "pairTrades" } & PairTradesQuery)
   | { op: "userTransfers"; userId: number; page: number; pageSize: number }
   | { op: "recentForUser"; userId: number; n: number }
   | { op: "order"; orderId: number }

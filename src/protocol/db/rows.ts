@@ -56,6 +56,10 @@ export interface UserTradeRow {
   feeRate: number;
   /** The trade's number in this user's execution sequence (migration 011; 0: none). */
   execSeq: number;
+  /** This user's order in the trade (migration 014). */
+  orderId: number;
+  /** 1 when this user's order was the maker, 0 the taker (migration 014). */
+  maker: number;
 }
 
 /** A deposit or withdrawal as stored (docs/API.md 7.11): `amount` signed ledger units, as text. */
@@ -92,7 +96,7 @@ export const TRADE_COLUMNS = `id, pair, price, amount, taker_order_id AS takerOr
   taker_side AS takerSide, taker_type AS takerType, maker_type AS makerType, time_micro AS timeMicro`;
 
 export const USER_TRADE_COLUMNS =
-  "trade_id AS id, pair, side, type, price, amount, time_micro AS timeMicro, fee_rate AS feeRate, exec_seq AS execSeq";
+  "trade_id AS id, pair, side, type, price, amount, time_micro AS timeMicro, fee_rate AS feeRate, exec_seq AS execSeq, order_id AS orderId, maker";
 
 export const TRANSFER_COLUMNS = "id, currency, amount, kind, time_micro AS timeMicro";
 

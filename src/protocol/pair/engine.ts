@@ -73,8 +73,15 @@ export const ERR_MMP_FROZEN = 107;
 export const QUOTE_KEPT = 108;
 /** Quote with more than MAX_QUOTE_LEVELS levels, or a level with a bad side: nothing happened. */
 export const ERR_QUOTE_LEVELS = 109;
+/**
+ * Market order whose value (price × lots over the other users' orders it would take, walking the
+ * book as for liquidity and funds) is below the pair's minimum order value: nothing happened
+ * (docs/API.md 20.5).
+ */
+export const ERR_BELOW_MIN_NOTIONAL = 110;
 export type ResultCode =
   | typeof OK
+  | typeof ERR_BELOW_MIN_NOTIONAL
   | typeof ERR_MMP_FROZEN
   | typeof ERR_QUOTE_LEVELS
   | typeof ERR_NO_LIQUIDITY

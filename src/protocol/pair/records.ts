@@ -455,6 +455,8 @@ export interface PairWorkerData {
   publishEvery: number;
   /** Initial order capacity of the book. */
   initialCapacity: number;
+  /** The pair's minimum order value in ticks × lots (docs/API.md 20.5); 0n or absent: none. */
+  minNotional?: bigint;
 }
 
 /** The one message the worker posts: its book is built and it is about to read commands. */

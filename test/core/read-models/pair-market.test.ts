@@ -23,11 +23,11 @@ describe("PairMarket candles", () => {
   it("hands over a candle closed since the last drain with its last trade, then the new one", () => {
     const m = new PairMarket("btc_usdt", 2, 6);
     const t0 = 28_000_000 * MINUTE_MICRO; // a minute boundary (2023)
-    m.addTrade(0, 0, 100, 5, t0 + 1);
+    m.addTrade(0, 0, 100, 5, t0 + 1, 1);
     assert.deepEqual(drained(m, "1m"), [[t0 / 1000, 100, 100, 100, 100, 5]]);
     // Between two drains: the minute's last trade, then one in the next minute.
-    m.addTrade(0, 0, 120, 2, t0 + MINUTE_MICRO - 1);
-    m.addTrade(1, 0, 90, 1, t0 + MINUTE_MICRO + 1);
+    m.addTrade(0, 0, 120, 2, t0 + MINUTE_MICRO - 1, 2);
+    m.addTrade(1, 0, 90, 1, t0 + MINUTE_MICRO + 1, 3);
     assert.deepEqual(drained(m, "1m"), [
       [t0 / 1000, 100, 120, 100, 120, 7],
       [t0 / 1000 + 60_000, 90, 90, 90, 90, 1],
@@ -38,9 +38,9 @@ describe("PairMarket candles", () => {
   it("does not hand over again a candle already drained when the next one opens", () => {
     const m = new PairMarket("btc_usdt", 2, 6);
     const t0 = 28_000_000 * MINUTE_MICRO; // a minute boundary (2023)
-    m.addTrade(0, 0, 100, 5, t0 + 1);
+    m.addTrade(0, 0, 100, 5, t0 + 1, 1);
     drained(m, "1m");
-    m.addTrade(0, 0, 101, 1, t0 + MINUTE_MICRO + 1);
+    m.addTrade(0, 0, 101, 1, t0 + MINUTE_MICRO + 1, 2);
     assert.deepEqual(drained(m, "1m"), [[t0 / 1000 + 60_000, 101, 101, 101, 101, 1]]);
   });
 });
@@ -66,15 +66,15 @@ describe("PairMarket history", () => {
           // Recovery feeds stored trades newest first: the first one is the latest.
           const storedMicros = stored.map(() => micro++).reverse();
           stored.forEach(([side, type, price, amount], i) => {
-            m.restoreHistory(side, type, price, amount, storedMicros[i]);
+            m.restoreHistory(side, type, price, amount, storedMicros[i], storedMicros[i]);
             if (model.length < HISTORY_SIZE)
-              model.push(m.publicTrade(side, type, price, amount, storedMicros[i]));
+              model.push(m.publicTrade(side, type, price, amount, storedMicros[i], storedMicros[i]));
           });
           assert.deepEqual(m.history, model);
           for (const [side, type, price, amount] of live) {
             micro += 1_000_000;
-            m.addTrade(side, type, price, amount, micro);
-            model.unshift(m.publicTrade(side, type, price, amount, micro));
+            m.addTrade(side, type, price, amount, micro, micro);
+            model.unshift(m.publicTrade(side, type, price, amount, micro, micro));
             if (model.length > HISTORY_SIZE) model.pop();
             assert.deepEqual(m.latestTrade(), model[0]);
           }
