@@ -253,10 +253,19 @@ export function field(tag: number, value: string | number): string {
   return `${tag}=${value}\x01`;
 }
 
-/** `YYYYMMDD-HH:MM:SS.sss` in UTC (FIX UTCTimestamp with milliseconds) of Unix ms. */
+let lastMs = -1;
+let lastTime = "";
+
+/**
+ * `YYYYMMDD-HH:MM:SS.sss` in UTC (FIX UTCTimestamp with milliseconds) of Unix ms; the last one is
+ * kept, since the reports of one commit share their millisecond.
+ */
 export function fixTime(ms: number): string {
+  if (ms === lastMs) return lastTime;
   const iso = new Date(ms).toISOString();
-  return `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}-${iso.slice(11, 23)}`;
+  lastMs = ms;
+  lastTime = `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}-${iso.slice(11, 23)}`;
+  return lastTime;
 }
 
 const FIX_TIME_RE = /^(\d{4})(\d{2})(\d{2})-(\d{2}):(\d{2}):(\d{2})(?:\.(\d{3}))?$/;
