@@ -85,13 +85,15 @@ export class RawFix {
     });
   }
 
-  /** Connects and logs on as `user`; resolves once the server's Logon arrived. */
+  /** Connects and logs on as `user` (after `first`, when given); resolves on the server's Logon. */
   static async logon(
     port: number,
     user: { apiToken: string; secretKey: string },
     senderCompId: string,
+    first?: Buffer,
   ): Promise<RawFix> {
     const c = await RawFix.open(port, senderCompId);
+    if (first !== undefined) c.writeBytes(first);
     const time = fixTime(new Date());
     const sig = logonSignature(user.secretKey, time, "1", senderCompId, c.targetCompId);
     c.write([
