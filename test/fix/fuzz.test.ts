@@ -401,6 +401,32 @@ describe("FIX listener under generated input", () => {
     );
   });
 
+  it("rejects another CompID after the Logon with 373=9, then ends the session", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(49, 56),
+        fc.stringMatching(/^[A-Za-z0-9]{0,10}$/),
+        async (tag, value) => {
+          const c = await logon();
+          try {
+            const fields = c.header("0").map(([t, v]): Field => [t, t === tag ? `${v}${value}X` : v]);
+            c.write(fields);
+            const r = await c.next("the Reject");
+            assert.equal(get(r, 35), "3", show(r));
+            assert.equal(get(r, 371), String(tag));
+            assert.equal(get(r, 373), "9");
+            const m = await c.next("the Logout");
+            assert.equal(get(m, 58), "CompID problem");
+            assert.ok(await c.waitClosed());
+          } finally {
+            c.destroy();
+          }
+        },
+      ),
+      { numRuns: 6 },
+    );
+  });
+
   it("ends the session when MsgSeqNum is not a number", async () => {
     await fc.assert(
       fc.asyncProperty(fc.stringMatching(/^[0-9]*[A-Za-z.-][0-9A-Za-z]*$/), async (seq) => {
