@@ -265,10 +265,6 @@ export class FixGateway implements FixOut {
     const deps = this.deps;
     const logon = readFixLogon(deps.users, deps.compId, deps.ctx, m, type, Date.now());
     c.peerCompId = logon.peerCompId;
-    if ("compIdTag" in logon) {
-      this.reject(c, m, logon.compIdTag, REJECT_COMP_ID, "CompID problem");
-      return this.end(c, "CompID problem");
-    }
     if ("refused" in logon) return this.end(c, logon.refused);
     const key = logon.key;
     c.state = FIX_ON;

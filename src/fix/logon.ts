@@ -14,7 +14,6 @@ import { type FixMessage, parseFixTime } from "./codec.ts";
 import { DROP_COPY, HEARTBEAT_MAX_S, HEARTBEAT_MIN_S, LOGON_CLOCK_SKEW_MS } from "./fix-conn.ts";
 
 export type FixLogon =
-  | { readonly peerCompId: string; readonly compIdTag: number }
   | { readonly peerCompId: string; readonly refused: string }
   | {
       readonly peerCompId: string;
@@ -52,7 +51,7 @@ export function readFixLogon(
   const peerCompId = m.get(49) ?? "";
   if (type !== "A") return { peerCompId, refused: "the first message must be a Logon (35=A)" };
   if (peerCompId === "") return { peerCompId, refused: "SenderCompID(49) is required" };
-  if (m.get(56) !== compId) return { peerCompId, compIdTag: 56 };
+  if (m.get(56) !== compId) return { peerCompId, refused: `TargetCompID(56) must be ${compId}` };
   const token = m.get(553);
   if (token === undefined || token === "") return { peerCompId, refused: auth(Code.AUTH_TOKEN_MISSING) };
   const key = users.key(token);

@@ -8,7 +8,8 @@ import type { Socket } from "node:net";
 import { describe, it } from "node:test";
 import { sharedServer, sleep, type TestServer } from "../e2e/harness.ts";
 import { fixLogon, fixPortOf } from "./helpers.ts";
-import { type FixClient, FixLogonRefused, fixFrame, fixTime } from "./jspurefix-client.ts";
+import { type FixClient, FixLogonRefused, fixFrame, fixTime, logonSignature } from "./jspurefix-client.ts";
+import { type Field, get, RawFix, show } from "./raw-fix.ts";
 
 /** The refusal of a Logon: the Text of its Logout. */
 async function refusal(promise: Promise<FixClient>): Promise<string | undefined> {
@@ -128,6 +129,26 @@ describe("FIX session layer", () => {
     const r = await c.next("3");
     assert.equal(r.get(373), "9");
     assert.equal((await c.closed).logoutText, "CompID problem");
+  });
+
+  it("refuses a Logon to another TargetCompID with a Logout naming the tag, then closes", async () => {
+    const u = await server.newUser();
+    const c = await RawFix.open(fixPortOf(server), "MAKER", "NOT-US");
+    const time = fixTime(new Date());
+    const sig = logonSignature(u.secretKey, time, "1", "MAKER", "NOT-US");
+    c.write([
+      ...c.header("A").map(([t, v]): Field => [t, t === 52 ? time : v]),
+      [98, "0"],
+      [108, "30"],
+      [141, "Y"],
+      [553, u.apiToken],
+      [95, "64"],
+      [96, sig],
+    ]);
+    const m = await c.next("the Logout");
+    assert.equal(get(m, 35), "5", show(m));
+    assert.equal(get(m, 58), "TargetCompID(56) must be EXCHANGE");
+    assert.ok(await c.waitClosed());
   });
 
   it("ignores a message with a wrong CheckSum or BodyLength, uncounted, and goes on", async () => {
