@@ -115,6 +115,11 @@ export interface RunSpec {
    * loops, loop i on session i mod connections).
    */
   sessionDepth: number;
+  /**
+   * Above 0 (with sessionDepth): the sessions are FIX sessions (fix-clients.ts) on this port of the
+   * exchange's FIX gateway (docs/API.md 17), the REST create-order bodies sent as NewOrderSingle.
+   */
+  fixPort: number;
 }
 
 /** See RunSpec.readProbe: at most one read-back per load generator process this often. */

@@ -1,5 +1,5 @@
 /**
- * The FIX client of bench:load (docs/FIX.md): N FIX 4.4 sessions over TCP, each logged on as one
+ * The FIX client of bench:load (docs/API.md 17): N FIX 4.4 sessions over TCP, each logged on as one
  * user with its signed Logon, each keeping up to `depth` NewOrderSingle messages in flight; orders
  * beyond that wait in the session's FIFO (open loop: that wait counts, as for trading sessions).
  *
@@ -36,7 +36,7 @@ const SIDES = new Map([
   ["sell", "2"],
 ]);
 
-/** UTC `YYYYMMDD-HH:MM:SS.sss` (docs/FIX.md). */
+/** UTC `YYYYMMDD-HH:MM:SS.sss` (docs/API.md 17). */
 function fixTime(ms: number): string {
   const d = new Date(ms).toISOString(); // 2026-11-28T18:00:00.000Z
   return `${d.slice(0, 4)}${d.slice(5, 7)}${d.slice(8, 10)}-${d.slice(11, 23)}`;

@@ -18,6 +18,7 @@ export const GROUPS = [
   "create-open",
   "mix",
   "session",
+  "fix",
   "floor",
   "profile",
   "ab",
@@ -84,8 +85,8 @@ export const PROCS = Number(flags.procs ?? Math.max(2, Math.min(4, cpus().length
 export const OPEN_RATE_PER_PROC = 25_000;
 export const USERS = Number(flags.users ?? 128);
 export const PACING = (flags.pacing ?? "spin") as "spin" | "timer" | "thread";
-/** `session`: create-order over trading sessions, as the session group's closed loop. */
-export const PROFILE_WORKLOAD = (flags["profile-workload"] ?? "create") as Workload | "session";
+/** `session` / `fix`: create-order over trading sessions / FIX, as those groups' closed loops. */
+export const PROFILE_WORKLOAD = (flags["profile-workload"] ?? "create") as Workload | "session" | "fix";
 /** Offered rate of the profiled run (open loop), or null: closed loop (maximum throughput). */
 export const PROFILE_RATE = flags["profile-rate"] === undefined ? null : Number(flags["profile-rate"]);
 if (PROFILE_RATE !== null && !(PROFILE_RATE > 0)) throw new Error("--profile-rate must be a positive rate");
@@ -125,5 +126,5 @@ if (flags.client !== undefined && flags.client !== "raw" && flags.client !== "ag
   throw new Error("--client must be raw or agent");
 if (PACING !== "spin" && PACING !== "timer" && PACING !== "thread")
   throw new Error("--pacing must be spin, timer or thread");
-if (PROFILE_WORKLOAD !== "create" && PROFILE_WORKLOAD !== "mix" && PROFILE_WORKLOAD !== "session")
-  throw new Error("--profile-workload must be create, mix or session");
+if (!["create", "mix", "session", "fix"].includes(PROFILE_WORKLOAD))
+  throw new Error("--profile-workload must be create, mix, session or fix");

@@ -33,6 +33,7 @@ import {
   type StreamResult,
   type ToLoadgen,
 } from "./common.ts";
+import { FixPool } from "./fix-clients.ts";
 import { Pool } from "./http-clients.ts";
 import { SessionPool } from "./session-clients.ts";
 import { Ticker } from "./ticker.ts";
@@ -41,6 +42,10 @@ import { type BenchRequest, type Kind, RequestFlow } from "./workload.ts";
 type Histogram = ReturnType<typeof newHistogram>;
 
 let users: BenchUser[] = [];
+/** This process's index among the load generators (FIX SenderCompIDs differ between processes). */
+let genIndex = 0;
+/** FIX pools opened so far: each opening's SenderCompIDs are new. */
+let fixOpenings = 0;
 
 function reply(msg: FromLoadgen): void {
   process.send?.(msg);
@@ -49,6 +54,7 @@ function reply(msg: FromLoadgen): void {
 process.on("message", (msg: ToLoadgen) => {
   if (msg.type === "init") {
     users = msg.users;
+    genIndex = msg.index;
     reply({ type: "ready" });
   } else if (msg.type === "run") {
     run(msg.spec).then(
@@ -88,9 +94,19 @@ async function run(spec: RunSpec): Promise<RunResult> {
   // A session is one user: the first `connections` users of this process, one per session.
   const flowUsers = sessions ? users.slice(0, spec.connections) : users;
   if (flowUsers.length < spec.connections) throw new Error("fewer users than sessions");
-  const pool = sessions
-    ? await SessionPool.open(flowUsers, spec.target.host, spec.target.port, spec.sessionDepth)
-    : await Pool.open(spec.client, spec.target.host, spec.target.port, spec.connections);
+  const pool =
+    sessions && spec.fixPort > 0
+      ? await FixPool.open(
+          flowUsers,
+          spec.target.host,
+          spec.fixPort,
+          spec.sessionDepth,
+          "EXCHANGE",
+          (genIndex * 1000 + fixOpenings++) * 1000,
+        )
+      : sessions
+        ? await SessionPool.open(flowUsers, spec.target.host, spec.target.port, spec.sessionDepth)
+        : await Pool.open(spec.client, spec.target.host, spec.target.port, spec.connections);
   const track = spec.realServer && spec.workload === "mix";
   const flow = new RequestFlow(
     flowUsers,

@@ -177,6 +177,8 @@ export interface RunParams {
   /** Trading sessions instead of HTTP: this many sessions over the processes (RunSpec.sessionDepth). */
   sessions?: number;
   sessionDepth?: number;
+  /** With `sessions`: FIX sessions on the exchange's FIX port instead of WebSocket sessions. */
+  fix?: boolean;
 }
 
 export const gens: Loadgen[] = [];
@@ -238,6 +240,7 @@ export async function runOnce(p: RunParams): Promise<OneRun> {
         realServer: p.realServer,
         readProbe: p.readProbe ?? false,
         sessionDepth: p.sessions === undefined ? 0 : (p.sessionDepth ?? 1),
+        fixPort: p.fix === true ? fixPort(p.server) : 0,
       }),
     ),
   );
@@ -256,6 +259,11 @@ export async function runOnce(p: RunParams): Promise<OneRun> {
     threadCpuMs,
     pid: p.server.pid,
   };
+}
+
+function fixPort(server: ServerProcess): number {
+  if (server.fixPort === 0) throw new Error(`${server.name}: no FIX port (started without --fix-port)`);
+  return server.fixPort;
 }
 
 /** Requests of every kind answered inside a run's measured window. */

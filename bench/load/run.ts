@@ -30,6 +30,9 @@
  *                  x 64 calls in flight against the bare uWS WebSocket ceiling, open loops at 1k,
  *                  5k (beside REST at 5k) and 10k/s, and cancel-on-disconnect (close → 100 cancels
  *                  on an `orders:` stream, 20 repetitions);
+ *   fix            create-order over the FIX gateway (docs/API.md 17; groups/fix.ts): 8 FIX sessions
+ *                  x 64 orders in flight in rounds alternating with the session group's closed
+ *                  loop, and an open loop at 5k/s (the exchange then runs with `--fix-port 0`);
  *   floor          the design floor: closed loop alternating with the bare POST, open loop at 1k
  *                  and 5k/s (the exchange is stopped first);
  *   profile        a fresh exchange under `node --cpu-prof`, closed-loop create-order (or open
@@ -43,11 +46,11 @@
  * (anything but 200, or an expected cancel race) exceed 1% of its requests is marked invalid.
  *
  * Flags: --quick (≈30 s smoke run), --only a,b (select, reads, create-closed, create-open, mix,
- * session, floor, profile, ab), --rates 1000,5000,max, --conns N (64), --procs N (closed loops; 2..4 by cores; open
+ * session, fix, floor, profile, ab), --rates 1000,5000,max, --conns N (64), --procs N (closed loops; 2..4 by cores; open
  * loops use one process per 25k/s offered), --users N (128), --duration ms,
  * --warmup ms, --server-flags="<node flags>" (exchange and floor, e.g. --server-flags=--trace-gc), --server-log dir
  * (each server's output in dir/<name>-<pid>.log), --client raw|agent, --pacing spin|timer|thread (open loop; spin), --profile-workload
- * create|mix|session, --profile-rate N (profile an open loop at N/s), --profile-dir dir (keep the
+ * create|mix|session|fix, --profile-rate N (profile an open loop at N/s), --profile-dir dir (keep the
  * .cpuprofile files there), --floor-rates 1000,5000,10000 (the design floor's open loops), --out path.
  * Output: a table on stdout, bench/results/load.json (with the commit and the machine of the run;
  * `npx tsx bench/load/report.ts --write` puts its table into BENCHMARKS.md).
@@ -81,6 +84,7 @@ import {
 import { abTest } from "./groups/ab.ts";
 import { runCreateClosed } from "./groups/create-closed.ts";
 import { runCreateOpen } from "./groups/create-open.ts";
+import { runFix } from "./groups/fix.ts";
 import { runFloor } from "./groups/floor.ts";
 import { runMix } from "./groups/mix.ts";
 import { type ProfileOutcome, runProfile } from "./groups/profile.ts";
@@ -91,7 +95,7 @@ import { gens, Loadgen } from "./measure.ts";
 import { type LoadResults, recordCommit, renderReport } from "./report.ts";
 import { notes, rows } from "./rows.ts";
 import { REPO_ROOT, spawnServer, waitHealthy } from "./servers.ts";
-import { type GroupContext, initGens, startExchange } from "./setup.ts";
+import { FIX_ARGS, type GroupContext, initGens, startExchange } from "./setup.ts";
 import { evaluateTargets } from "./targets.ts";
 
 async function main(): Promise<void> {
@@ -113,7 +117,8 @@ async function main(): Promise<void> {
   const ceilings: Record<string, number> = {};
   let exitCode = 0;
   try {
-    const ex = await startExchange("exchange");
+    // The FIX gateway only when asked: the ab group's other checkouts may not know the flag.
+    const ex = await startExchange("exchange", [], {}, "src/main.ts", ONLY.has("fix") ? FIX_ARGS : []);
     cleanups.push(
       () => ex.server.stop(),
       () => rmSync(ex.dir, { recursive: true, force: true }),
@@ -159,6 +164,7 @@ async function main(): Promise<void> {
     if (ONLY.has("create-open")) await runCreateOpen(ctx, maxRate);
     if (ONLY.has("mix")) await runMix(ctx);
     if (ONLY.has("session")) await runSession(ctx);
+    if (ONLY.has("fix")) await runFix(ctx);
 
     // Stop the measured exchange before profiling a fresh one under --cpu-prof.
     const code = await ex.server.stop();

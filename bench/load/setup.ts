@@ -23,6 +23,9 @@ export interface Exchange {
   bodies: Bodies;
 }
 
+/** The exchange's FIX gateway on any free port (docs/API.md 17), named in its readiness line. */
+export const FIX_ARGS: readonly string[] = ["--fix-port", "0"];
+
 export async function pool<T>(
   items: readonly T[],
   concurrency: number,
@@ -41,6 +44,8 @@ export async function startExchange(
   nodeFlags: string[] = [],
   extraEnv: Record<string, string> = {},
   script = "src/main.ts",
+  /** Server arguments after the benchmark's own (`--fix-port 0` for the fix group). */
+  args: readonly string[] = [],
 ): Promise<Exchange> {
   const dir = mkdtempSync(join(tmpdir(), "bench-load-"));
   const shipped = JSON.parse(readFileSync(join(REPO_ROOT, "data", "config.json"), "utf8")) as {
@@ -67,10 +72,13 @@ export async function startExchange(
       join(dir, "config.json"),
       "--rate-limit",
       "0",
+      ...args,
     ],
     env: { ...extraEnv, ADMIN_TOKEN: adminToken, RATE_LIMIT: "0" },
   });
   await waitHealthy(server.port);
+  if (args.includes("--fix-port") && server.fixPort === 0)
+    throw new Error(`${label}: started with --fix-port but its readiness line names no FIX port`);
   const origin = `http://127.0.0.1:${server.port}`;
   const admin = new ExchangeClient({ baseUrl: origin, adminToken, timeoutMs: 15_000 });
 

@@ -1,6 +1,7 @@
 /** bench:load's targets (named by the issue), evaluated on the rows of a run. */
 
 import { FLOOR_RATES } from "./flags.ts";
+import { FIX_MAX, SESSION_BESIDE_FIX } from "./groups/fix.ts";
 import { COD_ROW, REST_AT_5K, SESSION_MAX, sessionOpen } from "./groups/session.ts";
 import type { Row } from "./report.ts";
 import { rows } from "./rows.ts";
@@ -76,7 +77,41 @@ export function evaluateTargets(): { target: string; value: string; pass: boolea
         : at5k.valid && floor5k.valid && at5k.p99Ms <= 2 * floor5k.p99Ms,
   });
   out.push(...sessionTargets(find, max));
+  out.push(...fixTargets(find));
   return out;
+}
+
+/** Issue 43's targets: FIX create-order against the session's, measured in alternating rounds. */
+function fixTargets(
+  find: (s: string) => Row | undefined,
+): { target: string; value: string; pass: boolean | null }[] {
+  const f = find(FIX_MAX);
+  const s = find(SESSION_BESIDE_FIX);
+  const both = f !== undefined && s !== undefined;
+  const fc = f?.serverCpuUsPerRequest ?? null;
+  const sc = s?.serverCpuUsPerRequest ?? null;
+  const cpu = fc !== null && sc !== null;
+  // Beside the verdict, the rounds after the first (the first also pays for JIT compilation).
+  const warmF = laterRoundsCpu(f);
+  const warmS = laterRoundsCpu(s);
+  const warm =
+    warmF === null || warmS === null
+      ? ""
+      : ` (rounds after the first: ${warmF} / ${warmS} µs = ${(warmF / warmS).toFixed(2)}x)`;
+  return [
+    {
+      target: "issue 43: FIX create-order max >= session's",
+      value: both
+        ? `${f.throughput} / ${s.throughput} = ${(f.throughput / s.throughput).toFixed(2)}x`
+        : "not measured",
+      pass: both ? f.valid && s.valid && f.throughput >= s.throughput : null,
+    },
+    {
+      target: "issue 43: server CPU per FIX order <= 1.1x the session's",
+      value: cpu ? `${fc} / ${sc} µs = ${(fc / sc).toFixed(2)}x${warm}` : "not measured",
+      pass: cpu ? f!.valid && s!.valid && fc <= 1.1 * sc : null,
+    },
+  ];
 }
 
 /** Issue 29's targets: trading sessions against REST create-order of the same run. */

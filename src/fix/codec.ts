@@ -253,13 +253,11 @@ export function field(tag: number, value: string | number): string {
   return `${tag}=${value}\x01`;
 }
 
-let lastMs = -1;
+/** fixTime's last answer: every report and message written in one millisecond shares it. */
+let lastMs = Number.NaN;
 let lastTime = "";
 
-/**
- * `YYYYMMDD-HH:MM:SS.sss` in UTC (FIX UTCTimestamp with milliseconds) of Unix ms; the last one is
- * kept, since the reports of one commit share their millisecond.
- */
+/** `YYYYMMDD-HH:MM:SS.sss` in UTC (FIX UTCTimestamp with milliseconds) of Unix ms. */
 export function fixTime(ms: number): string {
   if (ms === lastMs) return lastTime;
   const iso = new Date(ms).toISOString();
@@ -274,7 +272,22 @@ const FIX_TIME_RE = /^(\d{4})(\d{2})(\d{2})-(\d{2}):(\d{2}):(\d{2})(?:\.(\d{3}))
 export function parseFixTime(text: string): number {
   const m = FIX_TIME_RE.exec(text);
   if (m === null) return Number.NaN;
-  const ms = Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6], m[7] === undefined ? 0 : +m[7]);
-  // Date.UTC rolls over (month 13, second 61): only a time that reads back the same is one.
-  return fixTime(ms).slice(0, 17) === text.slice(0, 17) ? ms : Number.NaN;
+  const year = +m[1];
+  const month = +m[2] - 1;
+  const day = +m[3];
+  const hour = +m[4];
+  const minute = +m[5];
+  const second = +m[6];
+  const ms = Date.UTC(year, month, day, hour, minute, second, m[7] === undefined ? 0 : +m[7]);
+  // Date.UTC rolls over (month 13, second 61) and reads years below 100 as 19xx: only a time whose
+  // fields read back the same is one.
+  const d = new Date(ms);
+  return d.getUTCFullYear() === year &&
+    d.getUTCMonth() === month &&
+    d.getUTCDate() === day &&
+    d.getUTCHours() === hour &&
+    d.getUTCMinutes() === minute &&
+    d.getUTCSeconds() === second
+    ? ms
+    : Number.NaN;
 }

@@ -553,7 +553,7 @@ let definitions: Promise<FixDefinitions> | undefined;
  * FIX44.xml of jspurefix with FIX44-exchange.xml merged in, written once to the temporary
  * directory (jspurefix loads a dictionary from a file), named by its content.
  */
-function exchangeDictionaryFile(): string {
+export function exchangeDictionaryFile(): string {
   if (dictionaryFile !== undefined) return dictionaryFile;
   let merged = readFileSync(join(jspurefixRoot, "data", "FIX44.xml"), "utf8");
   const overlay = readFileSync(new URL("FIX44-exchange.xml", import.meta.url), "utf8").replace(

@@ -5,7 +5,8 @@
  *   node [node flags] [--import tsx] <script> [args]        (tsx only for a `.ts` script)
  *
  * started in the repository root with stdout and stderr piped. The port is read from the first
- * `listening on http://<host>:<port>` line on stdout; a start that prints none within the timeout,
+ * `listening on http://<host>:<port>` line on stdout (and the FIX gateway's, docs/API.md 17, when
+ * that line ends with `FIX on <host>:<port>)`); a start that prints none within the timeout,
  * or exits first, kills the child and rejects with what it printed. `stop` sends SIGTERM and, past
  * its grace, SIGKILL. Every child still running when this process exits is killed, so a failed
  * test or an interrupted benchmark leaves no server behind.
@@ -18,6 +19,8 @@ import { fileURLToPath } from "node:url";
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
 const LISTENING = /listening on (https?:\/\/[^\s]+?):(\d+)\/?(?:\s|$)/;
+/** The FIX gateway's listener on the same line (`--fix-port`). */
+const FIX_ON = /FIX on \S+:(\d+)[)\s]/;
 /** A worker's `thread <tid> <role>` line (workers/ts-entry.mjs with EXCHANGE_THREAD_LOG=1). */
 const THREAD_LINE = /^thread (\d+) (\S+)$/gm;
 const DEFAULT_LOG_LIMIT = 256 * 1024;
@@ -89,6 +92,8 @@ export class ServerProcess {
   /** From the `listening on` line. */
   host = "";
   port = 0;
+  /** The FIX gateway's port when the line names one, else 0. */
+  fixPort = 0;
   /** `https` when the server said it listens with TLS. */
   scheme = "http";
   /** Settles when the child has exited. */
@@ -148,13 +153,15 @@ export class ServerProcess {
         pending += chunk;
         let nl = pending.indexOf("\n");
         while (nl !== -1) {
-          const m = LISTENING.exec(pending.slice(0, nl));
+          const line = pending.slice(0, nl);
+          const m = LISTENING.exec(line);
           pending = pending.slice(nl + 1);
           if (m !== null) {
             const url = new URL(m[1]);
             server.host = url.hostname;
             server.scheme = url.protocol.slice(0, -1);
             server.port = Number(m[2]);
+            server.fixPort = Number(FIX_ON.exec(line)?.[1] ?? 0);
             server.child.stdout!.off("data", onData);
             resolveListening();
             return;

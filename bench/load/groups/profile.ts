@@ -11,8 +11,15 @@ import { DURATION_MS, flags, PROFILE_RATE, PROFILE_WORKLOAD, WARMUP_MS } from ".
 import { measure } from "../measure.ts";
 import { type ProfileSummary, summariseProfiles } from "../profile.ts";
 import { addRow, command, notes } from "../rows.ts";
-import { type GroupContext, initGens, startExchange } from "../setup.ts";
+import { FIX_ARGS, type GroupContext, initGens, startExchange } from "../setup.ts";
 import { SESSION_DEPTH, SESSIONS } from "./session.ts";
+
+const WHAT: Record<string, string> = {
+  create: "create-order",
+  mix: "create+cancel",
+  session: "session create-order",
+  fix: "FIX create-order",
+};
 
 export interface ProfileOutcome {
   profile: ProfileSummary;
@@ -28,11 +35,13 @@ export async function runProfile({ base, ceilings, cleanups }: GroupContext): Pr
   const profDir = keep ?? mkdtempSync(join(tmpdir(), "bench-load-prof-"));
   if (keep === undefined) cleanups.push(() => rmSync(profDir, { recursive: true, force: true }));
   else mkdirSync(profDir, { recursive: true });
-  const px = await startExchange("exchange (--cpu-prof)", [
-    "--cpu-prof",
-    `--cpu-prof-dir=${profDir}`,
-    "--cpu-prof-interval=1000",
-  ]);
+  const px = await startExchange(
+    "exchange (--cpu-prof)",
+    ["--cpu-prof", `--cpu-prof-dir=${profDir}`, "--cpu-prof-interval=1000"],
+    {},
+    "src/main.ts",
+    PROFILE_WORKLOAD === "fix" ? FIX_ARGS : [],
+  );
   cleanups.push(
     () => px.server.stop(),
     () => rmSync(px.dir, { recursive: true, force: true }),
@@ -47,12 +56,14 @@ export async function runProfile({ base, ceilings, cleanups }: GroupContext): Pr
     server: px.server,
     realServer: true,
     workload: PROFILE_WORKLOAD === "mix" ? "mix" : "create",
-    ...(PROFILE_WORKLOAD === "session" ? { sessions: SESSIONS, sessionDepth: SESSION_DEPTH } : {}),
+    ...(PROFILE_WORKLOAD === "session" || PROFILE_WORKLOAD === "fix"
+      ? { sessions: SESSIONS, sessionDepth: SESSION_DEPTH, fix: PROFILE_WORKLOAD === "fix" }
+      : {}),
     ...(PROFILE_RATE === null ? { mode: "closed" } : { mode: "open", rate: PROFILE_RATE }),
     seed: 6,
   });
   addRow(
-    `${PROFILE_WORKLOAD === "create" ? "create-order" : PROFILE_WORKLOAD === "session" ? "session create-order" : "create+cancel"} ${PROFILE_RATE === null ? "max" : `${PROFILE_RATE}/s`} under --cpu-prof (not comparable)`,
+    `${WHAT[PROFILE_WORKLOAD]} ${PROFILE_RATE === null ? "max" : `${PROFILE_RATE}/s`} under --cpu-prof (not comparable)`,
     e,
     "create",
     {
