@@ -103,3 +103,12 @@ export interface FixDeps {
   /** The logon deadline (tests shorten it). */
   readonly logonDeadlineMs?: number;
 }
+
+/** The queue, as the order messages and the reports write to it. */
+export interface FixOut {
+  /** An order message's place in the queue, answered later (`fill`). */
+  slot(c: FixConn): FixSlot;
+  fill(c: FixConn, slot: FixSlot, msgs: OutMsg[]): void;
+  /** Messages ready now, behind everything queued. */
+  push(c: FixConn, msgs: OutMsg[]): void;
+}

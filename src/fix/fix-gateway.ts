@@ -27,6 +27,7 @@ import {
   FIX_SWEEP_MS,
   type FixConn,
   type FixDeps,
+  type FixOut,
   type FixSlot,
   MAX_FIX_MESSAGE,
   MAX_IGNORED,
@@ -45,15 +46,6 @@ import { readFixLogon } from "./logon.ts";
 const ORDER_TYPES: ReadonlySet<string> = new Set(["D", "F", "G", "q", "H"]);
 /** Session messages (FIX 4.4 admin messages): never answered with a BusinessMessageReject. */
 const SESSION_TYPES: ReadonlySet<string> = new Set(["0", "1", "2", "3", "4", "5", "A", "j"]);
-
-/** The queue, as the order messages and the reports write to it. */
-export interface FixOut {
-  /** An order message's place in the queue, answered later (`fill`). */
-  slot(c: FixConn): FixSlot;
-  fill(c: FixConn, slot: FixSlot, msgs: OutMsg[]): void;
-  /** Messages ready now, behind everything queued. */
-  push(c: FixConn, msgs: OutMsg[]): void;
-}
 
 export class FixGateway implements FixOut {
   readonly reports: FixReports;

@@ -36,6 +36,7 @@ import { execReport, fixOrderOf, nextExecId, ordStatus } from "./exec-report.ts"
 import {
   type FixConn,
   type FixDeps,
+  type FixOut,
   type FixSlot,
   MAX_FIX_IN_FLIGHT,
   type OutMsg,
@@ -43,7 +44,6 @@ import {
   REJECT_REQUIRED_MISSING,
   REJECT_VALUE_INCORRECT,
 } from "./fix-conn.ts";
-import type { FixOut } from "./fix-gateway.ts";
 import type { FixReports } from "./fix-reports.ts";
 import { codeText } from "./logon.ts";
 

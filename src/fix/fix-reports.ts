@@ -28,8 +28,7 @@ import {
   ordStatus,
   type ReportState,
 } from "./exec-report.ts";
-import { FIX_ON, type FixConn, type OutMsg } from "./fix-conn.ts";
-import type { FixOut } from "./fix-gateway.ts";
+import { FIX_ON, type FixConn, type FixOut, type OutMsg } from "./fix-conn.ts";
 
 /** What this gateway knows of an open order of a user with a FIX session: its last size and price. */
 interface Track {
