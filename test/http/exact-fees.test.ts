@@ -84,7 +84,7 @@ describe("exact fees on the wire", () => {
     assert.notEqual(String(Number(executed)), executed, "the value must not survive a double");
     const body = serialize.pairPage({
       exchanges: [],
-      orders: { buy: [], sell: [], seq: 0, checksum: 2343686810 },
+      orders: { buy: [], sell: [], seq: 0, checksum: 2343686810, time: 0 },
       history: [],
       userOrders: [
         {
