@@ -105,7 +105,13 @@ async function run(spec: RunSpec): Promise<RunResult> {
           (genIndex * 1000 + fixOpenings++) * 1000,
         )
       : sessions
-        ? await SessionPool.open(flowUsers, spec.target.host, spec.target.port, spec.sessionDepth)
+        ? await SessionPool.open(
+            flowUsers,
+            spec.target.host,
+            spec.target.port,
+            spec.sessionDepth,
+            spec.sessionReports,
+          )
         : await Pool.open(spec.client, spec.target.host, spec.target.port, spec.connections);
   const track = spec.realServer && spec.workload === "mix";
   const flow = new RequestFlow(

@@ -9,9 +9,11 @@
  * (create-order: `order.create`, cancel-order: `order.cancel`), and the answer's `result` is handed
  * back as the REST body (`{"id":N,"status":S,"result":R}` → S, R; an error answer → S and its
  * `{"errors",...}` object). Logon asks for `"reports": false` (see BENCHMARKS.md: the REST rows
- * have no user stream either).
+ * have no user stream either), unless the run asks for reports (RunSpec.sessionReports): then each
+ * create-order also carries a `clientOrderId` unique over the run, and the reports are read and
+ * dropped.
  */
-import { createHmac } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import WebSocket from "ws";
 import type { BenchUser } from "./common.ts";
 import type { Done, HttpRequestSpec } from "./http-clients.ts";
@@ -35,10 +37,13 @@ class Session {
   private readonly queue: Waiting[] = [];
   private nextId = 1;
   private closed = false;
+  /** With reports: the clientOrderId prefix of this session, unique over runs. */
+  private readonly prefix = randomBytes(6).toString("hex");
 
   private constructor(
     private readonly ws: WebSocket,
     private readonly depth: number,
+    private readonly reports: boolean,
   ) {
     ws.on("message", (data: Buffer, isBinary: boolean) => {
       if (!isBinary) this.onFrame(data);
@@ -47,7 +52,13 @@ class Session {
     ws.on("error", () => this.fail());
   }
 
-  static async open(user: BenchUser, host: string, port: number, depth: number): Promise<Session> {
+  static async open(
+    user: BenchUser,
+    host: string,
+    port: number,
+    depth: number,
+    reports: boolean,
+  ): Promise<Session> {
     const ws = new WebSocket(`ws://${host}:${port}/session`, { perMessageDeflate: false });
     const hello = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error("session: no hello within 5 s")), 5000);
@@ -71,13 +82,13 @@ class Session {
         JSON.stringify({
           id: 0,
           method: "session.logon",
-          params: { apiToken: user.apiToken, signature, reports: false },
+          params: { apiToken: user.apiToken, signature, reports },
         }),
       );
     });
     if (!answer.includes('"status":200')) throw new Error(`session logon refused: ${answer.slice(0, 200)}`);
     ws.binaryType = "nodebuffer";
-    return new Session(ws, depth);
+    return new Session(ws, depth, reports);
   }
 
   get inFlight(): number {
@@ -98,7 +109,11 @@ class Session {
     this.calls.set(id, w.done);
     w.onDispatch?.();
     const method = METHODS[w.req.kind] ?? "ping";
-    this.ws.send(`{"id":${id},"method":"${method}","params":${w.req.body === "" ? "{}" : w.req.body}}`);
+    let params = w.req.body === "" ? "{}" : w.req.body;
+    // A create-order body is a JSON object: the clientOrderId goes in as its first member.
+    if (this.reports && w.req.kind === "create")
+      params = `{"clientOrderId":"${this.prefix}${id}",${params.slice(1)}`;
+    this.ws.send(`{"id":${id},"method":"${method}","params":${params}}`);
   }
 
   /** `{"id":N,"status":S,"result":R}` or `{"id":N,"status":S,"errors":...}`; events are skipped. */
@@ -152,8 +167,9 @@ export class SessionPool {
     host: string,
     port: number,
     depth: number,
+    reports: boolean,
   ): Promise<SessionPool> {
-    return new SessionPool(await Promise.all(users.map((u) => Session.open(u, host, port, depth))));
+    return new SessionPool(await Promise.all(users.map((u) => Session.open(u, host, port, depth, reports))));
   }
 
   submit(req: HttpRequestSpec, done: Done, onDispatch: (() => void) | null = null): void {

@@ -18,7 +18,7 @@ import net from "node:net";
 import tls from "node:tls";
 import { log } from "../util/log.ts";
 import { addToSet, removeFromSet } from "../util/set-map.ts";
-import { encodeFix, FixFramer, type FixMessage, field, fixTime } from "./codec.ts";
+import { FixBatch, FixFramer, type FixMessage, field, fixTime } from "./codec.ts";
 import {
   FIX_ENDED,
   FIX_HELLO,
@@ -57,6 +57,8 @@ export class FixGateway implements FixOut {
   private timer: NodeJS.Timeout | null = null;
   private readonly dirty: FixConn[] = [];
   private flushScheduled = false;
+  /** The messages of the write being built (one connection at a time). */
+  private readonly batch = new FixBatch();
   private nextTag = -2;
   private testRequests = 0;
 
@@ -375,7 +377,7 @@ export class FixGateway implements FixOut {
     const out = c.out;
     let i = c.head;
     if (i >= out.length) return;
-    const chunks: Buffer[] = [];
+    const batch = this.batch;
     const now = Date.now();
     const time = fixTime(now);
     // Before a Logon named the client, a Logout is addressed to UNKNOWN.
@@ -394,9 +396,7 @@ export class FixGateway implements FixOut {
       }
       for (const msg of s.msgs) {
         header.seqNum = msg.seq ?? c.outSeq++;
-        chunks.push(
-          encodeFix(msg.type, msg.extra === undefined ? header : { ...header, extra: msg.extra }, msg.body),
-        );
+        batch.add(msg.type, msg.extra === undefined ? header : { ...header, extra: msg.extra }, msg.body);
       }
       if (s.answer) c.inFlight--;
       i++;
@@ -408,10 +408,11 @@ export class FixGateway implements FixOut {
       out.splice(0, i);
       c.head = 0;
     } else c.head = i;
-    if (chunks.length === 0) return;
+    if (batch.size === 0) return;
+    const bytes = batch.take();
     c.lastOutMs = now;
     if (c.socket.destroyed || !c.socket.writable) return;
-    c.socket.write(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+    c.socket.write(bytes);
   }
 
   // ------------------------------------------------------------------ timers
