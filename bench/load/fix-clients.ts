@@ -61,15 +61,25 @@ function encode(
   return msg;
 }
 
+/** `<SOH>tag=` of each tag read, as bytes made once. */
+const NEEDLES = new Map<string, Buffer>();
+
 /** The value of `tag` in the message `m` (tag=value SOH ...), or "" when absent. */
 function field(m: Buffer, tag: string): string {
-  const key = `${SOH}${tag}=`;
-  const at = m.indexOf(key, 0, "latin1");
+  let key = NEEDLES.get(tag);
+  if (key === undefined) {
+    key = Buffer.from(`${SOH}${tag}=`, "latin1");
+    NEEDLES.set(tag, key);
+  }
+  const at = m.indexOf(key);
   if (at === -1) return "";
   const start = at + key.length;
   const end = m.indexOf(1, start);
   return m.toString("latin1", start, end === -1 ? m.length : end);
 }
+
+/** `<SOH>9=`: where BodyLength starts. */
+const BODY_LENGTH = Buffer.from(`${SOH}9=`, "latin1");
 
 class FixSession {
   private readonly calls = new Map<string, Done>();
@@ -172,7 +182,7 @@ class FixSession {
     this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
     for (;;) {
       // 8=FIX.4.4<SOH>9=N<SOH>: N bytes of body, then the 7-byte trailer.
-      const lenAt = this.buf.indexOf("\x019=", 0, "latin1");
+      const lenAt = this.buf.indexOf(BODY_LENGTH);
       if (lenAt === -1) return;
       const lenEnd = this.buf.indexOf(1, lenAt + 3);
       if (lenEnd === -1) return;
@@ -188,9 +198,10 @@ class FixSession {
   private onMessage(m: Buffer): void {
     const type = field(m, "35");
     if (type === "8") {
-      const done = this.calls.get(field(m, "11"));
+      const clOrdId = field(m, "11");
+      const done = this.calls.get(clOrdId);
       if (done === undefined) return; // a later report of an order already answered
-      this.calls.delete(field(m, "11"));
+      this.calls.delete(clOrdId);
       if (this.queue.length > 0 && this.calls.size < this.depth) this.send(this.queue.shift()!);
       if (field(m, "150") === "0") done(200, Buffer.from(`{"id":${field(m, "37")}}`, "latin1"));
       else done(400, Buffer.from(JSON.stringify({ fix: field(m, "58") }), "utf8"));
