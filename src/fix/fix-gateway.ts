@@ -18,6 +18,7 @@ import net from "node:net";
 import tls from "node:tls";
 import { log } from "../util/log.ts";
 import { addToSet, removeFromSet } from "../util/set-map.ts";
+import { TurnFlush, written } from "../wire/out-queue.ts";
 import { FixBatch, FixFramer, type FixMessage, field, fixTime } from "./codec.ts";
 import {
   FIX_ENDED,
@@ -55,8 +56,7 @@ export class FixGateway implements FixOut {
   private readonly byToken = new Map<string, Set<FixConn>>();
   private server: net.Server | null = null;
   private timer: NodeJS.Timeout | null = null;
-  private readonly dirty: FixConn[] = [];
-  private flushScheduled = false;
+  private readonly turn = new TurnFlush<FixConn>((c) => this.flushOne(c));
   /** The messages of the write being built (one connection at a time). */
   private readonly batch = new FixBatch();
   private nextTag = -2;
@@ -344,23 +344,8 @@ export class FixGateway implements FixOut {
   }
 
   private markDirty(c: FixConn): void {
-    if (c.dirty || c.state === FIX_ENDED) return;
-    c.dirty = true;
-    this.dirty.push(c);
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(this.flush);
-    }
+    if (c.state !== FIX_ENDED) this.turn.mark(c, c);
   }
-
-  private readonly flush = (): void => {
-    this.flushScheduled = false;
-    const list = this.dirty.splice(0);
-    for (const c of list) {
-      c.dirty = false;
-      if (c.state !== FIX_ENDED) this.flushOne(c);
-    }
-  };
 
   private flushOne(c: FixConn): void {
     if (c.state === FIX_ENDED) return;
@@ -401,13 +386,7 @@ export class FixGateway implements FixOut {
       if (s.answer) c.inFlight--;
       i++;
     }
-    if (i === out.length) {
-      out.length = 0;
-      c.head = 0;
-    } else if (i > 1024 && i * 2 > out.length) {
-      out.splice(0, i);
-      c.head = 0;
-    } else c.head = i;
+    written(c, i);
     if (batch.size === 0) return;
     const bytes = batch.take();
     c.lastOutMs = now;
