@@ -13,10 +13,11 @@
  * that the report of that change carries the request's ClOrdID to the session that asked, and the
  * order's own ClOrdID (its clientOrderId) as OrigClOrdID.
  */
-import type { CommitListener, OrderView, UserTradeView } from "../core/exchange.ts";
+import type { OrderView, UserTradeView } from "../core/exchange.ts";
 import type { EntryContext } from "../entry/context.ts";
 import { replayRows } from "../entry/resume.ts";
 import { orderRowView, tradeRowView } from "../entry/row-views.ts";
+import { UserReports } from "../entry/user-reports.ts";
 import type { Execution } from "../protocol/db/reader-tasks.ts";
 import { log } from "../util/log.ts";
 import {
@@ -52,7 +53,7 @@ interface UserBook {
   readonly claims: Map<number, Claim>;
 }
 
-export class FixReports implements CommitListener {
+export class FixReports extends UserReports {
   private readonly books = new Map<number, UserBook>();
   /**
    * Per user, the ClOrdID of every accepted OrderCancelReplaceRequest → the order it replaced
@@ -62,14 +63,18 @@ export class FixReports implements CommitListener {
   private readonly replaced = new Map<number, Map<string, number>>();
   /** The replaced map's ClOrdIDs of each order (to drop them when it closes). */
   private readonly replacedOf = new Map<number, string[]>();
-  /** True after shutdown: nothing more is queued. */
-  closed = false;
 
   constructor(
     private readonly out: FixOut,
     /** Its `ctx` is read when a report is made, after the start (boot.ts builds it last). */
     private readonly deps: { readonly ctx: EntryContext },
-  ) {}
+  ) {
+    super();
+  }
+
+  protected reporting(user: number): boolean {
+    return this.books.has(user);
+  }
 
   add(c: FixConn): void {
     let book = this.books.get(c.userId);
@@ -110,23 +115,6 @@ export class FixReports implements CommitListener {
   book(user: number): UserBook | undefined {
     return this.books.get(user);
   }
-
-  wantsOrders(user: number): boolean {
-    return !this.closed && this.books.has(user);
-  }
-
-  wantsUserTrades(user: number): boolean {
-    return !this.closed && this.books.has(user);
-  }
-
-  wantsTrades(): boolean {
-    return false;
-  }
-
-  publicTrades(): void {}
-  levelsChanged(): void {}
-  bboChanged(): void {}
-  l3Changed(): void {}
 
   userTrade(user: number, view: UserTradeView, orderId: number, maker: boolean): void {
     this.books.get(user)?.trades.push([view, orderId, maker]);
