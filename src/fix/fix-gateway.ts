@@ -35,6 +35,7 @@ import {
   REJECT_COMP_ID,
   REJECT_FORMAT,
   REJECT_NO_VALUE,
+  REJECT_REPEATED,
   REJECT_REQUIRED_MISSING,
   REJECT_VALUE_INCORRECT,
 } from "./fix-conn.ts";
@@ -226,7 +227,7 @@ export class FixGateway implements FixOut {
     if (seq > c.inSeq) return this.end(c, `MsgSeqNum too high, expected ${c.inSeq}; resend is not supported`);
     c.inSeq++;
     if (m.empty !== 0) return this.reject(c, m, m.empty, REJECT_NO_VALUE, "tag specified without a value");
-    if (m.repeated !== 0) return this.reject(c, m, m.repeated, REJECT_FORMAT, "tag appears more than once");
+    if (m.repeated !== 0) return this.reject(c, m, m.repeated, REJECT_REPEATED, "tag appears more than once");
     switch (type) {
       case "0":
       case "3":

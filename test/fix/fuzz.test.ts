@@ -162,7 +162,7 @@ function expectedReject(type: string, fields: readonly Field[]): [number, number
   if (empty !== undefined) return [empty[0], 4];
   const seen = new Set<number>();
   for (const [t] of fields) {
-    if (seen.has(t)) return [t, 6];
+    if (seen.has(t)) return [t, 13];
     seen.add(t);
   }
   const has = (t: number) => seen.has(t);
