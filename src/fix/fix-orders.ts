@@ -55,9 +55,9 @@ const CANCEL_ALL = withoutNonce(CANCEL_ALL_ORDERS_FIELDS);
 /** FIX 4.4 required tags of the messages (docs/API.md 17.2): missing, Reject(3) 373=1. */
 const REQUIRED = new Map<string, readonly number[]>([
   ["D", [11, 54, 55, 40, 60, 38]],
-  ["F", [11, 54, 55]],
-  ["G", [11, 54, 55, 40]],
-  ["q", [11, 530]],
+  ["F", [11, 54, 55, 60]],
+  ["G", [11, 54, 55, 40, 60]],
+  ["q", [11, 530, 60]],
   ["H", [54, 55]],
 ]);
 

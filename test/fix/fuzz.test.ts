@@ -21,9 +21,9 @@ const RUNS = 40;
 /** Tags FIX 4.4 requires on each order message (docs/FIX.md 3): missing, Reject 373=1. */
 const REQUIRED: Record<string, number[]> = {
   D: [11, 54, 55, 40, 60, 38],
-  F: [11, 54, 55],
-  G: [11, 54, 55, 40],
-  q: [11, 530],
+  F: [11, 54, 55, 60],
+  G: [11, 54, 55, 40, 60],
+  q: [11, 530, 60],
   H: [54, 55],
   "2": [7],
 };

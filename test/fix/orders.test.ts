@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { expectOk, sharedServer, type TestServer } from "../e2e/harness.ts";
-import { assertMatchesRest, fixLogon, newOrder, nextReport, now } from "./helpers.ts";
+import { assertMatchesRest, fixLogon, fixPortOf, newOrder, nextReport, now } from "./helpers.ts";
+import { type Field, get, RawFix, show } from "./raw-fix.ts";
 
 describe("FIX order entry", () => {
   let server: TestServer;
@@ -161,6 +162,63 @@ describe("FIX order entry", () => {
     assert.equal(rej.get(39), "4");
     assert.match(rej.get(58)!, /^ORDER_ALREADY_CANCELLED: /);
     await c.logout();
+  });
+
+  it("rejects F, G and q without a tag FIX 4.4 requires of them (60 included) with 373=1, the order untouched", async () => {
+    const u = await server.newUser({ usdt: "10000" });
+    const c = await RawFix.logon(fixPortOf(server), u, "REQ60");
+    c.write([...c.header("D"), ...newOrder("rq-1", "buy", "1", "10")]);
+    const n = await c.next("the New");
+    assert.equal(get(n, 150), "0", show(n));
+    const orderId = get(n, 37)!;
+    const cancel: Field[] = [
+      [41, "rq-1"],
+      [11, "rq-c"],
+      [55, "btc_usdt"],
+      [54, "1"],
+      [60, now()],
+    ];
+    const replace: Field[] = [
+      [37, orderId],
+      [11, "rq-r"],
+      [55, "btc_usdt"],
+      [54, "1"],
+      [40, "2"],
+      [38, "2"],
+      [60, now()],
+    ];
+    const mass: Field[] = [
+      [11, "rq-q"],
+      [530, "7"],
+      [60, now()],
+    ];
+    const cases: [string, Field[], number][] = [
+      ["F", cancel, 60],
+      ["F", cancel, 11],
+      ["F", cancel, 54],
+      ["F", cancel, 55],
+      ["G", replace, 60],
+      ["G", replace, 11],
+      ["G", replace, 54],
+      ["G", replace, 55],
+      ["G", replace, 40],
+      ["q", mass, 60],
+      ["q", mass, 530],
+    ];
+    for (const [type, body, missing] of cases) {
+      const header = c.header(type);
+      c.write([...header, ...body.filter(([t]) => t !== missing)]);
+      const r = await c.next(`the Reject of ${type} without ${missing}`);
+      assert.equal(get(r, 35), "3", show(r));
+      assert.deepEqual(
+        [get(r, 45), get(r, 371), get(r, 372), get(r, 373)],
+        [get(header, 34), String(missing), type, "1"],
+        show(r),
+      );
+    }
+    const o = expectOk(await u.client.order(Number(orderId)));
+    assert.deepEqual([o.isCancelled, o.amount], [false, 1]);
+    c.destroy();
   });
 
   it("replaces an order by a chain of ClOrdIDs, keeping its id and clientOrderId", async () => {
