@@ -113,4 +113,9 @@ export interface FixOut {
   fill(c: FixConn, slot: FixSlot, msgs: OutMsg[]): void;
   /** Messages ready now, behind everything queued. */
   push(c: FixConn, msgs: OutMsg[]): void;
+  /**
+   * Ends the session at `slot`: what is queued before it is written, then a Logout with `text`;
+   * the slot and everything behind it are dropped.
+   */
+  abort(c: FixConn, slot: FixSlot, text: string): void;
 }

@@ -342,6 +342,12 @@ export class FixGateway implements FixOut {
     this.markDirty(c);
   }
 
+  abort(c: FixConn, slot: FixSlot, text: string): void {
+    const at = c.out.indexOf(slot, c.head);
+    if (at >= 0) c.out.length = at;
+    this.end(c, text);
+  }
+
   private markDirty(c: FixConn): void {
     if (c.dirty || c.state === FIX_ENDED) return;
     c.dirty = true;
