@@ -197,6 +197,25 @@ describe("FIX session layer", () => {
     await c.logout();
   });
 
+  it("ends the session with a Logout when MsgSeqNum is missing or empty, not with a Reject", async () => {
+    const u = await server.newUser();
+    for (const seq of [null, ""]) {
+      const c = await RawFix.logon(fixPortOf(server), u, "NOSEQ");
+      const fields: Field[] = [
+        [35, "1"],
+        [49, c.senderCompId],
+        [56, c.targetCompId],
+      ];
+      if (seq !== null) fields.push([34, seq]);
+      fields.push([52, fixTime(new Date())], [112, "no-seq"]);
+      c.write(fields);
+      const m = await c.next("the Logout");
+      assert.deepEqual([get(m, 35), get(m, 58)], ["5", "MsgSeqNum missing or not a number"], show(m));
+      assert.ok(await c.waitClosed());
+      c.destroy();
+    }
+  });
+
   it("rejects a tag that appears twice with 373=13 naming the tag, and the session stays", async () => {
     const u = await server.newUser({ usdt: "100" });
     const c = await RawFix.logon(fixPortOf(server), u, "REPEAT1");
