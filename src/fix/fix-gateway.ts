@@ -36,6 +36,7 @@ import {
   REJECT_COMP_ID,
   REJECT_FORMAT,
   REJECT_NO_VALUE,
+  REJECT_REPEATED,
   REJECT_REQUIRED_MISSING,
   REJECT_VALUE_INCORRECT,
 } from "./fix-conn.ts";
@@ -228,7 +229,7 @@ export class FixGateway implements FixOut {
     if (seq > c.inSeq) return this.end(c, `MsgSeqNum too high, expected ${c.inSeq}; resend is not supported`);
     c.inSeq++;
     if (m.empty !== 0) return this.reject(c, m, m.empty, REJECT_NO_VALUE, "tag specified without a value");
-    if (m.repeated !== 0) return this.reject(c, m, m.repeated, REJECT_FORMAT, "tag appears more than once");
+    if (m.repeated !== 0) return this.reject(c, m, m.repeated, REJECT_REPEATED, "tag appears more than once");
     switch (type) {
       case "0":
       case "3":
@@ -341,6 +342,12 @@ export class FixGateway implements FixOut {
     if (c.state === FIX_ENDED) return;
     c.out.push({ msgs, answer: false });
     this.markDirty(c);
+  }
+
+  abort(c: FixConn, slot: FixSlot, text: string): void {
+    const at = c.out.indexOf(slot, c.head);
+    if (at >= 0) c.out.length = at;
+    this.end(c, text);
   }
 
   private markDirty(c: FixConn): void {

@@ -213,12 +213,16 @@ export class FixReports extends UserReports {
     replayRows(ctx, c.userId, from, cut).then(
       (rows) => this.out.fill(c, slot, replayReports(ctx, rows)),
       (err) => {
+        // docs/FIX.md 7: no live report may pass the executions it could not send.
         log().error({ err: String(err) }, "FIX resume: the executions could not be read");
-        this.out.fill(c, slot, []);
+        this.out.abort(c, slot, RESUME_FAILED);
       },
     );
   }
 }
+
+/** The Logout's Text of a resume whose executions could not be read (docs/FIX.md 7). */
+const RESUME_FAILED = "resume failed: the executions could not be read";
 
 /**
  * The replay's reports. A fill's state after it is the order's state in the replay (its latest, with
