@@ -13,7 +13,6 @@
  * OrderMassCancelReport, a not-found status); what a message changed is reported by fix-reports.ts
  * after its commit, behind the answer's place in the queue.
  */
-import { LIMIT, type OrderState } from "../core/command.ts";
 import type { OrderView } from "../core/exchange.ts";
 import {
   AMEND_ORDER_FIELDS,
@@ -29,10 +28,10 @@ import {
   withoutNonce,
 } from "../entry/calls.ts";
 import type { Reply } from "../entry/reply.ts";
+import { openOrderFacts } from "../entry/trade.ts";
 import { CREATE_FIELDS } from "../entry/validate.ts";
 import type { ErrorEntry } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
-import { BUY } from "../protocol/pair/engine.ts";
 import { type FixMessage, field, fixTime, parseFixTime } from "./codec.ts";
 import { execReport, fixOrderOf, nextExecId, ordStatus } from "./exec-report.ts";
 import {
@@ -107,21 +106,23 @@ function cxlRejReason(code: number): number {
  * OrdStatus(39) of a refused cancel or replace when the order is known to the caller
  * (docs/FIX.md 6): done by the refusal's code, else open (`open`: the caller's open order, if any).
  */
-function knownStatus(code: number, open: OrderState | undefined): string | undefined {
+function knownStatus(code: number, open: OpenFacts | undefined): string | undefined {
   if (code === Code.ORDER_ALREADY_EXECUTED) return "2";
   if (code === Code.ORDER_ALREADY_CANCELLED) return "4";
   if (open === undefined) return undefined;
-  return open.used > 0 ? "1" : "0";
+  return open.traded ? "1" : "0";
 }
 
 /**
  * Symbol(55), Side(54) and, for a replace, OrdType(40) of a request are those of the open order it
  * names (DECISIONS.md "FIX gateway: readings of the contract").
  */
-function sameOrder(m: FixMessage, o: OrderState, pairName: string, replace: boolean): boolean {
-  if (m.get(55) !== pairName || m.get(54) !== (o.side === BUY ? "1" : "2")) return false;
-  return !replace || m.get(40) === (o.type === LIMIT ? "2" : "1");
+function sameOrder(m: FixMessage, o: OpenFacts, replace: boolean): boolean {
+  if (m.get(55) !== o.pairName || m.get(54) !== (o.side === "buy" ? "1" : "2")) return false;
+  return !replace || m.get(40) === (o.type === "limit" ? "2" : "1");
 }
+
+type OpenFacts = NonNullable<ReturnType<typeof openOrderFacts>>;
 
 /** An order entry Reply whose outcomes go to three functions (an error as its first entry). */
 class FixReply<T> implements Reply<T> {
@@ -278,16 +279,15 @@ export class FixOrders {
     const clOrdId = m.get(11)!;
     // `orderId` when the request named an order of the caller: its OrdStatus goes on the refusal.
     const refuse = (code: number, extra?: string, orderId?: unknown) => {
-      const open = orderId === undefined ? undefined : ctx.exchange.ownOpenOrder(c.userId, Number(orderId));
+      const open = orderId === undefined ? undefined : openOrderFacts(ctx, c.userId, Number(orderId));
       const status = knownStatus(code, open);
       const id = String(orderId ?? m.get(37) ?? "NONE");
       this.out.fill(c, slot, [cancelReject(m, replace, codeText(code, extra), code, id, status)]);
     };
     this.resolve(c, m, 41, refuse, (orderId) => {
-      const open = ctx.exchange.ownOpenOrder(c.userId, Number(orderId));
+      const open = openOrderFacts(ctx, c.userId, Number(orderId));
       // A request whose Symbol, Side or OrdType are not its order's names none of the caller's.
-      if (open !== undefined && !sameOrder(m, open, ctx.config.pairs[open.pair].name, replace))
-        return refuse(Code.ORDER_NOT_FOUND);
+      if (open !== undefined && !sameOrder(m, open, replace)) return refuse(Code.ORDER_NOT_FOUND);
       const claim = () => {
         const book = this.reports.book(c.userId);
         const id = Number(orderId);

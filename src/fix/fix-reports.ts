@@ -210,14 +210,17 @@ export class FixReports extends UserReports {
     const ctx = this.deps.ctx;
     c.resumeCut = cut;
     const slot = this.out.slot(c);
-    replayRows(ctx, c.userId, from, cut).then(
-      (rows) => this.out.fill(c, slot, replayReports(ctx, rows)),
-      (err) => {
-        // docs/FIX.md 7: no live report may pass the executions it could not send.
-        log().error({ err: String(err) }, "FIX resume: the executions could not be read");
-        this.out.abort(c, slot, RESUME_FAILED);
-      },
-    );
+    // A failure to read the executions or to make their reports ends the session alike.
+    replayRows(ctx, c.userId, from, cut)
+      .then((rows) => replayReports(ctx, rows))
+      .then(
+        (msgs) => this.out.fill(c, slot, msgs),
+        (err) => {
+          // docs/FIX.md 7: no live report may pass the executions it could not send.
+          log().error({ err: String(err) }, "FIX resume: the executions could not be read");
+          this.out.abort(c, slot, RESUME_FAILED);
+        },
+      );
   }
 }
 
