@@ -927,9 +927,10 @@ export default class ExchangeServer extends ccxt.Exchange {
     const name = colon < 0 ? "" : stream.slice(colon + 1);
     const conn = client as StreamConnection;
     if (kind === "orders") this.handleBook(conn, name, data as Dict);
-    else if (kind === "history")
-      this.handleItems(conn, `trades:${this.safeSymbol(name)}`, data, (t) => this.parseTrade(t));
-    else if (kind === "user_orders") this.handleItems(conn, "orders", [data], (o) => this.parseOrder(o));
+    else if (kind === "history") {
+      const market = this.safeMarket(name);
+      this.handleItems(conn, `trades:${market.symbol}`, data, (t) => this.parseTrade(t, market));
+    } else if (kind === "user_orders") this.handleItems(conn, "orders", [data], (o) => this.parseOrder(o));
     else if (kind === "user_history") this.handleItems(conn, "myTrades", [data], (t) => this.parseTrade(t));
   }
 
