@@ -5,11 +5,17 @@
  * answers' codes; and the watch methods against a live book and a live fill.
  */
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
 import ccxt from "ccxt";
 import Exchange from "../../src/client/ccxt.ts";
 import type { ApiResponse, Order as RestOrder, UserTrade } from "../../src/client/index.ts";
-import { expectOk, limit, market, TestServer, type TestUser } from "../e2e/harness.ts";
+import { expectOk, limit, market, REPO_ROOT, TestServer, type TestUser } from "../e2e/harness.ts";
 import { waitFor } from "../wait.ts";
 
 const { Precise } = ccxt;
@@ -424,5 +430,43 @@ describe("the ccxt exchange class", () => {
     assert.equal(decimal(o.cost), textOf(restOrder, "executedQuote"));
     assert.equal(o.average, 2000.01);
     assert.notEqual(ask.id, buy.id);
+  });
+});
+
+describe("docs/API.md's ccxt bot (20.7)", () => {
+  let server: TestServer;
+  let dir: string;
+  before(async () => {
+    server = await TestServer.start();
+    dir = mkdtempSync(join(tmpdir(), "ccxt-bot-"));
+  });
+  after(async () => {
+    await server?.close();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("runs as written, the package's import pointing at the source", async () => {
+    const doc = readFileSync(join(REPO_ROOT, "docs/API.md"), "utf8");
+    const at = doc.indexOf("### 20.7 A ccxt bot");
+    assert.ok(at >= 0);
+    const block = /```js\n([\s\S]*?)```/.exec(doc.slice(at));
+    assert.ok(block !== null, "20.7 has a js block");
+    const source = pathToFileURL(join(REPO_ROOT, "src/client/ccxt.ts")).href;
+    assert.ok(block[1].includes('from "exchange-client/ccxt"'));
+    const bot = join(dir, "bot.mts");
+    writeFileSync(bot, block[1].replace('"exchange-client/ccxt"', JSON.stringify(source)));
+    const user = await server.newUser({ usdt: "1000" });
+    const run = await promisify(execFile)(process.execPath, ["--import", "tsx", bot], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, TOKEN: user.apiToken, SECRET: user.secretKey, EXCHANGE_URL: server.origin },
+      timeout: 60_000,
+    });
+    const lines = run.stdout.trim().split("\n");
+    assert.equal(lines[0], "USDT free 1000, in orders 0");
+    assert.match(lines[1], /^best bid/);
+    const orders = expectOk(await user.client.userOrders("btc_usdt")).items;
+    assert.equal(orders.length, 1);
+    assert.equal(lines[2], `${orders[0].id} ccxt-bot-1 open 0 0`);
+    assert.equal(orders[0].isCancelled, true, "the bot cancelled its order");
   });
 });
