@@ -34,7 +34,7 @@ import type {
   Trade,
 } from "ccxt";
 import ccxt from "ccxt";
-import { REST_PREFIX, signText } from "./base.ts";
+import { headerRecord, REST_PREFIX, signText } from "./base.ts";
 import { bookChecksum, CHECKSUM_LEVELS } from "./checksum.ts";
 import { boundSigningText, sentPath } from "./rest.ts";
 
@@ -271,11 +271,11 @@ export default class ExchangeServer extends ccxt.Exchange {
   private signedHeaders(method: string, path: string, payload: string): Record<string, string> {
     this.checkRequiredCredentials();
     const timestamp = String(this.milliseconds());
-    const headers: Record<string, string> = {
+    const headers = headerRecord({
       Authorization: this.apiKey,
       "X-Timestamp": timestamp,
       "X-Signature": signText(this.secret, boundSigningText(timestamp, method, path, payload)),
-    };
+    });
     const recvWindow = this.safeInteger(this.options, "recvWindow");
     if (recvWindow !== undefined) headers["X-Recv-Window"] = String(recvWindow);
     return headers;
@@ -631,7 +631,12 @@ export default class ExchangeServer extends ccxt.Exchange {
   /** docs/API.md 7.2; answers the order as the server now has it (8.6). */
   override async cancelOrder(id: string, symbol: Str = undefined, params: Dict = {}): Promise<Order> {
     await this.loadMarkets();
-    await this.request("trade/cancel-order", "private", "POST", this.extend({ orderId: id }, params));
+    await this.request(
+      "trade/cancel-order",
+      "private",
+      "POST",
+      this.extend({ orderId: orderIdOf(id) }, params),
+    );
     return this.fetchOrder(id, symbol);
   }
 
@@ -666,7 +671,7 @@ export default class ExchangeServer extends ccxt.Exchange {
             "trade/orders/{orderId}",
             "private",
             "GET",
-            this.extend({ orderId: id }, params),
+            this.extend({ orderId: orderIdOf(id) }, params),
           );
     return this.parseOrder(response, market);
   }
@@ -943,6 +948,10 @@ export default class ExchangeServer extends ccxt.Exchange {
   ): void {
     const list = this.unread.get(hash) ?? [];
     for (const item of Array.isArray(data) ? data : []) list.push(parse(item as Dict));
+    // Bounded like ccxt's caches: a bot that stops watching keeps the newest only.
+    const most =
+      this.safeInteger(this.options, hash === "orders" ? "ordersLimit" : "tradesLimit", 1000) ?? 1000;
+    if (list.length > most) list.splice(0, list.length - most);
     this.unread.set(hash, list);
     client.resolve(list, hash);
   }
@@ -1077,6 +1086,16 @@ export default class ExchangeServer extends ccxt.Exchange {
       limit,
     );
   }
+}
+
+/**
+ * An order id as the path and the body take it (docs/API.md 1: a positive integer, here its digits):
+ * anything else would change the path it is written into.
+ */
+function orderIdOf(id: string): string {
+  if (typeof id !== "string" || !/^[0-9]{1,16}$/.test(id))
+    throw new ccxt.OrderNotFound(`exchange has no order ${String(id)}`);
+  return id;
 }
 
 /** Records in id order (ids grow in creation order, docs/API.md 1), for ccxt's since/limit filters. */

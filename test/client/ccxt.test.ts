@@ -364,6 +364,7 @@ describe("the ccxt exchange class", () => {
     );
     await assert.rejects(tex.fetchOrder("99999999"), (e) => e instanceof ccxt.OrderNotFound);
     await assert.rejects(tex.cancelOrder("99999999"), (e) => e instanceof ccxt.OrderNotFound);
+    await assert.rejects(tex.fetchOrder("1/../2"), (e) => e instanceof ccxt.OrderNotFound, "not an order id");
     // docs/API.md 20.5: 0.001 × 2000 is below eth_usdt's minimum of 10.
     await assert.rejects(
       tex.createOrder("ETH/USDT", "limit", "buy", 0.001, 2000),
