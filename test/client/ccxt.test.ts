@@ -14,6 +14,7 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import ccxt from "ccxt";
 import Exchange from "../../src/client/ccxt.ts";
+import { bookChecksum } from "../../src/client/checksum.ts";
 import type { ApiResponse, Order as RestOrder, UserTrade } from "../../src/client/index.ts";
 import { expectOk, limit, market, REPO_ROOT, TestServer, type TestUser } from "../e2e/harness.ts";
 import { waitFor } from "../wait.ts";
@@ -408,6 +409,54 @@ describe("the ccxt exchange class", () => {
     assert.ok(
       book.timestamp !== undefined && book.timestamp >= before - 1000 && book.timestamp >= after.time! - 1000,
     );
+  });
+
+  test("watchOrderBook's book is kept by seq and checksum: a gap or a mismatch drops the connection", async () => {
+    await mex.loadMarkets();
+    const events: string[] = [];
+    const fake = (name: string) => ({
+      resolve: (book: { nonce?: number; timestamp?: number; bids: number[][] }, hash: string) =>
+        events.push(
+          `${name} resolve ${hash} ${book.nonce} ${book.timestamp} ${JSON.stringify(plain(book.bids))}`,
+        ),
+      reject: (error: Error, hash: string) => events.push(`${name} reject ${hash} ${error.constructor.name}`),
+      close: () => {
+        events.push(`${name} close`);
+        return Promise.resolve();
+      },
+    });
+    const handle = (client: object, data: object) =>
+      (mex as unknown as { handleMessage(c: object, m: object): void }).handleMessage(client, {
+        stream: "orders:eth_btc",
+        data,
+      });
+    const level = (price: string, amount: string) => ({ price, amount, eventTimeMicro: "1764201600123456" });
+    const sum = (bids: [number, number][]) => bookChecksum([], bids);
+    const a = fake("a");
+    handle(a, { buy: [level("0.05", "1")], sell: [], seq: 5, checksum: sum([[0.05, 1]]) });
+    handle(a, {
+      buy: [level("0.04", "2")],
+      sell: [],
+      seq: 6,
+      checksum: sum([
+        [0.05, 1],
+        [0.04, 2],
+      ]),
+    });
+    handle(a, { buy: [level("0.04", "3")], sell: [], seq: 6, checksum: 1 }); // already applied
+    handle(a, { buy: [level("0.03", "1")], sell: [], seq: 8, checksum: 1 }); // 7 is missing
+    const b = fake("b");
+    handle(b, { buy: [level("0.05", "1")], sell: [], seq: 8, checksum: sum([[0.05, 1]]) });
+    handle(b, { buy: [level("0.05", "2")], sell: [], seq: 9, checksum: 12345 }); // not this book's
+    assert.deepEqual(events, [
+      "a resolve orderbook:ETH/BTC 5 1764201600123 [[0.05,1]]",
+      "a resolve orderbook:ETH/BTC 6 1764201600123 [[0.05,1],[0.04,2]]",
+      "a reject orderbook:ETH/BTC InvalidNonce",
+      "a close",
+      "b resolve orderbook:ETH/BTC 8 1764201600123 [[0.05,1]]",
+      "b reject orderbook:ETH/BTC ChecksumError",
+      "b close",
+    ]);
   });
 
   test("watchTrades, watchMyTrades and watchOrders see a fill", async () => {
