@@ -28,6 +28,11 @@ export class LocalBook {
   seq: number | undefined;
   /** True once a snapshot or change carried `checksum`: `book()` then carries it too, as REST does. */
   hasChecksum = false;
+  /**
+   * Unix ms of the book's last change (docs/API.md 20.2): a REST book's `time`, or the millisecond of
+   * a stream message's levels' `eventTimeMicro` (docs/API.md 12.4); undefined until one is known.
+   */
+  time: number | undefined;
   private readonly buy = new Map<number, number>();
   private readonly sell = new Map<number, number>();
 
@@ -39,6 +44,7 @@ export class LocalBook {
     for (const l of snapshot.sell) if (l.amount !== 0) this.sell.set(l.price, l.amount);
     this.seq = snapshot.seq;
     this.hasChecksum = snapshot.checksum !== undefined;
+    this.time = timeOf(snapshot);
   }
 
   /**
@@ -60,6 +66,7 @@ export class LocalBook {
     }
     if (change.seq !== undefined) this.seq = change.seq;
     if (change.checksum !== undefined) this.hasChecksum = true;
+    this.time = timeOf(change) ?? this.time;
     return "applied";
   }
 
@@ -93,8 +100,22 @@ export class LocalBook {
     const out: BookData = { buy: side("buy"), sell: side("sell") };
     if (this.seq !== undefined) out.seq = this.seq;
     if (this.hasChecksum) out.checksum = this.checksum();
+    if (this.time !== undefined) out.time = this.time;
     return out;
   }
+}
+
+/**
+ * The time a book or a message gives (docs/API.md 20.2): the REST book's `time`, else the millisecond
+ * of its levels' `eventTimeMicro` (one stamp per message, docs/API.md 12.4; Unix µs as decimal text,
+ * cut to ms without a float); undefined when it has neither (a stream snapshot of an empty book).
+ */
+function timeOf(data: BookData): number | undefined {
+  if (data.time !== undefined) return data.time;
+  const level = data.buy[0] ?? data.sell[0];
+  const micro = level?.eventTimeMicro;
+  if (micro === undefined || !/^\d{4,}$/.test(micro)) return undefined;
+  return Number(micro.slice(0, -3));
 }
 
 export interface LiveBookOptions {

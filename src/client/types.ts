@@ -264,13 +264,24 @@ export interface StreamMessage<T = unknown> {
   execSeq?: number;
 }
 
+/** A level of an `orders:{pair}` message: with the stream's time of the change (docs/API.md 12.4). */
+export interface StreamLevel extends Level {
+  eventTimeMicro?: string;
+}
+
 /** An `orders:{pair}` message's data: a snapshot or the changed levels (amount 0: gone). */
 export interface BookData {
-  buy: Level[];
-  sell: Level[];
+  buy: StreamLevel[];
+  sell: StreamLevel[];
   seq?: number;
   /** docs/API.md 12.5: the checksum of the whole book after this message. */
   checksum?: number;
+  /**
+   * docs/API.md 20.2: Unix ms of the book's last change. The REST book carries it; a live book
+   * (`OrderBookFeed`, the page's) gives the REST book's after a REST read and, after a stream
+   * message, the millisecond of that message's levels' `eventTimeMicro`.
+   */
+  time?: number;
 }
 
 /**

@@ -63,6 +63,10 @@ describe("the client package", () => {
     const server = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8"));
     assert.equal(own.version, server.version);
     assert.deepEqual(own.dependencies, { ws: server.dependencies.ws });
+    // docs/API.md 20.7: the ccxt class's ccxt, the version the server's tests use, optional.
+    assert.deepEqual(own.peerDependencies, { ccxt: server.devDependencies.ccxt });
+    assert.deepEqual(own.peerDependenciesMeta, { ccxt: { optional: true } });
+    assert.deepEqual(own.exports["./ccxt"], { types: "./client/ccxt.d.ts", default: "./client/ccxt.js" });
     const listed = await run("tar", ["-tzf", tarball]);
     const files = listed.stdout
       .trim()

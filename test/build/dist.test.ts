@@ -72,6 +72,7 @@ describe("the built package", () => {
       "dist/src/client/index.d.ts",
       "dist/src/client/stream.d.ts",
       "dist/src/client/book.d.ts",
+      "dist/src/client/ccxt.d.ts",
     ]) {
       assert.ok(existsSync(join(REPO_ROOT, file)), `${file} missing`);
     }

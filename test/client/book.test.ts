@@ -13,18 +13,19 @@ import { limit, TestServer } from "../e2e/harness.ts";
 import { waitFor } from "../wait.ts";
 
 /**
- * The REST book as the feed keeps it: levels, seq and checksum (the REST book's `time`, docs/API.md
- * 20.2, is not on the stream).
+ * A book's levels, seq and checksum: what the feed and the REST book share exactly. Their `time`
+ * (docs/API.md 20.2) is the same only after a REST read: after a stream message the feed's is the
+ * stream's stamp of the change (docs/API.md 12.4); the tests below check it apart.
  */
-function followed(rest: OrderBook): OrderBook {
-  const { time: _time, ...book } = rest;
-  return book;
+function followed(book: BookData | OrderBook): BookData {
+  const { time: _time, ...levels } = book;
+  return levels;
 }
 
 /** Waits until the feed's local book equals `want` (the REST book read after the last change). */
 function untilBook(feed: OrderBookFeed, rest: OrderBook): Promise<true> {
   const want = followed(rest);
-  return waitFor(() => isDeepStrictEqual(feed.book(), want), {
+  return waitFor(() => isDeepStrictEqual(followed(feed.book()), want), {
     what: "the local book to equal the REST book",
     detail: () => `local ${JSON.stringify(feed.book())}, REST ${JSON.stringify(want)}`,
   });
@@ -42,6 +43,19 @@ describe("LocalBook", () => {
       ],
       sell: [],
     });
+  });
+
+  test("carries the book's time: a REST book's, then the millisecond of each message's stream stamp", () => {
+    const book = new LocalBook();
+    book.reset({ buy: [{ price: 10, amount: 1 }], sell: [], seq: 4, time: 1764201600123 });
+    assert.equal(book.book().time, 1764201600123);
+    book.apply({ buy: [{ price: 11, amount: 1, eventTimeMicro: "1764201600456789" }], sell: [], seq: 5 });
+    assert.equal(book.book().time, 1764201600456);
+    book.apply({ buy: [{ price: 11, amount: 2, eventTimeMicro: "1764201600456999" }], sell: [], seq: 5 });
+    assert.equal(book.book().time, 1764201600456, "a stale message changes nothing");
+    book.reset({ buy: [], sell: [], seq: 6 });
+    assert.equal(book.book().time, undefined, "an empty snapshot has no stamp");
+    assert.ok(!("time" in book.book()));
   });
 
   test("lists buy descending and sell ascending, as the REST book does", () => {
@@ -224,9 +238,16 @@ describe("OrderBookFeed on a real server", () => {
       assert.equal(rest.status, 200);
       const want = rest.body as OrderBook;
       await untilBook(feed, want);
-      assert.deepEqual(feed.book(), followed(want));
+      assert.deepEqual(followed(feed.book()), followed(want));
       assert.deepEqual(errors, []);
       assert.ok(books.length >= 4, `one book per change, got ${books.length}`);
+      // docs/API.md 20.2: the stream's stamp of the last change, a moment after its committed time.
+      const time = feed.book().time;
+      assert.ok(want.time !== undefined && want.time > 0, `the REST book's time: ${want.time}`);
+      assert.ok(
+        time !== undefined && time >= want.time && time - want.time < 1000,
+        `the feed's time ${time} follows the REST book's ${want.time}`,
+      );
     } finally {
       await feed.close();
       await server.cancelOpenOrders();
@@ -251,7 +272,7 @@ describe("OrderBookFeed on a real server", () => {
         [11, 10],
       );
       await untilBook(feed, want);
-      assert.deepEqual(feed.book(), followed(want));
+      assert.deepEqual(followed(feed.book()), followed(want));
       assert.ok(resyncs.includes("reconnect"), `resyncs: ${resyncs.join(",")}`);
     } finally {
       await feed.close();
@@ -289,7 +310,8 @@ describe("OrderBookFeed on a real server", () => {
       const want = (await server.public.orderBook("eth_btc")).body as OrderBook;
       await untilBook(feed, want);
       assert.equal(dropped, 1);
-      assert.deepEqual(feed.book(), followed(want));
+      assert.deepEqual(followed(feed.book()), followed(want));
+      assert.equal(feed.book().time, want.time, "after a REST read, the REST book's time");
       assert.equal(feed.resyncs, 1);
       assert.deepEqual(errors, []);
     } finally {
