@@ -19,10 +19,13 @@
  *   exchange mmp set PAIR INTERVAL_S QTY_LIMIT FROZEN_S
  *   exchange mmp reset PAIR
  *   exchange quote PAIR [--bid PRICE:AMOUNT]... [--ask PRICE:AMOUNT]...   mass quote; none: pull
- *   exchange orders [--page N] [--page-size N]                 the caller's orders, newest first
+ *   exchange orders [--pair PAIR] [--page N] [--page-size N]   the caller's orders, newest first
+ *         [--since MS | --from-id ID]                          (from a point, oldest first: docs/API.md 20.3)
+ *   exchange my-trades [--pair PAIR] [--page N] [--page-size N] [--since MS | --from-id ID]
+ *   exchange account                                           the caller's uid and balances (docs/API.md 20.4)
  *   exchange transfers [--page N] [--page-size N]              the caller's deposits and withdrawals
  *   exchange balances PAIR
- *   exchange pairs | book PAIR | history PAIR
+ *   exchange pairs | book PAIR | history PAIR [--since MS | --from-id ID] [--limit N]
  *   exchange tail CHANNEL... [--count N] [--book]              one JSON line per stream message
  *         (`exchange tail status`: every pair's status, then each change; docs/API.md 12.2)
  *   exchange session place PAIR buy|sell AMOUNT [PRICE] [...]  the same order over a trading session
@@ -60,9 +63,12 @@ const USAGE = `usage: exchange <command> [args] [settings]
   mmp get PAIR                        mmp reset PAIR
   mmp set PAIR INTERVAL_S QTY_LIMIT FROZEN_S
   quote PAIR [--bid PRICE:AMOUNT]... [--ask PRICE:AMOUNT]...   (no levels: pull the quote)
-  orders [--pair PAIR] [--page N] [--page-size N]   (--pair default btc_usdt)     balances PAIR
+  orders [--pair PAIR] [--page N] [--page-size N] [--since MS | --from-id ID]     balances PAIR
+  my-trades [--pair PAIR] [--page N] [--page-size N] [--since MS | --from-id ID]  account
+    (--since, --from-id: from that point, oldest first; --pair: that pair only)
   transfers [--page N] [--page-size N]
-  pairs | book PAIR | history PAIR    tail CHANNEL... [--count N] [--book]
+  pairs | book PAIR | history PAIR [--since MS | --from-id ID] [--limit N]
+  tail CHANNEL... [--count N] [--book]
   session place PAIR buy|sell AMOUNT [PRICE] [order flags]   session cancel ORDER_ID
   session tail [--count N] [--resume N]   (over a trading session: logon, then the call, or one
                                        JSON line per execution report until Ctrl-C; --resume N:
@@ -93,6 +99,8 @@ const COMMANDS = [
   "mmp",
   "quote",
   "orders",
+  "my-trades",
+  "account",
   "transfers",
   "balances",
   "pairs",
@@ -114,6 +122,9 @@ const OPTIONS = {
   pair: { type: "string" },
   page: { type: "string" },
   "page-size": { type: "string" },
+  since: { type: "string" },
+  "from-id": { type: "string" },
+  limit: { type: "string" },
   "client-order-id": { type: "string" },
   "time-in-force": { type: "string" },
   "post-only": { type: "boolean" },
@@ -298,9 +309,14 @@ export async function run(
       }
       case "orders":
         needKey();
-        return await print(
-          await client.userOrders(v.pair ?? "btc_usdt", { page: v.page, pageSize: v["page-size"] }),
-        );
+        // docs/API.md 20.3: `pairName` filters; the path's pair does not.
+        return await print(await client.userOrders(v.pair ?? "btc_usdt", pointOf(v)));
+      case "my-trades":
+        needKey();
+        return await print(await client.userHistory(pointOf(v)));
+      case "account":
+        needKey();
+        return await print(await client.account());
       case "transfers":
         needKey();
         return await print(await client.transfers({ page: v.page, pageSize: v["page-size"] }));
@@ -312,7 +328,9 @@ export async function run(
       case "book":
         return await print(await client.orderBook(arg(1, "PAIR")));
       case "history":
-        return await print(await client.history(arg(1, "PAIR")));
+        return await print(
+          await client.history(arg(1, "PAIR"), { since: v.since, fromId: v["from-id"], limit: v.limit }),
+        );
       case "tail":
         return await tail(p.slice(1), v, client, baseUrl, out, err, needKey);
       case "session": {
@@ -350,6 +368,20 @@ export async function run(
     else err(error instanceof Error ? error.message : String(error));
     return 1;
   }
+}
+
+/**
+ * docs/API.md 20.3: the page and point of a user read from the flags: `--pair` (only that pair),
+ * `--since` (Unix ms) or `--from-id` (oldest first from there), `--page`, `--page-size`.
+ */
+function pointOf(v: {
+  pair?: string;
+  since?: string;
+  "from-id"?: string;
+  page?: string;
+  "page-size"?: string;
+}) {
+  return { pairName: v.pair, since: v.since, fromId: v["from-id"], page: v.page, pageSize: v["page-size"] };
 }
 
 /**

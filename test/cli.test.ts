@@ -439,4 +439,63 @@ describe("exchange admin and market commands", () => {
       assert.equal((await cli([cmd, ...url])).code, 2, `${cmd} without PAIR`);
     }
   });
+  it("reads from a point with --since, --from-id and --limit, a user's trades with my-trades and its account (docs/API.md 20.3, 20.4)", async () => {
+    const [maker, taker] = await server.newUsers(2, { btc: "1", eth: "10", usdt: "10000" });
+    const since = Date.now();
+    expectOk(await maker.client.createOrder(limit("eth_usdt", "sell", "50", "1")));
+    expectOk(await taker.client.createOrder(limit("eth_usdt", "buy", "50", "0.25")));
+    expectOk(await taker.client.createOrder(limit("eth_usdt", "buy", "50", "0.5")));
+    expectOk(await taker.client.createOrder(limit("btc_usdt", "buy", "1", "0.1")));
+    const url = ["--url", server.origin];
+    const key = [...url, "--token", taker.apiToken, "--secret", taker.secretKey];
+    const json = async <T>(args: string[]): Promise<T> => {
+      const r = await cli(args);
+      assert.equal(r.code, 0, `${args.join(" ")}: ${r.err}`);
+      return JSON.parse(r.out) as T;
+    };
+
+    const all = await json<PublicTrade[]>(["history", "eth_usdt", "--since", String(since), ...url]);
+    assert.deepEqual(
+      all.map((t) => t.amount),
+      [0.25, 0.5],
+      "oldest first from the point",
+    );
+    assert.deepEqual(all, expectOk(await server.public.history("eth_usdt", { since })));
+    const one = await json<PublicTrade[]>(["history", "eth_usdt", "--from-id", String(all[1].id), ...url]);
+    assert.deepEqual(one, [all[1]]);
+    assert.deepEqual(
+      await json<PublicTrade[]>(["history", "eth_usdt", "--since", String(since), "--limit", "1", ...url]),
+      [all[0]],
+    );
+
+    const mine = await json<{ items: { orderId: number; pairName: string; amount: number }[] }>([
+      "my-trades",
+      "--pair",
+      "eth_usdt",
+      "--since",
+      String(since),
+      ...key,
+    ]);
+    assert.deepEqual(
+      mine.items.map((t) => [t.pairName, t.amount]),
+      [
+        ["eth_usdt", 0.25],
+        ["eth_usdt", 0.5],
+      ],
+    );
+    assert.deepEqual(mine, expectOk(await taker.client.userHistory({ pairName: "eth_usdt", since })));
+    const orders = await json<{ items: { pairName: string }[] }>(["orders", "--pair", "btc_usdt", ...key]);
+    assert.deepEqual(
+      orders.items.map((o) => o.pairName),
+      ["btc_usdt"],
+      "--pair filters",
+    );
+    const account = await json<{ uid: string }>(["account", ...key]);
+    assert.deepEqual(account, expectOk(await taker.client.account()));
+    assert.equal(account.uid, taker.uid);
+    const bad = await cli(["history", "eth_usdt", "--since", "yesterday", ...url]);
+    assert.equal(bad.code, 1);
+    assert.match(bad.err, /since/);
+    assert.equal((await cli(["account", ...url])).code, 2, "account is signed");
+  });
 });
