@@ -89,9 +89,43 @@ export class FixMessage {
     return i < 0 ? undefined : this.bytes.toString("utf8", this.starts[i], this.ends[i]);
   }
 
-  /** MsgType(35). */
+  /** Whether the first field with `tag` is there and its value is exactly `text` (ASCII), without decoding it. */
+  is(tag: number, text: string): boolean {
+    const i = this.indexOf(tag);
+    if (i < 0) return false;
+    const start = this.starts[i];
+    const n = text.length;
+    if (this.ends[i] - start !== n) return false;
+    const bytes = this.bytes;
+    for (let k = 0; k < n; k++) if (bytes[start + k] !== text.charCodeAt(k)) return false;
+    return true;
+  }
+
+  /**
+   * The value of the first field with `tag` as a positive integer of at most 16 digits without a
+   * leading zero (MsgSeqNum), or -1 when it is absent or not one.
+   */
+  positiveInt(tag: number): number {
+    const i = this.indexOf(tag);
+    if (i < 0) return -1;
+    const start = this.starts[i];
+    const end = this.ends[i];
+    if (end === start || end - start > 16 || this.bytes[start] === CH_0) return -1;
+    let v = 0;
+    for (let k = start; k < end; k++) {
+      const c = this.bytes[k];
+      if (c < CH_0 || c > CH_9) return -1;
+      v = v * 10 + (c - CH_0);
+    }
+    return v;
+  }
+
+  private type: string | undefined;
+
+  /** MsgType(35), read once. */
   get msgType(): string {
-    return this.get(35) ?? "";
+    this.type ??= this.get(35) ?? "";
+    return this.type;
   }
 }
 

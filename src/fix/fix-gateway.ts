@@ -210,15 +210,13 @@ export class FixGateway implements FixOut {
     const type = m.msgType;
     if (c.state === FIX_HELLO) return this.logon(c, m, type);
     // Every message after the Logon names both sides as the Logon did (docs/API.md 17).
-    const sender = m.get(49);
-    const target = m.get(56);
-    if (sender !== c.peerCompId || target !== this.deps.compId) {
-      const tag = sender !== c.peerCompId ? 49 : 56;
+    const senderOk = m.is(49, c.peerCompId);
+    if (!senderOk || !m.is(56, this.deps.compId)) {
+      const tag = senderOk ? 56 : 49;
       this.reject(c, m, tag, REJECT_COMP_ID, "CompID problem");
       return this.end(c, "CompID problem");
     }
-    const seqText = m.get(34);
-    const seq = seqText !== undefined && /^[1-9]\d{0,15}$/.test(seqText) ? Number(seqText) : -1;
+    const seq = m.positiveInt(34);
     if (seq < 0) return this.end(c, "MsgSeqNum missing or not a number");
     // A SequenceReset in reset mode moves the number without a sequence check.
     if (type === "4" && m.get(123) !== "Y") return this.sequenceReset(c, m);

@@ -124,6 +124,35 @@ describe("FIX codec", () => {
     );
   });
 
+  it("compares a value without decoding it, and reads MsgSeqNum as a positive integer or -1", () => {
+    const { framer, got } = collect();
+    framer.push(
+      frame([
+        [35, "0"],
+        [49, "CLIENT"],
+        [56, "EXCHANGE"],
+        [34, "0012"],
+        [7, "1234567890123456"],
+        [36, "12345678901234567"],
+        [16, "12a"],
+        [45, "7"],
+      ]),
+    );
+    const m = got[0];
+    assert.equal(m.is(49, "CLIENT"), true);
+    assert.equal(m.is(49, "CLIENT1"), false);
+    assert.equal(m.is(49, "CLIEN"), false);
+    assert.equal(m.is(56, "CLIENT"), false);
+    assert.equal(m.is(50, ""), false, "an absent tag is no value");
+    assert.equal(m.positiveInt(45), 7);
+    assert.equal(m.positiveInt(7), 1234567890123456);
+    assert.equal(m.positiveInt(34), -1, "a leading zero");
+    assert.equal(m.positiveInt(36), -1, "over 16 digits");
+    assert.equal(m.positiveInt(16), -1, "not digits");
+    assert.equal(m.positiveInt(99), -1, "absent");
+    assert.equal(m.msgType, "0");
+  });
+
   it("writes a batch of messages as one buffer, each with its own BodyLength and CheckSum", () => {
     const batch = new FixBatch();
     const h = {
