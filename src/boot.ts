@@ -486,6 +486,7 @@ async function startPairs(
     const channel = new PairChannel({
       pairName: p.name,
       minNotional: p.minNotional,
+      lastPrice: markets[p.index].lastTrade,
       onEvent: pairEventHandler(exchange, p.index, () => metrics.trade(p.index)),
       workerSpin: workerSpinFor(waitStrategy),
     });
