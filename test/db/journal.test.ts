@@ -381,8 +381,9 @@ describe("batch journal", { concurrency: true }, () => {
     counts[ORDER_UPDATE.id] = 1;
     counts[TRADE.id] = 1;
     counts[EXECUTION.id] = 1;
-    assert.equal(ORDER.stride, order.length + 1);
-    assert.equal(ORDER_UPDATE.stride, update.length + 1);
+    // Migration 015's stop columns came later still: 4 in ORDER, 2 in ORDER_UPDATE.
+    assert.equal(ORDER.stride, order.length + 1 + 4);
+    assert.equal(ORDER_UPDATE.stride, update.length + 1 + 2);
     assert.equal(TRADE.stride, trade.length);
     const slots = new Float64Array([...order, ...update, ...trade, ...execution]);
     const bytes = Buffer.concat([Buffer.from([0]), Buffer.from(slots.buffer)]);
