@@ -42,6 +42,7 @@ import {
   CMD_QUOTE,
   type Command,
   expired,
+  isWaitingStop,
   LIMIT,
   MARKET,
   NEEDS_ROW,
@@ -371,6 +372,8 @@ export class RiskStage {
       const err = this.openOrders.notOpenError(user, o.id);
       return err < 0 ? closedError(o) : err;
     }
+    // docs/API.md 18: a waiting stop is not amended in this version.
+    if (isWaitingStop(o)) return Code.STOP_AMEND_WAITING;
     if (cmd.amount <= o.used) return Code.AMEND_NOT_ABOVE_EXECUTED;
     const p = this.pairs[o.pair];
     const delta = cmd.amount - o.amount;

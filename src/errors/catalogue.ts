@@ -1207,6 +1207,14 @@ export const ERRORS = {
     en: "Market maker protection does not apply to stop orders",
     ru: "Защита маркет-мейкера недопустима для стоп-заявок",
   },
+  /** amend-order of a stop order that has not triggered: not supported in this version. */
+  STOP_AMEND_WAITING: {
+    code: 686,
+    status: 400,
+    field: "orderId",
+    en: "A stop order that has not triggered cannot be amended; cancel it and place a new one",
+    ru: "Стоп-заявку, которая ещё не сработала, нельзя изменить; отмените её и создайте новую",
+  },
 } as const satisfies Record<string, ErrorDef>;
 
 export type ErrorName = keyof typeof ERRORS;

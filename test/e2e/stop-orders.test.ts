@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { CreateOrderRequest, Order } from "../../src/client/index.ts";
+import { SessionSocket } from "../session/helpers.ts";
 import { dec } from "./decimal.ts";
 import { expectError, expectOk, limit, placeLimit, TestServer, type TestUser } from "./harness.ts";
 
@@ -282,9 +283,45 @@ describe("stop orders", () => {
     assert.equal(await reserved(server, rich, "eth"), 0n);
   });
 
+  it("a trading session's order.create takes a stop as create-order does, and amend refuses a waiting one", async () => {
+    const [, maker, taker] = users;
+    const u = await server.newUser({ usdt: "10000", btc: "1" });
+    const s = await SessionSocket.logon(server, u);
+    try {
+      // Last trade on btc_usdt: 94.
+      const bad = await s.call("order.create", {
+        ...limit("btc_usdt", "buy", "100", "0.1"),
+        stopPrice: "99",
+      });
+      assert.equal(bad.status, 400, JSON.stringify(bad));
+      assert.deepEqual(Object.keys((bad as { errors: object }).errors), ["stopDirection"]);
+      const created = await s.call(
+        "order.create",
+        stopLimit("btc_usdt", "buy", "99", "up", "100", "0.1") as unknown as Record<string, unknown>,
+      );
+      assert.equal(created.status, 200, JSON.stringify(created));
+      const o = created.result as Order;
+      assert.equal(o.triggered, false);
+      assert.equal(o.stopPrice, 99);
+      const amend = await s.call("order.amend", { orderId: o.id, amount: "0.05" });
+      assert.equal(amend.status, 400, JSON.stringify(amend));
+      assert.deepEqual(Object.keys((amend as { errors: object }).errors), ["orderId"]);
+      expectError(await u.client.amendOrder({ orderId: o.id, price: "101" }), 400, "orderId");
+      await placeLimit(maker, "btc_usdt", "sell", "100", "0.1");
+      await tradeAt(maker, taker, "btc_usdt", "99", "0.1");
+      const got = await s.call("order.get", { orderId: o.id });
+      const now = got.result as Order;
+      assert.equal(now.triggered, true);
+      assert.equal(now.amountUsed, 0.1);
+      assert.deepEqual(now, await read(u, o.id));
+    } finally {
+      s.close();
+    }
+  });
+
   it("a waiting order survives a restart with its stop and its hold, and triggers after it", async () => {
     const [, maker, taker, s] = users;
-    // Last trade on btc_usdt: 95.
+    // Last trade on btc_usdt: 100.
     const stop = expectOk(
       await s.client.createOrder(stopLimit("btc_usdt", "sell", "90", "down", "89", "0.4")),
     );
@@ -298,7 +335,7 @@ describe("stop orders", () => {
     assert.equal(await reserved(server, s, "btc"), held);
     // Still refused against the last price, and still out of the book.
     expectError(
-      await s.client.createOrder(stopLimit("btc_usdt", "sell", "96", "down", "96", "0.1")),
+      await s.client.createOrder(stopLimit("btc_usdt", "sell", "101", "down", "101", "0.1")),
       400,
       "stopPrice",
     );
