@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { CreateOrderRequest, Order } from "../../src/client/index.ts";
 import { SessionSocket } from "../session/helpers.ts";
+import { waitFor } from "../wait.ts";
 import { auditExchange } from "./audit.ts";
 import { dec } from "./decimal.ts";
 import { expectError, expectOk, limit, placeLimit, TestServer, type TestUser } from "./harness.ts";
@@ -352,6 +353,36 @@ describe("stop orders", () => {
     } finally {
       s.close();
     }
+  });
+
+  it("cancel on disconnect and the dead-man's switch cancel waiting orders and release their holds", async () => {
+    const u = await server.newUser({ btc: "1" });
+    const stream = await server.stream([`user_orders:${u.uid}`], u);
+    const s = await SessionSocket.logon(server, u, { cancelOnDisconnect: true });
+    let id = 0;
+    try {
+      const created = await s.call(
+        "order.create",
+        stopLimit("btc_usdt", "sell", "50", "down", "49", "0.5") as unknown as Record<string, unknown>,
+      );
+      assert.equal(created.status, 200, JSON.stringify(created));
+      id = (created.result as Order).id;
+      const waiting = await stream.next((m) => (m.data as Order).id === id);
+      assert.equal((waiting.data as Order).triggered, false);
+      assert.equal((waiting.data as Order).cancelOnDisconnect, true);
+      assert.equal(await reserved(server, u, "btc"), dec("0.5"));
+    } finally {
+      s.close();
+      stream.close();
+    }
+    await waitFor(async () => (await read(u, id)).isCancelled, { what: "the cancel on disconnect" });
+    assert.equal(await reserved(server, u, "btc"), 0n);
+
+    const other = expectOk(await u.client.createOrder(stopMarket("btc_usdt", "sell", "50", "down", "0.5")));
+    assert.equal(await reserved(server, u, "btc"), dec("0.5"));
+    expectOk(await u.client.cancelAllAfter(1));
+    await waitFor(async () => (await read(u, other.id)).isCancelled, { what: "the dead-man's switch" });
+    assert.equal(await reserved(server, u, "btc"), 0n);
   });
 
   it("a waiting order survives a restart with its stop and its hold, and triggers after it", async () => {
