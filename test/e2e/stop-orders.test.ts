@@ -391,7 +391,12 @@ describe("stop orders", () => {
     const stop = expectOk(
       await s.client.createOrder(stopLimit("btc_usdt", "sell", "90", "down", "89", "0.4")),
     );
+    const marketBuy = expectOk(await s.client.createOrder(stopMarket("btc_usdt", "buy", "150", "up", "0.1")));
+    const marketSell = expectOk(
+      await s.client.createOrder(stopMarket("btc_usdt", "sell", "85", "down", "0.2")),
+    );
     const held = await reserved(server, s, "btc");
+    const heldQuote = await reserved(server, s, "usdt");
     await server.kill();
     await server.restart();
     const back = await read(s, stop.id);
@@ -399,6 +404,13 @@ describe("stop orders", () => {
     assert.equal(back.stopPrice, 90);
     assert.equal(back.stopDirection, "down");
     assert.equal(await reserved(server, s, "btc"), held);
+    assert.equal(await reserved(server, s, "usdt"), heldQuote);
+    for (const o of [marketBuy, marketSell]) {
+      const r = await read(s, o.id);
+      assert.equal(r.triggered, false);
+      assert.equal(r.stopPrice, o.stopPrice);
+      assert.equal(r.tradeType, "market");
+    }
     // Still refused against the last price, and still out of the book.
     expectError(
       await s.client.createOrder(stopLimit("btc_usdt", "sell", "101", "down", "101", "0.1")),
@@ -417,5 +429,13 @@ describe("stop orders", () => {
     await server.restart();
     assert.deepEqual(await read(s, stop.id), now);
     assert.equal(await reserved(server, s, "btc"), held - dec("0.4"));
+    // The stop-market orders the trade at 90 did not meet still wait, the sell with its hold.
+    assert.equal((await read(s, marketBuy.id)).triggered, false);
+    assert.equal((await read(s, marketSell.id)).triggered, false);
+    assert.deepEqual(expectOk(await s.client.cancelAllOrders("btc_usdt")).cancelled, [
+      marketBuy.id,
+      marketSell.id,
+    ]);
+    assert.equal(await reserved(server, s, "btc"), held - dec("0.6"));
   });
 });
