@@ -439,3 +439,30 @@ describe("stop orders", () => {
     assert.equal(await reserved(server, s, "btc"), held - dec("0.6"));
   });
 });
+
+describe("stop orders on a pair with a minimum order value", () => {
+  let server: TestServer;
+  before(async () => {
+    server = await TestServer.start({ pairMinNotional: { eth_usdt: "20" } });
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  it("cancels a triggered market order whole when its value is below the minimum", async () => {
+    const [maker, taker, s] = await server.newUsers(3, { eth: "10", usdt: "10000" });
+    // The pair never traded: any stop is taken.
+    const stop = expectOk(await s.client.createOrder(stopMarket("eth_usdt", "sell", "100", "down", "0.1")));
+    assert.equal(await reserved(server, s, "eth"), dec("0.1"));
+    await placeLimit(maker, "eth_usdt", "buy", "100", "1");
+    const sell = await placeLimit(taker, "eth_usdt", "sell", "100", "0.3");
+    assert.equal(sell.amountUsed, 0.3);
+    const o = await read(s, stop.id);
+    assert.equal(o.triggered, true);
+    assert.equal(o.isCancelled, true);
+    assert.equal(o.amountUsed, 0);
+    assert.equal(o.cancelReason, "NOTIONAL_BELOW_MIN");
+    assert.equal(await reserved(server, s, "eth"), 0n);
+    assert.equal(await available(server, s, "eth"), dec("10"));
+  });
+});
