@@ -163,6 +163,30 @@ for (const [name, make] of BOOKS) {
       assert.equal(book.size(), 0);
     });
 
+    it("runs a cascade of 10,000 stops triggered by one trade in one step, in id order", () => {
+      const { stops, book, step, rec } = setup(make);
+      const n = 10_000;
+      // Stop i waits for a trade at 100 + i and buys 1 lot up to 100 + n: each one's fill meets the next.
+      for (let i = 0; i < n; i++) assert.equal(stops.add(1000 + i, 7, STOP_UP, 100 + n, 1, 0, 100 + i), OK);
+      for (let i = 0; i <= n; i++) book.limit(100_001 + i, 1, SELL, 100 + i, 1);
+      rec.take();
+      const started = performance.now();
+      step(() => book.limit(200_000, 2, BUY, 100, 1));
+      const ms = performance.now() - started;
+      const triggered = rec
+        .take()
+        .filter((e) => (e[0] as string) === "triggered")
+        .map((e) => e[1]);
+      assert.equal(triggered.length, n);
+      assert.deepEqual(
+        triggered,
+        Array.from({ length: n }, (_, i) => 1000 + i),
+      );
+      assert.equal(stops.size, 0);
+      assert.equal(book.size(), 0);
+      assert.ok(ms < 10_000, `the cascade took ${ms} ms`);
+    });
+
     it("cancels a waiting stop with its whole quantity, and resting orders through the book", () => {
       const { stops, book, names } = setup(make);
       assert.equal(stops.add(10, 7, STOP_UP, 105, 2, 0, 100), OK);
