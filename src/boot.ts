@@ -486,6 +486,7 @@ async function startPairs(
     const channel = new PairChannel({
       pairName: p.name,
       minNotional: p.minNotional,
+      lastPrice: markets[p.index].lastTrade,
       onEvent: pairEventHandler(exchange, p.index, () => metrics.trade(p.index)),
       workerSpin: workerSpinFor(waitStrategy),
     });
@@ -529,6 +530,10 @@ async function startPairs(
       userSlot: -1,
       restSeq: 0,
       execSeq: row.execSeq,
+      stopPrice: row.stopPrice,
+      stopDirection: row.stopDirection,
+      triggerMicro: row.triggerMicro,
+      cancelReason: row.cancelReason,
       // A cancel-on-disconnect order outlived its session (the process ended): it is cancelled below.
       session: (row.flags & FLAG_CANCEL_ON_DISCONNECT) !== 0 ? RECOVERED_SESSION : 0,
     };

@@ -8,6 +8,8 @@
 export type TradeType = "limit" | "market";
 export type TimeInForce = "GTC" | "IOC" | "FOK";
 export type DirectionType = "buy" | "sell";
+/** docs/API.md 18: `up` triggers at a trade price >= stopPrice, `down` at <=. */
+export type StopDirection = "up" | "down";
 /** docs/API.md 8.11. */
 export type SelfTradePrevention = "cancelMaker" | "cancelTaker" | "cancelBoth";
 
@@ -24,6 +26,13 @@ export interface Order {
   selfTradePrevention?: "cancelTaker" | "cancelBoth";
   /** docs/API.md 8.12: placed by a mass quote (then also postOnly and mmp). */
   quote?: true;
+  /** docs/API.md 18: a stop order's stop price and direction, and whether (and when) it triggered. */
+  stopPrice?: number;
+  stopDirection?: StopDirection;
+  triggered?: boolean;
+  triggerTime?: string;
+  /** docs/API.md 18: why a triggered order ended cancelled whole. */
+  cancelReason?: "NO_LIQUIDITY" | "INSUFFICIENT_FUNDS" | "NOTIONAL_BELOW_MIN";
   id: number;
   pairName: string;
   tradeType: TradeType;
@@ -353,6 +362,9 @@ export interface CreateOrderRequest {
   mmp?: boolean;
   /** docs/API.md 8.11 (default cancelMaker). */
   selfTradePrevention?: SelfTradePrevention;
+  /** docs/API.md 18: a stop order (both or neither). */
+  stopPrice?: DecimalInput;
+  stopDirection?: StopDirection;
 }
 
 /** docs/API.md 8.3: the new total amount, the new price, or both. */

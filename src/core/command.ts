@@ -19,6 +19,7 @@
 
 import type { MmpRequest } from "./mmp-settings.ts";
 import type { PairMarket } from "./read-models/pair-market.ts";
+import type { StopFacts } from "./record-sink.ts";
 import type { OrderFacts, OrderView, UserTradeView } from "./views.ts";
 
 /** Order types. */
@@ -124,6 +125,19 @@ export interface OrderInputs {
    * order cancel-on-disconnect (Exchange.cancelSessionOrders).
    */
   session: number;
+  /** docs/API.md 18: the stop price in ticks (absent or 0: not a stop order). */
+  stopPrice?: number;
+  /** STOP_DIRECTION_UP or STOP_DIRECTION_DOWN with a stop price. */
+  stopDirection?: number;
+}
+
+/** docs/API.md 18 `stopDirection` as stored (migration 015). */
+export const STOP_DIRECTION_UP = 1;
+export const STOP_DIRECTION_DOWN = 2;
+
+/** A stop order that has not triggered: open, in no book (docs/API.md 18). */
+export function isWaitingStop(o: StopFacts): boolean {
+  return o.stopPrice > 0 && o.triggerMicro === 0;
 }
 
 /** The cancels of one cancel-all request, over every pair it covers. */
@@ -137,6 +151,8 @@ export interface CancelAllGroup {
 
 export interface Command extends OrderInputs {
   kind: number;
+  stopPrice: number;
+  stopDirection: number;
   /** The edge's id for the response waiting for this command (NO_REQUEST: none). */
   request: number;
   user: number;
@@ -228,6 +244,8 @@ export function newCommand(kind: number, request: number, user: number, pair: nu
     clientOrderId: undefined,
     expiresAt: 0,
     session: 0,
+    stopPrice: 0,
+    stopDirection: 0,
     budget: 0,
     hold: 0n,
     delta: 0,

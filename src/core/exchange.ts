@@ -213,6 +213,8 @@ export class Exchange {
     cmd.clientOrderId = order.clientOrderId;
     cmd.expiresAt = order.expiresAt;
     cmd.session = order.session;
+    cmd.stopPrice = order.stopPrice ?? 0;
+    cmd.stopDirection = order.stopDirection ?? 0;
     return this.risk.create(cmd);
   }
 

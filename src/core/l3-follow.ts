@@ -7,7 +7,7 @@
  * stage applies them at the commit (src/core/results.ts).
  */
 
-import type { OrderState } from "./command.ts";
+import { isWaitingStop, type OrderState } from "./command.ts";
 import type { OpenOrders } from "./open-orders.ts";
 import type { PairState } from "./pairs.ts";
 import { L3_IDLE_MS, L3Book } from "./read-models/l3-view.ts";
@@ -70,7 +70,8 @@ export class L3Follow {
     const book = p.market.l3!;
     const pair = p.spec.index;
     const mine: OrderState[] = [];
-    for (const o of this.openOrders.open.values()) if (o.pair === pair) mine.push(o);
+    // docs/API.md 18: a waiting stop is in no book.
+    for (const o of this.openOrders.open.values()) if (o.pair === pair && !isWaitingStop(o)) mine.push(o);
     mine.sort((a, b) => a.restSeq - b.restSeq);
     for (const o of mine) book.open(o.id, o.side, o.price, o.amount - o.used);
     book.from = p.bookSeq;

@@ -19,7 +19,7 @@
  * kind of event record gets its case there and its method here.
  */
 
-import { BUY, ERR_ORDER_NOT_FOUND, OK } from "../protocol/pair/engine.ts";
+import { BUY, DONE_NO_LIQUIDITY, ERR_ORDER_NOT_FOUND, OK } from "../protocol/pair/engine.ts";
 import {
   AMENDED,
   DONE,
@@ -27,21 +27,34 @@ import {
   EV_AMENDED,
   EV_DONE,
   EV_END,
+  EV_FUNDS,
   EV_KIND,
   EV_LEVEL,
   EV_MMP,
   EV_QUOTED,
   EV_RESTED,
   EV_TRADE,
+  EV_TRIGGERED,
+  FUNDS_ASKED,
   LEVEL,
   MMP,
   QUOTED,
   RESTED,
   TRADE,
+  TRIGGERED,
 } from "../protocol/pair/records.ts";
 import { mulDivRoundHalfUp } from "../util/numbers.ts";
 import { nowMicro } from "../util/time.ts";
-import { CMD_AMEND, CMD_CANCEL, CMD_CREATE, CMD_MMP, CMD_QUOTE, MARKET, type OrderState } from "./command.ts";
+import {
+  CMD_AMEND,
+  CMD_CANCEL,
+  CMD_CREATE,
+  CMD_MMP,
+  CMD_QUOTE,
+  isWaitingStop,
+  MARKET,
+  type OrderState,
+} from "./command.ts";
 import type { L3Follow } from "./l3-follow.ts";
 import type { MmpBook } from "./mmp-settings.ts";
 import type { OpenOrders } from "./open-orders.ts";
@@ -112,6 +125,12 @@ export class PairEvents {
     maker.updateMicro = micro;
     touch(p, maker);
     if (maker.used === maker.amount) this.openOrders.close(maker);
+    // docs/API.md 18: a triggered stop is a taker of the step that is no command's own order.
+    const cmd = p.seq.current();
+    if (cmd === undefined || cmd.order !== taker) {
+      touch(p, taker);
+      if (taker.used === taker.amount) this.openOrders.close(taker);
+    }
     const l3 = p.l3;
     if (l3 !== null) {
       const left = maker.amount - maker.used;
@@ -161,16 +180,45 @@ export class PairEvents {
     const l3 = p.l3;
     // Only an order that rests leaves the L3 book: not the command's own taker, nor an order being
     // moved (its done was recorded when the move took it out).
-    if (l3 !== null && (cmd === undefined || cmd.orderId !== orderId || cmd.kind === CMD_CANCEL))
+    if (l3 !== null && (cmd === undefined || cmd.orderId !== orderId || cmd.kind === CMD_CANCEL) && inBook(o))
       l3.push(L3_DONE, orderId, o.side, o.price, 0);
     // An old quote order cancelled by a quote: its hold goes to the new quote (src/core/quotes.ts).
     if (cmd?.kind !== CMD_QUOTE || !this.quotes.absorb(cmd, p, o, reason, left))
       this.risk.releaseHold(p, o, left);
     // A market buy's unused budget is released when its command ends.
     o.cancelled = true;
+    // docs/API.md 18: a triggered order that ended whole without matching says why.
+    if (reason >= DONE_NO_LIQUIDITY) o.cancelReason = reason;
     o.updateMicro = nowMicro();
     touch(p, o);
     this.openOrders.close(o);
+  }
+
+  /**
+   * docs/API.md 18: waiting stop `orderId` triggered inside the current command's step; its
+   * matching events follow. It keeps its id and its hold; from now on it is an arriving order.
+   */
+  onTriggered(pairIndex: number, orderId: number): void {
+    const p = this.pairs[pairIndex];
+    const o = this.openOrders.get(orderId)!;
+    const micro = nowMicro();
+    o.triggerMicro = micro;
+    o.updateMicro = micro;
+    // Not in the book until its `rested` event (the L3 book, docs/API.md 7.6.2).
+    o.restSeq = 0;
+    touch(p, o);
+  }
+
+  /**
+   * docs/API.md 18: triggered market buy `orderId` waits in the worker for its budget: the ledger
+   * holds it as it holds an arriving market buy's, and the worker gets it at once.
+   */
+  onFundsAsked(pairIndex: number, orderId: number): void {
+    const p = this.pairs[pairIndex];
+    const o = this.openOrders.get(orderId)!;
+    const budget = this.risk.triggeredBuy(p, o);
+    p.triggeredBuys.push(o);
+    p.seq.funds(orderId, budget);
   }
 
   /**
@@ -207,6 +255,19 @@ export class PairEvents {
 
   private endCommand(pairIndex: number, code: number): void {
     const p = this.pairs[pairIndex];
+    // docs/API.md 18: the budgets of the market buys the step triggered.
+    const buys = p.triggeredBuys;
+    if (buys.length > 0) {
+      for (const o of buys) this.risk.triggeredBuyEnded(p, o);
+      buys.length = 0;
+    }
+    // docs/API.md 18: a triggered market order's price is its average, as an arriving one's.
+    const touched = p.touched;
+    for (let i = 0; i < touched.length; i++) {
+      const o = touched[i];
+      if (o.type === MARKET && o.triggerMicro > 0 && o.used > 0)
+        o.price = Number(mulDivRoundHalfUp(o.executed, 1n, BigInt(o.used)));
+    }
     // The worker also ends its SHUTDOWN command, which is not in the FIFO.
     const cmd = p.seq.finish();
     if (cmd === undefined) return;
@@ -224,6 +285,8 @@ export class PairEvents {
         }
         if (o.type === MARKET && o.used > 0)
           o.price = Number(mulDivRoundHalfUp(o.executed, 1n, BigInt(o.used)));
+        // docs/API.md 18: a stop order waits, open, in no book.
+        if (isWaitingStop(o)) this.openOrders.setOpen(o);
         touch(p, o);
         break;
       }
@@ -291,6 +354,14 @@ export class PairEvents {
   }
 }
 
+/**
+ * Whether `o` rests in the book (docs/API.md 18): a waiting stop does not, nor a triggered one
+ * before its `rested` event.
+ */
+function inBook(o: OrderState): boolean {
+  return o.stopPrice === 0 || (o.triggerMicro > 0 && o.restSeq > 0);
+}
+
 /** `o` changed in the command in progress: its row and view go out with the command (once). */
 function touch(p: PairState, o: OrderState): void {
   const t = p.touched;
@@ -341,6 +412,12 @@ export function pairEventHandler(
         break;
       case EV_MMP:
         events.onMmp(pairIndex, f[o + MMP.user], f[o + MMP.frozen], f[o + MMP.frozenUntil]);
+        break;
+      case EV_TRIGGERED:
+        events.onTriggered(pairIndex, f[o + TRIGGERED.orderId]);
+        break;
+      case EV_FUNDS:
+        events.onFundsAsked(pairIndex, f[o + FUNDS_ASKED.orderId]);
         break;
       case EV_QUOTED:
         events.onQuoted(pairIndex, f[o + QUOTED.index], f[o + QUOTED.orderId], f[o + QUOTED.result]);

@@ -5,6 +5,7 @@
  * progress; snapshots its candles).
  */
 
+import type { OrderState } from "./command.ts";
 import type { Ledger } from "./ledger.ts";
 import type { PairMarket } from "./read-models/pair-market.ts";
 import type { ResultPair } from "./results.ts";
@@ -31,6 +32,11 @@ export interface PairSpec {
  */
 export interface PairState extends RiskPair, ResultPair {
   spec: PairSpec;
+  /**
+   * docs/API.md 18: the triggered market buys of the command in progress that hold a budget; each
+   * is released when the command ends.
+   */
+  triggeredBuys: OrderState[];
 }
 
 /**
@@ -73,6 +79,7 @@ export function newPairState(
     trades: [],
     userTrades: [],
     levels: [],
+    triggeredBuys: [],
   };
 }
 

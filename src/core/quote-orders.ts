@@ -78,6 +78,10 @@ export function quoteLevelOrders(cmd: Command, micro: number): number {
       userSlot: -1,
       restSeq: 0,
       execSeq: 0,
+      stopPrice: 0,
+      stopDirection: 0,
+      triggerMicro: 0,
+      cancelReason: 0,
     });
     w.outcome.push(-1);
     w.kept.push(undefined);

@@ -4,6 +4,18 @@
  * of the database.
  */
 
+/** docs/API.md 18: an order's stop as stored (migration 015); every field 0 for an order without one. */
+export interface StopFacts {
+  /** Ticks. */
+  stopPrice: number;
+  /** 1 up, 2 down. */
+  stopDirection: number;
+  /** When it triggered (µs), 0 while it waits. */
+  triggerMicro: number;
+  /** The engine's done reason of a triggered order cancelled whole (DONE_NO_LIQUIDITY ...), else 0. */
+  cancelReason: number;
+}
+
 /** What the core needs from the database writer. */
 export interface RecordSink {
   insertOrder(
@@ -24,6 +36,8 @@ export interface RecordSink {
     execSeq?: number,
     /** docs/API.md 5.1 `executedQuote`: ticks × lots its fills executed so far. */
     executedQuote?: bigint,
+    /** docs/API.md 18: its stop, trigger and cancel reason (absent: none). */
+    stop?: StopFacts,
   ): void;
   updateOrder(
     id: number,
@@ -34,6 +48,8 @@ export interface RecordSink {
     updateMicro: number,
     execSeq?: number,
     executedQuote?: bigint,
+    /** docs/API.md 18: only its trigger time and cancel reason change. */
+    stop?: StopFacts,
   ): void;
   trade(
     id: number,

@@ -359,7 +359,17 @@ export class Results {
       execs.push(o.user, seq);
       db.execution(o.user, seq, EXEC_ORDER, o.id);
       if (o.rowSent) {
-        db.updateOrder(o.id, o.price, o.amount, o.used, o.cancelled, o.updateMicro, seq, o.executed);
+        db.updateOrder(
+          o.id,
+          o.price,
+          o.amount,
+          o.used,
+          o.cancelled,
+          o.updateMicro,
+          seq,
+          o.executed,
+          o.stopPrice > 0 ? o : undefined,
+        );
         continue;
       }
       o.rowSent = true;
@@ -380,6 +390,7 @@ export class Results {
         o.clientOrderId,
         seq,
         o.executed,
+        o.stopPrice > 0 ? o : undefined,
       );
     }
     return execs;

@@ -42,6 +42,7 @@ import {
   CMD_QUOTE,
   type Command,
   expired,
+  isWaitingStop,
   LIMIT,
   MARKET,
   NEEDS_ROW,
@@ -243,7 +244,10 @@ export class RiskStage {
     const p = this.pairs[cmd.pair];
     const ledger = this.ledger;
     const user = cmd.user;
-    const marketBuy = cmd.type === MARKET && cmd.side === BUY;
+    // docs/API.md 18: a stop-market buy holds nothing while it waits (its budget is taken when it
+    // triggers, `triggeredBuy`); every other stop holds what its order would.
+    const stopMarketBuy = cmd.stopPrice > 0 && cmd.type === MARKET && cmd.side === BUY;
+    const marketBuy = cmd.type === MARKET && cmd.side === BUY && !stopMarketBuy;
     // A market buy holds the user's whole available quote balance while it is in the worker: the
     // next one is decided against what the first leaves, one after the other.
     if (marketBuy && this.marketBuys.has(user)) return this.afterMarketBuys(cmd);
@@ -259,7 +263,10 @@ export class RiskStage {
     }
     const currency = cmd.side === SELL ? p.base : p.quote;
     let hold: bigint;
-    if (!marketBuy) {
+    if (stopMarketBuy) {
+      hold = 0n;
+      cmd.budget = NO_BUDGET;
+    } else if (!marketBuy) {
       hold = limitHold(p, cmd.side, cmd.price, cmd.amount);
       cmd.budget = NO_BUDGET;
     } else {
@@ -365,6 +372,8 @@ export class RiskStage {
       const err = this.openOrders.notOpenError(user, o.id);
       return err < 0 ? closedError(o) : err;
     }
+    // docs/API.md 18: a waiting stop is not amended in this version.
+    if (isWaitingStop(o)) return Code.STOP_AMEND_WAITING;
     if (cmd.amount <= o.used) return Code.AMEND_NOT_ABOVE_EXECUTED;
     const p = this.pairs[o.pair];
     const delta = cmd.amount - o.amount;
@@ -513,7 +522,8 @@ export class RiskStage {
    * market buy's unused budget is released, and the orders waiting for it are judged again.
    */
   createEnded(p: RiskPair, o: OrderState, refused: boolean): void {
-    if (o.type === MARKET && o.side === BUY) {
+    // A stop-market buy held nothing at its arrival (docs/API.md 18).
+    if (o.type === MARKET && o.side === BUY && o.stopPrice === 0) {
       if (o.budget > 0n) this.ledger.release(o.user, p.quote, o.budget);
       o.budget = 0n;
       this.marketBuyEnded(o.user);
@@ -522,6 +532,32 @@ export class RiskStage {
     // The client order id was not used.
     if (o.clientOrderId !== undefined) this.clientIds.refused(ClientIds.key(o.user, o.clientOrderId));
     this.releaseHold(p, o, o.amount);
+  }
+
+  /**
+   * docs/API.md 18: a stop-market buy triggered and waits in the worker for its budget, which is
+   * held as an arriving market buy's is (DECISIONS.md "Market buy funds"): the user's whole
+   * available quote balance, until the step that triggered it ends (`triggeredBuyEnded`); the
+   * user's orders that it leaves uncovered meanwhile wait for it. Returns the budget in ticks ×
+   * lots, for the worker.
+   */
+  triggeredBuy(p: RiskPair, o: OrderState): number {
+    const ledger = this.ledger;
+    let units = ledger.available(o.user, p.quote) / p.quoteMul;
+    if (units > BigInt(MAX_BUDGET)) units = floorToDouble(units);
+    const hold = units * p.quoteMul;
+    if (!ledger.reserve(o.user, p.quote, hold))
+      throw new Error(`order ${o.id}: cannot hold its available balance`);
+    o.budget = hold;
+    this.marketBuys.set(o.user, (this.marketBuys.get(o.user) ?? 0) + 1);
+    return Number(units);
+  }
+
+  /** The step of a triggered market buy ended: what its budget did not spend is released. */
+  triggeredBuyEnded(p: RiskPair, o: OrderState): void {
+    if (o.budget > 0n) this.ledger.release(o.user, p.quote, o.budget);
+    o.budget = 0n;
+    this.marketBuyEnded(o.user);
   }
 
   /** An amend's command was refused (post-only would take, not above what executed, closed). */

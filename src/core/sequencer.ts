@@ -12,7 +12,7 @@
  * The sequencer numbers creates itself (`SequenceIds`, shared by every pair): a create takes the
  * next order id, and its order record, as it enters the ring, so ids follow matching order.
  */
-import { NO_BUDGET } from "../protocol/pair/engine.ts";
+import { NO_BUDGET, SELL, STOP_MARKET, STOP_RESTORE, STOP_SELL, STOP_UP } from "../protocol/pair/engine.ts";
 import { nowMicro } from "../util/time.ts";
 import {
   CMD_AMEND,
@@ -23,10 +23,12 @@ import {
   CMD_QUOTE,
   CMD_RESTORE,
   type Command,
+  isWaitingStop,
   LIMIT,
   NO_REQUEST,
   newCommand,
   type OrderState,
+  STOP_DIRECTION_UP,
 } from "./command.ts";
 import type { OpenOrders } from "./open-orders.ts";
 import { engineFlags, FLAG_POST_ONLY, STP_MASK, TIF_GTC, TIF_MASK } from "./order-options.ts";
@@ -67,6 +69,19 @@ export interface CommandSink {
   sendMove(orderId: number, price: number, delta: number, flags: number, time: number): boolean;
   sendMmpSet(user: number, intervalSeconds: number, qtyLimit: number, frozenSeconds: number): boolean;
   sendMmpReset(user: number): boolean;
+  /** docs/API.md 18: a stop order that waits in the worker (workers/matching/stops.ts). */
+  sendStop(
+    orderId: number,
+    user: number,
+    mode: number,
+    price: number,
+    qty: number,
+    flags: number,
+    time: number,
+    stopPrice: number,
+  ): boolean;
+  /** The budget of a triggered market buy whose step waits for it (not a command of the FIFO). */
+  sendFunds(orderId: number, budget: number): boolean;
   /** A quote's QUOTE record and its levels (`orderId, side, price, qty` per level), all or none. */
   sendQuote(user: number, levels: Float64Array, time: number): boolean;
 }
@@ -144,6 +159,21 @@ export class PairSequencer {
     return Number.POSITIVE_INFINITY;
   }
 
+  /**
+   * docs/API.md 18: the budget of triggered market buy `orderId`, whose step waits for it in the
+   * worker: it goes straight to the ring, past the commands waiting here (the worker takes it
+   * before any other), or as soon as the ring has room.
+   */
+  funds(orderId: number, budget: number): void {
+    if (this.sink.sendFunds(orderId, budget)) return;
+    const retry = async (): Promise<void> => {
+      do await this.sink.writable();
+      while (!this.sink.sendFunds(orderId, budget));
+    };
+    // As for the waiting commands: a dead pair worker is fatal to the server.
+    retry().catch(() => {});
+  }
+
   /** Every command submitted and not finished (in the worker, then waiting for the ring), oldest first. */
   ahead(): Command[] {
     return this.pending.slice(this.head).concat(this.waiting);
@@ -166,9 +196,20 @@ export class PairSequencer {
         const id = this.ids.nextOrderId;
         const time = Date.now();
         const sent =
-          cmd.type === LIMIT
-            ? sink.sendLimit(id, cmd.user, cmd.side, cmd.price, cmd.amount, engineFlags(cmd.flags), time)
-            : sink.sendMarket(id, cmd.user, cmd.side, cmd.amount, cmd.budget, cmd.flags & STP_MASK, time);
+          cmd.stopPrice > 0
+            ? sink.sendStop(
+                id,
+                cmd.user,
+                stopMode(cmd, 0),
+                cmd.price,
+                cmd.amount,
+                arrivalFlags(cmd),
+                time,
+                cmd.stopPrice,
+              )
+            : cmd.type === LIMIT
+              ? sink.sendLimit(id, cmd.user, cmd.side, cmd.price, cmd.amount, engineFlags(cmd.flags), time)
+              : sink.sendMarket(id, cmd.user, cmd.side, cmd.amount, cmd.budget, cmd.flags & STP_MASK, time);
         if (!sent) return false;
         cmd.orderId = id;
         this.ids.nextOrderId = id + 1;
@@ -190,6 +231,22 @@ export class PairSequencer {
       }
       case CMD_RESTORE: {
         const o = cmd.order!;
+        if (isWaitingStop(o)) {
+          // docs/API.md 18: it waits again with its stop price, whatever the last trade price.
+          const sent = sink.sendStop(
+            o.id,
+            o.user,
+            stopMode(o, STOP_RESTORE),
+            o.price,
+            o.amount - o.used,
+            arrivalFlags(o),
+            Date.now(),
+            o.stopPrice,
+          );
+          if (!sent) return false;
+          this.openOrders.setOpen(o);
+          break;
+        }
         // As it rested: GTC, with its protection and STP mode, or as a quote order (it cannot cross:
         // books never are).
         const left = o.amount - o.used;
@@ -266,11 +323,28 @@ export class PairSequencer {
       // A quote's level orders are good-till-cancelled limits.
       if (cmd.kind === CMD_QUOTE)
         for (const l of cmd.quote!.orders) if (which(l) && !open.has(l.id)) out.push(l);
-      if (cmd.kind !== CMD_CREATE || o === null || o.type !== LIMIT || !which(o)) continue;
-      if ((o.flags & TIF_MASK) === TIF_GTC && !open.has(o.id)) out.push(o);
+      if (cmd.kind !== CMD_CREATE || o === null || !which(o)) continue;
+      // docs/API.md 18: a stop order of any type waits once accepted.
+      const mayRest = o.stopPrice > 0 || (o.type === LIMIT && (o.flags & TIF_MASK) === TIF_GTC);
+      if (mayRest && !open.has(o.id)) out.push(o);
     }
     return out;
   }
+}
+
+/** docs/API.md 18: the engine's STOP_* mode of a stop order (`extra`: STOP_RESTORE or 0). */
+function stopMode(o: { side: number; type: number; stopDirection: number }, extra: number): number {
+  return (
+    (o.side === SELL ? STOP_SELL : 0) |
+    (o.stopDirection === STOP_DIRECTION_UP ? STOP_UP : 0) |
+    (o.type === LIMIT ? 0 : STOP_MARKET) |
+    extra
+  );
+}
+
+/** The engine flags a stop order arrives with once triggered: a limit's, or a market's STP mode. */
+function arrivalFlags(o: { type: number; flags: number }): number {
+  return o.type === LIMIT ? engineFlags(o.flags) : o.flags & STP_MASK;
 }
 
 /** The order record of a create entering the ring as order `id`. */
@@ -300,5 +374,9 @@ function newOrder(cmd: Command, id: number): OrderState {
     userSlot: -1,
     restSeq: 0,
     execSeq: 0,
+    stopPrice: cmd.stopPrice,
+    stopDirection: cmd.stopDirection,
+    triggerMicro: 0,
+    cancelReason: 0,
   };
 }

@@ -8,6 +8,7 @@ import { BUY } from "../protocol/pair/engine.ts";
 import { formatDecimal, formatDigits, scaled } from "../util/numbers.ts";
 import { formatDateTime } from "../util/time.ts";
 import { type SelfTradePrevention, type TimeInForce, withOrderOptions } from "./order-options.ts";
+import type { StopFacts } from "./record-sink.ts";
 import { FEE_DECIMALS } from "./risk.ts";
 
 /** The order as the interface shows it (2.1). */
@@ -29,6 +30,13 @@ export interface OrderView {
   mmp?: true;
   selfTradePrevention?: SelfTradePrevention;
   quote?: true;
+  /** docs/API.md 18: a stop order's stop price and direction, whether it triggered, and when. */
+  stopPrice?: number;
+  stopDirection?: "up" | "down";
+  triggered?: boolean;
+  triggerTime?: string;
+  /** docs/API.md 18: why a triggered order ended cancelled whole. */
+  cancelReason?: CancelReason;
   /** docs/API.md 16: the number of the order's latest change in its user's execution sequence. */
   execSeq: number;
   /**
@@ -72,7 +80,7 @@ export interface ViewPair {
 }
 
 /** An order's facts in book units (ticks, lots, microseconds): the core's OrderState is one. */
-export interface OrderFacts {
+export interface OrderFacts extends StopFacts {
   id: number;
   /** 0 limit, 1 market. */
   type: number;
@@ -95,6 +103,21 @@ export interface OrderFacts {
   executed: bigint | string;
 }
 
+/** docs/API.md 18 `cancelReason`. */
+export type CancelReason = "NO_LIQUIDITY" | "INSUFFICIENT_FUNDS" | "NOTIONAL_BELOW_MIN";
+/** The names of the engine's done reasons 6, 7 and 8 (src/protocol/pair/engine.ts). */
+const CANCEL_REASONS: readonly (CancelReason | undefined)[] = [
+  undefined,
+  undefined,
+  undefined,
+  undefined,
+  undefined,
+  undefined,
+  "NO_LIQUIDITY",
+  "INSUFFICIENT_FUNDS",
+  "NOTIONAL_BELOW_MIN",
+];
+
 /** docs/API.md 5.1: the order as the interface shows it, with `updateTime` when asked (the section 8 options when set). */
 export function orderView(p: ViewPair, o: OrderFacts, withUpdate: boolean): OrderView {
   const v: OrderView = {
@@ -111,7 +134,20 @@ export function orderView(p: ViewPair, o: OrderFacts, withUpdate: boolean): Orde
     executedQuote: executedQuote(o.executed, p.priceDecimals + p.amountDecimals),
   };
   if (withUpdate) v.updateTime = formatDateTime(o.updateMicro);
-  return withOrderOptions(v, o.flags, o.clientOrderId);
+  withOrderOptions(v, o.flags, o.clientOrderId);
+  if (o.stopPrice > 0) withStop(v, p, o);
+  return v;
+}
+
+/** docs/API.md 18: a stop order's fields. */
+function withStop(v: OrderView, p: ViewPair, o: OrderFacts): void {
+  v.stopPrice = scaled(o.stopPrice, p.priceDecimals);
+  v.stopDirection = o.stopDirection === 1 ? "up" : "down";
+  const t = o.triggerMicro;
+  v.triggered = t > 0;
+  if (t > 0) v.triggerTime = formatDateTime(t);
+  const reason = CANCEL_REASONS[o.cancelReason];
+  if (reason !== undefined) v.cancelReason = reason;
 }
 
 /**

@@ -6,6 +6,8 @@
  * Appending does no I/O and makes no promise. DbWriter (src/db/writer.ts) extends this class and
  * decides when a batch is sent.
  */
+
+import type { StopFacts } from "../core/record-sink.ts";
 import {
   API_KEY,
   BALANCE,
@@ -175,13 +177,29 @@ export abstract class BatchBuilder {
    * insertOrder / updateOrder: no set of ids to look up per record. Arguments as insertOrder's.
    */
   order(...row: Parameters<BatchBuilder["insertOrder"]>): void {
-    const [id, , , , , price, amount, amountUsed, isCancelled, , updateMicro, , , execSeq, executedQuote] =
-      row;
+    const [
+      id,
+      ,
+      ,
+      ,
+      ,
+      price,
+      amount,
+      amountUsed,
+      isCancelled,
+      ,
+      updateMicro,
+      ,
+      ,
+      execSeq,
+      executedQuote,
+      stop,
+    ] = row;
     const closed = isCancelled || amountUsed === amount;
     if (this.openSent.has(id)) {
       // Sent before (while open): only what changes. A closed order gets no further record.
       if (closed) this.openSent.delete(id);
-      this.updateOrder(id, price, amount, amountUsed, isCancelled, updateMicro, execSeq, executedQuote);
+      this.updateOrder(id, price, amount, amountUsed, isCancelled, updateMicro, execSeq, executedQuote, stop);
       return;
     }
     if (!closed) this.openSent.add(id);
@@ -205,6 +223,7 @@ export abstract class BatchBuilder {
     clientOrderId?: string,
     execSeq = 0,
     executedQuote = 0n,
+    stop?: StopFacts,
   ): void {
     const b = this.add(ORDER);
     const o = this.at;
@@ -223,6 +242,17 @@ export abstract class BatchBuilder {
     b[o + ORDER.at.client_order_id] = clientOrderId === undefined ? -1 : this.str(clientOrderId);
     b[o + ORDER.at.exec_seq] = execSeq;
     b[o + ORDER.at.executed_quote] = this.bigint(executedQuote);
+    if (stop !== undefined) {
+      b[o + ORDER.at.stop_price] = stop.stopPrice;
+      b[o + ORDER.at.stop_direction] = stop.stopDirection;
+      b[o + ORDER.at.trigger_micro] = stop.triggerMicro;
+      b[o + ORDER.at.cancel_reason] = stop.cancelReason;
+    } else {
+      b[o + ORDER.at.stop_price] = 0;
+      b[o + ORDER.at.stop_direction] = 0;
+      b[o + ORDER.at.trigger_micro] = 0;
+      b[o + ORDER.at.cancel_reason] = 0;
+    }
   }
 
   /**
@@ -238,6 +268,7 @@ export abstract class BatchBuilder {
     updateMicro: number,
     execSeq = 0,
     executedQuote = 0n,
+    stop?: StopFacts,
   ): void {
     const b = this.add(ORDER_UPDATE);
     const o = this.at;
@@ -249,6 +280,8 @@ export abstract class BatchBuilder {
     b[o + ORDER_UPDATE.at.update_micro] = updateMicro;
     b[o + ORDER_UPDATE.at.exec_seq] = execSeq;
     b[o + ORDER_UPDATE.at.executed_quote] = this.bigint(executedQuote);
+    b[o + ORDER_UPDATE.at.trigger_micro] = stop === undefined ? 0 : stop.triggerMicro;
+    b[o + ORDER_UPDATE.at.cancel_reason] = stop === undefined ? 0 : stop.cancelReason;
   }
 
   /** A trade, plus its two user_trades rows (the maker's side is the opposite of the taker's). */

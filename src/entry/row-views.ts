@@ -22,6 +22,10 @@ export function orderRowView(o: OrderRow, config: ExchangeConfig, withUpdate = f
     clientOrderId: o.clientOrderId,
     execSeq: o.execSeq,
     executed: o.executedQuote,
+    stopPrice: o.stopPrice,
+    stopDirection: o.stopDirection,
+    triggerMicro: o.triggerMicro,
+    cancelReason: o.cancelReason,
   };
   return orderView(config.pairsByName.get(o.pair)!, facts, withUpdate);
 }

@@ -5,7 +5,7 @@
  */
 
 import type { ExchangeConfig, PairConfig } from "../config/exchange-config.ts";
-import type { OrderInputs } from "../core/command.ts";
+import { type OrderInputs, STOP_DIRECTION_DOWN, STOP_DIRECTION_UP } from "../core/command.ts";
 import { LIMIT, MARKET } from "../core/exchange.ts";
 import {
   CLIENT_ORDER_ID_RE,
@@ -44,6 +44,8 @@ export const ORDER_FIELDS: ReadonlySet<string> = new Set([
   "postOnly",
   "mmp",
   "selfTradePrevention",
+  "stopPrice",
+  "stopDirection",
 ]);
 /**
  * A create-order body: an order, the `nonce` every authenticated call may carry, and the deadline
@@ -158,6 +160,7 @@ export function validateOrder(
     else if (mmp && (tt === "market" || (out.flags & TIF_MASK) !== TIF_GTC)) errors.push([Code.MMP_NOT_GTC]);
     else if (mmp) out.flags |= ORDER_MMP;
   }
+  stopOf(body, p, out, errors);
   // docs/API.md 8.11: any order type.
   const stp = body.selfTradePrevention;
   if (stp !== undefined && stp !== null) {
@@ -177,6 +180,35 @@ export function validateOrder(
   }
   for (const e of unknownFields(body, allowed)) errors.push(e);
   return out;
+}
+
+/**
+ * docs/API.md 18: `stopPrice` and `stopDirection`, both or neither; a stop takes neither
+ * `postOnly` nor `mmp` (reported on that field). The last trade price is the engine's to compare.
+ */
+function stopOf(
+  body: Record<string, unknown>,
+  p: PairConfig | undefined,
+  out: ValidOrder,
+  errors: ErrorEntry[],
+): void {
+  const sp = body.stopPrice;
+  const sd = body.stopDirection;
+  const hasPrice = sp !== undefined && sp !== null;
+  const hasDirection = sd !== undefined && sd !== null;
+  if (!hasPrice && !hasDirection) return;
+  if (!hasPrice) errors.push([Code.STOP_PRICE_REQUIRED]);
+  else if (p !== undefined) {
+    const pr = parseDecimal(sp, p.priceDecimals);
+    if (typeof pr !== "bigint" || pr <= 0n || pr > p.maxPrice) errors.push([Code.STOP_PRICE_INVALID]);
+    else out.stopPrice = Number(pr);
+  }
+  if (!hasDirection) errors.push([Code.STOP_DIRECTION_REQUIRED]);
+  else if (sd === "up") out.stopDirection = STOP_DIRECTION_UP;
+  else if (sd === "down") out.stopDirection = STOP_DIRECTION_DOWN;
+  else errors.push([Code.STOP_DIRECTION_INVALID]);
+  if ((out.flags & FLAG_POST_ONLY) !== 0) errors.push([Code.POST_ONLY_WITH_STOP]);
+  if ((out.flags & ORDER_MMP) !== 0) errors.push([Code.MMP_WITH_STOP]);
 }
 
 /**

@@ -28,6 +28,7 @@ import {
   ERR_NO_LIQUIDITY,
   ERR_ORDER_NOT_FOUND,
   ERR_QUOTE_LEVELS,
+  ERR_STOP_WOULD_TRIGGER,
   ERR_WOULD_TAKE,
 } from "../protocol/pair/engine.ts";
 import type { ParseError } from "../util/numbers.ts";
@@ -142,6 +143,14 @@ export const ERRORS = {
     field: "amount",
     en: "Order value (price × amount) is below the minimum for this pair",
     ru: "Стоимость заявки (цена × количество) меньше минимальной для этой пары",
+  },
+  /** docs/API.md 18: the pair's last trade price already meets the stop's condition. */
+  STOP_WOULD_TRIGGER: {
+    code: ERR_STOP_WOULD_TRIGGER,
+    status: 400,
+    field: "stopPrice",
+    en: "The last trade price already meets this stop condition",
+    ru: "Цена последней сделки уже удовлетворяет условию стоп-заявки",
   },
 
   // 200-209 request body
@@ -1149,6 +1158,62 @@ export const ERRORS = {
     field: "fromId",
     en: "fromId must be an id (an integer, 1 or more)",
     ru: "fromId должен быть идентификатором (целым числом не меньше 1)",
+  },
+  // ---------------------------------------------------------------- stop orders (docs/API.md 18)
+  /** stopDirection without stopPrice. */
+  STOP_PRICE_REQUIRED: {
+    code: 680,
+    status: 400,
+    field: "stopPrice",
+    en: "stopPrice is required with stopDirection",
+    ru: "С stopDirection нужно указать stopPrice",
+  },
+  /** Not a positive price of the pair (its decimals, at most maxPrice). */
+  STOP_PRICE_INVALID: {
+    code: 681,
+    status: 400,
+    field: "stopPrice",
+    en: "stopPrice must be a price of the pair: above 0, at most its price decimals and its maxPrice",
+    ru: "stopPrice должен быть ценой пары: больше 0, не больше её знаков цены и её maxPrice",
+  },
+  /** stopPrice without stopDirection. */
+  STOP_DIRECTION_REQUIRED: {
+    code: 682,
+    status: 400,
+    field: "stopDirection",
+    en: "stopDirection is required with stopPrice",
+    ru: "С stopPrice нужно указать stopDirection",
+  },
+  STOP_DIRECTION_INVALID: {
+    code: 683,
+    status: 400,
+    field: "stopDirection",
+    en: 'stopDirection must be "up" or "down"',
+    ru: 'stopDirection должен быть "up" или "down"',
+  },
+  /** postOnly with a stop. */
+  POST_ONLY_WITH_STOP: {
+    code: 684,
+    status: 400,
+    field: "postOnly",
+    en: "Post-only does not apply to stop orders",
+    ru: "Параметр postOnly недопустим для стоп-заявок",
+  },
+  /** mmp with a stop. */
+  MMP_WITH_STOP: {
+    code: 685,
+    status: 400,
+    field: "mmp",
+    en: "Market maker protection does not apply to stop orders",
+    ru: "Защита маркет-мейкера недопустима для стоп-заявок",
+  },
+  /** amend-order of a stop order that has not triggered: not supported in this version. */
+  STOP_AMEND_WAITING: {
+    code: 686,
+    status: 400,
+    field: "orderId",
+    en: "A stop order that has not triggered cannot be amended; cancel it and place a new one",
+    ru: "Стоп-заявку, которая ещё не сработала, нельзя изменить; отмените её и создайте новую",
   },
 } as const satisfies Record<string, ErrorDef>;
 

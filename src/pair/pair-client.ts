@@ -21,12 +21,14 @@ import {
   CMD_SEQ,
   CMD_SLOT_WORDS,
   EV_SLOT_WORDS,
+  FUNDS_CMD,
   LIMIT_CMD,
   MARKET_CMD,
   MMP_RESET_CMD,
   MMP_SET_CMD,
   MOVE_CMD,
   OP_CANCEL,
+  OP_FUNDS,
   OP_LIMIT,
   OP_MARKET,
   OP_MMP_RESET,
@@ -36,11 +38,13 @@ import {
   OP_QUOTE_LEVEL,
   OP_REDUCE,
   OP_SHUTDOWN,
+  OP_STOP,
   type PairWorkerData,
   QUOTE_CMD,
   QUOTE_LEVEL_CMD,
   READY_MESSAGE,
   REDUCE_CMD,
+  STOP_CMD,
 } from "../protocol/pair/records.ts";
 import { SpscRing } from "../protocol/pair/ring.ts";
 import { startWorker } from "../util/threads.ts";
@@ -95,6 +99,8 @@ export interface PairChannelOptions {
   pairName: string;
   /** The pair's minimum order value in ticks × lots (docs/API.md 20.5): the book refuses a market order below it. */
   minNotional?: bigint;
+  /** The pair's last trade price in ticks, -1 or absent: never traded (docs/API.md 18). */
+  lastPrice?: number;
   /**
    * Called once per event record, in order; read the words at `offset` (names in
    * src/protocol/pair/records.ts) before returning: the slot is reused after the handler returns.
@@ -165,6 +171,7 @@ export class PairChannel {
       publishEvery: options.publishEvery ?? DEFAULT_PUBLISH_EVERY,
       initialCapacity: options.initialCapacity ?? 1024,
       minNotional: options.minNotional ?? 0n,
+      lastPrice: options.lastPrice ?? -1,
     };
     const worker = startWorker(PAIR_WORKER_URL, { workerData, name: `pair ${options.pairName}` });
     this.worker = worker;
@@ -302,6 +309,52 @@ export class PairChannel {
     const o = this.reserve(OP_MMP_RESET);
     if (o < 0) return false;
     this.commands.f64[o + MMP_RESET_CMD.user] = user;
+    this.sent();
+    return true;
+  }
+
+  /**
+   * Queues a stop order (docs/API.md 18, workers/matching/stops.ts: `mode` STOP_* bits, `price` 0
+   * for a stop-market); false when the command ring is full.
+   */
+  sendStop(
+    orderId: number,
+    user: number,
+    mode: number,
+    price: number,
+    qty: number,
+    flags: number,
+    time: number,
+    stopPrice: number,
+  ): boolean {
+    const o = this.reserve(OP_STOP);
+    if (o < 0) return false;
+    const f = this.commands.f64;
+    f[o + STOP_CMD.orderId] = orderId;
+    f[o + STOP_CMD.user] = user;
+    f[o + STOP_CMD.mode] = mode;
+    f[o + STOP_CMD.price] = price;
+    f[o + STOP_CMD.qty] = qty;
+    f[o + STOP_CMD.flags] = flags;
+    f[o + STOP_CMD.time] = time;
+    f[o + STOP_CMD.stopPrice] = stopPrice;
+    this.sent();
+    return true;
+  }
+
+  /**
+   * The budget of a triggered market buy whose step waits for it (OP_FUNDS): part of that step,
+   * so it takes no seq of its own (the worker answers it with the step's events and END). False
+   * when the command ring is full.
+   */
+  sendFunds(orderId: number, budget: number): boolean {
+    const o = this.closing || this.gone ? -1 : this.commands.tryReserve();
+    if (o < 0) return false;
+    const f = this.commands.f64;
+    f[o + CMD_KIND] = OP_FUNDS;
+    f[o + CMD_SEQ] = this.seq;
+    f[o + FUNDS_CMD.orderId] = orderId;
+    f[o + FUNDS_CMD.budget] = budget;
     this.sent();
     return true;
   }

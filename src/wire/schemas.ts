@@ -152,10 +152,26 @@ const orderOptionProps = {
   quote: bool,
 } as const;
 
+/** docs/API.md 18: present only on a stop order (`triggerTime` once triggered, `cancelReason` when ended so). */
+const stopProps = {
+  stopPrice: num,
+  stopDirection: { type: "string", enum: ["up", "down"] },
+  triggered: bool,
+  triggerTime: word,
+  cancelReason: { type: "string", enum: ["NO_LIQUIDITY", "INSUFFICIENT_FUNDS", "NOTIONAL_BELOW_MIN"] },
+} as const;
+
 /** docs/API.md 5.1 Order, with updateTime (create-order response). */
 export const orderWithUpdateSchema = {
   type: "object",
-  properties: { ...orderProps, updateTime: word, ...orderOptionProps, execSeq: int, executedQuote },
+  properties: {
+    ...orderProps,
+    updateTime: word,
+    ...orderOptionProps,
+    ...stopProps,
+    execSeq: int,
+    executedQuote,
+  },
   required: [...orderRequired, "updateTime", "execSeq", "executedQuote"],
   additionalProperties: false,
 } as const;
@@ -163,7 +179,7 @@ export const orderWithUpdateSchema = {
 /** docs/API.md 5.1 Order without updateTime (lists, pages, stream). */
 export const orderSchema = {
   type: "object",
-  properties: { ...orderProps, ...orderOptionProps, execSeq: int, executedQuote },
+  properties: { ...orderProps, ...orderOptionProps, ...stopProps, execSeq: int, executedQuote },
   required: [...orderRequired, "execSeq", "executedQuote"],
   additionalProperties: false,
 } as const;

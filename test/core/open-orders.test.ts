@@ -36,6 +36,10 @@ function order(id: number, user: number, pair: number, session = 0): OrderState 
     userSlot: -1,
     restSeq: 0,
     execSeq: 0,
+    stopPrice: 0,
+    stopDirection: 0,
+    triggerMicro: 0,
+    cancelReason: 0,
   };
 }
 

@@ -39,6 +39,10 @@ function facts(over: Partial<OrderFacts> = {}): OrderFacts {
     clientOrderId: undefined,
     execSeq: 0,
     executed: 0n,
+    stopPrice: 0,
+    stopDirection: 0,
+    triggerMicro: 0,
+    cancelReason: 0,
     ...over,
   };
 }

@@ -88,6 +88,10 @@ describe("DbReader", () => {
       clientOrderId: null,
       execSeq: 3 * 89,
       executedQuote: "1701000000000000000000",
+      stopPrice: 0,
+      stopDirection: 0,
+      triggerMicro: 0,
+      cancelReason: 0,
     });
     assert.equal(p1.items.find((o) => o.id === 77)!.isCancelled, true);
     const p3 = await reader.userOrders(1, 3, 20);

@@ -56,6 +56,10 @@ describe("recovery", () => {
         clientOrderId: null,
         execSeq: 0,
         executedQuote: "0",
+        stopPrice: 0,
+        stopDirection: 0,
+        triggerMicro: 0,
+        cancelReason: 0,
       };
       w.order(
         id,

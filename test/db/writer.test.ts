@@ -117,6 +117,10 @@ describe("DbWriter", () => {
         client_order_id: null,
         exec_seq: 3,
         executed_quote: "200000000",
+        stop_price: 0,
+        stop_direction: 0,
+        trigger_micro: 0,
+        cancel_reason: 0,
       },
       {
         id: 8,
@@ -134,6 +138,10 @@ describe("DbWriter", () => {
         client_order_id: null,
         exec_seq: 3,
         executed_quote: "200000000",
+        stop_price: 0,
+        stop_direction: 0,
+        trigger_micro: 0,
+        cancel_reason: 0,
       },
     ]);
     assert.deepEqual(db.prepare("SELECT * FROM trades").all(), [

@@ -188,6 +188,8 @@ describe("pair protocol", () => {
       quoteLevel: p.QUOTE_LEVEL_CMD,
       mmpSet: p.MMP_SET_CMD,
       mmpReset: p.MMP_RESET_CMD,
+      stop: p.STOP_CMD,
+      funds: p.FUNDS_CMD,
       trade: p.TRADE,
       rested: p.RESTED,
       done: p.DONE,
@@ -195,6 +197,8 @@ describe("pair protocol", () => {
       amended: p.AMENDED,
       mmp: p.MMP,
       quoted: p.QUOTED,
+      triggered: p.TRIGGERED,
+      fundsAsked: p.FUNDS_ASKED,
       end: p.END,
     };
     assert.deepEqual([p.CMD_KIND, p.CMD_SEQ, p.EV_KIND, p.EV_SEQ], [0, 1, 0, 1]);
@@ -223,6 +227,8 @@ describe("pair protocol", () => {
       amended: sink.amended.length,
       mmp: sink.mmp.length,
       quoted: sink.quoted.length,
+      triggered: sink.triggered.length,
+      fundsAsked: sink.fundsAsked.length,
       end: sink.end.length,
     };
     assert.deepEqual(
@@ -242,6 +248,8 @@ describe("pair protocol", () => {
         p.OP_QUOTE_LEVEL,
         p.OP_MMP_SET,
         p.OP_MMP_RESET,
+        p.OP_STOP,
+        p.OP_FUNDS,
       ].sort(),
     );
     const kinds = [
@@ -255,6 +263,8 @@ describe("pair protocol", () => {
       p.OP_QUOTE_LEVEL,
       p.OP_MMP_SET,
       p.OP_MMP_RESET,
+      p.OP_STOP,
+      p.OP_FUNDS,
       p.EV_TRADE,
       p.EV_RESTED,
       p.EV_DONE,
@@ -263,6 +273,8 @@ describe("pair protocol", () => {
       p.EV_AMENDED,
       p.EV_MMP,
       p.EV_QUOTED,
+      p.EV_TRIGGERED,
+      p.EV_FUNDS,
     ];
     assert.equal(new Set([0, ...kinds]).size, kinds.length + 1, "kinds collide with each other or with 0");
   });

@@ -48,6 +48,7 @@ describe("strings written without escaping", () => {
       "time",
       "tradeTime",
       "tradeType",
+      "triggerTime",
       "type",
       "updateTime",
     ]);
@@ -78,6 +79,10 @@ describe("strings written without escaping", () => {
                 clientOrderId: 'a"b\\c',
                 execSeq: 3,
                 executed: 12345n * 50n,
+                stopPrice: 0,
+                stopDirection: 0,
+                triggerMicro: 0,
+                cancelReason: 0,
               },
               true,
             );
@@ -145,6 +150,10 @@ describe("strings written without escaping", () => {
         clientOrderId: 'a"b\\c',
         execSeq: 1,
         executed: 0n,
+        stopPrice: 0,
+        stopDirection: 0,
+        triggerMicro: 0,
+        cancelReason: 0,
       },
       true,
     );
@@ -173,6 +182,10 @@ describe("strings written without escaping", () => {
         clientOrderId: cid,
         execSeq: 1,
         executed,
+        stopPrice: 0,
+        stopDirection: 0,
+        triggerMicro: 0,
+        cancelReason: 0,
       },
       true,
     );

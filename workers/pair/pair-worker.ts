@@ -20,18 +20,23 @@
  * Figures: BENCHMARKS.md, "The ring and waking" (bench/ring/wake.bench.ts).
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { OK, PENDING } from "../../src/protocol/pair/engine.ts";
+import { OK, PENDING, type ResultCode } from "../../src/protocol/pair/engine.ts";
 import {
   CMD_KIND,
   CMD_SEQ,
+  CMD_SLOT_WORDS,
   EventRecordWriter,
+  FUNDS_CMD,
+  OP_FUNDS,
   OP_SHUTDOWN,
   type PairWorkerData,
   READY_MESSAGE,
-  runCommand,
 } from "../../src/protocol/pair/records.ts";
 import { SpscRing } from "../../src/protocol/pair/ring.ts";
 import { OrderBook } from "../matching/order-book.ts";
+import { runWithStops, StopBook, SUSPENDED } from "../matching/stops.ts";
+
+const EMPTY = new Float64Array(0);
 
 /** Sleep bound while the event ring is full; the main thread's release normally wakes us first. */
 const FULL_WAIT_MS = 50;
@@ -69,11 +74,59 @@ function serve(data: PairWorkerData, port: NonNullable<typeof parentPort>): void
   const publishEvery = data.publishEvery;
   const sink = new RingEvents(events, spins);
   const book = new OrderBook(sink, data.initialCapacity, data.minNotional ?? 0n);
+  // The stop orders (docs/API.md 18) read the trade prices the sink notes.
+  const stops = new StopBook(book, sink, data.lastPrice ?? -1);
   const cf = commands.f64;
+  // While a step waits for a triggered market buy's budget (OP_FUNDS), the commands that arrive
+  // are copied here and run after it, in order: no other command runs inside a step.
+  const deferred: Float64Array[] = [];
+  let deferredHead = 0;
+  let suspendedSeq = 0;
+  let suspendedResult: ResultCode = OK;
+
+  /** Runs one command record; false for SHUTDOWN (answered: the loop ends). */
+  const exec = (f: Float64Array, o: number): boolean => {
+    sink.seq = f[o + CMD_SEQ];
+    if (f[o + CMD_KIND] === OP_SHUTDOWN) {
+      sink.end(OK);
+      return false;
+    }
+    const result = runWithStops(stops, book, f, o);
+    if (result === SUSPENDED) {
+      suspendedSeq = sink.seq;
+      suspendedResult = stops.result;
+    } else if (result !== PENDING) {
+      // A quote's records share one seq and get one END, after the last of them.
+      sink.end(result);
+    }
+    return true;
+  };
+
+  /** A FUNDS record for the waiting step: it resumes, and ends unless it waits again. */
+  const resume = (f: Float64Array, o: number): void => {
+    sink.seq = suspendedSeq;
+    if (stops.funds(f[o + FUNDS_CMD.orderId], f[o + FUNDS_CMD.budget])) sink.end(suspendedResult);
+  };
 
   port.postMessage(READY_MESSAGE);
 
   for (;;) {
+    // Commands deferred by a step that has ended run first, until one waits again.
+    if (!stops.suspended && deferredHead < deferred.length) {
+      while (!stops.suspended && deferredHead < deferred.length) {
+        const d = deferred[deferredHead];
+        deferred[deferredHead++] = EMPTY;
+        if (!exec(d, 0)) {
+          events.publish();
+          return;
+        }
+      }
+      events.publish();
+      if (deferredHead === deferred.length) {
+        deferred.length = 0;
+        deferredHead = 0;
+      }
+    }
     let n = commands.available();
     if (n === 0) {
       n = commands.waitForData(spins);
@@ -84,16 +137,14 @@ function serve(data: PairWorkerData, port: NonNullable<typeof parentPort>): void
     let unpublished = 0;
     for (let i = 0; i < n; i++) {
       const o = commands.peekOffset(i - released);
-      sink.seq = cf[o + CMD_SEQ];
-      if (cf[o + CMD_KIND] === OP_SHUTDOWN) {
-        sink.end(OK);
+      if (stops.suspended || deferredHead < deferred.length) {
+        if (stops.suspended && cf[o + CMD_KIND] === OP_FUNDS) resume(cf, o);
+        else deferred.push(cf.slice(o, o + CMD_SLOT_WORDS));
+      } else if (!exec(cf, o)) {
         events.publish();
         commands.release(i + 1 - released);
         return;
       }
-      const result = runCommand(book, cf, o);
-      // A quote's records share one seq and get one END, after the last of them.
-      if (result !== PENDING) sink.end(result);
       if (++unpublished >= publishEvery) {
         events.publish();
         commands.release(unpublished);

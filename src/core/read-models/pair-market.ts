@@ -452,6 +452,11 @@ export class PairMarket {
     }
   }
 
+  /** The last trade's price in ticks, -1 when the pair never traded (docs/API.md 18). */
+  get lastTrade(): number {
+    return this.lastPrice > 0 ? this.lastPrice : -1;
+  }
+
   /** Recovery: seeds the last trade price and candles without touching the 24 h window. */
   restoreLastPrice(price: number): void {
     this.lastPrice = price;

@@ -29,6 +29,7 @@ import {
   KINDS,
   LAYOUT_BEFORE_EXEC_SEQ,
   LAYOUT_BEFORE_EXECUTED_QUOTE,
+  LAYOUT_BEFORE_STOPS,
   LEGACY_COLUMNS,
   LEGACY_KIND_COUNT,
   ORDER,
@@ -181,10 +182,12 @@ function decode(r: JournalRow): DecodedRow {
     throw new Error(`journal row ${r.seq}: layout ${layout} is newer than this server`);
   while (counts.length < KIND_COUNT) counts.push(0);
   const strs = JSON.parse(r.strs) as string[];
-  const legacy = layout !== JOURNAL_LAYOUT;
-  const slots = legacy
-    ? fromLegacyLayout(decodeSlots(r.slots, counts, LEGACY_STRIDES[layout]), counts, layout, strs)
-    : decodeSlots(r.slots, counts);
+  const slots =
+    layout !== JOURNAL_LAYOUT
+      ? fromLegacyLayout(decodeSlots(r.slots, counts, LEGACY_STRIDES[layout]), counts, layout, strs)
+      : decodeSlots(r.slots, counts);
+  // Rows of LAYOUT_BEFORE_STOPS have executed_quote; only the stop columns are 0 (no stop).
+  const legacy = layout < LAYOUT_BEFORE_STOPS;
   return { seq: r.seq, counts, slots, strs, settledBelow: r.settled_below, legacy };
 }
 
@@ -195,8 +198,9 @@ const LEGACY_STRIDES: readonly (readonly number[])[] = LEGACY_COLUMNS.map((colum
 
 /**
  * The records of a row of an older `layout`, in today's: the columns each kind had then, by
- * name; 0 for the execution numbers a row before EXECUTION did not have, and `"0"` (appended to
- * `strs`) for `executed_quote`, which `executedQuotesFromTrades` sets once the rows are in.
+ * name; 0 for the execution numbers a row before EXECUTION did not have and for the stop columns
+ * (migration 015), and `"0"` (appended to `strs`) for `executed_quote` in a row without it, which
+ * `executedQuotesFromTrades` sets once the rows are in.
  */
 function fromLegacyLayout(
   old: Float64Array,
@@ -214,7 +218,8 @@ function fromLegacyLayout(
     const kind = KINDS[k];
     const columns = legacyColumns.get(k) ?? kind.columns;
     const at = kind.at as Record<string, number>;
-    const quoteAt = kind === ORDER || kind === ORDER_UPDATE ? at.executed_quote : -1;
+    const quoteAt =
+      layout < LAYOUT_BEFORE_STOPS && (kind === ORDER || kind === ORDER_UPDATE) ? at.executed_quote : -1;
     for (let r = 0; r < counts[k]; r++) {
       for (let c = 0; c < columns.length; c++) out[to + at[columns[c]]] = old[from + c];
       if (quoteAt !== -1) out[to + quoteAt] = zero;

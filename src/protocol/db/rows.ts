@@ -24,6 +24,12 @@ export interface OrderRow {
   execSeq: number;
   /** Ticks × lots its fills executed, as the digits of the integer (migration 013). */
   executedQuote: string;
+  /** docs/API.md 18 (migration 015): stop price in ticks and direction (1 up, 2 down); 0: no stop. */
+  stopPrice: number;
+  stopDirection: number;
+  /** When the stop triggered (µs), 0 while it waits; why it ended cancelled whole (0: no such reason). */
+  triggerMicro: number;
+  cancelReason: number;
 }
 
 /** A trade as stored (public history: direction and type are the taker's). */
@@ -89,7 +95,8 @@ export const EXEC_TRADE = 1;
 export const ORDER_COLUMNS = `id, user_id AS userId, pair, side, type, price, amount,
   amount_used AS amountUsed, is_cancelled AS isCancelled, create_micro AS createMicro,
   update_micro AS updateMicro, flags, client_order_id AS clientOrderId, exec_seq AS execSeq,
-  executed_quote AS executedQuote`;
+  executed_quote AS executedQuote, stop_price AS stopPrice, stop_direction AS stopDirection,
+  trigger_micro AS triggerMicro, cancel_reason AS cancelReason`;
 
 export const TRADE_COLUMNS = `id, pair, price, amount, taker_order_id AS takerOrderId,
   maker_order_id AS makerOrderId, taker_user_id AS takerUserId, maker_user_id AS makerUserId,

@@ -170,6 +170,12 @@ const ORDER_FIELDS = {
    * 013), as the ledger's amounts travel.
    */
   executed_quote: STR,
+  /** docs/API.md 18 (migration 015): the stop price in ticks and its direction, 0 for no stop. */
+  stop_price: INT,
+  stop_direction: INT,
+  /** When the stop triggered (µs), 0 while it waits; why a triggered order ended cancelled whole. */
+  trigger_micro: INT,
+  cancel_reason: INT,
 } as const;
 /** The columns a later change may touch (an amend changes price and amount in place). */
 const ORDER_MUTABLE = [
@@ -180,6 +186,8 @@ const ORDER_MUTABLE = [
   "update_micro",
   "exec_seq",
   "executed_quote",
+  "trigger_micro",
+  "cancel_reason",
 ] as const;
 /**
  * Kept an upsert: should an order's first record ever come as an update of an order the writer
@@ -202,6 +210,8 @@ export const ORDER_UPDATE = kind(
     update_micro: INT,
     exec_seq: INT,
     executed_quote: STR,
+    trigger_micro: INT,
+    cancel_reason: INT,
     id: INT,
   },
   (columns) => {
@@ -291,11 +301,20 @@ export const EXECUTION = kind(
  * execution numbers (read as 0, as rows stored before migration 011 have them); such a row holds
  * fewer kinds, which is how it is known. LAYOUT_BEFORE_EXECUTED_QUOTE: the numbers, but ORDER and
  * ORDER_UPDATE without `executed_quote` (migration 013); the journal's `layout` column tells it
- * from the current one. JOURNAL_LAYOUT is what this version writes.
+ * from the current one. LAYOUT_BEFORE_STOPS: ORDER and ORDER_UPDATE without the stop columns
+ * (migration 015), read as 0 (no stop). JOURNAL_LAYOUT is what this version writes.
  */
 export const LAYOUT_BEFORE_EXEC_SEQ = 0;
 export const LAYOUT_BEFORE_EXECUTED_QUOTE = 1;
-export const JOURNAL_LAYOUT = 2;
+export const LAYOUT_BEFORE_STOPS = 2;
+export const JOURNAL_LAYOUT = 3;
+/** The columns of migration 015 (docs/API.md 18). */
+const STOP_COLUMNS: ReadonlySet<string> = new Set([
+  "stop_price",
+  "stop_direction",
+  "trigger_micro",
+  "cancel_reason",
+]);
 /** The kinds a row of LAYOUT_BEFORE_EXEC_SEQ holds: those before EXECUTION. */
 export const LEGACY_KIND_COUNT = EXECUTION.id;
 const NUMBERS: ReadonlySet<string> = new Set(["exec_seq", "taker_exec_seq", "maker_exec_seq"]);
@@ -307,13 +326,21 @@ export const LEGACY_COLUMNS: readonly ReadonlyMap<number, readonly string[]>[] =
   new Map(
     [ORDER, ORDER_UPDATE, TRADE].map((k): [number, readonly string[]] => [
       k.id,
-      (k.columns as readonly string[]).filter((c) => !NUMBERS.has(c) && c !== "executed_quote"),
+      (k.columns as readonly string[]).filter(
+        (c) => !NUMBERS.has(c) && c !== "executed_quote" && !STOP_COLUMNS.has(c),
+      ),
     ]),
   ),
   new Map(
     [ORDER, ORDER_UPDATE].map((k): [number, readonly string[]] => [
       k.id,
-      (k.columns as readonly string[]).filter((c) => c !== "executed_quote"),
+      (k.columns as readonly string[]).filter((c) => c !== "executed_quote" && !STOP_COLUMNS.has(c)),
+    ]),
+  ),
+  new Map(
+    [ORDER, ORDER_UPDATE].map((k): [number, readonly string[]] => [
+      k.id,
+      (k.columns as readonly string[]).filter((c) => !STOP_COLUMNS.has(c)),
     ]),
   ),
 ];

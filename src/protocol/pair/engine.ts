@@ -38,11 +38,22 @@ export const DONE_REMAINDER = 4;
  * remainder of a protected incoming order whose own fill triggered it.
  */
 export const DONE_MMP = 5;
+/**
+ * A triggered stop order that ended whole without matching (docs/API.md 18): a market order with
+ * no opposite order of another user, a market buy its budget cannot pay, a market order below the
+ * pair's minimum order value. `left` is its whole quantity.
+ */
+export const DONE_NO_LIQUIDITY = 6;
+export const DONE_INSUFFICIENT_FUNDS = 7;
+export const DONE_BELOW_MIN_NOTIONAL = 8;
 export type DoneReason =
   | typeof DONE_CANCELLED
   | typeof DONE_SELF_TRADE
   | typeof DONE_REMAINDER
-  | typeof DONE_MMP;
+  | typeof DONE_MMP
+  | typeof DONE_NO_LIQUIDITY
+  | typeof DONE_INSUFFICIENT_FUNDS
+  | typeof DONE_BELOW_MIN_NOTIONAL;
 
 /**
  * Result codes of book commands. The range 100-199 belongs to the matching engine; codes are never
@@ -79,8 +90,14 @@ export const ERR_QUOTE_LEVELS = 109;
  * (docs/API.md 20.5).
  */
 export const ERR_BELOW_MIN_NOTIONAL = 110;
+/**
+ * Stop order whose condition the pair's last trade price already meets (docs/API.md 18): nothing
+ * happened. A pair that never traded takes any stop.
+ */
+export const ERR_STOP_WOULD_TRIGGER = 111;
 export type ResultCode =
   | typeof OK
+  | typeof ERR_STOP_WOULD_TRIGGER
   | typeof ERR_BELOW_MIN_NOTIONAL
   | typeof ERR_MMP_FROZEN
   | typeof ERR_QUOTE_LEVELS
@@ -146,6 +163,17 @@ export const MAX_BUDGET = 2 ** 52;
 export const NO_BUDGET = -1;
 
 /**
+ * A stop order's `mode` (docs/API.md 18), a bit field: its side (STOP_SELL, else a buy), its
+ * direction (STOP_UP: it triggers at a trade price >= its stop price; else down: <=), its type once
+ * triggered (STOP_MARKET, else a limit order at its price), and STOP_RESTORE for a waiting order put
+ * back by recovery (not checked against the last trade price).
+ */
+export const STOP_SELL = 1;
+export const STOP_UP = 2;
+export const STOP_MARKET = 4;
+export const STOP_RESTORE = 8;
+
+/**
  * Receiver of the book's events. Methods take only numbers so that an implementation can copy
  * them into a ring buffer without allocating. Within one command, events arrive in this order:
  * `amended` (reduce and move only), then trades and self-trade cancels interleaved in execution
@@ -200,6 +228,17 @@ export interface BookEvents {
     oldLeft: number,
     newLeft: number,
   ): void;
+}
+
+/**
+ * What a pair's stop orders report besides the book's events (docs/API.md 18,
+ * workers/matching/stops.ts), in the same order as the events they cause.
+ */
+export interface StopEvents extends BookEvents {
+  /** Waiting stop `orderId` triggered: it now arrives as an order of its type (its events follow). */
+  triggered(orderId: number, user: number, side: Side): void;
+  /** Triggered market buy `orderId` waits for its budget (a FUNDS command) before it matches. */
+  fundsAsked(orderId: number, user: number): void;
 }
 
 /** The commands every book implementation accepts. */

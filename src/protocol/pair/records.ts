@@ -22,7 +22,7 @@
  * Command kinds and event kinds do not overlap, so a record read from the wrong ring is detected.
  * Writing and running records allocates nothing (`eventTuple`, for tests, does).
  */
-import type { BookEvents, DoneReason, MatchingBook, PENDING, ResultCode, Side } from "./engine.ts";
+import type { DoneReason, MatchingBook, PENDING, ResultCode, Side, StopEvents } from "./engine.ts";
 
 /** A record kind as data: its number, its name and its fields in order (after the two header words). */
 export interface RecordSpec {
@@ -142,6 +142,29 @@ export const MMP_SET_CMD = record(COMMAND_RECORDS, OP_MMP_SET, "mmpSet", [
   "frozenSeconds",
 ] as const);
 export const MMP_RESET_CMD = record(COMMAND_RECORDS, OP_MMP_RESET, "mmpReset", ["user"] as const);
+/**
+ * (Command kinds go on past the event kinds, 11-20.) A stop order arrives and waits (docs/API.md 18, workers/matching/stops.ts): `mode` STOP_* bits
+ * (./engine.ts), `price` its limit price (0 for a stop-market), `flags` those it arrives with when
+ * triggered (time in force, self-trade mode).
+ */
+export const OP_STOP = 21;
+/**
+ * The budget of a triggered market buy that asked for it (EV_FUNDS): the worker resumes the step
+ * that triggered it. Not a command of the FIFO: it belongs to the command whose step waits, gets
+ * no END of its own, and the worker takes it before any command sent before it.
+ */
+export const OP_FUNDS = 22;
+export const STOP_CMD = record(COMMAND_RECORDS, OP_STOP, "stop", [
+  "orderId",
+  "user",
+  "mode",
+  "price",
+  "qty",
+  "flags",
+  "time",
+  "stopPrice",
+] as const);
+export const FUNDS_CMD = record(COMMAND_RECORDS, OP_FUNDS, "funds", ["orderId", "budget"] as const);
 
 /** Words per command slot: 80 bytes (LIMIT and MARKET, 9 words, are the largest records). */
 export const CMD_SLOT_WORDS = 10;
@@ -157,6 +180,8 @@ export const EV_END = 15;
 export const EV_AMENDED = 16;
 export const EV_MMP = 17;
 export const EV_QUOTED = 18;
+export const EV_TRIGGERED = 19;
+export const EV_FUNDS = 20;
 
 /** BookEvents.trade. */
 export const TRADE = record(EVENT_RECORDS, EV_TRADE, "trade", [
@@ -207,6 +232,14 @@ export const QUOTED = record(EVENT_RECORDS, EV_QUOTED, "quoted", [
   "orderId",
   "result",
 ] as const);
+/** StopEvents.triggered. */
+export const TRIGGERED = record(EVENT_RECORDS, EV_TRIGGERED, "triggered", [
+  "orderId",
+  "user",
+  "side",
+] as const);
+/** StopEvents.fundsAsked. */
+export const FUNDS_ASKED = record(EVENT_RECORDS, EV_FUNDS, "fundsAsked", ["orderId", "user"] as const);
 /** The command's ResultCode; not a BookEvents call. */
 export const END = record(EVENT_RECORDS, EV_END, "end", ["result"] as const);
 
@@ -296,9 +329,17 @@ export function runCommand(book: MatchingBook, f: Float64Array, o: number): Resu
  * slots from the event ring; tests and benchmarks take theirs from a buffer of their own. This is
  * the one place where the BookEvents arguments meet the field tables.
  */
-export abstract class EventRecordWriter implements BookEvents {
+export abstract class EventRecordWriter implements StopEvents {
   /** Seq of the command being run; stamped on every event it produces. */
   seq = 0;
+  /**
+   * The lowest and highest trade price since the stop orders last reset them (high -1: no trade
+   * since), and the last trade's price (-1: none yet): what their trigger reads
+   * (workers/matching/stops.ts), kept here so that watching trades costs no call per event.
+   */
+  tradeLow = Number.POSITIVE_INFINITY;
+  tradeHigh = -1;
+  lastTradePrice = -1;
 
   constructor(
     /** Where the records go; `slot()` offsets index into it. */
@@ -319,6 +360,9 @@ export abstract class EventRecordWriter implements BookEvents {
     takerLeft: number,
     makerLeft: number,
   ): void {
+    if (price < this.tradeLow) this.tradeLow = price;
+    if (price > this.tradeHigh) this.tradeHigh = price;
+    this.lastTradePrice = price;
     const f = this.f;
     const o = this.slot();
     f[o + EV_KIND] = EV_TRADE;
@@ -411,6 +455,25 @@ export abstract class EventRecordWriter implements BookEvents {
     f[o + QUOTED.result] = result;
   }
 
+  triggered(orderId: number, user: number, side: Side): void {
+    const f = this.f;
+    const o = this.slot();
+    f[o + EV_KIND] = EV_TRIGGERED;
+    f[o + EV_SEQ] = this.seq;
+    f[o + TRIGGERED.orderId] = orderId;
+    f[o + TRIGGERED.user] = user;
+    f[o + TRIGGERED.side] = side;
+  }
+
+  fundsAsked(orderId: number, user: number): void {
+    const f = this.f;
+    const o = this.slot();
+    f[o + EV_KIND] = EV_FUNDS;
+    f[o + EV_SEQ] = this.seq;
+    f[o + FUNDS_ASKED.orderId] = orderId;
+    f[o + FUNDS_ASKED.user] = user;
+  }
+
   /** The END record of the command `seq`. */
   end(result: ResultCode): void {
     const f = this.f;
@@ -457,6 +520,11 @@ export interface PairWorkerData {
   initialCapacity: number;
   /** The pair's minimum order value in ticks × lots (docs/API.md 20.5); 0n or absent: none. */
   minNotional?: bigint;
+  /**
+   * The price of the pair's last committed trade in ticks, -1 or absent: it never traded. A stop
+   * order that it already meets is refused (docs/API.md 18).
+   */
+  lastPrice?: number;
 }
 
 /** The one message the worker posts: its book is built and it is about to read commands. */

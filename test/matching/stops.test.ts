@@ -1,0 +1,206 @@
+/**
+ * Stop orders around the book (workers/matching/stops.ts, docs/API.md 18), run against both book
+ * implementations: waiting, the trigger in both directions, id order, the cascade, the refusals
+ * of a triggered market order, cancels, and the budget a triggered market buy waits for.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  type BookEvents,
+  BUY,
+  DONE_CANCELLED,
+  DONE_INSUFFICIENT_FUNDS,
+  DONE_NO_LIQUIDITY,
+  ERR_DUPLICATE_ID,
+  ERR_STOP_WOULD_TRIGGER,
+  type MatchingBook,
+  OK,
+  SELL,
+  STOP_MARKET,
+  STOP_RESTORE,
+  STOP_SELL,
+  STOP_UP,
+} from "../../src/protocol/pair/engine.ts";
+import { OrderBook } from "../../workers/matching/order-book.ts";
+import { StopBook } from "../../workers/matching/stops.ts";
+import { RecordingEvents, ReferenceOrderBook } from "./reference-book.ts";
+
+type BookFactory = (events: BookEvents) => MatchingBook;
+
+const BOOKS: [string, BookFactory][] = [
+  ["ReferenceOrderBook", (events) => new ReferenceOrderBook(events)],
+  ["OrderBook", (events) => new OrderBook(events)],
+];
+
+function setup(make: BookFactory, lastPrice = -1) {
+  const rec = new RecordingEvents();
+  const book = make(rec);
+  const stops = new StopBook(book, rec, lastPrice);
+  /** Runs a book command as the worker does: then the stops its trades trigger. */
+  const step = (run: () => number): number => {
+    stops.begin(1);
+    const r = run();
+    assert.equal(stops.cascade(), true, "the step completes");
+    return r;
+  };
+  const names = () => rec.take().filter((e) => e[0] !== "level");
+  return { rec, stops, book, step, names };
+}
+
+for (const [name, make] of BOOKS) {
+  describe(`stop orders around ${name}`, () => {
+    it("a waiting stop is in no level and an up stop triggers at a trade price >= its stop", () => {
+      const { stops, book, step, names } = setup(make);
+      assert.equal(stops.add(10, 7, STOP_UP, 105, 2, 0, 100), OK);
+      assert.equal(book.size(), 0);
+      assert.equal(book.bestBid(), -1);
+      step(() => book.limit(1, 1, SELL, 99, 5));
+      step(() => book.limit(2, 2, BUY, 99, 1));
+      // The trade at 99 is below 100: nothing triggers.
+      assert.deepEqual(
+        names().map((e) => e[0]),
+        ["rested", "trade"],
+      );
+      assert.equal(stops.size, 1);
+      step(() => book.limit(3, 1, SELL, 100, 5));
+      step(() => book.limit(4, 2, BUY, 100, 5));
+      const events = names();
+      // 4 takes 99 (the rest of 1), then 100; the stop triggers at 100 and buys 2 at 100.
+      assert.deepEqual(
+        events.map((e) => e[0]),
+        ["rested", "trade", "trade", "triggered", "trade"],
+      );
+      assert.deepEqual(events[3], ["triggered", 10, 7, BUY]);
+      assert.equal(stops.size, 0);
+    });
+
+    it("a down stop triggers at a trade price <= its stop, not above it", () => {
+      const { stops, book, step, names } = setup(make);
+      assert.equal(stops.add(10, 7, STOP_SELL | STOP_MARKET, 0, 1, 0, 100), OK);
+      step(() => book.limit(1, 1, BUY, 101, 1));
+      step(() => book.limit(2, 2, SELL, 101, 1));
+      assert.equal(stops.size, 1);
+      step(() => book.limit(3, 1, BUY, 100, 3));
+      step(() => book.limit(4, 2, SELL, 100, 1));
+      const events = names().map((e) => e[0]);
+      assert.deepEqual(events.slice(-4), ["rested", "trade", "triggered", "trade"]);
+      assert.equal(stops.size, 0);
+    });
+
+    it("refuses a stop that the last trade price already meets, and a repeated id", () => {
+      const { stops } = setup(make, 100);
+      assert.equal(stops.add(1, 1, STOP_UP, 0, 1, 0, 100), ERR_STOP_WOULD_TRIGGER);
+      assert.equal(stops.add(1, 1, 0, 0, 1, 0, 100), ERR_STOP_WOULD_TRIGGER);
+      assert.equal(stops.add(1, 1, STOP_UP, 0, 1, 0, 101), OK);
+      assert.equal(stops.add(2, 1, 0, 0, 1, 0, 99), OK);
+      assert.equal(stops.add(1, 1, STOP_UP, 0, 1, 0, 102), ERR_DUPLICATE_ID);
+      // Recovery puts back what waited, whatever the last price.
+      assert.equal(stops.add(3, 1, STOP_UP | STOP_RESTORE, 0, 1, 0, 50), OK);
+    });
+
+    it("triggers simultaneous stops in id order and runs the cascade in the same step", () => {
+      const { stops, book, step, names } = setup(make);
+      // Three stop-limit buys waiting above; the second arrived first but has the higher id.
+      assert.equal(stops.add(12, 7, STOP_UP, 120, 1, 0, 100), OK);
+      assert.equal(stops.add(11, 8, STOP_UP, 120, 1, 0, 101), OK);
+      // A cascade: 13 triggers at 110, which only the fill of a triggered order reaches.
+      assert.equal(stops.add(13, 9, STOP_UP, 120, 1, 0, 110), OK);
+      step(() => book.limit(1, 1, SELL, 101, 2));
+      step(() => book.limit(2, 1, SELL, 110, 5));
+      names();
+      step(() => book.limit(3, 2, BUY, 101, 1));
+      const order = names()
+        .filter((e) => (e[0] as string) === "triggered")
+        .map((e) => e[1]);
+      assert.deepEqual(order, [11, 12, 13]);
+      assert.equal(stops.size, 0);
+      assert.equal(book.remaining(2), 3);
+    });
+
+    it("ends a triggered market order without liquidity cancelled whole", () => {
+      const { stops, book, step, names } = setup(make);
+      assert.equal(stops.add(10, 7, STOP_SELL | STOP_MARKET, 0, 4, 0, 100), OK);
+      step(() => book.limit(1, 1, BUY, 100, 1));
+      step(() => book.limit(2, 2, SELL, 100, 1));
+      const events = names();
+      assert.deepEqual(events.slice(-2), [
+        ["triggered", 10, 7, SELL],
+        ["done", 10, 7, SELL, DONE_NO_LIQUIDITY, 4],
+      ]);
+    });
+
+    it("a triggered market buy waits for its budget, then is refused when the walk costs more", () => {
+      const { stops, book, names } = setup(make);
+      assert.equal(stops.add(10, 7, STOP_UP | STOP_MARKET, 0, 2, 0, 100), OK);
+      stops.begin(1);
+      book.limit(1, 1, SELL, 100, 3);
+      assert.equal(stops.cascade(), true);
+      stops.begin(1);
+      book.limit(2, 2, BUY, 100, 1);
+      assert.equal(stops.cascade(), false);
+      assert.equal(stops.suspended, true);
+      assert.deepEqual(names().slice(-2), [
+        ["triggered", 10, 7, BUY],
+        ["fundsAsked", 10, 7],
+      ]);
+      assert.equal(stops.funds(10, 199), true);
+      assert.deepEqual(names(), [["done", 10, 7, BUY, DONE_INSUFFICIENT_FUNDS, 2]]);
+      assert.equal(book.remaining(1), 2);
+    });
+
+    it("a triggered market buy with enough budget fills", () => {
+      const { stops, book, names } = setup(make);
+      assert.equal(stops.add(10, 7, STOP_UP | STOP_MARKET, 0, 2, 0, 100), OK);
+      stops.begin(1);
+      book.limit(1, 1, SELL, 100, 3);
+      stops.cascade();
+      stops.begin(1);
+      book.limit(2, 2, BUY, 100, 1);
+      assert.equal(stops.cascade(), false);
+      names();
+      assert.equal(stops.funds(10, 200), true);
+      assert.deepEqual(names()[0], ["trade", 10, 7, BUY, 1, 1, 100, 2, 0, 0]);
+      assert.equal(book.size(), 0);
+    });
+
+    it("runs a cascade of 10,000 stops triggered by one trade in one step, in id order", () => {
+      const { stops, book, step, rec } = setup(make);
+      const n = 10_000;
+      // Stop i waits for a trade at 100 + i and buys 1 lot up to 100 + n: each one's fill meets the next.
+      for (let i = 0; i < n; i++) assert.equal(stops.add(1000 + i, 7, STOP_UP, 100 + n, 1, 0, 100 + i), OK);
+      for (let i = 0; i <= n; i++) book.limit(100_001 + i, 1, SELL, 100 + i, 1);
+      rec.take();
+      const started = performance.now();
+      step(() => book.limit(200_000, 2, BUY, 100, 1));
+      const ms = performance.now() - started;
+      const triggered = rec
+        .take()
+        .filter((e) => (e[0] as string) === "triggered")
+        .map((e) => e[1]);
+      assert.equal(triggered.length, n);
+      assert.deepEqual(
+        triggered,
+        Array.from({ length: n }, (_, i) => 1000 + i),
+      );
+      assert.equal(stops.size, 0);
+      assert.equal(book.size(), 0);
+      assert.ok(ms < 10_000, `the cascade took ${ms} ms`);
+    });
+
+    it("cancels a waiting stop with its whole quantity, and resting orders through the book", () => {
+      const { stops, book, names } = setup(make);
+      assert.equal(stops.add(10, 7, STOP_UP, 105, 2, 0, 100), OK);
+      assert.equal(stops.add(11, 7, STOP_UP, 105, 2, 0, 100), OK);
+      book.limit(1, 1, SELL, 100, 3);
+      names();
+      assert.equal(stops.cancel(10, DONE_CANCELLED), OK);
+      assert.equal(stops.cancel(1, DONE_CANCELLED), OK);
+      assert.deepEqual(names(), [
+        ["done", 10, 7, BUY, DONE_CANCELLED, 2],
+        ["done", 1, 1, SELL, DONE_CANCELLED, 3],
+      ]);
+      assert.equal(stops.size, 1);
+      assert.equal(stops.has(11), true);
+    });
+  });
+}

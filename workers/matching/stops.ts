@@ -1,0 +1,348 @@
+/**
+ * Stop orders of one pair (docs/API.md 18), around its book: the waiting orders, and the trigger
+ * after each command.
+ *
+ * A waiting stop is in no book level: the book never sees it until it triggers. The book's event
+ * sink notes every trade's price (EventRecordWriter: the lowest and highest since the stops last
+ * reset them, with two compares and no call per event), which is all the stops read. When a
+ * command's matching has ended, every waiting stop whose condition one of its trades met (an `up`
+ * stop: a trade at a price >= its stop price, so the highest trade price; `down`: <=, the lowest)
+ * is taken out, in order of id, and each runs in turn as an arriving order of its type; the stops
+ * their trades trigger join the end of that queue, until none is met. All of it belongs to the
+ * command that started it: the same `seq`, before its END, so it commits as one step.
+ *
+ * A triggered market buy needs a budget, which only the ledger on the main thread can give (the
+ * same budget as a market buy's, DECISIONS.md "Market buy funds"): the cascade stops at it with a
+ * `fundsAsked` event and resumes with `funds(budget)`; the worker runs no other command meanwhile.
+ *
+ * Waiting stops are kept in two arrays sorted by stop price, the next to trigger last (`up`:
+ * descending, `down`: ascending), so a trigger is a pop; an arrival or a cancel is a binary search
+ * and a splice. Prices and quantities are integer ticks and lots, as in the book.
+ */
+import {
+  BUY,
+  DONE_BELOW_MIN_NOTIONAL,
+  DONE_CANCELLED,
+  DONE_INSUFFICIENT_FUNDS,
+  DONE_NO_LIQUIDITY,
+  type DoneReason,
+  ERR_BELOW_MIN_NOTIONAL,
+  ERR_DUPLICATE_ID,
+  ERR_INSUFFICIENT_FUNDS,
+  ERR_STOP_WOULD_TRIGGER,
+  type MatchingBook,
+  NO_BUDGET,
+  OK,
+  PENDING,
+  type ResultCode,
+  SELL,
+  type Side,
+  STOP_MARKET,
+  STOP_RESTORE,
+  STOP_SELL,
+  STOP_UP,
+  type StopEvents,
+} from "../../src/protocol/pair/engine.ts";
+import {
+  CANCEL_CMD,
+  CMD_KIND,
+  LIMIT_CMD,
+  MARKET_CMD,
+  MOVE_CMD,
+  OP_CANCEL,
+  OP_LIMIT,
+  OP_MARKET,
+  OP_MOVE,
+  OP_QUOTE,
+  OP_STOP,
+  QUOTE_CMD,
+  runCommand,
+  STOP_CMD,
+} from "../../src/protocol/pair/records.ts";
+
+/** A waiting stop order. */
+interface Stop {
+  id: number;
+  user: number;
+  mode: number;
+  /** Limit price once triggered (ticks); 0 for a stop-market. */
+  price: number;
+  qty: number;
+  /** Limit/market flags it arrives with (time in force, self-trade mode). */
+  flags: number;
+  stopPrice: number;
+}
+
+/** `up` stops trigger at the highest trade price (ascending stop prices at the end: descending). */
+function upBefore(a: Stop, b: Stop): boolean {
+  return a.stopPrice > b.stopPrice;
+}
+/** `down` stops trigger at the lowest trade price: ascending. */
+function downBefore(a: Stop, b: Stop): boolean {
+  return a.stopPrice < b.stopPrice;
+}
+
+function doneReasonOf(result: ResultCode): DoneReason {
+  if (result === ERR_INSUFFICIENT_FUNDS) return DONE_INSUFFICIENT_FUNDS;
+  if (result === ERR_BELOW_MIN_NOTIONAL) return DONE_BELOW_MIN_NOTIONAL;
+  return DONE_NO_LIQUIDITY;
+}
+
+export class StopBook {
+  private readonly up: Stop[] = [];
+  private readonly down: Stop[] = [];
+  private readonly byId = new Map<number, Stop>();
+  /** Triggered stops of the running step, in the order they run. */
+  private readonly queue: Stop[] = [];
+  private next = 0;
+  /** The triggered market buy waiting for its budget, or null. */
+  private waiting: Stop | null = null;
+  /** Time (ms) of the command that started the step: the triggered orders run at it. */
+  private time = 0;
+  /** The result of the command whose step runs (its END once the step is complete). */
+  result: ResultCode = OK;
+
+  constructor(
+    /** The book the triggered orders enter, built with `out` as its events. */
+    private readonly book: MatchingBook,
+    /** The book's events: the stops add theirs and read the trade prices it noted. */
+    private readonly out: StopEvents & TradePrices,
+    /** Price of the pair's last trade in ticks; -1: it never traded. */
+    lastPrice = -1,
+  ) {
+    if (lastPrice >= 0) out.lastTradePrice = lastPrice;
+  }
+
+  /** Price of the pair's last trade in ticks; -1 while it never traded. */
+  get lastPrice(): number {
+    return this.out.lastTradePrice;
+  }
+
+  /** Waiting stop orders. */
+  get size(): number {
+    return this.byId.size;
+  }
+
+  /** Whether `orderId` is a waiting stop. */
+  has(orderId: number): boolean {
+    return this.byId.has(orderId);
+  }
+
+  /** Whether a triggered market buy waits for its budget. */
+  get suspended(): boolean {
+    return this.waiting !== null;
+  }
+
+  /**
+   * A stop order arrives (`mode`: STOP_* bits): it waits. ERR_STOP_WOULD_TRIGGER when the last
+   * trade price already meets its condition (unless STOP_RESTORE), ERR_DUPLICATE_ID for an id that
+   * waits or rests already; nothing happened then.
+   */
+  add(
+    orderId: number,
+    user: number,
+    mode: number,
+    price: number,
+    qty: number,
+    flags: number,
+    stopPrice: number,
+  ): ResultCode {
+    const last = this.out.lastTradePrice;
+    if (
+      (mode & STOP_RESTORE) === 0 &&
+      last >= 0 &&
+      ((mode & STOP_UP) !== 0 ? last >= stopPrice : last <= stopPrice)
+    )
+      return ERR_STOP_WOULD_TRIGGER;
+    if (this.byId.has(orderId) || this.book.remaining(orderId) >= 0) return ERR_DUPLICATE_ID;
+    const s: Stop = { id: orderId, user, mode: mode & ~STOP_RESTORE, price, qty, flags, stopPrice };
+    this.byId.set(orderId, s);
+    const up = (mode & STOP_UP) !== 0;
+    insert(up ? this.up : this.down, s, up ? upBefore : downBefore);
+    return OK;
+  }
+
+  /** Cancels a waiting stop (`done` DONE_CANCELLED with its whole quantity) or a resting order. */
+  cancel(orderId: number, reason: DoneReason): ResultCode {
+    const s = this.byId.get(orderId);
+    if (s === undefined) return this.book.cancel(orderId);
+    this.byId.delete(orderId);
+    const up = (s.mode & STOP_UP) !== 0;
+    remove(up ? this.up : this.down, s, up);
+    this.out.done(s.id, s.user, sideOf(s), reason, s.qty);
+    return OK;
+  }
+
+  /** A command starts at `time` (ms; 0: the one before's): its trades are watched from here. */
+  begin(time: number): void {
+    this.out.tradeLow = Number.POSITIVE_INFINITY;
+    this.out.tradeHigh = -1;
+    if (time > 0) this.time = time;
+  }
+
+  /**
+   * The command's matching has ended: runs the stops its trades triggered and theirs. True when
+   * the step is complete; false when a triggered market buy waits for its budget (`funds`).
+   */
+  cascade(): boolean {
+    // Most commands trade nothing, or trigger nothing: nothing to run.
+    if (this.out.tradeHigh < 0) return true;
+    this.collect();
+    return this.next === this.queue.length || this.drain();
+  }
+
+  /** The budget of the triggered market buy `orderId` (ticks × lots, as MatchingBook.market). */
+  funds(orderId: number, budget: number): boolean {
+    const s = this.waiting;
+    if (s === null || s.id !== orderId)
+      throw new Error(`funds for order ${orderId}, which does not wait for them`);
+    this.waiting = null;
+    this.run(s, budget);
+    return this.drain();
+  }
+
+  private drain(): boolean {
+    const queue = this.queue;
+    while (this.next < queue.length) {
+      const s = queue[this.next++];
+      const side = sideOf(s);
+      this.out.triggered(s.id, s.user, side);
+      if ((s.mode & STOP_MARKET) !== 0 && side === BUY) {
+        this.waiting = s;
+        this.out.fundsAsked(s.id, s.user);
+        return false;
+      }
+      this.run(s, NO_BUDGET);
+    }
+    queue.length = 0;
+    this.next = 0;
+    return true;
+  }
+
+  /** A triggered stop arrives as an order of its type; the stops its trades meet join the queue. */
+  private run(s: Stop, budget: number): void {
+    this.out.tradeLow = Number.POSITIVE_INFINITY;
+    this.out.tradeHigh = -1;
+    const side = sideOf(s);
+    if ((s.mode & STOP_MARKET) === 0) {
+      this.book.limit(s.id, s.user, side, s.price, s.qty, s.flags, this.time);
+    } else {
+      const result = this.book.market(s.id, s.user, side, s.qty, budget, s.flags, this.time);
+      // Refused as an arriving market order is: here it has waited, so it ends cancelled whole.
+      if (result !== OK) this.out.done(s.id, s.user, side, doneReasonOf(result), s.qty);
+    }
+    this.collect();
+  }
+
+  /** Moves the stops the step's trades met to the queue, in id order. */
+  private collect(): void {
+    const high = this.out.tradeHigh;
+    if (high < 0) return;
+    const low = this.out.tradeLow;
+    const queue = this.queue;
+    const start = queue.length;
+    const up = this.up;
+    while (up.length > 0 && up[up.length - 1].stopPrice <= high) queue.push(up.pop()!);
+    const down = this.down;
+    while (down.length > 0 && down[down.length - 1].stopPrice >= low) queue.push(down.pop()!);
+    if (queue.length === start) return;
+    for (let i = start; i < queue.length; i++) this.byId.delete(queue[i].id);
+    if (queue.length - start > 1) {
+      const batch = queue.splice(start).sort((a, b) => a.id - b.id);
+      for (const s of batch) queue.push(s);
+    }
+  }
+}
+
+function sideOf(s: Stop): Side {
+  return (s.mode & STOP_SELL) !== 0 ? SELL : BUY;
+}
+
+/** Inserts `s` into `list` kept sorted by `before`, after the ones equal to it. */
+function insert(list: Stop[], s: Stop, before: (a: Stop, b: Stop) => boolean): void {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (before(s, list[mid])) hi = mid;
+    else lo = mid + 1;
+  }
+  list.splice(lo, 0, s);
+}
+
+/** Removes `s` from `list` (sorted by stop price: descending when `up`). */
+function remove(list: Stop[], s: Stop, up: boolean): void {
+  // Equal stop prices sit together; the binary search lands on the first, a short scan finds `s`.
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const p = list[mid].stopPrice;
+    if (up ? p > s.stopPrice : p < s.stopPrice) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let i = lo; i < list.length; i++) {
+    if (list[i] === s) {
+      list.splice(i, 1);
+      return;
+    }
+  }
+}
+
+const PENDING_RESULT: typeof PENDING = PENDING;
+
+/** What the event sink notes of the trades (src/protocol/pair/records.ts EventRecordWriter). */
+export interface TradePrices {
+  tradeLow: number;
+  tradeHigh: number;
+  lastTradePrice: number;
+}
+
+/** Not a ResultCode: the command's step waits for a triggered market buy's budget (no END yet). */
+export const SUSPENDED = -2;
+
+/** The time (ms) a command record carries, 0 for the kinds without one. */
+function commandTime(f: Float64Array, o: number): number {
+  switch (f[o + CMD_KIND]) {
+    case OP_LIMIT:
+      return f[o + LIMIT_CMD.time];
+    case OP_MARKET:
+      return f[o + MARKET_CMD.time];
+    case OP_MOVE:
+      return f[o + MOVE_CMD.time];
+    case OP_QUOTE:
+      return f[o + QUOTE_CMD.time];
+    default:
+      return 0;
+  }
+}
+
+/**
+ * Runs the command at `o` (src/protocol/pair/records.ts) on `book` and its `stops`: a STOP waits,
+ * a CANCEL finds waiting stops too, and every other command runs on the book, then the stops its
+ * trades trigger. SUSPENDED: a triggered market buy waits for its budget (`StopBook.funds`).
+ */
+export function runWithStops(
+  stops: StopBook,
+  book: MatchingBook,
+  f: Float64Array,
+  o: number,
+): ResultCode | typeof PENDING | typeof SUSPENDED {
+  const kind = f[o + CMD_KIND];
+  if (kind === OP_STOP)
+    return stops.add(
+      f[o + STOP_CMD.orderId],
+      f[o + STOP_CMD.user],
+      f[o + STOP_CMD.mode],
+      f[o + STOP_CMD.price],
+      f[o + STOP_CMD.qty],
+      f[o + STOP_CMD.flags],
+      f[o + STOP_CMD.stopPrice],
+    );
+  stops.begin(commandTime(f, o));
+  const result =
+    kind === OP_CANCEL ? stops.cancel(f[o + CANCEL_CMD.orderId], DONE_CANCELLED) : runCommand(book, f, o);
+  if (result === PENDING_RESULT || stops.cascade()) return result;
+  stops.result = result;
+  return SUSPENDED;
+}
