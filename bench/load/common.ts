@@ -120,6 +120,13 @@ export interface RunSpec {
    * exchange's FIX gateway (docs/API.md 17), the REST create-order bodies sent as NewOrderSingle.
    */
   fixPort: number;
+  /**
+   * WebSocket sessions only: log on with `"reports": true` and give every create-order a
+   * `clientOrderId` unique over the run, so that each session receives the reports of its orders'
+   * changes (docs/API.md 13) and the server keeps the ids as for a FIX session's ClOrdIDs: the same
+   * work as the FIX group's sessions (BENCHMARKS.md "FIX gateway (issue 43)").
+   */
+  sessionReports: boolean;
 }
 
 /** See RunSpec.readProbe: at most one read-back per load generator process this often. */

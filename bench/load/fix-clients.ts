@@ -14,18 +14,7 @@
 import { createHmac, randomBytes } from "node:crypto";
 import net from "node:net";
 import type { BenchUser } from "./common.ts";
-import type { Done, HttpRequestSpec } from "./http-clients.ts";
-
-interface FixRequest extends HttpRequestSpec {
-  kind: string;
-  user: number;
-}
-
-interface Waiting {
-  req: FixRequest;
-  onDispatch: (() => void) | null;
-  done: Done;
-}
+import { Pipelined, PipelinedPool, type Waiting } from "./pipelined.ts";
 
 const SOH = "\x01";
 const EMPTY = Buffer.alloc(0);
@@ -61,32 +50,40 @@ function encode(
   return msg;
 }
 
+/** `<SOH>tag=` of each tag read, as bytes made once. */
+const NEEDLES = new Map<string, Buffer>();
+
 /** The value of `tag` in the message `m` (tag=value SOH ...), or "" when absent. */
 function field(m: Buffer, tag: string): string {
-  const key = `${SOH}${tag}=`;
-  const at = m.indexOf(key, 0, "latin1");
+  let key = NEEDLES.get(tag);
+  if (key === undefined) {
+    key = Buffer.from(`${SOH}${tag}=`, "latin1");
+    NEEDLES.set(tag, key);
+  }
+  const at = m.indexOf(key);
   if (at === -1) return "";
   const start = at + key.length;
   const end = m.indexOf(1, start);
   return m.toString("latin1", start, end === -1 ? m.length : end);
 }
 
-class FixSession {
-  private readonly calls = new Map<string, Done>();
-  private readonly queue: Waiting[] = [];
+/** `<SOH>9=`: where BodyLength starts. */
+const BODY_LENGTH = Buffer.from(`${SOH}9=`, "latin1");
+
+class FixSession extends Pipelined<string> {
   private seq = 1;
   private nextOrder = 1;
-  private closed = false;
   private buf: Buffer = EMPTY;
   /** ClOrdIDs of this run: unique per user over every order it ever sent (docs/API.md 8.2). */
   private readonly prefix = randomBytes(6).toString("hex");
 
   private constructor(
     private readonly socket: net.Socket,
-    private readonly depth: number,
+    depth: number,
     private readonly sender: string,
     private readonly target: string,
   ) {
+    super(depth);
     socket.on("data", (chunk: Buffer) => this.onData(chunk));
     socket.on("close", () => this.fail());
     socket.on("error", () => this.fail());
@@ -131,23 +128,11 @@ class FixSession {
     });
   }
 
-  get inFlight(): number {
-    return this.calls.size;
+  protected nextKey(): string {
+    return `${this.prefix}${this.nextOrder++}`;
   }
 
-  submit(w: Waiting): void {
-    if (this.closed) {
-      w.done(0, EMPTY);
-      return;
-    }
-    if (this.calls.size >= this.depth) this.queue.push(w);
-    else this.send(w);
-  }
-
-  private send(w: Waiting): void {
-    const clOrdId = `${this.prefix}${this.nextOrder++}`;
-    this.calls.set(clOrdId, w.done);
-    w.onDispatch?.();
+  protected write(w: Waiting, clOrdId: string): void {
     this.socket.write(this.order(clOrdId, w.req.body));
   }
 
@@ -172,7 +157,7 @@ class FixSession {
     this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
     for (;;) {
       // 8=FIX.4.4<SOH>9=N<SOH>: N bytes of body, then the 7-byte trailer.
-      const lenAt = this.buf.indexOf("\x019=", 0, "latin1");
+      const lenAt = this.buf.indexOf(BODY_LENGTH);
       if (lenAt === -1) return;
       const lenEnd = this.buf.indexOf(1, lenAt + 3);
       if (lenEnd === -1) return;
@@ -188,10 +173,8 @@ class FixSession {
   private onMessage(m: Buffer): void {
     const type = field(m, "35");
     if (type === "8") {
-      const done = this.calls.get(field(m, "11"));
+      const done = this.answered(field(m, "11"));
       if (done === undefined) return; // a later report of an order already answered
-      this.calls.delete(field(m, "11"));
-      if (this.queue.length > 0 && this.calls.size < this.depth) this.send(this.queue.shift()!);
       if (field(m, "150") === "0") done(200, Buffer.from(`{"id":${field(m, "37")}}`, "latin1"));
       else done(400, Buffer.from(JSON.stringify({ fix: field(m, "58") }), "utf8"));
     } else if (type === "A") {
@@ -209,54 +192,26 @@ class FixSession {
     }
   }
 
-  private fail(): void {
-    if (this.closed) return;
-    this.closed = true;
+  protected override fail(): void {
     this.logonDone?.(false, "connection closed");
-    const pending = [...this.calls.values()];
-    this.calls.clear();
-    for (const d of pending) d(0, EMPTY);
+    super.fail();
   }
 
-  takeQueue(): Waiting[] {
-    return this.queue.splice(0);
-  }
-
-  close(): void {
-    this.closed = true;
-    this.calls.clear();
-    this.queue.length = 0;
+  protected terminate(): void {
     this.socket.destroy();
   }
 }
 
 /** FIX sessions of one load generator process; `Pool`'s interface (http-clients.ts). */
-export class FixPool {
-  private constructor(private readonly sessions: FixSession[]) {}
-
-  static async open(
-    users: readonly BenchUser[],
-    host: string,
-    port: number,
-    depth: number,
-    target: string,
-    firstIndex: number,
-  ): Promise<FixPool> {
-    return new FixPool(
-      await Promise.all(users.map((u, i) => FixSession.open(u, firstIndex + i, host, port, depth, target))),
-    );
-  }
-
-  submit(req: HttpRequestSpec, done: Done, onDispatch: (() => void) | null = null): void {
-    const r = req as FixRequest;
-    this.sessions[r.user % this.sessions.length].submit({ req: r, onDispatch, done });
-  }
-
-  takeBacklog(): Waiting[] {
-    return this.sessions.flatMap((s) => s.takeQueue());
-  }
-
-  close(): void {
-    for (const s of this.sessions) s.close();
-  }
+export async function openFixPool(
+  users: readonly BenchUser[],
+  host: string,
+  port: number,
+  depth: number,
+  target: string,
+  firstIndex: number,
+): Promise<PipelinedPool> {
+  return new PipelinedPool(
+    await Promise.all(users.map((u, i) => FixSession.open(u, firstIndex + i, host, port, depth, target))),
+  );
 }

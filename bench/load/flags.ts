@@ -85,8 +85,15 @@ export const PROCS = Number(flags.procs ?? Math.max(2, Math.min(4, cpus().length
 export const OPEN_RATE_PER_PROC = 25_000;
 export const USERS = Number(flags.users ?? 128);
 export const PACING = (flags.pacing ?? "spin") as "spin" | "timer" | "thread";
-/** `session` / `fix`: create-order over trading sessions / FIX, as those groups' closed loops. */
-export const PROFILE_WORKLOAD = (flags["profile-workload"] ?? "create") as Workload | "session" | "fix";
+/**
+ * `session` / `fix`: create-order over trading sessions / FIX, as those groups' closed loops;
+ * `session-reports`: sessions as the fix group runs them beside FIX (reports and clientOrderIds).
+ */
+export const PROFILE_WORKLOAD = (flags["profile-workload"] ?? "create") as
+  | Workload
+  | "session"
+  | "session-reports"
+  | "fix";
 /** Offered rate of the profiled run (open loop), or null: closed loop (maximum throughput). */
 export const PROFILE_RATE = flags["profile-rate"] === undefined ? null : Number(flags["profile-rate"]);
 if (PROFILE_RATE !== null && !(PROFILE_RATE > 0)) throw new Error("--profile-rate must be a positive rate");
@@ -126,5 +133,5 @@ if (flags.client !== undefined && flags.client !== "raw" && flags.client !== "ag
   throw new Error("--client must be raw or agent");
 if (PACING !== "spin" && PACING !== "timer" && PACING !== "thread")
   throw new Error("--pacing must be spin, timer or thread");
-if (!["create", "mix", "session", "fix"].includes(PROFILE_WORKLOAD))
-  throw new Error("--profile-workload must be create, mix, session or fix");
+if (!["create", "mix", "session", "session-reports", "fix"].includes(PROFILE_WORKLOAD))
+  throw new Error("--profile-workload must be create, mix, session, session-reports or fix");

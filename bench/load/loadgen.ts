@@ -33,9 +33,9 @@ import {
   type StreamResult,
   type ToLoadgen,
 } from "./common.ts";
-import { FixPool } from "./fix-clients.ts";
+import { openFixPool } from "./fix-clients.ts";
 import { Pool } from "./http-clients.ts";
-import { SessionPool } from "./session-clients.ts";
+import { openSessionPool } from "./session-clients.ts";
 import { Ticker } from "./ticker.ts";
 import { type BenchRequest, type Kind, RequestFlow } from "./workload.ts";
 
@@ -96,7 +96,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
   if (flowUsers.length < spec.connections) throw new Error("fewer users than sessions");
   const pool =
     sessions && spec.fixPort > 0
-      ? await FixPool.open(
+      ? await openFixPool(
           flowUsers,
           spec.target.host,
           spec.fixPort,
@@ -105,7 +105,13 @@ async function run(spec: RunSpec): Promise<RunResult> {
           (genIndex * 1000 + fixOpenings++) * 1000,
         )
       : sessions
-        ? await SessionPool.open(flowUsers, spec.target.host, spec.target.port, spec.sessionDepth)
+        ? await openSessionPool(
+            flowUsers,
+            spec.target.host,
+            spec.target.port,
+            spec.sessionDepth,
+            spec.sessionReports,
+          )
         : await Pool.open(spec.client, spec.target.host, spec.target.port, spec.connections);
   const track = spec.realServer && spec.workload === "mix";
   const flow = new RequestFlow(

@@ -179,6 +179,8 @@ export interface RunParams {
   sessionDepth?: number;
   /** With `sessions`: FIX sessions on the exchange's FIX port instead of WebSocket sessions. */
   fix?: boolean;
+  /** With `sessions` (WebSocket): RunSpec.sessionReports. */
+  sessionReports?: boolean;
 }
 
 export const gens: Loadgen[] = [];
@@ -241,6 +243,7 @@ export async function runOnce(p: RunParams): Promise<OneRun> {
         readProbe: p.readProbe ?? false,
         sessionDepth: p.sessions === undefined ? 0 : (p.sessionDepth ?? 1),
         fixPort: p.fix === true ? fixPort(p.server) : 0,
+        sessionReports: p.sessionReports === true,
       }),
     ),
   );

@@ -9,37 +9,28 @@
  * (create-order: `order.create`, cancel-order: `order.cancel`), and the answer's `result` is handed
  * back as the REST body (`{"id":N,"status":S,"result":R}` → S, R; an error answer → S and its
  * `{"errors",...}` object). Logon asks for `"reports": false` (see BENCHMARKS.md: the REST rows
- * have no user stream either).
+ * have no user stream either), unless the run asks for reports (RunSpec.sessionReports): then each
+ * create-order also carries a `clientOrderId` unique over the run, and the reports are read and
+ * dropped.
  */
-import { createHmac } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import WebSocket from "ws";
 import type { BenchUser } from "./common.ts";
-import type { Done, HttpRequestSpec } from "./http-clients.ts";
-
-interface SessionRequest extends HttpRequestSpec {
-  kind: string;
-  user: number;
-}
-
-interface Waiting {
-  req: SessionRequest;
-  onDispatch: (() => void) | null;
-  done: Done;
-}
+import { Pipelined, PipelinedPool, type Waiting } from "./pipelined.ts";
 
 const METHODS: Record<string, string> = { create: "order.create", cancel: "order.cancel" };
-const EMPTY = Buffer.alloc(0);
 
-class Session {
-  private readonly calls = new Map<number, Done>();
-  private readonly queue: Waiting[] = [];
+class Session extends Pipelined<number> {
   private nextId = 1;
-  private closed = false;
+  /** With reports: the clientOrderId prefix of this session, unique over runs. */
+  private readonly prefix = randomBytes(6).toString("hex");
 
   private constructor(
     private readonly ws: WebSocket,
-    private readonly depth: number,
+    depth: number,
+    private readonly reports: boolean,
   ) {
+    super(depth);
     ws.on("message", (data: Buffer, isBinary: boolean) => {
       if (!isBinary) this.onFrame(data);
     });
@@ -47,7 +38,13 @@ class Session {
     ws.on("error", () => this.fail());
   }
 
-  static async open(user: BenchUser, host: string, port: number, depth: number): Promise<Session> {
+  static async open(
+    user: BenchUser,
+    host: string,
+    port: number,
+    depth: number,
+    reports: boolean,
+  ): Promise<Session> {
     const ws = new WebSocket(`ws://${host}:${port}/session`, { perMessageDeflate: false });
     const hello = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error("session: no hello within 5 s")), 5000);
@@ -71,34 +68,26 @@ class Session {
         JSON.stringify({
           id: 0,
           method: "session.logon",
-          params: { apiToken: user.apiToken, signature, reports: false },
+          params: { apiToken: user.apiToken, signature, reports },
         }),
       );
     });
     if (!answer.includes('"status":200')) throw new Error(`session logon refused: ${answer.slice(0, 200)}`);
     ws.binaryType = "nodebuffer";
-    return new Session(ws, depth);
+    return new Session(ws, depth, reports);
   }
 
-  get inFlight(): number {
-    return this.calls.size;
+  protected nextKey(): number {
+    return this.nextId++;
   }
 
-  submit(w: Waiting): void {
-    if (this.closed) {
-      w.done(0, EMPTY);
-      return;
-    }
-    if (this.calls.size >= this.depth) this.queue.push(w);
-    else this.send(w);
-  }
-
-  private send(w: Waiting): void {
-    const id = this.nextId++;
-    this.calls.set(id, w.done);
-    w.onDispatch?.();
+  protected write(w: Waiting, id: number): void {
     const method = METHODS[w.req.kind] ?? "ping";
-    this.ws.send(`{"id":${id},"method":"${method}","params":${w.req.body === "" ? "{}" : w.req.body}}`);
+    let params = w.req.body === "" ? "{}" : w.req.body;
+    // A create-order body is a JSON object: the clientOrderId goes in as its first member.
+    if (this.reports && w.req.kind === "create")
+      params = `{"clientOrderId":"${this.prefix}${id}",${params.slice(1)}`;
+    this.ws.send(`{"id":${id},"method":"${method}","params":${params}}`);
   }
 
   /** `{"id":N,"status":S,"result":R}` or `{"id":N,"status":S,"errors":...}`; events are skipped. */
@@ -111,61 +100,28 @@ class Session {
     i += 10; // ,"status":
     let status = 0;
     for (let c = data[i]; c >= 48 && c <= 57; c = data[++i]) status = status * 10 + (c - 48);
-    const done = this.calls.get(id);
+    const done = this.answered(id);
     if (done === undefined) return;
-    this.calls.delete(id);
     // 200: `,"result":` then the REST body and the closing brace; else `{` + the rest is the body.
     const body =
       status === 200
         ? data.subarray(i + 10, data.length - 1)
         : Buffer.concat([Buffer.from("{"), data.subarray(i + 1)]);
-    if (this.queue.length > 0 && this.calls.size < this.depth) this.send(this.queue.shift()!);
     done(status, body);
   }
 
-  private fail(): void {
-    if (this.closed) return;
-    this.closed = true;
-    const pending = [...this.calls.values()];
-    this.calls.clear();
-    for (const d of pending) d(0, EMPTY);
-  }
-
-  takeQueue(): Waiting[] {
-    return this.queue.splice(0);
-  }
-
-  close(): void {
-    this.closed = true;
-    this.calls.clear();
-    this.queue.length = 0;
+  protected terminate(): void {
     this.ws.terminate();
   }
 }
 
 /** Sessions of one load generator process; `Pool`'s interface (http-clients.ts). */
-export class SessionPool {
-  private constructor(private readonly sessions: Session[]) {}
-
-  static async open(
-    users: readonly BenchUser[],
-    host: string,
-    port: number,
-    depth: number,
-  ): Promise<SessionPool> {
-    return new SessionPool(await Promise.all(users.map((u) => Session.open(u, host, port, depth))));
-  }
-
-  submit(req: HttpRequestSpec, done: Done, onDispatch: (() => void) | null = null): void {
-    const r = req as SessionRequest;
-    this.sessions[r.user % this.sessions.length].submit({ req: r, onDispatch, done });
-  }
-
-  takeBacklog(): Waiting[] {
-    return this.sessions.flatMap((s) => s.takeQueue());
-  }
-
-  close(): void {
-    for (const s of this.sessions) s.close();
-  }
+export async function openSessionPool(
+  users: readonly BenchUser[],
+  host: string,
+  port: number,
+  depth: number,
+  reports: boolean,
+): Promise<PipelinedPool> {
+  return new PipelinedPool(await Promise.all(users.map((u) => Session.open(u, host, port, depth, reports))));
 }

@@ -6,12 +6,13 @@
  * when it accepted the command, and its result later comes back under that id; any other code is a
  * refusal with nothing changed, answered here.
  */
-import type { QuoteResult } from "../core/command.ts";
+import { LIMIT, type QuoteResult } from "../core/command.ts";
 import { NEEDS_ROW, type OrderView } from "../core/exchange.ts";
 import type { QuoteLevel } from "../core/quotes.ts";
 import { closedError } from "../core/recently-closed.ts";
 import type { ErrorEntry } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
+import { BUY } from "../protocol/pair/engine.ts";
 import { formatDecimal } from "../util/numbers.ts";
 import type { EntryContext } from "./context.ts";
 import type { Reply } from "./reply.ts";
@@ -73,6 +74,26 @@ export function cancelOne(
 }
 
 /** The cancel error of an order the core no longer holds, from its committed row. */
+/**
+ * The pair, side and type of the caller's open order `orderId`, and whether it has traded; undefined
+ * when it is not the caller's open order. A FIX cancel or replace names its order with these
+ * (docs/API.md 17.2, DECISIONS.md "FIX gateway: readings of the contract").
+ */
+export function openOrderFacts(
+  ctx: EntryContext,
+  userId: number,
+  orderId: number,
+): { pairName: string; side: "buy" | "sell"; type: "limit" | "market"; traded: boolean } | undefined {
+  const o = ctx.exchange.ownOpenOrder(userId, orderId);
+  if (o === undefined) return undefined;
+  return {
+    pairName: ctx.config.pairs[o.pair].name,
+    side: o.side === BUY ? "buy" : "sell",
+    type: o.type === LIMIT ? "limit" : "market",
+    traded: o.used > 0,
+  };
+}
+
 export function readClosed(
   ctx: EntryContext,
   userId: number,

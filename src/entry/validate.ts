@@ -251,6 +251,17 @@ export function pointParams(
   return filter;
 }
 
+/**
+ * docs/API.md 20.3 on a user read (orders, history): the filter of a read from a point, undefined
+ * when the query names no point (the page of 7.9 / 7.10 as before), or the error code.
+ */
+export function userPointFilter(query: string, config: ExchangeConfig): ReadFilter | undefined | number {
+  if (query === "") return undefined;
+  const point = pointParams(new URLSearchParams(query), config, true);
+  if (typeof point === "number") return point;
+  return point.pair === null && point.sinceMicro === null && point.fromId === null ? undefined : point;
+}
+
 /** `limit` of the pair history (docs/API.md 20.3): 1..1000, default 200; or its error code negated. */
 export function historyLimit(q: URLSearchParams): number {
   const l = q.get("limit");

@@ -11,7 +11,8 @@
  *   FixMessage    the fields of one framed message by tag: offsets into its bytes, values read on
  *                 demand; a repeated tag, a tag without a value and a field that is no `tag=value`
  *                 are noted for the session to judge.
- *   encodeFix     header (8, 9, 35, 49, 56, 34, 52), body and checksum into one Buffer.
+ *   encodeFix     header (8, 9, 35, 49, 56, 34, 52), body and checksum into one Buffer;
+ *   FixBatch      the same for the messages of one write, into one Buffer.
  */
 
 export const SOH = 1;
@@ -227,25 +228,56 @@ export interface FixHeader {
  * ending in SOH) and the CheckSum, in one Buffer.
  */
 export function encodeFix(msgType: string, h: FixHeader, body: string): Buffer {
-  const inner = `35=${msgType}\x0149=${h.senderCompId}\x0156=${h.targetCompId}\x0134=${h.seqNum}\x0152=${h.sendingTime}\x01${h.extra ?? ""}${body}`;
-  const innerLen = Buffer.byteLength(inner, "utf8");
-  const head = `8=FIX.4.4\x019=${innerLen}\x01`;
-  const headLen = head.length;
-  const out = Buffer.allocUnsafe(headLen + innerLen + TRAILER_LEN);
-  out.write(head, 0, "latin1");
-  out.write(inner, headLen, "utf8");
-  let sum = 0;
-  const end = headLen + innerLen;
-  for (let k = 0; k < end; k++) sum += out[k];
-  sum &= 255;
-  out[end] = CH_0 + 1;
-  out[end + 1] = CH_0;
-  out[end + 2] = EQ;
-  out[end + 3] = CH_0 + Math.floor(sum / 100);
-  out[end + 4] = CH_0 + (Math.floor(sum / 10) % 10);
-  out[end + 5] = CH_0 + (sum % 10);
-  out[end + 6] = SOH;
-  return out;
+  const batch = new FixBatch();
+  batch.add(msgType, h, body);
+  return batch.take();
+}
+
+/**
+ * Messages written together (a connection's flush): their text is joined and turned into bytes by
+ * one call, then each message's CheckSum is summed over its own bytes and written in place.
+ */
+export class FixBatch {
+  private text = "";
+  /** Byte length of each message added, trailer included. */
+  private readonly lengths: number[] = [];
+  private bytes = 0;
+
+  get size(): number {
+    return this.lengths.length;
+  }
+
+  add(msgType: string, h: FixHeader, body: string): void {
+    const inner = `35=${msgType}\x0149=${h.senderCompId}\x0156=${h.targetCompId}\x0134=${h.seqNum}\x0152=${h.sendingTime}\x01${h.extra ?? ""}${body}`;
+    const innerLen = Buffer.byteLength(inner, "utf8");
+    const head = `8=FIX.4.4\x019=${innerLen}\x01`;
+    // The CheckSum's digits are written by `take`.
+    this.text += `${head}${inner}10=000\x01`;
+    const len = head.length + innerLen + TRAILER_LEN;
+    this.lengths.push(len);
+    this.bytes += len;
+  }
+
+  /** The messages added, in order, as one Buffer; the batch is empty again. */
+  take(): Buffer {
+    const out = Buffer.allocUnsafe(this.bytes);
+    out.write(this.text, 0, "utf8");
+    let at = 0;
+    for (const len of this.lengths) {
+      const end = at + len - TRAILER_LEN;
+      let sum = 0;
+      for (let k = at; k < end; k++) sum += out[k];
+      sum &= 255;
+      out[end + 3] = CH_0 + Math.floor(sum / 100);
+      out[end + 4] = CH_0 + (Math.floor(sum / 10) % 10);
+      out[end + 5] = CH_0 + (sum % 10);
+      at += len;
+    }
+    this.text = "";
+    this.lengths.length = 0;
+    this.bytes = 0;
+    return out;
+  }
 }
 
 /** `tag=value<SOH>`: one field of a body. */
@@ -268,8 +300,20 @@ export function fixTime(ms: number): string {
 
 const FIX_TIME_RE = /^(\d{4})(\d{2})(\d{2})-(\d{2}):(\d{2}):(\d{2})(?:\.(\d{3}))?$/;
 
+/** parseFixTime's last text and answer: a client's messages of one millisecond share their times. */
+let lastParsedText = "";
+let lastParsed = Number.NaN;
+
 /** Unix ms of a FIX UTCTimestamp (`YYYYMMDD-HH:MM:SS[.sss]`), or NaN when it is not one. */
 export function parseFixTime(text: string): number {
+  if (text === lastParsedText) return lastParsed;
+  const ms = readFixTime(text);
+  lastParsedText = text;
+  lastParsed = ms;
+  return ms;
+}
+
+function readFixTime(text: string): number {
   const m = FIX_TIME_RE.exec(text);
   if (m === null) return Number.NaN;
   const year = +m[1];

@@ -28,6 +28,8 @@ export interface FixOrder {
   /** `executedQuote` (docs/API.md 5.1) in ticks × lots: the quote its fills executed. */
   readonly executed: bigint;
   readonly cancelled: boolean;
+  /** Symbol(55) to TimeInForce(59) as field text, made by the order's first report. */
+  facts?: string;
 }
 
 const TIF = new Map([
@@ -121,22 +123,28 @@ export function nextExecId(): string {
   return `${RUN}-${++execIds}`;
 }
 
+/** Symbol(55), Side(54), OrdType(40), OrderQty(38), Price(44) and TimeInForce(59) of `o`. */
+function factsOf(o: FixOrder): string {
+  const p = o.pair;
+  let text =
+    field(55, p.name) +
+    field(54, o.side) +
+    field(40, o.ordType) +
+    field(38, formatDecimal(o.amount, p.amountDecimals));
+  if (o.ordType === "2") text += field(44, formatDecimal(o.price, p.priceDecimals));
+  if (o.tif !== undefined) text += field(59, o.tif);
+  return text;
+}
+
 /** One ExecutionReport of `o` in state `s`. */
 export function execReport(o: FixOrder, s: ReportState): OutMsg {
   const p = o.pair;
   const done = s.ordStatus === "4" || s.ordStatus === "2" || s.ordStatus === "8";
   let body = field(37, o.id) + field(11, s.clOrdId ?? o.clOrdId);
   if (s.origClOrdId !== undefined) body += field(41, s.origClOrdId);
-  body +=
-    field(17, nextExecId()) +
-    field(150, s.execType) +
-    field(39, s.ordStatus) +
-    field(55, p.name) +
-    field(54, o.side) +
-    field(40, o.ordType) +
-    field(38, formatDecimal(o.amount, p.amountDecimals));
-  if (o.ordType === "2") body += field(44, formatDecimal(o.price, p.priceDecimals));
-  if (o.tif !== undefined) body += field(59, o.tif);
+  // An order's reports of one change (New, fills, Cancelled) share its facts' text.
+  o.facts ??= factsOf(o);
+  body += field(17, nextExecId()) + field(150, s.execType) + field(39, s.ordStatus) + o.facts;
   body +=
     field(14, formatDecimal(s.cum, p.amountDecimals)) +
     field(151, done ? "0" : formatDecimal(o.amount - s.cum, p.amountDecimals)) +

@@ -32,6 +32,8 @@ export const REJECT_NO_VALUE = 4;
 export const REJECT_VALUE_INCORRECT = 5;
 export const REJECT_FORMAT = 6;
 export const REJECT_COMP_ID = 9;
+/** FIX 4.4's "tag appears more than once" (docs/FIX.md 3). */
+export const REJECT_REPEATED = 13;
 
 export const FIX_HELLO = 0;
 export const FIX_ON = 1;
@@ -111,4 +113,9 @@ export interface FixOut {
   fill(c: FixConn, slot: FixSlot, msgs: OutMsg[]): void;
   /** Messages ready now, behind everything queued. */
   push(c: FixConn, msgs: OutMsg[]): void;
+  /**
+   * Ends the session at `slot`: what is queued before it is written, then a Logout with `text`;
+   * the slot and everything behind it are dropped.
+   */
+  abort(c: FixConn, slot: FixSlot, text: string): void;
 }

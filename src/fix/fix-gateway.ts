@@ -18,7 +18,8 @@ import net from "node:net";
 import tls from "node:tls";
 import { log } from "../util/log.ts";
 import { addToSet, removeFromSet } from "../util/set-map.ts";
-import { encodeFix, FixFramer, type FixMessage, field, fixTime } from "./codec.ts";
+import { TurnFlush, written } from "../wire/out-queue.ts";
+import { FixBatch, FixFramer, type FixMessage, field, fixTime } from "./codec.ts";
 import {
   FIX_ENDED,
   FIX_HELLO,
@@ -35,6 +36,7 @@ import {
   REJECT_COMP_ID,
   REJECT_FORMAT,
   REJECT_NO_VALUE,
+  REJECT_REPEATED,
   REJECT_REQUIRED_MISSING,
   REJECT_VALUE_INCORRECT,
 } from "./fix-conn.ts";
@@ -55,8 +57,9 @@ export class FixGateway implements FixOut {
   private readonly byToken = new Map<string, Set<FixConn>>();
   private server: net.Server | null = null;
   private timer: NodeJS.Timeout | null = null;
-  private readonly dirty: FixConn[] = [];
-  private flushScheduled = false;
+  private readonly turn = new TurnFlush<FixConn>((c) => this.flushOne(c));
+  /** The messages of the write being built (one connection at a time). */
+  private readonly batch = new FixBatch();
   private nextTag = -2;
   private testRequests = 0;
 
@@ -226,7 +229,7 @@ export class FixGateway implements FixOut {
     if (seq > c.inSeq) return this.end(c, `MsgSeqNum too high, expected ${c.inSeq}; resend is not supported`);
     c.inSeq++;
     if (m.empty !== 0) return this.reject(c, m, m.empty, REJECT_NO_VALUE, "tag specified without a value");
-    if (m.repeated !== 0) return this.reject(c, m, m.repeated, REJECT_FORMAT, "tag appears more than once");
+    if (m.repeated !== 0) return this.reject(c, m, m.repeated, REJECT_REPEATED, "tag appears more than once");
     switch (type) {
       case "0":
       case "3":
@@ -341,24 +344,15 @@ export class FixGateway implements FixOut {
     this.markDirty(c);
   }
 
-  private markDirty(c: FixConn): void {
-    if (c.dirty || c.state === FIX_ENDED) return;
-    c.dirty = true;
-    this.dirty.push(c);
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(this.flush);
-    }
+  abort(c: FixConn, slot: FixSlot, text: string): void {
+    const at = c.out.indexOf(slot, c.head);
+    if (at >= 0) c.out.length = at;
+    this.end(c, text);
   }
 
-  private readonly flush = (): void => {
-    this.flushScheduled = false;
-    const list = this.dirty.splice(0);
-    for (const c of list) {
-      c.dirty = false;
-      if (c.state !== FIX_ENDED) this.flushOne(c);
-    }
-  };
+  private markDirty(c: FixConn): void {
+    if (c.state !== FIX_ENDED) this.turn.mark(c, c);
+  }
 
   private flushOne(c: FixConn): void {
     if (c.state === FIX_ENDED) return;
@@ -375,7 +369,7 @@ export class FixGateway implements FixOut {
     const out = c.out;
     let i = c.head;
     if (i >= out.length) return;
-    const chunks: Buffer[] = [];
+    const batch = this.batch;
     const now = Date.now();
     const time = fixTime(now);
     // Before a Logon named the client, a Logout is addressed to UNKNOWN.
@@ -394,24 +388,17 @@ export class FixGateway implements FixOut {
       }
       for (const msg of s.msgs) {
         header.seqNum = msg.seq ?? c.outSeq++;
-        chunks.push(
-          encodeFix(msg.type, msg.extra === undefined ? header : { ...header, extra: msg.extra }, msg.body),
-        );
+        batch.add(msg.type, msg.extra === undefined ? header : { ...header, extra: msg.extra }, msg.body);
       }
       if (s.answer) c.inFlight--;
       i++;
     }
-    if (i === out.length) {
-      out.length = 0;
-      c.head = 0;
-    } else if (i > 1024 && i * 2 > out.length) {
-      out.splice(0, i);
-      c.head = 0;
-    } else c.head = i;
-    if (chunks.length === 0) return;
+    written(c, i);
+    if (batch.size === 0) return;
+    const bytes = batch.take();
     c.lastOutMs = now;
     if (c.socket.destroyed || !c.socket.writable) return;
-    c.socket.write(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+    c.socket.write(bytes);
   }
 
   // ------------------------------------------------------------------ timers

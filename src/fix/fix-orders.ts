@@ -28,6 +28,7 @@ import {
   withoutNonce,
 } from "../entry/calls.ts";
 import type { Reply } from "../entry/reply.ts";
+import { openOrderFacts } from "../entry/trade.ts";
 import { CREATE_FIELDS } from "../entry/validate.ts";
 import type { ErrorEntry } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
@@ -55,9 +56,9 @@ const CANCEL_ALL = withoutNonce(CANCEL_ALL_ORDERS_FIELDS);
 /** FIX 4.4 required tags of the messages (docs/API.md 17.2): missing, Reject(3) 373=1. */
 const REQUIRED = new Map<string, readonly number[]>([
   ["D", [11, 54, 55, 40, 60, 38]],
-  ["F", [11, 54, 55]],
-  ["G", [11, 54, 55, 40]],
-  ["q", [11, 530]],
+  ["F", [11, 54, 55, 60]],
+  ["G", [11, 54, 55, 40, 60]],
+  ["q", [11, 530, 60]],
   ["H", [54, 55]],
 ]);
 
@@ -101,12 +102,27 @@ function cxlRejReason(code: number): number {
   return 99;
 }
 
-/** OrdStatus(39) of a refused cancel when the order is known to the caller. */
-function knownStatus(code: number): string | undefined {
+/**
+ * OrdStatus(39) of a refused cancel or replace when the order is known to the caller
+ * (docs/FIX.md 6): done by the refusal's code, else open (`open`: the caller's open order, if any).
+ */
+function knownStatus(code: number, open: OpenFacts | undefined): string | undefined {
   if (code === Code.ORDER_ALREADY_EXECUTED) return "2";
   if (code === Code.ORDER_ALREADY_CANCELLED) return "4";
-  return undefined;
+  if (open === undefined) return undefined;
+  return open.traded ? "1" : "0";
 }
+
+/**
+ * Symbol(55), Side(54) and, for a replace, OrdType(40) of a request are those of the open order it
+ * names (DECISIONS.md "FIX gateway: readings of the contract").
+ */
+function sameOrder(m: FixMessage, o: OpenFacts, replace: boolean): boolean {
+  if (m.get(55) !== o.pairName || m.get(54) !== (o.side === "buy" ? "1" : "2")) return false;
+  return !replace || m.get(40) === (o.type === "limit" ? "2" : "1");
+}
+
+type OpenFacts = NonNullable<ReturnType<typeof openOrderFacts>>;
 
 /** An order entry Reply whose outcomes go to three functions (an error as its first entry). */
 class FixReply<T> implements Reply<T> {
@@ -190,7 +206,7 @@ export class FixOrders {
         return rejectedOrder(m, text, ordRejReason(code));
       case "F":
       case "G":
-        return cancelReject(m, type === "G", text, code, m.get(37) ?? "NONE");
+        return cancelReject(m, type === "G", text, code, m.get(37) ?? "NONE", undefined);
       case "q":
         return massCancelReport(m, 0, 0, text, code === Code.PAIR_UNKNOWN ? 1 : 99);
       default:
@@ -261,11 +277,17 @@ export class FixOrders {
   private cancelOrReplace(c: FixConn, m: FixMessage, slot: FixSlot, caller: Caller, replace: boolean) {
     const ctx = this.deps.ctx;
     const clOrdId = m.get(11)!;
-    const refuse = (code: number, extra?: string, orderId?: unknown) =>
-      this.out.fill(c, slot, [
-        cancelReject(m, replace, codeText(code, extra), code, String(orderId ?? m.get(37) ?? "NONE")),
-      ]);
+    // `orderId` when the request named an order of the caller: its OrdStatus goes on the refusal.
+    const refuse = (code: number, extra?: string, orderId?: unknown) => {
+      const open = orderId === undefined ? undefined : openOrderFacts(ctx, c.userId, Number(orderId));
+      const status = knownStatus(code, open);
+      const id = String(orderId ?? m.get(37) ?? "NONE");
+      this.out.fill(c, slot, [cancelReject(m, replace, codeText(code, extra), code, id, status)]);
+    };
     this.resolve(c, m, 41, refuse, (orderId) => {
+      const open = openOrderFacts(ctx, c.userId, Number(orderId));
+      // A request whose Symbol, Side or OrdType are not its order's names none of the caller's.
+      if (open !== undefined && !sameOrder(m, open, replace)) return refuse(Code.ORDER_NOT_FOUND);
       const claim = () => {
         const book = this.reports.book(c.userId);
         const id = Number(orderId);
@@ -345,6 +367,9 @@ export class FixOrders {
         ),
       ]);
     const answer = new FixReply<OrderView>((view) => {
+      // A request whose Symbol or Side are not its order's names none of the caller's.
+      if (view.pairName !== m.get(55) || (view.directionType === "buy" ? "1" : "2") !== m.get(54))
+        return notFound(Code.ORDER_NOT_FOUND);
       const o = fixOrderOf(view, ctx.config);
       this.out.fill(c, slot, [
         execReport(o, {
@@ -395,11 +420,17 @@ function rejectedOrder(m: FixMessage, text: string, reason: number): OutMsg {
 }
 
 /** OrderCancelReject(9): CxlRejResponseTo(434) 1 (F) or 2 (G). */
-function cancelReject(m: FixMessage, replace: boolean, text: string, code: number, orderId: string): OutMsg {
+function cancelReject(
+  m: FixMessage,
+  replace: boolean,
+  text: string,
+  code: number,
+  orderId: string,
+  status: string | undefined,
+): OutMsg {
   let body = field(37, orderId) + field(11, m.get(11) ?? "NONE");
   const orig = m.get(41);
   if (orig !== undefined) body += field(41, orig);
-  const status = knownStatus(code);
   if (status !== undefined) body += field(39, status);
   body += field(434, replace ? 2 : 1) + field(102, cxlRejReason(code)) + field(58, text);
   return { type: "9", body };

@@ -13,10 +13,11 @@
  * that the report of that change carries the request's ClOrdID to the session that asked, and the
  * order's own ClOrdID (its clientOrderId) as OrigClOrdID.
  */
-import type { CommitListener, OrderView, UserTradeView } from "../core/exchange.ts";
+import type { OrderView, UserTradeView } from "../core/exchange.ts";
 import type { EntryContext } from "../entry/context.ts";
 import { replayRows } from "../entry/resume.ts";
 import { orderRowView, tradeRowView } from "../entry/row-views.ts";
+import { UserReports } from "../entry/user-reports.ts";
 import type { Execution } from "../protocol/db/reader-tasks.ts";
 import { log } from "../util/log.ts";
 import {
@@ -52,7 +53,7 @@ interface UserBook {
   readonly claims: Map<number, Claim>;
 }
 
-export class FixReports implements CommitListener {
+export class FixReports extends UserReports {
   private readonly books = new Map<number, UserBook>();
   /**
    * Per user, the ClOrdID of every accepted OrderCancelReplaceRequest → the order it replaced
@@ -62,14 +63,18 @@ export class FixReports implements CommitListener {
   private readonly replaced = new Map<number, Map<string, number>>();
   /** The replaced map's ClOrdIDs of each order (to drop them when it closes). */
   private readonly replacedOf = new Map<number, string[]>();
-  /** True after shutdown: nothing more is queued. */
-  closed = false;
 
   constructor(
     private readonly out: FixOut,
     /** Its `ctx` is read when a report is made, after the start (boot.ts builds it last). */
     private readonly deps: { readonly ctx: EntryContext },
-  ) {}
+  ) {
+    super();
+  }
+
+  protected reporting(user: number): boolean {
+    return this.books.has(user);
+  }
 
   add(c: FixConn): void {
     let book = this.books.get(c.userId);
@@ -110,23 +115,6 @@ export class FixReports implements CommitListener {
   book(user: number): UserBook | undefined {
     return this.books.get(user);
   }
-
-  wantsOrders(user: number): boolean {
-    return !this.closed && this.books.has(user);
-  }
-
-  wantsUserTrades(user: number): boolean {
-    return !this.closed && this.books.has(user);
-  }
-
-  wantsTrades(): boolean {
-    return false;
-  }
-
-  publicTrades(): void {}
-  levelsChanged(): void {}
-  bboChanged(): void {}
-  l3Changed(): void {}
 
   userTrade(user: number, view: UserTradeView, orderId: number, maker: boolean): void {
     this.books.get(user)?.trades.push([view, orderId, maker]);
@@ -222,15 +210,22 @@ export class FixReports implements CommitListener {
     const ctx = this.deps.ctx;
     c.resumeCut = cut;
     const slot = this.out.slot(c);
-    replayRows(ctx, c.userId, from, cut).then(
-      (rows) => this.out.fill(c, slot, replayReports(ctx, rows)),
-      (err) => {
-        log().error({ err: String(err) }, "FIX resume: the executions could not be read");
-        this.out.fill(c, slot, []);
-      },
-    );
+    // A failure to read the executions or to make their reports ends the session alike.
+    replayRows(ctx, c.userId, from, cut)
+      .then((rows) => replayReports(ctx, rows))
+      .then(
+        (msgs) => this.out.fill(c, slot, msgs),
+        (err) => {
+          // docs/FIX.md 7: no live report may pass the executions it could not send.
+          log().error({ err: String(err) }, "FIX resume: the executions could not be read");
+          this.out.abort(c, slot, RESUME_FAILED);
+        },
+      );
   }
 }
+
+/** The Logout's Text of a resume whose executions could not be read (docs/FIX.md 7). */
+const RESUME_FAILED = "resume failed: the executions could not be read";
 
 /**
  * The replay's reports. A fill's state after it is the order's state in the replay (its latest, with

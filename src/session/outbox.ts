@@ -6,11 +6,14 @@
  * slow-consumer bound (docs/API.md 12.1) the connection is closed with 1008.
  */
 import { CLOSE_SLOW_CONSUMER } from "../wire/close-codes.ts";
+import { TurnFlush, written } from "../wire/out-queue.ts";
 import { type SessionConn, type Slot, type Socket, STATE_ENDED } from "./session-conn.ts";
 
 export class Outbox {
-  private readonly dirty: Socket[] = [];
-  private flushScheduled = false;
+  private readonly turn = new TurnFlush<Socket>((ws) => {
+    const c = ws.getUserData();
+    if (c.state !== STATE_ENDED) this.flushOne(ws, c);
+  });
 
   constructor(
     /** Unsent bytes above which a connection is closed with 1008. */
@@ -44,25 +47,8 @@ export class Outbox {
   }
 
   private markDirty(ws: Socket, c: SessionConn): void {
-    if (c.dirty) return;
-    c.dirty = true;
-    this.dirty.push(ws);
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(this.flush);
-    }
+    this.turn.mark(ws, c);
   }
-
-  private readonly flush = (): void => {
-    this.flushScheduled = false;
-    const list = this.dirty.splice(0);
-    for (const ws of list) {
-      const c = ws.getUserData();
-      c.dirty = false;
-      if (c.state === STATE_ENDED) continue;
-      this.flushOne(ws, c);
-    }
-  };
 
   /**
    * Writes every ready frame at the head of the outbox in one cork, then checks the bound. A slot
@@ -96,13 +82,7 @@ export class Outbox {
       // The socket closed under us; `close` ends the session.
       return;
     }
-    if (i === out.length) {
-      out.length = 0;
-      c.head = 0;
-    } else if (i > 1024 && i * 2 > out.length) {
-      out.splice(0, i);
-      c.head = 0;
-    } else c.head = i;
+    written(c, i);
     if (ws.getBufferedAmount() > this.maxBackpressureBytes) {
       this.end(ws, CLOSE_SLOW_CONSUMER, "slow consumer: unsent buffer over the limit");
     }

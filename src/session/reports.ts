@@ -5,31 +5,36 @@
  * queued (outbox.ts). `bothListeners` joins them with the stream hub as the core's one listener.
  */
 import type { CommitListener, OrderView, UserTradeView } from "../core/exchange.ts";
+import { UserReports } from "../entry/user-reports.ts";
 import { addToSet, removeFromSet } from "../util/set-map.ts";
 import { reportFrame } from "../wire/render.ts";
 import { serialize } from "../wire/schemas.ts";
 import type { Outbox } from "./outbox.ts";
 import { type Socket, STATE_ON } from "./session-conn.ts";
 
-export class SessionReports implements CommitListener {
+export class SessionReports extends UserReports {
   /** Logged-on sessions that receive reports, per user id. */
-  private readonly reporting = new Map<number, Set<Socket>>();
-  /** True after shutdown: nothing more is queued. */
-  closed = false;
+  private readonly sessions = new Map<number, Set<Socket>>();
 
   constructor(
     private readonly outbox: Outbox,
     /** Every open session (pair statuses go to each logged-on one). */
     private readonly conns: ReadonlySet<Socket>,
-  ) {}
+  ) {
+    super();
+  }
+
+  protected reporting(user: number): boolean {
+    return this.sessions.has(user);
+  }
 
   /** A session logged on with reports: it gets its user's from now on. */
   add(user: number, ws: Socket): void {
-    addToSet(this.reporting, user, ws);
+    addToSet(this.sessions, user, ws);
   }
 
   remove(user: number, ws: Socket): void {
-    removeFromSet(this.reporting, user, ws);
+    removeFromSet(this.sessions, user, ws);
   }
 
   /** An execution report to each session of the user, but one whose resume's replay holds it. */
@@ -40,26 +45,8 @@ export class SessionReports implements CommitListener {
     }
   }
 
-  wantsOrders(user: number): boolean {
-    return this.reporting.has(user);
-  }
-
-  wantsUserTrades(user: number): boolean {
-    return this.reporting.has(user);
-  }
-
-  wantsTrades(): boolean {
-    return false;
-  }
-
-  publicTrades(): void {}
-
-  levelsChanged(): void {}
-  bboChanged(): void {}
-  l3Changed(): void {}
-
   orderChanged(user: number, view: OrderView): void {
-    const set = this.reporting.get(user);
+    const set = this.sessions.get(user);
     if (set === undefined || this.closed) return;
     // The data as user_orders carries it: the stream message with `"stream":""` in place of the event.
     const text = reportFrame({ execSeq: view.execSeq, event: "order", data: view });
@@ -67,7 +54,7 @@ export class SessionReports implements CommitListener {
   }
 
   userTrade(user: number, view: UserTradeView): void {
-    const set = this.reporting.get(user);
+    const set = this.sessions.get(user);
     if (set === undefined || this.closed) return;
     const text = reportFrame({ execSeq: view.execSeq, event: "trade", data: view });
     this.pushReport(set, view.execSeq, text);
@@ -78,7 +65,7 @@ export class SessionReports implements CommitListener {
    * the command that changed it. Sent with the reports (a logon with `reports: false` gets none).
    */
   mmpChanged(user: number, pairName: string, frozen: boolean, frozenUntil: number): void {
-    const set = this.reporting.get(user);
+    const set = this.sessions.get(user);
     if (set === undefined || this.closed) return;
     const text = `{"event":"mmp","data":${serialize.mmpEvent({ pairName, frozen, frozenUntil })}}`;
     for (const ws of set) this.outbox.push(ws, ws.getUserData(), { text, answer: false });

@@ -6,7 +6,14 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { encodeFix, FixFramer, type FixMessage, fixTime, parseFixTime } from "../../src/fix/codec.ts";
+import {
+  encodeFix,
+  FixBatch,
+  FixFramer,
+  type FixMessage,
+  fixTime,
+  parseFixTime,
+} from "../../src/fix/codec.ts";
 
 const SOH = "\x01";
 
@@ -117,11 +124,47 @@ describe("FIX codec", () => {
     );
   });
 
+  it("writes a batch of messages as one buffer, each with its own BodyLength and CheckSum", () => {
+    const batch = new FixBatch();
+    const h = {
+      senderCompId: "EXCHANGE",
+      targetCompId: "C",
+      seqNum: 1,
+      sendingTime: "20260102-03:04:05.006",
+    };
+    const bodies = [`37=1${SOH}58=é${SOH}`, `112=T${SOH}`, `58=${"x".repeat(300)}${SOH}`];
+    for (const [i, body] of bodies.entries()) batch.add("8", { ...h, seqNum: i + 1 }, body);
+    assert.equal(batch.size, 3);
+    const bytes = batch.take();
+    assert.equal(batch.size, 0);
+    // Each message, cut out of the batch, is what encodeFix makes of it alone.
+    const alone = bodies.map((body, i) => encodeFix("8", { ...h, seqNum: i + 1 }, body));
+    assert.deepEqual(bytes, Buffer.concat(alone));
+    const { framer, got, garbled } = collect();
+    framer.push(bytes);
+    assert.deepEqual(garbled, []);
+    assert.deepEqual(
+      got.map((m) => [m.get(34), m.get(58) ?? m.get(112)]),
+      [
+        ["1", "é"],
+        ["2", "T"],
+        ["3", "x".repeat(300)],
+      ],
+    );
+    // Empty again: the next batch holds only its own messages.
+    batch.add("0", h, "");
+    assert.deepEqual(batch.take(), encodeFix("0", h, ""));
+  });
+
   it("reads and writes UTC timestamps with milliseconds", () => {
     assert.equal(fixTime(Date.UTC(2026, 0, 2, 3, 4, 5, 6)), "20260102-03:04:05.006");
     assert.equal(parseFixTime("20260102-03:04:05.006"), Date.UTC(2026, 0, 2, 3, 4, 5, 6));
     assert.equal(parseFixTime("20260102-03:04:05"), Date.UTC(2026, 0, 2, 3, 4, 5));
     assert.ok(Number.isNaN(parseFixTime("20261302-03:04:05")));
     assert.ok(Number.isNaN(parseFixTime("2026-01-02 03:04:05")));
+    // The same text twice reads the same; a wrong one after a right one is still wrong.
+    assert.equal(parseFixTime("20260102-03:04:05.006"), parseFixTime("20260102-03:04:05.006"));
+    assert.ok(Number.isNaN(parseFixTime("20260102-03:04:60.006")));
+    assert.equal(parseFixTime("20260102-03:04:05.007"), Date.UTC(2026, 0, 2, 3, 4, 5, 7));
   });
 });

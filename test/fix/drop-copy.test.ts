@@ -6,9 +6,11 @@
  * reports.
  */
 import assert from "node:assert/strict";
+import { renameSync } from "node:fs";
 import { describe, it } from "node:test";
 import { expectOk, sharedServer, type TestServer } from "../e2e/harness.ts";
 import { assertMatchesRest, fixLogon, newOrder, nextReport } from "./helpers.ts";
+import type { FixClient } from "./jspurefix-client.ts";
 
 describe("FIX drop copy", () => {
   let server: TestServer;
@@ -129,5 +131,52 @@ describe("FIX drop copy", () => {
     assert.equal(live.get(97), undefined);
     assert.ok(Number(live.get(20002)) > Math.max(...replayed));
     await dc.logout();
+  });
+});
+
+describe("FIX resume whose executions cannot be read", () => {
+  let server: TestServer;
+  sharedServer(
+    (s) => {
+      server = s;
+    },
+    { args: ["--fix-port", "0"] },
+  );
+
+  it("ends the session with a Logout instead of going on to live reports", { timeout: 20_000 }, async () => {
+    const u = await server.newUser({ usdt: "1000" });
+    expectOk(
+      await u.client.createOrder({
+        pairName: "btc_usdt",
+        tradeType: "limit",
+        directionType: "buy",
+        price: "10",
+        amount: "1",
+      }),
+    );
+    // Each reader thread opens the database on its first read, and none has read yet on this
+    // server: with the file moved away, the replay's read fails to open it.
+    const moved = `${server.dbPath}.moved`;
+    renameSync(server.dbPath, moved);
+    let closed: Awaited<FixClient["closed"]>;
+    let received: string[];
+    try {
+      const c = await fixLogon(server, u, { resumeFromExecSeq: 0 });
+      closed = await c.closed;
+      received = c.received.map((m) => m.msgType);
+    } finally {
+      renameSync(moved, server.dbPath);
+    }
+    assert.equal(closed.logoutText, "resume failed: the executions could not be read");
+    assert.deepEqual(
+      received.filter((type) => type === "8"),
+      [],
+      "no ExecutionReport before the Logout",
+    );
+    // With the file back, the next resume replays the order.
+    const again = await fixLogon(server, u, { resumeFromExecSeq: 0 });
+    const state = await nextReport(again, "I");
+    assert.equal(state.get(97), "Y");
+    await again.logout();
   });
 });

@@ -21,9 +21,9 @@ const RUNS = 40;
 /** Tags FIX 4.4 requires on each order message (docs/FIX.md 3): missing, Reject 373=1. */
 const REQUIRED: Record<string, number[]> = {
   D: [11, 54, 55, 40, 60, 38],
-  F: [11, 54, 55],
-  G: [11, 54, 55, 40],
-  q: [11, 530],
+  F: [11, 54, 55, 60],
+  G: [11, 54, 55, 40, 60],
+  q: [11, 530, 60],
   H: [54, 55],
   "2": [7],
 };
@@ -162,7 +162,7 @@ function expectedReject(type: string, fields: readonly Field[]): [number, number
   if (empty !== undefined) return [empty[0], 4];
   const seen = new Set<number>();
   for (const [t] of fields) {
-    if (seen.has(t)) return [t, 6];
+    if (seen.has(t)) return [t, 13];
     seen.add(t);
   }
   const has = (t: number) => seen.has(t);

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { expectOk, sharedServer, type TestServer } from "../e2e/harness.ts";
-import { assertMatchesRest, fixLogon, newOrder, nextReport, now } from "./helpers.ts";
+import { assertMatchesRest, fixLogon, fixPortOf, newOrder, nextReport, now } from "./helpers.ts";
+import { type Field, get, RawFix, show } from "./raw-fix.ts";
 
 describe("FIX order entry", () => {
   let server: TestServer;
@@ -130,6 +131,48 @@ describe("FIX order entry", () => {
     await c.logout();
   });
 
+  it("takes `-1` and `1.` as FIX numbers: refused with REST's code (ExecType=8, OrderCancelReject), no Reject", async () => {
+    const u = await server.newUser({ usdt: "10000" });
+    const c = await fixLogon(server, u);
+    const refusals: [string, string, string | null][] = [
+      ["neg-qty", "-1", "10"],
+      ["dot-qty", "1.", "10"],
+      ["neg-px", "1", "-1"],
+      ["dot-px", "1", "10."],
+    ];
+    const texts: string[] = [];
+    for (const [clOrdId, qty, price] of refusals) {
+      c.send("D", newOrder(clOrdId, "buy", qty, price));
+      const r = await c.next((m) => m.msgType === "8" && m.get(11) === clOrdId);
+      assert.deepEqual([r.get(150), r.get(39), r.get(37), r.get(103)], ["8", "8", "NONE", "99"], clOrdId);
+      assert.equal(r.get(38), qty);
+      texts.push(r.get(58)!);
+    }
+    assert.deepEqual(
+      texts.map((t) => t.split(":")[0]),
+      ["AMOUNT_NEGATIVE", "AMOUNT_MALFORMED", "PRICE_NEGATIVE", "PRICE_MALFORMED"],
+    );
+    c.send("D", newOrder("dot-ok", "buy", "1", "10"));
+    await nextReport(c, "0", "dot-ok");
+    c.send("G", [
+      [41, "dot-ok"],
+      [11, "dot-g"],
+      [55, "btc_usdt"],
+      [54, "1"],
+      [40, "2"],
+      [38, "-1"],
+      [60, now()],
+    ]);
+    const g = await c.next((m) => m.msgType === "9" && m.get(11) === "dot-g");
+    assert.match(g.get(58)!, /^AMOUNT_NEGATIVE: /);
+    assert.equal(g.get(102), "99");
+    assert.equal(
+      c.received.some((m) => m.msgType === "3"),
+      false,
+    );
+    await c.logout();
+  });
+
   it("cancels by OrigClOrdID or OrderID, and refuses an unknown order with OrderCancelReject", async () => {
     const u = await server.newUser({ usdt: "10000" });
     const c = await fixLogon(server, u);
@@ -160,6 +203,164 @@ describe("FIX order entry", () => {
     assert.equal(rej.get(102), "1");
     assert.equal(rej.get(39), "4");
     assert.match(rej.get(58)!, /^ORDER_ALREADY_CANCELLED: /);
+    await c.logout();
+  });
+
+  it("rejects F, G and q without a tag FIX 4.4 requires of them (60 included) with 373=1, the order untouched", async () => {
+    const u = await server.newUser({ usdt: "10000" });
+    const c = await RawFix.logon(fixPortOf(server), u, "REQ60");
+    c.write([...c.header("D"), ...newOrder("rq-1", "buy", "1", "10")]);
+    const n = await c.next("the New");
+    assert.equal(get(n, 150), "0", show(n));
+    const orderId = get(n, 37)!;
+    const cancel: Field[] = [
+      [41, "rq-1"],
+      [11, "rq-c"],
+      [55, "btc_usdt"],
+      [54, "1"],
+      [60, now()],
+    ];
+    const replace: Field[] = [
+      [37, orderId],
+      [11, "rq-r"],
+      [55, "btc_usdt"],
+      [54, "1"],
+      [40, "2"],
+      [38, "2"],
+      [60, now()],
+    ];
+    const mass: Field[] = [
+      [11, "rq-q"],
+      [530, "7"],
+      [60, now()],
+    ];
+    const cases: [string, Field[], number][] = [
+      ["F", cancel, 60],
+      ["F", cancel, 11],
+      ["F", cancel, 54],
+      ["F", cancel, 55],
+      ["G", replace, 60],
+      ["G", replace, 11],
+      ["G", replace, 54],
+      ["G", replace, 55],
+      ["G", replace, 40],
+      ["q", mass, 60],
+      ["q", mass, 530],
+    ];
+    for (const [type, body, missing] of cases) {
+      const header = c.header(type);
+      c.write([...header, ...body.filter(([t]) => t !== missing)]);
+      const r = await c.next(`the Reject of ${type} without ${missing}`);
+      assert.equal(get(r, 35), "3", show(r));
+      assert.deepEqual(
+        [get(r, 45), get(r, 371), get(r, 372), get(r, 373)],
+        [get(header, 34), String(missing), type, "1"],
+        show(r),
+      );
+    }
+    const o = expectOk(await u.client.order(Number(orderId)));
+    assert.deepEqual([o.isCancelled, o.amount], [false, 1]);
+    c.destroy();
+  });
+
+  it("refuses F, G and H whose Symbol, Side or OrdType are not the order's as naming an unknown order", async () => {
+    const u = await server.newUser({ usdt: "10000", eth: "10" });
+    const c = await fixLogon(server, u);
+    c.send("D", newOrder("mm-1", "buy", "1", "10"));
+    const n = await nextReport(c, "0", "mm-1");
+    const orderId = n.get(37)!;
+    const wrong: [string, [number, string][]][] = [
+      ["F", [[55, "eth_usdt"]]],
+      ["F", [[54, "2"]]],
+      ["G", [[55, "eth_usdt"]]],
+      ["G", [[54, "2"]]],
+      ["G", [[40, "1"]]],
+    ];
+    let i = 0;
+    for (const [type, change] of wrong) {
+      const clOrdId = `mm-x${++i}`;
+      const fields: [number, string][] = [
+        [41, "mm-1"],
+        [11, clOrdId],
+        [55, "btc_usdt"],
+        [54, "1"],
+      ];
+      if (type === "G") fields.push([40, "2"], [38, "2"]);
+      fields.push([60, now()]);
+      c.send(
+        type,
+        fields.map(([t, v]): [number, string] => [t, change.find(([ct]) => ct === t)?.[1] ?? v]),
+      );
+      const rej = await c.next((m) => m.msgType === "9" && m.get(11) === clOrdId);
+      const what = `${type} with ${JSON.stringify(change)}`;
+      assert.equal(rej.get(434), type === "F" ? "1" : "2", what);
+      assert.equal(rej.get(102), "1", what);
+      assert.equal(rej.get(58), "ORDER_NOT_FOUND: Order not found", what);
+      assert.equal(rej.get(37), "NONE", what);
+      assert.equal(rej.get(39), undefined, what);
+    }
+    for (const [tag, value] of [
+      [55, "eth_usdt"],
+      [54, "2"],
+    ] as const) {
+      const fields: [number, string][] = [
+        [37, orderId],
+        [55, "btc_usdt"],
+        [54, "1"],
+      ];
+      c.send(
+        "H",
+        fields.map(([t, v]): [number, string] => [t, t === tag ? value : v]),
+      );
+      const nf = await nextReport(c, "I");
+      assert.deepEqual([nf.get(39), nf.get(103), nf.get(58)], ["8", "5", "ORDER_NOT_FOUND: Order not found"]);
+    }
+    // Nothing changed; the right Symbol and Side cancel it.
+    const o = expectOk(await u.client.order(Number(orderId)));
+    assert.deepEqual([o.isCancelled, o.amount, o.price], [false, 1, 10]);
+    c.send("F", [
+      [37, orderId],
+      [11, "mm-cancel"],
+      [55, "btc_usdt"],
+      [54, "1"],
+      [60, now()],
+    ]);
+    await nextReport(c, "4", "mm-cancel");
+    await c.logout();
+  });
+
+  it("gives OrdStatus 0 or 1 on an OrderCancelReject of an open order", async () => {
+    const [u, other] = await server.newUsers(2, { usdt: "10000", btc: "10" });
+    const c = await fixLogon(server, u);
+    c.send("D", newOrder("os-1", "buy", "1", "10"));
+    const n = await nextReport(c, "0", "os-1");
+    const amend = (clOrdId: string, more: [number, string][]) =>
+      c.send("G", [
+        [41, "os-1"],
+        [11, clOrdId],
+        [55, "btc_usdt"],
+        [54, "1"],
+        [40, "2"],
+        ...more,
+        [60, now()],
+      ]);
+    amend("os-a", []);
+    const r0 = await c.next((m) => m.msgType === "9" && m.get(11) === "os-a");
+    assert.match(r0.get(58)!, /^AMEND_NOTHING: /);
+    assert.deepEqual([r0.get(39), r0.get(102), r0.get(37)], ["0", "99", n.get(37)]);
+    expectOk(
+      await other.client.createOrder({
+        pairName: "btc_usdt",
+        tradeType: "market",
+        directionType: "sell",
+        amount: "0.4",
+      }),
+    );
+    await nextReport(c, "F", "os-1");
+    amend("os-b", [[38, "0.2"]]);
+    const r1 = await c.next((m) => m.msgType === "9" && m.get(11) === "os-b");
+    assert.match(r1.get(58)!, /^AMEND_NOT_ABOVE_EXECUTED: /);
+    assert.deepEqual([r1.get(39), r1.get(102)], ["1", "99"]);
     await c.logout();
   });
 

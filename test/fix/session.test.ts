@@ -197,6 +197,52 @@ describe("FIX session layer", () => {
     await c.logout();
   });
 
+  it("ends the session with a Logout when MsgSeqNum is missing or empty, not with a Reject", async () => {
+    const u = await server.newUser();
+    for (const seq of [null, ""]) {
+      const c = await RawFix.logon(fixPortOf(server), u, "NOSEQ");
+      const fields: Field[] = [
+        [35, "1"],
+        [49, c.senderCompId],
+        [56, c.targetCompId],
+      ];
+      if (seq !== null) fields.push([34, seq]);
+      fields.push([52, fixTime(new Date())], [112, "no-seq"]);
+      c.write(fields);
+      const m = await c.next("the Logout");
+      assert.deepEqual([get(m, 35), get(m, 58)], ["5", "MsgSeqNum missing or not a number"], show(m));
+      assert.ok(await c.waitClosed());
+      c.destroy();
+    }
+  });
+
+  it("rejects a tag that appears twice with 373=13 naming the tag, and the session stays", async () => {
+    const u = await server.newUser({ usdt: "100" });
+    const c = await RawFix.logon(fixPortOf(server), u, "REPEAT1");
+    const header = c.header("D");
+    c.write([
+      ...header,
+      [11, "twice"],
+      [55, "btc_usdt"],
+      [54, "1"],
+      [54, "1"],
+      [40, "2"],
+      [38, "1"],
+      [44, "1"],
+      [60, fixTime(new Date())],
+    ]);
+    const r = await c.next("the Reject");
+    assert.equal(get(r, 35), "3", show(r));
+    assert.deepEqual(
+      [get(r, 45), get(r, 371), get(r, 372), get(r, 373), get(r, 58)],
+      [get(header, 34), "54", "D", "13", "tag appears more than once"],
+    );
+    c.write([...c.header("1"), [112, "after-repeat"]]);
+    const hb = await c.next("the Heartbeat");
+    assert.deepEqual([get(hb, 35), get(hb, 112)], ["0", "after-repeat"]);
+    c.destroy();
+  });
+
   it("ends a connection on a message over 16 KiB with Logout and Text", async () => {
     const u = await server.newUser();
     const c = await fixLogon(server, u);

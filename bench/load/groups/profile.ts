@@ -18,6 +18,7 @@ const WHAT: Record<string, string> = {
   create: "create-order",
   mix: "create+cancel",
   session: "session create-order",
+  "session-reports": "session create-order (reports, clientOrderIds)",
   fix: "FIX create-order",
 };
 
@@ -56,8 +57,13 @@ export async function runProfile({ base, ceilings, cleanups }: GroupContext): Pr
     server: px.server,
     realServer: true,
     workload: PROFILE_WORKLOAD === "mix" ? "mix" : "create",
-    ...(PROFILE_WORKLOAD === "session" || PROFILE_WORKLOAD === "fix"
-      ? { sessions: SESSIONS, sessionDepth: SESSION_DEPTH, fix: PROFILE_WORKLOAD === "fix" }
+    ...(PROFILE_WORKLOAD === "session" || PROFILE_WORKLOAD === "session-reports" || PROFILE_WORKLOAD === "fix"
+      ? {
+          sessions: SESSIONS,
+          sessionDepth: SESSION_DEPTH,
+          fix: PROFILE_WORKLOAD === "fix",
+          sessionReports: PROFILE_WORKLOAD === "session-reports",
+        }
       : {}),
     ...(PROFILE_RATE === null ? { mode: "closed" } : { mode: "open", rate: PROFILE_RATE }),
     seed: 6,

@@ -1,7 +1,7 @@
 /** docs/API.md 7.10 `GET /trade/pairs/user-history`: the caller's trades over all pairs, paginated. */
 
 import { tradeRowView } from "../../entry/row-views.ts";
-import { pageParams, pointParams } from "../../entry/validate.ts";
+import { pageParams, userPointFilter } from "../../entry/validate.ts";
 import { Code } from "../../errors/catalogue.ts";
 import { sendError } from "../../wire/request.ts";
 import { serialize, tradesPageSchema } from "../../wire/schemas.ts";
@@ -26,13 +26,8 @@ export const userHistory: GetRoute = {
       const pp = pageParams(info.query);
       if (typeof pp === "number") return sendError(res, info, pp, finish);
       // docs/API.md 20.3: a page from a point; without these parameters, the page of 7.10 as before.
-      const point =
-        info.query === "" ? undefined : pointParams(new URLSearchParams(info.query), config, true);
-      if (typeof point === "number") return sendError(res, info, point, finish);
-      const filter =
-        point === undefined || (point.pair === null && point.sinceMicro === null && point.fromId === null)
-          ? undefined
-          : point;
+      const filter = userPointFilter(info.query, config);
+      if (typeof filter === "number") return sendError(res, info, filter, finish);
       reader.userTrades(key!.userId, pp[0], pp[1], filter).then(
         (r) =>
           ok(

@@ -1,7 +1,7 @@
 /** docs/API.md 7.9 `GET /trade/pairs/{pairName}/user-orders`: the caller's orders, all pairs, by page. */
 
 import { orderRowView } from "../../entry/row-views.ts";
-import { pageParams, pointParams } from "../../entry/validate.ts";
+import { pageParams, userPointFilter } from "../../entry/validate.ts";
 import { Code } from "../../errors/catalogue.ts";
 import { sendError } from "../../wire/request.ts";
 import { ordersPageSchema, serialize } from "../../wire/schemas.ts";
@@ -26,13 +26,8 @@ export const userOrders: GetRoute = {
       const pp = pageParams(info.query);
       if (typeof pp === "number") return sendError(res, info, pp, finish);
       // docs/API.md 20.3: a page from a point; without these parameters, the page of 7.9 as before.
-      const point =
-        info.query === "" ? undefined : pointParams(new URLSearchParams(info.query), config, true);
-      if (typeof point === "number") return sendError(res, info, point, finish);
-      const filter =
-        point === undefined || (point.pair === null && point.sinceMicro === null && point.fromId === null)
-          ? undefined
-          : point;
+      const filter = userPointFilter(info.query, config);
+      if (typeof filter === "number") return sendError(res, info, filter, finish);
       reader.userOrders(key!.userId, pp[0], pp[1], filter).then(
         (r) =>
           ok(
