@@ -236,6 +236,14 @@ function orderSchema(config: ExchangeConfig, withNonce: boolean): Schema {
           { type: "string", enum: [...STP_NAMES] },
           "docs/API.md 8.11: cancelMaker (default), cancelTaker or cancelBoth; null: not given",
         ),
+        stopPrice: orNull(
+          priceOf(p),
+          "docs/API.md 18: a stop order's stop price, with stopDirection; null: not given",
+        ),
+        stopDirection: orNull(
+          { type: "string", enum: ["up", "down"] },
+          "docs/API.md 18: up triggers at a trade price >= stopPrice, down at <=; with stopPrice; null: not given",
+        ),
       };
       if (withNonce) {
         properties.nonce = nonceSchema;
@@ -251,13 +259,32 @@ function orderSchema(config: ExchangeConfig, withNonce: boolean): Schema {
         additionalProperties: false,
       };
       // postOnly true and mmp true need GTC (docs/API.md 8.2, 8.10): IOC or FOK with either is a 400.
-      if (limit) {
-        branch.allOf = ["postOnly", "mmp"].map((option) => ({
-          if: { properties: { [option]: { const: true } }, required: [option] },
+      const rules: Schema[] = limit
+        ? ["postOnly", "mmp"].map((option) => ({
+            if: { properties: { [option]: { const: true } }, required: [option] },
+            // biome-ignore lint/suspicious/noThenProperty: the `then` of JSON Schema's if/then
+            then: { properties: { timeInForce: { enum: ["GTC", null] } } },
+          }))
+        : [];
+      // docs/API.md 18: stopPrice and stopDirection both or neither; a stop is neither postOnly nor mmp.
+      for (const [given, other] of [
+        ["stopPrice", "stopDirection"],
+        ["stopDirection", "stopPrice"],
+      ]) {
+        rules.push({
+          if: { properties: { [given]: { type: ["string", "number"] } }, required: [given] },
           // biome-ignore lint/suspicious/noThenProperty: the `then` of JSON Schema's if/then
-          then: { properties: { timeInForce: { enum: ["GTC", null] } } },
-        }));
+          then: {
+            properties: {
+              [other]: { type: ["string", "number"] },
+              postOnly: { enum: [false, null] },
+              mmp: { enum: [false, null] },
+            },
+            required: [other],
+          },
+        });
       }
+      branch.allOf = rules;
       branches.push(branch);
     }
   }

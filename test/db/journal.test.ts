@@ -417,6 +417,57 @@ describe("batch journal", { concurrency: true }, () => {
     }
   });
 
+  it("replays a row written before stop orders with its executed values kept and no stop", () => {
+    const file = `${tmp.dir}/before-stops.db`;
+    openDatabase(file).close();
+    const j = openJournal(file);
+    const w = journalWriter(j);
+    // The layout of that version (LAYOUT_BEFORE_STOPS): ORDER (15 slots) and ORDER_UPDATE (8, id
+    // last) with executed_quote but without migration 015's columns.
+    const order = [9, 1, 0, 0, 0, 5000000, 100, 0, 0, 200, 200, 0, -1, 1, 0];
+    const update = [5000000, 100, 50, 0, 300, 2, 1, 9];
+    const counts = new Array(KIND_COUNT).fill(0);
+    counts[ORDER.id] = 1;
+    counts[ORDER_UPDATE.id] = 1;
+    assert.equal(ORDER.stride, order.length + 4);
+    assert.equal(ORDER_UPDATE.stride, update.length + 2);
+    const slots = new Float64Array([...order, ...update]);
+    const bytes = Buffer.concat([Buffer.from([0]), Buffer.from(slots.buffer)]);
+    j.transaction(() => {
+      w.appendSym(0, "btc_usdt");
+      j.prepare(
+        "INSERT INTO journal (seq, counts, slots, strs, settled_below, layout) VALUES (?, ?, ?, ?, ?, 2)",
+      ).run(1, JSON.stringify(counts), bytes, JSON.stringify(["0", "250000000"]), 1);
+    }).immediate();
+    j.close();
+    const db = openDatabase(file);
+    try {
+      assert.equal(replayJournal(db), 1);
+      assert.deepEqual(
+        db
+          .prepare(
+            `SELECT id, amount_used, exec_seq, executed_quote, stop_price, stop_direction, trigger_micro,
+               cancel_reason FROM orders`,
+          )
+          .all(),
+        [
+          {
+            id: 9,
+            amount_used: 50,
+            exec_seq: 2,
+            executed_quote: "250000000",
+            stop_price: 0,
+            stop_direction: 0,
+            trigger_micro: 0,
+            cancel_reason: 0,
+          },
+        ],
+      );
+    } finally {
+      db.close();
+    }
+  });
+
   it("adds the layout column to a journal file made before it, and reads its rows in their layout", () => {
     const file = `${tmp.dir}/old-journal-file.db`;
     openDatabase(file).close();

@@ -7,8 +7,11 @@
  *                                                             sell: the opposite)
  *   reserved = Σ open limit buys price × (amount − amountUsed) of the quote
  *            + Σ open limit sells (amount − amountUsed) of the base
+ *            + Σ waiting stop-market sells (amount) of the base (docs/API.md 18; a waiting
+ *              stop-market buy holds nothing, a waiting stop-limit holds as a limit order)
  * and for every (pair, direction): Σ amountUsed of the user's orders = Σ amounts of its trades.
- * Each book equals the aggregation of every user's open limit orders, and is not crossed.
+ * Each book equals the aggregation of every user's open limit orders that are not waiting stops,
+ * and is not crossed.
  * Over all users, available + reserved of a currency equals deposits − withdrawals; nothing is < 0.
  */
 
@@ -81,7 +84,8 @@ export function impliedBook(orders: Iterable<Order>, pair: string): TextBook {
   const buy = new Map<bigint, bigint>();
   const sell = new Map<bigint, bigint>();
   for (const o of orders) {
-    if (o.pairName !== pair || o.tradeType !== "limit" || !isOpen(o)) continue;
+    // docs/API.md 18: a waiting stop is in no book.
+    if (o.pairName !== pair || o.tradeType !== "limit" || !isOpen(o) || o.triggered === false) continue;
     const side = o.directionType === "buy" ? buy : sell;
     const price = dec(o.price);
     side.set(price, (side.get(price) ?? 0n) + dec(o.amount) - dec(o.amountUsed));
@@ -114,9 +118,14 @@ export function expectedLedger(state: UserState): {
     }
   }
   for (const o of state.orders) {
-    if (o.tradeType !== "limit" || !isOpen(o)) continue;
+    if (!isOpen(o)) continue;
     const p = pairSpec(o.pairName);
     const left = dec(o.amount) - dec(o.amountUsed);
+    if (o.tradeType !== "limit") {
+      // Only a waiting stop-market order is open; a sell holds its amount (docs/API.md 18).
+      if (o.directionType === "sell") add(reserved, p.base, left);
+      continue;
+    }
     if (o.directionType === "buy") add(reserved, p.quote, mul(dec(o.price), left));
     else add(reserved, p.base, left);
   }

@@ -49,6 +49,8 @@ const STATE_CODES = new Set([
   "BALANCE_TOO_LARGE",
   // docs/API.md 8.8: a well-formed deadline that the clock has passed.
   "REQUEST_EXPIRED",
+  // docs/API.md 18: a stop that the pair's last trade price already meets.
+  "STOP_WOULD_TRIGGER",
 ]);
 
 type Json = Record<string, unknown>;

@@ -9,6 +9,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { CreateOrderRequest, Order } from "../../src/client/index.ts";
 import { SessionSocket } from "../session/helpers.ts";
+import { waitFor } from "../wait.ts";
+import { auditExchange } from "./audit.ts";
 import { dec } from "./decimal.ts";
 import { expectError, expectOk, limit, placeLimit, TestServer, type TestUser } from "./harness.ts";
 
@@ -283,6 +285,40 @@ describe("stop orders", () => {
     assert.equal(await reserved(server, rich, "eth"), 0n);
   });
 
+  it("runs triggered stop-market buys among concurrent commands, and the exchange audits clean", async () => {
+    const [, maker, taker] = users;
+    const buyers = await server.newUsers(6, { usdt: "100000", eth: "10" });
+    // Last trade on eth_usdt: 90.
+    const stops = await Promise.all(
+      buyers.map(async (b, i) => [
+        expectOk(await b.client.createOrder(stopMarket("eth_usdt", "buy", String(91 + i), "up", "0.5"))),
+        expectOk(await b.client.createOrder(stopLimit("eth_usdt", "sell", "80", "down", "79", "0.3"))),
+      ]),
+    );
+    for (let price = 91; price <= 110; price++)
+      await placeLimit(maker, "eth_usdt", "sell", String(price), "1");
+    // The taker's buy triggers every stop-market buy (each waits for its budget in the worker) while
+    // the buyers' own creates and cancels arrive on the same pair.
+    const others = buyers.flatMap((b, i) => [
+      b.client.createOrder(limit("eth_usdt", "buy", String(50 + i), "0.1")),
+      b.client.createOrder(limit("eth_usdt", "sell", String(200 + i), "0.1")),
+      b.client.cancelOrder(stops[i][1].id),
+    ]);
+    const [trigger, ...rest] = await Promise.all([
+      taker.client.createOrder(limit("eth_usdt", "buy", "95", "3")),
+      ...others,
+    ]);
+    assert.equal(expectOk(trigger).amountUsed, 3);
+    for (const r of rest) assert.equal(r.status, 200, r.text);
+    for (let i = 0; i < buyers.length; i++) {
+      const o = await read(buyers[i], stops[i][0].id);
+      assert.equal(o.triggered, true, `buyer ${i}'s stop-market buy`);
+      assert.equal(o.amountUsed, 0.5);
+      assert.equal((await read(buyers[i], stops[i][1].id)).isCancelled, true);
+    }
+    await auditExchange(server);
+  });
+
   it("a trading session's order.create takes a stop as create-order does, and amend refuses a waiting one", async () => {
     const [, maker, taker] = users;
     const u = await server.newUser({ usdt: "10000", btc: "1" });
@@ -319,6 +355,36 @@ describe("stop orders", () => {
     }
   });
 
+  it("cancel on disconnect and the dead-man's switch cancel waiting orders and release their holds", async () => {
+    const u = await server.newUser({ btc: "1" });
+    const stream = await server.stream([`user_orders:${u.uid}`], u);
+    const s = await SessionSocket.logon(server, u, { cancelOnDisconnect: true });
+    let id = 0;
+    try {
+      const created = await s.call(
+        "order.create",
+        stopLimit("btc_usdt", "sell", "50", "down", "49", "0.5") as unknown as Record<string, unknown>,
+      );
+      assert.equal(created.status, 200, JSON.stringify(created));
+      id = (created.result as Order).id;
+      const waiting = await stream.next((m) => (m.data as Order).id === id);
+      assert.equal((waiting.data as Order).triggered, false);
+      assert.equal((waiting.data as Order).cancelOnDisconnect, true);
+      assert.equal(await reserved(server, u, "btc"), dec("0.5"));
+    } finally {
+      s.close();
+      stream.close();
+    }
+    await waitFor(async () => (await read(u, id)).isCancelled, { what: "the cancel on disconnect" });
+    assert.equal(await reserved(server, u, "btc"), 0n);
+
+    const other = expectOk(await u.client.createOrder(stopMarket("btc_usdt", "sell", "50", "down", "0.5")));
+    assert.equal(await reserved(server, u, "btc"), dec("0.5"));
+    expectOk(await u.client.cancelAllAfter(1));
+    await waitFor(async () => (await read(u, other.id)).isCancelled, { what: "the dead-man's switch" });
+    assert.equal(await reserved(server, u, "btc"), 0n);
+  });
+
   it("a waiting order survives a restart with its stop and its hold, and triggers after it", async () => {
     const [, maker, taker, s] = users;
     // Last trade on btc_usdt: 100.
@@ -345,6 +411,11 @@ describe("stop orders", () => {
     const now = await read(s, stop.id);
     assert.equal(now.triggered, true);
     assert.equal(now.amountUsed, 0.4);
+    assert.equal(await reserved(server, s, "btc"), held - dec("0.4"));
+    // The trigger and its fills were committed with the trade that caused them.
+    await server.kill();
+    await server.restart();
+    assert.deepEqual(await read(s, stop.id), now);
     assert.equal(await reserved(server, s, "btc"), held - dec("0.4"));
   });
 });

@@ -158,9 +158,8 @@ function duel(steps: Step[], budgetOf: number[]): void {
   const budgets = (u: number) => budgetOf[u % budgetOf.length];
   const naive = new NaiveStops(budgets);
   const rec = new AskingRecorder();
-  const stops = new StopBook(rec);
-  const fast = new OrderBook(stops, 4, 30n);
-  stops.book = fast;
+  const fast = new OrderBook(rec, 4, 30n);
+  const stops = new StopBook(fast, rec);
   const ids: number[] = [];
   let nextId = 1;
   const fastStep = (run: () => ResultCode): ResultCode => {

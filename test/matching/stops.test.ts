@@ -34,9 +34,8 @@ const BOOKS: [string, BookFactory][] = [
 
 function setup(make: BookFactory, lastPrice = -1) {
   const rec = new RecordingEvents();
-  const stops = new StopBook(rec, lastPrice);
-  const book = make(stops);
-  stops.book = book;
+  const book = make(rec);
+  const stops = new StopBook(book, rec, lastPrice);
   /** Runs a book command as the worker does: then the stops its trades trigger. */
   const step = (run: () => number): number => {
     stops.begin(1);

@@ -2,9 +2,9 @@
  * Stop orders of one pair (docs/API.md 18), around its book: the waiting orders, and the trigger
  * after each command.
  *
- * A waiting stop is in no book level: the book never sees it until it triggers. This class sits
- * between the book and the worker's event sink (it is the book's BookEvents, forwarding every
- * event), so it sees every trade's price: the lowest and highest of the running step. When a
+ * A waiting stop is in no book level: the book never sees it until it triggers. The book's event
+ * sink notes every trade's price (EventRecordWriter: the lowest and highest since the stops last
+ * reset them, with two compares and no call per event), which is all the stops read. When a
  * command's matching has ended, every waiting stop whose condition one of its trades met (an `up`
  * stop: a trade at a price >= its stop price, so the highest trade price; `down`: <=, the lowest)
  * is taken out, in order of id, and each runs in turn as an arriving order of its type; the stops
@@ -20,7 +20,6 @@
  * and a splice. Prices and quantities are integer ticks and lots, as in the book.
  */
 import {
-  type BookEvents,
   BUY,
   DONE_BELOW_MIN_NOTIONAL,
   DONE_CANCELLED,
@@ -89,17 +88,10 @@ function doneReasonOf(result: ResultCode): DoneReason {
   return DONE_NO_LIQUIDITY;
 }
 
-export class StopBook implements BookEvents {
-  /** The book the triggered orders enter; set once, right after it is built with this as its events. */
-  book!: MatchingBook;
-  /** Price of the pair's last trade in ticks; -1 while it never traded. */
-  lastPrice: number;
+export class StopBook {
   private readonly up: Stop[] = [];
   private readonly down: Stop[] = [];
   private readonly byId = new Map<number, Stop>();
-  /** Lowest and highest trade price of the step running (high -1: no trade yet). */
-  private low = Number.POSITIVE_INFINITY;
-  private high = -1;
   /** Triggered stops of the running step, in the order they run. */
   private readonly queue: Stop[] = [];
   private next = 0;
@@ -111,10 +103,19 @@ export class StopBook implements BookEvents {
   result: ResultCode = OK;
 
   constructor(
-    private readonly out: StopEvents,
+    /** The book the triggered orders enter, built with `out` as its events. */
+    private readonly book: MatchingBook,
+    /** The book's events: the stops add theirs and read the trade prices it noted. */
+    private readonly out: StopEvents & TradePrices,
+    /** Price of the pair's last trade in ticks; -1: it never traded. */
     lastPrice = -1,
   ) {
-    this.lastPrice = lastPrice;
+    if (lastPrice >= 0) out.lastTradePrice = lastPrice;
+  }
+
+  /** Price of the pair's last trade in ticks; -1 while it never traded. */
+  get lastPrice(): number {
+    return this.out.lastTradePrice;
   }
 
   /** Waiting stop orders. */
@@ -146,7 +147,7 @@ export class StopBook implements BookEvents {
     flags: number,
     stopPrice: number,
   ): ResultCode {
-    const last = this.lastPrice;
+    const last = this.out.lastTradePrice;
     if (
       (mode & STOP_RESTORE) === 0 &&
       last >= 0 &&
@@ -174,8 +175,8 @@ export class StopBook implements BookEvents {
 
   /** A command starts at `time` (ms; 0: the one before's): its trades are watched from here. */
   begin(time: number): void {
-    this.low = Number.POSITIVE_INFINITY;
-    this.high = -1;
+    this.out.tradeLow = Number.POSITIVE_INFINITY;
+    this.out.tradeHigh = -1;
     if (time > 0) this.time = time;
   }
 
@@ -184,8 +185,10 @@ export class StopBook implements BookEvents {
    * the step is complete; false when a triggered market buy waits for its budget (`funds`).
    */
   cascade(): boolean {
+    // Most commands trade nothing, or trigger nothing: nothing to run.
+    if (this.out.tradeHigh < 0) return true;
     this.collect();
-    return this.drain();
+    return this.next === this.queue.length || this.drain();
   }
 
   /** The budget of the triggered market buy `orderId` (ticks × lots, as MatchingBook.market). */
@@ -218,8 +221,8 @@ export class StopBook implements BookEvents {
 
   /** A triggered stop arrives as an order of its type; the stops its trades meet join the queue. */
   private run(s: Stop, budget: number): void {
-    this.low = Number.POSITIVE_INFINITY;
-    this.high = -1;
+    this.out.tradeLow = Number.POSITIVE_INFINITY;
+    this.out.tradeHigh = -1;
     const side = sideOf(s);
     if ((s.mode & STOP_MARKET) === 0) {
       this.book.limit(s.id, s.user, side, s.price, s.qty, s.flags, this.time);
@@ -233,9 +236,9 @@ export class StopBook implements BookEvents {
 
   /** Moves the stops the step's trades met to the queue, in id order. */
   private collect(): void {
-    const high = this.high;
+    const high = this.out.tradeHigh;
     if (high < 0) return;
-    const low = this.low;
+    const low = this.out.tradeLow;
     const queue = this.queue;
     const start = queue.length;
     const up = this.up;
@@ -248,57 +251,6 @@ export class StopBook implements BookEvents {
       const batch = queue.splice(start).sort((a, b) => a.id - b.id);
       for (const s of batch) queue.push(s);
     }
-  }
-
-  // ---------------------------------------------------------------- BookEvents, forwarded
-
-  trade(
-    takerId: number,
-    takerUser: number,
-    takerSide: Side,
-    makerId: number,
-    makerUser: number,
-    price: number,
-    qty: number,
-    takerLeft: number,
-    makerLeft: number,
-  ): void {
-    if (price < this.low) this.low = price;
-    if (price > this.high) this.high = price;
-    this.lastPrice = price;
-    this.out.trade(takerId, takerUser, takerSide, makerId, makerUser, price, qty, takerLeft, makerLeft);
-  }
-
-  rested(orderId: number, user: number, side: Side, price: number, left: number): void {
-    this.out.rested(orderId, user, side, price, left);
-  }
-
-  done(orderId: number, user: number, side: Side, reason: DoneReason, left: number): void {
-    this.out.done(orderId, user, side, reason, left);
-  }
-
-  mmp(user: number, frozen: number, frozenUntil: number): void {
-    this.out.mmp(user, frozen, frozenUntil);
-  }
-
-  quoted(user: number, index: number, orderId: number, result: number): void {
-    this.out.quoted(user, index, orderId, result);
-  }
-
-  level(side: Side, price: number, total: number): void {
-    this.out.level(side, price, total);
-  }
-
-  amended(
-    orderId: number,
-    user: number,
-    side: Side,
-    oldPrice: number,
-    newPrice: number,
-    oldLeft: number,
-    newLeft: number,
-  ): void {
-    this.out.amended(orderId, user, side, oldPrice, newPrice, oldLeft, newLeft);
   }
 }
 
@@ -338,6 +290,13 @@ function remove(list: Stop[], s: Stop, up: boolean): void {
 }
 
 const PENDING_RESULT: typeof PENDING = PENDING;
+
+/** What the event sink notes of the trades (src/protocol/pair/records.ts EventRecordWriter). */
+export interface TradePrices {
+  tradeLow: number;
+  tradeHigh: number;
+  lastTradePrice: number;
+}
 
 /** Not a ResultCode: the command's step waits for a triggered market buy's budget (no END yet). */
 export const SUSPENDED = -2;

@@ -73,10 +73,9 @@ function serve(data: PairWorkerData, port: NonNullable<typeof parentPort>): void
   const spins = data.spinIterations;
   const publishEvery = data.publishEvery;
   const sink = new RingEvents(events, spins);
-  // The book's events pass through the stops (docs/API.md 18), which watch the trade prices.
-  const stops = new StopBook(sink, data.lastPrice ?? -1);
-  const book = new OrderBook(stops, data.initialCapacity, data.minNotional ?? 0n);
-  stops.book = book;
+  const book = new OrderBook(sink, data.initialCapacity, data.minNotional ?? 0n);
+  // The stop orders (docs/API.md 18) read the trade prices the sink notes.
+  const stops = new StopBook(book, sink, data.lastPrice ?? -1);
   const cf = commands.f64;
   // While a step waits for a triggered market buy's budget (OP_FUNDS), the commands that arrive
   // are copied here and run after it, in order: no other command runs inside a step.

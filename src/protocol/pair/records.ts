@@ -332,6 +332,14 @@ export function runCommand(book: MatchingBook, f: Float64Array, o: number): Resu
 export abstract class EventRecordWriter implements StopEvents {
   /** Seq of the command being run; stamped on every event it produces. */
   seq = 0;
+  /**
+   * The lowest and highest trade price since the stop orders last reset them (high -1: no trade
+   * since), and the last trade's price (-1: none yet): what their trigger reads
+   * (workers/matching/stops.ts), kept here so that watching trades costs no call per event.
+   */
+  tradeLow = Number.POSITIVE_INFINITY;
+  tradeHigh = -1;
+  lastTradePrice = -1;
 
   constructor(
     /** Where the records go; `slot()` offsets index into it. */
@@ -352,6 +360,9 @@ export abstract class EventRecordWriter implements StopEvents {
     takerLeft: number,
     makerLeft: number,
   ): void {
+    if (price < this.tradeLow) this.tradeLow = price;
+    if (price > this.tradeHigh) this.tradeHigh = price;
+    this.lastTradePrice = price;
     const f = this.f;
     const o = this.slot();
     f[o + EV_KIND] = EV_TRADE;
