@@ -12,7 +12,7 @@
  *   exchange backup                                            admin: a copy of the database
  *   exchange order place PAIR buy|sell AMOUNT [PRICE]          limit with a price, market without
  *         [--client-order-id ID] [--time-in-force GTC|IOC|FOK] [--post-only] [--mmp]
- *         [--stp cancelMaker|cancelTaker|cancelBoth]
+ *         [--stp cancelMaker|cancelTaker|cancelBoth] [--stop PRICE --stop-direction up|down]
  *   exchange order cancel ORDER_ID
  *   exchange order cancel-all [--pair PAIR]
  *   exchange mmp get PAIR                                      market-maker protection (docs/API.md 8.10)
@@ -59,6 +59,7 @@ const USAGE = `usage: exchange <command> [args] [settings]
   pair-status PAIR trading|cancelOnly|halted                   backup                  (admin)
   order place PAIR buy|sell AMOUNT [PRICE] [--client-order-id ID] [--time-in-force GTC|IOC|FOK]
     [--post-only] [--mmp] [--stp cancelMaker|cancelTaker|cancelBoth]   (no PRICE: a market order)
+    [--stop PRICE --stop-direction up|down]   (a stop order, docs/API.md 18: waits for a trade there)
   order cancel ORDER_ID               order cancel-all [--pair PAIR]
   mmp get PAIR                        mmp reset PAIR
   mmp set PAIR INTERVAL_S QTY_LIMIT FROZEN_S
@@ -130,6 +131,8 @@ const OPTIONS = {
   "post-only": { type: "boolean" },
   mmp: { type: "boolean" },
   stp: { type: "string" },
+  stop: { type: "string" },
+  "stop-direction": { type: "string" },
   bid: { type: "string", multiple: true },
   ask: { type: "string", multiple: true },
   count: { type: "string" },
@@ -241,6 +244,14 @@ export async function run(
     if (v["post-only"] === true) order.postOnly = true;
     if (v.mmp === true) order.mmp = true;
     if (v.stp !== undefined) order.selfTradePrevention = v.stp as SelfTradePrevention;
+    // docs/API.md 18: both or neither; the server names the missing one.
+    if (v.stop !== undefined) order.stopPrice = v.stop;
+    const direction = v["stop-direction"];
+    if (direction !== undefined) {
+      if (direction !== "up" && direction !== "down")
+        throw new UsageError("--stop-direction must be up or down");
+      order.stopDirection = direction;
+    }
     return order;
   };
   const needAdmin = () => {

@@ -136,6 +136,46 @@ describe("exchange command signing", () => {
     assert.equal((await cli(["mmp", "other", "btc_usdt", ...key])).code, 2);
   });
 
+  it("places a stop order with --stop and --stop-direction, which waits until a trade meets it", async () => {
+    const key = ["--url", server.origin, "--token", user.apiToken, "--secret", user.secretKey];
+    const placed = await cli([
+      ...["order", "place", "btc_usdt", "buy", "0.01", "1", "--stop", "900000", "--stop-direction", "up"],
+      ...key,
+    ]);
+    assert.equal(placed.code, 0, placed.err);
+    const o = JSON.parse(placed.out) as {
+      id: number;
+      stopPrice: number;
+      stopDirection: string;
+      triggered: boolean;
+    };
+    assert.deepEqual([o.stopPrice, o.stopDirection, o.triggered], [900000, "up", false]);
+    const read = expectOk(await user.client.order(o.id));
+    assert.deepEqual([read.stopPrice, read.stopDirection, read.triggered], [900000, "up", false]);
+    assert.equal((await cli(["order", "cancel", String(o.id), ...key])).code, 0);
+    // One without the other: the server names the missing field; another direction: a usage error.
+    const half = await cli(["order", "place", "btc_usdt", "buy", "0.01", "1", "--stop", "900000", ...key]);
+    assert.equal(half.code, 1);
+    assert.match(half.err, /stopDirection/);
+    const bad = await cli([
+      ...[
+        "order",
+        "place",
+        "btc_usdt",
+        "buy",
+        "0.01",
+        "1",
+        "--stop",
+        "900000",
+        "--stop-direction",
+        "sideways",
+      ],
+      ...key,
+    ]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /--stop-direction must be up or down/);
+  });
+
   it("quotes with exchange quote PAIR --bid P:A --ask P:A, pulls with no levels, refuses a bad level", async () => {
     const key = ["--url", server.origin, "--token", user.apiToken, "--secret", user.secretKey];
     const r = await cli(["quote", "btc_usdt", "--bid", "2:1", "--bid", "1.5:2", ...key]);

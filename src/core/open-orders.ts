@@ -105,6 +105,13 @@ export class OpenOrders {
     }
   }
 
+  /** The open orders of `user` on every pair, appended to `out`. */
+  userOrders(user: number, out: OrderState[]): OrderState[] {
+    const mine = this.byUser.get(user);
+    if (mine !== undefined) for (const o of mine) out.push(o);
+    return out;
+  }
+
   /** The open orders of `user` on pair `pair`, appended to `out`. */
   userOrdersOn(user: number, pair: number, out: OrderState[]): OrderState[] {
     const mine = this.byUser.get(user);

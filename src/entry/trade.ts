@@ -6,7 +6,7 @@
  * when it accepted the command, and its result later comes back under that id; any other code is a
  * refusal with nothing changed, answered here.
  */
-import { LIMIT, type QuoteResult } from "../core/command.ts";
+import { isWaitingStop, LIMIT, type QuoteResult } from "../core/command.ts";
 import { NEEDS_ROW, type OrderView } from "../core/exchange.ts";
 import type { QuoteLevel } from "../core/quotes.ts";
 import { closedError } from "../core/recently-closed.ts";
@@ -83,15 +83,28 @@ export function openOrderFacts(
   ctx: EntryContext,
   userId: number,
   orderId: number,
-): { pairName: string; side: "buy" | "sell"; type: "limit" | "market"; traded: boolean } | undefined {
+):
+  | { pairName: string; side: "buy" | "sell"; type: "limit" | "market"; stop: boolean; traded: boolean }
+  | undefined {
   const o = ctx.exchange.ownOpenOrder(userId, orderId);
   if (o === undefined) return undefined;
   return {
     pairName: ctx.config.pairs[o.pair].name,
     side: o.side === BUY ? "buy" : "sell",
     type: o.type === LIMIT ? "limit" : "market",
+    stop: o.stopPrice > 0,
     traded: o.used > 0,
   };
+}
+
+/**
+ * The ids of `userId`'s stop orders waiting for their trigger now (docs/API.md 18): the FIX
+ * reports tell the trigger of these from their other changes (docs/API.md 17.2, ExecType L).
+ */
+export function waitingStopIds(ctx: EntryContext, userId: number): number[] {
+  const ids: number[] = [];
+  for (const o of ctx.exchange.openOrders.userOrders(userId, [])) if (isWaitingStop(o)) ids.push(o.id);
+  return ids;
 }
 
 export function readClosed(

@@ -17,8 +17,14 @@ export interface FixOrder {
   readonly clOrdId: string;
   /** Side(54): 1 buy, 2 sell. */
   readonly side: string;
-  /** OrdType(40): 1 market, 2 limit. */
+  /** OrdType(40): 1 market, 2 limit, 3 stop (market), 4 stop-limit (docs/API.md 18). */
   readonly ordType: string;
+  /** Ticks of a stop order's StopPx(99) (0: not a stop). */
+  readonly stopPx: bigint;
+  /** Whether a stop order has triggered (docs/API.md 18). */
+  readonly triggered: boolean;
+  /** Why a triggered order ended cancelled whole (docs/API.md 18), the Text(58) of that report. */
+  readonly cancelReason: string | undefined;
   /** TimeInForce(59) when the order has one. */
   readonly tif: string | undefined;
   readonly amount: bigint;
@@ -60,14 +66,19 @@ function executedOf(text: string, pair: PairConfig): bigint {
 export function fixOrderOf(view: OrderView, config: ExchangeConfig): FixOrder {
   const pair = config.pairsByName.get(view.pairName)!;
   const limit = view.tradeType === "limit";
+  const stop = view.stopPrice !== undefined;
   return {
     id: view.id,
     pair,
     clOrdId: view.clientOrderId ?? "NONE",
     side: view.directionType === "buy" ? "1" : "2",
-    ordType: limit ? "2" : "1",
+    ordType: limit ? (stop ? "4" : "2") : stop ? "3" : "1",
+    stopPx: stop ? unitsOf(view.stopPrice!, pair.priceDecimals) : 0n,
+    triggered: view.triggered === true,
+    cancelReason: view.cancelReason,
     tif: view.timeInForce === undefined ? undefined : TIF.get(view.timeInForce),
     amount: unitsOf(view.amount, pair.amountDecimals),
+    // A triggered stop-market order's `price` is its average (docs/API.md 18): not a limit.
     price: limit ? unitsOf(view.price, pair.priceDecimals) : 0n,
     used: unitsOf(view.amountUsed, pair.amountDecimals),
     executed: executedOf(view.executedQuote, pair),
@@ -131,7 +142,8 @@ function factsOf(o: FixOrder): string {
     field(54, o.side) +
     field(40, o.ordType) +
     field(38, formatDecimal(o.amount, p.amountDecimals));
-  if (o.ordType === "2") text += field(44, formatDecimal(o.price, p.priceDecimals));
+  if (o.ordType === "2" || o.ordType === "4") text += field(44, formatDecimal(o.price, p.priceDecimals));
+  if (o.stopPx > 0n) text += field(99, formatDecimal(o.stopPx, p.priceDecimals));
   if (o.tif !== undefined) text += field(59, o.tif);
   return text;
 }
@@ -150,6 +162,8 @@ export function execReport(o: FixOrder, s: ReportState): OutMsg {
     field(151, done ? "0" : formatDecimal(o.amount - s.cum, p.amountDecimals)) +
     field(6, avgPx(s.quote, s.cum, p)) +
     field(60, fixTime(Date.now()));
+  // docs/API.md 18: a triggered order that ended cancelled whole says why.
+  if (s.execType === "4" && o.cancelReason !== undefined) body += field(58, o.cancelReason);
   const f = s.fill;
   if (f !== undefined) {
     body +=

@@ -65,15 +65,23 @@ const REQUIRED = new Map<string, readonly number[]>([
 const QTY_RE = /^-?(?:\d+\.?\d*|\.\d+)$/;
 const INT_RE = /^-?\d+$/;
 /** Tags of the FIX type Qty or Price: a value that is no decimal is Reject(3) 373=6. */
-const DECIMAL_TAGS: readonly number[] = [38, 44];
+const DECIMAL_TAGS: readonly number[] = [38, 44, 99, 20007];
 
 const SIDES = new Map([
   ["1", "buy"],
   ["2", "sell"],
 ]);
+/** OrdType(40): 3 (stop) and 4 (stop-limit) are market and limit orders with a stop (docs/API.md 18). */
 const ORD_TYPES = new Map([
   ["1", "market"],
   ["2", "limit"],
+  ["3", "market"],
+  ["4", "limit"],
+]);
+/** StopDirection(20006) (docs/API.md 17.2). */
+const STOP_DIRECTIONS = new Map([
+  ["U", "up"],
+  ["D", "down"],
 ]);
 const TIFS = new Map([
   ["1", "GTC"],
@@ -119,7 +127,7 @@ function knownStatus(code: number, open: OpenFacts | undefined): string | undefi
  */
 function sameOrder(m: FixMessage, o: OpenFacts, replace: boolean): boolean {
   if (m.get(55) !== o.pairName || m.get(54) !== (o.side === "buy" ? "1" : "2")) return false;
-  return !replace || m.get(40) === (o.type === "limit" ? "2" : "1");
+  return !replace || m.get(40) === (o.type === "limit" ? (o.stop ? "4" : "2") : o.stop ? "3" : "1");
 }
 
 type OpenFacts = NonNullable<ReturnType<typeof openOrderFacts>>;
@@ -217,6 +225,8 @@ export class FixOrders {
   // ------------------------------------------------------------------ D
 
   private newOrder(c: FixConn, m: FixMessage, slot: FixSlot, caller: Caller) {
+    const refuse = (code: number, extra?: string) =>
+      this.out.fill(c, slot, [rejectedOrder(m, codeText(code, extra), ordRejReason(code))]);
     const body: Record<string, unknown> = {
       pairName: m.get(55),
       tradeType: mapped(ORD_TYPES, m.get(40)),
@@ -224,8 +234,18 @@ export class FixOrders {
       amount: m.get(38),
       clientOrderId: m.get(11),
     };
+    const ordType = m.get(40);
     const price = m.get(44);
-    if (price !== undefined && m.get(40) !== "1") body.price = price;
+    if (price !== undefined && ordType !== "1" && ordType !== "3") body.price = price;
+    if (ordType === "3" || ordType === "4") {
+      // docs/API.md 17.2: StopPx(99) with StopDirection(20006), or TrailingDelta(20007) in its place.
+      const stopPx = m.get(99);
+      const trailing = m.get(20007);
+      if (stopPx === undefined && trailing === undefined) return refuse(Code.STOP_PRICE_REQUIRED);
+      if (stopPx !== undefined) body.stopPrice = stopPx;
+      if (trailing !== undefined) body.trailingDelta = trailing;
+      body.stopDirection = mapped(STOP_DIRECTIONS, m.get(20006)) ?? null;
+    }
     const tif = m.get(59);
     if (tif !== undefined) body.timeInForce = mapped(TIFS, tif);
     const inst = m.get(18);
@@ -239,7 +259,7 @@ export class FixOrders {
     const reply = new FixReply<OrderView>(
       // The order's reports (New, its fills, a cancelled remainder) follow from its commit.
       () => this.out.fill(c, slot, []),
-      (code, extra) => this.out.fill(c, slot, [rejectedOrder(m, codeText(code, extra), ordRejReason(code))]),
+      (code, extra) => refuse(code, extra),
     );
     createOrderCall(this.deps.ctx, caller, body, CREATE, reply);
   }
@@ -409,7 +429,7 @@ function rejectedOrder(m: FixMessage, text: string, reason: number): OutMsg {
     field(17, nextExecId()) +
     field(150, 8) +
     field(39, 8) +
-    echo(m, [55, 54, 40, 38, 44]) +
+    echo(m, [55, 54, 40, 38, 44, 99]) +
     field(14, 0) +
     field(151, 0) +
     field(6, 0) +

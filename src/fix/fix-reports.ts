@@ -17,6 +17,7 @@ import type { OrderView, UserTradeView } from "../core/exchange.ts";
 import type { EntryContext } from "../entry/context.ts";
 import { replayRows } from "../entry/resume.ts";
 import { orderRowView, tradeRowView } from "../entry/row-views.ts";
+import { waitingStopIds } from "../entry/trade.ts";
 import { UserReports } from "../entry/user-reports.ts";
 import type { Execution } from "../protocol/db/reader-tasks.ts";
 import { log } from "../util/log.ts";
@@ -51,6 +52,8 @@ interface UserBook {
   trades: [UserTradeView, number, boolean][];
   readonly orders: Map<number, Track>;
   readonly claims: Map<number, Claim>;
+  /** The user's stop orders waiting for their trigger (docs/API.md 18): their trigger is ExecType L. */
+  readonly waiting: Set<number>;
 }
 
 export class FixReports extends UserReports {
@@ -79,7 +82,9 @@ export class FixReports extends UserReports {
   add(c: FixConn): void {
     let book = this.books.get(c.userId);
     if (book === undefined) {
-      book = { conns: new Set(), trades: [], orders: new Map(), claims: new Map() };
+      // Stops placed before the user's first FIX session: their trigger is told apart all the same.
+      const waiting = new Set(waitingStopIds(this.deps.ctx, c.userId));
+      book = { conns: new Set(), trades: [], orders: new Map(), claims: new Map(), waiting };
       this.books.set(c.userId, book);
     }
     book.conns.add(c);
@@ -154,11 +159,18 @@ export class FixReports extends UserReports {
       quote -= f.px * f.qty;
     }
     const states: ReportState[] = [];
-    if (created) states.push({ execType: "0", ordStatus: "0", cum: 0n, quote: 0n, execSeq: 0 });
+    if (created) {
+      states.push({ execType: "0", ordStatus: "0", cum: 0n, quote: 0n, execSeq: 0 });
+      if (o.stopPx > 0n && !o.triggered) book.waiting.add(o.id);
+    }
+    // docs/API.md 17.2: the change that triggered a stop is reported as Triggered (L), then its fills.
+    const triggered = o.triggered && book.waiting.delete(o.id);
+    if (triggered)
+      states.push({ execType: "L", ordStatus: ordStatus(o, cum, false), cum, quote, execSeq: 0 });
     const amended =
       claim?.replace === true ||
       (known !== undefined && (known.amount !== o.amount || known.price !== o.price)) ||
-      (!created && fills.length === 0 && !o.cancelled);
+      (!created && !triggered && fills.length === 0 && !o.cancelled);
     if (amended && !created)
       states.push({ execType: "5", ordStatus: ordStatus(o, cum, false), cum, quote, execSeq: 0 });
     for (const f of fills) {
@@ -179,6 +191,7 @@ export class FixReports extends UserReports {
     if (last !== undefined && last.execType !== "F") last.execSeq = view.execSeq;
     if (o.cancelled || o.used >= o.amount) {
       book.orders.delete(o.id);
+      book.waiting.delete(o.id);
       const ids = this.replacedOf.get(o.id);
       if (ids !== undefined) {
         this.replacedOf.delete(o.id);

@@ -76,7 +76,10 @@ export async function assertMatchesRest(user: TestUser, report: ReceivedMessage)
   const o = expectOk(await user.client.order(id), `GET /trade/orders/${id}`);
   assert.equal(report.get(55), o.pairName);
   assert.equal(report.get(54), o.directionType === "buy" ? "1" : "2");
-  assert.equal(report.get(40), o.tradeType === "limit" ? "2" : "1");
+  // docs/API.md 17.2: a stop order is OrdType 3 (market) or 4 (limit) with its StopPx(99).
+  const stop = o.stopPrice !== undefined;
+  assert.equal(report.get(40), o.tradeType === "limit" ? (stop ? "4" : "2") : stop ? "3" : "1");
+  assert.equal(report.get(99) === undefined ? undefined : Number(report.get(99)), o.stopPrice);
   assert.equal(Number(report.get(38)), o.amount);
   if (o.tradeType === "limit") assert.equal(Number(report.get(44)), o.price);
   assert.equal(Number(report.get(14)), o.amountUsed);

@@ -244,6 +244,42 @@ describe("the trading page in chromium", { skip }, () => {
     await shot("4-cancelled");
   });
 
+  test("a stop-limit order from the form waits in my open orders, out of the book, and a trade triggers it (docs/API.md 18)", async () => {
+    await page.check("input[name=side][value=sell]");
+    await page.selectOption("select[name=type]", "stop-limit");
+    await page.locator("[name=stopPrice]").waitFor({ state: "visible", ...WAIT });
+    await page.fill("[name=stopPrice]", "24950");
+    await page.selectOption("select[name=stopDirection]", "down");
+    await page.fill("[name=price]", "24900");
+    await page.fill("[name=amount]", "0.1");
+    assert.equal(await page.locator("[name=postOnly]").isDisabled(), true, "a stop is never post-only");
+    await page.click("#submit");
+    await waitStatus(/waiting for a trade at or below 24950/);
+    const row = page.locator("#open-orders tr", { has: page.locator(".badge.stop") }).first();
+    await row.waitFor(WAIT);
+    const id = Number(await row.getAttribute("data-order-id"));
+    assert.deepEqual(await row.locator(".badge").allTextContents(), ["STOP ≤ 24950"]);
+    const waiting = ok(await me.client.order(id)) as { triggered: boolean; stopPrice: number };
+    assert.deepEqual([waiting.triggered, waiting.stopPrice], [false, 24950]);
+    // It holds its 0.1 BTC, and is in no book.
+    await waitText('#balances tr[data-currency="btc"] td:nth-child(3)', "0.1");
+    assert.equal(await page.locator('#asks .level[data-price="24900"]').count(), 0);
+    await shot("4a-stop-waiting");
+    // A trade at 24950 between two others triggers it: a sell at 24900 that rests, now in the book.
+    const [buyer, seller] = [await server!.newUser({ usdt: "10000" }), await server!.newUser({ btc: "1" })];
+    assert.equal((await buyer.client.createOrder(limit("btc_usdt", "buy", "24950", "0.05"))).status, 200);
+    assert.equal((await seller.client.createOrder(limit("btc_usdt", "sell", "24950", "0.05"))).status, 200);
+    await page.waitForSelector('#asks .level[data-price="24900"][data-amount="0.1"]', WAIT);
+    await page.locator(`#open-orders tr[data-order-id="${id}"] .badge.stop.triggered`).waitFor(WAIT);
+    assert.equal((ok(await me.client.order(id)) as { triggered: boolean }).triggered, true);
+    await shot("4a-stop-triggered");
+    await page.locator(`#open-orders tr[data-order-id="${id}"] button.cancel`).click();
+    await page.waitForSelector(`#open-orders tr[data-order-id="${id}"]`, { state: "detached", ...WAIT });
+    await page.selectOption("select[name=type]", "limit");
+    await page.check("input[name=side][value=buy]");
+    await page.locator("[name=stopPrice]").waitFor({ state: "hidden", ...WAIT });
+  });
+
   test("marks quote orders in my open orders (docs/API.md 8.12), and shows no MMP banner when not frozen", async () => {
     const q = await me.client.quote("btc_usdt", [["24000", "0.01"]], []);
     assert.equal(q.status, 200, q.text);
@@ -416,7 +452,8 @@ describe("the trading page in chromium", { skip }, () => {
     await page.waitForSelector('#bbo[data-bid="24000.5"][data-ask="24999"]', WAIT);
     const count = (text: string, part: string) => text.split(part).length - 1;
     const neverTraded = ["ETH/BTC", "-", "-", "0.0000"];
-    const traded = ["BTC/USDT", "24000.00", "-4.00%", "0.210000"];
+    // The volume counts the 0.05 traded at 24950 to trigger the stop order above.
+    const traded = ["BTC/USDT", "24000.00", "-4.00%", "0.260000"];
     for (const w of WIDTHS) {
       await page.setViewportSize({ width: w, height: 900 });
       // Above the book: the spread, the BBO line, and the header's ticker.

@@ -906,6 +906,20 @@ function orderType(o: Order): HTMLElement {
   if (marks.quote === true)
     cell.append(" ", badge("Q", "quote", "Placed by a mass quote (replaced by the next quote)"));
   if (marks.mmp === true) cell.append(" ", badge("MMP", "mmp", "Protected by market maker protection"));
+  // docs/API.md 18: a stop order waits outside the book until a trade reaches its stop price.
+  if (o.stopPrice !== undefined) {
+    const when = `${o.stopDirection === "up" ? "at or above" : "at or below"} ${o.stopPrice}`;
+    cell.append(
+      " ",
+      o.triggered === true
+        ? badge("STOP", "stop triggered", `Triggered by a trade ${when}`)
+        : badge(
+            `STOP ${o.stopDirection === "up" ? "≥" : "≤"} ${o.stopPrice}`,
+            "stop",
+            `Waits for a trade ${when}`,
+          ),
+    );
+  }
   return cell;
 }
 
@@ -959,14 +973,28 @@ async function cancelOrder(id: number, button: HTMLButtonElement): Promise<void>
   }
 }
 
+/**
+ * The form's order type: `limit`, `market`, or one of them with a stop (docs/API.md 18: it waits
+ * until a trade on the pair reaches the stop price, then arrives as that order).
+ */
+function formType(form: HTMLFormElement): { market: boolean; stop: boolean } {
+  const type = (form.elements.namedItem("type") as HTMLSelectElement).value;
+  return { market: type === "market" || type === "stop-market", stop: type.startsWith("stop-") };
+}
+
 function syncForm(): void {
   const form = $("order-form") as HTMLFormElement;
   const f = (n: string) => form.elements.namedItem(n) as HTMLInputElement;
-  const market = (f("type") as unknown as HTMLSelectElement).value === "market";
+  const { market, stop } = formType(form);
   const side = (form.querySelector("[name=side]:checked") as HTMLInputElement).value;
   form.classList.toggle("market", market);
+  form.classList.toggle("stop", stop);
   f("price").disabled = market;
-  f("postOnly").disabled = market || f("ioc").checked;
+  f("stopPrice").disabled = !stop;
+  (f("stopDirection") as unknown as HTMLSelectElement).disabled = !stop;
+  // A stop order cannot be post-only (docs/API.md 18).
+  if (stop) f("postOnly").checked = false;
+  f("postOnly").disabled = market || stop || f("ioc").checked;
   f("ioc").disabled = market || f("postOnly").checked;
   const btn = $("submit");
   btn.textContent = `${side === "buy" ? "Buy" : "Sell"} ${state.pair?.base.toUpperCase() ?? ""}`;
@@ -984,7 +1012,7 @@ function renderOrderInfo(): void {
   const pair = state.pair;
   const form = $("order-form") as HTMLFormElement;
   const f = (n: string) => form.elements.namedItem(n) as HTMLInputElement;
-  const market = (f("type") as unknown as HTMLSelectElement).value === "market";
+  const { market } = formType(form);
   const buy = (form.querySelector("[name=side]:checked") as HTMLInputElement).value === "buy";
   const total = $("order-total");
   const available = $("order-available");
@@ -1015,18 +1043,22 @@ async function submitOrder(ev: SubmitEvent): Promise<void> {
     return;
   }
   const f = (n: string) => form.elements.namedItem(n) as HTMLInputElement;
-  const type = (f("type") as unknown as HTMLSelectElement).value;
+  const { market, stop } = formType(form);
   const body: Record<string, unknown> = {
     pairName: pair.name,
-    tradeType: type,
+    tradeType: market ? "market" : "limit",
     directionType: (form.querySelector("[name=side]:checked") as HTMLInputElement).value,
     amount: f("amount").value.trim(),
   };
-  if (type === "limit") {
+  if (!market) {
     body.price = f("price").value.trim();
     // Sent only when chosen, so a server without them sees exactly the old request (docs/API.md 8).
-    if (f("postOnly").checked) body.postOnly = true;
+    if (f("postOnly").checked && !stop) body.postOnly = true;
     if (f("ioc").checked) body.timeInForce = "IOC";
+  }
+  if (stop) {
+    body.stopPrice = f("stopPrice").value.trim();
+    body.stopDirection = (f("stopDirection") as unknown as HTMLSelectElement).value;
   }
   const btn = $("submit") as HTMLButtonElement;
   btn.disabled = true;
@@ -1036,7 +1068,9 @@ async function submitOrder(ev: SubmitEvent): Promise<void> {
       const o = res.body;
       const executed = o.amountUsed > 0 ? ` for ${executedText(o, pairInfo(o.pairName))}` : "";
       orderStatus(
-        `Order ${o.id}: ${o.directionType} ${o.amount} @ ${o.price}, filled ${o.amountUsed}${executed}${o.isCancelled ? ", rest cancelled" : ""}`,
+        o.triggered === false
+          ? `Order ${o.id}: ${o.directionType} ${o.amount} @ ${o.tradeType === "market" ? "market" : o.price}, waiting for a trade ${o.stopDirection === "up" ? "at or above" : "at or below"} ${o.stopPrice}`
+          : `Order ${o.id}: ${o.directionType} ${o.amount} @ ${o.price}, filled ${o.amountUsed}${executed}${o.isCancelled ? ", rest cancelled" : ""}`,
       );
       if (isOpen(o)) state.openOrders.set(o.id, o);
       renderOpenOrders();
