@@ -1,0 +1,232 @@
+/**
+ * A second box (docs/OPERATIONS.md, "A second box: follower"): a leader with a replication port and
+ * followers started with `--follow`, each a real process on its own database, over real sockets. A
+ * follower started after the leader has traded takes the leader's copy, then follows every order,
+ * cancel, trade, deposit and withdrawal; its reads equal the leader's (books, trades, candles, pair
+ * pages, balances, orders, user histories, execution numbers). Writes on a follower answer 503
+ * FOLLOWER_READ_ONLY and change nothing; a wrong token is refused; a follower keeps serving while
+ * its leader restarts and follows on after.
+ */
+
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import net from "node:net";
+import { after, before, describe, it } from "node:test";
+import { waitFor } from "../wait.ts";
+import { type ExchangeSnapshot, snapshotExchange } from "./audit.ts";
+import { expectError, expectOk, limit, PAIRS, TestServer, type TestUser } from "./harness.ts";
+import { type Flow, newAcknowledged, runBurst } from "./workload.ts";
+
+const FLOW: Flow = {
+  pairs: [
+    { pair: "btc_usdt", midTicks: 3_000_000, spreadTicks: 3_000, minLots: 1_000, maxLots: 50_000 },
+    { pair: "eth_usdt", midTicks: 200_000, spreadTicks: 200, minLots: 1_000, maxLots: 50_000 },
+    { pair: "eth_btc", midTicks: 66_000, spreadTicks: 60, minLots: 100, maxLots: 5_000 },
+  ],
+  marketShare: 0.1,
+};
+const FUNDS = { usdt: "1000000", btc: "100", eth: "1000" };
+const TOKEN = randomBytes(16).toString("hex");
+const JSON_TYPE = { "Content-Type": "application/json" };
+
+/** A port free now (the leader's replication port stays the same across its restart). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** The leader's users as clients of `follower` (same keys, the follower's address). */
+function adopt(follower: TestServer, users: readonly TestUser[]): TestUser[] {
+  const adopted = users.map((u) => ({ ...u, client: follower.client(u) }));
+  follower.users.push(...adopted);
+  return adopted;
+}
+
+/** What both answer alike: the snapshot, `/info` without its clock, and each user's executions. */
+async function reads(
+  server: TestServer,
+): Promise<ExchangeSnapshot & { info: unknown; executions: unknown[] }> {
+  const snapshot = await snapshotExchange(server);
+  const { serverTime: _t, ...info } = expectOk(await server.public.info(), "info");
+  const executions: unknown[] = [];
+  for (const u of server.users)
+    executions.push(expectOk(await u.client.executions({ limit: 1000 }), "executions"));
+  return { ...snapshot, info, executions };
+}
+
+/** Waits until the follower's reads equal the leader's, then asserts them equal (the diff on failure). */
+async function expectSameReads(leader: TestServer, follower: TestServer): Promise<void> {
+  let last: [unknown, unknown] = [null, null];
+  let lastError: unknown = null;
+  try {
+    await waitFor(
+      async () => {
+        try {
+          const l = await reads(leader);
+          const f = await reads(follower);
+          last = [l, f];
+          assert.deepEqual(f, l);
+          return true;
+        } catch (err) {
+          lastError = err;
+          throw err;
+        }
+      },
+      { what: "the follower's reads to equal the leader's", timeoutMs: 20_000, intervalMs: 200 },
+    );
+  } catch {
+    const lines = (s: TestServer) =>
+      `${s
+        .output()
+        .stdout.split("\n")
+        .filter((l) => !l.includes("admin"))
+        .join("\n")}\n${s.output().stderr}`;
+    const why = `${lastError instanceof Error ? lastError.message.slice(0, 1500) : String(lastError)}\nhealth: ${JSON.stringify(await health(follower))}`;
+    assert.deepEqual(
+      last[1],
+      last[0],
+      `last error: ${why}\nfollower:\n${lines(follower)}\nleader:\n${lines(leader)}`,
+    );
+    assert.fail(`last error: ${why}`);
+  }
+}
+
+async function health(server: TestServer): Promise<Record<string, unknown>> {
+  const res = await fetch(`${server.origin}/health`);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+describe("a second box: follower", () => {
+  let leader: TestServer;
+  let follower: TestServer | null = null;
+  let users: TestUser[] = [];
+  let replicationPort = 0;
+
+  before(async () => {
+    replicationPort = await freePort();
+    leader = await TestServer.start({
+      args: ["--replication-port", String(replicationPort)],
+      env: { REPLICATION_TOKEN: TOKEN },
+    });
+    assert.equal(leader.replicationPort, replicationPort, "the readiness line names the replication port");
+    users = await leader.newUsers(4, FUNDS);
+  });
+  after(async () => {
+    await follower?.close();
+    await leader?.close();
+  });
+
+  it("takes the leader's copy when started later, then follows orders, cancels, trades and transfers with equal reads", async () => {
+    const acked = newAcknowledged();
+    await runBurst(
+      { users, flow: FLOW, seed: 7, loopsPerUser: 1, stepsPerLoop: 25, cancelShare: 0.2 },
+      acked,
+    );
+    assert.ok(acked.orders.size > 0);
+
+    follower = await TestServer.start({
+      args: ["--follow", `127.0.0.1:${replicationPort}`],
+      env: { REPLICATION_TOKEN: TOKEN },
+    });
+    assert.match(follower.output().stdout, /took the leader's copy at journal key \d+/);
+    adopt(follower, users);
+    await expectSameReads(leader, follower);
+
+    // Live: more orders, cancels and trades, a deposit and a withdrawal, after the copy.
+    await runBurst(
+      { users, flow: FLOW, seed: 8, loopsPerUser: 2, stepsPerLoop: 20, cancelShare: 0.2 },
+      acked,
+    );
+    await leader.deposit(users[0], "usdt", "123.45");
+    expectOk(await leader.withdraw(users[1], "btc", "0.5"), "withdraw");
+    await expectSameReads(leader, follower);
+    const snapshot = await snapshotExchange(follower);
+    assert.ok(
+      Object.values(snapshot.history).some((h) => h.length > 0),
+      "the flow must have produced trades",
+    );
+
+    const lh = await health(leader);
+    assert.deepEqual(
+      { status: lh.status, role: lh.role, epoch: lh.epoch, followers: lh.followers },
+      { status: "ok", role: "leader", epoch: 1, followers: 1 },
+    );
+    const fh = await health(follower);
+    assert.equal(fh.status, "ok");
+    assert.equal(fh.role, "follower");
+    assert.equal(fh.epoch, 1);
+    assert.equal(fh.leader, `127.0.0.1:${replicationPort}`);
+    assert.equal(fh.lagMs, 0);
+    assert.ok(typeof fh.lastCommit === "number" && fh.lastCommit > 0);
+  });
+
+  it("answers every write with 503 FOLLOWER_READ_ONLY after 401 and 429 and changes nothing", async () => {
+    assert.ok(follower !== null);
+    const f = follower;
+    const [user] = f.users;
+    const before = await reads(f);
+
+    const created = await user.client.createOrder(limit(PAIRS[0].name, "buy", "1", "1"));
+    expectError(created, 503, "server");
+    assert.deepEqual((created.body as { codes: Record<string, string[]> }).codes, {
+      server: ["FOLLOWER_READ_ONLY"],
+    });
+    expectError(await user.client.cancelOrder(1), 503, "server");
+    expectError(await user.client.cancelAllAfter(1000), 503, "server");
+    // A signed read carrying a nonce would record it: refused; without one it reads.
+    expectError(await user.client.executions({}, { nonce: Date.now() }), 503, "server");
+    // 401 first: a bad signature is a bad signature on a follower too.
+    const stranger = f.client({ apiToken: randomBytes(32).toString("hex"), secretKey: "00" });
+    expectError(await stranger.createOrder(limit(PAIRS[0].name, "buy", "1", "1")), 401, "auth");
+    // Admin writes too (a backup changes nothing and is allowed).
+    expectError(await f.admin.deposit(user.uid, "usdt", "1"), 503, "server");
+    expectError(await f.admin.createUser(), 503, "server");
+    const res = await fetch(`${f.origin}/admin/pairs/status`, {
+      method: "POST",
+      headers: { ...JSON_TYPE, Authorization: `Bearer ${f.adminToken}` },
+      body: JSON.stringify({ pairName: PAIRS[0].name, status: "halted" }),
+    });
+    assert.equal(res.status, 503);
+    await res.text();
+
+    assert.deepEqual(await reads(f), before);
+  });
+
+  it("refuses a follower with a wrong token", async () => {
+    await assert.rejects(
+      TestServer.start({
+        args: ["--follow", `127.0.0.1:${replicationPort}`],
+        env: { REPLICATION_TOKEN: randomBytes(16).toString("hex") },
+      }),
+      /wrong REPLICATION_TOKEN/,
+    );
+  });
+
+  it("keeps serving while the leader restarts, reconnects and follows on", async () => {
+    assert.ok(follower !== null);
+    const f = follower;
+    await leader.stop();
+    await waitFor(async () => (await health(f)).connected === false, {
+      what: "the follower to see the leader gone",
+    });
+    // Reads go on from what it has.
+    expectOk(await f.public.orderBook(PAIRS[0].name), "book while the leader is down");
+    expectOk(await f.users[0].client.balances(PAIRS[0].name), "balances while the leader is down");
+
+    await leader.restart();
+    await waitFor(async () => (await health(f)).connected === true, { what: "the follower to reconnect" });
+    const acked = newAcknowledged();
+    await runBurst(
+      { users, flow: FLOW, seed: 9, loopsPerUser: 1, stepsPerLoop: 20, cancelShare: 0.2 },
+      acked,
+    );
+    await leader.deposit(users[2], "eth", "7");
+    await expectSameReads(leader, f);
+  });
+});
