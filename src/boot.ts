@@ -701,7 +701,7 @@ async function startFrontEnd(
           backups,
           epoch: 1,
         });
-  const replicationHealth =
+  const replicationFigures =
     follower !== null
       ? () => ({
           role: "follower",
@@ -746,7 +746,7 @@ async function startFrontEnd(
       listenKeys,
       cors: new CorsPolicy(settings.corsOrigins),
       readOnly: follower !== null,
-      replicationHealth,
+      replicationHealth: replicationFigures,
     },
     servedDocuments(config),
   );
@@ -805,6 +805,7 @@ async function startFrontEnd(
       );
     }
   }
+  if (replicationFigures !== null) core.metrics.replication(replicationFigures);
   let replicationPort: number | null = null;
   if (leader !== null) {
     try {
