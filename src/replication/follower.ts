@@ -238,10 +238,12 @@ export class FollowerLink {
 
   private refused(reason: string): void {
     log().error({ reason }, `the leader refused this follower: ${reason}`);
+    // Behind, or a copy that failed, may go when asked again; anything else would only repeat.
+    if (/^behind|^copy failed/.test(reason)) return;
+    this.closed = true;
     const p = this.positioned;
-    if (p !== null && !/^behind|copy failed/.test(reason)) {
+    if (p !== null) {
       this.positioned = null;
-      this.closed = true;
       p.reject(new Error(`the leader refused this follower: ${reason}`));
     }
   }

@@ -206,7 +206,17 @@ export class ReplicationLeader {
       return;
     }
     const position = m.position as number;
-    const trimmed = trimOf(this.journalDb()).get();
+    const j = this.journalDb();
+    const trimmed = trimOf(j).get();
+    const last = Math.max(
+      trimmed,
+      j.prepare<[], number>("SELECT COALESCE(MAX(seq), 0) FROM journal").pluck().get()!,
+    );
+    if (position > last) {
+      // Its database holds keys this leader never committed: following would mix two histories.
+      this.refuse(link, `ahead: the follower is at journal key ${position}, this leader at ${last}`);
+      return;
+    }
     if (position > 0 && position >= trimmed) {
       log().info(
         { follower: link.address, position },

@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import net from "node:net";
 import { after, before, describe, it } from "node:test";
+import { errorOf, SessionSocket } from "../session/helpers.ts";
 import { waitFor } from "../wait.ts";
 import { type ExchangeSnapshot, snapshotExchange } from "./audit.ts";
 import { expectError, expectOk, limit, PAIRS, TestServer, type TestUser } from "./harness.ts";
@@ -164,6 +165,13 @@ describe("a second box: follower", () => {
     assert.equal(fh.leader, `127.0.0.1:${replicationPort}`);
     assert.equal(fh.lagMs, 0);
     assert.ok(typeof fh.lastCommit === "number" && fh.lastCommit > 0);
+    const metrics = await (await fetch(`${follower.origin}/metrics`)).text();
+    assert.match(metrics, /^exchange_replication_lag_ms 0$/m);
+    assert.match(metrics, new RegExp(`^exchange_replication_last_commit ${fh.lastCommit}$`, "m"));
+    assert.match(
+      await (await fetch(`${leader.origin}/metrics`)).text(),
+      /^exchange_replication_followers 1$/m,
+    );
   });
 
   it("answers every write with 503 FOLLOWER_READ_ONLY after 401 and 429 and changes nothing", async () => {
@@ -194,6 +202,15 @@ describe("a second box: follower", () => {
     });
     assert.equal(res.status, 503);
     await res.text();
+    // A trading session logs on (it changes nothing) and its order calls are refused the same way.
+    const session = await SessionSocket.logon(f, user);
+    try {
+      const a = await session.call("order.create", limit(PAIRS[0].name, "buy", "1", "1") as never);
+      assert.equal(a.status, 503, JSON.stringify(a));
+      assert.deepEqual(errorOf(a).codes, { server: ["FOLLOWER_READ_ONLY"] });
+    } finally {
+      session.ws.close();
+    }
 
     assert.deepEqual(await reads(f), before);
   });
@@ -228,5 +245,35 @@ describe("a second box: follower", () => {
     );
     await leader.deposit(users[2], "eth", "7");
     await expectSameReads(leader, f);
+  });
+
+  it("goes on from its own database after a restart of its own, without a copy", async () => {
+    assert.ok(follower !== null);
+    const f = follower;
+    await f.restart();
+    const copies = f.output().stdout.match(/took the leader's copy/g) ?? [];
+    assert.equal(copies.length, 1, "only the first start took a copy");
+    const acked = newAcknowledged();
+    await runBurst(
+      { users, flow: FLOW, seed: 10, loopsPerUser: 1, stepsPerLoop: 15, cancelShare: 0.2 },
+      acked,
+    );
+    await expectSameReads(leader, f);
+  });
+
+  it("refuses to follow a leader that is behind its own database (another history)", async () => {
+    assert.ok(follower !== null);
+    const f = follower;
+    await leader.stop();
+    const other = await TestServer.start({
+      args: ["--replication-port", String(replicationPort)],
+      env: { REPLICATION_TOKEN: TOKEN },
+    });
+    try {
+      await f.stop();
+      await assert.rejects(f.restart(), /ahead: the follower is at journal key \d+, this leader at \d+/);
+    } finally {
+      await other.close();
+    }
   });
 });
