@@ -3,15 +3,17 @@
  * followers started with `--follow`, each a real process on its own database, over real sockets. A
  * follower started after the leader has traded takes the leader's copy, then follows every order,
  * cancel, trade, deposit and withdrawal; its reads equal the leader's (books, trades, candles, pair
- * pages, balances, orders, user histories, execution numbers). Writes on a follower answer 503
- * FOLLOWER_READ_ONLY and change nothing; a wrong token is refused; a follower keeps serving while
- * its leader restarts and follows on after.
+ * pages, balances, orders, user histories, execution numbers). Writes on a follower (REST, admin,
+ * a trading session's and a FIX order call) answer 503 FOLLOWER_READ_ONLY and change nothing; a
+ * wrong token is refused; a follower keeps serving while its leader restarts and follows on after;
+ * killed with -9 it goes on from its own database; it refuses a leader behind its own database.
  */
 
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import net from "node:net";
 import { after, before, describe, it } from "node:test";
+import { fixLogon, newOrder, nextReport } from "../fix/helpers.ts";
 import { errorOf, SessionSocket } from "../session/helpers.ts";
 import { waitFor } from "../wait.ts";
 import { type ExchangeSnapshot, snapshotExchange } from "./audit.ts";
@@ -132,7 +134,7 @@ describe("a second box: follower", () => {
     assert.ok(acked.orders.size > 0);
 
     follower = await TestServer.start({
-      args: ["--follow", `127.0.0.1:${replicationPort}`],
+      args: ["--follow", `127.0.0.1:${replicationPort}`, "--fix-port", "0"],
       env: { REPLICATION_TOKEN: TOKEN },
     });
     assert.match(follower.output().stdout, /took the leader's copy at journal key \d+/);
@@ -210,6 +212,15 @@ describe("a second box: follower", () => {
       assert.deepEqual(errorOf(a).codes, { server: ["FOLLOWER_READ_ONLY"] });
     } finally {
       session.ws.close();
+    }
+
+    // A FIX NewOrderSingle: rejected with the same code.
+    const fix = await fixLogon(f, user);
+    try {
+      fix.send("D", newOrder("ro-1", "buy", "1", "1"));
+      assert.match((await nextReport(fix, "8", "ro-1")).get(58)!, /^FOLLOWER_READ_ONLY: /);
+    } finally {
+      await fix.logout();
     }
 
     assert.deepEqual(await reads(f), before);
