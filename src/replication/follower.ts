@@ -149,8 +149,9 @@ export class FollowerLink {
   private connect(): void {
     if (this.closed) return;
     const { host, port } = this.opts;
+    // SNI carries a name only (RFC 6066); an address is checked against the certificate all the same.
     const socket = this.opts.tls
-      ? tls.connect({ host, port, servername: host })
+      ? tls.connect({ host, port, servername: net.isIP(host) === 0 ? host : undefined })
       : net.connect({ host, port });
     this.socket = socket;
     socket.setNoDelay(true);

@@ -10,6 +10,7 @@ import { createReadStream, rmSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import tls from "node:tls";
+import type { Statement } from "better-sqlite3";
 import type { Backups } from "../db/backup.ts";
 import type { DbWriter } from "../db/writer.ts";
 import { type Db, openDatabase } from "../protocol/db/db-open.ts";
@@ -134,10 +135,26 @@ export class ReplicationLeader {
     this.links.clear();
     this.journal?.close();
     this.journal = null;
+    this.reads = null;
   }
 
+  /** The statements of `pull`, prepared once on the journal connection. */
+  private reads: {
+    syms: Statement<[number], string>;
+    rows: Statement<[number, number], JournalRow>;
+  } | null = null;
+
   private journalDb(): Db {
-    this.journal ??= openDatabase(journalPath(this.opts.dbPath), { readonly: true });
+    if (this.journal === null) {
+      const j = openDatabase(journalPath(this.opts.dbPath), { readonly: true });
+      this.journal = j;
+      this.reads = {
+        syms: j.prepare<[number], string>("SELECT name FROM journal_syms WHERE id >= ? ORDER BY id").pluck(),
+        rows: j.prepare<[number, number], JournalRow>(
+          "SELECT * FROM journal WHERE seq > ? ORDER BY seq LIMIT ?",
+        ),
+      };
+    }
     return this.journal;
   }
 
@@ -280,18 +297,16 @@ export class ReplicationLeader {
   private pull(): boolean {
     if (this.closed) return false;
     const j = this.journalDb();
+    const trim = trimOf(j);
     let more = false;
     for (const l of this.links) {
       if (l.sent < 0 || l.blocked || l.socket.destroyed) continue;
+      const stmts = this.reads!;
+      // One read transaction: the trim mark, the symbols and the rows of one moment of the file.
       const read = j.transaction(() => ({
-        trimmed: trimOf(j).get(),
-        syms: j
-          .prepare<[number], string>("SELECT name FROM journal_syms WHERE id >= ? ORDER BY id")
-          .pluck()
-          .all(l.syms),
-        rows: j
-          .prepare<[number, number], JournalRow>("SELECT * FROM journal WHERE seq > ? ORDER BY seq LIMIT ?")
-          .all(l.sent, PULL_ROWS),
+        trimmed: trim.get(),
+        syms: stmts.syms.all(l.syms),
+        rows: stmts.rows.all(l.sent, PULL_ROWS),
       }))();
       if (read.trimmed > l.sent) {
         this.refuse(l, `behind: the journal no longer holds the rows after key ${l.sent}`);

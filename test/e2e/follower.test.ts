@@ -11,10 +11,14 @@
 
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fixLogon, newOrder, nextReport } from "../fix/helpers.ts";
 import { errorOf, SessionSocket } from "../session/helpers.ts";
+import { selfSignedCertificate } from "../support/certificate.ts";
 import { waitFor } from "../wait.ts";
 import { type ExchangeSnapshot, snapshotExchange } from "./audit.ts";
 import { expectError, expectOk, limit, PAIRS, TestServer, type TestUser } from "./harness.ts";
@@ -300,5 +304,44 @@ describe("a second box: follower", () => {
     } finally {
       await other.close();
     }
+  });
+});
+
+describe("a second box over TLS", () => {
+  const dir = mkdtempSync(join(tmpdir(), "exchange-follower-tls-"));
+  const certFile = join(dir, "cert.pem");
+  const keyFile = join(dir, "key.pem");
+  let leader: TestServer | null = null;
+  let follower: TestServer | null = null;
+
+  before(() => selfSignedCertificate(certFile, keyFile));
+  after(async () => {
+    await follower?.close();
+    await leader?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("follows a leader with a certificate over TLS on its replication port", async () => {
+    leader = await TestServer.start({
+      args: ["--tls-cert", certFile, "--tls-key", keyFile, "--replication-port", "0"],
+      env: { REPLICATION_TOKEN: TOKEN },
+      tlsCa: readFileSync(certFile, "utf8"),
+      configUsers: [{ usdt: "1234.5", btc: "0.25" }],
+    });
+    assert.match(leader.output().stdout, /replication on 127\.0\.0\.1:\d+ \(TLS\)/);
+    follower = await TestServer.start({
+      args: ["--follow", `tls://127.0.0.1:${leader.replicationPort}`],
+      // The follower trusts the leader's self-signed certificate as node trusts a private CA.
+      env: { REPLICATION_TOKEN: TOKEN, NODE_EXTRA_CA_CERTS: certFile },
+    });
+    const [user] = adopt(follower, leader.users);
+    const balances = expectOk(await user.client.balances(PAIRS[0].name), "balances on the follower");
+    assert.deepEqual(
+      balances.map((b) => [b.currency, b.balance, b.reserved]),
+      [
+        ["btc", "0.25", "0"],
+        ["usdt", "1234.5", "0"],
+      ],
+    );
   });
 });
