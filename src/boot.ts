@@ -755,6 +755,7 @@ async function startFrontEnd(
   mountStream(app, {
     hub,
     users,
+    readOnly: follower !== null,
     idleTimeoutSeconds: settings.idleTimeoutSeconds,
     ready: isReady,
     accepting: isAccepting,

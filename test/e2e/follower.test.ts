@@ -16,6 +16,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { StreamClient, StreamRejected } from "../../src/client/stream.ts";
 import { fixLogon, newOrder, nextReport } from "../fix/helpers.ts";
 import { errorOf, SessionSocket } from "../session/helpers.ts";
 import { selfSignedCertificate } from "../support/certificate.ts";
@@ -218,6 +219,23 @@ describe("a second box: follower", () => {
       session.ws.close();
     }
 
+    // A signed stream upgrade carrying a nonce would record it: refused.
+    const query = `streams=user_orders:${user.uid}&nonce=${Date.now()}`;
+    const refused = await StreamClient.connect({
+      baseUrl: () => f.origin,
+      streams: [],
+      rawQuery: query,
+      headers: user.client.signFor("GET", "/stream", query),
+    }).then(
+      async (stream) => {
+        await stream.close();
+        return null;
+      },
+      (error: unknown) => error,
+    );
+    assert.ok(refused instanceof StreamRejected, `the upgrade was accepted: ${refused}`);
+    assert.equal(refused.status, 503);
+    assert.deepEqual(JSON.parse(refused.text).codes, { server: ["FOLLOWER_READ_ONLY"] });
     // A FIX NewOrderSingle: rejected with the same code.
     const fix = await fixLogon(f, user);
     try {
