@@ -56,16 +56,26 @@ function adopt(follower: TestServer, users: readonly TestUser[]): TestUser[] {
   return adopted;
 }
 
-/** What both answer alike: the snapshot, `/info` without its clock, and each user's executions. */
+/**
+ * What both answer alike: the snapshot (books, trades, candles, pair pages, every user's balances,
+ * orders and trades), each pair's BBO and L3 book, `/info` without its clock, and each user's
+ * executions.
+ */
 async function reads(
   server: TestServer,
-): Promise<ExchangeSnapshot & { info: unknown; executions: unknown[] }> {
+): Promise<ExchangeSnapshot & { info: unknown; executions: unknown[]; bbo: unknown[]; l3: unknown[] }> {
   const snapshot = await snapshotExchange(server);
   const { serverTime: _t, ...info } = expectOk(await server.public.info(), "info");
   const executions: unknown[] = [];
   for (const u of server.users)
     executions.push(expectOk(await u.client.executions({ limit: 1000 }), "executions"));
-  return { ...snapshot, info, executions };
+  const bbo: unknown[] = [];
+  const l3: unknown[] = [];
+  for (const p of PAIRS) {
+    bbo.push(expectOk(await server.public.bbo(p.name), "bbo"));
+    l3.push(expectOk(await server.public.orderBookL3(p.name), "L3 book"));
+  }
+  return { ...snapshot, info, executions, bbo, l3 };
 }
 
 /** Waits until the follower's reads equal the leader's, then asserts them equal (the diff on failure). */
