@@ -266,8 +266,7 @@ export class ReplicationLeader {
       link.socket.write(jsonFrame({ t: "copy", position, bytes: copy.bytes }));
       for await (const piece of createReadStream(file, { highWaterMark: COPY_PIECE })) {
         if (link.socket.destroyed) return;
-        if (!link.socket.write(bytesFrame(piece as Buffer)))
-          await new Promise<void>((r) => link.socket.once("drain", () => r()));
+        if (!link.socket.write(bytesFrame(piece as Buffer))) await drained(link.socket);
       }
       link.socket.write(jsonFrame({ t: "copyEnd" }));
       log().info(
@@ -344,4 +343,17 @@ export class ReplicationLeader {
     l.headSent = true;
     l.socket.write(jsonFrame({ t: "head", key: l.sent, ms: Date.now(), epoch: this.opts.epoch }));
   }
+}
+
+/** Resolves once `socket` drained, or closed (which the next write then sees). */
+function drained(socket: net.Socket): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      socket.off("drain", done);
+      socket.off("close", done);
+      resolve();
+    };
+    socket.on("drain", done);
+    socket.on("close", done);
+  });
 }
