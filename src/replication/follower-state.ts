@@ -4,7 +4,7 @@
  * (src/db/recovery.ts: loadState, recoverBalances, restoreMarket), so every read answers what a
  * server started on that database would: users and keys, balances, open orders, each pair's book
  * (its levels summed from the open orders, its `seq` and time as stored), trades, 24 h and candles,
- * pair statuses and execution numbers. Refreshes never overlap: commits that land during one are
+ * pair statuses, MMP settings and execution numbers. Refreshes never overlap: commits that land during one are
  * covered by the next. Its cost grows with the state (every open order and balance is read each
  * time); DECISIONS.md, "A second box: follower" says why that is the first step.
  */
@@ -103,6 +103,17 @@ export class FollowerState {
     for (const u of s.users) ledger.ensureUser(u.id);
     recoverBalances(ledger, feeUser, config, s);
     for (const [user, last] of s.execSeqs) exchange.execSeqs.restore(user, last);
+    // MMP settings as stored (a reset is stored as zeros, which `put` drops); the frozen state is
+    // the leader's memory and not replicated (docs/OPERATIONS.md, "A second box: follower").
+    for (const m of s.mmpSettings) {
+      const p = config.pairsByName.get(m.pair);
+      if (p !== undefined)
+        exchange.mmp.put(m.userId, p.index, {
+          intervalSeconds: m.intervalSeconds,
+          qtyLimit: m.qtyLimit,
+          frozenSeconds: m.frozenSeconds,
+        });
+    }
     const open: OrderState[] = [];
     for (const p of config.pairs) {
       const rec = s.pairs.get(p.name);

@@ -59,11 +59,13 @@ function adopt(follower: TestServer, users: readonly TestUser[]): TestUser[] {
 /**
  * What both answer alike: the snapshot (books, trades, candles, pair pages, every user's balances,
  * orders and trades), each pair's BBO and L3 book, `/info` without its clock, and each user's
- * executions.
+ * executions and MMP settings.
  */
 async function reads(
   server: TestServer,
-): Promise<ExchangeSnapshot & { info: unknown; executions: unknown[]; bbo: unknown[]; l3: unknown[] }> {
+): Promise<
+  ExchangeSnapshot & { info: unknown; executions: unknown[]; bbo: unknown[]; l3: unknown[]; mmp: unknown[] }
+> {
   const snapshot = await snapshotExchange(server);
   const { serverTime: _t, ...info } = expectOk(await server.public.info(), "info");
   const executions: unknown[] = [];
@@ -75,7 +77,10 @@ async function reads(
     bbo.push(expectOk(await server.public.bbo(p.name), "bbo"));
     l3.push(expectOk(await server.public.orderBookL3(p.name), "L3 book"));
   }
-  return { ...snapshot, info, executions, bbo, l3 };
+  const mmp = await Promise.all(
+    server.users.map(async (u) => expectOk(await u.client.getMmp(PAIRS[0].name), "mmp")),
+  );
+  return { ...snapshot, info, executions, bbo, l3, mmp };
 }
 
 /** Waits until the follower's reads equal the leader's, then asserts them equal (the diff on failure). */
@@ -162,6 +167,15 @@ describe("a second box: follower", () => {
       acked,
     );
     await leader.deposit(users[0], "usdt", "123.45");
+    expectOk(
+      await users[2].client.setMmp({
+        pairName: PAIRS[0].name,
+        intervalSeconds: 10,
+        qtyLimit: "1000",
+        frozenSeconds: 5,
+      }),
+      "MMP settings",
+    );
     expectOk(await leader.withdraw(users[1], "btc", "0.5"), "withdraw");
     await expectSameReads(leader, follower);
     const snapshot = await snapshotExchange(follower);
