@@ -59,13 +59,11 @@ function adopt(follower: TestServer, users: readonly TestUser[]): TestUser[] {
 /**
  * What both answer alike: the snapshot (books, trades, candles, pair pages, every user's balances,
  * orders and trades), each pair's BBO and L3 book, `/info` without its clock, and each user's
- * executions and MMP settings.
+ * executions, MMP settings, account, transfers and open orders of each pair.
  */
 async function reads(
   server: TestServer,
-): Promise<
-  ExchangeSnapshot & { info: unknown; executions: unknown[]; bbo: unknown[]; l3: unknown[]; mmp: unknown[] }
-> {
+): Promise<ExchangeSnapshot & Record<"info" | "executions" | "bbo" | "l3" | "mmp" | "mine", unknown>> {
   const snapshot = await snapshotExchange(server);
   const { serverTime: _t, ...info } = expectOk(await server.public.info(), "info");
   const executions: unknown[] = [];
@@ -77,10 +75,16 @@ async function reads(
     bbo.push(expectOk(await server.public.bbo(p.name), "bbo"));
     l3.push(expectOk(await server.public.orderBookL3(p.name), "L3 book"));
   }
+  const mine: unknown[] = [];
+  for (const u of server.users) {
+    mine.push(expectOk(await u.client.account(), "account"));
+    mine.push(expectOk(await u.client.transfers({ pageSize: 100 }), "transfers"));
+    for (const p of PAIRS) mine.push(expectOk(await u.client.openOrders(p.name), "open orders"));
+  }
   const mmp = await Promise.all(
     server.users.map(async (u) => expectOk(await u.client.getMmp(PAIRS[0].name), "mmp")),
   );
-  return { ...snapshot, info, executions, bbo, l3, mmp };
+  return { ...snapshot, info, executions, bbo, l3, mmp, mine };
 }
 
 /** Waits until the follower's reads equal the leader's, then asserts them equal (the diff on failure). */
