@@ -65,7 +65,12 @@ export class FollowerState {
       do {
         this.again = false;
         await this.deps.writer.applied();
+        const started = performance.now();
         this.refresh();
+        // Under a steady flow a rebuild follows the last at once: it waits as long as that one took,
+        // so rebuilding takes at most half of the main thread and the batches keep being committed.
+        const took = performance.now() - started;
+        if (this.again && took >= 1) await new Promise((r) => setTimeout(r, took));
       } while (this.again);
     } catch (err) {
       // The reads keep what they show; the next batch tries again.
