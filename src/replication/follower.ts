@@ -14,6 +14,7 @@ import net from "node:net";
 import tls from "node:tls";
 import type { DbWriter } from "../db/writer.ts";
 import { EXEC_EPOCH_BUMP } from "../protocol/db/backup-tasks.ts";
+import { REPLICATION_SETTLED } from "../protocol/db/batch-apply.ts";
 import { openDatabase } from "../protocol/db/db-open.ts";
 import { decode, journalPath, replayJournal } from "../protocol/db/journal.ts";
 import { log } from "../util/log.ts";
@@ -292,6 +293,12 @@ export class FollowerLink {
           conn
             .prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)")
             .run(REPLICATION_THROUGH, c.position);
+          // The copy's orders above its own mark may lack records still to come in later batches.
+          conn
+            .prepare(
+              "INSERT OR REPLACE INTO meta (key, value) SELECT ?, value FROM meta WHERE key = 'user_orders_through'",
+            )
+            .run(REPLICATION_SETTLED);
         })
         .immediate();
     } finally {
@@ -325,6 +332,7 @@ export class FollowerLink {
         if (b.legacy) throw new Error(`leader batch ${m.key} is of an older layout`);
         writer.appendBatch(b.counts, b.slots, b.strs, syms, b.settledBelow);
         writer.meta(REPLICATION_THROUGH, m.key);
+        if (b.settledBelow > 0) writer.meta(REPLICATION_SETTLED, b.settledBelow - 1);
         await new Promise<void>((resolve) => writer.afterCommit(resolve));
         this.committed = m.key;
         this.socket?.write(jsonFrame({ t: "durable", key: m.key }));
