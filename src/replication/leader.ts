@@ -62,6 +62,9 @@ interface Link {
   blocked: boolean;
   /** It has heard a head since it caught up last. */
   headSent: boolean;
+  /** Its hello came (one per connection), or it was refused (nothing more is read). */
+  greeted: boolean;
+  refused: boolean;
   address: string;
 }
 
@@ -160,14 +163,25 @@ export class ReplicationLeader {
 
   private accept(socket: net.Socket): void {
     const address = `${socket.remoteAddress}:${socket.remotePort}`;
-    const link: Link = { socket, sent: -1, syms: 0, durable: 0, blocked: false, headSent: false, address };
+    const link: Link = {
+      socket,
+      sent: -1,
+      syms: 0,
+      durable: 0,
+      blocked: false,
+      headSent: false,
+      greeted: false,
+      refused: false,
+      address,
+    };
     this.links.add(link);
     socket.setNoDelay(true);
     const hello = setTimeout(() => this.refuse(link, "no hello"), HELLO_MS);
     const reader = new FrameReader((type, payload) => {
       if (type !== FRAME_JSON) throw new Error("a follower sends no bytes frames");
       const m = parseMessage(payload);
-      if (link.sent === -1 && m.t === "hello") {
+      if (!link.greeted && m.t === "hello") {
+        link.greeted = true;
         clearTimeout(hello);
         this.hello(link, m);
       } else if (m.t === "durable" && typeof m.key === "number") {
@@ -175,6 +189,7 @@ export class ReplicationLeader {
       } else throw new Error(`unexpected message ${String(m.t)}`);
     });
     socket.on("data", (chunk: Buffer) => {
+      if (link.refused) return;
       try {
         reader.push(chunk);
       } catch (err) {
@@ -195,6 +210,8 @@ export class ReplicationLeader {
   }
 
   private refuse(link: Link, reason: string): void {
+    if (link.refused) return;
+    link.refused = true;
     log().warn({ follower: link.address, reason }, `follower ${link.address} refused: ${reason}`);
     link.socket.end(jsonFrame({ t: "refused", reason }));
     this.links.delete(link);
