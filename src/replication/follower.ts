@@ -31,6 +31,8 @@ import {
 export const REPLICATION_THROUGH = "replication_through";
 /** Between two attempts to reach the leader. */
 const RETRY_MS = 500;
+/** At most one line per this long about a leader that cannot be reached. */
+const WARN_EVERY_MS = 30_000;
 
 export interface FollowerOptions {
   host: string;
@@ -84,6 +86,8 @@ export class FollowerLink {
   private onCommitted: (() => void) | null = null;
   private closed = false;
   private retry: NodeJS.Timeout | null = null;
+  /** When a failed try was last logged (Date.now()). */
+  private warnedAt = 0;
   /** At start: resolves once the leader answered the hello (after its copy, when one came). */
   private positioned: { resolve: () => void; reject: (err: Error) => void } | null = null;
   private copy: { fd: number; file: string; position: number; bytes: number; got: number } | null = null;
@@ -174,8 +178,11 @@ export class FollowerLink {
       }
     });
     socket.on("error", (err) => {
-      if (!this.connected)
-        log().warn({ leader: `${host}:${port}` }, `leader ${host}:${port}: ${err.message}`);
+      // The first failed try and then one every WARN_EVERY_MS: a leader away for long writes few lines.
+      const now = Date.now();
+      if (this.connected || now - this.warnedAt < WARN_EVERY_MS) return;
+      this.warnedAt = now;
+      log().warn({ leader: `${host}:${port}` }, `leader ${host}:${port}: ${err.message}`);
     });
     socket.on("close", () => {
       if (this.connected)
