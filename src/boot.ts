@@ -63,6 +63,9 @@ import { createApp, loadTls } from "./http/tls.ts";
 import { chooseWaitStrategy, PairChannel, workerSpinFor } from "./pair/pair-client.ts";
 import { openDatabase } from "./protocol/db/db-open.ts";
 import { replayJournal } from "./protocol/db/journal.ts";
+import { FollowerLink } from "./replication/follower.ts";
+import { FollowerState } from "./replication/follower-state.ts";
+import { ReplicationLeader } from "./replication/leader.ts";
 import { bothListeners } from "./session/reports.ts";
 import type { SessionDeps, SessionOrders } from "./session/session-conn.ts";
 import { SessionHub } from "./session/session-hub.ts";
@@ -76,6 +79,8 @@ export interface RunningExchange {
   readonly port: number;
   /** The FIX gateway's port (docs/API.md 17), null when it is off. */
   readonly fixPort: number | null;
+  /** The replication port (docs/OPERATIONS.md, "A second box: follower"), null when it is off. */
+  readonly replicationPort: number | null;
   readonly url: string;
   readonly exchange: Exchange;
   /** The edge's map from request id to the waiting response (the core's ResultSink). */
@@ -142,6 +147,13 @@ export async function startExchange(
   const cannotListen = await whyCannotListen(settings.host, settings.port);
   if (cannotListen !== undefined)
     throw new ConfigError(`cannot listen on ${settings.host}:${settings.port}: ${cannotListen}`);
+  if (settings.replicationPort !== undefined && settings.replicationPort !== 0) {
+    const refused = await whyCannotListen(settings.host, settings.replicationPort);
+    if (refused !== undefined)
+      throw new ConfigError(
+        `--replication-port: cannot listen on ${settings.host}:${settings.replicationPort}: ${refused}`,
+      );
+  }
   if (settings.fixPort !== undefined && settings.fixPort !== 0) {
     const fixRefused = await whyCannotListen(settings.host, settings.fixPort);
     if (fixRefused !== undefined)
@@ -203,7 +215,17 @@ interface Core {
   entry: EntryContext | null;
   /** The epoch of the execution numbers (docs/API.md 16). */
   execEpoch: number;
+  users: Users;
+  ledger: Ledger;
+  statuses: PairStatuses;
+  feeUser: number;
 }
+
+/**
+ * Journal keys a leader keeps below the applied mark for its followers (WriterOptions.journalKeep):
+ * a follower further behind than that takes a copy (docs/OPERATIONS.md, "A second box: follower").
+ */
+const REPLICATION_JOURNAL_KEEP = 50_000;
 
 async function startLocked(
   settings: Settings,
@@ -214,9 +236,28 @@ async function startLocked(
   onFatal: FatalHandler,
 ): Promise<RunningExchange> {
   const startedAt = performance.now();
+  // 2. a follower first learns from its leader where its database stands, and takes the leader's
+  // copy in its place when it has nothing or is too far behind (src/replication/follower.ts).
+  const follower =
+    settings.follow === undefined
+      ? null
+      : new FollowerLink({
+          host: settings.follow.host,
+          port: settings.follow.port,
+          tls: settings.follow.tls,
+          token: settings.replicationToken!,
+          dbPath: settings.dbPath,
+        });
+  if (follower !== null) {
+    log.info(
+      { leader: `${settings.follow!.host}:${settings.follow!.port}` },
+      `following ${settings.follow!.host}:${settings.follow!.port}`,
+    );
+    await follower.start();
+  }
   const stored = readDatabase(settings, loaded, log);
   const { config, state } = stored;
-  const { users, ledger } = recoverAccounts(config, state);
+  const { users, ledger } = recoverAccounts(config, state, follower !== null);
   const life: Lifecycle = {
     ready: false,
     accepting: true,
@@ -243,8 +284,9 @@ async function startLocked(
     },
     `recovered ${state.users.length} users, ${state.openOrders.length} open orders`,
   );
-  await createConfigUsers(config, users, ledger, core);
-  return startFrontEnd(settings, tls, lock, config, users, core, pairs, life);
+  // A follower's users are its leader's: they come with its batches.
+  if (follower === null) await createConfigUsers(config, users, ledger, core);
+  return startFrontEnd(settings, tls, lock, config, users, core, pairs, life, follower);
 }
 
 /**
@@ -314,6 +356,7 @@ function readDatabase(settings: Settings, loaded: ExchangeConfig, log: Logger): 
 function recoverAccounts(
   config: ExchangeConfig,
   state: StoredState["state"],
+  follower: boolean,
 ): { users: Users; ledger: Ledger } {
   const users = new Users();
   for (const u of state.users) users.add(u.id, u.uid);
@@ -326,8 +369,9 @@ function recoverAccounts(
   const problems = ledger.check(currencyNames.map((c) => state.currencies.get(c)?.transfers ?? 0n));
   if (problems.length > 0) throw new Error(`ledger check failed at start:\n  ${problems.join("\n  ")}`);
   // Balances brought up to date from trades go into the first snapshot: from then on the rows hold
-  // those trades (migration 005). Nothing else is marked changed: recovery only loads.
-  for (const [user, c] of replayed) ledger.markDirty(user, c);
+  // those trades (migration 005). Nothing else is marked changed: recovery only loads. A follower
+  // writes no snapshot of its own: its leader's come with its batches.
+  if (!follower) for (const [user, c] of replayed) ledger.markDirty(user, c);
   return { users, ledger };
 }
 
@@ -346,7 +390,11 @@ async function buildCore(
   log: Logger,
 ): Promise<Core> {
   const { config, state, clientIds } = stored;
-  const writer = await DbWriter.start(settings.dbPath, { synchronous: settings.synchronous });
+  const writer = await DbWriter.start(settings.dbPath, {
+    synchronous: settings.synchronous,
+    // A leader keeps journal rows for its followers to read (src/replication/leader.ts).
+    journalKeep: settings.replicationPort === undefined ? 0 : REPLICATION_JOURNAL_KEEP,
+  });
   writer.onFatal((err) => life.fail(`database writer failed: ${err.message}`));
   // Reads of the rows the writer derives wait for it to have written those of every answered batch.
   const reader = DbReader.start(settings.dbPath, { before: () => writer.applied() });
@@ -366,7 +414,11 @@ async function buildCore(
   for (const p of config.pairs) statuses.set(p.index, state.pairs.get(p.name)?.status ?? TRADING);
   // The fee account (docs/API.md 9): a user without API keys, created once; it holds every fee.
   const admin = new Admin(settings.adminToken ?? "", users, ledger, writer, config, statuses);
-  const feeUser = users.idOf(FEE_ACCOUNT_UID) ?? admin.createUser(FEE_ACCOUNT_UID, null);
+  // A follower's fee account is its leader's (its copy holds it).
+  const feeUser =
+    users.idOf(FEE_ACCOUNT_UID) ??
+    (settings.follow !== undefined ? -1 : admin.createUser(FEE_ACCOUNT_UID, null));
+  admin.readOnly = settings.follow !== undefined;
   admin.feeUser = feeUser;
   // POST /admin/backup (docs/API.md 11, docs/OPERATIONS.md "Backup and restore") (its thread starts at the first backup).
   const backups = new Backups(settings.dbPath, settings.backupDir, () => writer.applied());
@@ -441,6 +493,7 @@ async function buildCore(
     clientIdStored: (user, id) => reader.orderByClientId(user, id).then((row) => row !== undefined),
     feeUser,
     execSeqs: state.execSeqs,
+    follower: settings.follow !== undefined,
   });
   const core: Core = {
     writer,
@@ -458,6 +511,10 @@ async function buildCore(
     exchange,
     entry: null,
     execEpoch: stored.execEpoch,
+    users,
+    ledger,
+    statuses,
+    feeUser,
   };
   return core;
 }
@@ -599,10 +656,15 @@ async function startFrontEnd(
   core: Core,
   pairs: { channels: PairChannel[]; waitStrategy: string },
   life: Lifecycle,
+  follower: FollowerLink | null,
 ): Promise<RunningExchange> {
   const { writer, reader, exchange, app, hub, sessions, fix, backups, answers } = core;
   const { channels, waitStrategy } = pairs;
-  const nonceUsed = (token: string, nonce: bigint) => writer.nonce(token, nonce);
+  // A follower records nothing of its own (its routes refuse what carries a nonce; the stream's
+  // nonce is checked in memory only).
+  const nonceUsed = (token: string, nonce: bigint) => {
+    if (follower === null) writer.nonce(token, nonce);
+  };
   // Runs after the commit of every record so far, the nonces persisted just before included.
   const afterNonces = (then: () => void) => writer.afterCommit(then);
   const deadMan = new DeadMansSwitch((user) => {
@@ -610,7 +672,58 @@ async function startFrontEnd(
   });
   const listenKeys = new ListenKeys(settings.listenKeyTtlMs);
   // Shared by the REST routes, the stream upgrade and the sessions.
-  const isReady = () => life.ready && life.fatal === null;
+  const isReady = () => life.ready && life.fatal === null && (follower === null || follower.ready);
+  // A follower: its read models follow its database, rebuilt after each batch of its leader.
+  const followerState =
+    follower === null
+      ? null
+      : new FollowerState({
+          dbPath: settings.dbPath,
+          config,
+          users,
+          ledger: core.ledger,
+          exchange,
+          markets: core.markets,
+          statuses: core.statuses,
+          feeUser: core.feeUser,
+          writer,
+          link: follower,
+        });
+  // The leader's replication port (src/replication/leader.ts), started once the front end listens.
+  const leader =
+    settings.replicationPort === undefined
+      ? null
+      : new ReplicationLeader({
+          host: settings.host,
+          port: settings.replicationPort,
+          token: settings.replicationToken,
+          tls:
+            tls === undefined
+              ? undefined
+              : { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) },
+          dbPath: settings.dbPath,
+          writer,
+          backups,
+          epoch: 1,
+        });
+  const replicationFigures =
+    follower !== null
+      ? () => ({
+          role: "follower",
+          epoch: follower.epoch,
+          leader: `${settings.follow!.host}:${settings.follow!.port}`,
+          connected: follower.connected,
+          lagMs: follower.lagMs(),
+          lastCommit: follower.visible,
+        })
+      : leader !== null
+        ? () => ({
+            role: "leader",
+            epoch: 1,
+            replication: settings.replication,
+            followers: leader.status().followers,
+          })
+        : null;
   const isAccepting = () => life.accepting;
   // One order entry layer under every front end (src/entry/): the REST routes and the sessions.
   const entry = entryContext({
@@ -637,6 +750,8 @@ async function startFrontEnd(
       afterNonces,
       listenKeys,
       cors: new CorsPolicy(settings.corsOrigins),
+      readOnly: follower !== null,
+      replicationHealth: replicationFigures,
     },
     servedDocuments(config),
   );
@@ -645,6 +760,7 @@ async function startFrontEnd(
   mountStream(app, {
     hub,
     users,
+    readOnly: follower !== null,
     idleTimeoutSeconds: settings.idleTimeoutSeconds,
     ready: isReady,
     accepting: isAccepting,
@@ -695,6 +811,34 @@ async function startFrontEnd(
       );
     }
   }
+  if (replicationFigures !== null) core.metrics.replication(replicationFigures);
+  let replicationPort: number | null = null;
+  if (leader !== null) {
+    try {
+      replicationPort = await leader.listen();
+    } catch (err) {
+      uws.us_listen_socket_close(listenSocket);
+      life.accepting = false;
+      await fix?.shutdown();
+      await Promise.all(channels.map((c) => c.close()));
+      await writer.close();
+      listenKeys.stop();
+      await reader.close();
+      await backups.close();
+      throw new ConfigError(
+        `--replication-port: cannot listen on ${settings.host}:${settings.replicationPort}: ${(err as Error).message}`,
+      );
+    }
+  }
+  if (follower !== null && followerState !== null) {
+    // The state as the database holds it now, then after each of the leader's batches.
+    followerState.refresh();
+    follower.attach(
+      writer,
+      () => followerState.changed(),
+      (reason) => life.fail(reason),
+    );
+  }
   life.ready = true;
   const url = `${tls === undefined ? "http" : "https"}://${settings.host}:${port}`;
 
@@ -703,6 +847,7 @@ async function startFrontEnd(
     life.closing ??= (async () => {
       life.accepting = false;
       deadMan.clear();
+      follower?.close();
       // Sessions end first: their cancel-on-disconnect orders are cancelled while the core runs.
       sessions.shutdown();
       const fixClosed = fix?.shutdown();
@@ -714,7 +859,13 @@ async function startFrontEnd(
       }
       await Promise.all(channels.map((c) => c.close()));
       exchange.snapshot();
+      if (leader !== null) {
+        // The followers get every batch, the last snapshot's included, before the port closes.
+        await writer.flush();
+        await leader.close();
+      }
       await writer.close();
+      followerState?.close();
       // After the last commit's messages went out: timers stop, streams get 1001.
       listenKeys.stop();
       hub.shutdown();
@@ -725,7 +876,18 @@ async function startFrontEnd(
     })();
     return life.closing;
   };
-  return { port, fixPort, url, exchange, answers, streamHub: hub, accounts: users, waitStrategy, close };
+  return {
+    port,
+    fixPort,
+    replicationPort,
+    url,
+    exchange,
+    answers,
+    streamHub: hub,
+    accounts: users,
+    waitStrategy,
+    close,
+  };
 }
 
 /** The typings' `ListenOptions` is a type only: the module exports no such object at run time. */

@@ -44,10 +44,14 @@ async function main(): Promise<void> {
       rateLimit: settings.rateLimit,
       waitStrategy: running.waitStrategy,
       fixPort: running.fixPort,
+      replicationPort: running.replicationPort,
+      follow: settings.follow === undefined ? undefined : `${settings.follow.host}:${settings.follow.port}`,
     },
     `listening on ${running.url} (database ${settings.dbPath}, synchronous ${settings.synchronous}, ` +
       `rate limit ${rate}, wait strategy ${running.waitStrategy}` +
-      `${running.fixPort === null ? "" : `, FIX on ${settings.host}:${running.fixPort}${settings.tlsCert === undefined ? "" : " (TLS)"}`})`,
+      `${running.fixPort === null ? "" : `, FIX on ${settings.host}:${running.fixPort}${settings.tlsCert === undefined ? "" : " (TLS)"}`}` +
+      `${running.replicationPort === null ? "" : `, replication on ${settings.host}:${running.replicationPort}${settings.tlsCert === undefined ? "" : " (TLS)"}`}` +
+      `${settings.follow === undefined ? "" : `, following ${settings.follow.host}:${settings.follow.port} (read-only)`})`,
   );
   let stopping = false;
   const stop = (signal: string) => {

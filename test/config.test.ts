@@ -38,6 +38,10 @@ describe("parseSettings", () => {
       tlsKey: undefined,
       fixPort: undefined,
       fixCompId: "EXCHANGE",
+      replicationPort: undefined,
+      replication: "async",
+      follow: undefined,
+      replicationToken: undefined,
       logLevel: "info",
       warnings: [],
     });
@@ -87,6 +91,10 @@ describe("parseSettings", () => {
       tlsKey: "/etc/exchange/key.pem",
       fixPort: 9878,
       fixCompId: "VENUE",
+      replicationPort: undefined,
+      replication: "async",
+      follow: undefined,
+      replicationToken: undefined,
       logLevel: "debug",
       warnings: [],
     });
@@ -101,6 +109,38 @@ describe("parseSettings", () => {
     assert.throws(
       () => parseSettings(["--fix-comp-id", "MY VENUE"], {}),
       (e: unknown) => e instanceof ConfigError && /--fix-comp-id: "MY VENUE" must be/.test(e.message),
+    );
+  });
+
+  it("reads the replication settings and refuses a short token, a follow without one, and sync", () => {
+    const token = "a-replication-token-1";
+    const leader = parseSettings(["--replication-port", "0"], { REPLICATION_TOKEN: token });
+    assert.equal(leader.replicationPort, 0);
+    assert.equal(leader.replication, "async");
+    assert.equal(leader.replicationToken, token);
+    const follower = parseSettings(["--follow", "10.0.0.1:9500"], { REPLICATION_TOKEN: token });
+    assert.deepEqual(follower.follow, { host: "10.0.0.1", port: 9500, tls: false });
+    assert.deepEqual(parseSettings([], { FOLLOW: "tls://[::1]:9500", REPLICATION_TOKEN: token }).follow, {
+      host: "::1",
+      port: 9500,
+      tls: true,
+    });
+    assert.throws(
+      () => parseSettings([], { REPLICATION_TOKEN: "short" }),
+      (e: unknown) => e instanceof ConfigError && /REPLICATION_TOKEN: must be 16/.test(e.message),
+    );
+    assert.throws(
+      () => parseSettings(["--follow", "10.0.0.1:9500"], {}),
+      (e: unknown) => e instanceof ConfigError && /needs REPLICATION_TOKEN/.test(e.message),
+    );
+    assert.throws(
+      () => parseSettings(["--follow", "10.0.0.1"], { REPLICATION_TOKEN: token }),
+      (e: unknown) => e instanceof ConfigError && /--follow: "10.0.0.1" is not HOST:PORT/.test(e.message),
+    );
+    assert.throws(
+      () => parseSettings(["--replication", "sync"], {}),
+      (e: unknown) =>
+        e instanceof ConfigError && /--replication: "sync" is not a replication mode/.test(e.message),
     );
   });
 

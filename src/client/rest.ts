@@ -73,6 +73,21 @@ export type Nonce = number | bigint | string;
  */
 export type SignatureForm = "bound" | "legacy";
 
+/** docs/API.md 1: `GET /health`. */
+export interface Health {
+  status: string;
+  role?: "leader" | "follower";
+  epoch?: number;
+  /** A leader. */
+  replication?: "async";
+  followers?: number;
+  /** A follower. */
+  leader?: string;
+  connected?: boolean;
+  lagMs?: number;
+  lastCommit?: number;
+}
+
 export interface CallOptions {
   /** Adds `nonce` to the JSON body (POST) or the query (GET); signed with the rest. */
   nonce?: Nonce;
@@ -594,9 +609,9 @@ export class ExchangeClient {
 
   // ---- process endpoints --------------------------------------------------------------------------
 
-  /** GET /health (server root). */
-  health(opts: CallOptions = {}): Promise<ApiResponse<{ status: string }>> {
-    return this.request<{ status: string }>("GET", "/health", {
+  /** GET /health (server root); the replication fields only where replication is configured (docs/API.md 1). */
+  health(opts: CallOptions = {}): Promise<ApiResponse<Health>> {
+    return this.request<Health>("GET", "/health", {
       headers: opts.headers,
       timeoutMs: opts.timeoutMs,
     });

@@ -57,6 +57,20 @@ export interface Settings {
   readonly fixPort?: number;
   /** The server's FIX CompID (docs/API.md 17). */
   readonly fixCompId: string;
+  /**
+   * The replication listener's port on `host` (docs/OPERATIONS.md, "A second box: follower");
+   * undefined: off, 0: any free port.
+   */
+  readonly replicationPort?: number;
+  /** `async` only for now (DECISIONS.md, "A second box: follower"). */
+  readonly replication: "async";
+  /** The leader this server follows, `host:port`; undefined: it is a leader (or alone). */
+  readonly follow?: { host: string; port: number; tls: boolean };
+  /**
+   * The token followers present to the replication port (environment only, at least 16 characters);
+   * unset: the port refuses every follower, and `--follow` cannot start.
+   */
+  readonly replicationToken?: string;
   /** The lowest level written to the log (src/util/log.ts); `info` when unset. */
   readonly logLevel?: LogLevel;
   /** Things worth printing at start that are not errors (e.g. a short admin token). */
@@ -77,6 +91,7 @@ export const DEFAULT_SETTINGS = {
   clientIdWindow: DEFAULT_CLIENT_ID_WINDOW,
   clientIdFilterMb: DEFAULT_CLIENT_ID_FILTER_MB,
   fixCompId: "EXCHANGE",
+  replication: "async",
 } as const;
 
 /** `auto` picks by core count at start; see src/pair/pair-client.ts. */
@@ -112,6 +127,9 @@ const FLAG_OPTIONS = {
   "log-level": { type: "string" },
   "fix-port": { type: "string" },
   "fix-comp-id": { type: "string" },
+  "replication-port": { type: "string" },
+  replication: { type: "string" },
+  follow: { type: "string" },
 } as const;
 
 /**
@@ -140,6 +158,9 @@ const FLAG_OPTIONS = {
  * | --log-level | LOG_LEVEL | info (or error, warn, debug) |
  * | --fix-port | FIX_PORT | none: no FIX gateway (0..65535, 0 = any free port) |
  * | --fix-comp-id | FIX_COMP_ID | EXCHANGE |
+ * | --replication-port | REPLICATION_PORT | none: no replication listener (0..65535, 0 = any free port) |
+ * | --replication | REPLICATION | async (the only mode yet) |
+ * | --follow | FOLLOW (host:port, tls://host:port for a TLS leader) | none: not a follower |
  * | (none) | ADMIN_TOKEN | unset: admin interface off |
  */
 export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): Settings {
@@ -262,6 +283,28 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
       `${pick("fix-comp-id", "FIX_COMP_ID")![1]}: "${fixCompId}" must be 1 to 64 printable ASCII characters without spaces`,
     );
 
+  const replicationPortRaw = pick("replication-port", "REPLICATION_PORT");
+  const replication = text("replication", "REPLICATION", DEFAULT_SETTINGS.replication);
+  if (replication !== "async")
+    throw new ConfigError(
+      `${pick("replication", "REPLICATION")![1]}: "${replication}" is not a replication mode: async (sync is not built yet)`,
+    );
+  const replicationToken = envValue("REPLICATION_TOKEN");
+  if (replicationToken !== undefined && !/^[\x21-\x7e]{16,1024}$/.test(replicationToken))
+    throw new ConfigError("REPLICATION_TOKEN: must be 16 to 1024 printable ASCII characters without spaces");
+  const followRaw = pick("follow", "FOLLOW");
+  let follow: { host: string; port: number; tls: boolean } | undefined;
+  if (followRaw !== undefined) {
+    const [value, source] = followRaw;
+    const m = /^(?:tls:\/\/)?(.+):(\d{1,5})$/.exec(value.trim());
+    const port = m === null ? -1 : Number(m[2]);
+    if (m === null || port < 1 || port > 65535)
+      throw new ConfigError(`${source}: "${value}" is not HOST:PORT (the leader's replication port)`);
+    if (replicationToken === undefined)
+      throw new ConfigError(`${source}: a follower needs REPLICATION_TOKEN (the leader's, environment only)`);
+    follow = { host: m[1].replace(/^\[(.*)\]$/, "$1"), port, tls: value.trim().startsWith("tls://") };
+  }
+
   return {
     host: text("host", "HOST", DEFAULT_SETTINGS.host),
     port: integer("port", "PORT", DEFAULT_SETTINGS.port, 0, 65535),
@@ -300,6 +343,13 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
     tlsKey: tlsKey === undefined ? undefined : text("tls-key", "TLS_KEY", ""),
     fixPort: fixPortRaw === undefined ? undefined : integer("fix-port", "FIX_PORT", 0, 0, 65535),
     fixCompId,
+    replicationPort:
+      replicationPortRaw === undefined
+        ? undefined
+        : integer("replication-port", "REPLICATION_PORT", 0, 0, 65535),
+    replication,
+    follow,
+    replicationToken,
     logLevel,
     warnings,
   };

@@ -37,4 +37,10 @@ export interface ExchangeOptions {
   statuses?: PairStatuses;
   /** Each user's last execution number as stored (docs/API.md 16): `[userId, last]`. */
   execSeqs?: readonly (readonly [number, number])[];
+  /**
+   * A follower (docs/OPERATIONS.md, "A second box: follower"): its database takes its leader's
+   * batches as they are, so this core writes nothing of its own: no balance and candle snapshots,
+   * no settled-order mark. It takes no command either (the edge refuses them).
+   */
+  follower?: boolean;
 }

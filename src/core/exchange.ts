@@ -20,6 +20,7 @@
  * edge gives each request an id and receives its result through `ResultSink`.
  */
 
+import { Code } from "../errors/catalogue.ts";
 import { ArrivalOrder } from "./arrival-order.ts";
 import { ClientIds } from "./client-ids.ts";
 import {
@@ -80,7 +81,9 @@ export class Exchange {
   /** DB and OUT: rows into the writer, answers and stream messages after each commit. */
   readonly results: Results;
   /** Balances and candles written at most every SNAPSHOT_MS. */
-  private readonly snapshots: Snapshots;
+  private readonly snapshots: Snapshots | null;
+  /** A follower takes no command (ExchangeOptions.follower). */
+  readonly follower: boolean;
   /** Market-maker protection settings and frozen state (docs/API.md 8.10, src/core/mmp-settings.ts). */
   readonly mmp: MmpBook;
   /** Mass quotes (docs/API.md 8.12): their R1 and settlement (src/core/quotes.ts). */
@@ -143,8 +146,10 @@ export class Exchange {
     this.l3 = new L3Follow(pairs, openOrders);
     const { ids, risk, quotes, mmp, l3 } = this;
     this.events = new PairEvents({ pairs, ids, openOrders, risk, results, quotes, mmp, l3 });
-    this.snapshots = new Snapshots(db, ledger, pairs, this.ids);
-    db.settledOrderIds(() => lowestUnsettledOrderId(pairs, this.ids.nextOrderId));
+    this.follower = options.follower === true;
+    this.snapshots = options.follower === true ? null : new Snapshots(db, ledger, pairs, this.ids);
+    if (options.follower !== true)
+      db.settledOrderIds(() => lowestUnsettledOrderId(pairs, this.ids.nextOrderId));
   }
 
   /** Resting orders by id. */
@@ -204,6 +209,7 @@ export class Exchange {
 
   /** Places an order of `user` on `pair`. */
   createOrder(user: number, pair: number, order: OrderInputs, request: number): number {
+    if (this.follower) return Code.FOLLOWER_READ_ONLY;
     const cmd = newCommand(CMD_CREATE, request, user, pair);
     cmd.type = order.type;
     cmd.side = order.side;
@@ -230,6 +236,7 @@ export class Exchange {
     session = 0,
     expiresAt = 0,
   ): number {
+    if (this.follower) return Code.FOLLOWER_READ_ONLY;
     const cmd = newCommand(CMD_QUOTE, request, user, pair);
     cmd.quote = newQuoteWork(levels, session);
     cmd.expiresAt = expiresAt;
@@ -238,6 +245,7 @@ export class Exchange {
 
   /** Cancels an order of `user`; NEEDS_ROW when only the order's committed row can tell why not. */
   cancelOrder(user: number, orderId: number, request: number, expiresAt = 0): number {
+    if (this.follower) return Code.FOLLOWER_READ_ONLY;
     return this.risk.cancel(user, orderId, request, expiresAt);
   }
 
@@ -262,6 +270,7 @@ export class Exchange {
    * Amends of one order run one after the other; R1 in RiskStage.amend.
    */
   amendOrder(o: OrderState, price: number, amount: number, request: number, expiresAt = 0): number {
+    if (this.follower) return Code.FOLLOWER_READ_ONLY;
     const cmd = newCommand(CMD_AMEND, request, o.user, o.pair);
     cmd.orderId = o.id;
     cmd.order = o;
@@ -280,6 +289,7 @@ export class Exchange {
    * switch, which pair status does not stop (RiskStage.cancelAll).
    */
   cancelAll(user: number, pairIndex: number, request: number, expiresAt = 0, safety = false): number {
+    if (this.follower) return Code.FOLLOWER_READ_ONLY;
     return this.risk.cancelAll(user, pairIndex, request, expiresAt, safety);
   }
 
@@ -289,6 +299,7 @@ export class Exchange {
    * answer; the session's creates still in a pair worker that may rest are cancelled behind them.
    */
   cancelSessionOrders(session: number): void {
+    if (this.follower) return;
     this.risk.cancelSession(session);
   }
 
@@ -310,6 +321,22 @@ export class Exchange {
 
   /** A snapshot of every changed balance and candle into the current batch (at shutdown too). */
   snapshot(): void {
-    this.snapshots.take();
+    this.snapshots?.take();
+  }
+
+  /**
+   * A follower's refresh (src/replication/follower-state.ts): pair `pair` reads from `market` from
+   * now on, built from the database as recovery builds it.
+   */
+  replaceMarket(pair: number, market: PairMarket): void {
+    const p = this.pairs[pair];
+    (p as { market: PairMarket }).market = market;
+    p.bookSeq = market.seq;
+    p.bookMicro = market.bookMicro;
+  }
+
+  /** A follower's refresh: the open orders are `orders` from now on (OpenOrders.replaceAll). */
+  replaceOpenOrders(orders: readonly OrderState[]): void {
+    this.openOrders.replaceAll(orders);
   }
 }

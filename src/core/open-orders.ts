@@ -49,6 +49,18 @@ export class OpenOrders {
     return o !== undefined && o.user === user ? o : undefined;
   }
 
+  /**
+   * A follower (docs/OPERATIONS.md, "A second box: follower"): the resting orders are `orders` from
+   * now on, as its database holds them; nothing is closing (no command runs on a follower).
+   */
+  replaceAll(orders: readonly OrderState[]): void {
+    for (const o of [...this.open.values()]) this.open.delete(o.id);
+    this.byUser.clear();
+    this.bySession.clear();
+    this.closing.clear();
+    for (const o of orders) this.setOpen(o);
+  }
+
   /** `o` rests in its book (again, after a move: at the back of its new price). */
   setOpen(o: OrderState): void {
     o.restSeq = ++this.rests;

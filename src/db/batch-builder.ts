@@ -24,6 +24,8 @@ import {
   PAIR,
   REVOKE_KEY,
   type RecordKind,
+  STR,
+  SYM,
   TRADE,
   TRANSFER,
   USER,
@@ -85,6 +87,8 @@ export abstract class BatchBuilder {
   private readonly wires: Float64Array[] = [];
   private readonly symIds = new Map<string, number>();
   private settledBelow: (() => number) | null = null;
+  /** A follower's batch carries its leader's `settledBelow` (appendBatch), not this side's. */
+  private settledOverride: number | null = null;
   private tradesThrough: () => number = () => Number.MAX_SAFE_INTEGER;
   /** Slot offset of the record `add` reserved last. */
   private at = 0;
@@ -385,6 +389,45 @@ export abstract class BatchBuilder {
   }
 
   /**
+   * A follower (docs/OPERATIONS.md, "A second box: follower"): appends every record of a batch its
+   * leader journaled, as the leader wrote it, in kind order. `leaderSyms` is the leader's symbol
+   * table of the run that wrote it; its strings and symbols are interned anew here. The batch's
+   * `settledBelow` is the leader's. The caller sends it on its own (one leader batch per batch:
+   * two batches of different leader runs in one could apply an older order update after a newer
+   * whole row).
+   */
+  appendBatch(
+    counts: readonly number[],
+    slots: Float64Array,
+    strs: readonly string[],
+    leaderSyms: readonly string[],
+    settledBelow: number,
+  ): void {
+    let from = 0;
+    for (let k = 0; k < KIND_COUNT; k++) {
+      const kind = KINDS[k];
+      const types = kind.slots;
+      for (let r = 0; r < counts[k]; r++) {
+        const b = this.add(kind);
+        const o = this.at;
+        for (let c = 0; c < kind.stride; c++) {
+          const v = slots[from + c];
+          const t = types[c];
+          if (t === STR) b[o + c] = v < 0 ? -1 : this.str(strs[v]);
+          else if (t === SYM) {
+            const name = leaderSyms[v];
+            if (name === undefined) throw new Error(`leader batch: symbol ${v} is not in its table`);
+            b[o + c] = this.sym(name);
+          } else b[o + c] = v;
+        }
+        from += kind.stride;
+      }
+    }
+    this.settledOverride =
+      this.settledOverride === null ? settledBelow : Math.max(this.settledOverride, settledBelow);
+  }
+
+  /**
    * `fn` tells, as each batch is sealed (after the beforeSend hooks), the lowest order id that may
    * still get an order record in a later batch: every id below it has all its records in this
    * batch or an earlier one. The writer needs it to know which orders its `user_orders` rows
@@ -431,7 +474,9 @@ export abstract class BatchBuilder {
       at += len;
       r.n = 0;
     }
-    const settledBelow = this.settledBelow === null ? -1 : this.settledBelow();
+    const override = this.settledOverride;
+    this.settledOverride = null;
+    const settledBelow = override ?? (this.settledBelow === null ? -1 : this.settledBelow());
     // Shared, not copied: `wire` is written again only after this batch's ack (see `wires`).
     return {
       t: "batch",

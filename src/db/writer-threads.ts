@@ -62,6 +62,11 @@ export interface WriterOptions {
    * whenever `applied()` asks.
    */
   applyQuietMs?: number;
+  /**
+   * Journal keys kept below the applied mark for followers to read (docs/OPERATIONS.md, "A second
+   * box: follower"); 0 (default): a row goes as soon as its batch is applied.
+   */
+  journalKeep?: number;
 }
 
 /**
@@ -89,6 +94,8 @@ export interface WriterThreads {
   readonly applier: Worker;
   /** The WAL checkpointer, or null when `checkpointIntervalMs` is 0. */
   readonly checkpointer: Worker | null;
+  /** The applied mark at start: batch `seq` is journal key `base + seq`. */
+  readonly base: number;
 }
 
 /**
@@ -123,6 +130,7 @@ export async function startWriterThreads(file: string, opts: WriterOptions): Pro
     applyAfterBatches: opts.applyAfterBatches ?? DEFAULT_APPLY_AFTER_BATCHES,
     applyAfterRecords: opts.applyAfterRecords ?? DEFAULT_APPLY_AFTER_RECORDS,
     applyQuietMs: opts.applyQuietMs ?? DEFAULT_APPLY_QUIET_MS,
+    journalKeep: opts.journalKeep ?? 0,
     port: channel.port1,
   };
   const worker = startWorker(WORKER_URL, { workerData: data, transferList: [channel.port1] });
@@ -155,7 +163,7 @@ export async function startWriterThreads(file: string, opts: WriterOptions): Pro
       if (m.t === "error") log().error({ error: m.message }, `WAL checkpoint failed: ${m.message}`);
     });
   }
-  return { worker, applier, checkpointer };
+  return { worker, applier, checkpointer, base };
 }
 
 /** Resolves with its message once `worker` posts ready; rejects (and ends the thread) if it fails first. */

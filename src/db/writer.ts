@@ -61,6 +61,10 @@ export class DbWriter extends BatchBuilder implements RecordSink {
   });
   private committedBatches = 0;
   private committedRecords = 0;
+  /** Told after each ack, before its callbacks (the replication listener reads the journal then). */
+  private readonly ackListeners: (() => void)[] = [];
+  /** The applied mark at start: this run's batch `seq` is journal key `base + seq`. */
+  base = 0;
 
   private constructor(
     /** The writer (journal) thread: the ack path. */
@@ -87,8 +91,10 @@ export class DbWriter extends BatchBuilder implements RecordSink {
 
   /** Starts the writer's threads (writer-threads.ts); resolves once they are ready. */
   static async start(file: string, opts: WriterOptions = {}): Promise<DbWriter> {
-    const { worker, applier, checkpointer } = await startWriterThreads(file, opts);
-    return new DbWriter(worker, applier, checkpointer);
+    const { worker, applier, checkpointer, base } = await startWriterThreads(file, opts);
+    const w = new DbWriter(worker, applier, checkpointer);
+    w.base = base;
+    return w;
   }
 
   // ---- commit notification ---------------------------------------------------------------------
@@ -138,6 +144,11 @@ export class DbWriter extends BatchBuilder implements RecordSink {
   applied(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     return this.appliedMark.wait();
+  }
+
+  /** `fn` runs after every commit (a batch's journal row is readable from then on). */
+  onAck(fn: () => void): void {
+    this.ackListeners.push(fn);
   }
 
   /** `cb` is told once, when the writer fails; from then on nothing is written or acknowledged. */
@@ -235,6 +246,7 @@ export class DbWriter extends BatchBuilder implements RecordSink {
         this.committedRecords += m.records;
         // Send the next batch first so the writer works while the callbacks run.
         if (!this.cur.empty) this.send();
+        for (const fn of this.ackListeners) fn();
         for (const cb of done.callbacks) {
           try {
             cb();

@@ -832,6 +832,17 @@ export const ERRORS = {
     en: "Service is shutting down",
     ru: "Сервис останавливается",
   },
+  /**
+   * docs/API.md 4 and 1: a follower (docs/OPERATIONS.md, "A second box: follower") serves reads
+   * only; every call that would change state is refused and changes nothing.
+   */
+  FOLLOWER_READ_ONLY: {
+    code: 508,
+    status: 503,
+    field: "server",
+    en: "This server is a read-only follower: send changes to the leader",
+    ru: "Этот сервер только для чтения (ведомый): изменения отправляйте на ведущий",
+  },
   /** docs/API.md 11 `POST /admin/backup`: the copy could not be made (e.g. the folder is not writable or the disk is full). */
   BACKUP_FAILED: {
     code: 507,

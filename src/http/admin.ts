@@ -82,6 +82,8 @@ export class Admin {
 
   /** What `POST /admin/backup` runs (docs/API.md 11); null until the server sets it (then 404). */
   backups: Backups | null = null;
+  /** A follower (docs/OPERATIONS.md, "A second box: follower"): every admin write but a backup is refused. */
+  readOnly = false;
 
   /** Creates a user (with a first API key unless `key` is null). Admin API, config users, fee account. */
   createUser(uid: string, key: { apiToken: string; secretKey: string } | null): number {
@@ -143,6 +145,9 @@ export class Admin {
           if (!secretsEqual(this.token, parseAuthorization(info.authorization) ?? undefined)) {
             return sendError(res, info, Code.AUTH_ADMIN_INVALID, finish);
           }
+          // A follower's database takes only its leader's changes; a backup changes nothing.
+          if (this.readOnly && route !== "/admin/backup")
+            return sendError(res, info, Code.FOLLOWER_READ_ONLY, finish);
           let body: unknown;
           try {
             body = parseJsonBody(raw.toString("utf8"));

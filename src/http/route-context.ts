@@ -55,6 +55,13 @@ export interface FrontEndDeps {
   listenKeys: ListenKeys;
   /** Browser origins allowed on the REST base (docs/API.md 10). */
   cors: CorsPolicy;
+  /**
+   * A follower (docs/OPERATIONS.md, "A second box: follower"): every call that would change state
+   * is refused with FOLLOWER_READ_ONLY after 401 and 429 (docs/API.md 4).
+   */
+  readOnly?: boolean;
+  /** `GET /health`'s fields beside `status` when replication is configured (docs/API.md 1); null otherwise. */
+  replicationHealth?: (() => Record<string, unknown>) | null;
 }
 
 /** The OpenAPI and AsyncAPI documents as served (built by boot.ts from src/documents/). */

@@ -68,6 +68,7 @@ export function pairFromPath(ctx: RouteContext, req: HttpRequest): PairConfig | 
 /** Mounts a signed POST: 413 → 415 → 401 → nonce → 429 → JSON object, then the route's handler. */
 export function mountSignedPost(app: TemplatedApp, ctx: RouteContext, route: PostRoute): void {
   const { users, cors, nonceUsed } = ctx.deps;
+  const readOnly = ctx.deps.readOnly === true;
   const label = routeLabel(route);
   const handle = route.handler(ctx);
   const fast = route.fast?.(ctx);
@@ -96,6 +97,11 @@ export function mountSignedPost(app: TemplatedApp, ctx: RouteContext, route: Pos
             ? unboundRefusal(users, info.authorization, info.signature, raw, "POST", route.path)
             : key;
         return sendError(res, info, code, finish);
+      }
+      // A follower changes nothing: not even the nonce is taken (docs/API.md 4).
+      if (readOnly) {
+        if (rateLimited(ctx, res, info, key.token)) return;
+        return sendError(res, info, Code.FOLLOWER_READ_ONLY, finish);
       }
       if (fast !== undefined) {
         const order = fast.parse(raw);
@@ -130,6 +136,7 @@ export function mountSignedPost(app: TemplatedApp, ctx: RouteContext, route: Pos
  */
 export function mountGet(app: TemplatedApp, ctx: RouteContext, route: GetRoute): void {
   const { users, cors, nonceUsed, afterNonces } = ctx.deps;
+  const readOnly = ctx.deps.readOnly === true;
   const label = routeLabel(route);
   const handle = route.handler(ctx);
   const finish = ctx.finish;
@@ -162,6 +169,11 @@ export function mountGet(app: TemplatedApp, ctx: RouteContext, route: GetRoute):
       }
       key = k;
       const nonce = nonceFromQuery(info.query);
+      // A follower records no nonce: a signed read carrying one is refused (docs/API.md 4).
+      if (readOnly && nonce !== undefined) {
+        if (rateLimited(ctx, res, info, key.token)) return;
+        return sendError(res, info, Code.FOLLOWER_READ_ONLY, finish);
+      }
       const nonceErr = consumeNonce(users, key, nonce, nonceUsed);
       if (nonceErr === Code.AUTH_NONCE_REPLAY) return sendError(res, info, nonceErr, finish);
       if (rateLimited(ctx, res, info, key.token)) return;

@@ -54,6 +54,8 @@ export interface StreamDeps {
   afterNonces: (then: () => void) => void;
   /** `listenKey=K` in the query authenticates the upgrade as K's user (docs/API.md 10). */
   listenKeys?: ListenKeys;
+  /** A follower (docs/API.md 4): a signed upgrade carrying a nonce is refused, nothing recorded. */
+  readOnly?: boolean;
 }
 
 /** What admission reads of an upgrade request (headers as uWS gives them: "" when absent). */
@@ -151,6 +153,7 @@ export function mountStream(app: TemplatedApp, deps: StreamDeps): void {
         return reject(key);
       }
       const nonce = nonceFromQuery(query);
+      if (deps.readOnly === true && nonce !== undefined) return reject(Code.FOLLOWER_READ_ONLY);
       const nonceErr = consumeNonce(users, key, nonce, deps.nonceUsed);
       if (nonceErr === Code.AUTH_NONCE_REPLAY) return reject(nonceErr);
       nonceInvalid = nonceErr !== 0;

@@ -69,7 +69,18 @@ export const emptyArraySchema = { type: "array", maxItems: 0 } as const;
 /** `{status}` of /health. */
 export const healthSchema = {
   type: "object",
-  properties: { status: { type: "string", enum: ["ok", "starting"] } },
+  properties: {
+    status: { type: "string", enum: ["ok", "starting"] },
+    // Only with replication configured (docs/API.md 1, docs/OPERATIONS.md "A second box: follower").
+    role: { type: "string", enum: ["leader", "follower"] },
+    epoch: { type: "integer" },
+    replication: { type: "string", enum: ["async"] },
+    followers: { type: "integer" },
+    leader: { type: "string" },
+    connected: { type: "boolean" },
+    lagMs: { type: "integer" },
+    lastCommit: { type: "integer" },
+  },
   required: ["status"],
   additionalProperties: false,
 } as const;

@@ -15,6 +15,7 @@ import {
   journalWriter,
   openJournal,
   replayJournal,
+  trimOf,
 } from "../../src/protocol/db/journal.ts";
 import { encodeSlots } from "../../src/protocol/db/slot-codec.ts";
 import {
@@ -252,6 +253,39 @@ describe("batch journal", { concurrency: true }, () => {
     assert.equal(j.prepare("SELECT MIN(seq) FROM journal").pluck().get(), mark + 1);
     j.close();
     assert.equal(replayAndCheck(file, 2), BATCHES);
+  });
+
+  it("keeps the trim mark: the key through which rows may be gone, moved by every delete and by the start's replay", () => {
+    const file = `${tmp.dir}/trim.db`;
+    openDatabase(file).close();
+    const j = openJournal(file);
+    const w = journalWriter(j);
+    const counts = new Array(KIND_COUNT).fill(0);
+    counts[META.id] = 1;
+    j.transaction(() => {
+      w.appendSym(0, "some_key");
+      for (const key of [3, 4, 7])
+        w.append(key, { seq: key, counts, slots: new Float64Array([0, key]), strs: [], settledBelow: 1 });
+    }).immediate();
+    assert.equal(trimOf(j).get(), 0, "nothing deleted yet: every row since the start is there");
+    j.transaction(() => w.deleteThrough(4)).immediate();
+    assert.equal(trimOf(j).get(), 4);
+    assert.deepEqual(j.prepare("SELECT seq FROM journal").pluck().all(), [7]);
+    // It never moves back.
+    j.transaction(() => trimOf(j).set(2)).immediate();
+    assert.equal(trimOf(j).get(), 4);
+    j.close();
+    const db = openDatabase(file);
+    try {
+      // The start applies what is above the mark (0 here: every row) and empties the file.
+      assert.equal(replayJournal(db), 1);
+      assert.equal(appliedMark(db), 7);
+    } finally {
+      db.close();
+    }
+    const after = openJournal(file);
+    assert.equal(trimOf(after).get(), 7, "after the replay every row through the applied mark is gone");
+    after.close();
   });
 
   it("replays a row written before the newest record kind existed as none of that kind", () => {

@@ -109,6 +109,22 @@ describe("per-user rows written in bulk", () => {
     assert.equal(after.rows.length, 10);
   });
 
+  it("catches a follower up only to the orders its leader said are settled", async () => {
+    // A follower's database: orders 9 and 10 are stored, but its leader has said only the orders
+    // up to 8 are settled (a lower id may still come in its next batches).
+    const db = new Database(tmp.dbPath);
+    db.exec(
+      "DELETE FROM user_orders WHERE order_id > 7; UPDATE meta SET value = 7 WHERE key = 'user_orders_through'; " +
+        "INSERT INTO meta (key, value) VALUES ('replication_settled_through', 8)",
+    );
+    db.close();
+    const w = await DbWriter.start(tmp.dbPath, { userRowsFlushAt: 8 });
+    await w.close();
+    const after = stored(tmp.dbPath);
+    assert.equal(after.through, 8);
+    assert.equal(after.rows.length, 10, "the rows of the stored orders are written all the same");
+  });
+
   it("migrates a database of the first schema: rows for every order, the mark at the last", () => {
     const file = path.join(tmp.dir, "v1.db");
     const first = path.join(tmp.dir, "only-001");

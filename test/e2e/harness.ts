@@ -161,6 +161,8 @@ export class TestServer {
   /** Client without credentials. */
   readonly public: ExchangeClient;
   port = 0;
+  /** The replication port the readiness line named (0: none). */
+  replicationPort = 0;
   host = "127.0.0.1";
   /** `https` when the server said it listens with TLS. */
   scheme = "http";
@@ -306,6 +308,7 @@ export class TestServer {
     });
     this.host = proc.host;
     this.port = proc.port;
+    this.replicationPort = proc.replicationPort;
     this.scheme = proc.scheme;
     try {
       // Asked again until the start deadline: on a loaded machine one answer can take over 5 s.

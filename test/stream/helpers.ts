@@ -83,6 +83,7 @@ export async function startServer(
   return {
     port: running.port,
     fixPort: running.fixPort,
+    replicationPort: running.replicationPort,
     url: running.url,
     exchange: running.exchange,
     answers: running.answers,

@@ -21,6 +21,7 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..
 const LISTENING = /listening on (https?:\/\/[^\s]+?):(\d+)\/?(?:\s|$)/;
 /** The FIX gateway's listener on the same line (`--fix-port`). */
 const FIX_ON = /FIX on \S+:(\d+)[)\s]/;
+const REPLICATION_ON = /replication on \S+:(\d+)[)\s,]/;
 /** A worker's `thread <tid> <role>` line (workers/ts-entry.mjs with EXCHANGE_THREAD_LOG=1). */
 const THREAD_LINE = /^thread (\d+) (\S+)$/gm;
 const DEFAULT_LOG_LIMIT = 256 * 1024;
@@ -94,6 +95,8 @@ export class ServerProcess {
   port = 0;
   /** The FIX gateway's port when the line names one, else 0. */
   fixPort = 0;
+  /** The replication port named in the readiness line (docs/OPERATIONS.md, "A second box: follower"), 0: none. */
+  replicationPort = 0;
   /** `https` when the server said it listens with TLS. */
   scheme = "http";
   /** Settles when the child has exited. */
@@ -162,6 +165,7 @@ export class ServerProcess {
             server.scheme = url.protocol.slice(0, -1);
             server.port = Number(m[2]);
             server.fixPort = Number(FIX_ON.exec(line)?.[1] ?? 0);
+            server.replicationPort = Number(REPLICATION_ON.exec(line)?.[1] ?? 0);
             server.child.stdout!.off("data", onData);
             resolveListening();
             return;

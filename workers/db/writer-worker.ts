@@ -83,9 +83,12 @@ let deletedKey = data.base;
 const journalTx = db.transaction((b: Batch, kept: JournalBatch | null) => {
   for (const name of b.syms) journal.appendSym(syms++, name);
   if (kept !== null) journal.append(data.base + b.seq, kept);
-  if (appliedKey > deletedKey) {
-    journal.deleteThrough(appliedKey);
-    deletedKey = appliedKey;
+  // With followers possible, the last `journalKeep` keys stay for them to read (DECISIONS.md,
+  // "A second box: follower"); keys have gaps, so that is at most that many rows.
+  const through = appliedKey - data.journalKeep;
+  if (through > deletedKey) {
+    journal.deleteThrough(through);
+    deletedKey = through;
   }
 });
 

@@ -122,6 +122,35 @@ export class Metrics {
     });
   }
 
+  /**
+   * Replication (docs/OPERATIONS.md, "A second box: follower"), read at scrape time: on a leader the
+   * followers attached, on a follower its lag and the leader's journal key its reads show.
+   */
+  replication(read: () => { followers?: number; lagMs?: number; lastCommit?: number }): void {
+    const registers = [this.registry];
+    const gauge = (name: string, help: string, pick: (r: ReturnType<typeof read>) => number | undefined) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          const v = pick(read());
+          if (v !== undefined) this.set(v);
+        },
+      });
+    gauge("exchange_replication_followers", "Followers attached to this leader", (r) => r.followers);
+    gauge(
+      "exchange_replication_lag_ms",
+      "A follower: milliseconds its reads are behind the leader's last commit it was told of (0: caught up)",
+      (r) => r.lagMs,
+    );
+    gauge(
+      "exchange_replication_last_commit",
+      "A follower: the leader's journal key its reads show",
+      (r) => r.lastCommit,
+    );
+  }
+
   /** One request of `route` answered with `status` after `seconds` (omit for no latency sample). */
   request(route: string, status: number, seconds?: number): void {
     let r = this.routes.get(route);

@@ -18,10 +18,14 @@ export const health: PlainRoute = {
   source: "docs/API.md 1",
   handler: (ctx) => {
     const deps = ctx.deps;
+    const replication = deps.replicationHealth ?? null;
+    // Without replication the answer is exactly section 1's; with it, the role and its figures follow `status`.
+    const body = (status: string) =>
+      replication === null ? `{"status":"${status}"}` : JSON.stringify({ status, ...replication() });
     return (res, req) => {
       const info = readRequest(res, req, "/health");
-      if (deps.ready() && deps.accepting()) ok(ctx, res, info, '{"status":"ok"}');
-      else send(res, info, 503, '{"status":"starting"}', ctx.finish);
+      if (deps.ready() && deps.accepting()) ok(ctx, res, info, body("ok"));
+      else send(res, info, 503, body("starting"), ctx.finish);
     };
   },
 };

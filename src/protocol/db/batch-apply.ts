@@ -73,6 +73,12 @@ const FOLD_COLUMNS: readonly (readonly [number, number, boolean])[] = Object.ent
 const BATCH_PLACE = 2 ** 32;
 
 /** What applying a batch needs of it: its records (a copy the applier may keep reading) and strings. */
+/**
+ * The meta key of a follower's settled orders: every order id up to it has all its records in the
+ * batches its database holds (its leader's `settledBelow` - 1). Absent on a leader.
+ */
+export const REPLICATION_SETTLED = "replication_settled_through";
+
 export interface BatchRecords {
   /** Per kind: number of records. */
   counts: readonly number[];
@@ -174,7 +180,11 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
   function catchUp(): void {
     userOrdersAbove.run(ordersThrough);
     heldOrders = 0;
-    const maxOrder = maxId("orders");
+    // A follower's orders below its newest may still come in its leader's later batches: its mark
+    // goes no further than what its leader said is settled (docs/OPERATIONS.md, "A second box:
+    // follower"). Elsewhere nothing is in flight at a start: every stored order is settled.
+    const cap = markOf.get(REPLICATION_SETTLED);
+    const maxOrder = Math.min(maxId("orders"), cap ?? Number.POSITIVE_INFINITY);
     if (maxOrder > ordersThrough) {
       ordersThrough = settled = maxOrder;
       setMark.run(ordersThrough, "user_orders_through");

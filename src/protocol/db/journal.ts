@@ -56,7 +56,9 @@ const APPLIED_MARK = "journal_applied_through";
  * `strs` the batch's strings (JSON array), `settled_below`, `layout` the record layout of the
  * version that wrote it (writer-batch.ts JOURNAL_LAYOUT); `journal_syms` the symbol table of the
  * run that wrote the rows (writer-batch.ts SYM), emptied at start once the rows are applied, as a
- * new run numbers its symbols from 0 again.
+ * new run numbers its symbols from 0 again; `journal_trim` the highest key whose row may be gone
+ * (every delete moves it in its own transaction), so that a reader of the file (the replication
+ * listener, DECISIONS.md "A second box: follower") knows whether the rows above a key are all there.
  */
 const JOURNAL_SCHEMA = `
 CREATE TABLE IF NOT EXISTS journal (
@@ -70,6 +72,10 @@ CREATE TABLE IF NOT EXISTS journal (
 CREATE TABLE IF NOT EXISTS journal_syms (
   id   INTEGER PRIMARY KEY,
   name TEXT NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS journal_trim (
+  id      INTEGER PRIMARY KEY CHECK (id = 1),
+  through INTEGER NOT NULL
 ) STRICT;`;
 
 /** Opens (creating if needed) the journal file of the exchange database `dbFile`. */
@@ -135,6 +141,7 @@ export function journalWriter(j: Db): JournalWriter {
   );
   const insertSym = j.prepare("INSERT INTO journal_syms (id, name) VALUES (?, ?)");
   const del = j.prepare("DELETE FROM journal WHERE seq <= ?");
+  const trim = trimOf(j);
   return {
     append(key, b) {
       const bytes = encodeSlots(b.slots, b.counts);
@@ -151,11 +158,27 @@ export function journalWriter(j: Db): JournalWriter {
     },
     deleteThrough(key) {
       del.run(key);
+      trim.set(key);
     },
   };
 }
 
-interface JournalRow {
+/** The trim mark's statements on the journal file `j`: `get` reads it (0 when never set), `set` raises it. */
+export function trimOf(j: Db): { get(): number; set(key: number): void } {
+  const read = j.prepare<[], number>("SELECT through FROM journal_trim WHERE id = 1").pluck();
+  const write = j.prepare(
+    "INSERT INTO journal_trim (id, through) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET through = MAX(through, excluded.through)",
+  );
+  return {
+    get: () => read.get() ?? 0,
+    set: (key) => {
+      write.run(key);
+    },
+  };
+}
+
+/** A journal row as stored. */
+export interface JournalRow {
   seq: number;
   counts: string;
   slots: Buffer;
@@ -166,12 +189,12 @@ interface JournalRow {
 }
 
 /** A stored row decoded; `legacy`: written in an older layout (its orders' executed_quote unknown). */
-interface DecodedRow extends JournalBatch {
+export interface DecodedRow extends JournalBatch {
   legacy: boolean;
 }
 
-/** Decodes a stored row. */
-function decode(r: JournalRow): DecodedRow {
+/** Decodes a stored row (the replication listener ships rows as stored, and its followers decode them). */
+export function decode(r: JournalRow): DecodedRow {
   const counts = JSON.parse(r.counts) as number[];
   if (!Array.isArray(counts) || counts.length > KIND_COUNT)
     throw new Error(`journal row ${r.seq}: ${counts.length} record kinds, expected at most ${KIND_COUNT}`);
@@ -366,6 +389,8 @@ export function replayJournal(db: Db): number {
     const applied = db.transaction(() => applyAll(db, j)).immediate();
     if (j !== null && (count(j, "journal") > 0 || count(j, "journal_syms") > 0))
       j.transaction(() => emptyJournal(j)).immediate();
+    // Every row through the applied mark is gone (or never was in this file).
+    if (j !== null) j.transaction(() => trimOf(j).set(appliedMark(db))).immediate();
     return applied;
   } finally {
     j?.close();

@@ -85,6 +85,8 @@ export interface WriterWorkerData {
   walAutocheckpointPages: number;
   /** The applied mark at start: batch `seq` is journaled under key `base + seq`. */
   base: number;
+  /** See WriterOptions.journalKeep. */
+  journalKeep: number;
   /** See WriterOptions.applyAfterBatches, applyAfterRecords and applyQuietMs. */
   applyAfterBatches: number;
   applyAfterRecords: number;

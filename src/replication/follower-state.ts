@@ -1,0 +1,180 @@
+/**
+ * A follower's read models (docs/OPERATIONS.md, "A second box: follower"): after its database took
+ * a leader batch, they are rebuilt from the database by the start's own recovery
+ * (src/db/recovery.ts: loadState, recoverBalances, restoreMarket), so every read answers what a
+ * server started on that database would: users and keys, balances, open orders, each pair's book
+ * (its levels summed from the open orders, its `seq` and time as stored), trades, 24 h and candles,
+ * pair statuses, MMP settings and execution numbers. Refreshes never overlap: commits that land during one are
+ * covered by the next. Its cost grows with the state (every open order and balance is read each
+ * time); DECISIONS.md, "A second box: follower" says why that is the first step.
+ */
+import type { Users } from "../accounts/users.ts";
+import type { ExchangeConfig } from "../config/exchange-config.ts";
+import { isWaitingStop, type OrderState } from "../core/command.ts";
+import type { Exchange } from "../core/exchange.ts";
+import type { Ledger } from "../core/ledger.ts";
+import type { PairStatuses } from "../core/pair-status.ts";
+import { TRADING } from "../core/pair-status.ts";
+import { PairMarket } from "../core/read-models/pair-market.ts";
+import { loadState, recoverBalances, restoreMarket } from "../db/recovery.ts";
+import type { DbWriter } from "../db/writer.ts";
+import { type Db, openDatabase } from "../protocol/db/db-open.ts";
+import { SELL } from "../protocol/pair/engine.ts";
+import { log } from "../util/log.ts";
+import { nowMicro } from "../util/time.ts";
+import { type FollowerLink, REPLICATION_THROUGH } from "./follower.ts";
+
+export interface FollowerStateDeps {
+  dbPath: string;
+  config: ExchangeConfig;
+  users: Users;
+  ledger: Ledger;
+  exchange: Exchange;
+  /** The markets array the stream hub reads (src/boot.ts), replaced entry by entry. */
+  markets: PairMarket[];
+  statuses: PairStatuses;
+  feeUser: number;
+  writer: DbWriter;
+  link: FollowerLink;
+}
+
+export class FollowerState {
+  private db: Db | null = null;
+  private running = false;
+  private again = false;
+
+  constructor(private readonly deps: FollowerStateDeps) {}
+
+  /** A batch committed: rebuild once its rows are in their tables. */
+  changed(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    void this.run();
+  }
+
+  close(): void {
+    this.db?.close();
+    this.db = null;
+  }
+
+  private async run(): Promise<void> {
+    try {
+      do {
+        this.again = false;
+        await this.deps.writer.applied();
+        const started = performance.now();
+        this.refresh();
+        // Under a steady flow a rebuild follows the last at once: it waits as long as that one took,
+        // so rebuilding takes at most half of the main thread and the batches keep being committed.
+        const took = performance.now() - started;
+        if (this.again && took >= 1) await new Promise((r) => setTimeout(r, took));
+      } while (this.again);
+    } catch (err) {
+      // The reads keep what they show; the next batch tries again.
+      log().error({ err: (err as Error).message }, `follower refresh failed: ${(err as Error).message}`);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Rebuilds every read model from the database as it is now. */
+  refresh(): void {
+    const { config, users, ledger, exchange, markets, statuses, feeUser, link } = this.deps;
+    this.db ??= openDatabase(this.deps.dbPath, { readonly: true });
+    const db = this.db;
+    const state = db
+      .transaction(() => ({
+        state: loadState(
+          db,
+          config.pairs.map((p) => p.name),
+          nowMicro(),
+        ),
+        through:
+          db
+            .prepare<[string], number>("SELECT value FROM meta WHERE key = ?")
+            .pluck()
+            .get(REPLICATION_THROUGH) ?? 0,
+      }))
+      .deferred();
+    const s = state.state;
+    for (const u of s.users) if (users.idOf(u.uid) === undefined) users.add(u.id, u.uid);
+    for (const k of s.apiKeys) {
+      if (!users.hasToken(k.token)) users.addKey(k.token, k.userId, k.secret, k.revoked);
+      else if (k.revoked && users.key(k.token)?.revoked === false) users.revoke(k.token);
+    }
+    for (const u of s.users) ledger.ensureUser(u.id);
+    recoverBalances(ledger, feeUser, config, s);
+    for (const [user, last] of s.execSeqs) exchange.execSeqs.restore(user, last);
+    // MMP settings as stored (a reset is stored as zeros, which `put` drops); the frozen state is
+    // the leader's memory and not replicated (docs/OPERATIONS.md, "A second box: follower").
+    for (const m of s.mmpSettings) {
+      const p = config.pairsByName.get(m.pair);
+      if (p !== undefined)
+        exchange.mmp.put(m.userId, p.index, {
+          intervalSeconds: m.intervalSeconds,
+          qtyLimit: m.qtyLimit,
+          frozenSeconds: m.frozenSeconds,
+        });
+    }
+    const open: OrderState[] = [];
+    for (const p of config.pairs) {
+      const rec = s.pairs.get(p.name);
+      statuses.set(p.index, rec?.status ?? TRADING);
+      const m = new PairMarket(p.name, p.priceDecimals, p.amountDecimals);
+      // Versions go on from the market it replaces: what is cached by version (the book's body,
+      // src/http/routes/order-book.ts) is never taken for the new one.
+      m.bookVersion = markets[p.index].bookVersion + 1;
+      restoreMarket(m, s);
+      m.seq = rec?.bookSeq ?? 0;
+      m.bookMicro = rec?.bookMicro ?? 0;
+      const bids = new Map<number, number>();
+      const asks = new Map<number, number>();
+      for (const o of s.openOrders) {
+        // A stop order waiting for its trigger is in no book (docs/API.md 18).
+        if (o.pair !== p.name || isWaitingStop(o)) continue;
+        const side = o.side === SELL ? asks : bids;
+        side.set(o.price, (side.get(o.price) ?? 0) + (o.amount - o.amountUsed));
+      }
+      for (const [price, total] of bids) m.setLevel(0, price, total);
+      for (const [price, total] of asks) m.setLevel(1, price, total);
+      markets[p.index] = m;
+      exchange.replaceMarket(p.index, m);
+    }
+    for (const row of s.openOrders) {
+      const p = config.pairsByName.get(row.pair);
+      if (p === undefined) continue;
+      open.push({
+        id: row.id,
+        user: row.userId,
+        pair: p.index,
+        side: row.side as 0 | 1,
+        type: row.type as 0 | 1,
+        price: row.price,
+        amount: row.amount,
+        used: row.amountUsed,
+        cancelled: false,
+        createMicro: row.createMicro,
+        updateMicro: row.updateMicro,
+        budget: 0n,
+        executed: BigInt(row.executedQuote),
+        flags: row.flags,
+        clientOrderId: row.clientOrderId ?? undefined,
+        rowSent: true,
+        amending: null,
+        userSlot: -1,
+        restSeq: 0,
+        execSeq: row.execSeq,
+        stopPrice: row.stopPrice,
+        stopDirection: row.stopDirection,
+        triggerMicro: row.triggerMicro,
+        cancelReason: row.cancelReason,
+        session: 0,
+      });
+    }
+    exchange.replaceOpenOrders(open);
+    link.shown(state.through);
+  }
+}

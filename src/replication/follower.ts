@@ -1,0 +1,352 @@
+/**
+ * A follower's link to its leader (docs/OPERATIONS.md, "A second box: follower"; the protocol:
+ * protocol.ts). At start (`position`, src/boot.ts stage 2) it says where its database is and, when
+ * it has nothing or is too far behind, takes the leader's copy in place of its database file
+ * before anything opens it. From then on every batch the leader journaled goes, as the leader
+ * wrote it, into one batch of this server's own writer (DbWriter.appendBatch) with meta
+ * 'replication_through' set to the batch's key: the follower's commit makes it durable and its
+ * crash recovery is the ordinary one. After each commit the read models are rebuilt from the
+ * database (follower-state.ts). A lost leader is asked again every RETRY_MS; meanwhile the server
+ * serves what it has.
+ */
+import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import net from "node:net";
+import tls from "node:tls";
+import type { DbWriter } from "../db/writer.ts";
+import { EXEC_EPOCH_BUMP } from "../protocol/db/backup-tasks.ts";
+import { REPLICATION_SETTLED } from "../protocol/db/batch-apply.ts";
+import { openDatabase } from "../protocol/db/db-open.ts";
+import { decode, journalPath, replayJournal } from "../protocol/db/journal.ts";
+import { log } from "../util/log.ts";
+import {
+  FRAME_BYTES,
+  FrameReader,
+  jsonFrame,
+  PROTOCOL_VERSION,
+  parseMessage,
+  type ToFollower,
+} from "./protocol.ts";
+
+/** The meta key of the last leader journal key this database holds. */
+export const REPLICATION_THROUGH = "replication_through";
+/** Between two attempts to reach the leader. */
+const RETRY_MS = 500;
+/** At most one line per this long about a leader that cannot be reached. */
+const WARN_EVERY_MS = 30_000;
+
+export interface FollowerOptions {
+  host: string;
+  port: number;
+  token: string;
+  /** Speak TLS to the leader (FOLLOW `tls://HOST:PORT`); the certificate is checked as node does. */
+  tls: boolean;
+  dbPath: string;
+}
+
+type Batch = Extract<ToFollower, { t: "batch" }>;
+
+/** The last leader journal key the database at `dbPath` holds (its own journal replayed first); 0: none. */
+export function storedPosition(dbPath: string): number {
+  if (!existsSync(dbPath)) return 0;
+  const db = openDatabase(dbPath);
+  try {
+    replayJournal(db);
+    return (
+      db.prepare<[string], number>("SELECT value FROM meta WHERE key = ?").pluck().get(REPLICATION_THROUGH) ??
+      0
+    );
+  } finally {
+    db.close();
+  }
+}
+
+export class FollowerLink {
+  /** The last key handed to the writer (every key up to it commits unless the process dies). */
+  private position = 0;
+  /** The last key committed to this database. */
+  committed = 0;
+  /** The last key whose state the read models show (follower-state.ts sets it). */
+  visible = 0;
+  /** The leader's epoch, from its heads. */
+  epoch = 1;
+  /** The leader's head: its last committed key, and when it was heard (Date.now()). */
+  headKey = -1;
+  private headAt = 0;
+  /** When the link last saw the follower caught up (Date.now()), for the lag. */
+  private caughtUpAt = Date.now();
+  /** The first head after the start, once visible: /health turns ok. */
+  ready = false;
+  connected = false;
+  private socket: net.Socket | null = null;
+  private syms: string[] = [];
+  /** Batches received and not committed yet, each with the symbol table of its connection. */
+  private queue: { m: Batch; syms: string[] }[] = [];
+  private writer: DbWriter | null = null;
+  private draining = false;
+  private onCommitted: (() => void) | null = null;
+  private closed = false;
+  private retry: NodeJS.Timeout | null = null;
+  /** When a failed try was last logged (Date.now()). */
+  private warnedAt = 0;
+  /** At start: resolves once the leader answered the hello (after its copy, when one came). */
+  private positioned: { resolve: () => void; reject: (err: Error) => void } | null = null;
+  private copy: { fd: number; file: string; position: number; bytes: number; got: number } | null = null;
+
+  constructor(private readonly opts: FollowerOptions) {}
+
+  /**
+   * Stage 2 of the start: where the database is, with the leader's copy in its place first when
+   * the leader says so. Resolves once the leader has answered; a leader that cannot be reached
+   * is asked again until it answers. A refusal (wrong token, another version) rejects.
+   */
+  start(): Promise<void> {
+    this.position = storedPosition(this.opts.dbPath);
+    this.committed = this.position;
+    this.visible = this.position;
+    return new Promise((resolve, reject) => {
+      this.positioned = { resolve, reject };
+      this.connect();
+    });
+  }
+
+  /** Stage 4: batches go to `writer` from now on; `onCommitted` runs after each commit. */
+  attach(writer: DbWriter, onCommitted: () => void, onFatal: (reason: string) => void): void {
+    this.writer = writer;
+    this.onCommitted = onCommitted;
+    this.onFatal = onFatal;
+    this.kick();
+  }
+
+  private onFatal: (reason: string) => void = () => undefined;
+
+  private kick(): void {
+    this.drain().catch((err: Error) => {
+      this.close();
+      this.onFatal(`replication: ${err.message}`);
+    });
+  }
+
+  /** Milliseconds the read models are behind the leader's last known commit (0: caught up). */
+  lagMs(now = Date.now()): number {
+    if (this.connected && this.headKey >= 0 && this.visible >= this.headKey && this.queue.length === 0)
+      return 0;
+    return Math.max(0, now - Math.max(this.caughtUpAt, this.connected ? 0 : this.headAt));
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.retry !== null) clearTimeout(this.retry);
+    this.socket?.destroy();
+  }
+
+  /** The read models show the database through `key` (follower-state.ts). */
+  shown(key: number): void {
+    if (key > this.visible) this.visible = key;
+    if (this.headKey >= 0 && this.visible >= this.headKey) {
+      this.caughtUpAt = Date.now();
+      if (!this.ready) {
+        this.ready = true;
+        log().info({ key }, `follower caught up with its leader at journal key ${key}`);
+      }
+    }
+  }
+
+  private connect(): void {
+    if (this.closed) return;
+    const { host, port } = this.opts;
+    // SNI carries a name only (RFC 6066); an address is checked against the certificate all the same.
+    const socket = this.opts.tls
+      ? tls.connect({ host, port, servername: net.isIP(host) === 0 ? host : undefined })
+      : net.connect({ host, port });
+    this.socket = socket;
+    socket.setNoDelay(true);
+    const reader = new FrameReader((type, payload) => this.onFrame(type, payload));
+    socket.once(this.opts.tls ? "secureConnect" : "connect", () => {
+      this.connected = true;
+      // A new table per connection: the batches still queued keep the one they came with.
+      this.syms = [];
+      socket.write(
+        jsonFrame({ t: "hello", version: PROTOCOL_VERSION, token: this.opts.token, position: this.position }),
+      );
+    });
+    socket.on("data", (chunk: Buffer) => {
+      try {
+        reader.push(chunk);
+      } catch (err) {
+        log().error({ err: (err as Error).message }, `replication: ${(err as Error).message}`);
+        socket.destroy();
+      }
+    });
+    socket.on("error", (err) => {
+      // The first failed try and then one every WARN_EVERY_MS: a leader away for long writes few lines.
+      const now = Date.now();
+      if (this.connected || now - this.warnedAt < WARN_EVERY_MS) return;
+      this.warnedAt = now;
+      log().warn({ leader: `${host}:${port}` }, `leader ${host}:${port}: ${err.message}`);
+    });
+    socket.on("close", () => {
+      if (this.connected)
+        log().warn({ leader: `${host}:${port}` }, `lost the leader ${host}:${port}; reconnecting`);
+      this.connected = false;
+      this.socket = null;
+      if (this.copy !== null) {
+        closeSync(this.copy.fd);
+        rmSync(this.copy.file, { force: true });
+        this.copy = null;
+      }
+      if (!this.closed) this.retry = setTimeout(() => this.connect(), RETRY_MS);
+    });
+  }
+
+  private onFrame(type: number, payload: Buffer): void {
+    if (type === FRAME_BYTES) {
+      const c = this.copy;
+      if (c === null) throw new Error("copy bytes outside a copy");
+      writeSync(c.fd, payload);
+      c.got += payload.length;
+      return;
+    }
+    const m = parseMessage(payload) as ToFollower;
+    switch (m.t) {
+      case "refused":
+        this.refused(m.reason);
+        return;
+      case "copy":
+        this.beginCopy(m.position, m.bytes);
+        return;
+      case "copyEnd":
+        this.endCopy();
+        return;
+      case "syms":
+        for (const name of m.names) this.syms.push(name);
+        this.answered();
+        return;
+      case "batch":
+        this.answered();
+        if (m.key <= this.position) return;
+        this.queue.push({ m, syms: this.syms });
+        this.position = m.key;
+        this.kick();
+        return;
+      case "head":
+        this.answered();
+        this.headKey = m.key;
+        this.headAt = Date.now();
+        this.epoch = m.epoch;
+        this.shown(this.visible);
+        return;
+    }
+  }
+
+  private answered(): void {
+    const p = this.positioned;
+    if (p === null) return;
+    this.positioned = null;
+    p.resolve();
+  }
+
+  private refused(reason: string): void {
+    log().error({ reason }, `the leader refused this follower: ${reason}`);
+    // Behind, or a copy that failed, may go when asked again; anything else would only repeat.
+    if (/^behind|^copy failed/.test(reason)) return;
+    this.closed = true;
+    const p = this.positioned;
+    if (p !== null) {
+      this.positioned = null;
+      p.reject(new Error(`the leader refused this follower: ${reason}`));
+    }
+  }
+
+  private beginCopy(position: number, bytes: number): void {
+    if (this.positioned === null) {
+      // Running on its database already: it cannot be swapped under the server.
+      log().error(
+        { position },
+        "the leader no longer holds what this follower lacks: restart it to take a new copy",
+      );
+      this.closed = true;
+      this.socket?.destroy();
+      return;
+    }
+    const file = `${this.opts.dbPath}.copy`;
+    this.copy = { fd: openSync(file, "w"), file, position, bytes, got: 0 };
+  }
+
+  /** The copy is whole: synced, then in place of the database (and its journal), as the leader's state. */
+  private endCopy(): void {
+    const c = this.copy;
+    if (c === null) throw new Error("copyEnd outside a copy");
+    this.copy = null;
+    fsyncSync(c.fd);
+    closeSync(c.fd);
+    if (c.got !== c.bytes) throw new Error(`copy of ${c.got} bytes, the leader said ${c.bytes}`);
+    const db = this.opts.dbPath;
+    for (const f of [
+      db,
+      `${db}-wal`,
+      `${db}-shm`,
+      journalPath(db),
+      `${journalPath(db)}-wal`,
+      `${journalPath(db)}-shm`,
+    ])
+      rmSync(f, { force: true });
+    renameSync(c.file, db);
+    const conn = openDatabase(db);
+    try {
+      conn
+        .transaction(() => {
+          // The copy is the leader's present, not an old state: the execution numbers keep their epoch.
+          conn.prepare("DELETE FROM meta WHERE key = ?").run(EXEC_EPOCH_BUMP);
+          conn
+            .prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)")
+            .run(REPLICATION_THROUGH, c.position);
+          // The copy's orders above its own mark may lack records still to come in later batches.
+          conn
+            .prepare(
+              "INSERT OR REPLACE INTO meta (key, value) SELECT ?, value FROM meta WHERE key = 'user_orders_through'",
+            )
+            .run(REPLICATION_SETTLED);
+        })
+        .immediate();
+    } finally {
+      conn.close();
+    }
+    log().info(
+      { position: c.position, bytes: c.bytes },
+      `took the leader's copy at journal key ${c.position}`,
+    );
+    this.position = c.position;
+    this.committed = c.position;
+    this.visible = c.position;
+  }
+
+  /** Hands the queued batches to the writer one at a time, each in a commit of its own. */
+  private async drain(): Promise<void> {
+    const writer = this.writer;
+    if (writer === null || this.draining) return;
+    this.draining = true;
+    try {
+      while (this.queue.length > 0) {
+        const { m, syms } = this.queue.shift()!;
+        const b = decode({
+          seq: m.key,
+          counts: m.counts,
+          slots: Buffer.from(m.slots, "base64"),
+          strs: m.strs,
+          settled_below: m.settledBelow,
+          layout: m.layout,
+        });
+        if (b.legacy) throw new Error(`leader batch ${m.key} is of an older layout`);
+        writer.appendBatch(b.counts, b.slots, b.strs, syms, b.settledBelow);
+        writer.meta(REPLICATION_THROUGH, m.key);
+        if (b.settledBelow > 0) writer.meta(REPLICATION_SETTLED, b.settledBelow - 1);
+        await new Promise<void>((resolve) => writer.afterCommit(resolve));
+        this.committed = m.key;
+        this.socket?.write(jsonFrame({ t: "durable", key: m.key }));
+        this.onCommitted?.();
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+}

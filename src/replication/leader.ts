@@ -1,0 +1,376 @@
+/**
+ * The leader's replication port (docs/OPERATIONS.md, "A second box: follower"; the protocol:
+ * protocol.ts). It writes nothing of its own: it reads what the journal file already holds
+ * (src/protocol/db/journal.ts) from a read-only connection, after each commit, and ships the rows
+ * above each follower's position in key order. A follower with nothing, or behind the journal's
+ * trim mark, first gets a copy of the database made by the online backup (src/db/backup.ts).
+ */
+import { timingSafeEqual } from "node:crypto";
+import { createReadStream, rmSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import tls from "node:tls";
+import type { Statement } from "better-sqlite3";
+import type { Backups } from "../db/backup.ts";
+import type { DbWriter } from "../db/writer.ts";
+import { type Db, openDatabase } from "../protocol/db/db-open.ts";
+import { appliedMark, type JournalRow, journalPath, trimOf } from "../protocol/db/journal.ts";
+import { log } from "../util/log.ts";
+import {
+  bytesFrame,
+  FRAME_JSON,
+  FrameReader,
+  jsonFrame,
+  PROTOCOL_VERSION,
+  parseMessage,
+  type ToFollower,
+} from "./protocol.ts";
+
+/** Rows read per pull: a follower far behind is fed in steps, each written before the next read. */
+const PULL_ROWS = 512;
+/** How often an idle link hears the leader's head (the follower's lag is measured against it). */
+const HEAD_MS = 1000;
+/** A follower must say hello within this long. */
+const HELLO_MS = 10_000;
+/** A copy is sent in pieces of this size. */
+const COPY_PIECE = 256 * 1024;
+
+export interface LeaderOptions {
+  host: string;
+  port: number;
+  /** REPLICATION_TOKEN; undefined: every follower is refused. */
+  token: string | undefined;
+  /** The server's certificate and key: the port speaks TLS only. */
+  tls?: { cert: Buffer; key: Buffer };
+  dbPath: string;
+  writer: DbWriter;
+  backups: Backups;
+  /** The replication epoch (1 until promotion exists). */
+  epoch: number;
+}
+
+/** One follower's connection. */
+interface Link {
+  socket: net.Socket;
+  /** Where it is: the last key sent to it (-1: not past its hello yet). */
+  sent: number;
+  /** Symbols of the leader's run sent to it. */
+  syms: number;
+  /** The last key it said is durable on its side. */
+  durable: number;
+  /** Waiting for 'drain' before the next pull. */
+  blocked: boolean;
+  /** It has heard a head since it caught up last. */
+  headSent: boolean;
+  /** Its hello came (one per connection), or it was refused (nothing more is read). */
+  greeted: boolean;
+  refused: boolean;
+  address: string;
+}
+
+export class ReplicationLeader {
+  private readonly server: net.Server;
+  private journal: Db | null = null;
+  private readonly links = new Set<Link>();
+  private readonly heads: NodeJS.Timeout;
+  private pullScheduled = false;
+  private closed = false;
+
+  constructor(private readonly opts: LeaderOptions) {
+    const onSocket = (socket: net.Socket) => this.accept(socket);
+    this.server =
+      opts.tls === undefined
+        ? net.createServer(onSocket)
+        : tls.createServer({ cert: opts.tls.cert, key: opts.tls.key }, onSocket);
+    opts.writer.onAck(() => this.schedulePull());
+    this.heads = setInterval(() => {
+      for (const l of this.links) if (l.sent >= 0 && !l.blocked) l.headSent = false;
+      this.schedulePull();
+    }, HEAD_MS);
+    this.heads.unref();
+  }
+
+  /** Listens on host:port (0: any free port); resolves with the port. */
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once("error", reject);
+      this.server.listen({ host: this.opts.host, port: this.opts.port, exclusive: true }, () => {
+        this.server.off("error", reject);
+        resolve((this.server.address() as net.AddressInfo).port);
+      });
+    });
+  }
+
+  /** The attached followers, for /health and /metrics. */
+  status(): { followers: number; durable: number } {
+    let durable = 0;
+    for (const l of this.links) if (l.durable > durable) durable = l.durable;
+    return { followers: [...this.links].filter((l) => l.sent >= 0).length, durable };
+  }
+
+  /**
+   * Stops listening; every attached follower is first sent what the journal holds (a graceful stop
+   * commits its last batches before this, so a follower then has everything and goes on at the
+   * next start without a copy), then its connection ends.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.server.close();
+    clearInterval(this.heads);
+    for (let i = 0; i < 1000 && this.pull(); i++);
+    this.closed = true;
+    await Promise.all(
+      [...this.links].map(
+        (l) =>
+          new Promise<void>((resolve) => {
+            const done = setTimeout(() => {
+              l.socket.destroy();
+              resolve();
+            }, 2000);
+            l.socket.once("close", () => {
+              clearTimeout(done);
+              resolve();
+            });
+            l.socket.end();
+          }),
+      ),
+    );
+    this.links.clear();
+    this.journal?.close();
+    this.journal = null;
+    this.reads = null;
+  }
+
+  /** The statements of `pull`, prepared once on the journal connection. */
+  private reads: {
+    syms: Statement<[number], string>;
+    rows: Statement<[number, number], JournalRow>;
+  } | null = null;
+
+  private journalDb(): Db {
+    if (this.journal === null) {
+      const j = openDatabase(journalPath(this.opts.dbPath), { readonly: true });
+      this.journal = j;
+      this.reads = {
+        syms: j.prepare<[number], string>("SELECT name FROM journal_syms WHERE id >= ? ORDER BY id").pluck(),
+        rows: j.prepare<[number, number], JournalRow>(
+          "SELECT * FROM journal WHERE seq > ? ORDER BY seq LIMIT ?",
+        ),
+      };
+    }
+    return this.journal;
+  }
+
+  private accept(socket: net.Socket): void {
+    const address = `${socket.remoteAddress}:${socket.remotePort}`;
+    const link: Link = {
+      socket,
+      sent: -1,
+      syms: 0,
+      durable: 0,
+      blocked: false,
+      headSent: false,
+      greeted: false,
+      refused: false,
+      address,
+    };
+    this.links.add(link);
+    socket.setNoDelay(true);
+    const hello = setTimeout(() => this.refuse(link, "no hello"), HELLO_MS);
+    const reader = new FrameReader((type, payload) => {
+      if (type !== FRAME_JSON) throw new Error("a follower sends no bytes frames");
+      const m = parseMessage(payload);
+      if (!link.greeted && m.t === "hello") {
+        link.greeted = true;
+        clearTimeout(hello);
+        this.hello(link, m);
+      } else if (m.t === "durable" && typeof m.key === "number") {
+        if (m.key > link.durable) link.durable = m.key;
+      } else throw new Error(`unexpected message ${String(m.t)}`);
+    });
+    socket.on("data", (chunk: Buffer) => {
+      if (link.refused) return;
+      try {
+        reader.push(chunk);
+      } catch (err) {
+        this.refuse(link, (err as Error).message);
+      }
+    });
+    socket.on("drain", () => {
+      if (!link.blocked) return;
+      link.blocked = false;
+      this.schedulePull();
+    });
+    socket.on("error", () => undefined);
+    socket.on("close", () => {
+      clearTimeout(hello);
+      if (this.links.delete(link) && link.sent >= 0)
+        log().info({ follower: address }, `follower ${address} disconnected`);
+    });
+  }
+
+  private refuse(link: Link, reason: string): void {
+    if (link.refused) return;
+    link.refused = true;
+    log().warn({ follower: link.address, reason }, `follower ${link.address} refused: ${reason}`);
+    link.socket.end(jsonFrame({ t: "refused", reason }));
+    this.links.delete(link);
+  }
+
+  /** Why the hello `m` is not accepted, or null. */
+  private helloRefusal(m: Record<string, unknown>): string | null {
+    const token = this.opts.token;
+    if (token === undefined) return "this server has no REPLICATION_TOKEN";
+    const given = Buffer.from(typeof m.token === "string" ? m.token : "", "utf8");
+    const expected = Buffer.from(token, "utf8");
+    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      return "wrong REPLICATION_TOKEN";
+    if (m.version !== PROTOCOL_VERSION)
+      return `protocol version ${String(m.version)}, this leader speaks ${PROTOCOL_VERSION}`;
+    const position = m.position;
+    if (typeof position !== "number" || !Number.isSafeInteger(position) || position < 0)
+      return "bad position";
+    return null;
+  }
+
+  private hello(link: Link, m: Record<string, unknown>): void {
+    const refusal = this.helloRefusal(m);
+    if (refusal !== null) {
+      this.refuse(link, refusal);
+      return;
+    }
+    const position = m.position as number;
+    const j = this.journalDb();
+    const trimmed = trimOf(j).get();
+    const last = Math.max(
+      trimmed,
+      j.prepare<[], number>("SELECT COALESCE(MAX(seq), 0) FROM journal").pluck().get()!,
+    );
+    if (position > last) {
+      // Its database holds keys this leader never committed: following would mix two histories.
+      this.refuse(link, `ahead: the follower is at journal key ${position}, this leader at ${last}`);
+      return;
+    }
+    if (position > 0 && position >= trimmed) {
+      log().info(
+        { follower: link.address, position },
+        `follower ${link.address} attached at journal key ${position}`,
+      );
+      link.sent = position;
+      this.schedulePull();
+      return;
+    }
+    void this.sendCopy(link).catch((err: Error) => this.refuse(link, `copy failed: ${err.message}`));
+  }
+
+  /** A consistent copy of the database (the online backup), streamed, then the rows above it. */
+  private async sendCopy(link: Link): Promise<void> {
+    const started = performance.now();
+    const copy = await this.opts.backups.take();
+    const file = path.join(copy.dir, copy.file);
+    try {
+      const db = openDatabase(file, { readonly: true });
+      let position: number;
+      try {
+        position = appliedMark(db);
+      } finally {
+        db.close();
+      }
+      // The journal keeps the rows above the copy's mark (WriterOptions.journalKeep); a copy that
+      // took longer than that many batches is refused and the follower asks again.
+      if (position < trimOf(this.journalDb()).get()) throw new Error("the journal moved past the copy");
+      if (link.socket.destroyed) return;
+      link.socket.write(jsonFrame({ t: "copy", position, bytes: copy.bytes }));
+      for await (const piece of createReadStream(file, { highWaterMark: COPY_PIECE })) {
+        if (link.socket.destroyed) return;
+        if (!link.socket.write(bytesFrame(piece as Buffer))) await drained(link.socket);
+      }
+      link.socket.write(jsonFrame({ t: "copyEnd" }));
+      log().info(
+        { follower: link.address, position, bytes: copy.bytes, ms: Math.round(performance.now() - started) },
+        `follower ${link.address} took a copy at journal key ${position}`,
+      );
+      link.sent = position;
+      this.schedulePull();
+    } finally {
+      rmSync(file, { force: true });
+    }
+  }
+
+  private schedulePull(): void {
+    if (this.pullScheduled || this.closed || this.links.size === 0) return;
+    this.pullScheduled = true;
+    setImmediate(() => {
+      this.pullScheduled = false;
+      this.pull();
+    });
+  }
+
+  /**
+   * Sends each ready follower the journal rows above where it is, with the symbols they need.
+   * True when a follower has more to read.
+   */
+  private pull(): boolean {
+    if (this.closed) return false;
+    const j = this.journalDb();
+    const trim = trimOf(j);
+    let more = false;
+    for (const l of this.links) {
+      if (l.sent < 0 || l.blocked || l.socket.destroyed) continue;
+      const stmts = this.reads!;
+      // One read transaction: the trim mark, the symbols and the rows of one moment of the file.
+      const read = j.transaction(() => ({
+        trimmed: trim.get(),
+        syms: stmts.syms.all(l.syms),
+        rows: stmts.rows.all(l.sent, PULL_ROWS),
+      }))();
+      if (read.trimmed > l.sent) {
+        this.refuse(l, `behind: the journal no longer holds the rows after key ${l.sent}`);
+        continue;
+      }
+      if (read.syms.length > 0) {
+        l.syms += read.syms.length;
+        l.socket.write(jsonFrame({ t: "syms", names: read.syms }));
+      }
+      let ok = true;
+      for (const r of read.rows) {
+        const m: ToFollower = {
+          t: "batch",
+          key: r.seq,
+          counts: r.counts,
+          slots: r.slots.toString("base64"),
+          strs: r.strs,
+          settledBelow: r.settled_below,
+          layout: r.layout ?? 0,
+        };
+        ok = l.socket.write(jsonFrame(m));
+        l.sent = r.seq;
+      }
+      // Caught up with what the journal holds: the head says so.
+      if (read.rows.length < PULL_ROWS && (read.rows.length > 0 || !l.headSent)) this.sendHead(l);
+      if (!ok) l.blocked = true;
+      else if (read.rows.length === PULL_ROWS) more = true;
+    }
+    if (more) this.schedulePull();
+    return more;
+  }
+
+  /** The last key sent is the leader's last committed row (the link pulls after every commit). */
+  private sendHead(l: Link): void {
+    l.headSent = true;
+    l.socket.write(jsonFrame({ t: "head", key: l.sent, ms: Date.now(), epoch: this.opts.epoch }));
+  }
+}
+
+/** Resolves once `socket` drained, or closed (which the next write then sees). */
+function drained(socket: net.Socket): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      socket.off("drain", done);
+      socket.off("close", done);
+      resolve();
+    };
+    socket.on("drain", done);
+    socket.on("close", done);
+  });
+}

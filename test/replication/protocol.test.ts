@@ -1,0 +1,72 @@
+/**
+ * The replication protocol's frames (src/replication/protocol.ts): however a byte stream is cut
+ * into chunks, the reader hands over the same frames in order; it refuses an oversized or unknown
+ * frame.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  bytesFrame,
+  FRAME_BYTES,
+  FRAME_JSON,
+  FrameReader,
+  jsonFrame,
+  MAX_FRAME,
+  parseMessage,
+} from "../../src/replication/protocol.ts";
+
+function readAll(stream: Buffer, cuts: readonly number[]): [number, string][] {
+  const got: [number, string][] = [];
+  const reader = new FrameReader((type, payload) => got.push([type, payload.toString("latin1")]));
+  let at = 0;
+  for (const cut of [...cuts, stream.length]) {
+    reader.push(stream.subarray(at, cut));
+    at = cut;
+  }
+  return got;
+}
+
+describe("replication frames", () => {
+  const frames = [
+    jsonFrame({ t: "hello", version: 1, token: "a-replication-token", position: 42 }),
+    bytesFrame(Buffer.from([0, 1, 2, 250, 255])),
+    jsonFrame({ t: "durable", key: 43 }),
+    bytesFrame(Buffer.alloc(0)),
+    jsonFrame({ t: "head", key: 43, ms: 1, epoch: 1 }),
+  ];
+  const stream = Buffer.concat(frames);
+  const expected: [number, string][] = [
+    [FRAME_JSON, JSON.stringify({ t: "hello", version: 1, token: "a-replication-token", position: 42 })],
+    [FRAME_BYTES, Buffer.from([0, 1, 2, 250, 255]).toString("latin1")],
+    [FRAME_JSON, JSON.stringify({ t: "durable", key: 43 })],
+    [FRAME_BYTES, ""],
+    [FRAME_JSON, JSON.stringify({ t: "head", key: 43, ms: 1, epoch: 1 })],
+  ];
+
+  it("reads the same frames in order whatever the chunks: whole, byte by byte, at every single cut", () => {
+    assert.deepEqual(readAll(stream, []), expected);
+    assert.deepEqual(
+      readAll(
+        stream,
+        Array.from({ length: stream.length - 1 }, (_, i) => i + 1),
+      ),
+      expected,
+    );
+    for (let cut = 1; cut < stream.length; cut++)
+      assert.deepEqual(readAll(stream, [cut]), expected, `cut at ${cut}`);
+  });
+
+  it("parses a JSON frame's payload into its message and refuses one that is not an object", () => {
+    const [[, text]] = readAll(jsonFrame({ t: "syms", names: ["btc_usdt"] }), []);
+    assert.deepEqual(parseMessage(Buffer.from(text, "latin1")), { t: "syms", names: ["btc_usdt"] });
+    assert.throws(() => parseMessage(Buffer.from("[1]")), /not an object/);
+  });
+
+  it("refuses a frame longer than the limit and a frame of an unknown type", () => {
+    const big = Buffer.alloc(5);
+    big.writeUInt32BE(MAX_FRAME + 2, 0);
+    assert.throws(() => readAll(big, []), /replication frame of/);
+    const odd = Buffer.from([0, 0, 0, 1, 9]);
+    assert.throws(() => readAll(odd, []), /replication frame type 9/);
+  });
+});
