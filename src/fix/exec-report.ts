@@ -2,10 +2,13 @@
  * ExecutionReport(8) fields (docs/API.md 17.2) from an order record: the order's facts as exact
  * integers of its pair (ticks, lots), its state after a change, the fill of a trade, AvgPx. Every
  * decimal is printed from integers with the pair's decimals; no float takes part in arithmetic.
+ * Ticks and lots are JS integers, exact as the core keeps them (below 2^53: the config bounds prices
+ * and amounts to 15 digits); a quote (ticks × lots, `executedQuote`) is a bigint, made only when a
+ * report needs it (a fill, AvgPx of an order that executed).
  */
 import type { ExchangeConfig, PairConfig } from "../config/exchange-config.ts";
 import type { OrderView, UserTradeView } from "../core/exchange.ts";
-import { formatDecimal, ParseError, parseDecimal } from "../util/numbers.ts";
+import { formatDecimal, formatDigits, ParseError, POW10_NUMBER, parseDecimal } from "../util/numbers.ts";
 import { field, fixTime } from "./codec.ts";
 import type { OutMsg } from "./fix-conn.ts";
 
@@ -20,19 +23,19 @@ export interface FixOrder {
   /** OrdType(40): 1 market, 2 limit, 3 stop (market), 4 stop-limit (docs/API.md 18). */
   readonly ordType: string;
   /** Ticks of a stop order's StopPx(99) (0: not a stop). */
-  readonly stopPx: bigint;
+  readonly stopPx: number;
   /** Whether a stop order has triggered (docs/API.md 18). */
   readonly triggered: boolean;
   /** Why a triggered order ended cancelled whole (docs/API.md 18), the Text(58) of that report. */
   readonly cancelReason: string | undefined;
   /** TimeInForce(59) when the order has one. */
   readonly tif: string | undefined;
-  readonly amount: bigint;
+  readonly amount: number;
   /** Ticks of a limit order (0 for a market order). */
-  readonly price: bigint;
-  readonly used: bigint;
-  /** `executedQuote` (docs/API.md 5.1) in ticks × lots: the quote its fills executed. */
-  readonly executed: bigint;
+  readonly price: number;
+  readonly used: number;
+  /** `executedQuote` (docs/API.md 5.1) as the record's exact decimal text: `quoteOf` reads it. */
+  readonly executedQuote: string;
   readonly cancelled: boolean;
   /** Symbol(55) to TimeInForce(59) as field text, made by the order's first report. */
   facts?: string;
@@ -45,22 +48,34 @@ const TIF = new Map([
 ]);
 
 /**
- * The exact integer of a record's decimal (a number whose shortest text is the exact decimal of at
- * most `decimals` places, as the views give it).
+ * The exact integer (ticks or lots) of a record's decimal: a number whose shortest text is the
+ * exact decimal of at most `decimals` places, as the views give it (src/core/views.ts `scaled`).
+ * `value × 10^decimals` rounded, then checked to divide back to `value` exactly (the fast path of
+ * parseDecimal in src/util/numbers.ts, which decides anything else).
  */
-export function unitsOf(value: number, decimals: number): bigint {
+export function unitsOf(value: number, decimals: number): number {
+  if (value === 0) return 0;
+  const unit = POW10_NUMBER[decimals];
+  const n = Math.round(value * unit);
+  if (n > 0 && n < 1e15 && n / unit === value) return n;
   const u = parseDecimal(value, decimals);
-  if (typeof u === "bigint") return u;
-  if (u === ParseError.Zero) return 0n;
+  if (typeof u === "bigint" && u < 2n ** 53n) return Number(u);
   throw new RangeError(`not a decimal of ${decimals} places: ${value}`);
 }
 
-/** `executedQuote` (exact decimal text of the quote currency) as ticks × lots of `pair`. */
-function executedOf(text: string, pair: PairConfig): bigint {
-  const u = parseDecimal(text, pair.priceDecimals + pair.amountDecimals);
+/** A count of ticks or lots as the decimal it is, `decimals` places. */
+export function unitsText(n: number, decimals: number): string {
+  return formatDigits(String(n), decimals);
+}
+
+/** `executedQuote` of `o` (ticks × lots): what its fills executed. */
+export function quoteOf(o: FixOrder): bigint {
+  if (o.used === 0) return 0n;
+  const pair = o.pair;
+  const u = parseDecimal(o.executedQuote, pair.priceDecimals + pair.amountDecimals);
   if (typeof u === "bigint") return u;
   if (u === ParseError.Zero) return 0n;
-  throw new RangeError(`not an executed quote of ${pair.name}: ${text}`);
+  throw new RangeError(`not an executed quote of ${pair.name}: ${o.executedQuote}`);
 }
 
 export function fixOrderOf(view: OrderView, config: ExchangeConfig): FixOrder {
@@ -73,15 +88,15 @@ export function fixOrderOf(view: OrderView, config: ExchangeConfig): FixOrder {
     clOrdId: view.clientOrderId ?? "NONE",
     side: view.directionType === "buy" ? "1" : "2",
     ordType: limit ? (stop ? "4" : "2") : stop ? "3" : "1",
-    stopPx: stop ? unitsOf(view.stopPrice!, pair.priceDecimals) : 0n,
+    stopPx: stop ? unitsOf(view.stopPrice!, pair.priceDecimals) : 0,
     triggered: view.triggered === true,
     cancelReason: view.cancelReason,
     tif: view.timeInForce === undefined ? undefined : TIF.get(view.timeInForce),
     amount: unitsOf(view.amount, pair.amountDecimals),
     // A triggered stop-market order's `price` is its average (docs/API.md 18): not a limit.
-    price: limit ? unitsOf(view.price, pair.priceDecimals) : 0n,
+    price: limit ? unitsOf(view.price, pair.priceDecimals) : 0,
     used: unitsOf(view.amountUsed, pair.amountDecimals),
-    executed: executedOf(view.executedQuote, pair),
+    executedQuote: view.executedQuote,
     cancelled: view.isCancelled,
   };
 }
@@ -90,23 +105,25 @@ export function fixOrderOf(view: OrderView, config: ExchangeConfig): FixOrder {
  * AvgPx(6): `executedQuote / amountUsed` (docs/API.md 17.2), ticks × lots over lots, rounded half-up
  * to the pair's price decimals in integers; 0 before a fill.
  */
-export function avgPx(quote: bigint, used: bigint, pair: PairConfig): string {
-  if (used <= 0n) return "0";
-  return formatDecimal((quote * 2n + used) / (used * 2n), pair.priceDecimals);
+export function avgPx(quote: bigint, used: number, pair: PairConfig): string {
+  if (used <= 0) return "0";
+  const u = BigInt(used);
+  return formatDecimal((quote * 2n + u) / (u * 2n), pair.priceDecimals);
 }
 
 /** OrdStatus(39) of an order with `cum` executed: 4 cancelled, 2 filled, 1 partially, 0 new. */
-export function ordStatus(o: FixOrder, cum: bigint, cancelled: boolean): string {
+export function ordStatus(o: FixOrder, cum: number, cancelled: boolean): string {
   if (cancelled) return "4";
   if (cum >= o.amount) return "2";
-  return cum > 0n ? "1" : "0";
+  return cum > 0 ? "1" : "0";
 }
 
 /** A fill of a trade on the order (ExecType=F). */
 export interface Fill {
   readonly trade: UserTradeView;
-  readonly qty: bigint;
-  readonly px: bigint;
+  /** Lots and ticks. */
+  readonly qty: number;
+  readonly px: number;
   readonly maker: boolean;
 }
 
@@ -114,7 +131,8 @@ export interface Fill {
 export interface ReportState {
   execType: string;
   ordStatus: string;
-  cum: bigint;
+  /** Lots executed up to this report. */
+  cum: number;
   /** Ticks × lots executed up to this report (the `executedQuote` of its state, AvgPx). */
   quote: bigint;
   clOrdId?: string;
@@ -141,9 +159,9 @@ function factsOf(o: FixOrder): string {
     field(55, p.name) +
     field(54, o.side) +
     field(40, o.ordType) +
-    field(38, formatDecimal(o.amount, p.amountDecimals));
-  if (o.ordType === "2" || o.ordType === "4") text += field(44, formatDecimal(o.price, p.priceDecimals));
-  if (o.stopPx > 0n) text += field(99, formatDecimal(o.stopPx, p.priceDecimals));
+    field(38, unitsText(o.amount, p.amountDecimals));
+  if (o.ordType === "2" || o.ordType === "4") text += field(44, unitsText(o.price, p.priceDecimals));
+  if (o.stopPx > 0) text += field(99, unitsText(o.stopPx, p.priceDecimals));
   if (o.tif !== undefined) text += field(59, o.tif);
   return text;
 }
@@ -158,8 +176,8 @@ export function execReport(o: FixOrder, s: ReportState): OutMsg {
   o.facts ??= factsOf(o);
   body += field(17, nextExecId()) + field(150, s.execType) + field(39, s.ordStatus) + o.facts;
   body +=
-    field(14, formatDecimal(s.cum, p.amountDecimals)) +
-    field(151, done ? "0" : formatDecimal(o.amount - s.cum, p.amountDecimals)) +
+    field(14, unitsText(s.cum, p.amountDecimals)) +
+    field(151, done ? "0" : unitsText(o.amount - s.cum, p.amountDecimals)) +
     field(6, avgPx(s.quote, s.cum, p)) +
     field(60, fixTime(Date.now()));
   // docs/API.md 18: a triggered order that ended cancelled whole says why.
@@ -167,8 +185,8 @@ export function execReport(o: FixOrder, s: ReportState): OutMsg {
   const f = s.fill;
   if (f !== undefined) {
     body +=
-      field(32, formatDecimal(f.qty, p.amountDecimals)) +
-      field(31, formatDecimal(f.px, p.priceDecimals)) +
+      field(32, unitsText(f.qty, p.amountDecimals)) +
+      field(31, unitsText(f.px, p.priceDecimals)) +
       field(880, f.trade.id) +
       field(12, f.trade.fee) +
       field(479, f.trade.feeCurrency) +

@@ -33,7 +33,7 @@ import { CREATE_FIELDS } from "../entry/validate.ts";
 import type { ErrorEntry } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import { type FixMessage, field, fixTime, parseFixTime } from "./codec.ts";
-import { execReport, fixOrderOf, nextExecId, ordStatus } from "./exec-report.ts";
+import { execReport, fixOrderOf, nextExecId, ordStatus, quoteOf } from "./exec-report.ts";
 import {
   type FixConn,
   type FixDeps,
@@ -396,7 +396,7 @@ export class FixOrders {
           execType: "I",
           ordStatus: ordStatus(o, o.used, o.cancelled),
           cum: o.used,
-          quote: o.executed,
+          quote: quoteOf(o),
           execSeq: 0,
         }),
       ]);

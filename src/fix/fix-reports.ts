@@ -28,14 +28,15 @@ import {
   fillOf,
   fixOrderOf,
   ordStatus,
+  quoteOf,
   type ReportState,
 } from "./exec-report.ts";
 import { FIX_ON, type FixConn, type FixOut, type OutMsg } from "./fix-conn.ts";
 
 /** What this gateway knows of an open order of a user with a FIX session: its last size and price. */
 interface Track {
-  amount: bigint;
-  price: bigint;
+  amount: number;
+  price: number;
 }
 
 /** A cancel or replace answered to one session: the report of that change names its ClOrdID. */
@@ -153,15 +154,15 @@ export class FixReports extends UserReports {
     const known = book.orders.get(o.id);
     // The state before this change's fills: the record's, less each fill.
     let cum = o.used;
-    let quote = o.executed;
+    let quote = quoteOf(o);
     for (const f of fills) {
       cum -= f.qty;
-      quote -= f.px * f.qty;
+      quote -= BigInt(f.px) * BigInt(f.qty);
     }
     const states: ReportState[] = [];
     if (created) {
-      states.push({ execType: "0", ordStatus: "0", cum: 0n, quote: 0n, execSeq: 0 });
-      if (o.stopPx > 0n && !o.triggered) book.waiting.add(o.id);
+      states.push({ execType: "0", ordStatus: "0", cum: 0, quote: 0n, execSeq: 0 });
+      if (o.stopPx > 0 && !o.triggered) book.waiting.add(o.id);
     }
     // docs/API.md 17.2: the change that triggered a stop is reported as Triggered (L), then its fills.
     const triggered = o.triggered && book.waiting.delete(o.id);
@@ -175,7 +176,7 @@ export class FixReports extends UserReports {
       states.push({ execType: "5", ordStatus: ordStatus(o, cum, false), cum, quote, execSeq: 0 });
     for (const f of fills) {
       cum += f.qty;
-      quote += f.px * f.qty;
+      quote += BigInt(f.px) * BigInt(f.qty);
       states.push({
         execType: "F",
         ordStatus: ordStatus(o, cum, false),
@@ -249,16 +250,16 @@ function replayReports(ctx: EntryContext, rows: readonly Execution[]): OutMsg[] 
   const orders = new Map<number, FixOrder>();
   const execSeqs = new Map<number, number>();
   /** Per order, the lots and ticks × lots of its replayed fills not yet reported. */
-  const later = new Map<number, [bigint, bigint]>();
+  const later = new Map<number, [number, bigint]>();
   for (const r of rows) {
     if (r.event === "order") {
       const view = orderRowView(r.order, config);
       orders.set(view.id, fixOrderOf(view, config));
       execSeqs.set(view.id, view.execSeq);
     } else {
-      const left = later.get(r.orderId) ?? [0n, 0n];
-      const qty = BigInt(r.trade.amount);
-      later.set(r.orderId, [left[0] + qty, left[1] + qty * BigInt(r.trade.price)]);
+      const left = later.get(r.orderId) ?? [0, 0n];
+      const qty = r.trade.amount;
+      later.set(r.orderId, [left[0] + qty, left[1] + BigInt(qty) * BigInt(r.trade.price)]);
     }
   }
   const out: OutMsg[] = [];
@@ -269,14 +270,14 @@ function replayReports(ctx: EntryContext, rows: readonly Execution[]): OutMsg[] 
       const fill = fillOf(tradeRowView(r.trade, config), r.maker, o.pair);
       const left = later.get(r.orderId)!;
       left[0] -= fill.qty;
-      left[1] -= fill.px * fill.qty;
+      left[1] -= BigInt(fill.px) * BigInt(fill.qty);
       const cum = o.used - left[0];
       out.push(
         execReport(o, {
           execType: "F",
           ordStatus: ordStatus(o, cum, false),
           cum,
-          quote: o.executed - left[1],
+          quote: quoteOf(o) - left[1],
           execSeq: r.execSeq,
           fill,
           possResend: true,
@@ -289,7 +290,7 @@ function replayReports(ctx: EntryContext, rows: readonly Execution[]): OutMsg[] 
           execType: "I",
           ordStatus: ordStatus(o, o.used, o.cancelled),
           cum: o.used,
-          quote: o.executed,
+          quote: quoteOf(o),
           execSeq: execSeqs.get(o.id) ?? r.execSeq,
           possResend: true,
         }),
