@@ -114,6 +114,14 @@ export interface FixOut {
   /** Messages ready now, behind everything queued. */
   push(c: FixConn, msgs: OutMsg[]): void;
   /**
+   * A NewOrderSingle taken: counted in flight until `answered`, without a place in the queue. Its
+   * acceptance is its New report, which comes with the reports of every change in commit order
+   * (docs/FIX.md 6); so nothing of it waits behind messages received earlier and still unanswered.
+   */
+  taken(c: FixConn): void;
+  /** The NewOrderSingle is answered: `msgs` (its refusal, or none) go behind everything queued. */
+  answered(c: FixConn, msgs: OutMsg[]): void;
+  /**
    * Ends the session at `slot`: what is queued before it is written, then a Logout with `text`;
    * the slot and everything behind it are dropped.
    */

@@ -342,6 +342,15 @@ export class FixGateway implements FixOut {
     this.markDirty(c);
   }
 
+  taken(c: FixConn): void {
+    c.inFlight++;
+  }
+
+  answered(c: FixConn, msgs: OutMsg[]): void {
+    c.inFlight--;
+    if (msgs.length > 0) this.push(c, msgs);
+  }
+
   abort(c: FixConn, slot: FixSlot, text: string): void {
     const at = c.out.indexOf(slot, c.head);
     if (at >= 0) c.out.length = at;

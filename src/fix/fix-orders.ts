@@ -180,12 +180,19 @@ export class FixOrders {
       if (limiter.enabled && limiter.take(c.key!.token, Date.now()) < 0) refusal = Code.RATE_LIMITED;
     }
     if (refusal !== 0) return this.out.push(c, [this.refusal(m, type, refusal, undefined)]);
-    const slot = this.out.slot(c);
     const caller: Caller = { userId: c.userId, tag: c.tag };
+    if (type === "D") {
+      this.out.taken(c);
+      try {
+        return this.newOrder(c, m, caller);
+      } catch (err) {
+        this.out.answered(c, [this.refusal(m, type, Code.INTERNAL, undefined)]);
+        throw err;
+      }
+    }
+    const slot = this.out.slot(c);
     try {
       switch (type) {
-        case "D":
-          return this.newOrder(c, m, slot, caller);
         case "F":
         case "G":
           return this.cancelOrReplace(c, m, slot, caller, type === "G");
@@ -224,9 +231,10 @@ export class FixOrders {
 
   // ------------------------------------------------------------------ D
 
-  private newOrder(c: FixConn, m: FixMessage, slot: FixSlot, caller: Caller) {
+  /** docs/FIX.md 5: answered by its New report after the commit, or by its refusal (`answered`). */
+  private newOrder(c: FixConn, m: FixMessage, caller: Caller) {
     const refuse = (code: number, extra?: string) =>
-      this.out.fill(c, slot, [rejectedOrder(m, codeText(code, extra), ordRejReason(code))]);
+      this.out.answered(c, [rejectedOrder(m, codeText(code, extra), ordRejReason(code))]);
     const body: Record<string, unknown> = {
       pairName: m.get(55),
       tradeType: mapped(ORD_TYPES, m.get(40)),
@@ -258,7 +266,7 @@ export class FixOrders {
     if (expires !== undefined) body.expiresAt = expires;
     const reply = new FixReply<OrderView>(
       // The order's reports (New, its fills, a cancelled remainder) follow from its commit.
-      () => this.out.fill(c, slot, []),
+      () => this.out.answered(c, []),
       (code, extra) => refuse(code, extra),
     );
     createOrderCall(this.deps.ctx, caller, body, CREATE, reply);
