@@ -40,7 +40,8 @@ export interface EngineRun {
 // Ours
 // ---------------------------------------------------------------------------------------------
 
-function stepOurs(book: OrderBook, sink: RingSink, o: Ops, i: number): void {
+/** One command of `o` on our book (stops.bench.ts replays the same through the stops' step). */
+export function stepOurs(book: OrderBook, sink: RingSink, o: Ops, i: number): void {
   const k = o.kind[i];
   if (k === OP_LIMIT) {
     if (book.limit(o.id[i], o.user[i], o.side[i] as Side, o.price[i], o.qty[i]) !== OK) sink.errors++;

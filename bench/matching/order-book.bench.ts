@@ -48,12 +48,11 @@ import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "nod
 import { availableParallelism, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { Bench, type Task } from "tinybench";
 import { type Depth, type EngineRun, OursRun, PeerRun } from "./engines.ts";
 import { runQuoting } from "./quoting.ts";
 import { checksumOf, type ReplayResult } from "./tape.ts";
+import { gc, median, timeReplay } from "./timing.ts";
 import { deepBook, mixedThinBook, type Workload } from "./workload.ts";
 
 const OPS = Number(process.env.BENCH_OPS ?? 1_000_000);
@@ -70,17 +69,6 @@ const REPO = join(HERE, "..", "..");
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21);
 /** The issue's bound: the candidate may be at most 5% slower than the baseline on the deep book. */
 const MAX_SLOWDOWN = 0.05;
-
-/** A forced full GC between iterations, so one engine's garbage is not collected on the other's clock. */
-function exposeGc(): (() => void) | undefined {
-  try {
-    setFlagsFromString("--expose-gc");
-    return runInNewContext("gc") as () => void;
-  } catch {
-    return undefined;
-  }
-}
-const gc = exposeGc();
 
 interface Row {
   workload: string;
@@ -435,25 +423,6 @@ async function loadBaseline(rev: string): Promise<typeof OursRun> {
     OursRun: typeof OursRun;
   };
   return mod.OursRun;
-}
-
-/**
- * CPU milliseconds (user + system, this process) of one replay on a fresh, prefilled book. CPU time
- * rather than wall time: on this shared 2-core machine a replay waits for a core as long as it
- * runs, and that wait says nothing about either book.
- */
-function timeReplay(run: EngineRun): number {
-  gc?.();
-  run.prepare();
-  const t0 = process.cpuUsage();
-  run.replay();
-  const d = process.cpuUsage(t0);
-  return (d.user + d.system) / 1000;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
 async function mainBaseline(rev: string): Promise<void> {

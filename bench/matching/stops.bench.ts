@@ -24,34 +24,23 @@ import { writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import {
   BUY,
   DONE_CANCELLED,
-  ERR_NO_LIQUIDITY,
   ERR_ORDER_NOT_FOUND,
   ERR_STOP_WOULD_TRIGGER,
-  NO_BUDGET,
   OK,
   SELL,
-  type Side,
   STOP_MARKET,
   STOP_SELL,
   STOP_UP,
 } from "../../src/protocol/pair/engine.ts";
 import { OrderBook } from "../../workers/matching/order-book.ts";
 import { StopBook } from "../../workers/matching/stops.ts";
+import { stepOurs } from "./engines.ts";
 import { RingSink } from "./tape.ts";
-import {
-  deepBook,
-  mixedThinBook,
-  OP_CANCEL,
-  OP_LIMIT,
-  OP_MARKET,
-  type Ops,
-  type Workload,
-} from "./workload.ts";
+import { gc, median, timeReplay } from "./timing.ts";
+import { deepBook, mixedThinBook, OP_CANCEL, OP_LIMIT, type Ops, type Workload } from "./workload.ts";
 
 const OPS = Number(process.env.BENCH_OPS ?? 1_000_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 11);
@@ -68,36 +57,11 @@ interface StopOps extends Ops {
   readonly stopPrice: Int32Array;
 }
 
-function exposeGc(): (() => void) | undefined {
-  try {
-    setFlagsFromString("--expose-gc");
-    return runInNewContext("gc") as () => void;
-  } catch {
-    return undefined;
-  }
-}
-const gc = exposeGc();
-
 /** What a replay with stops counted beyond the trades. */
 interface StopCounts {
   waited: number;
   refused: number;
   errors: number;
-}
-
-/** One command through the book alone (as order-book.bench.ts's `stepOurs`). */
-function stepBook(book: OrderBook, sink: RingSink, o: Ops, i: number): void {
-  const k = o.kind[i];
-  if (k === OP_LIMIT) {
-    if (book.limit(o.id[i], o.user[i], o.side[i] as Side, o.price[i], o.qty[i]) !== OK) sink.errors++;
-  } else if (k === OP_MARKET) {
-    const rc = book.market(o.id[i], o.user[i], o.side[i] as Side, o.qty[i], NO_BUDGET);
-    if (rc !== OK && rc !== ERR_NO_LIQUIDITY) sink.errors++;
-  } else {
-    const rc = book.cancel(o.id[i]);
-    if (rc === ERR_ORDER_NOT_FOUND) sink.cancelMisses++;
-    else if (rc !== OK) sink.errors++;
-  }
 }
 
 /**
@@ -120,7 +84,7 @@ function stepStops(stops: StopBook, book: OrderBook, sink: RingSink, o: Ops, i: 
     const rc = stops.cancel(o.id[i], DONE_CANCELLED);
     if (rc === ERR_ORDER_NOT_FOUND) sink.cancelMisses++;
     else if (rc !== OK) sink.errors++;
-  } else stepBook(book, sink, o, i);
+  } else stepOurs(book, sink, o, i);
   // The workload's stop-market orders are sells: no triggered market buy waits for a budget.
   if (!stops.cascade()) throw new Error("a triggered market buy in a workload without them");
 }
@@ -139,12 +103,12 @@ class BookRun implements Run {
     this.sink = new RingSink();
     this.book = new OrderBook(this.sink);
     const p = this.wl.prefill;
-    for (let i = 0; i < p.n; i++) stepBook(this.book, this.sink, p, i);
+    for (let i = 0; i < p.n; i++) stepOurs(this.book, this.sink, p, i);
   }
   replay(): void {
     const { book, sink } = this;
     const o = this.wl.ops;
-    for (let i = 0; i < o.n; i++) stepBook(book, sink, o, i);
+    for (let i = 0; i < o.n; i++) stepOurs(book, sink, o, i);
   }
 }
 
@@ -173,21 +137,6 @@ class StopsRun implements Run {
   get waiting(): number {
     return this.stops.size;
   }
-}
-
-/** CPU ms of one replay on a fresh book. */
-function timeReplay(run: Run): number {
-  gc?.();
-  run.prepare();
-  const t0 = process.cpuUsage();
-  run.replay();
-  const d = process.cpuUsage(t0);
-  return (d.user + d.system) / 1000;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
 /**
