@@ -372,6 +372,8 @@ export interface AmendOrderRequest {
   orderId: number | string;
   amount?: DecimalInput;
   price?: DecimalInput;
+  /** docs/API.md 18: a new stop price of a stop order that has not triggered. */
+  stopPrice?: DecimalInput;
 }
 
 /** An element of the create-orders answer (docs/API.md 8.5): the order, or its errors. */

@@ -152,6 +152,11 @@ export class PairEvents {
     o.amount = o.used + newLeft;
     o.updateMicro = nowMicro();
     touch(p, o);
+    // docs/API.md 18: a waiting stop, amended in the worker's stops, is in no book.
+    if (isWaitingStop(o)) {
+      if (cmd.stopPrice > 0) o.stopPrice = cmd.stopPrice;
+      return;
+    }
     const l3 = p.l3;
     if (l3 !== null) {
       // docs/API.md 7.6.2: a reduce keeps the place (change); a move leaves the book (done), and its

@@ -22,6 +22,7 @@ import {
   CMD_CREATE,
   CMD_QUOTE,
   type Command,
+  isWaitingStop,
   NO_REQUEST,
   type OrderState,
   type ResultSink,
@@ -358,7 +359,9 @@ export class Results {
       o.execSeq = seq;
       execs.push(o.user, seq);
       db.execution(o.user, seq, EXEC_ORDER, o.id);
-      if (o.rowSent) {
+      // A waiting stop's changes (an amend may change its stop price) are whole rows, ORDER
+      // upserts, which apply before any ORDER_UPDATE (DECISIONS.md "Amend of a waiting stop order").
+      if (o.rowSent && !isWaitingStop(o)) {
         db.updateOrder(
           o.id,
           o.price,
@@ -372,8 +375,8 @@ export class Results {
         );
         continue;
       }
+      if (!o.rowSent) fresh.push(o);
       o.rowSent = true;
-      fresh.push(o);
       db.insertOrder(
         o.id,
         o.user,

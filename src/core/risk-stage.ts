@@ -372,12 +372,13 @@ export class RiskStage {
       const err = this.openOrders.notOpenError(user, o.id);
       return err < 0 ? closedError(o) : err;
     }
-    // docs/API.md 18: a waiting stop is not amended in this version.
-    if (isWaitingStop(o)) return Code.STOP_AMEND_WAITING;
+    // docs/API.md 18: only a waiting stop has a stop price to amend (it may have triggered since
+    // the request was read); its holds follow the same rule as a resting order's.
+    if (cmd.stopPrice > 0 && !isWaitingStop(o)) return Code.STOP_AMEND_NOT_WAITING;
     if (cmd.amount <= o.used) return Code.AMEND_NOT_ABOVE_EXECUTED;
     const p = this.pairs[o.pair];
     const delta = cmd.amount - o.amount;
-    if (cmd.price === o.price && delta === 0) {
+    if (cmd.price === o.price && delta === 0 && (cmd.stopPrice === 0 || cmd.stopPrice === o.stopPrice)) {
       // Nothing to change: the order as it stands once what is in flight has committed.
       this.results.commit(cmd);
       return 0;

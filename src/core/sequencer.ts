@@ -66,7 +66,14 @@ export interface CommandSink {
   ): boolean;
   sendCancel(orderId: number): boolean;
   sendReduce(orderId: number, by: number): boolean;
-  sendMove(orderId: number, price: number, delta: number, flags: number, time: number): boolean;
+  sendMove(
+    orderId: number,
+    price: number,
+    delta: number,
+    flags: number,
+    time: number,
+    stopPrice?: number,
+  ): boolean;
   sendMmpSet(user: number, intervalSeconds: number, qtyLimit: number, frozenSeconds: number): boolean;
   sendMmpReset(user: number): boolean;
   /** docs/API.md 18: a stop order that waits in the worker (workers/matching/stops.ts). */
@@ -220,10 +227,19 @@ export class PairSequencer {
         if (!sink.sendCancel(cmd.orderId)) return false;
         break;
       case CMD_AMEND: {
-        // Only a lower amount at the same price keeps the order's place (REDUCE); else a MOVE.
+        // Only a lower amount at the same price keeps the order's place (REDUCE); else a MOVE. A
+        // waiting stop's is a MOVE with its stop price, new or as it is (docs/API.md 18).
         const o = cmd.order!;
-        const sent =
-          cmd.delta < 0 && cmd.price === o.price
+        const sent = isWaitingStop(o)
+          ? sink.sendMove(
+              o.id,
+              cmd.price,
+              cmd.delta,
+              0,
+              Date.now(),
+              cmd.stopPrice > 0 ? cmd.stopPrice : o.stopPrice,
+            )
+          : cmd.delta < 0 && cmd.price === o.price
             ? sink.sendReduce(o.id, -cmd.delta)
             : sink.sendMove(o.id, cmd.price, cmd.delta, o.flags & FLAG_POST_ONLY, Date.now());
         if (!sent) return false;

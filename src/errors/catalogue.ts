@@ -1207,13 +1207,21 @@ export const ERRORS = {
     en: "Market maker protection does not apply to stop orders",
     ru: "Защита маркет-мейкера недопустима для стоп-заявок",
   },
-  /** amend-order of a stop order that has not triggered: not supported in this version. */
-  STOP_AMEND_WAITING: {
+  /** amend-order with `price` for a stop-market order that has not triggered. */
+  STOP_MARKET_PRICE: {
     code: 686,
     status: 400,
-    field: "orderId",
-    en: "A stop order that has not triggered cannot be amended; cancel it and place a new one",
-    ru: "Стоп-заявку, которая ещё не сработала, нельзя изменить; отмените её и создайте новую",
+    field: "price",
+    en: "A stop-market order has no price to amend",
+    ru: "У стоп-маркет заявки нет цены, которую можно изменить",
+  },
+  /** amend-order with `stopPrice` for an order that is not a stop order waiting for its trigger. */
+  STOP_AMEND_NOT_WAITING: {
+    code: 687,
+    status: 400,
+    field: "stopPrice",
+    en: "Only a stop order that has not triggered has a stopPrice to amend",
+    ru: "Изменить stopPrice можно только у стоп-заявки, которая ещё не сработала",
   },
 } as const satisfies Record<string, ErrorDef>;
 

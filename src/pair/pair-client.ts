@@ -381,9 +381,10 @@ export class PairChannel {
 
   /**
    * Queues a move to `price` with the open quantity changed by `delta` lots (MatchingBook.move);
-   * false when the command ring is full.
+   * false when the command ring is full. `stopPrice` > 0: a waiting stop order amended to it
+   * (docs/API.md 18).
    */
-  sendMove(orderId: number, price: number, delta: number, flags: number, time = 0): boolean {
+  sendMove(orderId: number, price: number, delta: number, flags: number, time = 0, stopPrice = 0): boolean {
     const o = this.reserve(OP_MOVE);
     if (o < 0) return false;
     const f = this.commands.f64;
@@ -392,6 +393,7 @@ export class PairChannel {
     f[o + MOVE_CMD.delta] = delta;
     f[o + MOVE_CMD.flags] = flags;
     f[o + MOVE_CMD.time] = time;
+    f[o + MOVE_CMD.stopPrice] = stopPrice;
     this.sent();
     return true;
   }

@@ -471,11 +471,15 @@ export function requestSchemas(config: ExchangeConfig): RequestSchemas {
         orderId: orderIdSchema,
         amount: anyPairDecimal(config, "amount"),
         price: anyPairDecimal(config, "price"),
+        stopPrice: {
+          ...anyPairDecimal(config, "price"),
+          description: "docs/API.md 18: a new stop price of a stop order that has not triggered",
+        },
         nonce: nonceSchema,
         expiresAt: expiresAtSchema,
       },
       required: ["orderId"],
-      anyOf: [{ required: ["amount"] }, { required: ["price"] }],
+      anyOf: [{ required: ["amount"] }, { required: ["price"] }, { required: ["stopPrice"] }],
       additionalProperties: false,
     },
     cancelAll: {

@@ -11,7 +11,9 @@ import {
   DONE_CANCELLED,
   DONE_INSUFFICIENT_FUNDS,
   DONE_NO_LIQUIDITY,
+  ERR_AMEND_TOO_SMALL,
   ERR_DUPLICATE_ID,
+  ERR_ORDER_NOT_FOUND,
   ERR_STOP_WOULD_TRIGGER,
   type MatchingBook,
   OK,
@@ -200,6 +202,36 @@ for (const [name, make] of BOOKS) {
         ["done", 1, 1, SELL, DONE_CANCELLED, 3],
       ]);
       assert.equal(stops.size, 1);
+      assert.equal(stops.has(11), true);
+    });
+
+    it("amends a waiting stop's price, quantity and stop price, refused when the last trade meets it", () => {
+      const { stops, book, step, names } = setup(make, 100);
+      assert.equal(stops.add(10, 7, STOP_UP, 105, 2, 0, 110), OK);
+      assert.equal(stops.add(11, 7, STOP_SELL, 90, 1, 0, 95), OK);
+      // Would trigger against 100: nothing changes, no event.
+      assert.equal(stops.amend(10, 106, 1, 100), ERR_STOP_WOULD_TRIGGER);
+      assert.equal(stops.amend(11, 90, 0, 100), ERR_STOP_WOULD_TRIGGER);
+      assert.deepEqual(names(), []);
+      assert.equal(stops.amend(12, 90, 0, 95), ERR_ORDER_NOT_FOUND);
+      assert.equal(stops.amend(10, 106, -2, 108), ERR_AMEND_TOO_SMALL);
+      assert.equal(stops.amend(10, 106, 1, 102), OK);
+      assert.deepEqual(names(), [["amended", 10, 7, BUY, 105, 106, 2, 3]]);
+      assert.equal(book.size(), 0);
+      assert.equal(stops.size, 2);
+      // 101 is below the new stop 102 (and the old 110 would not have been met by 102).
+      step(() => book.limit(1, 1, SELL, 101, 1));
+      step(() => book.limit(2, 2, BUY, 101, 1));
+      assert.equal(stops.has(10), true);
+      step(() => book.limit(3, 1, SELL, 102, 5));
+      step(() => book.limit(4, 2, BUY, 102, 1));
+      const events = names();
+      assert.deepEqual(
+        events.filter((e) => (e[0] as string) === "triggered"),
+        [["triggered", 10, 7, BUY]],
+      );
+      // It bought 3 at 102 (its new limit 106, its new quantity 3).
+      assert.deepEqual(events[events.length - 1], ["trade", 10, 7, BUY, 3, 1, 102, 3, 0, 1]);
       assert.equal(stops.has(11), true);
     });
   });

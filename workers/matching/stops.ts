@@ -26,9 +26,11 @@ import {
   DONE_INSUFFICIENT_FUNDS,
   DONE_NO_LIQUIDITY,
   type DoneReason,
+  ERR_AMEND_TOO_SMALL,
   ERR_BELOW_MIN_NOTIONAL,
   ERR_DUPLICATE_ID,
   ERR_INSUFFICIENT_FUNDS,
+  ERR_ORDER_NOT_FOUND,
   ERR_STOP_WOULD_TRIGGER,
   type MatchingBook,
   NO_BUDGET,
@@ -159,6 +161,32 @@ export class StopBook {
     this.byId.set(orderId, s);
     const up = (mode & STOP_UP) !== 0;
     insert(up ? this.up : this.down, s, up ? upBefore : downBefore);
+    return OK;
+  }
+
+  /**
+   * docs/API.md 18: the waiting stop `orderId` is amended to `price` (its limit price; 0 for a
+   * stop-market), its quantity changed by `delta` lots and its stop price to `stopPrice`, checked
+   * against the last trade price as at arrival (ERR_STOP_WOULD_TRIGGER: nothing changed). It stays
+   * waiting with its id; the `amended` event reports the change as a resting order's amend.
+   */
+  amend(orderId: number, price: number, delta: number, stopPrice: number): ResultCode {
+    const s = this.byId.get(orderId);
+    if (s === undefined) return ERR_ORDER_NOT_FOUND;
+    const up = (s.mode & STOP_UP) !== 0;
+    const last = this.out.lastTradePrice;
+    if (last >= 0 && (up ? last >= stopPrice : last <= stopPrice)) return ERR_STOP_WOULD_TRIGGER;
+    const qty = s.qty + delta;
+    if (qty <= 0) return ERR_AMEND_TOO_SMALL;
+    this.out.amended(s.id, s.user, sideOf(s), s.price, price, s.qty, qty);
+    s.price = price;
+    s.qty = qty;
+    if (stopPrice !== s.stopPrice) {
+      const list = up ? this.up : this.down;
+      remove(list, s, up);
+      s.stopPrice = stopPrice;
+      insert(list, s, up ? upBefore : downBefore);
+    }
     return OK;
   }
 
@@ -338,6 +366,15 @@ export function runWithStops(
       f[o + STOP_CMD.qty],
       f[o + STOP_CMD.flags],
       f[o + STOP_CMD.stopPrice],
+    );
+  // docs/API.md 18: an amend of a waiting stop (it trades nothing, so it triggers nothing). One
+  // sent while it waited that finds it triggered is a move of the order it became.
+  if (kind === OP_MOVE && f[o + MOVE_CMD.stopPrice] > 0 && stops.has(f[o + MOVE_CMD.orderId]))
+    return stops.amend(
+      f[o + MOVE_CMD.orderId],
+      f[o + MOVE_CMD.price],
+      f[o + MOVE_CMD.delta],
+      f[o + MOVE_CMD.stopPrice],
     );
   stops.begin(commandTime(f, o));
   const result =

@@ -177,7 +177,11 @@ const ORDER_FIELDS = {
   trigger_micro: INT,
   cancel_reason: INT,
 } as const;
-/** The columns a later change may touch (an amend changes price and amount in place). */
+/**
+ * The columns a later change may touch (an amend changes price and amount in place). `stop_price`
+ * changes only while the stop waits (docs/API.md 18), and only through an ORDER record (the upsert
+ * below): ORDER_UPDATE keeps its layout (DECISIONS.md "Amend of a waiting stop order").
+ */
 const ORDER_MUTABLE = [
   "price",
   "amount",
@@ -186,6 +190,7 @@ const ORDER_MUTABLE = [
   "update_micro",
   "exec_seq",
   "executed_quote",
+  "stop_price",
   "trigger_micro",
   "cancel_reason",
 ] as const;

@@ -111,13 +111,18 @@ export const MARKET_CMD = record(COMMAND_RECORDS, OP_MARKET, "market", [
 export const CANCEL_CMD = record(COMMAND_RECORDS, OP_CANCEL, "cancel", ["orderId"] as const);
 /** MatchingBook.reduce: `by` lots to take off. */
 export const REDUCE_CMD = record(COMMAND_RECORDS, OP_REDUCE, "reduce", ["orderId", "by"] as const);
-/** MatchingBook.move: `delta` is the signed change of the open quantity (a Float64 holds it exactly). */
+/**
+ * MatchingBook.move: `delta` is the signed change of the open quantity (a Float64 holds it exactly).
+ * `stopPrice` > 0: the order is a waiting stop order amended to that stop price (docs/API.md 18,
+ * StopBook.amend in workers/matching/stops.ts); 0 for every other move.
+ */
 export const MOVE_CMD = record(COMMAND_RECORDS, OP_MOVE, "move", [
   "orderId",
   "price",
   "delta",
   "flags",
   "time",
+  "stopPrice",
 ] as const);
 record(COMMAND_RECORDS, OP_SHUTDOWN, "shutdown", [] as const);
 /**
