@@ -534,6 +534,7 @@ async function startPairs(
       stopDirection: row.stopDirection,
       triggerMicro: row.triggerMicro,
       cancelReason: row.cancelReason,
+      trailingDelta: row.trailingDelta,
       // A cancel-on-disconnect order outlived its session (the process ended): it is cancelled below.
       session: (row.flags & FLAG_CANCEL_ON_DISCONNECT) !== 0 ? RECOVERED_SESSION : 0,
     };

@@ -215,6 +215,7 @@ export class Exchange {
     cmd.session = order.session;
     cmd.stopPrice = order.stopPrice ?? 0;
     cmd.stopDirection = order.stopDirection ?? 0;
+    cmd.trailingDelta = order.trailingDelta ?? 0;
     return this.risk.create(cmd);
   }
 
@@ -260,7 +261,8 @@ export class Exchange {
    * `amount` (lots). Only a lower amount at the same price keeps the order's place (a REDUCE
    * command); anything else is a MOVE: the order goes to the back of its new level and may match.
    * A waiting stop order (docs/API.md 18) is always a MOVE, which may also give it a new
-   * `stopPrice` (ticks; 0: unchanged) and keeps it waiting. Amends of one order run one after the
+   * `stopPrice` (ticks; 0: unchanged), or a trailing stop a new `trailingDelta`, and keeps it
+   * waiting. Amends of one order run one after the
    * other; R1 in RiskStage.amend.
    */
   amendOrder(
@@ -270,12 +272,14 @@ export class Exchange {
     request: number,
     expiresAt = 0,
     stopPrice = 0,
+    trailingDelta = 0,
   ): number {
     const cmd = newCommand(CMD_AMEND, request, o.user, o.pair);
     cmd.orderId = o.id;
     cmd.order = o;
     cmd.price = price;
     cmd.stopPrice = stopPrice;
+    cmd.trailingDelta = trailingDelta;
     cmd.amount = amount;
     cmd.expiresAt = expiresAt;
     return this.risk.amend(cmd);

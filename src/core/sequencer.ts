@@ -73,6 +73,7 @@ export interface CommandSink {
     flags: number,
     time: number,
     stopPrice?: number,
+    trailingDelta?: number,
   ): boolean;
   sendMmpSet(user: number, intervalSeconds: number, qtyLimit: number, frozenSeconds: number): boolean;
   sendMmpReset(user: number): boolean;
@@ -86,6 +87,7 @@ export interface CommandSink {
     flags: number,
     time: number,
     stopPrice: number,
+    trailingDelta: number,
   ): boolean;
   /** The budget of a triggered market buy whose step waits for it (not a command of the FIFO). */
   sendFunds(orderId: number, budget: number): boolean;
@@ -203,7 +205,7 @@ export class PairSequencer {
         const id = this.ids.nextOrderId;
         const time = Date.now();
         const sent =
-          cmd.stopPrice > 0
+          cmd.stopDirection !== 0
             ? sink.sendStop(
                 id,
                 cmd.user,
@@ -213,6 +215,7 @@ export class PairSequencer {
                 arrivalFlags(cmd),
                 time,
                 cmd.stopPrice,
+                cmd.trailingDelta,
               )
             : cmd.type === LIMIT
               ? sink.sendLimit(id, cmd.user, cmd.side, cmd.price, cmd.amount, engineFlags(cmd.flags), time)
@@ -228,17 +231,11 @@ export class PairSequencer {
         break;
       case CMD_AMEND: {
         // Only a lower amount at the same price keeps the order's place (REDUCE); else a MOVE. A
-        // waiting stop's is a MOVE with its stop price, new or as it is (docs/API.md 18).
+        // waiting stop's is a MOVE with its new stop price or trailing delta (0: as it is;
+        // docs/API.md 18).
         const o = cmd.order!;
         const sent = isWaitingStop(o)
-          ? sink.sendMove(
-              o.id,
-              cmd.price,
-              cmd.delta,
-              0,
-              Date.now(),
-              cmd.stopPrice > 0 ? cmd.stopPrice : o.stopPrice,
-            )
+          ? sink.sendMove(o.id, cmd.price, cmd.delta, 0, Date.now(), cmd.stopPrice, cmd.trailingDelta)
           : cmd.delta < 0 && cmd.price === o.price
             ? sink.sendReduce(o.id, -cmd.delta)
             : sink.sendMove(o.id, cmd.price, cmd.delta, o.flags & FLAG_POST_ONLY, Date.now());
@@ -258,6 +255,7 @@ export class PairSequencer {
             arrivalFlags(o),
             Date.now(),
             o.stopPrice,
+            o.trailingDelta,
           );
           if (!sent) return false;
           this.openOrders.setOpen(o);
@@ -341,7 +339,7 @@ export class PairSequencer {
         for (const l of cmd.quote!.orders) if (which(l) && !open.has(l.id)) out.push(l);
       if (cmd.kind !== CMD_CREATE || o === null || !which(o)) continue;
       // docs/API.md 18: a stop order of any type waits once accepted.
-      const mayRest = o.stopPrice > 0 || (o.type === LIMIT && (o.flags & TIF_MASK) === TIF_GTC);
+      const mayRest = o.stopDirection !== 0 || (o.type === LIMIT && (o.flags & TIF_MASK) === TIF_GTC);
       if (mayRest && !open.has(o.id)) out.push(o);
     }
     return out;
@@ -392,6 +390,7 @@ function newOrder(cmd: Command, id: number): OrderState {
     execSeq: 0,
     stopPrice: cmd.stopPrice,
     stopDirection: cmd.stopDirection,
+    trailingDelta: cmd.trailingDelta,
     triggerMicro: 0,
     cancelReason: 0,
   };

@@ -73,6 +73,7 @@ export const AMEND_ORDER_FIELDS: ReadonlySet<string> = new Set([
   "amount",
   "price",
   "stopPrice",
+  "trailingDelta",
   "nonce",
   "expiresAt",
 ]);
@@ -149,7 +150,13 @@ export const amendOrderCall: BodyCall<OrderView> = (ctx, caller, body, fields, r
   if (body.amount === null) errors.push([Code.AMOUNT_NOT_NUMBER]);
   if (body.price === null) errors.push([Code.PRICE_NOT_NUMBER]);
   if (body.stopPrice === null) errors.push([Code.STOP_PRICE_INVALID]);
-  if (body.amount === undefined && body.price === undefined && body.stopPrice === undefined)
+  if (body.trailingDelta === null) errors.push([Code.TRAILING_DELTA_INVALID]);
+  if (
+    body.amount === undefined &&
+    body.price === undefined &&
+    body.stopPrice === undefined &&
+    body.trailingDelta === undefined
+  )
     errors.push([Code.AMEND_NOTHING]);
   const expiresAt = expiresAtOf(body);
   if (expiresAt < 0) errors.push([Code.EXPIRES_AT_INVALID]);

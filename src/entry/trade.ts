@@ -92,7 +92,7 @@ export function openOrderFacts(
     pairName: ctx.config.pairs[o.pair].name,
     side: o.side === BUY ? "buy" : "sell",
     type: o.type === LIMIT ? "limit" : "market",
-    stop: o.stopPrice > 0,
+    stop: o.stopDirection !== 0,
     traded: o.used > 0,
   };
 }
@@ -154,8 +154,15 @@ export function amendOne(
   if (body.stopPrice !== undefined) {
     const sp = parseDecimal(body.stopPrice, pair.priceDecimals);
     if (typeof sp !== "bigint" || sp <= 0n || sp > pair.maxPrice) errors.push([Code.STOP_PRICE_INVALID]);
-    else if (!isWaitingStop(o)) errors.push([Code.STOP_AMEND_NOT_WAITING]);
+    else if (!isWaitingStop(o) || o.trailingDelta > 0) errors.push([Code.STOP_AMEND_NOT_WAITING]);
     else stopPrice = Number(sp);
+  }
+  let trailingDelta = 0;
+  if (body.trailingDelta !== undefined) {
+    const d = parseDecimal(body.trailingDelta, pair.priceDecimals);
+    if (typeof d !== "bigint" || d <= 0n || d > pair.maxPrice) errors.push([Code.TRAILING_DELTA_INVALID]);
+    else if (!isWaitingStop(o) || o.trailingDelta === 0) errors.push([Code.TRAILING_AMEND_NOT_TRAILING]);
+    else trailingDelta = Number(d);
   }
   const stopMarket = isWaitingStop(o) && o.type === MARKET;
   if (hasPrice && stopMarket) errors.push([Code.STOP_MARKET_PRICE]);
@@ -171,7 +178,15 @@ export function amendOne(
     return;
   }
   const request = ctx.answers.order(reply);
-  const code = exchange.amendOrder(o, stopMarket ? o.price : price, amount, request, expiresAt, stopPrice);
+  const code = exchange.amendOrder(
+    o,
+    stopMarket ? o.price : price,
+    amount,
+    request,
+    expiresAt,
+    stopPrice,
+    trailingDelta,
+  );
   if (code === 0) return;
   ctx.answers.drop(request);
   reply(code, null);

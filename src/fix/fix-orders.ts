@@ -334,6 +334,8 @@ export class FixOrders {
       // docs/API.md 18: a new StopPx(99) for a stop that has not triggered.
       const stopPx = m.get(99);
       if (stopPx !== undefined) body.stopPrice = stopPx;
+      const trailingDelta = m.get(20007);
+      if (trailingDelta !== undefined) body.trailingDelta = trailingDelta;
       const reply = new FixReply<OrderView>(
         (view) => {
           this.reports.replacedWith(c.userId, clOrdId, view.id);

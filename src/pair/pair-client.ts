@@ -326,6 +326,7 @@ export class PairChannel {
     flags: number,
     time: number,
     stopPrice: number,
+    trailingDelta = 0,
   ): boolean {
     const o = this.reserve(OP_STOP);
     if (o < 0) return false;
@@ -338,6 +339,7 @@ export class PairChannel {
     f[o + STOP_CMD.flags] = flags;
     f[o + STOP_CMD.time] = time;
     f[o + STOP_CMD.stopPrice] = stopPrice;
+    f[o + STOP_CMD.trailingDelta] = trailingDelta;
     this.sent();
     return true;
   }
@@ -384,7 +386,15 @@ export class PairChannel {
    * false when the command ring is full. `stopPrice` > 0: a waiting stop order amended to it
    * (docs/API.md 18).
    */
-  sendMove(orderId: number, price: number, delta: number, flags: number, time = 0, stopPrice = 0): boolean {
+  sendMove(
+    orderId: number,
+    price: number,
+    delta: number,
+    flags: number,
+    time = 0,
+    stopPrice = 0,
+    trailingDelta = 0,
+  ): boolean {
     const o = this.reserve(OP_MOVE);
     if (o < 0) return false;
     const f = this.commands.f64;
@@ -394,6 +404,7 @@ export class PairChannel {
     f[o + MOVE_CMD.flags] = flags;
     f[o + MOVE_CMD.time] = time;
     f[o + MOVE_CMD.stopPrice] = stopPrice;
+    f[o + MOVE_CMD.trailingDelta] = trailingDelta;
     this.sent();
     return true;
   }

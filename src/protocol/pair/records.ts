@@ -113,8 +113,8 @@ export const CANCEL_CMD = record(COMMAND_RECORDS, OP_CANCEL, "cancel", ["orderId
 export const REDUCE_CMD = record(COMMAND_RECORDS, OP_REDUCE, "reduce", ["orderId", "by"] as const);
 /**
  * MatchingBook.move: `delta` is the signed change of the open quantity (a Float64 holds it exactly).
- * `stopPrice` > 0: the order is a waiting stop order amended to that stop price (docs/API.md 18,
- * StopBook.amend in workers/matching/stops.ts); 0 for every other move.
+ * For a waiting stop order (docs/API.md 18, StopBook.amend in workers/matching/stops.ts):
+ * `stopPrice` its new stop price, `trailingDelta` a trailing stop's new delta (0: unchanged).
  */
 export const MOVE_CMD = record(COMMAND_RECORDS, OP_MOVE, "move", [
   "orderId",
@@ -123,6 +123,7 @@ export const MOVE_CMD = record(COMMAND_RECORDS, OP_MOVE, "move", [
   "flags",
   "time",
   "stopPrice",
+  "trailingDelta",
 ] as const);
 record(COMMAND_RECORDS, OP_SHUTDOWN, "shutdown", [] as const);
 /**
@@ -168,11 +169,12 @@ export const STOP_CMD = record(COMMAND_RECORDS, OP_STOP, "stop", [
   "flags",
   "time",
   "stopPrice",
+  "trailingDelta",
 ] as const);
 export const FUNDS_CMD = record(COMMAND_RECORDS, OP_FUNDS, "funds", ["orderId", "budget"] as const);
 
-/** Words per command slot: 80 bytes (LIMIT and MARKET, 9 words, are the largest records). */
-export const CMD_SLOT_WORDS = 10;
+/** Words per command slot: 96 bytes (STOP, 11 words, is the largest record), plus one spare. */
+export const CMD_SLOT_WORDS = 12;
 
 // ------------------------------------------------------------------------------------ events
 
@@ -187,6 +189,8 @@ export const EV_MMP = 17;
 export const EV_QUOTED = 18;
 export const EV_TRIGGERED = 19;
 export const EV_FUNDS = 20;
+/** (After the command kinds 21-22.) */
+export const EV_TRAILED = 23;
 
 /** BookEvents.trade. */
 export const TRADE = record(EVENT_RECORDS, EV_TRADE, "trade", [
@@ -245,6 +249,12 @@ export const TRIGGERED = record(EVENT_RECORDS, EV_TRIGGERED, "triggered", [
 ] as const);
 /** StopEvents.fundsAsked. */
 export const FUNDS_ASKED = record(EVENT_RECORDS, EV_FUNDS, "fundsAsked", ["orderId", "user"] as const);
+/** StopEvents.trailed: a trailing stop's stop price moved (docs/API.md 18); not an order change. */
+export const TRAILED = record(EVENT_RECORDS, EV_TRAILED, "trailed", [
+  "orderId",
+  "user",
+  "stopPrice",
+] as const);
 /** The command's ResultCode; not a BookEvents call. */
 export const END = record(EVENT_RECORDS, EV_END, "end", ["result"] as const);
 
@@ -345,6 +355,11 @@ export abstract class EventRecordWriter implements StopEvents {
   tradeLow = Number.POSITIVE_INFINITY;
   tradeHigh = -1;
   lastTradePrice = -1;
+  /**
+   * Every trade price in order since the stops last emptied it, or null: only while trailing stops
+   * wait (docs/API.md 18), which follow the prices in their order.
+   */
+  tradePrices: number[] | null = null;
 
   constructor(
     /** Where the records go; `slot()` offsets index into it. */
@@ -368,6 +383,7 @@ export abstract class EventRecordWriter implements StopEvents {
     if (price < this.tradeLow) this.tradeLow = price;
     if (price > this.tradeHigh) this.tradeHigh = price;
     this.lastTradePrice = price;
+    if (this.tradePrices !== null) this.tradePrices.push(price);
     const f = this.f;
     const o = this.slot();
     f[o + EV_KIND] = EV_TRADE;
@@ -477,6 +493,16 @@ export abstract class EventRecordWriter implements StopEvents {
     f[o + EV_SEQ] = this.seq;
     f[o + FUNDS_ASKED.orderId] = orderId;
     f[o + FUNDS_ASKED.user] = user;
+  }
+
+  trailed(orderId: number, user: number, stopPrice: number): void {
+    const f = this.f;
+    const o = this.slot();
+    f[o + EV_KIND] = EV_TRAILED;
+    f[o + EV_SEQ] = this.seq;
+    f[o + TRAILED.orderId] = orderId;
+    f[o + TRAILED.user] = user;
+    f[o + TRAILED.stopPrice] = stopPrice;
   }
 
   /** The END record of the command `seq`. */
