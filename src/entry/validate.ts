@@ -202,8 +202,14 @@ function stopOf(
   if (!hasPrice && !hasDirection && !hasTrailing) return;
   if (hasTrailing) {
     // docs/API.md 18: a trailing stop takes `trailingDelta` in place of `stopPrice`.
-    if (hasPrice) errors.push([Code.TRAILING_DELTA_WITH_STOP_PRICE]);
-    else if (p !== undefined) {
+    if (hasPrice) {
+      errors.push([Code.TRAILING_DELTA_WITH_STOP_PRICE]);
+      // Every failing field is reported: a stopPrice that is no price too.
+      if (p !== undefined) {
+        const pr = parseDecimal(sp, p.priceDecimals);
+        if (typeof pr !== "bigint" || pr <= 0n || pr > p.maxPrice) errors.push([Code.STOP_PRICE_INVALID]);
+      }
+    } else if (p !== undefined) {
       const d = parseDecimal(td, p.priceDecimals);
       if (typeof d !== "bigint" || d <= 0n || d > p.maxPrice) errors.push([Code.TRAILING_DELTA_INVALID]);
       else out.trailingDelta = Number(d);

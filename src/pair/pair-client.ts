@@ -383,8 +383,8 @@ export class PairChannel {
 
   /**
    * Queues a move to `price` with the open quantity changed by `delta` lots (MatchingBook.move);
-   * false when the command ring is full. `stopPrice` > 0: a waiting stop order amended to it
-   * (docs/API.md 18).
+   * false when the command ring is full. For a waiting stop order (docs/API.md 18): `stopPrice` its
+   * new stop price, `trailingDelta` a trailing stop's new delta (0: unchanged).
    */
   sendMove(
     orderId: number,
