@@ -85,7 +85,6 @@ export interface CommandSink {
     price: number,
     qty: number,
     flags: number,
-    time: number,
     stopPrice: number,
     trailingDelta: number,
   ): boolean;
@@ -213,7 +212,6 @@ export class PairSequencer {
                 cmd.price,
                 cmd.amount,
                 arrivalFlags(cmd),
-                time,
                 cmd.stopPrice,
                 cmd.trailingDelta,
               )
@@ -253,7 +251,6 @@ export class PairSequencer {
             o.price,
             o.amount - o.used,
             arrivalFlags(o),
-            Date.now(),
             o.stopPrice,
             o.trailingDelta,
           );

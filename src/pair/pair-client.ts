@@ -324,7 +324,6 @@ export class PairChannel {
     price: number,
     qty: number,
     flags: number,
-    time: number,
     stopPrice: number,
     trailingDelta = 0,
   ): boolean {
@@ -337,7 +336,6 @@ export class PairChannel {
     f[o + STOP_CMD.price] = price;
     f[o + STOP_CMD.qty] = qty;
     f[o + STOP_CMD.flags] = flags;
-    f[o + STOP_CMD.time] = time;
     f[o + STOP_CMD.stopPrice] = stopPrice;
     f[o + STOP_CMD.trailingDelta] = trailingDelta;
     this.sent();

@@ -151,7 +151,9 @@ export const MMP_RESET_CMD = record(COMMAND_RECORDS, OP_MMP_RESET, "mmpReset", [
 /**
  * (Command kinds go on past the event kinds, 11-20.) A stop order arrives and waits (docs/API.md 18, workers/matching/stops.ts): `mode` STOP_* bits
  * (./engine.ts), `price` its limit price (0 for a stop-market), `flags` those it arrives with when
- * triggered (time in force, self-trade mode).
+ * triggered (time in force, self-trade mode); no time: a triggered order runs at the time of the
+ * command whose trades triggered it. `trailingDelta` > 0: a trailing stop, whose `stopPrice` is
+ * only read when it is put back (STOP_RESTORE).
  */
 export const OP_STOP = 21;
 /**
@@ -167,14 +169,13 @@ export const STOP_CMD = record(COMMAND_RECORDS, OP_STOP, "stop", [
   "price",
   "qty",
   "flags",
-  "time",
   "stopPrice",
   "trailingDelta",
 ] as const);
 export const FUNDS_CMD = record(COMMAND_RECORDS, OP_FUNDS, "funds", ["orderId", "budget"] as const);
 
-/** Words per command slot: 96 bytes (STOP, 11 words, is the largest record), plus one spare. */
-export const CMD_SLOT_WORDS = 12;
+/** Words per command slot: 80 bytes (STOP, 10 words, is the largest record). */
+export const CMD_SLOT_WORDS = 10;
 
 // ------------------------------------------------------------------------------------ events
 
