@@ -17,7 +17,9 @@
  *
  * Waiting stops are kept in two arrays sorted by stop price, the next to trigger last (`up`:
  * descending, `down`: ascending), so a trigger is a pop; an arrival or a cancel is a binary search
- * and a splice. Prices and quantities are integer ticks and lots, as in the book.
+ * and a splice. Trailing stops, whose stop price follows the trades, are a third array that walks
+ * each run's trade prices in order (`follow`, DECISIONS.md "Trailing stops"). Prices and
+ * quantities are integer ticks and lots, as in the book.
  */
 import {
   BUY,
