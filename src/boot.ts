@@ -30,7 +30,7 @@ import { FEE_ACCOUNT_UID, MAX_LEDGER_VALUE } from "./config/ledger-bounds.ts";
 import type { Settings } from "./config/settings.ts";
 import { ClientIds } from "./core/client-ids.ts";
 import { NO_REQUEST } from "./core/command.ts";
-import { Exchange, type OrderState, pairEventHandler } from "./core/exchange.ts";
+import { Exchange, pairEventHandler } from "./core/exchange.ts";
 import { Ledger } from "./core/ledger.ts";
 import { FLAG_CANCEL_ON_DISCONNECT } from "./core/order-options.ts";
 import { PairStatuses, TRADING } from "./core/pair-status.ts";
@@ -44,6 +44,7 @@ import {
   checkPairs,
   forEachClientOrderId,
   loadState,
+  orderStateOfRow,
   recoverBalances,
   resolveCurrencyScales,
   resolveExecEpoch,
@@ -566,34 +567,9 @@ async function startPairs(
     const p = config.pairsByName.get(row.pair);
     if (p === undefined)
       throw new Error(`open order ${row.id} is on pair ${row.pair}, which the config no longer has`);
-    const o: OrderState = {
-      id: row.id,
-      user: row.userId,
-      pair: p.index,
-      side: row.side as 0 | 1,
-      type: row.type as 0 | 1,
-      price: row.price,
-      amount: row.amount,
-      used: row.amountUsed,
-      cancelled: false,
-      createMicro: row.createMicro,
-      updateMicro: row.updateMicro,
-      budget: 0n,
-      executed: BigInt(row.executedQuote),
-      flags: row.flags,
-      clientOrderId: row.clientOrderId ?? undefined,
-      rowSent: true,
-      amending: null,
-      userSlot: -1,
-      restSeq: 0,
-      execSeq: row.execSeq,
-      stopPrice: row.stopPrice,
-      stopDirection: row.stopDirection,
-      triggerMicro: row.triggerMicro,
-      cancelReason: row.cancelReason,
-      // A cancel-on-disconnect order outlived its session (the process ended): it is cancelled below.
-      session: (row.flags & FLAG_CANCEL_ON_DISCONNECT) !== 0 ? RECOVERED_SESSION : 0,
-    };
+    // A cancel-on-disconnect order outlived its session (the process ended): it is cancelled below.
+    const session = (row.flags & FLAG_CANCEL_ON_DISCONNECT) !== 0 ? RECOVERED_SESSION : 0;
+    const o = orderStateOfRow(row, p.index, session);
     while (!exchange.restoreOrder(o)) await channels[p.index].writable();
   }
   // docs/API.md 8.10: the stored MMP settings into the workers (they keep nothing across a restart);

@@ -28,6 +28,8 @@ export interface Order {
   quote?: true;
   /** docs/API.md 18: a stop order's stop price and direction, and whether (and when) it triggered. */
   stopPrice?: number;
+  /** docs/API.md 18: a trailing stop's delta (its stopPrice is the current one). */
+  trailingDelta?: number;
   stopDirection?: StopDirection;
   triggered?: boolean;
   triggerTime?: string;
@@ -362,9 +364,10 @@ export interface CreateOrderRequest {
   mmp?: boolean;
   /** docs/API.md 8.11 (default cancelMaker). */
   selfTradePrevention?: SelfTradePrevention;
-  /** docs/API.md 18: a stop order (both or neither). */
+  /** docs/API.md 18: a stop order: stopPrice or trailingDelta, with stopDirection. */
   stopPrice?: DecimalInput;
   stopDirection?: StopDirection;
+  trailingDelta?: DecimalInput;
 }
 
 /** docs/API.md 8.3: the new total amount, the new price, or both. */
@@ -372,6 +375,10 @@ export interface AmendOrderRequest {
   orderId: number | string;
   amount?: DecimalInput;
   price?: DecimalInput;
+  /** docs/API.md 18: a new stop price of a stop order that has not triggered. */
+  stopPrice?: DecimalInput;
+  /** docs/API.md 18: a new delta of a trailing stop order that has not triggered. */
+  trailingDelta?: DecimalInput;
 }
 
 /** An element of the create-orders answer (docs/API.md 8.5): the order, or its errors. */

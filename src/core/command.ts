@@ -127,8 +127,10 @@ export interface OrderInputs {
   session: number;
   /** docs/API.md 18: the stop price in ticks (absent or 0: not a stop order). */
   stopPrice?: number;
-  /** STOP_DIRECTION_UP or STOP_DIRECTION_DOWN with a stop price. */
+  /** STOP_DIRECTION_UP or STOP_DIRECTION_DOWN with a stop price or a trailing delta. */
   stopDirection?: number;
+  /** docs/API.md 18: a trailing stop's delta in ticks, in place of `stopPrice`. */
+  trailingDelta?: number;
 }
 
 /** docs/API.md 18 `stopDirection` as stored (migration 015). */
@@ -137,7 +139,7 @@ export const STOP_DIRECTION_DOWN = 2;
 
 /** A stop order that has not triggered: open, in no book (docs/API.md 18). */
 export function isWaitingStop(o: StopFacts): boolean {
-  return o.stopPrice > 0 && o.triggerMicro === 0;
+  return o.stopDirection !== 0 && o.triggerMicro === 0;
 }
 
 /** The cancels of one cancel-all request, over every pair it covers. */
@@ -153,6 +155,7 @@ export interface Command extends OrderInputs {
   kind: number;
   stopPrice: number;
   stopDirection: number;
+  trailingDelta: number;
   /** The edge's id for the response waiting for this command (NO_REQUEST: none). */
   request: number;
   user: number;
@@ -246,6 +249,7 @@ export function newCommand(kind: number, request: number, user: number, pair: nu
     session: 0,
     stopPrice: 0,
     stopDirection: 0,
+    trailingDelta: 0,
     budget: 0,
     hold: 0n,
     delta: 0,

@@ -221,6 +221,7 @@ export class Exchange {
     cmd.session = order.session;
     cmd.stopPrice = order.stopPrice ?? 0;
     cmd.stopDirection = order.stopDirection ?? 0;
+    cmd.trailingDelta = order.trailingDelta ?? 0;
     return this.risk.create(cmd);
   }
 
@@ -267,14 +268,27 @@ export class Exchange {
    * Amends the open order `o` of its user (docs/API.md 8.3) to `price` (ticks) and the new total
    * `amount` (lots). Only a lower amount at the same price keeps the order's place (a REDUCE
    * command); anything else is a MOVE: the order goes to the back of its new level and may match.
-   * Amends of one order run one after the other; R1 in RiskStage.amend.
+   * A waiting stop order (docs/API.md 18) is always a MOVE, which may also give it a new
+   * `stopPrice` (ticks; 0: unchanged), or a trailing stop a new `trailingDelta`, and keeps it
+   * waiting. Amends of one order run one after the
+   * other; R1 in RiskStage.amend.
    */
-  amendOrder(o: OrderState, price: number, amount: number, request: number, expiresAt = 0): number {
+  amendOrder(
+    o: OrderState,
+    price: number,
+    amount: number,
+    request: number,
+    expiresAt = 0,
+    stopPrice = 0,
+    trailingDelta = 0,
+  ): number {
     if (this.follower) return Code.FOLLOWER_READ_ONLY;
     const cmd = newCommand(CMD_AMEND, request, o.user, o.pair);
     cmd.orderId = o.id;
     cmd.order = o;
     cmd.price = price;
+    cmd.stopPrice = stopPrice;
+    cmd.trailingDelta = trailingDelta;
     cmd.amount = amount;
     cmd.expiresAt = expiresAt;
     return this.risk.amend(cmd);

@@ -34,6 +34,7 @@ import {
   EV_QUOTED,
   EV_RESTED,
   EV_TRADE,
+  EV_TRAILED,
   EV_TRIGGERED,
   FUNDS_ASKED,
   LEVEL,
@@ -41,6 +42,7 @@ import {
   QUOTED,
   RESTED,
   TRADE,
+  TRAILED,
   TRIGGERED,
 } from "../protocol/pair/records.ts";
 import { mulDivRoundHalfUp } from "../util/numbers.ts";
@@ -152,6 +154,13 @@ export class PairEvents {
     o.amount = o.used + newLeft;
     o.updateMicro = nowMicro();
     touch(p, o);
+    // docs/API.md 18: a waiting stop, amended in the worker's stops, is in no book.
+    if (isWaitingStop(o)) {
+      if (cmd.stopPrice > 0) o.stopPrice = cmd.stopPrice;
+      // A new trailing delta: its new stop price came in a `trailed` event before this one.
+      if (cmd.trailingDelta > 0) o.trailingDelta = cmd.trailingDelta;
+      return;
+    }
     const l3 = p.l3;
     if (l3 !== null) {
       // docs/API.md 7.6.2: a reduce keeps the place (change); a move leaves the book (done), and its
@@ -207,6 +216,18 @@ export class PairEvents {
     // Not in the book until its `rested` event (the L3 book, docs/API.md 7.6.2).
     o.restSeq = 0;
     touch(p, o);
+  }
+
+  /**
+   * docs/API.md 18: trailing stop `orderId`'s stop price moved to `stopPrice` (or was set at its
+   * arrival). Not an order change: no execution number, no report; its row is written with the
+   * step (DECISIONS.md "Trailing stops").
+   */
+  onTrailed(pairIndex: number, orderId: number, stopPrice: number): void {
+    const p = this.pairs[pairIndex];
+    const o = this.currentOrder(p, orderId);
+    o.stopPrice = stopPrice;
+    p.trailed.push(o);
   }
 
   /**
@@ -359,7 +380,7 @@ export class PairEvents {
  * before its `rested` event.
  */
 function inBook(o: OrderState): boolean {
-  return o.stopPrice === 0 || (o.triggerMicro > 0 && o.restSeq > 0);
+  return o.stopDirection === 0 || (o.triggerMicro > 0 && o.restSeq > 0);
 }
 
 /** `o` changed in the command in progress: its row and view go out with the command (once). */
@@ -415,6 +436,9 @@ export function pairEventHandler(
         break;
       case EV_TRIGGERED:
         events.onTriggered(pairIndex, f[o + TRIGGERED.orderId]);
+        break;
+      case EV_TRAILED:
+        events.onTrailed(pairIndex, f[o + TRAILED.orderId], f[o + TRAILED.stopPrice]);
         break;
       case EV_FUNDS:
         events.onFundsAsked(pairIndex, f[o + FUNDS_ASKED.orderId]);

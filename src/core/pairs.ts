@@ -76,6 +76,7 @@ export function newPairState(
     l3: null,
     l3Pending: false,
     touched: [],
+    trailed: [],
     trades: [],
     userTrades: [],
     levels: [],

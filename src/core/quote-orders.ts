@@ -82,6 +82,7 @@ export function quoteLevelOrders(cmd: Command, micro: number): number {
       stopDirection: 0,
       triggerMicro: 0,
       cancelReason: 0,
+      trailingDelta: 0,
     });
     w.outcome.push(-1);
     w.kept.push(undefined);

@@ -14,6 +14,11 @@ export interface StopFacts {
   triggerMicro: number;
   /** The engine's done reason of a triggered order cancelled whole (DONE_NO_LIQUIDITY ...), else 0. */
   cancelReason: number;
+  /**
+   * A trailing stop's delta in ticks (migration 016), 0 for any other order; its `stopPrice` is the
+   * current one, 0 until the pair's first trade (DECISIONS.md "Trailing stops").
+   */
+  trailingDelta: number;
 }
 
 /** What the core needs from the database writer. */

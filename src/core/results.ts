@@ -22,6 +22,7 @@ import {
   CMD_CREATE,
   CMD_QUOTE,
   type Command,
+  isWaitingStop,
   NO_REQUEST,
   type OrderState,
   type ResultSink,
@@ -89,6 +90,11 @@ export interface ResultPair {
   // Scratch of the command in progress, handed to its record at END.
   /** Orders changed by the command being processed (taker and makers). */
   touched: OrderState[];
+  /**
+   * Trailing stops whose stop price the command moved (docs/API.md 18): their rows go into its
+   * batch, with no execution number and no report (DECISIONS.md "Trailing stops").
+   */
+  trailed: OrderState[];
   trades: ReturnType<PairMarket["publicTrade"]>[];
   userTrades: [number, UserTradeView, number, boolean][];
   /** Level changes of the command in progress: `side, price, total` triples (Publication.levels). */
@@ -249,6 +255,7 @@ export class Results {
   finish(p: ResultPair, cmd: Command): void {
     const touched = p.touched;
     cmd.execs = this.persist(p.spec.index, touched);
+    if (p.trailed.length > 0) this.persistTrailed(p);
     // A create or amend is answered with its order as the command left it (and numbered).
     if ((cmd.kind === CMD_CREATE || cmd.kind === CMD_AMEND) && cmd.result === 0)
       cmd.view = orderView(p.spec, cmd.order!, true);
@@ -333,6 +340,7 @@ export class Results {
   /** The command in progress left nothing to persist or publish (refused, or a recovery replay). */
   reset(p: ResultPair): void {
     p.touched.length = 0;
+    p.trailed.length = 0;
     p.trades.length = 0;
     p.userTrades.length = 0;
     p.levels.length = 0;
@@ -358,7 +366,9 @@ export class Results {
       o.execSeq = seq;
       execs.push(o.user, seq);
       db.execution(o.user, seq, EXEC_ORDER, o.id);
-      if (o.rowSent) {
+      // A waiting stop's changes (an amend may change its stop price) are whole rows, ORDER
+      // upserts, which apply before any ORDER_UPDATE (DECISIONS.md "Amend of a waiting stop order").
+      if (o.rowSent && !isWaitingStop(o)) {
         db.updateOrder(
           o.id,
           o.price,
@@ -368,12 +378,12 @@ export class Results {
           o.updateMicro,
           seq,
           o.executed,
-          o.stopPrice > 0 ? o : undefined,
+          o.stopDirection !== 0 ? o : undefined,
         );
         continue;
       }
+      if (!o.rowSent) fresh.push(o);
       o.rowSent = true;
-      fresh.push(o);
       db.insertOrder(
         o.id,
         o.user,
@@ -390,10 +400,42 @@ export class Results {
         o.clientOrderId,
         seq,
         o.executed,
-        o.stopPrice > 0 ? o : undefined,
+        o.stopDirection !== 0 ? o : undefined,
       );
     }
     return execs;
+  }
+
+  /**
+   * The rows of the trailing stops the command moved: whole ORDER records (an upsert, as every
+   * change of a waiting stop), after its other rows, with the number of their latest change.
+   */
+  private persistTrailed(p: ResultPair): void {
+    const db = this.db;
+    const trailed = p.trailed;
+    for (let i = 0; i < trailed.length; i++) {
+      // A stop moved twice in the step (a cascade) has two records: the last is its row.
+      const o = trailed[i];
+      db.insertOrder(
+        o.id,
+        o.user,
+        p.spec.name,
+        o.side,
+        o.type,
+        o.price,
+        o.amount,
+        o.used,
+        o.cancelled,
+        o.createMicro,
+        o.updateMicro,
+        o.flags,
+        o.clientOrderId,
+        o.execSeq,
+        o.executed,
+        o,
+      );
+    }
+    trailed.length = 0;
   }
 
   /** OUT: `cmd` is answered and published once the batch holding its rows commits. */

@@ -246,7 +246,7 @@ export class RiskStage {
     const user = cmd.user;
     // docs/API.md 18: a stop-market buy holds nothing while it waits (its budget is taken when it
     // triggers, `triggeredBuy`); every other stop holds what its order would.
-    const stopMarketBuy = cmd.stopPrice > 0 && cmd.type === MARKET && cmd.side === BUY;
+    const stopMarketBuy = cmd.stopDirection !== 0 && cmd.type === MARKET && cmd.side === BUY;
     const marketBuy = cmd.type === MARKET && cmd.side === BUY && !stopMarketBuy;
     // A market buy holds the user's whole available quote balance while it is in the worker: the
     // next one is decided against what the first leaves, one after the other.
@@ -372,12 +372,18 @@ export class RiskStage {
       const err = this.openOrders.notOpenError(user, o.id);
       return err < 0 ? closedError(o) : err;
     }
-    // docs/API.md 18: a waiting stop is not amended in this version.
-    if (isWaitingStop(o)) return Code.STOP_AMEND_WAITING;
+    // docs/API.md 18: only a waiting stop has a stop price to amend (it may have triggered since
+    // the request was read); its holds follow the same rule as a resting order's.
+    if (cmd.stopPrice > 0 && !isWaitingStop(o)) return Code.STOP_AMEND_NOT_WAITING;
     if (cmd.amount <= o.used) return Code.AMEND_NOT_ABOVE_EXECUTED;
     const p = this.pairs[o.pair];
     const delta = cmd.amount - o.amount;
-    if (cmd.price === o.price && delta === 0) {
+    if (
+      cmd.price === o.price &&
+      delta === 0 &&
+      (cmd.stopPrice === 0 || cmd.stopPrice === o.stopPrice) &&
+      (cmd.trailingDelta === 0 || cmd.trailingDelta === o.trailingDelta)
+    ) {
       // Nothing to change: the order as it stands once what is in flight has committed.
       this.results.commit(cmd);
       return 0;

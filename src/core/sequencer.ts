@@ -66,7 +66,15 @@ export interface CommandSink {
   ): boolean;
   sendCancel(orderId: number): boolean;
   sendReduce(orderId: number, by: number): boolean;
-  sendMove(orderId: number, price: number, delta: number, flags: number, time: number): boolean;
+  sendMove(
+    orderId: number,
+    price: number,
+    delta: number,
+    flags: number,
+    time: number,
+    stopPrice?: number,
+    trailingDelta?: number,
+  ): boolean;
   sendMmpSet(user: number, intervalSeconds: number, qtyLimit: number, frozenSeconds: number): boolean;
   sendMmpReset(user: number): boolean;
   /** docs/API.md 18: a stop order that waits in the worker (workers/matching/stops.ts). */
@@ -77,8 +85,8 @@ export interface CommandSink {
     price: number,
     qty: number,
     flags: number,
-    time: number,
     stopPrice: number,
+    trailingDelta: number,
   ): boolean;
   /** The budget of a triggered market buy whose step waits for it (not a command of the FIFO). */
   sendFunds(orderId: number, budget: number): boolean;
@@ -196,7 +204,7 @@ export class PairSequencer {
         const id = this.ids.nextOrderId;
         const time = Date.now();
         const sent =
-          cmd.stopPrice > 0
+          cmd.stopDirection !== 0
             ? sink.sendStop(
                 id,
                 cmd.user,
@@ -204,8 +212,8 @@ export class PairSequencer {
                 cmd.price,
                 cmd.amount,
                 arrivalFlags(cmd),
-                time,
                 cmd.stopPrice,
+                cmd.trailingDelta,
               )
             : cmd.type === LIMIT
               ? sink.sendLimit(id, cmd.user, cmd.side, cmd.price, cmd.amount, engineFlags(cmd.flags), time)
@@ -220,10 +228,13 @@ export class PairSequencer {
         if (!sink.sendCancel(cmd.orderId)) return false;
         break;
       case CMD_AMEND: {
-        // Only a lower amount at the same price keeps the order's place (REDUCE); else a MOVE.
+        // Only a lower amount at the same price keeps the order's place (REDUCE); else a MOVE. A
+        // waiting stop's is a MOVE with its new stop price or trailing delta (0: as it is;
+        // docs/API.md 18).
         const o = cmd.order!;
-        const sent =
-          cmd.delta < 0 && cmd.price === o.price
+        const sent = isWaitingStop(o)
+          ? sink.sendMove(o.id, cmd.price, cmd.delta, 0, Date.now(), cmd.stopPrice, cmd.trailingDelta)
+          : cmd.delta < 0 && cmd.price === o.price
             ? sink.sendReduce(o.id, -cmd.delta)
             : sink.sendMove(o.id, cmd.price, cmd.delta, o.flags & FLAG_POST_ONLY, Date.now());
         if (!sent) return false;
@@ -240,8 +251,8 @@ export class PairSequencer {
             o.price,
             o.amount - o.used,
             arrivalFlags(o),
-            Date.now(),
             o.stopPrice,
+            o.trailingDelta,
           );
           if (!sent) return false;
           this.openOrders.setOpen(o);
@@ -325,7 +336,7 @@ export class PairSequencer {
         for (const l of cmd.quote!.orders) if (which(l) && !open.has(l.id)) out.push(l);
       if (cmd.kind !== CMD_CREATE || o === null || !which(o)) continue;
       // docs/API.md 18: a stop order of any type waits once accepted.
-      const mayRest = o.stopPrice > 0 || (o.type === LIMIT && (o.flags & TIF_MASK) === TIF_GTC);
+      const mayRest = o.stopDirection !== 0 || (o.type === LIMIT && (o.flags & TIF_MASK) === TIF_GTC);
       if (mayRest && !open.has(o.id)) out.push(o);
     }
     return out;
@@ -376,6 +387,7 @@ function newOrder(cmd: Command, id: number): OrderState {
     execSeq: 0,
     stopPrice: cmd.stopPrice,
     stopDirection: cmd.stopDirection,
+    trailingDelta: cmd.trailingDelta,
     triggerMicro: 0,
     cancelReason: 0,
   };

@@ -32,6 +32,8 @@ export interface OrderView {
   quote?: true;
   /** docs/API.md 18: a stop order's stop price and direction, whether it triggered, and when. */
   stopPrice?: number;
+  /** docs/API.md 18: a trailing stop's delta. */
+  trailingDelta?: number;
   stopDirection?: "up" | "down";
   triggered?: boolean;
   triggerTime?: string;
@@ -135,13 +137,15 @@ export function orderView(p: ViewPair, o: OrderFacts, withUpdate: boolean): Orde
   };
   if (withUpdate) v.updateTime = formatDateTime(o.updateMicro);
   withOrderOptions(v, o.flags, o.clientOrderId);
-  if (o.stopPrice > 0) withStop(v, p, o);
+  if (o.stopDirection !== 0) withStop(v, p, o);
   return v;
 }
 
 /** docs/API.md 18: a stop order's fields. */
 function withStop(v: OrderView, p: ViewPair, o: OrderFacts): void {
-  v.stopPrice = scaled(o.stopPrice, p.priceDecimals);
+  // A trailing stop's current stop price (none until the pair's first trade).
+  if (o.trailingDelta === 0 || o.stopPrice !== 0) v.stopPrice = scaled(o.stopPrice, p.priceDecimals);
+  if (o.trailingDelta > 0) v.trailingDelta = scaled(o.trailingDelta, p.priceDecimals);
   v.stopDirection = o.stopDirection === 1 ? "up" : "down";
   const t = o.triggerMicro;
   v.triggered = t > 0;

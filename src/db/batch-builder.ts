@@ -251,11 +251,13 @@ export abstract class BatchBuilder {
       b[o + ORDER.at.stop_direction] = stop.stopDirection;
       b[o + ORDER.at.trigger_micro] = stop.triggerMicro;
       b[o + ORDER.at.cancel_reason] = stop.cancelReason;
+      b[o + ORDER.at.trailing_delta] = stop.trailingDelta;
     } else {
       b[o + ORDER.at.stop_price] = 0;
       b[o + ORDER.at.stop_direction] = 0;
       b[o + ORDER.at.trigger_micro] = 0;
       b[o + ORDER.at.cancel_reason] = 0;
+      b[o + ORDER.at.trailing_delta] = 0;
     }
   }
 

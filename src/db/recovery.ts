@@ -8,6 +8,7 @@
 
 import { ConfigError } from "../config/config-error.ts";
 import type { ExchangeConfig } from "../config/exchange-config.ts";
+import type { OrderState } from "../core/command.ts";
 import type { Ledger } from "../core/ledger.ts";
 import { type PairMarket, PERIODS } from "../core/read-models/pair-market.ts";
 import { fillTotals, limitHold, type PairUnits, pairUnits } from "../core/risk.ts";
@@ -561,6 +562,42 @@ export function recoverBalances(
  * and the candles brought up to the last committed trade (they hold the trades up to the last
  * snapshot; the later ones go in again).
  */
+/**
+ * The core's state of a stored open order (`pairIndex`: its pair's index in the config; `session`:
+ * the session tag it comes back with), as a start restores it (src/boot.ts) and a follower rebuilds
+ * it (src/replication/follower-state.ts).
+ */
+export function orderStateOfRow(row: OrderRow, pairIndex: number, session: number): OrderState {
+  return {
+    id: row.id,
+    user: row.userId,
+    pair: pairIndex,
+    side: row.side as 0 | 1,
+    type: row.type as 0 | 1,
+    price: row.price,
+    amount: row.amount,
+    used: row.amountUsed,
+    cancelled: false,
+    createMicro: row.createMicro,
+    updateMicro: row.updateMicro,
+    budget: 0n,
+    executed: BigInt(row.executedQuote),
+    flags: row.flags,
+    clientOrderId: row.clientOrderId ?? undefined,
+    rowSent: true,
+    amending: null,
+    userSlot: -1,
+    restSeq: 0,
+    execSeq: row.execSeq,
+    stopPrice: row.stopPrice,
+    stopDirection: row.stopDirection,
+    triggerMicro: row.triggerMicro,
+    cancelReason: row.cancelReason,
+    trailingDelta: row.trailingDelta,
+    session,
+  };
+}
+
 export function restoreMarket(market: PairMarket, state: RecoveredState): void {
   const name = market.name;
   const rec = state.pairs.get(name);

@@ -72,6 +72,8 @@ export const AMEND_ORDER_FIELDS: ReadonlySet<string> = new Set([
   "orderId",
   "amount",
   "price",
+  "stopPrice",
+  "trailingDelta",
   "nonce",
   "expiresAt",
 ]);
@@ -147,7 +149,15 @@ export const amendOrderCall: BodyCall<OrderView> = (ctx, caller, body, fields, r
   // null is not an amount or a price, and not "unchanged" either (docs/API.md 8.3): 400 on it.
   if (body.amount === null) errors.push([Code.AMOUNT_NOT_NUMBER]);
   if (body.price === null) errors.push([Code.PRICE_NOT_NUMBER]);
-  if (body.amount === undefined && body.price === undefined) errors.push([Code.AMEND_NOTHING]);
+  if (body.stopPrice === null) errors.push([Code.STOP_PRICE_INVALID]);
+  if (body.trailingDelta === null) errors.push([Code.TRAILING_DELTA_INVALID]);
+  if (
+    body.amount === undefined &&
+    body.price === undefined &&
+    body.stopPrice === undefined &&
+    body.trailingDelta === undefined
+  )
+    errors.push([Code.AMEND_NOTHING]);
   const expiresAt = expiresAtOf(body);
   if (expiresAt < 0) errors.push([Code.EXPIRES_AT_INVALID]);
   if (errors.length > 0) return reply.invalid(errors);

@@ -26,6 +26,7 @@ export function orderRowView(o: OrderRow, config: ExchangeConfig, withUpdate = f
     stopDirection: o.stopDirection,
     triggerMicro: o.triggerMicro,
     cancelReason: o.cancelReason,
+    trailingDelta: o.trailingDelta,
   };
   return orderView(config.pairsByName.get(o.pair)!, facts, withUpdate);
 }

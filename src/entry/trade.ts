@@ -6,14 +6,14 @@
  * when it accepted the command, and its result later comes back under that id; any other code is a
  * refusal with nothing changed, answered here.
  */
-import { isWaitingStop, LIMIT, type QuoteResult } from "../core/command.ts";
+import { isWaitingStop, LIMIT, MARKET, type QuoteResult } from "../core/command.ts";
 import { NEEDS_ROW, type OrderView } from "../core/exchange.ts";
 import type { QuoteLevel } from "../core/quotes.ts";
 import { closedError } from "../core/recently-closed.ts";
 import type { ErrorEntry } from "../errors/bodies.ts";
 import { Code } from "../errors/catalogue.ts";
 import { BUY } from "../protocol/pair/engine.ts";
-import { formatDecimal } from "../util/numbers.ts";
+import { formatDecimal, parseDecimal } from "../util/numbers.ts";
 import type { EntryContext } from "./context.ts";
 import type { Reply } from "./reply.ts";
 import { belowMinNotional, parseAmount, parsePrice, type ValidOrder } from "./validate.ts";
@@ -92,7 +92,7 @@ export function openOrderFacts(
     pairName: ctx.config.pairs[o.pair].name,
     side: o.side === BUY ? "buy" : "sell",
     type: o.type === LIMIT ? "limit" : "market",
-    stop: o.stopPrice > 0,
+    stop: o.stopDirection !== 0,
     traded: o.used > 0,
   };
 }
@@ -149,8 +149,26 @@ export function amendOne(
   const hasPrice = body.price !== undefined && body.price !== null;
   const amount = hasAmount ? parseAmount(body.amount, pair, errors) : o.amount;
   const price = hasPrice ? parsePrice(body.price, pair, errors) : o.price;
-  // docs/API.md 20.5: the amended order is a limit order like any other.
-  if (errors.length === 0 && belowMinNotional(pair, price, amount))
+  // docs/API.md 18: a waiting stop's stop price may change too; a stop-market has no price.
+  let stopPrice = 0;
+  if (body.stopPrice !== undefined) {
+    const sp = parseDecimal(body.stopPrice, pair.priceDecimals);
+    if (typeof sp !== "bigint" || sp <= 0n || sp > pair.maxPrice) errors.push([Code.STOP_PRICE_INVALID]);
+    else if (!isWaitingStop(o) || o.trailingDelta > 0) errors.push([Code.STOP_AMEND_NOT_WAITING]);
+    else stopPrice = Number(sp);
+  }
+  let trailingDelta = 0;
+  if (body.trailingDelta !== undefined) {
+    const d = parseDecimal(body.trailingDelta, pair.priceDecimals);
+    if (typeof d !== "bigint" || d <= 0n || d > pair.maxPrice) errors.push([Code.TRAILING_DELTA_INVALID]);
+    else if (!isWaitingStop(o) || o.trailingDelta === 0) errors.push([Code.TRAILING_AMEND_NOT_TRAILING]);
+    else trailingDelta = Number(d);
+  }
+  const stopMarket = isWaitingStop(o) && o.type === MARKET;
+  if (hasPrice && stopMarket) errors.push([Code.STOP_MARKET_PRICE]);
+  // docs/API.md 20.5: the amended order is a limit order like any other (a stop-market is checked
+  // when it triggers, docs/API.md 18).
+  if (errors.length === 0 && !stopMarket && belowMinNotional(pair, price, amount))
     errors.push([
       Code.NOTIONAL_BELOW_MIN,
       formatDecimal(pair.minNotional, pair.priceDecimals + pair.amountDecimals),
@@ -160,7 +178,15 @@ export function amendOne(
     return;
   }
   const request = ctx.answers.order(reply);
-  const code = exchange.amendOrder(o, price, amount, request, expiresAt);
+  const code = exchange.amendOrder(
+    o,
+    stopMarket ? o.price : price,
+    amount,
+    request,
+    expiresAt,
+    stopPrice,
+    trailingDelta,
+  );
   if (code === 0) return;
   ctx.answers.drop(request);
   reply(code, null);

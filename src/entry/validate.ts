@@ -46,6 +46,7 @@ export const ORDER_FIELDS: ReadonlySet<string> = new Set([
   "selfTradePrevention",
   "stopPrice",
   "stopDirection",
+  "trailingDelta",
 ]);
 /**
  * A create-order body: an order, the `nonce` every authenticated call may carry, and the deadline
@@ -194,10 +195,26 @@ function stopOf(
 ): void {
   const sp = body.stopPrice;
   const sd = body.stopDirection;
+  const td = body.trailingDelta;
   const hasPrice = sp !== undefined && sp !== null;
   const hasDirection = sd !== undefined && sd !== null;
-  if (!hasPrice && !hasDirection) return;
-  if (!hasPrice) errors.push([Code.STOP_PRICE_REQUIRED]);
+  const hasTrailing = td !== undefined && td !== null;
+  if (!hasPrice && !hasDirection && !hasTrailing) return;
+  if (hasTrailing) {
+    // docs/API.md 18: a trailing stop takes `trailingDelta` in place of `stopPrice`.
+    if (hasPrice) {
+      errors.push([Code.TRAILING_DELTA_WITH_STOP_PRICE]);
+      // Every failing field is reported: a stopPrice that is no price too.
+      if (p !== undefined) {
+        const pr = parseDecimal(sp, p.priceDecimals);
+        if (typeof pr !== "bigint" || pr <= 0n || pr > p.maxPrice) errors.push([Code.STOP_PRICE_INVALID]);
+      }
+    } else if (p !== undefined) {
+      const d = parseDecimal(td, p.priceDecimals);
+      if (typeof d !== "bigint" || d <= 0n || d > p.maxPrice) errors.push([Code.TRAILING_DELTA_INVALID]);
+      else out.trailingDelta = Number(d);
+    }
+  } else if (!hasPrice) errors.push([Code.STOP_PRICE_REQUIRED]);
   else if (p !== undefined) {
     const pr = parseDecimal(sp, p.priceDecimals);
     if (typeof pr !== "bigint" || pr <= 0n || pr > p.maxPrice) errors.push([Code.STOP_PRICE_INVALID]);

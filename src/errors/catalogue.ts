@@ -1218,13 +1218,45 @@ export const ERRORS = {
     en: "Market maker protection does not apply to stop orders",
     ru: "Защита маркет-мейкера недопустима для стоп-заявок",
   },
-  /** amend-order of a stop order that has not triggered: not supported in this version. */
-  STOP_AMEND_WAITING: {
+  /** amend-order with `price` for a stop-market order that has not triggered. */
+  STOP_MARKET_PRICE: {
     code: 686,
     status: 400,
-    field: "orderId",
-    en: "A stop order that has not triggered cannot be amended; cancel it and place a new one",
-    ru: "Стоп-заявку, которая ещё не сработала, нельзя изменить; отмените её и создайте новую",
+    field: "price",
+    en: "A stop-market order has no price to amend",
+    ru: "У стоп-маркет заявки нет цены, которую можно изменить",
+  },
+  /** `trailingDelta` and `stopPrice` together (docs/API.md 18: one or the other). */
+  TRAILING_DELTA_WITH_STOP_PRICE: {
+    code: 688,
+    status: 400,
+    field: "trailingDelta",
+    en: "A trailing stop takes trailingDelta in place of stopPrice, not both",
+    ru: "Скользящая стоп-заявка принимает trailingDelta вместо stopPrice, а не оба",
+  },
+  /** Not a positive price of the pair. */
+  TRAILING_DELTA_INVALID: {
+    code: 689,
+    status: 400,
+    field: "trailingDelta",
+    en: "trailingDelta must be a price of the pair: above 0, at most its price decimals and its maxPrice",
+    ru: "trailingDelta должен быть ценой пары: больше 0, не больше её знаков цены и её maxPrice",
+  },
+  /** amend-order with `trailingDelta` for an order that is not a waiting trailing stop. */
+  TRAILING_AMEND_NOT_TRAILING: {
+    code: 690,
+    status: 400,
+    field: "trailingDelta",
+    en: "Only a trailing stop order that has not triggered has a trailingDelta to amend",
+    ru: "Изменить trailingDelta можно только у скользящей стоп-заявки, которая ещё не сработала",
+  },
+  /** amend-order with `stopPrice` for an order that is not a stop order waiting for its trigger. */
+  STOP_AMEND_NOT_WAITING: {
+    code: 687,
+    status: 400,
+    field: "stopPrice",
+    en: "Only a stop order at a fixed stopPrice that has not triggered has a stopPrice to amend",
+    ru: "Изменить stopPrice можно только у стоп-заявки с заданным stopPrice, которая ещё не сработала",
   },
 } as const satisfies Record<string, ErrorDef>;
 

@@ -81,14 +81,15 @@ export function quoteOf(o: FixOrder): bigint {
 export function fixOrderOf(view: OrderView, config: ExchangeConfig): FixOrder {
   const pair = config.pairsByName.get(view.pairName)!;
   const limit = view.tradeType === "limit";
-  const stop = view.stopPrice !== undefined;
+  // A trailing stop on a pair that never traded has no stopPrice yet (docs/API.md 18).
+  const stop = view.stopDirection !== undefined;
   return {
     id: view.id,
     pair,
     clOrdId: view.clientOrderId ?? "NONE",
     side: view.directionType === "buy" ? "1" : "2",
     ordType: limit ? (stop ? "4" : "2") : stop ? "3" : "1",
-    stopPx: stop ? unitsOf(view.stopPrice!, pair.priceDecimals) : 0,
+    stopPx: view.stopPrice !== undefined ? unitsOf(view.stopPrice, pair.priceDecimals) : 0,
     triggered: view.triggered === true,
     cancelReason: view.cancelReason,
     tif: view.timeInForce === undefined ? undefined : TIF.get(view.timeInForce),

@@ -339,6 +339,11 @@ export class FixOrders {
       if (qty !== undefined) body.amount = qty;
       const price = m.get(44);
       if (price !== undefined) body.price = price;
+      // docs/API.md 18: a new StopPx(99) for a stop that has not triggered.
+      const stopPx = m.get(99);
+      if (stopPx !== undefined) body.stopPrice = stopPx;
+      const trailingDelta = m.get(20007);
+      if (trailingDelta !== undefined) body.trailingDelta = trailingDelta;
       const reply = new FixReply<OrderView>(
         (view) => {
           this.reports.replacedWith(c.userId, clOrdId, view.id);

@@ -162,7 +162,7 @@ export class FixReports extends UserReports {
     const states: ReportState[] = [];
     if (created) {
       states.push({ execType: "0", ordStatus: "0", cum: 0, quote: 0n, execSeq: 0 });
-      if (o.stopPx > 0 && !o.triggered) book.waiting.add(o.id);
+      if ((o.ordType === "3" || o.ordType === "4") && !o.triggered) book.waiting.add(o.id);
     }
     // docs/API.md 17.2: the change that triggered a stop is reported as Triggered (L), then its fills.
     const triggered = o.triggered && book.waiting.delete(o.id);

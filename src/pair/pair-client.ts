@@ -324,8 +324,8 @@ export class PairChannel {
     price: number,
     qty: number,
     flags: number,
-    time: number,
     stopPrice: number,
+    trailingDelta = 0,
   ): boolean {
     const o = this.reserve(OP_STOP);
     if (o < 0) return false;
@@ -336,8 +336,8 @@ export class PairChannel {
     f[o + STOP_CMD.price] = price;
     f[o + STOP_CMD.qty] = qty;
     f[o + STOP_CMD.flags] = flags;
-    f[o + STOP_CMD.time] = time;
     f[o + STOP_CMD.stopPrice] = stopPrice;
+    f[o + STOP_CMD.trailingDelta] = trailingDelta;
     this.sent();
     return true;
   }
@@ -381,9 +381,18 @@ export class PairChannel {
 
   /**
    * Queues a move to `price` with the open quantity changed by `delta` lots (MatchingBook.move);
-   * false when the command ring is full.
+   * false when the command ring is full. For a waiting stop order (docs/API.md 18): `stopPrice` its
+   * new stop price, `trailingDelta` a trailing stop's new delta (0: unchanged).
    */
-  sendMove(orderId: number, price: number, delta: number, flags: number, time = 0): boolean {
+  sendMove(
+    orderId: number,
+    price: number,
+    delta: number,
+    flags: number,
+    time = 0,
+    stopPrice = 0,
+    trailingDelta = 0,
+  ): boolean {
     const o = this.reserve(OP_MOVE);
     if (o < 0) return false;
     const f = this.commands.f64;
@@ -392,6 +401,8 @@ export class PairChannel {
     f[o + MOVE_CMD.delta] = delta;
     f[o + MOVE_CMD.flags] = flags;
     f[o + MOVE_CMD.time] = time;
+    f[o + MOVE_CMD.stopPrice] = stopPrice;
+    f[o + MOVE_CMD.trailingDelta] = trailingDelta;
     this.sent();
     return true;
   }

@@ -16,7 +16,7 @@ import type { Ledger } from "../core/ledger.ts";
 import type { PairStatuses } from "../core/pair-status.ts";
 import { TRADING } from "../core/pair-status.ts";
 import { PairMarket } from "../core/read-models/pair-market.ts";
-import { loadState, recoverBalances, restoreMarket } from "../db/recovery.ts";
+import { loadState, orderStateOfRow, recoverBalances, restoreMarket } from "../db/recovery.ts";
 import type { DbWriter } from "../db/writer.ts";
 import { type Db, openDatabase } from "../protocol/db/db-open.ts";
 import { SELL } from "../protocol/pair/engine.ts";
@@ -146,33 +146,7 @@ export class FollowerState {
     for (const row of s.openOrders) {
       const p = config.pairsByName.get(row.pair);
       if (p === undefined) continue;
-      open.push({
-        id: row.id,
-        user: row.userId,
-        pair: p.index,
-        side: row.side as 0 | 1,
-        type: row.type as 0 | 1,
-        price: row.price,
-        amount: row.amount,
-        used: row.amountUsed,
-        cancelled: false,
-        createMicro: row.createMicro,
-        updateMicro: row.updateMicro,
-        budget: 0n,
-        executed: BigInt(row.executedQuote),
-        flags: row.flags,
-        clientOrderId: row.clientOrderId ?? undefined,
-        rowSent: true,
-        amending: null,
-        userSlot: -1,
-        restSeq: 0,
-        execSeq: row.execSeq,
-        stopPrice: row.stopPrice,
-        stopDirection: row.stopDirection,
-        triggerMicro: row.triggerMicro,
-        cancelReason: row.cancelReason,
-        session: 0,
-      });
+      open.push(orderStateOfRow(row, p.index, 0));
     }
     exchange.replaceOpenOrders(open);
     link.shown(state.through);

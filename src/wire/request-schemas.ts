@@ -242,7 +242,11 @@ function orderSchema(config: ExchangeConfig, withNonce: boolean): Schema {
         ),
         stopDirection: orNull(
           { type: "string", enum: ["up", "down"] },
-          "docs/API.md 18: up triggers at a trade price >= stopPrice, down at <=; with stopPrice; null: not given",
+          "docs/API.md 18: up triggers at a trade price >= stopPrice, down at <=; with stopPrice or trailingDelta; null: not given",
+        ),
+        trailingDelta: orNull(
+          priceOf(p),
+          "docs/API.md 18: a trailing stop's distance from the highest (down) or lowest (up) trade price since it arrived, in place of stopPrice, with stopDirection; null: not given",
         ),
       };
       if (withNonce) {
@@ -266,24 +270,35 @@ function orderSchema(config: ExchangeConfig, withNonce: boolean): Schema {
             then: { properties: { timeInForce: { enum: ["GTC", null] } } },
           }))
         : [];
-      // docs/API.md 18: stopPrice and stopDirection both or neither; a stop is neither postOnly nor mmp.
-      for (const [given, other] of [
-        ["stopPrice", "stopDirection"],
-        ["stopDirection", "stopPrice"],
+      // docs/API.md 18: stopPrice or trailingDelta (not both) with stopDirection, or none of them;
+      // a stop is neither postOnly nor mmp.
+      const given = (field: string): Schema => ({
+        properties: { [field]: { type: ["string", "number"] } },
+        required: [field],
+      });
+      for (const [field, other] of [
+        ["stopPrice", "trailingDelta"],
+        ["trailingDelta", "stopPrice"],
       ]) {
         rules.push({
-          if: { properties: { [given]: { type: ["string", "number"] } }, required: [given] },
+          if: given(field),
           // biome-ignore lint/suspicious/noThenProperty: the `then` of JSON Schema's if/then
           then: {
             properties: {
-              [other]: { type: ["string", "number"] },
+              stopDirection: { type: "string" },
+              [other]: { type: "null" },
               postOnly: { enum: [false, null] },
               mmp: { enum: [false, null] },
             },
-            required: [other],
+            required: ["stopDirection"],
           },
         });
       }
+      rules.push({
+        if: given("stopDirection"),
+        // biome-ignore lint/suspicious/noThenProperty: the `then` of JSON Schema's if/then
+        then: { anyOf: [given("stopPrice"), given("trailingDelta")] },
+      });
       branch.allOf = rules;
       branches.push(branch);
     }
@@ -471,11 +486,24 @@ export function requestSchemas(config: ExchangeConfig): RequestSchemas {
         orderId: orderIdSchema,
         amount: anyPairDecimal(config, "amount"),
         price: anyPairDecimal(config, "price"),
+        stopPrice: {
+          ...anyPairDecimal(config, "price"),
+          description: "docs/API.md 18: a new stop price of a stop order that has not triggered",
+        },
+        trailingDelta: {
+          ...anyPairDecimal(config, "price"),
+          description: "docs/API.md 18: a new delta of a trailing stop order that has not triggered",
+        },
         nonce: nonceSchema,
         expiresAt: expiresAtSchema,
       },
       required: ["orderId"],
-      anyOf: [{ required: ["amount"] }, { required: ["price"] }],
+      anyOf: [
+        { required: ["amount"] },
+        { required: ["price"] },
+        { required: ["stopPrice"] },
+        { required: ["trailingDelta"] },
+      ],
       additionalProperties: false,
     },
     cancelAll: {

@@ -155,6 +155,8 @@ const orderOptionProps = {
 /** docs/API.md 18: present only on a stop order (`triggerTime` once triggered, `cancelReason` when ended so). */
 const stopProps = {
   stopPrice: num,
+  /** A trailing stop's delta; its stopPrice is absent until the pair's first trade. */
+  trailingDelta: num,
   stopDirection: { type: "string", enum: ["up", "down"] },
   triggered: bool,
   triggerTime: word,

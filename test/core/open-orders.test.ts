@@ -40,6 +40,7 @@ function order(id: number, user: number, pair: number, session = 0): OrderState 
     stopDirection: 0,
     triggerMicro: 0,
     cancelReason: 0,
+    trailingDelta: 0,
   };
 }
 

@@ -43,6 +43,7 @@ function facts(over: Partial<OrderFacts> = {}): OrderFacts {
     stopDirection: 0,
     triggerMicro: 0,
     cancelReason: 0,
+    trailingDelta: 0,
     ...over,
   };
 }

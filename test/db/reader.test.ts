@@ -92,6 +92,7 @@ describe("DbReader", () => {
       stopDirection: 0,
       triggerMicro: 0,
       cancelReason: 0,
+      trailingDelta: 0,
     });
     assert.equal(p1.items.find((o) => o.id === 77)!.isCancelled, true);
     const p3 = await reader.userOrders(1, 3, 20);

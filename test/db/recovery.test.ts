@@ -60,6 +60,7 @@ describe("recovery", () => {
         stopDirection: 0,
         triggerMicro: 0,
         cancelReason: 0,
+        trailingDelta: 0,
       };
       w.order(
         id,

@@ -121,6 +121,7 @@ describe("DbWriter", () => {
         stop_direction: 0,
         trigger_micro: 0,
         cancel_reason: 0,
+        trailing_delta: 0,
       },
       {
         id: 8,
@@ -142,6 +143,7 @@ describe("DbWriter", () => {
         stop_direction: 0,
         trigger_micro: 0,
         cancel_reason: 0,
+        trailing_delta: 0,
       },
     ]);
     assert.deepEqual(db.prepare("SELECT * FROM trades").all(), [

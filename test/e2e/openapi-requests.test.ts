@@ -51,6 +51,10 @@ const STATE_CODES = new Set([
   "REQUEST_EXPIRED",
   // docs/API.md 18: a stop that the pair's last trade price already meets.
   "STOP_WOULD_TRIGGER",
+  // docs/API.md 18: amend fields that only a waiting (trailing) stop, or a stop-limit, has.
+  "STOP_AMEND_NOT_WAITING",
+  "TRAILING_AMEND_NOT_TRAILING",
+  "STOP_MARKET_PRICE",
 ]);
 
 type Json = Record<string, unknown>;
@@ -201,7 +205,8 @@ function amendRulesOf(pairName: string): Schema {
   const props = limit.properties as Record<string, Schema>;
   const amend = deref(components.CreateOrderRequest) as Schema;
   void amend;
-  return { amount: props.amount, price: props.price };
+  // docs/API.md 18: a stop price and a trailing delta are prices of the pair.
+  return { amount: props.amount, price: props.price, stopPrice: props.price, trailingDelta: props.price };
 }
 
 /** The field of an amend that the rules of the order's pair refuse, if the order is the caller's. */
@@ -209,7 +214,7 @@ function amendFieldRefused(body: Json): string | undefined {
   const pairName = typeof body.orderId === "number" ? orderPair.get(body.orderId) : undefined;
   if (pairName === undefined) return undefined;
   const rules = amendRulesOf(pairName);
-  for (const field of ["amount", "price"]) {
+  for (const field of ["amount", "price", "stopPrice", "trailingDelta"]) {
     if (body[field] !== undefined && !isValid(rules[field] as Schema, body[field])) return field;
   }
   return undefined;
@@ -303,7 +308,13 @@ function withPairRules(body: Json): void {
   const pairName = typeof body.orderId === "number" ? orderPair.get(body.orderId) : undefined;
   if (pairName === undefined) return;
   const rules = amendRulesOf(pairName);
-  for (const field of ["amount", "price"]) {
+  // docs/API.md 18: a stop price or a trailing delta is only for a waiting stop, which the orders
+  // of these cases seldom are: kept only when nothing else would be amended.
+  if (body.amount !== undefined || body.price !== undefined) {
+    delete body.stopPrice;
+    delete body.trailingDelta;
+  }
+  for (const field of ["amount", "price", "stopPrice", "trailingDelta"]) {
     const rule = rules[field] as Schema;
     if (body[field] !== undefined && !isValid(rule, body[field]))
       body[field] = fc.sample(

@@ -319,7 +319,7 @@ describe("stop orders", () => {
     await auditExchange(server);
   });
 
-  it("a trading session's order.create takes a stop as create-order does, and amend refuses a waiting one", async () => {
+  it("a trading session's order.create takes a stop as create-order does, and order.amend amends a waiting one", async () => {
     const [, maker, taker] = users;
     const u = await server.newUser({ usdt: "10000", btc: "1" });
     const s = await SessionSocket.logon(server, u);
@@ -340,19 +340,119 @@ describe("stop orders", () => {
       assert.equal(o.triggered, false);
       assert.equal(o.stopPrice, 99);
       const amend = await s.call("order.amend", { orderId: o.id, amount: "0.05" });
-      assert.equal(amend.status, 400, JSON.stringify(amend));
-      assert.deepEqual(Object.keys((amend as { errors: object }).errors), ["orderId"]);
-      expectError(await u.client.amendOrder({ orderId: o.id, price: "101" }), 400, "orderId");
+      assert.equal(amend.status, 200, JSON.stringify(amend));
+      assert.equal((amend.result as Order).amount, 0.05);
+      assert.equal((amend.result as Order).triggered, false);
+      const repriced = expectOk(await u.client.amendOrder({ orderId: o.id, price: "101" }));
+      assert.equal(repriced.price, 101);
+      assert.equal(await reserved(server, u, "usdt"), dec("5.05"));
       await placeLimit(maker, "btc_usdt", "sell", "100", "0.1");
       await tradeAt(maker, taker, "btc_usdt", "99", "0.1");
       const got = await s.call("order.get", { orderId: o.id });
       const now = got.result as Order;
       assert.equal(now.triggered, true);
-      assert.equal(now.amountUsed, 0.1);
+      assert.equal(now.amountUsed, 0.05);
+      assert.equal(now.executedQuote, 5);
       assert.deepEqual(now, await read(u, o.id));
+      expectOk(await maker.client.cancelAllOrders("btc_usdt"));
     } finally {
       s.close();
     }
+  });
+
+  it("amends a waiting stop's amount, price and stopPrice, re-checked as at arrival, and it triggers at its new stop", async () => {
+    const [, maker, taker] = users;
+    const u = await server.newUser({ usdt: "10000", eth: "10" });
+    expectOk(await maker.client.cancelAllOrders("eth_usdt"));
+    expectOk(await taker.client.cancelAllOrders("eth_usdt"));
+    await tradeAt(maker, taker, "eth_usdt", "100", "0.1");
+    const stream = await server.stream([`user_orders:${u.uid}`], u);
+    let closed = false;
+    try {
+      const buy = expectOk(await u.client.createOrder(stopLimit("eth_usdt", "buy", "110", "up", "112", "1")));
+      const sell = expectOk(await u.client.createOrder(stopMarket("eth_usdt", "sell", "90", "down", "2")));
+      assert.equal(await reserved(server, u, "usdt"), dec("112"));
+      assert.equal(await reserved(server, u, "eth"), dec("2"));
+
+      // Amount, price and stop price at once: the hold follows as for a resting order's amend.
+      const amended = expectOk(
+        await u.client.amendOrder({ orderId: buy.id, amount: "2", price: "115", stopPrice: "108" }),
+      );
+      assert.equal(amended.id, buy.id);
+      assert.equal(amended.amount, 2);
+      assert.equal(amended.price, 115);
+      assert.equal(amended.stopPrice, 108);
+      assert.equal(amended.stopDirection, "up");
+      assert.equal(amended.triggered, false);
+      assert.equal(await reserved(server, u, "usdt"), dec("230"));
+      const change = await stream.next(
+        (m) => (m.data as Order).id === buy.id && (m.data as Order).stopPrice === 108,
+      );
+      assert.equal((change.data as Order).triggered, false);
+      assert.equal((change.data as Order).amount, 2);
+      stream.close();
+      closed = true;
+
+      // A stop price the last trade price (100) already meets: refused, nothing changed.
+      const would = await u.client.amendOrder({ orderId: buy.id, stopPrice: "100" });
+      const [message] = expectError(would, 400, "stopPrice");
+      assert.match(message, /last trade price/);
+      assert.match(would.text, /STOP_WOULD_TRIGGER/);
+      const wouldDown = await u.client.amendOrder({ orderId: sell.id, stopPrice: "100.5", amount: "1" });
+      expectError(wouldDown, 400, "stopPrice");
+      const same = await read(u, buy.id);
+      assert.equal(same.stopPrice, 108);
+      assert.equal(same.amount, 2);
+      assert.equal(await reserved(server, u, "usdt"), dec("230"));
+      assert.equal((await read(u, sell.id)).amount, 2);
+      assert.equal(await reserved(server, u, "eth"), dec("2"));
+
+      // A stop-market has no price; a lower amount releases base.
+      expectError(await u.client.amendOrder({ orderId: sell.id, price: "95" }), 400, "price");
+      const lower = expectOk(await u.client.amendOrder({ orderId: sell.id, amount: "0.5", stopPrice: "95" }));
+      assert.equal(lower.stopPrice, 95);
+      assert.equal(lower.tradeType, "market");
+      assert.equal(await reserved(server, u, "eth"), dec("0.5"));
+      // A stop price is not amended on an order that does not wait.
+      const plain = await placeLimit(u, "eth_usdt", "buy", "50", "0.1");
+      expectError(await u.client.amendOrder({ orderId: plain.id, stopPrice: "60" }), 400, "stopPrice");
+      expectOk(await u.client.cancelOrder(plain.id));
+
+      // Survives a restart with what the amends made of it.
+      await server.kill();
+      await server.restart();
+      const back = await read(u, buy.id);
+      assert.equal(back.stopPrice, 108);
+      assert.equal(back.price, 115);
+      assert.equal(back.amount, 2);
+      assert.equal(back.triggered, false);
+      assert.equal((await read(u, sell.id)).stopPrice, 95);
+      assert.equal(await reserved(server, u, "usdt"), dec("230"));
+      assert.equal(await reserved(server, u, "eth"), dec("0.5"));
+
+      // 107.99 does not reach the new stop; 108 does (the old one, 110, would not have been met).
+      await placeLimit(maker, "eth_usdt", "sell", "115", "2");
+      await tradeAt(maker, taker, "eth_usdt", "107.99", "0.1");
+      assert.equal((await read(u, buy.id)).triggered, false);
+      await tradeAt(maker, taker, "eth_usdt", "108", "0.1");
+      const fired = await read(u, buy.id);
+      assert.equal(fired.triggered, true);
+      assert.equal(fired.amountUsed, 2);
+      assert.equal(fired.executedQuote, 230);
+      // The down stop-market sell at its new stop 95: sells 0.5 into the bid there.
+      await placeLimit(taker, "eth_usdt", "buy", "94", "1");
+      await tradeAt(maker, taker, "eth_usdt", "95", "0.1");
+      const sold = await read(u, sell.id);
+      assert.equal(sold.triggered, true);
+      assert.equal(sold.amountUsed, 0.5);
+      assert.equal(await reserved(server, u, "eth"), 0n);
+      assert.equal(await reserved(server, u, "usdt"), 0n);
+      expectOk(await taker.client.cancelAllOrders("eth_usdt"));
+      expectOk(await maker.client.cancelAllOrders("eth_usdt"));
+    } finally {
+      if (!closed) stream.close();
+    }
+    await auditExchange(server);
   });
 
   it("cancel on disconnect and the dead-man's switch cancel waiting orders and release their holds", async () => {

@@ -141,6 +141,83 @@ describe("FIX stop orders", () => {
     await c.logout();
   });
 
+  it("replaces a waiting stop's quantity and StopPx with G (ExecType 5), and refuses a StopPx the last trade meets", async () => {
+    const u = await server.newUser({ btc: "10" });
+    await tradeAt(server, "btc_usdt", "110", "0.1");
+    const c = await fixLogon(server, u);
+    c.send(
+      "D",
+      stopOrder("stp-am", "sell", "1", "89", "btc_usdt", "4", [
+        [99, "90"],
+        [20006, "D"],
+      ]),
+    );
+    const nw = await nextReport(c, "0", "stp-am");
+    const id = Number(nw.get(37));
+    c.send("G", [
+      [41, "stp-am"],
+      [11, "stp-am-2"],
+      [55, "btc_usdt"],
+      [54, "2"],
+      [40, "4"],
+      [38, "0.5"],
+      [99, "92"],
+      [60, now()],
+    ]);
+    const rep = await nextReport(c, "5", "stp-am-2");
+    assert.deepEqual([rep.get(99), rep.get(38), rep.get(44), rep.get(39)], ["92", "0.5", "89", "0"]);
+    const amended = await assertMatchesRest(u, rep);
+    assert.equal(amended.triggered, false);
+    assert.equal(amended.stopPrice, 92);
+    c.send("G", [
+      [41, "stp-am-2"],
+      [11, "stp-am-3"],
+      [55, "btc_usdt"],
+      [54, "2"],
+      [40, "4"],
+      [99, "110"],
+      [60, now()],
+    ]);
+    const rej = await c.next((m) => m.msgType === "9" && m.get(11) === "stp-am-3");
+    assert.match(rej.get(58) ?? "", /^STOP_WOULD_TRIGGER: /);
+    assert.equal((await record(u, id)).stopPrice, 92);
+    await c.logout();
+  });
+
+  it("takes a trailing stop with TrailingDelta(20007), reports its current StopPx, and replaces its delta with G", async () => {
+    const u = await server.newUser({ btc: "10" });
+    await tradeAt(server, "btc_usdt", "110", "0.1");
+    const c = await fixLogon(server, u);
+    c.send(
+      "D",
+      stopOrder("trl-1", "sell", "0.5", null, "btc_usdt", "3", [
+        [20007, "5"],
+        [20006, "D"],
+      ]),
+    );
+    const nw = await nextReport(c, "0", "trl-1");
+    assert.deepEqual([nw.get(40), nw.get(99), nw.get(39)], ["3", "105", "0"]);
+    const waiting = await assertMatchesRest(u, nw);
+    assert.equal(waiting.trailingDelta, 5);
+    // A trade at 112 moves the stop to 107, unreported; the replace of the delta reports it.
+    await tradeAt(server, "btc_usdt", "112", "0.1");
+    c.send("G", [
+      [41, "trl-1"],
+      [11, "trl-2"],
+      [55, "btc_usdt"],
+      [54, "2"],
+      [40, "3"],
+      [20007, "4"],
+      [60, now()],
+    ]);
+    const rep = await nextReport(c, "5", "trl-2");
+    assert.deepEqual([rep.get(99), rep.get(39)], ["108", "0"]);
+    assert.equal(c.received.filter((m) => m.get(11) === "trl-1" && m.get(150) === "5").length, 0);
+    const amended = await assertMatchesRest(u, rep);
+    assert.equal(amended.trailingDelta, 4);
+    await c.logout();
+  });
+
   it("refuses a stop message as REST refuses the order, and a StopPx that is no price with Reject(3)", async () => {
     const u = await server.newUser({ usdt: "10000" });
     const c = await RawFix.logon(fixPortOf(server), u, "STOPREF");

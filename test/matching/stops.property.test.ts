@@ -1,10 +1,10 @@
 /**
  * Differential property test of the stop orders (workers/matching/stops.ts, docs/API.md 18): random
- * sequences of limit, market and stop orders and cancels run through the fast `OrderBook` with
+ * sequences of limit, market, stop and trailing stop orders and cancels run through the fast `OrderBook` with
  * `StopBook` around it, and through the naive `ReferenceOrderBook` with `NaiveStops`, a direct
  * reading of the rule written here without sorted lists: after each command, scan every waiting
- * stop against every trade price of the step, trigger the ones met in id order, run each, and scan
- * again against its own trades. Result codes and the exact event lists must agree after every
+ * stop against every trade price of the step (a trailing stop against each price in turn, moving
+ * after it), trigger the ones met in id order, run each, and scan again against its own trades. Result codes and the exact event lists must agree after every
  * command, triggered market buys included (each user's budget is fixed per run).
  */
 import assert from "node:assert/strict";
@@ -41,6 +41,9 @@ interface NaiveStop {
   price: number;
   qty: number;
   stopPrice: number;
+  /** A trailing stop's delta (0: a fixed stop price), and its extreme trade price (-1: none yet). */
+  trail: number;
+  extreme: number;
 }
 
 const sideOf = (mode: number): Side => ((mode & STOP_SELL) !== 0 ? SELL : BUY);
@@ -81,6 +84,14 @@ class NaiveStops {
   }
 
   stop(s: NaiveStop): ResultCode {
+    if (s.trail > 0) {
+      // docs/API.md 18: from the last trade price (none: from the first trade).
+      s.extreme = this.last;
+      s.stopPrice = this.last < 0 ? 0 : (s.mode & STOP_UP) !== 0 ? this.last + s.trail : this.last - s.trail;
+      if (this.last >= 0) this.rec.trailed(s.id, s.user, s.stopPrice);
+      this.waiting.push(s);
+      return OK;
+    }
     if (this.last >= 0 && met(s, this.last)) return ERR_STOP_WOULD_TRIGGER;
     this.waiting.push(s);
     return OK;
@@ -117,19 +128,40 @@ class NaiveStops {
   }
 
   private collect(queue: NaiveStop[]): void {
-    const hit = this.waiting.filter((s) => this.prices.some((p) => met(s, p)));
+    const hit = this.waiting.filter((s) =>
+      s.trail > 0 ? this.follow(s) : this.prices.some((p) => met(s, p)),
+    );
     hit.sort((a, b) => a.id - b.id);
     for (const s of hit) {
       this.waiting.splice(this.waiting.indexOf(s), 1);
       queue.push(s);
     }
   }
+
+  /** A trailing stop through the prices in order: true when one meets it before it moves past. */
+  private follow(s: NaiveStop): boolean {
+    const up = (s.mode & STOP_UP) !== 0;
+    const before = s.stopPrice;
+    let hit = false;
+    for (const p of this.prices) {
+      if (s.extreme >= 0 && met(s, p)) {
+        hit = true;
+        break;
+      }
+      if (s.extreme < 0 || (up ? p < s.extreme : p > s.extreme)) {
+        s.extreme = p;
+        s.stopPrice = up ? p + s.trail : p - s.trail;
+      }
+    }
+    if (s.stopPrice !== before) this.rec.trailed(s.id, s.user, s.stopPrice);
+    return hit;
+  }
 }
 
 type Step =
   | { kind: "limit"; user: number; side: Side; price: number; qty: number }
   | { kind: "market"; user: number; side: Side; qty: number }
-  | { kind: "stop"; user: number; mode: number; price: number; qty: number; stopPrice: number }
+  | { kind: "stop"; user: number; mode: number; price: number; qty: number; stopPrice: number; trail: number }
   | { kind: "cancel"; pick: number };
 
 const user = fc.integer({ min: 1, max: 4 });
@@ -148,6 +180,10 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       price,
       qty,
       stopPrice: price,
+      trail: fc.oneof(
+        { weight: 2, arbitrary: fc.constant(0) },
+        { weight: 1, arbitrary: fc.integer({ min: 1, max: 4 }) },
+      ),
     }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("cancel" as const), pick: fc.nat() }) },
@@ -201,9 +237,11 @@ function duel(steps: Step[], budgetOf: number[]): void {
           mode: s.mode,
           price: limitPrice,
           qty: s.qty,
-          stopPrice: s.stopPrice,
+          stopPrice: s.trail > 0 ? 0 : s.stopPrice,
+          trail: s.trail,
+          extreme: -1,
         });
-        b = stops.add(id, s.user, s.mode, limitPrice, s.qty, 0, s.stopPrice);
+        b = stops.add(id, s.user, s.mode, limitPrice, s.qty, 0, s.trail > 0 ? 0 : s.stopPrice, s.trail);
         break;
       }
       case "cancel": {

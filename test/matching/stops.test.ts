@@ -11,7 +11,9 @@ import {
   DONE_CANCELLED,
   DONE_INSUFFICIENT_FUNDS,
   DONE_NO_LIQUIDITY,
+  ERR_AMEND_TOO_SMALL,
   ERR_DUPLICATE_ID,
+  ERR_ORDER_NOT_FOUND,
   ERR_STOP_WOULD_TRIGGER,
   type MatchingBook,
   OK,
@@ -201,6 +203,101 @@ for (const [name, make] of BOOKS) {
       ]);
       assert.equal(stops.size, 1);
       assert.equal(stops.has(11), true);
+    });
+
+    it("amends a waiting stop's price, quantity and stop price, refused when the last trade meets it", () => {
+      const { stops, book, step, names } = setup(make, 100);
+      assert.equal(stops.add(10, 7, STOP_UP, 105, 2, 0, 110), OK);
+      assert.equal(stops.add(11, 7, STOP_SELL, 90, 1, 0, 95), OK);
+      // Would trigger against 100: nothing changes, no event.
+      assert.equal(stops.amend(10, 106, 1, 100), ERR_STOP_WOULD_TRIGGER);
+      assert.equal(stops.amend(11, 90, 0, 100), ERR_STOP_WOULD_TRIGGER);
+      assert.deepEqual(names(), []);
+      assert.equal(stops.amend(12, 90, 0, 95), ERR_ORDER_NOT_FOUND);
+      assert.equal(stops.amend(10, 106, -2, 108), ERR_AMEND_TOO_SMALL);
+      assert.equal(stops.amend(10, 106, 1, 102), OK);
+      assert.deepEqual(names(), [["amended", 10, 7, BUY, 105, 106, 2, 3]]);
+      assert.equal(book.size(), 0);
+      assert.equal(stops.size, 2);
+      // 101 is below the new stop 102 (and the old 110 would not have been met by 102).
+      step(() => book.limit(1, 1, SELL, 101, 1));
+      step(() => book.limit(2, 2, BUY, 101, 1));
+      assert.equal(stops.has(10), true);
+      step(() => book.limit(3, 1, SELL, 102, 5));
+      step(() => book.limit(4, 2, BUY, 102, 1));
+      const events = names();
+      assert.deepEqual(
+        events.filter((e) => (e[0] as string) === "triggered"),
+        [["triggered", 10, 7, BUY]],
+      );
+      // It bought 3 at 102 (its new limit 106, its new quantity 3).
+      assert.deepEqual(events[events.length - 1], ["trade", 10, 7, BUY, 3, 1, 102, 3, 0, 1]);
+      assert.equal(stops.has(11), true);
+    });
+
+    it("a down trailing stop follows the highest trade price up and triggers on a drop of its delta", () => {
+      const { stops, book, step, names } = setup(make, 100);
+      const only = (kind: string) => names().filter((e) => (e[0] as string) === kind);
+      assert.equal(stops.add(10, 7, STOP_SELL | STOP_MARKET, 0, 1, 0, 0, 5), OK);
+      assert.deepEqual(only("trailed"), [["trailed", 10, 7, 95]]);
+      book.limit(1, 1, SELL, 103, 5);
+      step(() => book.limit(2, 2, BUY, 103, 1));
+      assert.deepEqual(only("trailed"), [["trailed", 10, 7, 98]]);
+      book.cancel(1);
+      // Lower trades move nothing and trigger nothing above 98.
+      book.limit(3, 1, BUY, 101, 1);
+      step(() => book.limit(4, 2, SELL, 101, 1));
+      assert.deepEqual(only("trailed"), []);
+      // One sell walking 110 then 104 in one step: the stop rises to 105 at 110, then 104 meets it.
+      book.limit(5, 3, BUY, 110, 1);
+      book.limit(6, 3, BUY, 104, 1);
+      book.limit(7, 3, BUY, 90, 5);
+      names();
+      step(() => book.limit(8, 2, SELL, 104, 2));
+      const events = names().filter((e) => e[0] !== "rested");
+      assert.deepEqual(
+        events.map((e) => e[0]),
+        ["trade", "trade", "trailed", "triggered", "trade"],
+      );
+      assert.deepEqual(events[2], ["trailed", 10, 7, 105]);
+      assert.equal(stops.size, 0);
+    });
+
+    it("an up trailing stop follows the lowest trade price down; an ascending walk does not trigger it early", () => {
+      const { stops, book, step, names } = setup(make);
+      const only = (kind: string) => names().filter((e) => (e[0] as string) === kind);
+      // The pair never traded: no stop price until the first trade.
+      assert.equal(stops.add(10, 7, STOP_UP, 200, 1, 0, 0, 4), OK);
+      assert.deepEqual(only("trailed"), []);
+      book.limit(1, 1, SELL, 100, 5);
+      step(() => book.limit(2, 2, BUY, 100, 1));
+      assert.deepEqual(only("trailed"), [["trailed", 10, 7, 104]]);
+      book.limit(3, 1, BUY, 97, 1);
+      step(() => book.limit(4, 2, SELL, 97, 1));
+      assert.deepEqual(only("trailed"), [["trailed", 10, 7, 101]]);
+      // A buy walking 100 then 102: 100 < 101 and 102 >= 101.
+      book.limit(5, 1, SELL, 102, 5);
+      names();
+      step(() => book.limit(6, 2, BUY, 102, 5));
+      assert.deepEqual(only("triggered"), [["triggered", 10, 7, BUY]]);
+      // Restored with the stop price it had, it goes on from there.
+      const again = setup(make, 90);
+      assert.equal(again.stops.add(11, 7, STOP_UP | STOP_RESTORE, 200, 1, 0, 101, 4), OK);
+      assert.deepEqual(again.names(), []);
+      again.book.limit(1, 1, SELL, 99, 5);
+      again.step(() => again.book.limit(2, 2, BUY, 99, 1));
+      assert.deepEqual(
+        again.names().filter((e) => (e[0] as string) === "trailed"),
+        [],
+      );
+      again.book.limit(3, 1, BUY, 96, 1);
+      again.step(() => again.book.limit(4, 2, SELL, 96, 1));
+      assert.deepEqual(
+        again.names().filter((e) => (e[0] as string) === "trailed"),
+        [["trailed", 11, 7, 100]],
+      );
+      assert.equal(again.stops.cancel(11, DONE_CANCELLED), OK);
+      assert.equal(again.stops.size, 0);
     });
   });
 }

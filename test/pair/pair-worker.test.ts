@@ -199,6 +199,7 @@ describe("pair protocol", () => {
       quoted: p.QUOTED,
       triggered: p.TRIGGERED,
       fundsAsked: p.FUNDS_ASKED,
+      trailed: p.TRAILED,
       end: p.END,
     };
     assert.deepEqual([p.CMD_KIND, p.CMD_SEQ, p.EV_KIND, p.EV_SEQ], [0, 1, 0, 1]);
@@ -229,6 +230,7 @@ describe("pair protocol", () => {
       quoted: sink.quoted.length,
       triggered: sink.triggered.length,
       fundsAsked: sink.fundsAsked.length,
+      trailed: sink.trailed.length,
       end: sink.end.length,
     };
     assert.deepEqual(
@@ -275,6 +277,7 @@ describe("pair protocol", () => {
       p.EV_QUOTED,
       p.EV_TRIGGERED,
       p.EV_FUNDS,
+      p.EV_TRAILED,
     ];
     assert.equal(new Set([0, ...kinds]).size, kinds.length + 1, "kinds collide with each other or with 0");
   });

@@ -83,6 +83,7 @@ describe("strings written without escaping", () => {
                 stopDirection: 0,
                 triggerMicro: 0,
                 cancelReason: 0,
+                trailingDelta: 0,
               },
               true,
             );
@@ -154,6 +155,7 @@ describe("strings written without escaping", () => {
         stopDirection: 0,
         triggerMicro: 0,
         cancelReason: 0,
+        trailingDelta: 0,
       },
       true,
     );
@@ -186,6 +188,7 @@ describe("strings written without escaping", () => {
         stopDirection: 0,
         triggerMicro: 0,
         cancelReason: 0,
+        trailingDelta: 0,
       },
       true,
     );

@@ -17,7 +17,9 @@
  *
  * Waiting stops are kept in two arrays sorted by stop price, the next to trigger last (`up`:
  * descending, `down`: ascending), so a trigger is a pop; an arrival or a cancel is a binary search
- * and a splice. Prices and quantities are integer ticks and lots, as in the book.
+ * and a splice. Trailing stops, whose stop price follows the trades, are a third array that walks
+ * each run's trade prices in order (`follow`, DECISIONS.md "Trailing stops"). Prices and
+ * quantities are integer ticks and lots, as in the book.
  */
 import {
   BUY,
@@ -26,9 +28,11 @@ import {
   DONE_INSUFFICIENT_FUNDS,
   DONE_NO_LIQUIDITY,
   type DoneReason,
+  ERR_AMEND_TOO_SMALL,
   ERR_BELOW_MIN_NOTIONAL,
   ERR_DUPLICATE_ID,
   ERR_INSUFFICIENT_FUNDS,
+  ERR_ORDER_NOT_FOUND,
   ERR_STOP_WOULD_TRIGGER,
   type MatchingBook,
   NO_BUDGET,
@@ -71,6 +75,13 @@ interface Stop {
   /** Limit/market flags it arrives with (time in force, self-trade mode). */
   flags: number;
   stopPrice: number;
+  /** A trailing stop's delta in ticks (docs/API.md 18); 0 for a stop at a fixed price. */
+  trail: number;
+  /**
+   * A trailing stop's highest trade price since it arrived (`down`) or lowest (`up`), its stop
+   * price that ± `trail`; -1 while the pair never traded (its stop price is then 0).
+   */
+  extreme: number;
 }
 
 /** `up` stops trigger at the highest trade price (ascending stop prices at the end: descending). */
@@ -92,6 +103,13 @@ export class StopBook {
   private readonly up: Stop[] = [];
   private readonly down: Stop[] = [];
   private readonly byId = new Map<number, Stop>();
+  /**
+   * Waiting trailing stops, in no order: after each step with trades every one follows the step's
+   * trade prices in their order (`follow`). Empty, the trade prices are not even noted.
+   */
+  private readonly trails: Stop[] = [];
+  /** The trade prices of the running command or triggered order, while trailing stops wait. */
+  private readonly prices: number[] = [];
   /** Triggered stops of the running step, in the order they run. */
   private readonly queue: Stop[] = [];
   private next = 0;
@@ -146,8 +164,10 @@ export class StopBook {
     qty: number,
     flags: number,
     stopPrice: number,
+    trail = 0,
   ): ResultCode {
     const last = this.out.lastTradePrice;
+    if (trail > 0) return this.addTrailing(orderId, user, mode, price, qty, flags, stopPrice, trail);
     if (
       (mode & STOP_RESTORE) === 0 &&
       last >= 0 &&
@@ -155,10 +175,115 @@ export class StopBook {
     )
       return ERR_STOP_WOULD_TRIGGER;
     if (this.byId.has(orderId) || this.book.remaining(orderId) >= 0) return ERR_DUPLICATE_ID;
-    const s: Stop = { id: orderId, user, mode: mode & ~STOP_RESTORE, price, qty, flags, stopPrice };
+    const s: Stop = {
+      id: orderId,
+      user,
+      mode: mode & ~STOP_RESTORE,
+      price,
+      qty,
+      flags,
+      stopPrice,
+      trail: 0,
+      extreme: -1,
+    };
     this.byId.set(orderId, s);
     const up = (mode & STOP_UP) !== 0;
     insert(up ? this.up : this.down, s, up ? upBefore : downBefore);
+    return OK;
+  }
+
+  /**
+   * A trailing stop arrives (docs/API.md 18): its stop price is the last trade price ∓ `trail`
+   * (the `trailed` event says it), or 0 until the first trade on a pair that never traded. Put
+   * back by recovery (STOP_RESTORE), it goes on from the `stopPrice` it had.
+   */
+  private addTrailing(
+    orderId: number,
+    user: number,
+    mode: number,
+    price: number,
+    qty: number,
+    flags: number,
+    stopPrice: number,
+    trail: number,
+  ): ResultCode {
+    if (this.byId.has(orderId) || this.book.remaining(orderId) >= 0) return ERR_DUPLICATE_ID;
+    const up = (mode & STOP_UP) !== 0;
+    let extreme = -1;
+    let stop = 0;
+    if ((mode & STOP_RESTORE) !== 0) {
+      if (stopPrice !== 0) {
+        extreme = up ? stopPrice - trail : stopPrice + trail;
+        stop = stopPrice;
+      }
+    } else if (this.out.lastTradePrice >= 0) {
+      extreme = this.out.lastTradePrice;
+      stop = up ? extreme + trail : extreme - trail;
+    }
+    const s: Stop = {
+      id: orderId,
+      user,
+      mode: mode & ~STOP_RESTORE,
+      price,
+      qty,
+      flags,
+      stopPrice: stop,
+      trail,
+      extreme,
+    };
+    this.byId.set(orderId, s);
+    this.trails.push(s);
+    if (this.out.tradePrices === null) {
+      this.prices.length = 0;
+      this.out.tradePrices = this.prices;
+    }
+    if ((mode & STOP_RESTORE) === 0 && extreme >= 0) this.out.trailed(orderId, user, stop);
+    return OK;
+  }
+
+  /**
+   * docs/API.md 18: the waiting stop `orderId` is amended to `price` (its limit price; 0 for a
+   * stop-market), its quantity changed by `delta` lots and its stop price to `stopPrice` (a
+   * trailing stop's delta to `trail`; 0: unchanged), checked against the last trade price as at
+   * arrival (ERR_STOP_WOULD_TRIGGER: nothing changed). It stays waiting with its id; the `amended`
+   * event reports the change as a resting order's amend (after `trailed` for a new delta).
+   */
+  amend(orderId: number, price: number, delta: number, stopPrice: number, trail = 0): ResultCode {
+    const s = this.byId.get(orderId);
+    if (s === undefined) return ERR_ORDER_NOT_FOUND;
+    const up = (s.mode & STOP_UP) !== 0;
+    const last = this.out.lastTradePrice;
+    if (s.trail > 0) {
+      // A trailing stop's stop price follows the trades; a new delta applies from the same extreme
+      // trade price, checked as at arrival (none yet: it starts at the first trade).
+      const stop = trail > 0 && s.extreme >= 0 ? (up ? s.extreme + trail : s.extreme - trail) : s.stopPrice;
+      if (s.extreme >= 0 && last >= 0 && (up ? last >= stop : last <= stop)) return ERR_STOP_WOULD_TRIGGER;
+      const qty = s.qty + delta;
+      if (qty <= 0) return ERR_AMEND_TOO_SMALL;
+      if (trail > 0) s.trail = trail;
+      if (stop !== s.stopPrice) {
+        s.stopPrice = stop;
+        this.out.trailed(s.id, s.user, stop);
+      }
+      this.out.amended(s.id, s.user, sideOf(s), s.price, price, s.qty, qty);
+      s.price = price;
+      s.qty = qty;
+      return OK;
+    }
+    // 0: the stop price stays.
+    if (stopPrice === 0) stopPrice = s.stopPrice;
+    if (last >= 0 && (up ? last >= stopPrice : last <= stopPrice)) return ERR_STOP_WOULD_TRIGGER;
+    const qty = s.qty + delta;
+    if (qty <= 0) return ERR_AMEND_TOO_SMALL;
+    this.out.amended(s.id, s.user, sideOf(s), s.price, price, s.qty, qty);
+    s.price = price;
+    s.qty = qty;
+    if (stopPrice !== s.stopPrice) {
+      const list = up ? this.up : this.down;
+      remove(list, s, up);
+      s.stopPrice = stopPrice;
+      insert(list, s, up ? upBefore : downBefore);
+    }
     return OK;
   }
 
@@ -168,7 +293,8 @@ export class StopBook {
     if (s === undefined) return this.book.cancel(orderId);
     this.byId.delete(orderId);
     const up = (s.mode & STOP_UP) !== 0;
-    remove(up ? this.up : this.down, s, up);
+    if (s.trail > 0) this.dropTrailing(s);
+    else remove(up ? this.up : this.down, s, up);
     this.out.done(s.id, s.user, sideOf(s), reason, s.qty);
     return OK;
   }
@@ -177,6 +303,7 @@ export class StopBook {
   begin(time: number): void {
     this.out.tradeLow = Number.POSITIVE_INFINITY;
     this.out.tradeHigh = -1;
+    this.prices.length = 0;
     if (time > 0) this.time = time;
   }
 
@@ -223,6 +350,7 @@ export class StopBook {
   private run(s: Stop, budget: number): void {
     this.out.tradeLow = Number.POSITIVE_INFINITY;
     this.out.tradeHigh = -1;
+    this.prices.length = 0;
     const side = sideOf(s);
     if ((s.mode & STOP_MARKET) === 0) {
       this.book.limit(s.id, s.user, side, s.price, s.qty, s.flags, this.time);
@@ -234,6 +362,47 @@ export class StopBook {
     this.collect();
   }
 
+  /**
+   * Each trailing stop follows the trade prices of the run, in order: a price that meets its stop
+   * price triggers it (to `queue`); else a new highest (`down`) or lowest (`up`) price moves its stop
+   * price. One `trailed` event per stop whose stop price moved, before any `triggered` event.
+   */
+  private follow(queue: Stop[]): void {
+    const trails = this.trails;
+    const prices = this.prices;
+    let kept = 0;
+    for (let i = 0; i < trails.length; i++) {
+      const s = trails[i];
+      const up = (s.mode & STOP_UP) !== 0;
+      const before = s.stopPrice;
+      let hit = false;
+      for (let j = 0; j < prices.length; j++) {
+        const p = prices[j];
+        if (s.extreme >= 0 && (up ? p >= s.stopPrice : p <= s.stopPrice)) {
+          hit = true;
+          break;
+        }
+        if (s.extreme < 0 || (up ? p < s.extreme : p > s.extreme)) {
+          s.extreme = p;
+          s.stopPrice = up ? p + s.trail : p - s.trail;
+        }
+      }
+      if (s.stopPrice !== before) this.out.trailed(s.id, s.user, s.stopPrice);
+      if (hit) queue.push(s);
+      else trails[kept++] = s;
+    }
+    trails.length = kept;
+    prices.length = 0;
+    if (kept === 0) this.out.tradePrices = null;
+  }
+
+  /** A trailing stop leaves (cancelled); the last one stops the noting of trade prices. */
+  private dropTrailing(s: Stop): void {
+    const trails = this.trails;
+    trails.splice(trails.indexOf(s), 1);
+    if (trails.length === 0) this.out.tradePrices = null;
+  }
+
   /** Moves the stops the step's trades met to the queue, in id order. */
   private collect(): void {
     const high = this.out.tradeHigh;
@@ -241,6 +410,7 @@ export class StopBook {
     const low = this.out.tradeLow;
     const queue = this.queue;
     const start = queue.length;
+    if (this.trails.length > 0) this.follow(queue);
     const up = this.up;
     while (up.length > 0 && up[up.length - 1].stopPrice <= high) queue.push(up.pop()!);
     const down = this.down;
@@ -296,6 +466,7 @@ export interface TradePrices {
   tradeLow: number;
   tradeHigh: number;
   lastTradePrice: number;
+  tradePrices: number[] | null;
 }
 
 /** Not a ResultCode: the command's step waits for a triggered market buy's budget (no END yet). */
@@ -338,6 +509,17 @@ export function runWithStops(
       f[o + STOP_CMD.qty],
       f[o + STOP_CMD.flags],
       f[o + STOP_CMD.stopPrice],
+      f[o + STOP_CMD.trailingDelta],
+    );
+  // docs/API.md 18: an amend of a waiting stop (it trades nothing, so it triggers nothing). One
+  // sent while it waited that finds it triggered is a move of the order it became.
+  if (kind === OP_MOVE && stops.size > 0 && stops.has(f[o + MOVE_CMD.orderId]))
+    return stops.amend(
+      f[o + MOVE_CMD.orderId],
+      f[o + MOVE_CMD.price],
+      f[o + MOVE_CMD.delta],
+      f[o + MOVE_CMD.stopPrice],
+      f[o + MOVE_CMD.trailingDelta],
     );
   stops.begin(commandTime(f, o));
   const result =

@@ -176,8 +176,15 @@ const ORDER_FIELDS = {
   /** When the stop triggered (µs), 0 while it waits; why a triggered order ended cancelled whole. */
   trigger_micro: INT,
   cancel_reason: INT,
+  /** A trailing stop's delta in ticks, 0 for any other order (migration 016). */
+  trailing_delta: INT,
 } as const;
-/** The columns a later change may touch (an amend changes price and amount in place). */
+/**
+ * The columns a later change may touch (an amend changes price and amount in place). `stop_price`
+ * and `trailing_delta` change only while the stop waits (docs/API.md 18), and only through an
+ * ORDER record (the upsert below): ORDER_UPDATE keeps its layout (DECISIONS.md "Amend of a
+ * waiting stop order").
+ */
 const ORDER_MUTABLE = [
   "price",
   "amount",
@@ -186,6 +193,8 @@ const ORDER_MUTABLE = [
   "update_micro",
   "exec_seq",
   "executed_quote",
+  "stop_price",
+  "trailing_delta",
   "trigger_micro",
   "cancel_reason",
 ] as const;
@@ -307,13 +316,16 @@ export const EXECUTION = kind(
 export const LAYOUT_BEFORE_EXEC_SEQ = 0;
 export const LAYOUT_BEFORE_EXECUTED_QUOTE = 1;
 export const LAYOUT_BEFORE_STOPS = 2;
-export const JOURNAL_LAYOUT = 3;
+/** ORDER without `trailing_delta` (migration 016), read as 0 (no trailing stop). */
+export const LAYOUT_BEFORE_TRAILING = 3;
+export const JOURNAL_LAYOUT = 4;
 /** The columns of migration 015 (docs/API.md 18). */
 const STOP_COLUMNS: ReadonlySet<string> = new Set([
   "stop_price",
   "stop_direction",
   "trigger_micro",
   "cancel_reason",
+  "trailing_delta",
 ]);
 /** The kinds a row of LAYOUT_BEFORE_EXEC_SEQ holds: those before EXECUTION. */
 export const LEGACY_KIND_COUNT = EXECUTION.id;
@@ -341,6 +353,12 @@ export const LEGACY_COLUMNS: readonly ReadonlyMap<number, readonly string[]>[] =
     [ORDER, ORDER_UPDATE].map((k): [number, readonly string[]] => [
       k.id,
       (k.columns as readonly string[]).filter((c) => !STOP_COLUMNS.has(c)),
+    ]),
+  ),
+  new Map(
+    [ORDER, ORDER_UPDATE].map((k): [number, readonly string[]] => [
+      k.id,
+      (k.columns as readonly string[]).filter((c) => c !== "trailing_delta"),
     ]),
   ),
 ];

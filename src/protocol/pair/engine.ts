@@ -239,6 +239,8 @@ export interface StopEvents extends BookEvents {
   triggered(orderId: number, user: number, side: Side): void;
   /** Triggered market buy `orderId` waits for its budget (a FUNDS command) before it matches. */
   fundsAsked(orderId: number, user: number): void;
+  /** Trailing stop `orderId`'s stop price is now `stopPrice` (ticks): not an order change. */
+  trailed(orderId: number, user: number, stopPrice: number): void;
 }
 
 /** The commands every book implementation accepts. */

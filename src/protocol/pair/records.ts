@@ -111,13 +111,19 @@ export const MARKET_CMD = record(COMMAND_RECORDS, OP_MARKET, "market", [
 export const CANCEL_CMD = record(COMMAND_RECORDS, OP_CANCEL, "cancel", ["orderId"] as const);
 /** MatchingBook.reduce: `by` lots to take off. */
 export const REDUCE_CMD = record(COMMAND_RECORDS, OP_REDUCE, "reduce", ["orderId", "by"] as const);
-/** MatchingBook.move: `delta` is the signed change of the open quantity (a Float64 holds it exactly). */
+/**
+ * MatchingBook.move: `delta` is the signed change of the open quantity (a Float64 holds it exactly).
+ * For a waiting stop order (docs/API.md 18, StopBook.amend in workers/matching/stops.ts):
+ * `stopPrice` its new stop price, `trailingDelta` a trailing stop's new delta (0: unchanged).
+ */
 export const MOVE_CMD = record(COMMAND_RECORDS, OP_MOVE, "move", [
   "orderId",
   "price",
   "delta",
   "flags",
   "time",
+  "stopPrice",
+  "trailingDelta",
 ] as const);
 record(COMMAND_RECORDS, OP_SHUTDOWN, "shutdown", [] as const);
 /**
@@ -145,7 +151,9 @@ export const MMP_RESET_CMD = record(COMMAND_RECORDS, OP_MMP_RESET, "mmpReset", [
 /**
  * (Command kinds go on past the event kinds, 11-20.) A stop order arrives and waits (docs/API.md 18, workers/matching/stops.ts): `mode` STOP_* bits
  * (./engine.ts), `price` its limit price (0 for a stop-market), `flags` those it arrives with when
- * triggered (time in force, self-trade mode).
+ * triggered (time in force, self-trade mode); no time: a triggered order runs at the time of the
+ * command whose trades triggered it. `trailingDelta` > 0: a trailing stop, whose `stopPrice` is
+ * only read when it is put back (STOP_RESTORE).
  */
 export const OP_STOP = 21;
 /**
@@ -161,12 +169,12 @@ export const STOP_CMD = record(COMMAND_RECORDS, OP_STOP, "stop", [
   "price",
   "qty",
   "flags",
-  "time",
   "stopPrice",
+  "trailingDelta",
 ] as const);
 export const FUNDS_CMD = record(COMMAND_RECORDS, OP_FUNDS, "funds", ["orderId", "budget"] as const);
 
-/** Words per command slot: 80 bytes (LIMIT and MARKET, 9 words, are the largest records). */
+/** Words per command slot: 80 bytes (STOP, 10 words, is the largest record). */
 export const CMD_SLOT_WORDS = 10;
 
 // ------------------------------------------------------------------------------------ events
@@ -182,6 +190,8 @@ export const EV_MMP = 17;
 export const EV_QUOTED = 18;
 export const EV_TRIGGERED = 19;
 export const EV_FUNDS = 20;
+/** (After the command kinds 21-22.) */
+export const EV_TRAILED = 23;
 
 /** BookEvents.trade. */
 export const TRADE = record(EVENT_RECORDS, EV_TRADE, "trade", [
@@ -240,6 +250,12 @@ export const TRIGGERED = record(EVENT_RECORDS, EV_TRIGGERED, "triggered", [
 ] as const);
 /** StopEvents.fundsAsked. */
 export const FUNDS_ASKED = record(EVENT_RECORDS, EV_FUNDS, "fundsAsked", ["orderId", "user"] as const);
+/** StopEvents.trailed: a trailing stop's stop price moved (docs/API.md 18); not an order change. */
+export const TRAILED = record(EVENT_RECORDS, EV_TRAILED, "trailed", [
+  "orderId",
+  "user",
+  "stopPrice",
+] as const);
 /** The command's ResultCode; not a BookEvents call. */
 export const END = record(EVENT_RECORDS, EV_END, "end", ["result"] as const);
 
@@ -340,6 +356,11 @@ export abstract class EventRecordWriter implements StopEvents {
   tradeLow = Number.POSITIVE_INFINITY;
   tradeHigh = -1;
   lastTradePrice = -1;
+  /**
+   * Every trade price in order since the stops last emptied it, or null: only while trailing stops
+   * wait (docs/API.md 18), which follow the prices in their order.
+   */
+  tradePrices: number[] | null = null;
 
   constructor(
     /** Where the records go; `slot()` offsets index into it. */
@@ -363,6 +384,7 @@ export abstract class EventRecordWriter implements StopEvents {
     if (price < this.tradeLow) this.tradeLow = price;
     if (price > this.tradeHigh) this.tradeHigh = price;
     this.lastTradePrice = price;
+    if (this.tradePrices !== null) this.tradePrices.push(price);
     const f = this.f;
     const o = this.slot();
     f[o + EV_KIND] = EV_TRADE;
@@ -472,6 +494,16 @@ export abstract class EventRecordWriter implements StopEvents {
     f[o + EV_SEQ] = this.seq;
     f[o + FUNDS_ASKED.orderId] = orderId;
     f[o + FUNDS_ASKED.user] = user;
+  }
+
+  trailed(orderId: number, user: number, stopPrice: number): void {
+    const f = this.f;
+    const o = this.slot();
+    f[o + EV_KIND] = EV_TRAILED;
+    f[o + EV_SEQ] = this.seq;
+    f[o + TRAILED.orderId] = orderId;
+    f[o + TRAILED.user] = user;
+    f[o + TRAILED.stopPrice] = stopPrice;
   }
 
   /** The END record of the command `seq`. */
