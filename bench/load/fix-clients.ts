@@ -67,15 +67,24 @@ function field(m: Buffer, tag: string): string {
   return m.toString("latin1", start, end === -1 ? m.length : end);
 }
 
-/** `<SOH>9=`: where BodyLength starts. */
-const BODY_LENGTH = Buffer.from(`${SOH}9=`, "latin1");
+/** `<SOH>11=`: where a report's ClOrdID starts. */
+const CL_ORD_ID = Buffer.from(`${SOH}11=`, "latin1");
+/** `8=FIX.4.4<SOH>9=`: every message's start, then BodyLength's digits. */
+const HEAD = "8=FIX.4.4\x019=".length;
+const CH_0 = 48;
 
-class FixSession extends Pipelined<string> {
+/**
+ * A FIX session of the load generator. Its ClOrdIDs are the session's prefix and a number, the key
+ * of the call; a report is read as the session client reads a frame: by its bytes, the ClOrdID's
+ * number taken without a string, the rest only for the report that answers a call.
+ */
+class FixSession extends Pipelined<number> {
   private seq = 1;
   private nextOrder = 1;
   private buf: Buffer = EMPTY;
   /** ClOrdIDs of this run: unique per user over every order it ever sent (docs/API.md 8.2). */
   private readonly prefix = randomBytes(6).toString("hex");
+  private readonly prefixBytes = Buffer.from(this.prefix, "latin1");
 
   private constructor(
     private readonly socket: net.Socket,
@@ -128,12 +137,12 @@ class FixSession extends Pipelined<string> {
     });
   }
 
-  protected nextKey(): string {
-    return `${this.prefix}${this.nextOrder++}`;
+  protected nextKey(): number {
+    return this.nextOrder++;
   }
 
-  protected write(w: Waiting, clOrdId: string): void {
-    this.socket.write(this.order(clOrdId, w.req.body));
+  protected write(w: Waiting, n: number): void {
+    this.socket.write(this.order(`${this.prefix}${n}`, w.req.body));
   }
 
   /** The NewOrderSingle of a REST create-order body of the workload (workload.ts). */
@@ -155,29 +164,47 @@ class FixSession extends Pipelined<string> {
 
   private onData(chunk: Buffer): void {
     this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    const buf = this.buf;
+    let at = 0;
     for (;;) {
-      // 8=FIX.4.4<SOH>9=N<SOH>: N bytes of body, then the 7-byte trailer.
-      const lenAt = this.buf.indexOf(BODY_LENGTH);
-      if (lenAt === -1) return;
-      const lenEnd = this.buf.indexOf(1, lenAt + 3);
-      if (lenEnd === -1) return;
-      const bodyLength = Number(this.buf.toString("latin1", lenAt + 3, lenEnd));
-      const end = lenEnd + 1 + bodyLength + TRAILER;
-      if (this.buf.length < end) return;
-      const m = this.buf.subarray(0, end);
-      this.buf = this.buf.subarray(end);
-      this.onMessage(m);
+      // 8=FIX.4.4<SOH>9=N<SOH>: N bytes of body, then the 7-byte trailer (the server's own framing).
+      let i = at + HEAD;
+      let bodyLength = 0;
+      while (i < buf.length && buf[i] !== 1) bodyLength = bodyLength * 10 + (buf[i++] - CH_0);
+      if (i >= buf.length) break;
+      const end = i + 1 + bodyLength + TRAILER;
+      if (buf.length < end) break;
+      this.onMessage(buf, at, i + 1, end);
+      at = end;
     }
+    this.buf = at === buf.length ? EMPTY : buf.subarray(at);
   }
 
-  private onMessage(m: Buffer): void {
-    const type = field(m, "35");
+  /** The message of `buf` from `start` to `end`, whose body starts at `body` with `35=`. */
+  private onMessage(buf: Buffer, start: number, body: number, end: number): void {
+    const type =
+      buf[body + 4] === 1 ? String.fromCharCode(buf[body + 3]) : field(buf.subarray(start, end), "35");
     if (type === "8") {
-      const done = this.answered(field(m, "11"));
+      // The number after the session's prefix: the call's key.
+      const at = buf.indexOf(CL_ORD_ID, body);
+      if (at < 0 || at >= end) return;
+      const from = at + CL_ORD_ID.length;
+      if (
+        buf.compare(this.prefixBytes, 0, this.prefixBytes.length, from, from + this.prefixBytes.length) !== 0
+      )
+        return;
+      let i = from + this.prefixBytes.length;
+      let n = 0;
+      for (let c = buf[i]; c >= CH_0 && c <= CH_0 + 9; c = buf[++i]) n = n * 10 + (c - CH_0);
+      const done = this.answered(n);
       if (done === undefined) return; // a later report of an order already answered
+      const m = buf.subarray(start, end);
       if (field(m, "150") === "0") done(200, Buffer.from(`{"id":${field(m, "37")}}`, "latin1"));
       else done(400, Buffer.from(JSON.stringify({ fix: field(m, "58") }), "utf8"));
-    } else if (type === "A") {
+      return;
+    }
+    const m = buf.subarray(start, end);
+    if (type === "A") {
       this.logonDone?.(true, "");
       this.logonDone = null;
     } else if (type === "5") {
