@@ -27,8 +27,50 @@ const SIDES = new Map([
 
 /** UTC `YYYYMMDD-HH:MM:SS.sss` (docs/API.md 17). */
 function fixTime(ms: number): string {
+  if (ms === lastMs) return lastTime;
   const d = new Date(ms).toISOString(); // 2026-11-28T18:00:00.000Z
-  return `${d.slice(0, 4)}${d.slice(5, 7)}${d.slice(8, 10)}-${d.slice(11, 23)}`;
+  lastMs = ms;
+  lastTime = `${d.slice(0, 4)}${d.slice(5, 7)}${d.slice(8, 10)}-${d.slice(11, 23)}`;
+  return lastTime;
+}
+/** fixTime's last answer: the messages of one millisecond share it. */
+let lastMs = Number.NaN;
+let lastTime = "";
+
+/** A create-order body of the workload (workload.ts), as the NewOrderSingle needs it. */
+interface OrderBody {
+  pairName: string;
+  tradeType: string;
+  directionType: string;
+  price?: string;
+  amount: string;
+}
+
+/**
+ * The string value of `"key":"` in `body`, or undefined: workload.ts writes its create-order bodies
+ * in one shape, so their values are read without a JSON parse (the session client passes them on
+ * unparsed).
+ */
+function stringField(body: string, key: string): string | undefined {
+  const at = body.indexOf(key);
+  if (at < 0) return undefined;
+  const start = at + key.length;
+  return body.slice(start, body.indexOf('"', start));
+}
+
+function orderBody(body: string): OrderBody {
+  const pairName = stringField(body, '"pairName":"');
+  const tradeType = stringField(body, '"tradeType":"');
+  const directionType = stringField(body, '"directionType":"');
+  const amount = stringField(body, '"amount":"');
+  if (
+    pairName === undefined ||
+    tradeType === undefined ||
+    directionType === undefined ||
+    amount === undefined
+  )
+    return JSON.parse(body) as OrderBody;
+  return { pairName, tradeType, directionType, amount, price: stringField(body, '"price":"') };
 }
 
 /** A whole message: header fields 8, 9, 35, 49, 56, 34, 52, then `body` (tag=value SOH ...), then 10. */
@@ -147,13 +189,7 @@ class FixSession extends Pipelined<number> {
 
   /** The NewOrderSingle of a REST create-order body of the workload (workload.ts). */
   private order(clOrdId: string, body: string): Buffer {
-    const o = JSON.parse(body) as {
-      pairName: string;
-      tradeType: string;
-      directionType: string;
-      price?: string;
-      amount: string;
-    };
+    const o = orderBody(body);
     const now = fixTime(Date.now());
     const limit = o.tradeType === "limit";
     const fields =
