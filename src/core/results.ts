@@ -384,26 +384,31 @@ export class Results {
       }
       if (!o.rowSent) fresh.push(o);
       o.rowSent = true;
-      db.insertOrder(
-        o.id,
-        o.user,
-        name,
-        o.side,
-        o.type,
-        o.price,
-        o.amount,
-        o.used,
-        o.cancelled,
-        o.createMicro,
-        o.updateMicro,
-        o.flags,
-        o.clientOrderId,
-        seq,
-        o.executed,
-        o.stopDirection !== 0 ? o : undefined,
-      );
+      this.insertOrder(o, name, seq);
     }
     return execs;
+  }
+
+  /** The whole ORDER record of `o` on pair `name`, numbered `execSeq` (its stop facts with a stop). */
+  private insertOrder(o: OrderState, name: string, execSeq: number): void {
+    this.db.insertOrder(
+      o.id,
+      o.user,
+      name,
+      o.side,
+      o.type,
+      o.price,
+      o.amount,
+      o.used,
+      o.cancelled,
+      o.createMicro,
+      o.updateMicro,
+      o.flags,
+      o.clientOrderId,
+      execSeq,
+      o.executed,
+      o.stopDirection !== 0 ? o : undefined,
+    );
   }
 
   /**
@@ -411,30 +416,9 @@ export class Results {
    * change of a waiting stop), after its other rows, with the number of their latest change.
    */
   private persistTrailed(p: ResultPair): void {
-    const db = this.db;
     const trailed = p.trailed;
-    for (let i = 0; i < trailed.length; i++) {
-      // A stop moved twice in the step (a cascade) has two records: the last is its row.
-      const o = trailed[i];
-      db.insertOrder(
-        o.id,
-        o.user,
-        p.spec.name,
-        o.side,
-        o.type,
-        o.price,
-        o.amount,
-        o.used,
-        o.cancelled,
-        o.createMicro,
-        o.updateMicro,
-        o.flags,
-        o.clientOrderId,
-        o.execSeq,
-        o.executed,
-        o,
-      );
-    }
+    // A stop moved twice in the step (a cascade) has two records: the last is its row.
+    for (let i = 0; i < trailed.length; i++) this.insertOrder(trailed[i], p.spec.name, trailed[i].execSeq);
     trailed.length = 0;
   }
 

@@ -13,6 +13,7 @@ import { waitFor } from "../wait.ts";
 import { auditExchange } from "./audit.ts";
 import { dec } from "./decimal.ts";
 import { expectError, expectOk, limit, placeLimit, TestServer, type TestUser } from "./harness.ts";
+import { read, tradeAt } from "./stop-helpers.ts";
 
 type Direction = "up" | "down";
 
@@ -43,17 +44,6 @@ async function reserved(server: TestServer, user: TestUser, currency: string): P
 
 async function available(server: TestServer, user: TestUser, currency: string): Promise<bigint> {
   return (await server.balances(user)).get(currency)!.available;
-}
-
-async function read(user: TestUser, id: number): Promise<Order> {
-  return expectOk(await user.client.order(id), `order ${id}`);
-}
-
-/** One trade of `amount` at `price` between two fresh users of the server's users. */
-async function tradeAt(maker: TestUser, taker: TestUser, pair: string, price: string, amount: string) {
-  await placeLimit(maker, pair, "sell", price, amount);
-  const buy = await placeLimit(taker, pair, "buy", price, amount);
-  assert.equal(buy.amountUsed, Number(amount), `the trade at ${price}`);
 }
 
 describe("stop orders", () => {

@@ -10,6 +10,7 @@ import type { CreateOrderRequest, Order } from "../../src/client/index.ts";
 import { auditExchange } from "./audit.ts";
 import { dec } from "./decimal.ts";
 import { expectError, expectOk, limit, placeLimit, TestServer, type TestUser } from "./harness.ts";
+import { read, tradeAt } from "./stop-helpers.ts";
 
 function trailing(
   pairName: string,
@@ -22,17 +23,6 @@ function trailing(
   return price === undefined
     ? { pairName, tradeType: "market", directionType: side, amount, trailingDelta, stopDirection }
     : { ...limit(pairName, side, price, amount), trailingDelta, stopDirection };
-}
-
-async function read(user: TestUser, id: number): Promise<Order> {
-  return expectOk(await user.client.order(id), `order ${id}`);
-}
-
-/** One trade of `amount` at `price` between `maker` and `taker` (no other ask below it). */
-async function tradeAt(maker: TestUser, taker: TestUser, pair: string, price: string, amount: string) {
-  await placeLimit(maker, pair, "sell", price, amount);
-  const buy = await placeLimit(taker, pair, "buy", price, amount);
-  assert.equal(buy.amountUsed, Number(amount), `the trade at ${price}`);
 }
 
 describe("trailing stops", () => {
