@@ -769,20 +769,28 @@ async function startFrontEnd(
     : settings.port;
   // The FIX gateway's own listener on the same host, TLS only when the server has a certificate.
   let fixPort: number | null = null;
+  /**
+   * A listener beside the HTTP one cannot start: what started closes (the FIX gateway too once it
+   * listens), then the start fails with `message`.
+   */
+  const abandonStart = async (message: string): Promise<never> => {
+    uws.us_listen_socket_close(listenSocket);
+    life.accepting = false;
+    if (fixPort !== null) await fix?.shutdown();
+    await Promise.all(channels.map((c) => c.close()));
+    await writer.close();
+    listenKeys.stop();
+    await reader.close();
+    await backups.close();
+    throw new ConfigError(message);
+  };
   if (fix !== null) {
     const files =
       tls === undefined ? undefined : { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) };
     try {
       fixPort = await fix.listen(settings.host, settings.fixPort!, files);
     } catch (err) {
-      uws.us_listen_socket_close(listenSocket);
-      life.accepting = false;
-      await Promise.all(channels.map((c) => c.close()));
-      await writer.close();
-      listenKeys.stop();
-      await reader.close();
-      await backups.close();
-      throw new ConfigError(
+      await abandonStart(
         `--fix-port: cannot listen on ${settings.host}:${settings.fixPort}: ${(err as Error).message}`,
       );
     }
@@ -793,15 +801,7 @@ async function startFrontEnd(
     try {
       replicationPort = await leader.listen();
     } catch (err) {
-      uws.us_listen_socket_close(listenSocket);
-      life.accepting = false;
-      await fix?.shutdown();
-      await Promise.all(channels.map((c) => c.close()));
-      await writer.close();
-      listenKeys.stop();
-      await reader.close();
-      await backups.close();
-      throw new ConfigError(
+      await abandonStart(
         `--replication-port: cannot listen on ${settings.host}:${settings.replicationPort}: ${(err as Error).message}`,
       );
     }

@@ -144,6 +144,38 @@ describe("npm start entry point", () => {
     }
   });
 
+  it("refuses a FIX or replication port in use, closing what it started, in one line naming the flag", async () => {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    const taken = (holder.address() as net.AddressInfo).port;
+    try {
+      const fix = await runToExit(
+        ["--port", "0", "--fix-port", String(taken), "--db", path.join(dir, "fix-taken.db")],
+        {},
+      );
+      assert.equal(fix.code, 1, fix.stderr);
+      assert.match(
+        fix.stderr,
+        new RegExp(`^config error: --fix-port: cannot listen on 127\\.0\\.0\\.1:${taken}: `),
+      );
+      // The FIX gateway listens first, then the replication port fails: both close.
+      const rep = await runToExit(
+        [
+          ...["--port", "0", "--fix-port", "0", "--replication-port", String(taken)],
+          ...["--db", path.join(dir, "rep-taken.db")],
+        ],
+        { REPLICATION_TOKEN: "t".repeat(32) },
+      );
+      assert.equal(rep.code, 1, rep.stderr);
+      assert.match(
+        rep.stderr,
+        new RegExp(`^config error: --replication-port: cannot listen on 127\\.0\\.0\\.1:${taken}: `),
+      );
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+  });
+
   it("refuses pair decimals that differ from the database's, in one line naming the pair", async () => {
     const dbPath = path.join(dir, "decimals.db");
     const pair = {
