@@ -30,6 +30,13 @@ export interface Flow {
   pairs: readonly PairFlow[];
   /** Share of market orders, 0..1. */
   marketShare: number;
+  /**
+   * Share of stop orders, 0..1 (docs/API.md 18): a stop price drawn as a limit price is, `"up"`
+   * above the mid and `"down"` below, so some wait and some are set off by the flow; one whose
+   * condition already holds is refused 400 `stopPrice`. Absent: no stops (and the same draws as
+   * before they existed).
+   */
+  stopShare?: number;
 }
 
 function between(rng: () => number, min: number, max: number): number {
@@ -41,14 +48,25 @@ export function randomOrder(rng: () => number, flow: Flow): CreateOrderRequest {
   const spec = pairSpec(f.pair);
   const directionType: DirectionType = rng() < 0.5 ? "buy" : "sell";
   const amount = fmt(fromUnits(between(rng, f.minLots, f.maxLots), spec.amountDecimals));
-  if (rng() < flow.marketShare) return { pairName: f.pair, tradeType: "market", directionType, amount };
+  const priceOf = (ticks: number) => fmt(fromUnits(ticks, spec.priceDecimals));
+  const stop =
+    flow.stopShare !== undefined && rng() < flow.stopShare
+      ? between(rng, f.midTicks - f.spreadTicks, f.midTicks + f.spreadTicks)
+      : null;
+  const stopFields =
+    stop === null
+      ? {}
+      : { stopPrice: priceOf(stop), stopDirection: stop >= f.midTicks ? ("up" as const) : ("down" as const) };
+  if (rng() < flow.marketShare)
+    return { pairName: f.pair, tradeType: "market", directionType, amount, ...stopFields };
   const ticks = between(rng, f.midTicks - f.spreadTicks, f.midTicks + f.spreadTicks);
   return {
     pairName: f.pair,
     tradeType: "limit",
     directionType,
-    price: fmt(fromUnits(ticks, spec.priceDecimals)),
+    price: priceOf(ticks),
     amount,
+    ...stopFields,
   };
 }
 
