@@ -22,6 +22,7 @@ export const GROUPS = [
   "floor",
   "profile",
   "ab",
+  "replication",
 ] as const;
 export type Group = (typeof GROUPS)[number];
 
@@ -57,7 +58,7 @@ export const { values: flags } = parseArgs({
 export const QUICK = flags.quick === true;
 export const ONLY = new Set<Group>(
   flags.only === undefined
-    ? GROUPS.filter((g) => g !== "ab" && !(QUICK && g === "profile"))
+    ? GROUPS.filter((g) => g !== "ab" && g !== "replication" && !(QUICK && g === "profile"))
     : (flags.only.split(",").map((s) => s.trim()) as Group[]),
 );
 for (const g of ONLY)

@@ -452,6 +452,40 @@ export async function measurePair(bare: RunParams, real: RunParams): Promise<[Me
   return [ma, mb];
 }
 
+/** One side of alternatingRounds: a server and how one round of it runs. */
+export interface RoundSide {
+  label: string;
+  run: (warmupMs: number, durationMs: number) => Promise<OneRun>;
+}
+
+/**
+ * Servers measured in alternating rounds: a fresh server's first round pays for most of its JIT
+ * compilation, and the server measured right after it shares the cores with that compilation too,
+ * so each gets one round first that is not counted; the 2 × ROUNDS counted rounds then rotate which
+ * side goes first (A B, B A, ... for two; A B C, B C A, ... for three), so that a slow spell of the
+ * machine, and the other servers' background work, hit every side. One aggregate per side, in order.
+ */
+export async function alternatingRounds(sides: readonly RoundSide[]): Promise<Measure[]> {
+  const runs: OneRun[][] = sides.map(() => []);
+  const durationMs = Math.max(500, Math.round(DURATION_MS / ROUNDS));
+  const warm: string[] = [];
+  for (const side of sides) {
+    const r = await side.run(WARMUP_MS, durationMs);
+    warm.push(`${side.label} ${aggregate(side.label, [r]).roundCpuUs[0]} µs`);
+  }
+  console.log(`  warm-up rounds (not counted), server CPU per request: ${warm.join(", ")}`);
+  for (let i = 0; i < 2 * ROUNDS; i++)
+    for (let k = 0; k < sides.length; k++) {
+      const at = (i + k) % sides.length;
+      runs[at].push(await sides[at].run(Math.min(WARMUP_MS, 300), durationMs));
+    }
+  return sides.map((side, k) => {
+    const m = aggregate(side.label, runs[k]);
+    report(m);
+    return m;
+  });
+}
+
 export function sum(xs: readonly number[]): number {
   let s = 0;
   for (const x of xs) s += x;

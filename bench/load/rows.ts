@@ -1,5 +1,6 @@
 /** bench:load's result rows and notes, as the report (report.ts) prints them. */
 
+import type { Percentiles } from "./common.ts";
 import { CONNS, ERROR_LIMIT, type Group, QUICK } from "./flags.ts";
 import { type Measure, sum, threadSummary, totalThroughput } from "./measure.ts";
 import type { Row } from "./report.ts";
@@ -100,6 +101,51 @@ export function addRow(
       };
     } else rowNotes.push(m.stream.note);
   }
+  rows.push(row);
+  return row;
+}
+
+/**
+ * A row of latencies only (no requests per second): `count` of `expected` measured, each the time
+ * from a cause to its last effect (a session's close to its last cancel, an ack to a follower's
+ * stream, ...), with the measurement's own notes.
+ */
+export function latencyRow(
+  scenario: string,
+  lat: Percentiles,
+  expected: number,
+  opts: { connections: number; offered?: number; notes: string[]; command: string },
+): Row {
+  const row: Row = {
+    scenario,
+    target: "exchange",
+    mode: opts.offered === undefined ? "closed" : "open",
+    offeredRate: opts.offered ?? null,
+    connections: opts.connections,
+    throughput: 0,
+    ceiling: null,
+    ratio: null,
+    p50Ms: lat.p50Ms,
+    p90Ms: lat.p90Ms,
+    p99Ms: lat.p99Ms,
+    p999Ms: lat.p999Ms,
+    maxMs: lat.maxMs,
+    requests: expected,
+    statuses: {},
+    expectedErrors: 0,
+    errorSamples: [],
+    valid: lat.count === expected,
+    notes: lat.count === expected ? opts.notes : [...opts.notes, `measured ${lat.count} of ${expected}`],
+    clientCpuPct: 0,
+    serverCpuPct: null,
+    serverCpuUsPerRequest: null,
+    rounds: [],
+    roundCpuUs: [],
+    sendLagP99Ms: null,
+    streamAfterAck: null,
+    readAfterAck: null,
+    command: opts.command,
+  };
   rows.push(row);
   return row;
 }

@@ -41,12 +41,15 @@
  *   ab             (only when named) two fresh exchanges, B with --ab-flags=<node flags> and/or
  *                  --ab-env K=V,... and/or --ab-script <another checkout's src/main.ts>,
  *                  closed-loop create-order (over trading sessions with --ab-session): one
- *                  uncounted round each, then alternating rounds (A B, B A, ...).
+ *                  uncounted round each, then alternating rounds (A B, B A, ...);
+ *   replication    (only when named) a leader alone, with an async and with a sync follower in
+ *                  alternating rounds; the follower's lag at 5,000 orders/s; one book change to
+ *                  10,000 subscribers over the leader and two followers (groups/replication.ts).
  * Every loop is bounded in time and count and targets 127.0.0.1. A row whose unexpected answers
  * (anything but 200, or an expected cancel race) exceed 1% of its requests is marked invalid.
  *
  * Flags: --quick (≈30 s smoke run), --only a,b (select, reads, create-closed, create-open, mix,
- * session, fix, floor, profile, ab), --rates 1000,5000,max, --conns N (64), --procs N (closed loops; 2..4 by cores; open
+ * session, fix, floor, profile, ab, replication), --rates 1000,5000,max, --conns N (64), --procs N (closed loops; 2..4 by cores; open
  * loops use one process per 25k/s offered), --users N (128), --duration ms,
  * --warmup ms, --server-flags="<node flags>" (exchange and floor, e.g. --server-flags=--trace-gc), --server-log dir
  * (each server's output in dir/<name>-<pid>.log), --client raw|agent, --pacing spin|timer|thread (open loop; spin), --profile-workload
@@ -89,6 +92,7 @@ import { runFloor } from "./groups/floor.ts";
 import { runMix } from "./groups/mix.ts";
 import { type ProfileOutcome, runProfile } from "./groups/profile.ts";
 import { runReads } from "./groups/reads.ts";
+import { runReplication } from "./groups/replication.ts";
 import { type ClientChoice, selectClient } from "./groups/select.ts";
 import { runSession } from "./groups/session.ts";
 import { gens, Loadgen } from "./measure.ts";
@@ -172,6 +176,7 @@ async function main(): Promise<void> {
 
     if (floor !== null) await runFloor(ctx, floor);
     if (ONLY.has("ab")) await abTest(ctx.base);
+    if (ONLY.has("replication")) await runReplication(ctx.base);
     if (ONLY.has("profile")) profiled = await runProfile(ctx);
   } catch (err) {
     exitCode = 1;

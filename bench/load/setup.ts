@@ -21,6 +21,8 @@ export interface Exchange {
   dir: string;
   /** Captured bodies (for the bare server and the floor). */
   bodies: Bodies;
+  /** Its ADMIN_TOKEN (the replication group makes a user of its own with it). */
+  adminToken: string;
 }
 
 /** The exchange's FIX gateway on any free port (docs/API.md 17), named in its readiness line. */
@@ -142,7 +144,7 @@ export async function startExchange(
     `${label}: port ${server.port}, ${all.length} users funded, book ${LEVELS}+${LEVELS} levels x ${PAIR_PLANS.length} pairs ` +
       `(${Math.round(performance.now() - t0)} ms); book body ${book.btc_usdt.length} B, pairs body ${pairs.length} B, ack ${post.length} B`,
   );
-  return { server, users: all, dir, bodies: { post, book, pairs } };
+  return { server, users: all, dir, bodies: { post, book, pairs }, adminToken };
 }
 
 export async function initGens(users: BenchUser[]): Promise<void> {

@@ -2,6 +2,15 @@
 
 import { FLOOR_RATES } from "./flags.ts";
 import { FIX_MAX, SESSION_BESIDE_FIX } from "./groups/fix.ts";
+import {
+  FANOUT_CLIENTS,
+  FANOUT_ROW,
+  LAG_RATE,
+  LAG_ROW,
+  REPLICATION_ALONE,
+  REPLICATION_ASYNC,
+  REPLICATION_SYNC,
+} from "./groups/replication.ts";
 import { COD_ROW, REST_AT_5K, SESSION_MAX, sessionOpen } from "./groups/session.ts";
 import type { Row } from "./report.ts";
 import { rows } from "./rows.ts";
@@ -78,7 +87,40 @@ export function evaluateTargets(): { target: string; value: string; pass: boolea
   });
   out.push(...sessionTargets(find, max));
   out.push(...fixTargets(find));
+  out.push(...replicationTargets(find));
   return out;
+}
+
+/** Issue 46's targets: a leader with a follower against the same leader alone, in alternating rounds. */
+function replicationTargets(
+  find: (s: string) => Row | undefined,
+): { target: string; value: string; pass: boolean | null }[] {
+  const alone = find(REPLICATION_ALONE);
+  const ratio = (scenario: string, bound: number, name: string) => {
+    const r = find(scenario);
+    const both = r !== undefined && alone !== undefined && r.ratio !== null;
+    return {
+      target: `issue 46: create-order max with ${name} follower >= ${bound}x the leader alone`,
+      value: both ? `${r.throughput} / ${alone.throughput} = ${r.ratio!.toFixed(2)}x` : "not measured",
+      pass: both ? r.valid && alone.valid && r.ratio! >= bound : null,
+    };
+  };
+  const lag = find(LAG_ROW);
+  const fan = find(FANOUT_ROW);
+  return [
+    ratio(REPLICATION_ASYNC, 0.9, "an async"),
+    ratio(REPLICATION_SYNC, 0.6, "a sync"),
+    {
+      target: `issue 46: follower lag p99 at ${LAG_RATE} orders/s (measured, no bound)`,
+      value: lag === undefined ? "not measured" : `p50 ${lag.p50Ms} ms, p99 ${lag.p99Ms} ms`,
+      pass: null,
+    },
+    {
+      target: `issue 46: one book change to ${FANOUT_CLIENTS} subscribers over 3 boxes (measured, no bound)`,
+      value: fan === undefined ? "not measured" : `p50 ${fan.p50Ms} ms, p99 ${fan.p99Ms} ms`,
+      pass: null,
+    },
+  ];
 }
 
 /** Issue 43's targets: FIX create-order against the session's, measured in alternating rounds. */

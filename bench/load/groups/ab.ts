@@ -2,16 +2,16 @@
  * Group ab: two fresh exchanges, A as `npm start` runs it and B with `--ab-flags` (node flags)
  * and/or `--ab-env` (KEY=VALUE,...), closed-loop create-order (over REST, or with `--ab-session`
  * over trading sessions as the session group sends them): one uncounted round each, then
- * 2 × ROUNDS counted rounds, alternating sides and which side goes first (A B, B A, A B, ...), so
+ * 2 × ROUNDS counted rounds, alternating which side goes first (measure.ts alternatingRounds), so
  * that a slow spell of the machine, and the other server's background work, hit both. Server CPU
  * per order is the steadier figure.
  */
 import { rmSync } from "node:fs";
 import type { ClientKind } from "../common.ts";
-import { DURATION_MS, flags, ROUNDS, WARMUP_MS } from "../flags.ts";
-import { aggregate, type OneRun, report, runOnce, totalThroughput } from "../measure.ts";
+import { flags } from "../flags.ts";
+import { alternatingRounds, runOnce, totalThroughput } from "../measure.ts";
 import { addRow } from "../rows.ts";
-import { initGens, startExchange } from "../setup.ts";
+import { type Exchange, initGens, startExchange } from "../setup.ts";
 import { SESSION_DEPTH, SESSIONS } from "./session.ts";
 
 export async function abTest(base: { client: ClientKind }): Promise<void> {
@@ -33,19 +33,12 @@ export async function abTest(base: { client: ClientKind }): Promise<void> {
   const a = await startExchange("exchange A");
   const b = await startExchange(labelB, flagsB, envB, scriptB);
   try {
-    const runsA: OneRun[] = [];
-    const runsB: OneRun[] = [];
-    const durationMs = Math.max(500, Math.round(DURATION_MS / ROUNDS));
-    const sides = [
-      { ex: a, runs: runsA, label: "exchange A" },
-      { ex: b, runs: runsB, label: labelB },
-    ];
-    const run = async (side: (typeof sides)[number], warmupMs: number) => {
-      await initGens(side.ex.users);
+    const run = (ex: Exchange, label: string) => async (warmupMs: number, durationMs: number) => {
+      await initGens(ex.users);
       return runOnce({
         ...base,
-        label: side.label,
-        server: side.ex.server,
+        label,
+        server: ex.server,
         realServer: true,
         workload: "create",
         mode: "closed",
@@ -55,23 +48,10 @@ export async function abTest(base: { client: ClientKind }): Promise<void> {
         warmupMs,
       });
     };
-    // A fresh server's first round pays for most of its JIT compilation, and the server measured
-    // right after it shares the cores with that compilation too: each gets one round first that
-    // is not counted, and the counted rounds then alternate which side goes first (A B, B A, ...).
-    const warm: string[] = [];
-    for (const side of sides) {
-      const r = await run(side, WARMUP_MS);
-      warm.push(`${side.label} ${aggregate(side.label, [r]).roundCpuUs[0]} µs`);
-    }
-    console.log(`  warm-up rounds (not counted), server CPU per request: ${warm.join(", ")}`);
-    for (let i = 0; i < 2 * ROUNDS; i++) {
-      const order = i % 2 === 0 ? sides : [sides[1], sides[0]];
-      for (const side of order) side.runs.push(await run(side, Math.min(WARMUP_MS, 300)));
-    }
-    const ma = aggregate("exchange A", runsA);
-    const mb = aggregate(labelB, runsB);
-    report(ma);
-    report(mb);
+    const [ma, mb] = await alternatingRounds([
+      { label: "exchange A", run: run(a, "exchange A") },
+      { label: labelB, run: run(b, labelB) },
+    ]);
     const cmd = `npm run bench:load -- --only ab${flags["ab-flags"] ? ` --ab-flags=${flags["ab-flags"]}` : ""}${flags["ab-env"] ? ` --ab-env ${flags["ab-env"]}` : ""}${overSessions ? " --ab-session" : ""}`;
     const ra = addRow(`A/B: exchange A, ${what} (closed loop)`, ma, "create", {
       target: "exchange",

@@ -28,7 +28,7 @@ import {
 import { QUICK } from "../flags.ts";
 import { type Measure, measure, measurePair, type RunParams, totalThroughput } from "../measure.ts";
 import type { Row } from "../report.ts";
-import { addRow, command, notes, rows } from "../rows.ts";
+import { addRow, command, latencyRow, notes } from "../rows.ts";
 import type { GroupContext } from "../setup.ts";
 
 export const SESSIONS = 8;
@@ -118,7 +118,7 @@ export async function runSession({ base, bare, ex, ceilings }: GroupContext): Pr
   }
 
   try {
-    rows.push(await cancelOnDisconnect(ex.server.port, ex.users[ex.users.length - 1]));
+    await cancelOnDisconnect(ex.server.port, ex.users[ex.users.length - 1]);
   } catch (err) {
     notes.push(`cancel-on-disconnect row failed: ${(err as Error).message}`);
   }
@@ -192,36 +192,11 @@ async function cancelOnDisconnect(port: number, user: BenchUser): Promise<Row> {
   const lat = mergedPercentiles([encodeHistogram(hist)]);
   hist.destroy();
   console.log(`  cancel-on-disconnect ... p50 ${lat.p50Ms} ms, p99 ${lat.p99Ms} ms, max ${lat.maxMs} ms`);
-  return {
-    scenario: COD_ROW,
-    target: "exchange",
-    mode: "closed",
-    offeredRate: null,
+  return latencyRow(COD_ROW, lat, COD_REPS, {
     connections: 1,
-    throughput: 0,
-    ceiling: null,
-    ratio: null,
-    p50Ms: lat.p50Ms,
-    p90Ms: lat.p90Ms,
-    p99Ms: lat.p99Ms,
-    p999Ms: lat.p999Ms,
-    maxMs: lat.maxMs,
-    requests: COD_REPS,
-    statuses: {},
-    expectedErrors: 0,
-    errorSamples: [],
-    valid: lat.count === COD_REPS,
     notes: [`${COD_REPS} repetitions; ${COD_ORDERS} resting orders of one session each; no other load`],
-    clientCpuPct: 0,
-    serverCpuPct: null,
-    serverCpuUsPerRequest: null,
-    rounds: [],
-    roundCpuUs: [],
-    sendLagP99Ms: null,
-    streamAfterAck: null,
-    readAfterAck: null,
     command: command("session"),
-  };
+  });
 }
 
 function opened(ws: WebSocket): Promise<void> {
