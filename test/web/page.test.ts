@@ -6,8 +6,10 @@
  * method and the path (docs/API.md 3). The pair status badge follows the admin's changes live. At
  * 800, 1366 and 1920 px every column and button fits the window and its panel; the order form
  * shows the exact total and the balance it spends; the best bid and ask show once; a pair that
- * never traded shows "-"; the chart's time labels are drawn whole. Screenshots go to
- * test-artifacts/web/.
+ * never traded shows "-"; the chart's time labels are drawn whole. The order form's tabs place stop
+ * orders (a stop-limit that a trade triggers; a trailing stop whose stop price the page shows moving
+ * after a trade) and OCOs (both legs shown as one, cancelled together; docs/API.md 18). Screenshots go
+ * to test-artifacts/web/.
  *
  * Without chromium the file is skipped with a message, unless CI is set: then it fails (CI
  * installs chromium in .ci/run).
