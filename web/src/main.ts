@@ -667,8 +667,6 @@ function keyStatus(text: string, bad = false): void {
   const s = $("key-status");
   s.textContent = text;
   s.className = bad ? "status bad" : "status";
-  // The stop and OCO forms can be taller than their panel: the answer is scrolled into sight.
-  s.scrollIntoView({ block: "nearest" });
 }
 
 function readKeyForm(): Key | null {
@@ -1041,8 +1039,13 @@ function orderStatus(text: string, bad = false): void {
   const s = $("order-status");
   s.textContent = text;
   s.className = bad ? "status bad" : "status";
-  // The stop and OCO forms can be taller than their panel: the answer is scrolled into sight.
-  s.scrollIntoView({ block: "nearest" });
+  // A long answer can reach below the form's panel: the panel (not the window, which may show the
+  // open orders whose button said this) scrolls it into sight.
+  const panel = s.closest<HTMLElement>(".panel");
+  if (panel !== null) {
+    const below = s.getBoundingClientRect().bottom - panel.getBoundingClientRect().bottom;
+    if (below > 0) panel.scrollTop += below + 8;
+  }
 }
 
 async function cancelOrder(id: number, button: HTMLButtonElement): Promise<void> {
