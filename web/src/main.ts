@@ -589,6 +589,8 @@ function selectPair(name: string): void {
   void loadBalances();
   void loadMmp();
   renderOpenOrders();
+  // Its trailing stops may have moved while another pair was on screen.
+  trailingSoon(name);
 }
 
 /**
@@ -805,7 +807,14 @@ async function loadMine(): Promise<void> {
     for (const r of perPair) {
       for (const o of r.body) {
         const seen = merged.get(o.id);
-        if (seen === undefined || progress(o) > progress(seen)) merged.set(o.id, o);
+        // At the same change (execSeq) the read is the later one: a trailing stop's current stop
+        // price (docs/API.md 18: its moves are not streamed).
+        if (
+          seen === undefined ||
+          progress(o) > progress(seen) ||
+          (progress(o) === progress(seen) && o.execSeq >= seen.execSeq)
+        )
+          merged.set(o.id, o);
       }
     }
     state.openOrders.clear();
