@@ -13,6 +13,8 @@
  *   exchange order place PAIR buy|sell AMOUNT [PRICE]          limit with a price, market without
  *         [--client-order-id ID] [--time-in-force GTC|IOC|FOK] [--post-only] [--mmp]
  *         [--stp cancelMaker|cancelTaker|cancelBoth] [--stop PRICE --stop-direction up|down]
+ *         [--trailing-delta D --stop-direction up|down]     (a trailing stop: docs/API.md 18)
+ *   exchange order amend ORDER_ID [--amount A] [--price P] [--stop P | --trailing-delta D]
  *   exchange order cancel ORDER_ID
  *   exchange order cancel-all [--pair PAIR]
  *   exchange mmp get PAIR                                      market-maker protection (docs/API.md 8.10)
@@ -42,6 +44,7 @@ import { parseArgs } from "node:util";
 import { codesOf, DEFAULT_URL, explainNetworkFault, targetOf, validNames } from "./cli-faults.ts";
 import { OrderBookFeed } from "./client/book.ts";
 import {
+  type AmendOrderRequest,
   type ApiResponse,
   type CreateOrderRequest,
   ExchangeClient,
@@ -60,6 +63,9 @@ const USAGE = `usage: exchange <command> [args] [settings]
   order place PAIR buy|sell AMOUNT [PRICE] [--client-order-id ID] [--time-in-force GTC|IOC|FOK]
     [--post-only] [--mmp] [--stp cancelMaker|cancelTaker|cancelBoth]   (no PRICE: a market order)
     [--stop PRICE --stop-direction up|down]   (a stop order, docs/API.md 18: waits for a trade there)
+    [--trailing-delta D --stop-direction up|down]   (a trailing stop: its stop price follows the
+                                       trades at distance D; --stop or --trailing-delta, not both)
+  order amend ORDER_ID [--amount A] [--price P] [--stop P | --trailing-delta D]   (a waiting stop)
   order cancel ORDER_ID               order cancel-all [--pair PAIR]
   mmp get PAIR                        mmp reset PAIR
   mmp set PAIR INTERVAL_S QTY_LIMIT FROZEN_S
@@ -133,6 +139,9 @@ const OPTIONS = {
   stp: { type: "string" },
   stop: { type: "string" },
   "stop-direction": { type: "string" },
+  "trailing-delta": { type: "string" },
+  amount: { type: "string" },
+  price: { type: "string" },
   bid: { type: "string", multiple: true },
   ask: { type: "string", multiple: true },
   count: { type: "string" },
@@ -244,8 +253,11 @@ export async function run(
     if (v["post-only"] === true) order.postOnly = true;
     if (v.mmp === true) order.mmp = true;
     if (v.stp !== undefined) order.selfTradePrevention = v.stp as SelfTradePrevention;
-    // docs/API.md 18: both or neither; the server names the missing one.
-    if (v.stop !== undefined) order.stopPrice = v.stop;
+    // docs/API.md 18: a stop price or a trailing delta, with a direction; the server names a
+    // missing one.
+    stopOf(order);
+    if (v.price !== undefined || v.amount !== undefined)
+      throw new UsageError("the price and amount of a new order are arguments: PAIR buy|sell AMOUNT [PRICE]");
     const direction = v["stop-direction"];
     if (direction !== undefined) {
       if (direction !== "up" && direction !== "down")
@@ -253,6 +265,30 @@ export async function run(
       order.stopDirection = direction;
     }
     return order;
+  };
+  /**
+   * `--stop` or `--trailing-delta` into a create-order or amend body. Both at once is refused here,
+   * as the server refuses it (docs/API.md 18: TRAILING_DELTA_WITH_STOP_PRICE), before anything is sent.
+   */
+  const stopOf = (body: { stopPrice?: string | number; trailingDelta?: string | number }) => {
+    if (v.stop !== undefined && v["trailing-delta"] !== undefined)
+      throw new UsageError(
+        "--stop and --trailing-delta cannot go together: a stop order has a fixed stop price or a trailing delta",
+      );
+    if (v.stop !== undefined) body.stopPrice = v.stop;
+    if (v["trailing-delta"] !== undefined) body.trailingDelta = v["trailing-delta"];
+  };
+  /** `order amend ORDER_ID` and what changes (docs/API.md 8.3; a waiting stop's too, 18). */
+  const amendArgs = (): AmendOrderRequest => {
+    const amend: AmendOrderRequest = { orderId: arg(2, "ORDER_ID") };
+    if (v.amount !== undefined) amend.amount = v.amount;
+    if (v.price !== undefined) amend.price = v.price;
+    stopOf(amend);
+    if (v["stop-direction"] !== undefined)
+      throw new UsageError("an order keeps its --stop-direction: amend changes --stop or --trailing-delta");
+    if (Object.keys(amend).length === 1)
+      throw new UsageError("amend needs --amount, --price, --stop or --trailing-delta");
+    return amend;
   };
   const needAdmin = () => {
     if (client.options.adminToken === undefined)
@@ -285,6 +321,7 @@ export async function run(
       case "order":
         needKey();
         if (sub === "place") return await print(await client.createOrder(orderArgs()));
+        if (sub === "amend") return await print(await client.amendOrder(amendArgs()));
         if (sub === "cancel") return await print(await client.cancelOrder(arg(2, "ORDER_ID")));
         if (sub === "cancel-all") {
           out(JSON.stringify({ cancelled: await client.cancelAll(v.pair) }));

@@ -6,7 +6,9 @@
  * server, the tail also as a process stopped with Ctrl-C and from `--resume N` (docs/API.md 16: the
  * executions above N as GET /trade/executions lists them, then live ones; a bad N a usage error). The admin commands `api-key create` and
  * `withdraw`, and the public reads `book` and `history`, against a real server: what they print and
- * what they changed, read back over REST.
+ * what they changed, read back over REST. Stop orders (docs/API.md 18) placed with `--stop` or
+ * `--trailing-delta`, a trailing one moved by trades and amended with `order amend`, against a real
+ * server; `--stop` with `--trailing-delta` a usage error.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -15,8 +17,15 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { run } from "../src/cli.ts";
-import { boundSigningText, type OrderBook, type PublicTrade, signText } from "../src/client/index.ts";
+import {
+  boundSigningText,
+  type Order,
+  type OrderBook,
+  type PublicTrade,
+  signText,
+} from "../src/client/index.ts";
 import { expectOk, limit, placeLimit, REPO_ROOT, TestServer, type TestUser } from "./e2e/harness.ts";
+import { read as readOrder, tradeAt } from "./e2e/stop-helpers.ts";
 import { cli } from "./support/cli-run.ts";
 import { waitFor } from "./wait.ts";
 
@@ -174,6 +183,97 @@ describe("exchange command signing", () => {
     ]);
     assert.equal(bad.code, 2);
     assert.match(bad.err, /--stop-direction must be up or down/);
+  });
+
+  it("places a trailing stop with --trailing-delta, whose stop price follows the trades, and amends its delta", async () => {
+    const [maker, taker, me] = [
+      await server.newUser({ btc: "1" }),
+      await server.newUser({ usdt: "100000" }),
+      await server.newUser({ btc: "1" }),
+    ];
+    await tradeAt(maker, taker, "btc_usdt", "25000", "0.01");
+    const key = ["--url", server.origin, "--token", me.apiToken, "--secret", me.secretKey];
+    const placed = await cli([
+      ...[
+        "order",
+        "place",
+        "btc_usdt",
+        "sell",
+        "0.01",
+        "--trailing-delta",
+        "500",
+        "--stop-direction",
+        "down",
+      ],
+      ...key,
+    ]);
+    assert.equal(placed.code, 0, placed.err);
+    const o = JSON.parse(placed.out) as Order;
+    // A stop-market sell, 500 under the last trade price.
+    assert.deepEqual(
+      [o.tradeType, o.trailingDelta, o.stopPrice, o.stopDirection, o.triggered],
+      ["market", 500, 24500, "down", false],
+    );
+    // A trade higher up moves it up; one lower down leaves it where it is.
+    await tradeAt(maker, taker, "btc_usdt", "25300", "0.01");
+    await tradeAt(maker, taker, "btc_usdt", "25100", "0.01");
+    const listed = await cli(["orders", "--pair", "btc_usdt", ...key]);
+    assert.equal(listed.code, 0, listed.err);
+    const moved = (JSON.parse(listed.out) as { items: Order[] }).items.find((x) => x.id === o.id);
+    assert.deepEqual([moved?.stopPrice, moved?.trailingDelta, moved?.triggered], [24800, 500, false]);
+    // A new delta counts from the same highest price (25300); the last trade (25100) is above it.
+    const amended = await cli(["order", "amend", String(o.id), "--trailing-delta", "250", ...key]);
+    assert.equal(amended.code, 0, amended.err);
+    assert.deepEqual(
+      [(JSON.parse(amended.out) as Order).stopPrice, (JSON.parse(amended.out) as Order).trailingDelta],
+      [25050, 250],
+    );
+    const read = await readOrder(me, o.id);
+    assert.deepEqual([read.stopPrice, read.trailingDelta, read.triggered], [25050, 250, false]);
+    // A fixed stop price on a trailing stop: the server refuses it, and says why.
+    const fixed = await cli(["order", "amend", String(o.id), "--stop", "25000", ...key]);
+    assert.equal(fixed.code, 1);
+    assert.match(fixed.err, /STOP_AMEND_NOT_WAITING/);
+    assert.equal((await cli(["order", "cancel", String(o.id), ...key])).code, 0);
+    // Without a direction: the server names it.
+    const half = await cli(["order", "place", "btc_usdt", "sell", "0.01", "--trailing-delta", "500", ...key]);
+    assert.equal(half.code, 1);
+    assert.match(half.err, /stopDirection/);
+  });
+
+  it("refuses --stop with --trailing-delta, and an amend with nothing to change, as usage errors", async () => {
+    const key = ["--url", server.origin, "--token", user.apiToken, "--secret", user.secretKey];
+    const stops = ["--stop", "24000", "--trailing-delta", "500", "--stop-direction", "down"];
+    for (const argv of [
+      ["order", "place", "btc_usdt", "sell", "0.01", ...stops],
+      ["session", "place", "btc_usdt", "sell", "0.01", ...stops],
+      ["order", "amend", "1", "--stop", "24000", "--trailing-delta", "500"],
+    ]) {
+      const r = await cli([...argv, ...key]);
+      assert.equal(r.code, 2, argv.join(" "));
+      assert.match(r.err, /--stop and --trailing-delta cannot go together/);
+    }
+    const empty = await cli(["order", "amend", "1", ...key]);
+    assert.equal(empty.code, 2);
+    assert.match(empty.err, /amend needs --amount, --price, --stop or --trailing-delta/);
+    const direction = await cli([
+      "order",
+      "amend",
+      "1",
+      "--trailing-delta",
+      "5",
+      "--stop-direction",
+      "up",
+      ...key,
+    ]);
+    assert.equal(direction.code, 2);
+    assert.match(direction.err, /keeps its --stop-direction/);
+    // Nothing was placed.
+    const orders = expectOk(await user.client.userOrders("btc_usdt", { page: 1, pageSize: 50 }));
+    assert.equal(
+      orders.items.some((x) => x.trailingDelta !== undefined),
+      false,
+    );
   });
 
   it("quotes with exchange quote PAIR --bid P:A --ask P:A, pulls with no levels, refuses a bad level", async () => {

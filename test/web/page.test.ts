@@ -6,8 +6,10 @@
  * method and the path (docs/API.md 3). The pair status badge follows the admin's changes live. At
  * 800, 1366 and 1920 px every column and button fits the window and its panel; the order form
  * shows the exact total and the balance it spends; the best bid and ask show once; a pair that
- * never traded shows "-"; the chart's time labels are drawn whole. Screenshots go to
- * test-artifacts/web/.
+ * never traded shows "-"; the chart's time labels are drawn whole. The order form's tabs place stop
+ * orders (a stop-limit that a trade triggers; a trailing stop whose stop price the page shows moving
+ * after a trade) and OCOs (both legs shown as one, cancelled together; docs/API.md 18). Screenshots go
+ * to test-artifacts/web/.
  *
  * Without chromium the file is skipped with a message, unless CI is set: then it fails (CI
  * installs chromium in .ci/run).
@@ -18,7 +20,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { type CreatedOrder, type MmpState, ok } from "../../src/client/index.ts";
+import { type CreatedOrder, type MmpState, type Order, ok } from "../../src/client/index.ts";
 import {
   expectOk,
   limit,
@@ -27,6 +29,7 @@ import {
   type TestServer,
   type TestUser,
 } from "../e2e/harness.ts";
+import { read as readOrder, tradeAt } from "../e2e/stop-helpers.ts";
 import { waitFor } from "../wait.ts";
 import { ensureWebBuilt } from "./build.ts";
 
@@ -153,6 +156,12 @@ describe("the trading page in chromium", { skip }, () => {
       .locator(selector, { hasText: new RegExp(`^\\s*${literal(expected)}\\s*$`) })
       .first()
       .waitFor(WAIT);
+  /** Chooses a tab of the order form (Limit, Market, Stop, OCO). */
+  const tab = async (name: string) => {
+    const button = page.getByRole("tab", { name, exact: true });
+    await button.click();
+    await page.locator(`[role=tab][aria-selected=true]`, { hasText: name }).waitFor(WAIT);
+  };
   const waitStatus = (pattern: RegExp) => page.locator("#order-status", { hasText: pattern }).waitFor(WAIT);
   /** Why each element `selector` finds is not wholly visible side to side (HIDDEN); [] when all are. */
   const hidden = async (selector: string) =>
@@ -199,7 +208,7 @@ describe("the trading page in chromium", { skip }, () => {
 
   test("a signed limit buy trades: book, trades, candle, my trades and balances update", async () => {
     await page.check("input[name=side][value=buy]");
-    await page.selectOption("select[name=type]", "limit");
+    await tab("Limit");
     await page.fill("[name=price]", "25000");
     await page.fill("[name=amount]", "0.2");
     await page.click("#submit");
@@ -246,7 +255,8 @@ describe("the trading page in chromium", { skip }, () => {
 
   test("a stop-limit order from the form waits in my open orders, out of the book, and a trade triggers it (docs/API.md 18)", async () => {
     await page.check("input[name=side][value=sell]");
-    await page.selectOption("select[name=type]", "stop-limit");
+    await tab("Stop");
+    await page.selectOption("select[name=stopType]", "limit");
     await page.locator("[name=stopPrice]").waitFor({ state: "visible", ...WAIT });
     await page.fill("[name=stopPrice]", "24950");
     await page.selectOption("select[name=stopDirection]", "down");
@@ -258,7 +268,7 @@ describe("the trading page in chromium", { skip }, () => {
     const row = page.locator("#open-orders tr", { has: page.locator(".badge.stop") }).first();
     await row.waitFor(WAIT);
     const id = Number(await row.getAttribute("data-order-id"));
-    assert.deepEqual(await row.locator(".badge").allTextContents(), ["STOP ≤ 24950"]);
+    assert.deepEqual(await row.locator(".badge").allTextContents(), ["STOP ≤ 24950.00"]);
     const waiting = ok(await me.client.order(id)) as { triggered: boolean; stopPrice: number };
     assert.deepEqual([waiting.triggered, waiting.stopPrice], [false, 24950]);
     // It holds its 0.1 BTC, and is in no book.
@@ -275,7 +285,7 @@ describe("the trading page in chromium", { skip }, () => {
     await shot("4a-stop-triggered");
     await page.locator(`#open-orders tr[data-order-id="${id}"] button.cancel`).click();
     await page.waitForSelector(`#open-orders tr[data-order-id="${id}"]`, { state: "detached", ...WAIT });
-    await page.selectOption("select[name=type]", "limit");
+    await tab("Limit");
     await page.check("input[name=side][value=buy]");
     await page.locator("[name=stopPrice]").waitFor({ state: "hidden", ...WAIT });
   });
@@ -422,7 +432,7 @@ describe("the trading page in chromium", { skip }, () => {
     await waitText('#balances tr[data-currency="usdt"] td:nth-child(2)', usdt.balance);
     const btc = await cell('#balances tr[data-currency="btc"] td:nth-child(2)');
     await page.check("input[name=side][value=buy]");
-    await page.selectOption("select[name=type]", "limit");
+    await tab("Limit");
     for (const w of WIDTHS) {
       await page.setViewportSize({ width: w, height: 900 });
       // price × amount exactly (in floating point it is 7500.002999999999), in the quote currency.
@@ -437,9 +447,9 @@ describe("the trading page in chromium", { skip }, () => {
       await page.fill("[name=amount]", "2");
       await waitText("#order-total", "50000.02 USDT");
       // A market order has no price to multiply.
-      await page.selectOption("select[name=type]", "market");
+      await tab("Market");
       await waitText("#order-total", "-");
-      await page.selectOption("select[name=type]", "limit");
+      await tab("Limit");
       assert.deepEqual(await hidden("#order-total, #order-available, #submit"), [], `${w} px: the form`);
     }
     await page.setViewportSize({ width: 1440, height: 900 });
@@ -504,6 +514,119 @@ describe("the trading page in chromium", { skip }, () => {
       }
     }
     await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
+  test("a trailing stop from the Stop tab shows in my open orders with its current stop price and delta, which a trade moves on the page (docs/API.md 18)", async () => {
+    // eth_usdt last traded at 2000: a trailing buy 50 above the lowest price since it arrived.
+    const [seller, buyer] = [await server!.newUser({ eth: "1" }), await server!.newUser({ usdt: "10000" })];
+    await tradeAt(seller, buyer, "eth_usdt", "2000", "0.1");
+    await page.selectOption("#pair", "eth_usdt");
+    await page.check("input[name=side][value=buy]");
+    await tab("Stop");
+    await page.selectOption("select[name=stopType]", "limit");
+    await page.check("[name=trailing]");
+    // The delta takes the stop price's place.
+    await page.locator("[name=stopPrice]").waitFor({ state: "hidden", ...WAIT });
+    await page.fill("[name=trailingDelta]", "50");
+    await page.selectOption("select[name=stopDirection]", "up");
+    await page.fill("[name=price]", "2100");
+    await page.fill("[name=amount]", "0.5");
+    await page.click("#submit");
+    await waitStatus(/waiting for a trade at or above 2050 \(trailing 50\)/);
+    const row = page.locator("#open-orders tr", { has: page.locator(".badge.trail") }).first();
+    await row.waitFor(WAIT);
+    const id = Number(await row.getAttribute("data-order-id"));
+    assert.deepEqual(await row.locator(".badge").allTextContents(), ["STOP ≥ 2050.00", "TRAIL 50.00"]);
+    const placed = await readOrder(me, id);
+    assert.deepEqual(
+      [placed.stopPrice, placed.trailingDelta, placed.stopDirection, placed.triggered],
+      [2050, 50, "up", false],
+    );
+    await shot("8-trailing-waiting");
+    // A trade lower down moves it down (1980 + 50): no stream message says so; the page reads it.
+    await tradeAt(seller, buyer, "eth_usdt", "1980", "0.1");
+    assert.equal((await readOrder(me, id)).stopPrice, 2030);
+    await page
+      .locator(`#open-orders tr[data-order-id="${id}"] .badge.stop`, { hasText: /^STOP ≥ 2030\.00$/ })
+      .waitFor(WAIT);
+    assert.deepEqual(await row.locator(".badge").allTextContents(), ["STOP ≥ 2030.00", "TRAIL 50.00"]);
+    await shot("8-trailing-moved");
+    await row.locator("button.cancel").click();
+    await page.waitForSelector(`#open-orders tr[data-order-id="${id}"]`, { state: "detached", ...WAIT });
+    await page.uncheck("[name=trailing]");
+    await page.locator("[name=stopPrice]").waitFor({ state: "visible", ...WAIT });
+    await tab("Limit");
+  });
+
+  test("an OCO sell from the OCO tab shows both legs in my open orders as one OCO, and cancelling one cancels both (docs/API.md 18)", async () => {
+    // eth_usdt last traded at 1980 (the test above): the limit order above it, the stop below.
+    await server!.deposit(me, "eth", "1");
+    await page.selectOption("#pair", "btc_usdt");
+    await page.selectOption("#pair", "eth_usdt");
+    await waitText('#balances tr[data-currency="eth"] td:nth-child(2)', "1");
+    await page.check("input[name=side][value=sell]");
+    await tab("OCO");
+    for (const hidden of ["[name=trailingDelta]", "select[name=stopDirection]", "[name=postOnly]"])
+      await page.locator(hidden).waitFor({ state: "hidden", ...WAIT });
+    await page.fill("[name=price]", "2100");
+    await page.fill("[name=stopPrice]", "1900");
+    await page.fill("[name=stopLimitPrice]", "1890");
+    await page.fill("[name=amount]", "0.4");
+    await waitText("#order-total", "840.00 USDT");
+    const answered = page.waitForResponse((r) => r.url().endsWith("/1.0/trade/create-oco"), WAIT);
+    await page.click("#submit");
+    const answer = await answered;
+    assert.equal(answer.status(), 200, `create-oco answered ${answer.status()}: ${await answer.text()}`);
+    // Signed as create-order is: the body exactly as the form has it.
+    assert.deepEqual(answer.request().postDataJSON(), {
+      pairName: "eth_usdt",
+      directionType: "sell",
+      amount: "0.4",
+      price: "2100",
+      stopPrice: "1900",
+      stopLimitPrice: "1890",
+    });
+    const { ocoId, orders } = (await answer.json()) as { ocoId: number; orders: Order[] };
+    await waitStatus(new RegExp(`^OCO ${ocoId}: sell 0\\.4 @ 2100`));
+    const legs = page.locator(`#open-orders tr.oco[data-oco-id="${ocoId}"]`);
+    await legs.nth(1).waitFor(WAIT);
+    // The two legs sit together, the limit order first, each marked with the OCO's id.
+    assert.deepEqual(
+      [await legs.nth(0).getAttribute("data-order-id"), await legs.nth(1).getAttribute("data-order-id")],
+      orders.map((o) => String(o.id)),
+    );
+    assert.deepEqual(await legs.nth(0).locator(".badge").allTextContents(), [`OCO ${ocoId}`]);
+    assert.deepEqual(await legs.nth(1).locator(".badge").allTextContents(), [
+      "STOP ≤ 1900.00",
+      `OCO ${ocoId}`,
+    ]);
+    // One hold for both legs: 0.4 ETH.
+    await waitText('#balances tr[data-currency="eth"] td:nth-child(3)', "0.4");
+    for (const w of WIDTHS) {
+      await page.setViewportSize({ width: w, height: 900 });
+      assert.deepEqual(await hidden("#open-orders td, #open-orders button.cancel"), [], `${w} px: my orders`);
+      assert.deepEqual(await hidden("#order-form [role=tab], #submit"), [], `${w} px: the form`);
+    }
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await shot("9-oco");
+    // Cancelling the stop leg cancels the limit leg too, and the page shows neither.
+    await legs.nth(1).locator("button.cancel").click();
+    await page.waitForSelector(`#open-orders tr[data-oco-id="${ocoId}"]`, { state: "detached", ...WAIT });
+    const sibling = await readOrder(me, orders[0].id);
+    assert.deepEqual(
+      [sibling.isCancelled, (sibling as Order & { cancelReason?: string }).cancelReason],
+      [true, "OCO"],
+    );
+    await waitText('#balances tr[data-currency="eth"] td:nth-child(3)', "0");
+    // A refused OCO (the limit sell below the last trade) says why, as a refused order does.
+    await page.fill("[name=price]", "1950");
+    await page.click("#submit");
+    await waitStatus(/price:/);
+    assert.equal(await page.locator("#order-status.bad").count(), 1);
+    assert.equal(await page.locator("#open-orders tr.oco").count(), 0);
+    await tab("Limit");
+    await page.check("input[name=side][value=buy]");
+    await page.selectOption("#pair", "btc_usdt");
   });
 
   test("switches to the light theme", async () => {

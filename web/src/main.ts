@@ -9,7 +9,9 @@
  *   account   the pasted key (sessionStorage) → signed listen key → stream
  *             `user_orders:U,user_history:U&listenKey=K` → open orders, my trades; balances
  *             re-read (signed REST) after each of my events
- *   orders    the form signs create-order with WebCrypto HMAC; cancel buttons sign cancel-order
+ *   orders    the form's tabs (Limit, Market, Stop with its trailing option, OCO) sign create-order
+ *             or create-oco with WebCrypto HMAC; cancel buttons sign cancel-order. A trailing stop's
+ *             moves are not streamed (docs/API.md 18): a trade on the pair re-reads its open orders
  *
  * Numbers are shown as the server sent them (their JSON text is exact); what the page computes
  * from money (the order total, the spread, the 24 h change) is exact decimal arithmetic
@@ -537,6 +539,7 @@ function connectMarket(): void {
       }
       state.trades.length = Math.min(state.trades.length, MAX_ROWS);
       renderTrades();
+      if (trades.length > 0) trailingSoon(pair.name);
     }
   };
   ws.onclose = () => {
@@ -586,6 +589,8 @@ function selectPair(name: string): void {
   void loadBalances();
   void loadMmp();
   renderOpenOrders();
+  // Its trailing stops may have moved while another pair was on screen.
+  trailingSoon(name);
 }
 
 /**
@@ -736,6 +741,45 @@ async function loadBalances(): Promise<boolean> {
   return true;
 }
 
+const trailingTimers = new Map<string, ReturnType<typeof setTimeout>>();
+/**
+ * A trade on a pair may move the stop price of my waiting trailing stops there, and such a move is
+ * not streamed (docs/API.md 18: reads show the current value): shortly after a trade, the pair's
+ * open orders are read again, once for a burst of trades.
+ */
+function trailingSoon(pairName: string): void {
+  if (trailingTimers.has(pairName)) return;
+  const trailing = [...state.openOrders.values()].some(
+    (o) => o.pairName === pairName && o.trailingDelta !== undefined && o.triggered === false,
+  );
+  if (!trailing) return;
+  trailingTimers.set(
+    pairName,
+    setTimeout(() => {
+      trailingTimers.delete(pairName);
+      void reloadWaiting(pairName);
+    }, 150),
+  );
+}
+
+/**
+ * The current records of my open orders on a pair, for those the page shows: one whose change the
+ * stream delivered while the read was under way (a higher execSeq) keeps the stream's record.
+ */
+async function reloadWaiting(pairName: string): Promise<void> {
+  const key = state.key;
+  if (key === null) return;
+  const res = await getSigned<Order[]>(key, `/trade/pairs/${pairName}/open-orders`, "");
+  if (res.status !== 200 || state.key !== key) return;
+  for (const o of res.body) {
+    const shown = state.openOrders.get(o.id);
+    if (shown === undefined || o.execSeq < shown.execSeq) continue;
+    state.openOrders.set(o.id, o);
+    if (streamOrders.has(o.id)) streamOrders.set(o.id, o);
+  }
+  renderOpenOrders();
+}
+
 let balancesTimer: ReturnType<typeof setTimeout> | null = null;
 /** Balances are not streamed: re-read them shortly after my orders or trades change. */
 function balancesSoon(): void {
@@ -763,7 +807,14 @@ async function loadMine(): Promise<void> {
     for (const r of perPair) {
       for (const o of r.body) {
         const seen = merged.get(o.id);
-        if (seen === undefined || progress(o) > progress(seen)) merged.set(o.id, o);
+        // At the same change (execSeq) the read is the later one: a trailing stop's current stop
+        // price (docs/API.md 18: its moves are not streamed).
+        if (
+          seen === undefined ||
+          progress(o) > progress(seen) ||
+          (progress(o) === progress(seen) && o.execSeq >= seen.execSeq)
+        )
+          merged.set(o.id, o);
       }
     }
     state.openOrders.clear();
@@ -828,6 +879,8 @@ async function connectUser(): Promise<void> {
       if (!state.myTrades.some((m) => m.id === t.id)) state.myTrades.unshift(t);
       state.myTrades.length = Math.min(state.myTrades.length, MAX_ROWS);
       renderMyTrades();
+      // My trades on another pair than the one on screen move my trailing stops there too.
+      trailingSoon(t.pairName);
     }
     balancesSoon();
   };
@@ -854,7 +907,9 @@ function renderBalances(): void {
 }
 
 function renderOpenOrders(): void {
-  const orders = [...state.openOrders.values()].sort((a, b) => b.id - a.id);
+  // Newest first, the two legs of an OCO together (the limit leg, whose id is the ocoId, first).
+  const group = (o: Order) => ocoOf(o) ?? o.id;
+  const orders = [...state.openOrders.values()].sort((a, b) => group(b) - group(a) || a.id - b.id);
   $("open-orders").replaceChildren(
     ...orders.map((o) => {
       const p = pairInfo(o.pairName);
@@ -866,7 +921,7 @@ function renderOpenOrders(): void {
           String(o.id),
           o.pairName,
           o.directionType,
-          orderType(o),
+          orderType(o, p),
           fmt(o.price, p.priceDecimals),
           fmt(o.amount, p.amountDecimals),
           filledCell(o, p),
@@ -876,9 +931,19 @@ function renderOpenOrders(): void {
         o.directionType,
       );
       tr.dataset.orderId = String(o.id);
+      const oco = ocoOf(o);
+      if (oco !== undefined) {
+        tr.classList.add("oco");
+        tr.dataset.ocoId = String(oco);
+      }
       return tr;
     }),
   );
+}
+
+/** docs/API.md 18: the OCO an order is a leg of (the id of its limit leg). */
+function ocoOf(o: Order): number | undefined {
+  return (o as Order & { ocoId?: number }).ocoId;
 }
 
 /**
@@ -900,24 +965,51 @@ function executedText(o: Order, p: PairView): string {
  * The type cell of an open order: a quote order (docs/API.md 8.12) and a protected one (8.10) carry a
  * marker, with a title saying what it means.
  */
-function orderType(o: Order): HTMLElement {
+function orderType(o: Order, p: PairView): HTMLElement {
   const cell = el("span", o.tradeType);
   const marks = o as Order & { quote?: true; mmp?: true };
   if (marks.quote === true)
     cell.append(" ", badge("Q", "quote", "Placed by a mass quote (replaced by the next quote)"));
   if (marks.mmp === true) cell.append(" ", badge("MMP", "mmp", "Protected by market maker protection"));
-  // docs/API.md 18: a stop order waits outside the book until a trade reaches its stop price.
-  if (o.stopPrice !== undefined) {
-    const when = `${o.stopDirection === "up" ? "at or above" : "at or below"} ${o.stopPrice}`;
+  // docs/API.md 18: a stop order waits outside the book until a trade reaches its stop price; a
+  // trailing one's stop price is the current one (none before the pair's first trade).
+  if (o.stopDirection !== undefined) {
+    const stop = o.stopPrice === undefined ? "-" : fmt(o.stopPrice, p.priceDecimals);
+    const when = `${o.stopDirection === "up" ? "at or above" : "at or below"} ${stop}`;
     cell.append(
       " ",
       o.triggered === true
         ? badge("STOP", "stop triggered", `Triggered by a trade ${when}`)
         : badge(
-            `STOP ${o.stopDirection === "up" ? "≥" : "≤"} ${o.stopPrice}`,
+            `STOP ${o.stopDirection === "up" ? "≥" : "≤"} ${stop}`,
             "stop",
-            `Waits for a trade ${when}`,
+            o.stopPrice === undefined
+              ? "Waits for the pair's first trade, from which its stop price starts"
+              : `Waits for a trade ${when}`,
           ),
+    );
+    if (o.trailingDelta !== undefined && o.triggered !== true) {
+      const delta = fmt(o.trailingDelta, p.priceDecimals);
+      cell.append(
+        " ",
+        badge(
+          `TRAIL ${delta}`,
+          "trail",
+          `Trailing: the stop price is the ${o.stopDirection === "up" ? "lowest trade price plus" : "highest trade price minus"} ${delta}`,
+        ),
+      );
+    }
+  }
+  const oco = ocoOf(o);
+  if (oco !== undefined) {
+    const other = [...state.openOrders.values()].find((x) => x.id !== o.id && ocoOf(x) === oco);
+    cell.append(
+      " ",
+      badge(
+        `OCO ${oco}`,
+        "oco",
+        `One cancels the other${other === undefined ? "" : `: with order ${other.id}`}; cancelling either cancels both`,
+      ),
     );
   }
   return cell;
@@ -956,6 +1048,13 @@ function orderStatus(text: string, bad = false): void {
   const s = $("order-status");
   s.textContent = text;
   s.className = bad ? "status bad" : "status";
+  // A long answer can reach below the form's panel: the panel (not the window, which may show the
+  // open orders whose button said this) scrolls it into sight.
+  const panel = s.closest<HTMLElement>(".panel");
+  if (panel !== null) {
+    const below = s.getBoundingClientRect().bottom - panel.getBoundingClientRect().bottom;
+    if (below > 0) panel.scrollTop += below + 8;
+  }
 }
 
 async function cancelOrder(id: number, button: HTMLButtonElement): Promise<void> {
@@ -973,31 +1072,66 @@ async function cancelOrder(id: number, button: HTMLButtonElement): Promise<void>
   }
 }
 
+/** The order form's tabs, in their order on the page. */
+type FormTab = "limit" | "market" | "stop" | "oco";
+const FORM_TABS: readonly FormTab[] = ["limit", "market", "stop", "oco"];
+
 /**
- * The form's order type: `limit`, `market`, or one of them with a stop (docs/API.md 18: it waits
- * until a trade on the pair reaches the stop price, then arrives as that order).
+ * What the form places: the tab (`limit`, `market`, `stop`: a limit or market order that waits
+ * until a trade on the pair reaches its stop price, docs/API.md 18, with a fixed stop price or a
+ * trailing delta; `oco`: a limit order and a stop, one cancelling the other), and whether the order
+ * has no price (a market order, or a stop that becomes one).
  */
-function formType(form: HTMLFormElement): { market: boolean; stop: boolean } {
-  const type = (form.elements.namedItem("type") as HTMLSelectElement).value;
-  return { market: type === "market" || type === "stop-market", stop: type.startsWith("stop-") };
+function formType(form: HTMLFormElement): {
+  tab: FormTab;
+  market: boolean;
+  stop: boolean;
+  trailing: boolean;
+} {
+  const f = (n: string) => form.elements.namedItem(n) as HTMLInputElement;
+  const tab = (FORM_TABS as readonly string[]).includes(f("type").value)
+    ? (f("type").value as FormTab)
+    : "limit";
+  const stop = tab === "stop";
+  const stopMarket = stop && (f("stopType") as unknown as HTMLSelectElement).value === "market";
+  return { tab, market: tab === "market" || stopMarket, stop, trailing: stop && f("trailing").checked };
+}
+
+/** Shows the fields of a tab (a click on it, or the arrow keys along the tab list). */
+function selectTab(tab: FormTab, focus = false): void {
+  const form = $("order-form") as HTMLFormElement;
+  (form.elements.namedItem("type") as HTMLInputElement).value = tab;
+  for (const b of form.querySelectorAll<HTMLButtonElement>(".tabs [role=tab]")) {
+    const chosen = b.dataset.type === tab;
+    b.setAttribute("aria-selected", String(chosen));
+    b.tabIndex = chosen ? 0 : -1;
+    if (chosen && focus) b.focus();
+  }
+  syncForm();
 }
 
 function syncForm(): void {
   const form = $("order-form") as HTMLFormElement;
   const f = (n: string) => form.elements.namedItem(n) as HTMLInputElement;
-  const { market, stop } = formType(form);
+  const { tab, market, stop, trailing } = formType(form);
+  const oco = tab === "oco";
   const side = (form.querySelector("[name=side]:checked") as HTMLInputElement).value;
   form.classList.toggle("market", market);
   form.classList.toggle("stop", stop);
+  form.classList.toggle("trailing", trailing);
+  form.classList.toggle("oco", oco);
   f("price").disabled = market;
-  f("stopPrice").disabled = !stop;
+  $("price-name").textContent = oco ? "Limit price" : "Price";
+  f("stopPrice").disabled = !(oco || (stop && !trailing));
+  f("trailingDelta").disabled = !trailing;
+  f("stopLimitPrice").disabled = !oco;
   (f("stopDirection") as unknown as HTMLSelectElement).disabled = !stop;
-  // A stop order cannot be post-only (docs/API.md 18).
+  // A stop order cannot be post-only (docs/API.md 18); an OCO's limit order always is.
   if (stop) f("postOnly").checked = false;
-  f("postOnly").disabled = market || stop || f("ioc").checked;
-  f("ioc").disabled = market || f("postOnly").checked;
+  f("postOnly").disabled = market || stop || oco || f("ioc").checked;
+  f("ioc").disabled = market || oco || f("postOnly").checked;
   const btn = $("submit");
-  btn.textContent = `${side === "buy" ? "Buy" : "Sell"} ${state.pair?.base.toUpperCase() ?? ""}`;
+  btn.textContent = `${side === "buy" ? "Buy" : "Sell"} ${state.pair?.base.toUpperCase() ?? ""}${oco ? " (OCO)" : ""}`;
   btn.className = side;
   renderOrderInfo();
 }
@@ -1043,47 +1177,95 @@ async function submitOrder(ev: SubmitEvent): Promise<void> {
     return;
   }
   const f = (n: string) => form.elements.namedItem(n) as HTMLInputElement;
-  const { market, stop } = formType(form);
-  const body: Record<string, unknown> = {
-    pairName: pair.name,
-    tradeType: market ? "market" : "limit",
-    directionType: (form.querySelector("[name=side]:checked") as HTMLInputElement).value,
-    amount: f("amount").value.trim(),
-  };
-  if (!market) {
-    body.price = f("price").value.trim();
-    // Sent only when chosen, so a server without them sees exactly the old request (docs/API.md 8).
-    if (f("postOnly").checked && !stop) body.postOnly = true;
-    if (f("ioc").checked) body.timeInForce = "IOC";
-  }
-  if (stop) {
-    body.stopPrice = f("stopPrice").value.trim();
-    body.stopDirection = (f("stopDirection") as unknown as HTMLSelectElement).value;
-  }
+  const { tab, market, stop, trailing } = formType(form);
+  const directionType = (form.querySelector("[name=side]:checked") as HTMLInputElement).value;
   const btn = $("submit") as HTMLButtonElement;
   btn.disabled = true;
   try {
-    const res = await postSigned<Order>(state.key, "/trade/create-order", body);
-    if (res.status === 200) {
-      const o = res.body;
-      const executed = o.amountUsed > 0 ? ` for ${executedText(o, pairInfo(o.pairName))}` : "";
-      orderStatus(
-        o.triggered === false
-          ? `Order ${o.id}: ${o.directionType} ${o.amount} @ ${o.tradeType === "market" ? "market" : o.price}, waiting for a trade ${o.stopDirection === "up" ? "at or above" : "at or below"} ${o.stopPrice}`
-          : `Order ${o.id}: ${o.directionType} ${o.amount} @ ${o.price}, filled ${o.amountUsed}${executed}${o.isCancelled ? ", rest cancelled" : ""}`,
-      );
-      if (isOpen(o)) state.openOrders.set(o.id, o);
-      renderOpenOrders();
-      balancesSoon();
-    } else {
-      orderStatus(errorText(res.body), true);
-      if (isMmpFrozen(res.body)) void loadMmp();
+    if (tab === "oco") await submitOco(pair, directionType, f);
+    else {
+      const body: Record<string, unknown> = {
+        pairName: pair.name,
+        tradeType: market ? "market" : "limit",
+        directionType,
+        amount: f("amount").value.trim(),
+      };
+      if (!market) {
+        body.price = f("price").value.trim();
+        // Sent only when chosen, so a server without them sees exactly the old request (docs/API.md 8).
+        if (f("postOnly").checked && !stop) body.postOnly = true;
+        if (f("ioc").checked) body.timeInForce = "IOC";
+      }
+      if (stop) {
+        // docs/API.md 18: a fixed stop price, or a trailing delta the stop price follows the trades at.
+        if (trailing) body.trailingDelta = f("trailingDelta").value.trim();
+        else body.stopPrice = f("stopPrice").value.trim();
+        body.stopDirection = (f("stopDirection") as unknown as HTMLSelectElement).value;
+      }
+      const res = await postSigned<Order>(state.key, "/trade/create-order", body);
+      if (res.status === 200) {
+        const o = res.body;
+        const executed = o.amountUsed > 0 ? ` for ${executedText(o, pairInfo(o.pairName))}` : "";
+        orderStatus(
+          o.triggered === false
+            ? `Order ${o.id}: ${o.directionType} ${o.amount} @ ${o.tradeType === "market" ? "market" : o.price}, waiting for a trade ${waitText(o)}`
+            : `Order ${o.id}: ${o.directionType} ${o.amount} @ ${o.price}, filled ${o.amountUsed}${executed}${o.isCancelled ? ", rest cancelled" : ""}`,
+        );
+        if (isOpen(o)) state.openOrders.set(o.id, o);
+        renderOpenOrders();
+        balancesSoon();
+      } else {
+        orderStatus(errorText(res.body), true);
+        if (isMmpFrozen(res.body)) void loadMmp();
+      }
     }
   } catch (err) {
     orderStatus((err as Error).message, true);
   } finally {
     btn.disabled = false;
   }
+}
+
+/** "at or below 24500 (trailing 500)": when a waiting stop triggers. */
+function waitText(o: Order): string {
+  const at = `${o.stopDirection === "up" ? "at or above" : "at or below"} ${o.stopPrice ?? "-"}`;
+  return o.trailingDelta === undefined ? at : `${at} (trailing ${o.trailingDelta})`;
+}
+
+/**
+ * docs/API.md 18: an OCO, a post-only limit order at `price` and a stop at `stopPrice` (stop-limit
+ * at `stopLimitPrice`, else stop-market) on the other side of the last trade; the answer has both
+ * legs, each carrying the OCO's id.
+ */
+async function submitOco(
+  pair: PairView,
+  directionType: string,
+  f: (n: string) => HTMLInputElement,
+): Promise<void> {
+  const key = state.key;
+  if (key === null) return;
+  const body: Record<string, unknown> = {
+    pairName: pair.name,
+    directionType,
+    amount: f("amount").value.trim(),
+    price: f("price").value.trim(),
+    stopPrice: f("stopPrice").value.trim(),
+  };
+  const stopLimit = f("stopLimitPrice").value.trim();
+  if (stopLimit !== "") body.stopLimitPrice = stopLimit;
+  const res = await postSigned<{ ocoId: number; orders: Order[] }>(key, "/trade/create-oco", body);
+  if (res.status !== 200) {
+    orderStatus(errorText(res.body), true);
+    if (isMmpFrozen(res.body)) void loadMmp();
+    return;
+  }
+  const [limitLeg, stopLeg] = res.body.orders;
+  orderStatus(
+    `OCO ${res.body.ocoId}: ${directionType} ${limitLeg.amount} @ ${limitLeg.price}, or on a trade ${waitText(stopLeg)} @ ${stopLeg.tradeType === "market" ? "market" : stopLeg.price}`,
+  );
+  for (const o of res.body.orders) if (isOpen(o)) state.openOrders.set(o.id, o);
+  renderOpenOrders();
+  balancesSoon();
 }
 
 // ---------------------------------------------------------------- start
@@ -1128,6 +1310,18 @@ async function start(): Promise<void> {
   });
 
   const form = $("order-form") as HTMLFormElement;
+  const tabs = [...form.querySelectorAll<HTMLButtonElement>(".tabs [role=tab]")];
+  for (const b of tabs) {
+    b.addEventListener("click", () => selectTab(b.dataset.type as FormTab));
+    // The tab list is one stop of the Tab key; the arrow keys move along it.
+    b.addEventListener("keydown", (e) => {
+      const step = e.key === "ArrowRight" ? 1 : e.key === "ArrowLeft" ? -1 : 0;
+      if (step === 0) return;
+      e.preventDefault();
+      const next = tabs[(tabs.indexOf(b) + step + tabs.length) % tabs.length];
+      selectTab(next.dataset.type as FormTab, true);
+    });
+  }
   form.addEventListener("change", syncForm);
   form.addEventListener("input", renderOrderInfo);
   form.addEventListener("submit", (e) => void submitOrder(e));
