@@ -15,6 +15,8 @@
  *         [--stp cancelMaker|cancelTaker|cancelBoth] [--stop PRICE --stop-direction up|down]
  *   exchange order cancel ORDER_ID
  *   exchange order cancel-all [--pair PAIR]
+ *   exchange oco PAIR buy|sell AMOUNT --price P --stop S      an OCO (docs/API.md 18.1): a post-only
+ *         [--stop-limit L] [--client-order-id ID]          limit leg and a stop leg, one cancels the other
  *   exchange mmp get PAIR                                      market-maker protection (docs/API.md 8.10)
  *   exchange mmp set PAIR INTERVAL_S QTY_LIMIT FROZEN_S
  *   exchange mmp reset PAIR
@@ -43,6 +45,7 @@ import { codesOf, DEFAULT_URL, explainNetworkFault, targetOf, validNames } from 
 import { OrderBookFeed } from "./client/book.ts";
 import {
   type ApiResponse,
+  type CreateOcoRequest,
   type CreateOrderRequest,
   ExchangeClient,
   type QuoteLevelInput,
@@ -61,6 +64,9 @@ const USAGE = `usage: exchange <command> [args] [settings]
     [--post-only] [--mmp] [--stp cancelMaker|cancelTaker|cancelBoth]   (no PRICE: a market order)
     [--stop PRICE --stop-direction up|down]   (a stop order, docs/API.md 18: waits for a trade there)
   order cancel ORDER_ID               order cancel-all [--pair PAIR]
+  oco PAIR buy|sell AMOUNT --price P --stop S [--stop-limit L] [--client-order-id ID]
+    (docs/API.md 18.1: a post-only limit leg at P and a stop leg at S, stop-limit at L or else
+    stop-market; either trading or triggering cancels the other)
   mmp get PAIR                        mmp reset PAIR
   mmp set PAIR INTERVAL_S QTY_LIMIT FROZEN_S
   quote PAIR [--bid PRICE:AMOUNT]... [--ask PRICE:AMOUNT]...   (no levels: pull the quote)
@@ -97,6 +103,7 @@ const COMMANDS = [
   "withdraw",
   "backup",
   "order",
+  "oco",
   "mmp",
   "quote",
   "orders",
@@ -133,6 +140,8 @@ const OPTIONS = {
   stp: { type: "string" },
   stop: { type: "string" },
   "stop-direction": { type: "string" },
+  price: { type: "string" },
+  "stop-limit": { type: "string" },
   bid: { type: "string", multiple: true },
   ask: { type: "string", multiple: true },
   count: { type: "string" },
@@ -254,6 +263,23 @@ export async function run(
     }
     return order;
   };
+  /** `oco PAIR buy|sell AMOUNT --price P --stop S [--stop-limit L] [--client-order-id ID]`. */
+  const ocoArgs = (): CreateOcoRequest => {
+    const side = arg(2, "buy|sell");
+    if (side !== "buy" && side !== "sell") throw new UsageError("direction must be buy or sell");
+    if (v.price === undefined) throw new UsageError("missing --price (the limit leg's price)");
+    if (v.stop === undefined) throw new UsageError("missing --stop (the stop leg's stop price)");
+    const oco: CreateOcoRequest = {
+      pairName: arg(1, "PAIR"),
+      directionType: side,
+      amount: arg(3, "AMOUNT"),
+      price: v.price,
+      stopPrice: v.stop,
+    };
+    if (v["stop-limit"] !== undefined) oco.stopLimitPrice = v["stop-limit"];
+    if (v["client-order-id"] !== undefined) oco.clientOrderId = v["client-order-id"];
+    return oco;
+  };
   const needAdmin = () => {
     if (client.options.adminToken === undefined)
       throw new UsageError("this is an admin command: it needs --admin-token (or ADMIN_TOKEN)");
@@ -291,6 +317,9 @@ export async function run(
           return 0;
         }
         throw new UsageError(`unknown: order ${sub ?? ""}`);
+      case "oco":
+        needKey();
+        return await print(await client.createOco(ocoArgs()));
       case "mmp": {
         needKey();
         const pair = arg(2, "PAIR");
