@@ -296,7 +296,8 @@ export function validateOco(
   const slp = body.stopLimitPrice;
   if (slp !== undefined && slp !== null && p !== undefined)
     out.stopLimitPrice = stopPriceOf(slp, p, Code.STOP_LIMIT_PRICE_INVALID, errors);
-  if (sided && out.price > 0 && out.stopPrice > 0 && (out.side === SELL) !== out.stopPrice < out.price)
+  const { price, stopPrice } = out;
+  if (sided && price > 0 && stopPrice > 0 && !(out.side === SELL ? stopPrice < price : stopPrice > price))
     errors.push([Code.OCO_STOP_PRICE_SIDE]);
   // docs/API.md 20.5: the limit leg, and a stop-limit leg, are limit orders like any other.
   if (

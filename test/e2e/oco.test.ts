@@ -126,6 +126,8 @@ describe("OCO orders", () => {
       // eth_btc never traded: price and stopPrice on the right sides of each other.
       [oco("eth_btc", "sell", "0.5", "0.05", "0.06"), "stopPrice"],
       [oco("eth_btc", "buy", "0.5", "0.05", "0.04"), "stopPrice"],
+      [oco("eth_btc", "buy", "0.5", "0.05", "0.05"), "stopPrice"],
+      [oco("eth_btc", "sell", "0.5", "0.05", "0.05"), "stopPrice"],
     ];
     for (const [body, field] of cases)
       expectError(await u.client.createOco(body), 400, field, JSON.stringify(body));

@@ -55,6 +55,8 @@ const STATE_CODES = new Set([
   "STOP_AMEND_NOT_WAITING",
   "TRAILING_AMEND_NOT_TRAILING",
   "STOP_MARKET_PRICE",
+  // docs/API.md 18: an OCO's price against the pair's last trade price.
+  "OCO_PRICE_SIDE",
 ]);
 
 type Json = Record<string, unknown>;
@@ -324,6 +326,26 @@ function withPairRules(body: Json): void {
   }
 }
 
+/** A decimal field of a generated body as a number (a JSON number, its text, or a decimal string). */
+const decimalOf = (v: unknown): number => Number(toJson(v).replaceAll('"', ""));
+
+/**
+ * docs/API.md 18: an OCO's stopPrice on the side of its price the document states only in words
+ * (below it for a sell, above it for a buy): the two are swapped when the other way round.
+ */
+function withOcoSides(body: Json): void {
+  if (body.price === undefined || body.stopPrice === undefined) return;
+  const above = decimalOf(body.price) > decimalOf(body.stopPrice);
+  if (above !== (body.directionType === "sell")) [body.price, body.stopPrice] = [body.stopPrice, body.price];
+}
+
+/** The field an OCO body breaks the sides rule on (withOcoSides), or undefined. */
+function ocoFieldRefused(body: Json): string | undefined {
+  const price = decimalOf(body.price);
+  const stop = decimalOf(body.stopPrice);
+  return (body.directionType === "sell" ? stop < price : stop > price) ? undefined : "stopPrice";
+}
+
 /**
  * A quote ladder in the order the document states only in words (docs/API.md 8.12): bids strictly
  * decreasing, asks strictly increasing, the best bid below the best ask.
@@ -469,6 +491,7 @@ describe("requests generated from the OpenAPI document", () => {
             // others check that the server refuses what breaks them.
             if (op.path === "/1.0/trade/amend-order" && Math.random() < 0.75) withPairRules(req.body!);
             if (op.path === "/1.0/trade/quote" && Math.random() < 0.75) withLadderInOrder(req.body!);
+            if (op.path === "/1.0/trade/create-oco" && Math.random() < 0.75) withOcoSides(req.body!);
             const res = await send(op, req);
             if (res.status === 200) accepted++;
             remember(res);
@@ -478,7 +501,9 @@ describe("requests generated from the OpenAPI document", () => {
                 ? amendFieldRefused(req.body!)
                 : op.path === "/1.0/trade/quote"
                   ? quoteFieldRefused(req.body!)
-                  : undefined;
+                  : op.path === "/1.0/trade/create-oco"
+                    ? ocoFieldRefused(req.body!)
+                    : undefined;
             if (refused !== undefined)
               return assertRefused(describeCase(op, req, res), res.status, res.body, refused);
             assertAccepted(describeCase(op, req, res), res.status, res.body);
