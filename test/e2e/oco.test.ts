@@ -261,6 +261,18 @@ describe("OCO orders", () => {
     assert.deepEqual(await reserved(u, "btc"), { available: dec("1"), reserved: 0n });
   });
 
+  it("the dead-man's switch cancels both legs", async () => {
+    await lastTradeAt("100");
+    const u = await server.newUser({ btc: "1" });
+    const a = expectOk(await u.client.createOco(oco("btc_usdt", "sell", "0.2", "110", "90", "88")));
+    expectOk(await u.client.cancelAllAfter(1));
+    await waitFor(
+      async () => (await Promise.all(a.orders.map((o) => read(u, o.id)))).every((o) => o.isCancelled),
+      { what: "both legs cancelled by the dead-man's switch", intervalMs: 50, timeoutMs: 10_000 },
+    );
+    assert.deepEqual(await reserved(u, "btc"), { available: dec("1"), reserved: 0n });
+  });
+
   it("refuses an amend of either leg with OCO_AMEND on orderId", async () => {
     await lastTradeAt("100");
     const u = await server.newUser({ btc: "1" });
