@@ -330,13 +330,27 @@ function withPairRules(body: Json): void {
 const decimalOf = (v: unknown): number => Number(toJson(v).replaceAll('"', ""));
 
 /**
- * docs/API.md 18: an OCO's stopPrice on the side of its price the document states only in words
- * (below it for a sell, above it for a buy): the two are swapped when the other way round.
+ * docs/API.md 18: an OCO's prices on the sides the document states only in words: a sell's price
+ * above and its stopPrice below the pair's last trade price (a buy: the reverse), a few ticks off
+ * it; on a pair that never traded, the two swapped when the other way round.
  */
-function withOcoSides(body: Json): void {
-  if (body.price === undefined || body.stopPrice === undefined) return;
-  const above = decimalOf(body.price) > decimalOf(body.stopPrice);
-  if (above !== (body.directionType === "sell")) [body.price, body.stopPrice] = [body.stopPrice, body.price];
+async function withOcoSides(body: Json): Promise<void> {
+  const pair = PAIRS.find((p) => p.name === body.pairName);
+  if (pair === undefined || body.price === undefined || body.stopPrice === undefined) return;
+  const sell = body.directionType === "sell";
+  const last = ok(await server.public.history(pair.name, { limit: 1 }), "last trade")[0]?.price;
+  if (last === undefined) {
+    const above = decimalOf(body.price) > decimalOf(body.stopPrice);
+    if (above !== sell) [body.price, body.stopPrice] = [body.stopPrice, body.price];
+    return;
+  }
+  const tick = 10 ** -pair.priceDecimals;
+  const ticks = Math.round(last / tick);
+  if (ticks < 2) return;
+  const off = Math.max(1, Math.min(ticks - 1, 1 + Math.floor(Math.random() * 5)));
+  const at = (n: number) => (n * tick).toFixed(pair.priceDecimals);
+  body.price = at(sell ? ticks + off : ticks - off);
+  body.stopPrice = at(sell ? ticks - off : ticks + off);
 }
 
 /** The field an OCO body breaks the sides rule on (withOcoSides), or undefined. */
@@ -491,7 +505,7 @@ describe("requests generated from the OpenAPI document", () => {
             // others check that the server refuses what breaks them.
             if (op.path === "/1.0/trade/amend-order" && Math.random() < 0.75) withPairRules(req.body!);
             if (op.path === "/1.0/trade/quote" && Math.random() < 0.75) withLadderInOrder(req.body!);
-            if (op.path === "/1.0/trade/create-oco" && Math.random() < 0.75) withOcoSides(req.body!);
+            if (op.path === "/1.0/trade/create-oco" && Math.random() < 0.75) await withOcoSides(req.body!);
             const res = await send(op, req);
             if (res.status === 200) accepted++;
             remember(res);
