@@ -376,6 +376,8 @@ export class RiskStage {
       const err = this.openOrders.notOpenError(user, o.id);
       return err < 0 ? closedError(o) : err;
     }
+    // docs/API.md 18.1: an OCO's legs share one hold; neither is amended (the edge says so first).
+    if (o.ocoId !== 0) return Code.OCO_AMEND;
     // docs/API.md 18: only a waiting stop has a stop price to amend (it may have triggered since
     // the request was read); its holds follow the same rule as a resting order's.
     if (cmd.stopPrice > 0 && !isWaitingStop(o)) return Code.STOP_AMEND_NOT_WAITING;
