@@ -313,6 +313,19 @@ describe("OCO orders", () => {
     assert.deepEqual(await reserved(u, "btc"), { available: dec("1"), reserved: 0n });
   });
 
+  it("a cancel-on-disconnect session's OCO does not outlive a kill -9: the restart cancels both legs", async () => {
+    await lastTradeAt("100");
+    const u = await server.newUser({ usdt: "1000" });
+    const s = await SessionSocket.logon(server, u, { cancelOnDisconnect: true });
+    const answer = await s.call("oco.create", { ...oco("btc_usdt", "buy", "1", "90", "110", "115") });
+    assert.equal(answer.status, 200, JSON.stringify(answer));
+    const created = answer.result as CreatedOco;
+    await server.kill();
+    await server.restart();
+    for (const leg of created.orders) assert.equal((await read(u, leg.id)).isCancelled, true);
+    assert.deepEqual(await reserved(u, "usdt"), { available: dec("1000"), reserved: 0n });
+  });
+
   it("survives kill -9: both legs open with their one hold, and a fill still cancels the sibling", async () => {
     await lastTradeAt("100");
     const u = await server.newUser({ btc: "1", usdt: "1000" });
