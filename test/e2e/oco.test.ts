@@ -2,8 +2,9 @@
  * OCO orders end to end (docs/API.md 18): a sell and a buy OCO with their legs and one shared hold,
  * the sides checked per field, a limit leg that trades cancelling the stop leg (cancelReason OCO,
  * the hold released exactly), a stop leg that triggers cancelling the limit leg, a cancel of either
- * leg, cancel-all, OCO_AMEND, the session call `oco.create` with cancel-on-disconnect, and an OCO
- * that survives kill -9 and still cancels its sibling. A real server on its own SQLite file.
+ * leg, cancel-all, the dead-man's switch, OCO_AMEND, the session call `oco.create` with
+ * cancel-on-disconnect (at a close, and at the restart after a kill -9), and an OCO that survives
+ * kill -9 and still cancels its sibling. A real server on its own SQLite file.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
