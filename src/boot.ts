@@ -29,12 +29,13 @@ import type { ExchangeConfig } from "./config/exchange-config.ts";
 import { FEE_ACCOUNT_UID, MAX_LEDGER_VALUE } from "./config/ledger-bounds.ts";
 import type { Settings } from "./config/settings.ts";
 import { ClientIds } from "./core/client-ids.ts";
-import { NO_REQUEST } from "./core/command.ts";
+import { NO_REQUEST, type OrderState } from "./core/command.ts";
 import { Exchange, pairEventHandler } from "./core/exchange.ts";
 import { Ledger } from "./core/ledger.ts";
 import { FLAG_CANCEL_ON_DISCONNECT } from "./core/order-options.ts";
 import { PairStatuses, TRADING } from "./core/pair-status.ts";
 import { PairMarket } from "./core/read-models/pair-market.ts";
+import { pairUnits } from "./core/risk.ts";
 import { DeadMansSwitch } from "./core/services/dead-man.ts";
 import { Metrics } from "./core/services/metrics.ts";
 import { Backups } from "./db/backup.ts";
@@ -43,6 +44,7 @@ import { DbReader } from "./db/reader.ts";
 import {
   checkPairs,
   forEachClientOrderId,
+  linkOcoLegs,
   loadState,
   orderStateOfRow,
   recoverBalances,
@@ -563,15 +565,21 @@ async function startPairs(
     );
   }
   await Promise.all(channels.map((c) => c.ready));
+  const restored: OrderState[] = [];
   for (const row of state.openOrders) {
     const p = config.pairsByName.get(row.pair);
     if (p === undefined)
       throw new Error(`open order ${row.id} is on pair ${row.pair}, which the config no longer has`);
     // A cancel-on-disconnect order outlived its session (the process ended): it is cancelled below.
     const session = (row.flags & FLAG_CANCEL_ON_DISCONNECT) !== 0 ? RECOVERED_SESSION : 0;
-    const o = orderStateOfRow(row, p.index, session);
-    while (!exchange.restoreOrder(o)) await channels[p.index].writable();
+    restored.push(orderStateOfRow(row, p.index, session));
   }
+  // docs/API.md 18: an OCO's two open legs share their hold again.
+  linkOcoLegs(restored, (i) => {
+    const p = config.pairs[i];
+    return pairUnits(p, config.currencies.get(p.base)!.scale, config.currencies.get(p.quote)!.scale);
+  });
+  for (const o of restored) while (!exchange.restoreOrder(o)) await channels[o.pair].writable();
   // docs/API.md 8.10: the stored MMP settings into the workers (they keep nothing across a restart);
   // the window and the frozen state start empty. A pair no longer configured keeps its rows.
   for (const m of state.mmpSettings) {

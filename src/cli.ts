@@ -17,6 +17,8 @@
  *   exchange order amend ORDER_ID [--amount A] [--price P] [--stop P | --trailing-delta D]
  *   exchange order cancel ORDER_ID
  *   exchange order cancel-all [--pair PAIR]
+ *   exchange oco PAIR buy|sell AMOUNT --price P --stop S      an OCO (docs/API.md 18.1): a post-only
+ *         [--stop-limit L] [--client-order-id ID]          limit leg and a stop leg, one cancels the other
  *   exchange mmp get PAIR                                      market-maker protection (docs/API.md 8.10)
  *   exchange mmp set PAIR INTERVAL_S QTY_LIMIT FROZEN_S
  *   exchange mmp reset PAIR
@@ -46,6 +48,7 @@ import { OrderBookFeed } from "./client/book.ts";
 import {
   type AmendOrderRequest,
   type ApiResponse,
+  type CreateOcoRequest,
   type CreateOrderRequest,
   ExchangeClient,
   type QuoteLevelInput,
@@ -67,6 +70,9 @@ const USAGE = `usage: exchange <command> [args] [settings]
                                        trades at distance D; --stop or --trailing-delta, not both)
   order amend ORDER_ID [--amount A] [--price P] [--stop P | --trailing-delta D]   (a waiting stop)
   order cancel ORDER_ID               order cancel-all [--pair PAIR]
+  oco PAIR buy|sell AMOUNT --price P --stop S [--stop-limit L] [--client-order-id ID]
+    (docs/API.md 18.1: a post-only limit leg at P and a stop leg at S, stop-limit at L or else
+    stop-market; either trading or triggering cancels the other)
   mmp get PAIR                        mmp reset PAIR
   mmp set PAIR INTERVAL_S QTY_LIMIT FROZEN_S
   quote PAIR [--bid PRICE:AMOUNT]... [--ask PRICE:AMOUNT]...   (no levels: pull the quote)
@@ -103,6 +109,7 @@ const COMMANDS = [
   "withdraw",
   "backup",
   "order",
+  "oco",
   "mmp",
   "quote",
   "orders",
@@ -142,6 +149,7 @@ const OPTIONS = {
   "trailing-delta": { type: "string" },
   amount: { type: "string" },
   price: { type: "string" },
+  "stop-limit": { type: "string" },
   bid: { type: "string", multiple: true },
   ask: { type: "string", multiple: true },
   count: { type: "string" },
@@ -290,6 +298,23 @@ export async function run(
       throw new UsageError("amend needs --amount, --price, --stop or --trailing-delta");
     return amend;
   };
+  /** `oco PAIR buy|sell AMOUNT --price P --stop S [--stop-limit L] [--client-order-id ID]`. */
+  const ocoArgs = (): CreateOcoRequest => {
+    const side = arg(2, "buy|sell");
+    if (side !== "buy" && side !== "sell") throw new UsageError("direction must be buy or sell");
+    if (v.price === undefined) throw new UsageError("missing --price (the limit leg's price)");
+    if (v.stop === undefined) throw new UsageError("missing --stop (the stop leg's stop price)");
+    const oco: CreateOcoRequest = {
+      pairName: arg(1, "PAIR"),
+      directionType: side,
+      amount: arg(3, "AMOUNT"),
+      price: v.price,
+      stopPrice: v.stop,
+    };
+    if (v["stop-limit"] !== undefined) oco.stopLimitPrice = v["stop-limit"];
+    if (v["client-order-id"] !== undefined) oco.clientOrderId = v["client-order-id"];
+    return oco;
+  };
   const needAdmin = () => {
     if (client.options.adminToken === undefined)
       throw new UsageError("this is an admin command: it needs --admin-token (or ADMIN_TOKEN)");
@@ -328,6 +353,9 @@ export async function run(
           return 0;
         }
         throw new UsageError(`unknown: order ${sub ?? ""}`);
+      case "oco":
+        needKey();
+        return await print(await client.createOco(ocoArgs()));
       case "mmp": {
         needKey();
         const pair = arg(2, "PAIR");

@@ -276,6 +276,48 @@ describe("exchange command signing", () => {
     );
   });
 
+  it("places an OCO with exchange oco PAIR buy AMOUNT --price --stop --stop-limit, both legs sharing one id", async () => {
+    const key = ["--url", server.origin, "--token", user.apiToken, "--secret", user.secretKey];
+    const placed = await cli([
+      ...["oco", "btc_usdt", "buy", "0.01", "--price", "1", "--stop", "900000", "--stop-limit", "900001"],
+      ...["--client-order-id", "cli-oco", ...key],
+    ]);
+    // Not enough for the stop leg's hold (9000.01 usdt): refused whole, the field named.
+    assert.equal(placed.code, 1);
+    assert.match(placed.err, /amount/);
+    const ok = await cli([
+      ...[
+        "oco",
+        "btc_usdt",
+        "buy",
+        "0.01",
+        "--price",
+        "1",
+        "--stop",
+        "900000",
+        "--client-order-id",
+        "cli-oco",
+      ],
+      ...key,
+    ]);
+    assert.equal(ok.code, 0, ok.err);
+    const oco = JSON.parse(ok.out) as {
+      ocoId: number;
+      orders: { id: number; ocoId: number; clientOrderId?: string; stopPrice?: number; tradeType: string }[];
+    };
+    const [limitLeg, stopLeg] = oco.orders;
+    assert.deepEqual(
+      [limitLeg.id, limitLeg.ocoId, limitLeg.clientOrderId],
+      [oco.ocoId, oco.ocoId, "cli-oco"],
+    );
+    assert.deepEqual([stopLeg.ocoId, stopLeg.stopPrice, stopLeg.tradeType], [oco.ocoId, 900000, "market"]);
+    assert.equal((await cli(["order", "cancel", String(oco.ocoId), ...key])).code, 0);
+    assert.equal(expectOk(await user.client.order(stopLeg.id)).cancelReason, "OCO");
+    const missing = await cli(["oco", "btc_usdt", "buy", "0.01", "--price", "1", ...key]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.err, /--stop/);
+  });
+
   it("quotes with exchange quote PAIR --bid P:A --ask P:A, pulls with no levels, refuses a bad level", async () => {
     const key = ["--url", server.origin, "--token", user.apiToken, "--secret", user.secretKey];
     const r = await cli(["quote", "btc_usdt", "--bid", "2:1", "--bid", "1.5:2", ...key]);

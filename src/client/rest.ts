@@ -29,7 +29,9 @@ import type {
   BatchOrderResult,
   Bbo,
   Candle,
+  CreatedOco,
   CreatedOrder,
+  CreateOcoRequest,
   CreateOrderRequest,
   DecimalInput,
   ErrorBody,
@@ -349,6 +351,11 @@ export class ExchangeClient {
   /** 4.1 POST /trade/create-order. */
   createOrder(order: CreateOrderRequest, opts: CallOptions = {}): Promise<ApiResponse<CreatedOrder>> {
     return this.post<CreatedOrder>("/trade/create-order", { ...order }, opts);
+  }
+
+  /** docs/API.md 18 POST /trade/create-oco: the OCO's id and its legs (limit leg, stop leg). */
+  createOco(oco: CreateOcoRequest, opts: CallOptions = {}): Promise<ApiResponse<CreatedOco>> {
+    return this.post<CreatedOco>("/trade/create-oco", { ...oco }, opts);
   }
 
   /** 4.2 POST /trade/cancel-order; answers `[]`. */

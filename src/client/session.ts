@@ -42,7 +42,9 @@ import type {
   Balance,
   BatchCancelResult,
   BatchOrderResult,
+  CreatedOco,
   CreatedOrder,
+  CreateOcoRequest,
   CreateOrderRequest,
   ErrorBody,
   Executions,
@@ -94,6 +96,7 @@ export interface LogonResult {
 export interface SessionCalls {
   "order.create": { params: CreateOrderRequest & Deadline; result: CreatedOrder };
   "order.cancel": { params: { orderId: number | string } & Deadline; result: [] };
+  "oco.create": { params: CreateOcoRequest & Deadline; result: CreatedOco };
   "order.amend": { params: AmendOrderRequest & Deadline; result: CreatedOrder };
   "orders.create": { params: { orders: CreateOrderRequest[] } & Deadline; result: BatchOrderResult[] };
   "orders.cancel": { params: { orderIds: (number | string)[] } & Deadline; result: BatchCancelResult[] };
@@ -409,6 +412,11 @@ export class TradingSession extends EventEmitter<SessionEvents> {
   /** `order.create` (POST /trade/create-order). */
   createOrder(order: CreateOrderRequest, deadline: Deadline = {}): Promise<CreatedOrder> {
     return this.call("order.create", { ...order, ...deadline });
+  }
+
+  /** `oco.create` (POST /trade/create-oco, docs/API.md 18): the OCO's id and its two legs. */
+  createOco(oco: CreateOcoRequest, deadline: Deadline = {}): Promise<CreatedOco> {
+    return this.call("oco.create", { ...oco, ...deadline });
   }
 
   /** `order.cancel` (POST /trade/cancel-order); resolves with `[]`. */

@@ -33,8 +33,10 @@ export interface Order {
   stopDirection?: StopDirection;
   triggered?: boolean;
   triggerTime?: string;
-  /** docs/API.md 18: why a triggered order ended cancelled whole. */
-  cancelReason?: "NO_LIQUIDITY" | "INSUFFICIENT_FUNDS" | "NOTIONAL_BELOW_MIN";
+  /** docs/API.md 18: why a triggered order ended cancelled whole, or an OCO leg its sibling cancelled. */
+  cancelReason?: "NO_LIQUIDITY" | "INSUFFICIENT_FUNDS" | "NOTIONAL_BELOW_MIN" | "OCO";
+  /** docs/API.md 18: both legs of an OCO carry its id (the limit leg's). */
+  ocoId?: number;
   id: number;
   pairName: string;
   tradeType: TradeType;
@@ -368,6 +370,27 @@ export interface CreateOrderRequest {
   stopPrice?: DecimalInput;
   stopDirection?: StopDirection;
   trailingDelta?: DecimalInput;
+}
+
+/**
+ * docs/API.md 18 create-oco: a post-only limit leg at `price` and a stop leg at `stopPrice` (down
+ * for a sell, up for a buy), a stop-limit at `stopLimitPrice` or else a stop-market.
+ */
+export interface CreateOcoRequest {
+  pairName: string;
+  directionType: DirectionType;
+  amount: DecimalInput;
+  price: DecimalInput;
+  stopPrice: DecimalInput;
+  stopLimitPrice?: DecimalInput;
+  /** The limit leg's. */
+  clientOrderId?: string;
+}
+
+/** docs/API.md 18: create-oco's answer, the limit leg then the stop leg. */
+export interface CreatedOco {
+  ocoId: number;
+  orders: [CreatedOrder, CreatedOrder];
 }
 
 /** docs/API.md 8.3: the new total amount, the new price, or both. */

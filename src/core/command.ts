@@ -103,6 +103,20 @@ export interface OrderState extends OrderFacts {
    * priority within a price, for the L3 snapshot (docs/API.md 7.6.2); 0 before it rests.
    */
   restSeq: number;
+  /** docs/API.md 18: while both legs of its OCO are open, the two of them (else null). */
+  oco: OcoLink | null;
+}
+
+/**
+ * The two open legs of an OCO (docs/API.md 18) and their one hold: the limit leg holds as any limit
+ * order, the waiting stop leg nothing of its own; `extra` is what the shared hold takes beyond the
+ * limit leg's (a buy whose stop leg would hold more), released when the stop leg ends. When the
+ * stop leg triggers, the limit leg's cancel hands it its own hold (RiskStage.ocoLegDone).
+ */
+export interface OcoLink {
+  readonly limit: OrderState;
+  readonly stop: OrderState;
+  extra: bigint;
 }
 
 /** What a create-order asks for, validated by the edge (src/entry/validate.ts) in book units. */
@@ -131,6 +145,21 @@ export interface OrderInputs {
   stopDirection?: number;
   /** docs/API.md 18: a trailing stop's delta in ticks, in place of `stopPrice`. */
   trailingDelta?: number;
+}
+
+/**
+ * What create-oco asks for (docs/API.md 18), validated by the edge in book units: the limit leg's
+ * `price`, the stop leg's `stopPrice` and `stopLimitPrice` (0: a stop-market), both for `amount`.
+ */
+export interface OcoInputs {
+  side: 0 | 1;
+  price: number;
+  amount: number;
+  stopPrice: number;
+  stopLimitPrice: number;
+  clientOrderId: string | undefined;
+  expiresAt: number;
+  session: number;
 }
 
 /** docs/API.md 18 `stopDirection` as stored (migration 015). */
@@ -164,6 +193,13 @@ export interface Command extends OrderInputs {
   orderId: number;
   /** That order's live state (create: built when it enters the ring). */
   order: OrderState | null;
+  /**
+   * docs/API.md 18: an OCO create (`order` its limit leg, `sibling` its stop leg once it entered
+   * the ring, with `stopLimitPrice`, 0 for a stop-market).
+   */
+  oco: boolean;
+  stopLimitPrice: number;
+  sibling: OrderState | null;
 
   // ---- inputs (edge): OrderInputs; for an amend, `price` and `amount` are the new ones.
 
@@ -195,6 +231,8 @@ export interface Command extends OrderInputs {
   result: number;
   /** The order as answered (create, amend), taken when the command ended. */
   view: OrderView | null;
+  /** An OCO's stop leg as answered. */
+  siblingView: OrderView | null;
   /** Orders it closed: cancels see them (Results.closing) until their final rows commit. */
   closed: OrderState[] | null;
   /** What the read model and the stream are told after the commit (null: nothing). */
@@ -239,6 +277,9 @@ export function newCommand(kind: number, request: number, user: number, pair: nu
     pair,
     orderId: 0,
     order: null,
+    oco: false,
+    stopLimitPrice: 0,
+    sibling: null,
     type: 0,
     side: 0,
     price: 0,
@@ -262,6 +303,7 @@ export function newCommand(kind: number, request: number, user: number, pair: nu
     quote: null,
     result: 0,
     view: null,
+    siblingView: null,
     closed: null,
     publication: null,
     execs: null,
@@ -273,8 +315,11 @@ export function newCommand(kind: number, request: number, user: number, pair: nu
  * the command's changes committed (or, for a refusal decided later, when nothing changed).
  */
 export interface ResultSink {
-  /** create-order, amend-order: `code` 0 and the order, or an error code and null. */
-  orderResult(request: number, code: number, order: OrderView | null): void;
+  /**
+   * create-order, amend-order: `code` 0 and the order, or an error code and null; create-oco also
+   * its stop leg (`sibling`).
+   */
+  orderResult(request: number, code: number, order: OrderView | null, sibling?: OrderView | null): void;
   /** cancel-order: 0, an error code, or NEEDS_ROW. */
   cancelResult(request: number, code: number): void;
   /** cancel-all: the ids it cancelled, ascending. */

@@ -21,6 +21,7 @@
  */
 
 import { Code } from "../errors/catalogue.ts";
+import { SELL } from "../protocol/pair/engine.ts";
 import { ArrivalOrder } from "./arrival-order.ts";
 import { ClientIds } from "./client-ids.ts";
 import {
@@ -34,9 +35,12 @@ import {
   NEEDS_ROW,
   NO_REQUEST,
   newCommand,
+  type OcoInputs,
   type OrderInputs,
   type OrderState,
   type ResultSink,
+  STOP_DIRECTION_DOWN,
+  STOP_DIRECTION_UP,
 } from "./command.ts";
 import type { ExchangeOptions } from "./exchange-options.ts";
 import { ExecSeqs } from "./exec-seqs.ts";
@@ -45,7 +49,7 @@ import type { Ledger } from "./ledger.ts";
 import { MmpBook } from "./mmp-settings.ts";
 import { OpenOrders } from "./open-orders.ts";
 import type { OrderIndex } from "./order-index.ts";
-import { FLAG_CANCEL_ON_DISCONNECT } from "./order-options.ts";
+import { FLAG_CANCEL_ON_DISCONNECT, FLAG_POST_ONLY } from "./order-options.ts";
 import { PairEvents, pairEventHandler } from "./pair-events.ts";
 import { PairStatuses } from "./pair-status.ts";
 import { lowestUnsettledOrderId, newPairState, type PairSpec, type PairState } from "./pairs.ts";
@@ -222,6 +226,28 @@ export class Exchange {
     cmd.stopPrice = order.stopPrice ?? 0;
     cmd.stopDirection = order.stopDirection ?? 0;
     cmd.trailingDelta = order.trailingDelta ?? 0;
+    return this.risk.create(cmd);
+  }
+
+  /**
+   * docs/API.md 18: places an OCO of `user` on `pair`: a post-only GTC limit leg and a stop leg
+   * (down for a sell, up for a buy), created in one step with one shared hold.
+   */
+  createOco(user: number, pair: number, oco: OcoInputs, request: number): number {
+    if (this.follower) return Code.FOLLOWER_READ_ONLY;
+    const cmd = newCommand(CMD_CREATE, request, user, pair);
+    cmd.oco = true;
+    cmd.type = LIMIT;
+    cmd.side = oco.side;
+    cmd.price = oco.price;
+    cmd.amount = oco.amount;
+    cmd.flags = oco.session !== 0 ? FLAG_POST_ONLY | FLAG_CANCEL_ON_DISCONNECT : FLAG_POST_ONLY;
+    cmd.clientOrderId = oco.clientOrderId;
+    cmd.expiresAt = oco.expiresAt;
+    cmd.session = oco.session;
+    cmd.stopPrice = oco.stopPrice;
+    cmd.stopDirection = oco.side === SELL ? STOP_DIRECTION_DOWN : STOP_DIRECTION_UP;
+    cmd.stopLimitPrice = oco.stopLimitPrice;
     return this.risk.create(cmd);
   }
 

@@ -19,7 +19,7 @@
  * kind of event record gets its case there and its method here.
  */
 
-import { BUY, DONE_NO_LIQUIDITY, ERR_ORDER_NOT_FOUND, OK } from "../protocol/pair/engine.ts";
+import { BUY, DONE_NO_LIQUIDITY, DONE_OCO, ERR_ORDER_NOT_FOUND, OK } from "../protocol/pair/engine.ts";
 import {
   AMENDED,
   DONE,
@@ -53,6 +53,7 @@ import {
   CMD_CREATE,
   CMD_MMP,
   CMD_QUOTE,
+  type Command,
   isWaitingStop,
   MARKET,
   type OrderState,
@@ -65,6 +66,7 @@ import type { Quotes } from "./quotes.ts";
 import { L3_CHANGE, L3_DONE, L3_OPEN } from "./read-models/l3-view.ts";
 import { closedError } from "./recently-closed.ts";
 import type { Results } from "./results.ts";
+import { limitHold } from "./risk.ts";
 import type { RiskStage } from "./risk-stage.ts";
 import type { SequenceIds } from "./sequencer.ts";
 import { orderView } from "./views.ts";
@@ -192,11 +194,14 @@ export class PairEvents {
     if (l3 !== null && (cmd === undefined || cmd.orderId !== orderId || cmd.kind === CMD_CANCEL) && inBook(o))
       l3.push(L3_DONE, orderId, o.side, o.price, 0);
     // An old quote order cancelled by a quote: its hold goes to the new quote (src/core/quotes.ts).
-    if (cmd?.kind !== CMD_QUOTE || !this.quotes.absorb(cmd, p, o, reason, left))
+    // docs/API.md 18: an OCO leg's hold is shared with its sibling while both are open.
+    if (o.oco !== null) this.risk.ocoLegDone(p, o, o.oco, left);
+    else if (cmd?.kind !== CMD_QUOTE || !this.quotes.absorb(cmd, p, o, reason, left))
       this.risk.releaseHold(p, o, left);
     // A market buy's unused budget is released when its command ends.
     o.cancelled = true;
-    // docs/API.md 18: a triggered order that ended whole without matching says why.
+    // docs/API.md 18: a triggered order that ended whole without matching says why, and so does an
+    // OCO leg its sibling cancelled.
     if (reason >= DONE_NO_LIQUIDITY) o.cancelReason = reason;
     o.updateMicro = nowMicro();
     touch(p, o);
@@ -295,6 +300,10 @@ export class PairEvents {
     switch (cmd.kind) {
       case CMD_CREATE: {
         const o = cmd.order!;
+        if (cmd.oco) {
+          if (!this.ocoCreated(p, cmd, code)) return;
+          break;
+        }
         // Refused by the book (no liquidity, unaffordable, post-only would take): nothing happened
         // but the hold, and the client order id was not used.
         this.risk.createEnded(p, o, code !== OK);
@@ -325,10 +334,14 @@ export class PairEvents {
         }
         break;
       }
-      case CMD_CANCEL:
-        // ERR_ORDER_NOT_FOUND: the order finished between the request and the command.
-        cmd.result = code === ERR_ORDER_NOT_FOUND ? closedError(cmd.order!) : 0;
+      case CMD_CANCEL: {
+        // ERR_ORDER_NOT_FOUND: the order finished between the request and the command. In a
+        // cancel-all, an OCO leg its sibling's cancel took just before counts as cancelled.
+        const o = cmd.order!;
+        const bySibling = cmd.group !== null && o.cancelled && o.cancelReason === DONE_OCO;
+        cmd.result = code === ERR_ORDER_NOT_FOUND && !bySibling ? closedError(o) : 0;
         break;
+      }
       case CMD_MMP: {
         // Answered once the settings row (in the batch since the call) is committed.
         const done = cmd.mmp!.done;
@@ -361,6 +374,30 @@ export class PairEvents {
       }
     }
     this.results.finish(p, cmd);
+  }
+
+  /**
+   * docs/API.md 18: an OCO's command ended. Refused (nothing happened but its hold): answered now,
+   * false. Else its limit leg rests and its stop leg waits, linked, sharing the hold R1 took.
+   */
+  private ocoCreated(p: PairState, cmd: Command, code: number): boolean {
+    const limit = cmd.order!;
+    if (code !== OK) {
+      this.risk.ocoRefused(p, cmd);
+      cmd.result = code;
+      this.results.reset(p);
+      this.results.answer(cmd);
+      return false;
+    }
+    const stop = cmd.sibling!;
+    const link = { limit, stop, extra: cmd.hold - limitHold(p, limit.side, limit.price, limit.amount) };
+    cmd.hold = 0n;
+    limit.oco = link;
+    stop.oco = link;
+    this.openOrders.setOpen(stop);
+    touch(p, limit);
+    touch(p, stop);
+    return true;
   }
 
   /** The taker of the pair's command in progress (or a resting order with that id). */

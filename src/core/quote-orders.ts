@@ -83,6 +83,8 @@ export function quoteLevelOrders(cmd: Command, micro: number): number {
       triggerMicro: 0,
       cancelReason: 0,
       trailingDelta: 0,
+      ocoId: 0,
+      oco: null,
     });
     w.outcome.push(-1);
     w.kept.push(undefined);

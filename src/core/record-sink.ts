@@ -19,6 +19,11 @@ export interface StopFacts {
    * current one, 0 until the pair's first trade (DECISIONS.md "Trailing stops").
    */
   trailingDelta: number;
+  /**
+   * docs/API.md 18 (migration 017): both legs of an OCO carry the limit leg's id, 0 for any other
+   * order. A leg's row carries its stop facts even when it is the limit leg (its `cancelReason`).
+   */
+  ocoId: number;
 }
 
 /** What the core needs from the database writer. */

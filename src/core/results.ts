@@ -257,8 +257,10 @@ export class Results {
     cmd.execs = this.persist(p.spec.index, touched);
     if (p.trailed.length > 0) this.persistTrailed(p);
     // A create or amend is answered with its order as the command left it (and numbered).
-    if ((cmd.kind === CMD_CREATE || cmd.kind === CMD_AMEND) && cmd.result === 0)
+    if ((cmd.kind === CMD_CREATE || cmd.kind === CMD_AMEND) && cmd.result === 0) {
       cmd.view = orderView(p.spec, cmd.order!, true);
+      if (cmd.sibling !== null) cmd.siblingView = orderView(p.spec, cmd.sibling, true);
+    }
     const openOrders = this.openOrders;
     const listener = this.listener;
     let closed: OrderState[] | null = null;
@@ -378,7 +380,7 @@ export class Results {
           o.updateMicro,
           seq,
           o.executed,
-          o.stopDirection !== 0 ? o : undefined,
+          o.stopDirection !== 0 || o.ocoId !== 0 ? o : undefined,
         );
         continue;
       }
@@ -407,7 +409,7 @@ export class Results {
       o.clientOrderId,
       execSeq,
       o.executed,
-      o.stopDirection !== 0 ? o : undefined,
+      o.stopDirection !== 0 || o.ocoId !== 0 ? o : undefined,
     );
   }
 
@@ -442,7 +444,9 @@ export class Results {
         const ok = cmd.result === 0;
         let view = cmd.view;
         if (ok && view === null) view = orderView(this.pairs[cmd.pair].spec, cmd.order!, true);
-        if (cmd.request !== NO_REQUEST) sink.orderResult(cmd.request, cmd.result, ok ? view : null);
+        if (cmd.request === NO_REQUEST) break;
+        if (cmd.oco) sink.orderResult(cmd.request, cmd.result, ok ? view : null, ok ? cmd.siblingView : null);
+        else sink.orderResult(cmd.request, cmd.result, ok ? view : null);
         break;
       }
       case CMD_CANCEL:

@@ -48,6 +48,7 @@ import {
   NEEDS_ROW,
   NO_REQUEST,
   newCommand,
+  type OcoLink,
   type OrderState,
 } from "./command.ts";
 import type { Ledger } from "./ledger.ts";
@@ -263,7 +264,10 @@ export class RiskStage {
     }
     const currency = cmd.side === SELL ? p.base : p.quote;
     let hold: bigint;
-    if (stopMarketBuy) {
+    if (cmd.oco) {
+      hold = ocoHold(p, cmd);
+      cmd.budget = NO_BUDGET;
+    } else if (stopMarketBuy) {
       hold = 0n;
       cmd.budget = NO_BUDGET;
     } else if (!marketBuy) {
@@ -372,6 +376,8 @@ export class RiskStage {
       const err = this.openOrders.notOpenError(user, o.id);
       return err < 0 ? closedError(o) : err;
     }
+    // docs/API.md 18.1: an OCO's legs share one hold; neither is amended (the edge says so first).
+    if (o.ocoId !== 0) return Code.OCO_AMEND;
     // docs/API.md 18: only a waiting stop has a stop price to amend (it may have triggered since
     // the request was read); its holds follow the same rule as a resting order's.
     if (cmd.stopPrice > 0 && !isWaitingStop(o)) return Code.STOP_AMEND_NOT_WAITING;
@@ -541,6 +547,47 @@ export class RiskStage {
   }
 
   /**
+   * docs/API.md 18: an OCO's create was refused by the book (a side against the last trade price,
+   * post-only would take): its whole shared hold goes, and the client order id was not used.
+   */
+  ocoRefused(p: RiskPair, cmd: Command): void {
+    const o = cmd.order!;
+    if (o.clientOrderId !== undefined) this.clientIds.refused(ClientIds.key(o.user, o.clientOrderId));
+    this.ledger.release(o.user, o.side === SELL ? p.base : p.quote, cmd.hold);
+    cmd.hold = 0n;
+  }
+
+  /**
+   * docs/API.md 18: OCO leg `o` of `link` ends with `left` lots open. The stop leg, while it waits,
+   * holds nothing of its own: its end releases the part of the shared hold above the limit leg's.
+   * The limit leg releases its own hold; when its stop leg triggered (which cancelled it), that leg
+   * now holds as its order does, out of the shared hold. Otherwise the stop leg's end follows.
+   */
+  ocoLegDone(p: RiskPair, o: OrderState, link: OcoLink, left: number): void {
+    const currency = o.side === SELL ? p.base : p.quote;
+    const ledger = this.ledger;
+    if (o === link.stop) {
+      if (link.extra > 0n) ledger.release(o.user, currency, link.extra);
+      link.limit.oco = null;
+      o.oco = null;
+      return;
+    }
+    this.releaseHold(p, o, left);
+    const stop = link.stop;
+    if (stop.triggerMicro === 0) return;
+    if (link.extra > 0n) ledger.release(o.user, currency, link.extra);
+    // A stop-market buy holds nothing: its budget is taken as it asks for it.
+    const own =
+      stop.type === LIMIT || stop.side === SELL
+        ? limitHold(p, stop.side, stop.price, stop.amount - stop.used)
+        : 0n;
+    if (!ledger.reserve(o.user, currency, own))
+      throw new Error(`OCO ${o.id}: its stop leg ${stop.id} cannot take its hold`);
+    stop.oco = null;
+    o.oco = null;
+  }
+
+  /**
    * docs/API.md 18: a stop-market buy triggered and waits in the worker for its budget, which is
    * held as an arriving market buy's is (DECISIONS.md "Market buy funds"): the user's whole
    * available quote balance, until the step that triggered it ends (`triggeredBuyEnded`); the
@@ -571,6 +618,17 @@ export class RiskStage {
     const o = cmd.order!;
     if (cmd.hold > 0n) this.ledger.release(o.user, o.side === SELL ? p.base : p.quote, cmd.hold);
   }
+}
+
+/**
+ * docs/API.md 18: an OCO's one hold: a sell's `amount` of base once; a buy's the larger of its two
+ * legs' quote holds (a stop-market buy leg holds nothing).
+ */
+export function ocoHold(p: SettlementPair, cmd: Command): bigint {
+  const limit = limitHold(p, cmd.side, cmd.price, cmd.amount);
+  if (cmd.side === SELL || cmd.stopLimitPrice === 0) return limit;
+  const stop = limitHold(p, BUY, cmd.stopLimitPrice, cmd.amount);
+  return stop > limit ? stop : limit;
 }
 
 /** A cancel of the open order `o`, answered under `request`. */

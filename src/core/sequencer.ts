@@ -12,7 +12,15 @@
  * The sequencer numbers creates itself (`SequenceIds`, shared by every pair): a create takes the
  * next order id, and its order record, as it enters the ring, so ids follow matching order.
  */
-import { NO_BUDGET, SELL, STOP_MARKET, STOP_RESTORE, STOP_SELL, STOP_UP } from "../protocol/pair/engine.ts";
+import {
+  NO_BUDGET,
+  SELL,
+  STOP_MARKET,
+  STOP_OCO,
+  STOP_RESTORE,
+  STOP_SELL,
+  STOP_UP,
+} from "../protocol/pair/engine.ts";
 import { nowMicro } from "../util/time.ts";
 import {
   CMD_AMEND,
@@ -25,6 +33,7 @@ import {
   type Command,
   isWaitingStop,
   LIMIT,
+  MARKET,
   NO_REQUEST,
   newCommand,
   type OrderState,
@@ -87,6 +96,17 @@ export interface CommandSink {
     flags: number,
     stopPrice: number,
     trailingDelta: number,
+  ): boolean;
+  /** docs/API.md 18: an OCO, its limit leg `orderId` and its stop leg `orderId + 1`, in one command. */
+  sendOco(
+    orderId: number,
+    user: number,
+    mode: number,
+    price: number,
+    qty: number,
+    stopPrice: number,
+    stopLimitPrice: number,
+    time: number,
   ): boolean;
   /** The budget of a triggered market buy whose step waits for it (not a command of the FIFO). */
   sendFunds(orderId: number, budget: number): boolean;
@@ -200,6 +220,10 @@ export class PairSequencer {
     const sink = this.sink;
     switch (cmd.kind) {
       case CMD_CREATE: {
+        if (cmd.oco) {
+          if (!this.sendOco(cmd)) return false;
+          break;
+        }
         // The id is taken as the command enters the ring, so ids follow matching order.
         const id = this.ids.nextOrderId;
         const time = Date.now();
@@ -243,11 +267,12 @@ export class PairSequencer {
       case CMD_RESTORE: {
         const o = cmd.order!;
         if (isWaitingStop(o)) {
-          // docs/API.md 18: it waits again with its stop price, whatever the last trade price.
+          // docs/API.md 18: it waits again with its stop price, whatever the last trade price; an
+          // OCO's stop leg is linked again to its limit leg, the order before it.
           const sent = sink.sendStop(
             o.id,
             o.user,
-            stopMode(o, STOP_RESTORE),
+            stopMode(o, o.ocoId !== 0 && o.ocoId !== o.id ? STOP_RESTORE | STOP_OCO : STOP_RESTORE),
             o.price,
             o.amount - o.used,
             arrivalFlags(o),
@@ -287,6 +312,46 @@ export class PairSequencer {
         return this.sendCancelAll(cmd);
     }
     this.pending.push(cmd);
+    return true;
+  }
+
+  /**
+   * docs/API.md 18: an OCO enters the ring as one command; its legs take two consecutive ids, the
+   * limit leg's first (the OCO's id). The limit leg is a post-only GTC order (the command's
+   * flags), the stop leg a stop-limit at `stopLimitPrice` or a stop-market, without a client
+   * order id.
+   */
+  private sendOco(cmd: Command): boolean {
+    const id = this.ids.nextOrderId;
+    const stopType = cmd.stopLimitPrice > 0 ? LIMIT : MARKET;
+    const mode = stopMode({ side: cmd.side, type: stopType, stopDirection: cmd.stopDirection }, 0);
+    if (
+      !this.sink.sendOco(
+        id,
+        cmd.user,
+        mode,
+        cmd.price,
+        cmd.amount,
+        cmd.stopPrice,
+        cmd.stopLimitPrice,
+        Date.now(),
+      )
+    )
+      return false;
+    cmd.orderId = id;
+    this.ids.nextOrderId = id + 2;
+    const limit = newOrder(cmd, id);
+    limit.stopPrice = 0;
+    limit.stopDirection = 0;
+    limit.ocoId = id;
+    const stop = newOrder(cmd, id + 1);
+    stop.type = stopType;
+    stop.price = cmd.stopLimitPrice;
+    stop.flags = cmd.flags & ~FLAG_POST_ONLY;
+    stop.clientOrderId = undefined;
+    stop.ocoId = id;
+    cmd.order = limit;
+    cmd.sibling = stop;
     return true;
   }
 
@@ -335,6 +400,11 @@ export class PairSequencer {
       if (cmd.kind === CMD_QUOTE)
         for (const l of cmd.quote!.orders) if (which(l) && !open.has(l.id)) out.push(l);
       if (cmd.kind !== CMD_CREATE || o === null || !which(o)) continue;
+      // docs/API.md 18: both legs of an OCO are open once it is accepted.
+      if (cmd.sibling !== null) {
+        if (!open.has(o.id)) out.push(o, cmd.sibling);
+        continue;
+      }
       // docs/API.md 18: a stop order of any type waits once accepted.
       const mayRest = o.stopDirection !== 0 || (o.type === LIMIT && (o.flags & TIF_MASK) === TIF_GTC);
       if (mayRest && !open.has(o.id)) out.push(o);
@@ -388,6 +458,8 @@ function newOrder(cmd: Command, id: number): OrderState {
     stopPrice: cmd.stopPrice,
     stopDirection: cmd.stopDirection,
     trailingDelta: cmd.trailingDelta,
+    ocoId: 0,
+    oco: null,
     triggerMicro: 0,
     cancelReason: 0,
   };

@@ -37,8 +37,10 @@ export interface OrderView {
   stopDirection?: "up" | "down";
   triggered?: boolean;
   triggerTime?: string;
-  /** docs/API.md 18: why a triggered order ended cancelled whole. */
+  /** docs/API.md 18: why a triggered order ended cancelled whole, or an OCO leg cancelled by its sibling. */
   cancelReason?: CancelReason;
+  /** docs/API.md 18: both legs of an OCO carry its id (the limit leg's). */
+  ocoId?: number;
   /** docs/API.md 16: the number of the order's latest change in its user's execution sequence. */
   execSeq: number;
   /**
@@ -106,8 +108,8 @@ export interface OrderFacts extends StopFacts {
 }
 
 /** docs/API.md 18 `cancelReason`. */
-export type CancelReason = "NO_LIQUIDITY" | "INSUFFICIENT_FUNDS" | "NOTIONAL_BELOW_MIN";
-/** The names of the engine's done reasons 6, 7 and 8 (src/protocol/pair/engine.ts). */
+export type CancelReason = "NO_LIQUIDITY" | "INSUFFICIENT_FUNDS" | "NOTIONAL_BELOW_MIN" | "OCO";
+/** The names of the engine's done reasons 6 to 9 (src/protocol/pair/engine.ts). */
 const CANCEL_REASONS: readonly (CancelReason | undefined)[] = [
   undefined,
   undefined,
@@ -118,6 +120,7 @@ const CANCEL_REASONS: readonly (CancelReason | undefined)[] = [
   "NO_LIQUIDITY",
   "INSUFFICIENT_FUNDS",
   "NOTIONAL_BELOW_MIN",
+  "OCO",
 ];
 
 /** docs/API.md 5.1: the order as the interface shows it, with `updateTime` when asked (the section 8 options when set). */
@@ -138,6 +141,12 @@ export function orderView(p: ViewPair, o: OrderFacts, withUpdate: boolean): Orde
   if (withUpdate) v.updateTime = formatDateTime(o.updateMicro);
   withOrderOptions(v, o.flags, o.clientOrderId);
   if (o.stopDirection !== 0) withStop(v, p, o);
+  if (o.ocoId !== 0) {
+    v.ocoId = o.ocoId;
+    // The limit leg has no stop fields; it shows its cancel reason all the same.
+    const reason = CANCEL_REASONS[o.cancelReason];
+    if (reason !== undefined) v.cancelReason = reason;
+  }
   return v;
 }
 

@@ -252,12 +252,14 @@ export abstract class BatchBuilder {
       b[o + ORDER.at.trigger_micro] = stop.triggerMicro;
       b[o + ORDER.at.cancel_reason] = stop.cancelReason;
       b[o + ORDER.at.trailing_delta] = stop.trailingDelta;
+      b[o + ORDER.at.oco_id] = stop.ocoId;
     } else {
       b[o + ORDER.at.stop_price] = 0;
       b[o + ORDER.at.stop_direction] = 0;
       b[o + ORDER.at.trigger_micro] = 0;
       b[o + ORDER.at.cancel_reason] = 0;
       b[o + ORDER.at.trailing_delta] = 0;
+      b[o + ORDER.at.oco_id] = 0;
     }
   }
 

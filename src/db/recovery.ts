@@ -527,15 +527,21 @@ export function recoverBalances(
     const key = `${user}:${currency}`;
     held.set(key, (held.get(key) ?? 0n) + amount);
   };
+  const open = new Map<number, OrderRow>();
+  for (const o of state.openOrders) open.set(o.id, o);
   for (const o of state.openOrders) {
     const p = config.pairsByName.get(o.pair);
     if (p === undefined) continue;
     const units = pairUnits(p, config.currencies.get(p.base)!.scale, config.currencies.get(p.quote)!.scale);
-    add(
-      o.userId,
-      o.side === SELL ? p.base : p.quote,
-      limitHold(units, o.side, o.price, o.amount - o.amountUsed),
-    );
+    let hold = limitHold(units, o.side, o.price, o.amount - o.amountUsed);
+    // docs/API.md 18: an OCO's waiting stop leg beside its open limit leg holds only what the
+    // shared hold takes beyond the limit leg's (a stop-market buy leg: nothing anyway).
+    const sibling = ocoSiblingRow(o, open);
+    if (sibling !== undefined) {
+      const limit = limitHold(units, sibling.side, sibling.price, sibling.amount - sibling.amountUsed);
+      hold = hold > limit ? hold - limit : 0n;
+    }
+    add(o.userId, o.side === SELL ? p.base : p.quote, hold);
   }
   const totals = balanceTotals(state, config, ledger, feeUser);
   const replayed: [number, number][] = [];
@@ -555,6 +561,37 @@ export function recoverBalances(
   if (held.size > 0)
     throw new Error(`open orders hold funds of users without a balance row: ${[...held.keys()]}`);
   return replayed;
+}
+
+/**
+ * docs/API.md 18: the open limit leg of `o` when `o` is an OCO's waiting stop leg whose limit leg
+ * is open too (they share one hold), else undefined.
+ */
+function ocoSiblingRow(o: OrderRow, open: ReadonlyMap<number, OrderRow>): OrderRow | undefined {
+  if (o.ocoId === 0 || o.ocoId === o.id || o.triggerMicro !== 0) return undefined;
+  return open.get(o.ocoId);
+}
+
+/**
+ * docs/API.md 18: links the two open legs of each OCO among `orders` (a start's restored open
+ * orders) as the core holds them (OrderState.oco): the limit leg holds its own, the stop leg the
+ * rest of the shared hold (`extra`), as recoverBalances reserved it. `units` gives a pair's units
+ * by index.
+ */
+export function linkOcoLegs(orders: readonly OrderState[], units: (pair: number) => PairUnits): void {
+  const byId = new Map<number, OrderState>();
+  for (const o of orders) if (o.ocoId === o.id) byId.set(o.id, o);
+  for (const stop of orders) {
+    if (stop.ocoId === 0 || stop.ocoId === stop.id || stop.triggerMicro !== 0) continue;
+    const limit = byId.get(stop.ocoId);
+    if (limit === undefined) continue;
+    const u = units(stop.pair);
+    const own = limitHold(u, stop.side, stop.price, stop.amount - stop.used);
+    const held = limitHold(u, limit.side, limit.price, limit.amount - limit.used);
+    const link = { limit, stop, extra: own > held ? own - held : 0n };
+    limit.oco = link;
+    stop.oco = link;
+  }
 }
 
 /**
@@ -594,6 +631,8 @@ export function orderStateOfRow(row: OrderRow, pairIndex: number, session: numbe
     triggerMicro: row.triggerMicro,
     cancelReason: row.cancelReason,
     trailingDelta: row.trailingDelta,
+    ocoId: row.ocoId,
+    oco: null,
     session,
   };
 }

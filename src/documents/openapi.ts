@@ -27,6 +27,7 @@ import {
   l3ChangeSchema,
   newKeySchema,
   newUserSchema,
+  ocoResultSchema,
   orderListSchema,
   orderSchema,
   ordersPageSchema,
@@ -96,6 +97,7 @@ const NAMED: ReadonlyArray<readonly [string, object]> = [
   ["OrderList", orderListSchema],
   ["PairInfo", pairInfoSchema],
   ["QuoteAnswer", quoteResultSchema],
+  ["OcoAnswer", ocoResultSchema],
 ];
 
 /**
@@ -108,6 +110,7 @@ export function namedSchemas(config: ExchangeConfig): ReadonlyArray<readonly [st
     ...NAMED,
     ["CreateOrderRequest", req.createOrder],
     ["BatchOrder", req.batchOrder],
+    ["CreateOcoRequest", req.createOco],
     ["OrderIdInput", orderIdSchema],
     ["Nonce", nonceSchema],
   ];

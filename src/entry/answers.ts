@@ -12,7 +12,8 @@ import type { QuoteResult } from "../core/quotes.ts";
 import type { OrderView } from "../core/views.ts";
 import { IdTable } from "../util/id-table.ts";
 
-export type OrderAnswer = (code: number, order: OrderView | null) => void;
+/** `sibling`: create-oco's stop leg (docs/API.md 18). */
+export type OrderAnswer = (code: number, order: OrderView | null, sibling?: OrderView | null) => void;
 export type CancelAnswer = (code: number) => void;
 export type CancelAllAnswer = (cancelled: number[]) => void;
 export type QuoteAnswer = (code: number, result: QuoteResult | null) => void;
@@ -56,10 +57,10 @@ export class Answers implements ResultSink {
       this.quotes.delete(id);
   }
 
-  orderResult(request: number, code: number, order: OrderView | null): void {
+  orderResult(request: number, code: number, order: OrderView | null, sibling?: OrderView | null): void {
     const answer = this.orders.take(request);
     if (answer === undefined) return;
-    answer(code, order);
+    answer(code, order, sibling);
   }
 
   cancelResult(request: number, code: number): void {

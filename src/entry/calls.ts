@@ -32,8 +32,17 @@ import {
 import { MAX_BATCH_CANCELS, MAX_BATCH_ORDERS, MAX_DEAD_MAN_SECONDS, MAX_MMP_SECONDS } from "./limits.ts";
 import type { Reply } from "./reply.ts";
 import { orderRowView, tradeRowView } from "./row-views.ts";
-import { amendOne, batchAnswer, cancelAll, cancelOne, placeOrder, quoteOne } from "./trade.ts";
-import { type ValidOrder, validateOrder } from "./validate.ts";
+import {
+  amendOne,
+  batchAnswer,
+  cancelAll,
+  cancelOne,
+  type OcoView,
+  placeOco,
+  placeOrder,
+  quoteOne,
+} from "./trade.ts";
+import { type ValidOrder, validateOco, validateOrder } from "./validate.ts";
 import { validateQuote } from "./validate-quote.ts";
 
 /** An element of create-orders' answer: the order placed, or the errors of that element. */
@@ -128,6 +137,19 @@ export function placeValid(ctx: EntryContext, caller: Caller, v: ValidOrder, rep
   caller.tag?.(v);
   placeOrder(ctx, caller.userId, v, (err, order) => (err === 0 ? reply.ok(order!) : reply.error(err)));
 }
+
+/**
+ * create-oco (docs/API.md 18): both legs in one step; a session's OCO legs carry its tag
+ * (cancel-on-disconnect) as its orders do.
+ */
+export const createOcoCall: BodyCall<OcoView> = (ctx, caller, body, fields, reply) => {
+  const v = validateOco(body, ctx.config, fields);
+  if (v.errors.length > 0) return reply.invalid(v.errors);
+  const probe = { session: 0 } as ValidOrder;
+  caller.tag?.(probe);
+  v.session = probe.session;
+  placeOco(ctx, caller.userId, v, (err, oco) => (err === 0 ? reply.ok(oco!) : reply.error(err)));
+};
 
 /** cancel-order (docs/API.md 7.2): answers null once the cancel committed. */
 export const cancelOrderCall: BodyCall<null> = (ctx, caller, body, fields, reply) => {

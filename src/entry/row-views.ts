@@ -27,6 +27,7 @@ export function orderRowView(o: OrderRow, config: ExchangeConfig, withUpdate = f
     triggerMicro: o.triggerMicro,
     cancelReason: o.cancelReason,
     trailingDelta: o.trailingDelta,
+    ocoId: o.ocoId,
   };
   return orderView(config.pairsByName.get(o.pair)!, facts, withUpdate);
 }

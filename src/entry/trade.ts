@@ -16,7 +16,7 @@ import { BUY } from "../protocol/pair/engine.ts";
 import { formatDecimal, parseDecimal } from "../util/numbers.ts";
 import type { EntryContext } from "./context.ts";
 import type { Reply } from "./reply.ts";
-import { belowMinNotional, parseAmount, parsePrice, type ValidOrder } from "./validate.ts";
+import { belowMinNotional, parseAmount, parsePrice, type ValidOco, type ValidOrder } from "./validate.ts";
 
 /** Sends a valid order to the core; `reply` gets the error code, or 0 and the order. */
 export function placeOrder(
@@ -34,6 +34,32 @@ export function placeOrder(
   const code = ctx.exchange.createOrder(userId, p.index, v, request);
   if (code === 0) return;
   // Refused at once, nothing changed: no result will come under the id.
+  answers.drop(request);
+  reply(code, null);
+}
+
+/** docs/API.md 18: create-oco's answer, the OCO's id and its legs (limit leg, stop leg). */
+export interface OcoView {
+  ocoId: number;
+  orders: [OrderView, OrderView];
+}
+
+/** Sends a valid OCO to the core; `reply` gets the error code, or 0 and the OCO. */
+export function placeOco(
+  ctx: EntryContext,
+  userId: number,
+  v: ValidOco,
+  reply: (err: number, oco: OcoView | null) => void,
+): void {
+  const p = v.pair!;
+  const { answers, metrics } = ctx;
+  const request = answers.order((err, limit, stop) => {
+    if (err !== 0) return reply(err, null);
+    metrics.order(p.index, LIMIT);
+    reply(0, { ocoId: limit!.id, orders: [limit!, stop!] });
+  });
+  const code = ctx.exchange.createOco(userId, p.index, v, request);
+  if (code === 0) return;
   answers.drop(request);
   reply(code, null);
 }
@@ -142,6 +168,11 @@ export function amendOne(
     const err = exchange.notOpenError(userId, orderId);
     if (err >= 0) reply(err, null);
     else readClosed(ctx, userId, orderId, (e) => reply(e, null));
+    return;
+  }
+  // docs/API.md 18: an OCO's legs are cancelled, not amended.
+  if (o.ocoId !== 0) {
+    reply(Code.OCO_AMEND, null);
     return;
   }
   const pair = ctx.config.pairs[o.pair];

@@ -5,7 +5,7 @@
  */
 
 import type { ExchangeConfig, PairConfig } from "../config/exchange-config.ts";
-import { type OrderInputs, STOP_DIRECTION_DOWN, STOP_DIRECTION_UP } from "../core/command.ts";
+import { type OcoInputs, type OrderInputs, STOP_DIRECTION_DOWN, STOP_DIRECTION_UP } from "../core/command.ts";
 import { LIMIT, MARKET } from "../core/exchange.ts";
 import {
   CLIENT_ORDER_ID_RE,
@@ -226,6 +226,99 @@ function stopOf(
   else errors.push([Code.STOP_DIRECTION_INVALID]);
   if ((out.flags & FLAG_POST_ONLY) !== 0) errors.push([Code.POST_ONLY_WITH_STOP]);
   if ((out.flags & ORDER_MMP) !== 0) errors.push([Code.MMP_WITH_STOP]);
+}
+
+/** The body fields of create-oco (docs/API.md 18); a session's `oco.create` takes them without nonce. */
+export const OCO_FIELDS: ReadonlySet<string> = new Set([
+  "pairName",
+  "directionType",
+  "amount",
+  "price",
+  "stopPrice",
+  "stopLimitPrice",
+  "clientOrderId",
+  "expiresAt",
+  "nonce",
+]);
+
+export interface ValidOco extends OcoInputs {
+  errors: ErrorEntry[];
+  pair: PairConfig | undefined;
+}
+
+/** A stop price field of pair `p` (above 0, within its bounds) in ticks, or 0 with `code` pushed. */
+function stopPriceOf(value: unknown, p: PairConfig, code: number, errors: ErrorEntry[]): number {
+  const pr = parseDecimal(value, p.priceDecimals);
+  if (typeof pr === "bigint" && pr > 0n && pr <= p.maxPrice) return Number(pr);
+  errors.push([code]);
+  return 0;
+}
+
+/**
+ * Validates a create-oco body (docs/API.md 18) whose fields must be in `allowed`: every failing
+ * field is reported, unknown fields last. The legs' sides of each other are checked here (a sell's
+ * `stopPrice` below its `price`, a buy's above); their sides of the last trade price are the
+ * engine's to judge.
+ */
+export function validateOco(
+  body: Record<string, unknown>,
+  config: ExchangeConfig,
+  allowed: ReadonlySet<string> = OCO_FIELDS,
+): ValidOco {
+  const errors: ErrorEntry[] = [];
+  const out: ValidOco = {
+    errors,
+    pair: undefined,
+    side: BUY,
+    price: 0,
+    amount: 0,
+    stopPrice: 0,
+    stopLimitPrice: 0,
+    clientOrderId: undefined,
+    expiresAt: 0,
+    session: 0,
+  };
+  const p = readPair(body.pairName, config, errors);
+  out.pair = p;
+  const dt = body.directionType;
+  let sided = false;
+  if (dt === undefined || dt === null) errors.push([Code.DIRECTION_REQUIRED]);
+  else if (dt === "buy" || dt === "sell") {
+    out.side = dt === "buy" ? BUY : SELL;
+    sided = true;
+  } else errors.push([Code.DIRECTION_INVALID]);
+  if (body.amount === undefined || body.amount === null) errors.push([Code.AMOUNT_REQUIRED]);
+  else if (p !== undefined) out.amount = parseAmount(body.amount, p, errors);
+  if (body.price === undefined || body.price === null) errors.push([Code.PRICE_REQUIRED]);
+  else if (p !== undefined) out.price = parsePrice(body.price, p, errors);
+  if (body.stopPrice === undefined || body.stopPrice === null) errors.push([Code.OCO_STOP_PRICE_REQUIRED]);
+  else if (p !== undefined) out.stopPrice = stopPriceOf(body.stopPrice, p, Code.STOP_PRICE_INVALID, errors);
+  const slp = body.stopLimitPrice;
+  if (slp !== undefined && slp !== null && p !== undefined)
+    out.stopLimitPrice = stopPriceOf(slp, p, Code.STOP_LIMIT_PRICE_INVALID, errors);
+  const { price, stopPrice } = out;
+  if (sided && price > 0 && stopPrice > 0 && !(out.side === SELL ? stopPrice < price : stopPrice > price))
+    errors.push([Code.OCO_STOP_PRICE_SIDE]);
+  // docs/API.md 20.5: the limit leg, and a stop-limit leg, are limit orders like any other.
+  if (
+    p !== undefined &&
+    out.amount > 0 &&
+    ((out.price > 0 && belowMinNotional(p, out.price, out.amount)) ||
+      (out.stopLimitPrice > 0 && belowMinNotional(p, out.stopLimitPrice, out.amount)))
+  )
+    errors.push([Code.NOTIONAL_BELOW_MIN, formatDecimal(p.minNotional, p.priceDecimals + p.amountDecimals)]);
+  const cid = body.clientOrderId;
+  if (cid !== undefined && cid !== null) {
+    if (typeof cid !== "string" || !CLIENT_ORDER_ID_RE.test(cid)) errors.push([Code.CLIENT_ORDER_ID_INVALID]);
+    else out.clientOrderId = cid;
+  }
+  if (allowed.has("expiresAt")) {
+    const at = expiresAtOf(body);
+    if (at < 0) errors.push([Code.EXPIRES_AT_INVALID]);
+    else out.expiresAt = at;
+  }
+  for (const e of unknownFields(body, allowed)) errors.push(e);
+  return out;
 }
 
 /**

@@ -26,6 +26,7 @@ import {
   ERR_INSUFFICIENT_FUNDS,
   ERR_MMP_FROZEN,
   ERR_NO_LIQUIDITY,
+  ERR_OCO_PRICE,
   ERR_ORDER_NOT_FOUND,
   ERR_QUOTE_LEVELS,
   ERR_STOP_WOULD_TRIGGER,
@@ -151,6 +152,14 @@ export const ERRORS = {
     field: "stopPrice",
     en: "The last trade price already meets this stop condition",
     ru: "Цена последней сделки уже удовлетворяет условию стоп-заявки",
+  },
+  /** docs/API.md 18: an OCO's limit leg price on the wrong side of the pair's last trade price. */
+  OCO_PRICE_SIDE: {
+    code: ERR_OCO_PRICE,
+    status: 400,
+    field: "price",
+    en: "An OCO's price must be above the last trade price for a sell and below it for a buy",
+    ru: "Цена OCO должна быть выше цены последней сделки для продажи и ниже неё для покупки",
   },
 
   // 200-209 request body
@@ -1257,6 +1266,38 @@ export const ERRORS = {
     field: "stopPrice",
     en: "Only a stop order at a fixed stopPrice that has not triggered has a stopPrice to amend",
     ru: "Изменить stopPrice можно только у стоп-заявки с заданным stopPrice, которая ещё не сработала",
+  },
+  /** docs/API.md 18: create-oco's stopPrice on the wrong side of its price. */
+  OCO_STOP_PRICE_SIDE: {
+    code: 691,
+    status: 400,
+    field: "stopPrice",
+    en: "An OCO's stopPrice must be below its price for a sell and above it for a buy",
+    ru: "stopPrice у OCO должен быть ниже price для продажи и выше него для покупки",
+  },
+  /** docs/API.md 18: amend-order of either leg of an OCO. */
+  OCO_AMEND: {
+    code: 692,
+    status: 400,
+    field: "orderId",
+    en: "An OCO leg cannot be amended: cancel it (both legs are cancelled) and create a new OCO",
+    ru: "Ногу OCO нельзя изменить: отмените её (отменятся обе ноги) и создайте новую OCO",
+  },
+  /** docs/API.md 18: create-oco's stopLimitPrice. */
+  STOP_LIMIT_PRICE_INVALID: {
+    code: 693,
+    status: 400,
+    field: "stopLimitPrice",
+    en: "stopLimitPrice must be a price of the pair: above 0, at most its price decimals and its maxPrice",
+    ru: "stopLimitPrice должен быть ценой пары: больше 0, не больше её знаков цены и её maxPrice",
+  },
+  /** docs/API.md 18: create-oco without stopPrice. */
+  OCO_STOP_PRICE_REQUIRED: {
+    code: 694,
+    status: 400,
+    field: "stopPrice",
+    en: "stopPrice is required",
+    ru: "Нужно указать stopPrice",
   },
 } as const satisfies Record<string, ErrorDef>;
 

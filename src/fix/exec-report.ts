@@ -30,6 +30,8 @@ export interface FixOrder {
   readonly cancelReason: string | undefined;
   /** TimeInForce(59) when the order has one. */
   readonly tif: string | undefined;
+  /** ListID(66): an OCO leg's OCO id (docs/API.md 18.1), 0 for any other order. */
+  readonly ocoId: number;
   readonly amount: number;
   /** Ticks of a limit order (0 for a market order). */
   readonly price: number;
@@ -93,6 +95,7 @@ export function fixOrderOf(view: OrderView, config: ExchangeConfig): FixOrder {
     triggered: view.triggered === true,
     cancelReason: view.cancelReason,
     tif: view.timeInForce === undefined ? undefined : TIF.get(view.timeInForce),
+    ocoId: view.ocoId ?? 0,
     amount: unitsOf(view.amount, pair.amountDecimals),
     // A triggered stop-market order's `price` is its average (docs/API.md 18): not a limit.
     price: limit ? unitsOf(view.price, pair.priceDecimals) : 0,
@@ -164,6 +167,7 @@ function factsOf(o: FixOrder): string {
   if (o.ordType === "2" || o.ordType === "4") text += field(44, unitsText(o.price, p.priceDecimals));
   if (o.stopPx > 0) text += field(99, unitsText(o.stopPx, p.priceDecimals));
   if (o.tif !== undefined) text += field(59, o.tif);
+  if (o.ocoId > 0) text += field(66, o.ocoId);
   return text;
 }
 
@@ -181,7 +185,8 @@ export function execReport(o: FixOrder, s: ReportState): OutMsg {
     field(151, done ? "0" : unitsText(o.amount - s.cum, p.amountDecimals)) +
     field(6, avgPx(s.quote, s.cum, p)) +
     field(60, fixTime(Date.now()));
-  // docs/API.md 18: a triggered order that ended cancelled whole says why.
+  // docs/API.md 18: a triggered order that ended cancelled whole says why, and so does an OCO leg
+  // its sibling cancelled.
   if (s.execType === "4" && o.cancelReason !== undefined) body += field(58, o.cancelReason);
   const f = s.fill;
   if (f !== undefined) {

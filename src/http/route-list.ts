@@ -16,6 +16,7 @@ import { cancelAllOrders } from "./routes/cancel-all-orders.ts";
 import { cancelOrder } from "./routes/cancel-order.ts";
 import { cancelOrders } from "./routes/cancel-orders.ts";
 import { chart } from "./routes/chart.ts";
+import { createOco } from "./routes/create-oco.ts";
 import { createOrder } from "./routes/create-order.ts";
 import { createOrders } from "./routes/create-orders.ts";
 import { executions } from "./routes/executions.ts";
@@ -79,6 +80,8 @@ export const REST_ROUTES: readonly Route[] = [
   transfers,
   // docs/API.md 16 executions that survive a reconnect
   executions,
+  // docs/API.md 18 conditional orders
+  createOco,
   // docs/API.md 20 what trading bots need
   account,
   // service

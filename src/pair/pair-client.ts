@@ -27,6 +27,7 @@ import {
   MMP_RESET_CMD,
   MMP_SET_CMD,
   MOVE_CMD,
+  OCO_CMD,
   OP_CANCEL,
   OP_FUNDS,
   OP_LIMIT,
@@ -34,6 +35,7 @@ import {
   OP_MMP_RESET,
   OP_MMP_SET,
   OP_MOVE,
+  OP_OCO,
   OP_QUOTE,
   OP_QUOTE_LEVEL,
   OP_REDUCE,
@@ -338,6 +340,32 @@ export class PairChannel {
     f[o + STOP_CMD.flags] = flags;
     f[o + STOP_CMD.stopPrice] = stopPrice;
     f[o + STOP_CMD.trailingDelta] = trailingDelta;
+    this.sent();
+    return true;
+  }
+
+  /** docs/API.md 18: an OCO's two legs in one command (OCO_CMD); false when the ring is full. */
+  sendOco(
+    orderId: number,
+    user: number,
+    mode: number,
+    price: number,
+    qty: number,
+    stopPrice: number,
+    stopLimitPrice: number,
+    time: number,
+  ): boolean {
+    const o = this.reserve(OP_OCO);
+    if (o < 0) return false;
+    const f = this.commands.f64;
+    f[o + OCO_CMD.orderId] = orderId;
+    f[o + OCO_CMD.user] = user;
+    f[o + OCO_CMD.mode] = mode;
+    f[o + OCO_CMD.price] = price;
+    f[o + OCO_CMD.qty] = qty;
+    f[o + OCO_CMD.stopPrice] = stopPrice;
+    f[o + OCO_CMD.stopLimitPrice] = stopLimitPrice;
+    f[o + OCO_CMD.time] = time;
     this.sent();
     return true;
   }

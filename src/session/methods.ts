@@ -24,6 +24,7 @@ import {
   cancelAllOrdersCall,
   cancelOrderCall,
   cancelOrdersCall,
+  createOcoCall,
   createOrderCall,
   createOrdersCall,
   executionsCall,
@@ -42,7 +43,7 @@ import {
 import type { EntryContext } from "../entry/context.ts";
 import { OPEN_ORDERS_PAIR, unknownFields } from "../entry/fields.ts";
 import type { Reply } from "../entry/reply.ts";
-import { CREATE_FIELDS, ORDER_FIELDS } from "../entry/validate.ts";
+import { CREATE_FIELDS, OCO_FIELDS, ORDER_FIELDS } from "../entry/validate.ts";
 import { QUOTE_FIELDS } from "../entry/validate-quote.ts";
 import { Code } from "../errors/catalogue.ts";
 import type { Lang } from "../errors/language.ts";
@@ -60,6 +61,7 @@ import {
   renderEmpty,
   renderExecutions,
   renderMmp,
+  renderOco,
   renderOrder,
   renderOrders,
   renderQuote,
@@ -78,6 +80,7 @@ import {
   cancelledSchema,
   executionsSchema,
   mmpSchema,
+  ocoResultSchema,
   orderListSchema,
   orderWithUpdateSchema,
   quoteResultSchema,
@@ -224,6 +227,8 @@ export const SESSION_CALLS: readonly SessionCall[] = [
     CANCEL_ALL_AFTER_FIELDS,
     renderTriggerTime,
   ),
+  // docs/API.md 18: counts as an order-creating call for cancel-on-disconnect (its legs carry the tag).
+  bodyCall("oco.create", (s) => s.createOco, ocoResultSchema, createOcoCall, OCO_FIELDS, renderOco),
   // One branch per pair: `noNonce` takes `nonce` out of each.
   bodyCall("quote.replace", (s) => s.quote, quoteResultSchema, quoteCall, QUOTE_FIELDS, renderQuote),
   own({

@@ -15,6 +15,7 @@ import type {
   ExecutionView,
   MmpView,
 } from "../entry/calls.ts";
+import type { OcoView } from "../entry/trade.ts";
 import { errorBody, multiErrorBody } from "../errors/bodies.ts";
 import type { Lang } from "../errors/language.ts";
 import { serialize } from "./schemas.ts";
@@ -24,6 +25,10 @@ export type Render<T> = (result: T, lang: Lang) => string;
 
 /** An order (docs/API.md 5.1, with `update`). */
 export const renderOrder: Render<OrderView> = (order) => serialize.order(order);
+
+/** create-oco (docs/API.md 18): `{"ocoId", "orders": [limit leg, stop leg]}`. */
+export const renderOco: Render<OcoView> = (oco) =>
+  `{"ocoId":${oco.ocoId},"orders":[${serialize.order(oco.orders[0])},${serialize.order(oco.orders[1])}]}`;
 
 /** Orders (docs/API.md 8.6 open orders). */
 export const renderOrders: Render<OrderView[]> = (orders) => serialize.orders(orders);

@@ -335,6 +335,46 @@ function anyPairDecimal(config: ExchangeConfig, of: "amount" | "price"): Schema 
 }
 
 /**
+ * create-oco (docs/API.md 18): one branch per pair, keyed by `pairName`, with its decimals and
+ * bounds. The legs' sides (of the last trade price, of each other) are in the descriptions.
+ */
+function ocoSchema(config: ExchangeConfig, withNonce: boolean): Schema {
+  return {
+    type: "object",
+    description:
+      "One branch per configured pair (keyed by `pairName`). A sell needs price above and stopPrice " +
+      "below the last trade price (a buy: the reverse; a pair that never traded: stopPrice below price " +
+      "for a sell, above it for a buy), else a 400 on the field that is wrong.",
+    oneOf: config.pairs.map((p) => {
+      const properties: Schema = {
+        pairName: { const: p.name },
+        directionType: { type: "string", enum: ["buy", "sell"] },
+        amount: amountOf(p),
+        price: { ...priceOf(p), description: "The limit leg's price: a post-only GTC limit order" },
+        stopPrice: {
+          ...priceOf(p),
+          description: "The stop leg's stop price (down for a sell, up for a buy)",
+        },
+        stopLimitPrice: orNull(
+          priceOf(p),
+          "The stop leg's limit price once triggered (stop-limit); absent or null: a stop-market",
+        ),
+        clientOrderId: orNull(clientOrderId, "Optional, the limit leg's; null counts as not given"),
+      };
+      if (withNonce) properties.nonce = nonceSchema;
+      properties.expiresAt = expiresAtSchema;
+      return {
+        title: p.name,
+        type: "object",
+        properties,
+        required: ["pairName", "directionType", "amount", "price", "stopPrice"],
+        additionalProperties: false,
+      };
+    }),
+  };
+}
+
+/**
  * A mass quote (docs/API.md 8.12): one branch per pair, keyed by `pairName`, each level `[price,
  * amount]` with that pair's decimals and bounds. The ordering rules (bids strictly decreasing,
  * asks strictly increasing, best bid below best ask) are in the descriptions: JSON Schema cannot
@@ -389,6 +429,8 @@ export interface RequestSchemas {
   mmpReset: Schema;
   /** docs/API.md 8.12 mass quote. */
   quote: Schema;
+  /** docs/API.md 18 create-oco. */
+  createOco: Schema;
   listenKey: Schema;
   listenKeyClose: Schema;
   adminUser: Schema;
@@ -559,6 +601,7 @@ export function requestSchemas(config: ExchangeConfig): RequestSchemas {
       additionalProperties: false,
     },
     quote: quoteSchema(config),
+    createOco: ocoSchema(config, true),
     listenKey: {
       type: "object",
       properties: { listenKey: { ...listenKey, description: "Absent: a new key" }, nonce: nonceSchema },

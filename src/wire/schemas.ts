@@ -152,7 +152,10 @@ const orderOptionProps = {
   quote: bool,
 } as const;
 
-/** docs/API.md 18: present only on a stop order (`triggerTime` once triggered, `cancelReason` when ended so). */
+/**
+ * docs/API.md 18: present only on a stop order (`triggerTime` once triggered, `cancelReason` when
+ * ended so) or an OCO leg (`ocoId`; `cancelReason` "OCO" when its sibling cancelled it).
+ */
 const stopProps = {
   stopPrice: num,
   /** A trailing stop's delta; its stopPrice is absent until the pair's first trade. */
@@ -160,7 +163,9 @@ const stopProps = {
   stopDirection: { type: "string", enum: ["up", "down"] },
   triggered: bool,
   triggerTime: word,
-  cancelReason: { type: "string", enum: ["NO_LIQUIDITY", "INSUFFICIENT_FUNDS", "NOTIONAL_BELOW_MIN"] },
+  cancelReason: { type: "string", enum: ["NO_LIQUIDITY", "INSUFFICIENT_FUNDS", "NOTIONAL_BELOW_MIN", "OCO"] },
+  /** docs/API.md 18: an OCO leg's OCO id, the id of its limit leg. */
+  ocoId: int,
 } as const;
 
 /** docs/API.md 5.1 Order, with updateTime (create-order response). */
@@ -501,6 +506,16 @@ export const quoteResultSchema = {
     },
   },
   required: ["cancelled", "placed"],
+  additionalProperties: false,
+} as const;
+/** docs/API.md 18 create-oco answer: the OCO's id and its legs, limit leg first. */
+export const ocoResultSchema = {
+  type: "object",
+  properties: {
+    ocoId: int,
+    orders: { type: "array", items: orderWithUpdateSchema, minItems: 2, maxItems: 2 },
+  },
+  required: ["ocoId", "orders"],
   additionalProperties: false,
 } as const;
 /** docs/API.md 8.7 answer. */

@@ -10,7 +10,8 @@
  * deposited, nothing is negative, both in memory and in what recovery would rebuild from the
  * committed rows (the balance snapshots plus the trades committed after them, migration 005).
  * Checked whenever nothing is in flight: each user's reservation is exactly what its open orders
- * hold (a buy: price × open amount of quote; a sell: open amount of base).
+ * hold (a buy: price × open amount of quote; a sell: open amount of base), an OCO's two open legs
+ * one shared hold (docs/API.md 18.1: the waiting stop leg only what it holds beyond its limit leg).
  */
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
@@ -46,6 +47,7 @@ type Cmd =
   | { k: "cancel"; user: number; pick: number }
   | { k: "amend"; user: number; pick: number; price: number; amount: number }
   | { k: "cancelAll"; user: number }
+  | { k: "oco"; user: number; side: 0 | 1; price: number; gap: number; stopLimit: boolean; amount: number }
   | { k: "deposit"; user: number; currency: 0 | 1 };
 
 const user = fc.integer({ min: 0, max: USERS - 1 });
@@ -69,6 +71,19 @@ const cmd: fc.Arbitrary<Cmd> = fc.oneof(
     arbitrary: fc.record({ k: fc.constant("amend" as const), user, pick: fc.nat(), price, amount }),
   },
   { weight: 1, arbitrary: fc.record({ k: fc.constant("cancelAll" as const), user }) },
+  // docs/API.md 18.1: the limit leg `gap` ticks on one side of `price`, the stop on the other.
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      k: fc.constant("oco" as const),
+      user,
+      side,
+      price,
+      gap: fc.integer({ min: 1, max: 12 }),
+      stopLimit: fc.boolean(),
+      amount,
+    }),
+  },
   // A deposit between balance snapshots writes its row at once, stamped with the trades so far.
   {
     weight: 1,
@@ -148,6 +163,7 @@ describe("ledger invariant", () => {
     });
 
     let nextUser = 0;
+    let ocoPairsSeen = 0;
     try {
       await fc.assert(
         fc.asyncProperty(
@@ -208,6 +224,28 @@ describe("ledger invariant", () => {
                         },
                         request,
                       );
+                    } else if (c.k === "oco") {
+                      request = edge.order((err, limit, stop) => {
+                        if (err === 0) ids[c.user].push(limit!.id, stop!.id);
+                        done();
+                      });
+                      const sell = c.side === SELL;
+                      const stopPrice = sell ? c.price - c.gap : c.price + c.gap;
+                      code = exchange.createOco(
+                        u,
+                        0,
+                        {
+                          side: c.side,
+                          price: sell ? c.price + c.gap : c.price - c.gap,
+                          amount: c.amount,
+                          stopPrice,
+                          stopLimitPrice: c.stopLimit ? stopPrice : 0,
+                          clientOrderId: undefined,
+                          expiresAt: 0,
+                          session: 0,
+                        },
+                        request,
+                      );
                     } else if (c.k === "cancel" || c.k === "amend") {
                       const mine = ids[c.user];
                       if (mine.length === 0) return done();
@@ -239,11 +277,24 @@ describe("ledger invariant", () => {
               assert.equal(exchange.inFlight(0), 0);
               // Quiet: each reservation is exactly what the open orders hold.
               const held = new Map<string, bigint>();
-              for (const o of exchange.open.values()) {
+              const own = (o: { side: number; price: number; amount: number; used: number }) => {
                 const left = BigInt(o.amount - o.used);
+                return o.side === BUY ? BigInt(o.price) * left : left;
+              };
+              let ocos = 0;
+              for (const o of exchange.open.values()) {
                 const key = `${o.user}:${o.side === BUY ? USDT : BTC}`;
-                held.set(key, (held.get(key) ?? 0n) + (o.side === BUY ? BigInt(o.price) * left : left));
+                let hold = own(o);
+                // A waiting OCO stop leg beside its open limit leg: the shared hold's rest.
+                const limitLeg =
+                  o.ocoId !== o.id && o.triggerMicro === 0 ? exchange.open.get(o.ocoId) : undefined;
+                if (o.ocoId !== 0 && limitLeg !== undefined) {
+                  ocos++;
+                  hold = hold > own(limitLeg) ? hold - own(limitLeg) : 0n;
+                }
+                held.set(key, (held.get(key) ?? 0n) + hold);
               }
+              ocoPairsSeen += ocos;
               for (const u of users) {
                 for (const c of [BTC, USDT]) {
                   assert.equal(ledger.reserved(u, c), held.get(`${u}:${c}`) ?? 0n, `user ${u} currency ${c}`);
@@ -262,6 +313,7 @@ describe("ledger invariant", () => {
         { numRuns: 25, seed: 20261123 },
       );
       assert.ok(commits > 25, `${commits} commits checked`);
+      assert.ok(ocoPairsSeen > 10, `${ocoPairsSeen} open OCO pairs checked`);
       assert.deepEqual(violations, []);
     } finally {
       checking = false;

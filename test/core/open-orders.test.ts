@@ -41,6 +41,8 @@ function order(id: number, user: number, pair: number, session = 0): OrderState 
     triggerMicro: 0,
     cancelReason: 0,
     trailingDelta: 0,
+    ocoId: 0,
+    oco: null,
   };
 }
 

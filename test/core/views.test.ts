@@ -44,6 +44,7 @@ function facts(over: Partial<OrderFacts> = {}): OrderFacts {
     triggerMicro: 0,
     cancelReason: 0,
     trailingDelta: 0,
+    ocoId: 0,
     ...over,
   };
 }

@@ -416,8 +416,8 @@ describe("batch journal", { concurrency: true }, () => {
     counts[TRADE.id] = 1;
     counts[EXECUTION.id] = 1;
     // Migration 015's stop columns came later still: 4 in ORDER, 2 in ORDER_UPDATE; 016's
-    // trailing_delta: 1 in ORDER.
-    assert.equal(ORDER.stride, order.length + 1 + 4 + 1);
+    // trailing_delta and 017's oco_id: 1 each in ORDER.
+    assert.equal(ORDER.stride, order.length + 1 + 4 + 1 + 1);
     assert.equal(ORDER_UPDATE.stride, update.length + 1 + 2);
     assert.equal(TRADE.stride, trade.length);
     const slots = new Float64Array([...order, ...update, ...trade, ...execution]);
@@ -464,7 +464,7 @@ describe("batch journal", { concurrency: true }, () => {
     const counts = new Array(KIND_COUNT).fill(0);
     counts[ORDER.id] = 1;
     counts[ORDER_UPDATE.id] = 1;
-    assert.equal(ORDER.stride, order.length + 4 + 1);
+    assert.equal(ORDER.stride, order.length + 4 + 1 + 1);
     assert.equal(ORDER_UPDATE.stride, update.length + 2);
     const slots = new Float64Array([...order, ...update]);
     const bytes = Buffer.concat([Buffer.from([0]), Buffer.from(slots.buffer)]);
@@ -515,7 +515,7 @@ describe("batch journal", { concurrency: true }, () => {
     const counts = new Array(KIND_COUNT).fill(0);
     counts[ORDER.id] = 1;
     counts[ORDER_UPDATE.id] = 1;
-    assert.equal(ORDER.stride, order.length + 1);
+    assert.equal(ORDER.stride, order.length + 1 + 1);
     assert.equal(ORDER_UPDATE.stride, update.length);
     const slots = new Float64Array([...order, ...update]);
     const bytes = Buffer.concat([Buffer.from([0]), Buffer.from(slots.buffer)]);
@@ -549,6 +549,43 @@ describe("batch journal", { concurrency: true }, () => {
             trailing_delta: 0,
           },
         ],
+      );
+    } finally {
+      db.close();
+    }
+  });
+
+  it("replays a row written before OCO orders with its stop and trailing delta kept and no OCO id", () => {
+    const file = `${tmp.dir}/before-oco.db`;
+    openDatabase(file).close();
+    const j = openJournal(file);
+    const w = journalWriter(j);
+    // The layout of that version (LAYOUT_BEFORE_OCO): ORDER (20 slots) with trailing_delta (a
+    // trailing stop of delta 5.00 at 49,000.00, down) but without oco_id; ORDER_UPDATE as now.
+    const order = [9, 1, 0, 1, 0, 5000000, 100, 0, 0, 200, 200, 0, -1, 1, 0, 4900000, 2, 0, 0, 500];
+    const update = [5000000, 100, 50, 0, 300, 2, 1, 0, 0, 9];
+    const counts = new Array(KIND_COUNT).fill(0);
+    counts[ORDER.id] = 1;
+    counts[ORDER_UPDATE.id] = 1;
+    assert.equal(ORDER.stride, order.length + 1);
+    assert.equal(ORDER_UPDATE.stride, update.length);
+    const slots = new Float64Array([...order, ...update]);
+    const bytes = Buffer.concat([Buffer.from([0]), Buffer.from(slots.buffer)]);
+    j.transaction(() => {
+      w.appendSym(0, "btc_usdt");
+      j.prepare(
+        "INSERT INTO journal (seq, counts, slots, strs, settled_below, layout) VALUES (?, ?, ?, ?, ?, 4)",
+      ).run(1, JSON.stringify(counts), bytes, JSON.stringify(["0", "250000000"]), 1);
+    }).immediate();
+    j.close();
+    const db = openDatabase(file);
+    try {
+      assert.equal(replayJournal(db), 1);
+      assert.deepEqual(
+        db
+          .prepare("SELECT id, amount_used, stop_price, stop_direction, trailing_delta, oco_id FROM orders")
+          .all(),
+        [{ id: 9, amount_used: 50, stop_price: 4900000, stop_direction: 2, trailing_delta: 500, oco_id: 0 }],
       );
     } finally {
       db.close();

@@ -93,6 +93,7 @@ describe("DbReader", () => {
       triggerMicro: 0,
       cancelReason: 0,
       trailingDelta: 0,
+      ocoId: 0,
     });
     assert.equal(p1.items.find((o) => o.id === 77)!.isCancelled, true);
     const p3 = await reader.userOrders(1, 3, 20);

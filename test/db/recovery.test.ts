@@ -61,6 +61,7 @@ describe("recovery", () => {
         triggerMicro: 0,
         cancelReason: 0,
         trailingDelta: 0,
+        ocoId: 0,
       };
       w.order(
         id,

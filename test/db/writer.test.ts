@@ -122,6 +122,7 @@ describe("DbWriter", () => {
         trigger_micro: 0,
         cancel_reason: 0,
         trailing_delta: 0,
+        oco_id: 0,
       },
       {
         id: 8,
@@ -144,6 +145,7 @@ describe("DbWriter", () => {
         trigger_micro: 0,
         cancel_reason: 0,
         trailing_delta: 0,
+        oco_id: 0,
       },
     ]);
     assert.deepEqual(db.prepare("SELECT * FROM trades").all(), [

@@ -9,6 +9,8 @@
  *            + Σ open limit sells (amount − amountUsed) of the base
  *            + Σ waiting stop-market sells (amount) of the base (docs/API.md 18; a waiting
  *              stop-market buy holds nothing, a waiting stop-limit holds as a limit order)
+ *            except that an OCO's waiting stop leg beside its open limit leg holds only what it
+ *            would hold beyond the limit leg's (the two share one hold)
  * and for every (pair, direction): Σ amountUsed of the user's orders = Σ amounts of its trades.
  * Each book equals the aggregation of every user's open limit orders that are not waiting stops,
  * and is not crossed.
@@ -117,17 +119,23 @@ export function expectedLedger(state: UserState): {
       add(total, p.quote, cost);
     }
   }
-  for (const o of state.orders) {
-    if (!isOpen(o)) continue;
-    const p = pairSpec(o.pairName);
+  const holdOf = (o: Order): bigint => {
     const left = dec(o.amount) - dec(o.amountUsed);
-    if (o.tradeType !== "limit") {
-      // Only a waiting stop-market order is open; a sell holds its amount (docs/API.md 18).
-      if (o.directionType === "sell") add(reserved, p.base, left);
-      continue;
+    // Only a waiting stop-market order is open; a sell holds its amount (docs/API.md 18).
+    if (o.tradeType !== "limit") return o.directionType === "sell" ? left : 0n;
+    return o.directionType === "buy" ? mul(dec(o.price), left) : left;
+  };
+  const open = new Map<number, Order>();
+  for (const o of state.orders) if (isOpen(o)) open.set(o.id, o);
+  for (const o of open.values()) {
+    const p = pairSpec(o.pairName);
+    let hold = holdOf(o);
+    const limitLeg = o.ocoId !== undefined && o.ocoId !== o.id ? open.get(o.ocoId) : undefined;
+    if (limitLeg !== undefined && o.triggered === false) {
+      const shared = holdOf(limitLeg);
+      hold = hold > shared ? hold - shared : 0n;
     }
-    if (o.directionType === "buy") add(reserved, p.quote, mul(dec(o.price), left));
-    else add(reserved, p.base, left);
+    add(reserved, o.directionType === "buy" ? p.quote : p.base, hold);
   }
   return { total, reserved };
 }

@@ -55,6 +55,8 @@ const STATE_CODES = new Set([
   "STOP_AMEND_NOT_WAITING",
   "TRAILING_AMEND_NOT_TRAILING",
   "STOP_MARKET_PRICE",
+  // docs/API.md 18: an OCO's price against the pair's last trade price.
+  "OCO_PRICE_SIDE",
 ]);
 
 type Json = Record<string, unknown>;
@@ -324,6 +326,40 @@ function withPairRules(body: Json): void {
   }
 }
 
+/** A decimal field of a generated body as a number (a JSON number, its text, or a decimal string). */
+const decimalOf = (v: unknown): number => Number(toJson(v).replaceAll('"', ""));
+
+/**
+ * docs/API.md 18: an OCO's prices on the sides the document states only in words: a sell's price
+ * above and its stopPrice below the pair's last trade price (a buy: the reverse), a few ticks off
+ * it; on a pair that never traded, the two swapped when the other way round.
+ */
+async function withOcoSides(body: Json): Promise<void> {
+  const pair = PAIRS.find((p) => p.name === body.pairName);
+  if (pair === undefined || body.price === undefined || body.stopPrice === undefined) return;
+  const sell = body.directionType === "sell";
+  const last = ok(await server.public.history(pair.name, { limit: 1 }), "last trade")[0]?.price;
+  if (last === undefined) {
+    const above = decimalOf(body.price) > decimalOf(body.stopPrice);
+    if (above !== sell) [body.price, body.stopPrice] = [body.stopPrice, body.price];
+    return;
+  }
+  const tick = 10 ** -pair.priceDecimals;
+  const ticks = Math.round(last / tick);
+  if (ticks < 2) return;
+  const off = Math.max(1, Math.min(ticks - 1, 1 + Math.floor(Math.random() * 5)));
+  const at = (n: number) => (n * tick).toFixed(pair.priceDecimals);
+  body.price = at(sell ? ticks + off : ticks - off);
+  body.stopPrice = at(sell ? ticks - off : ticks + off);
+}
+
+/** The field an OCO body breaks the sides rule on (withOcoSides), or undefined. */
+function ocoFieldRefused(body: Json): string | undefined {
+  const price = decimalOf(body.price);
+  const stop = decimalOf(body.stopPrice);
+  return (body.directionType === "sell" ? stop < price : stop > price) ? undefined : "stopPrice";
+}
+
 /**
  * A quote ladder in the order the document states only in words (docs/API.md 8.12): bids strictly
  * decreasing, asks strictly increasing, the best bid below the best ask.
@@ -469,6 +505,7 @@ describe("requests generated from the OpenAPI document", () => {
             // others check that the server refuses what breaks them.
             if (op.path === "/1.0/trade/amend-order" && Math.random() < 0.75) withPairRules(req.body!);
             if (op.path === "/1.0/trade/quote" && Math.random() < 0.75) withLadderInOrder(req.body!);
+            if (op.path === "/1.0/trade/create-oco" && Math.random() < 0.75) await withOcoSides(req.body!);
             const res = await send(op, req);
             if (res.status === 200) accepted++;
             remember(res);
@@ -478,7 +515,9 @@ describe("requests generated from the OpenAPI document", () => {
                 ? amendFieldRefused(req.body!)
                 : op.path === "/1.0/trade/quote"
                   ? quoteFieldRefused(req.body!)
-                  : undefined;
+                  : op.path === "/1.0/trade/create-oco"
+                    ? ocoFieldRefused(req.body!)
+                    : undefined;
             if (refused !== undefined)
               return assertRefused(describeCase(op, req, res), res.status, res.body, refused);
             assertAccepted(describeCase(op, req, res), res.status, res.body);

@@ -218,6 +218,31 @@ describe("FIX stop orders", () => {
     await c.logout();
   });
 
+  it("reports both legs of an OCO with ListID(66) and the sibling's cancel with Text(58) OCO", async () => {
+    const u = await server.newUser({ btc: "1" });
+    const c = await fixLogon(server, u);
+    const last = expectOk(await server.public.history("btc_usdt", { limit: 1 }))[0]?.price ?? 100;
+    const oco = expectOk(
+      await u.client.createOco({
+        pairName: "btc_usdt",
+        directionType: "sell",
+        amount: "0.1",
+        price: String(Math.ceil(last * 2)),
+        stopPrice: String(Math.floor(last / 2)),
+        clientOrderId: "fix-oco-1",
+      }),
+    );
+    const [limitId, stopId] = oco.orders.map((o) => String(o.id));
+    const nw = await nextReport(c, "0", "fix-oco-1");
+    assert.deepEqual([nw.get(37), nw.get(66), nw.get(40)], [limitId, String(oco.ocoId), "2"]);
+    const stopNew = await c.next((m) => m.msgType === "8" && m.get(150) === "0" && m.get(37) === stopId);
+    assert.deepEqual([stopNew.get(66), stopNew.get(40), stopNew.get(11)], [String(oco.ocoId), "3", "NONE"]);
+    expectOk(await u.client.cancelOrder(oco.ocoId));
+    const gone = await c.next((m) => m.msgType === "8" && m.get(150) === "4" && m.get(37) === stopId);
+    assert.deepEqual([gone.get(66), gone.get(58), gone.get(39)], [String(oco.ocoId), "OCO", "4"]);
+    await c.logout();
+  });
+
   it("refuses a stop message as REST refuses the order, and a StopPx that is no price with Reject(3)", async () => {
     const u = await server.newUser({ usdt: "10000" });
     const c = await RawFix.logon(fixPortOf(server), u, "STOPREF");

@@ -21,6 +21,7 @@ import {
   DONE_MMP,
   DONE_REMAINDER,
   DONE_SELF_TRADE,
+  type DoneReason,
   ERR_AMEND_TOO_SMALL,
   ERR_BELOW_MIN_NOTIONAL,
   ERR_DUPLICATE_ID,
@@ -448,11 +449,11 @@ export class ReferenceOrderBook implements MatchingBook {
     return OK;
   }
 
-  cancel(orderId: number): ResultCode {
+  cancel(orderId: number, reason: DoneReason = DONE_CANCELLED): ResultCode {
     const order = this.find(orderId);
     if (order === undefined) return ERR_ORDER_NOT_FOUND;
     this.remove(order);
-    this.events.done(order.id, order.user, order.side, DONE_CANCELLED, order.left);
+    this.events.done(order.id, order.user, order.side, reason, order.left);
     const changed = new LevelSet();
     changed.add(order.side, order.price);
     this.reportLevels(changed);

@@ -5,7 +5,9 @@
  * reading of the rule written here without sorted lists: after each command, scan every waiting
  * stop against every trade price of the step (a trailing stop against each price in turn, moving
  * after it), trigger the ones met in id order, run each, and scan again against its own trades. Result codes and the exact event lists must agree after every
- * command, triggered market buys included (each user's budget is fixed per run).
+ * command, triggered market buys included (each user's budget is fixed per run). OCO pairs too:
+ * a leg that trades or ends cancels its sibling before the step's triggers; a stop leg that
+ * triggers cancels its limit leg before it runs.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -17,10 +19,13 @@ import {
   DONE_CANCELLED,
   DONE_INSUFFICIENT_FUNDS,
   DONE_NO_LIQUIDITY,
+  DONE_OCO,
   type DoneReason,
   ERR_BELOW_MIN_NOTIONAL,
   ERR_INSUFFICIENT_FUNDS,
+  ERR_OCO_PRICE,
   ERR_STOP_WOULD_TRIGGER,
+  FLAG_POST_ONLY,
   NO_BUDGET,
   OK,
   type ResultCode,
@@ -62,6 +67,11 @@ class NaiveStops {
   private prices: number[] = [];
   private last = -1;
   private readonly waiting: NaiveStop[] = [];
+  /** OCO legs: id to sibling id; the legs that traded (as makers) or ended in the current run. */
+  private readonly legs = new Map<number, number>();
+  private hits: number[] = [];
+  /** The triggered stops of the step not run yet. */
+  private queue: NaiveStop[] = [];
   readonly book: ReferenceOrderBook;
 
   constructor(private readonly budgets: (user: number) => number) {
@@ -71,10 +81,14 @@ class NaiveStops {
       trade: (...a) => {
         this.prices.push(a[5]);
         this.last = a[5];
+        if (this.legs.has(a[3])) this.hits.push(a[3]);
         rec.trade(...a);
       },
       rested: (...a) => rec.rested(...a),
-      done: (...a) => rec.done(...a),
+      done: (...a) => {
+        if (this.legs.has(a[0])) this.hits.push(a[0]);
+        rec.done(...a);
+      },
       mmp: (...a) => rec.mmp(...a),
       quoted: (...a) => rec.quoted(...a),
       level: (...a) => rec.level(...a),
@@ -97,23 +111,66 @@ class NaiveStops {
     return OK;
   }
 
-  cancel(id: number): ResultCode {
-    const i = this.waiting.findIndex((s) => s.id === id);
-    if (i < 0) return this.book.cancel(id);
-    const [s] = this.waiting.splice(i, 1);
-    this.rec.done(s.id, s.user, sideOf(s.mode), DONE_CANCELLED, s.qty);
+  /**
+   * docs/API.md 18: an OCO, its limit leg `id` (post-only) and its stop leg `id + 1`: a sell's
+   * price above the last trade price and its stop price below it (a buy: the reverse).
+   */
+  oco(id: number, user: number, mode: number, price: number, qty: number, stopPrice: number, limit: number) {
+    const sell = (mode & STOP_SELL) !== 0;
+    if (this.last >= 0) {
+      if (sell ? price <= this.last : price >= this.last) return ERR_OCO_PRICE;
+      if (sell ? stopPrice >= this.last : stopPrice <= this.last) return ERR_STOP_WOULD_TRIGGER;
+    }
+    const r = this.book.limit(id, user, sell ? SELL : BUY, price, qty, FLAG_POST_ONLY, 1);
+    if (r !== OK) return r;
+    this.waiting.push({ id: id + 1, user, mode, price: limit, qty, stopPrice, trail: 0, extreme: -1 });
+    this.legs.set(id, id + 1);
+    this.legs.set(id + 1, id);
     return OK;
+  }
+
+  cancel(id: number, reason: DoneReason = DONE_CANCELLED): ResultCode {
+    const i = this.waiting.findIndex((s) => s.id === id);
+    if (i < 0) return this.book.cancel(id, reason);
+    const [s] = this.waiting.splice(i, 1);
+    if (this.legs.has(id)) this.hits.push(id);
+    this.rec.done(s.id, s.user, sideOf(s.mode), reason, s.qty);
+    return OK;
+  }
+
+  /** The sibling of each OCO leg that traded or ended is cancelled, wherever it is. */
+  private settle(): void {
+    for (const id of this.hits) {
+      const sibling = this.legs.get(id);
+      if (sibling === undefined) continue;
+      this.legs.delete(id);
+      this.legs.delete(sibling);
+      const q = this.queue.findIndex((s) => s.id === sibling);
+      if (q >= 0) {
+        const [s] = this.queue.splice(q, 1);
+        this.rec.done(s.id, s.user, sideOf(s.mode), DONE_OCO, s.qty);
+      } else this.cancel(sibling, DONE_OCO);
+    }
+    this.hits = [];
   }
 
   run(command: () => ResultCode): ResultCode {
     this.prices = [];
     const result = command();
     const queue: NaiveStop[] = [];
+    this.queue = queue;
+    this.settle();
     this.collect(queue);
     while (queue.length > 0) {
       const s = queue.shift()!;
       const side = sideOf(s.mode);
       this.rec.triggered(s.id, s.user, side);
+      const sibling = this.legs.get(s.id);
+      if (sibling !== undefined) {
+        this.legs.delete(s.id);
+        this.legs.delete(sibling);
+        this.book.cancel(sibling, DONE_OCO);
+      }
       this.prices = [];
       if ((s.mode & STOP_MARKET) === 0) this.book.limit(s.id, s.user, side, s.price, s.qty, 0, 1);
       else {
@@ -122,6 +179,7 @@ class NaiveStops {
         const r = this.book.market(s.id, s.user, side, s.qty, budget, 0, 1);
         if (r !== OK) this.rec.done(s.id, s.user, side, reasonOf(r), s.qty);
       }
+      this.settle();
       this.collect(queue);
     }
     return result;
@@ -162,6 +220,15 @@ type Step =
   | { kind: "limit"; user: number; side: Side; price: number; qty: number }
   | { kind: "market"; user: number; side: Side; qty: number }
   | { kind: "stop"; user: number; mode: number; price: number; qty: number; stopPrice: number; trail: number }
+  | {
+      kind: "oco";
+      user: number;
+      sell: boolean;
+      market: boolean;
+      price: number;
+      stopPrice: number;
+      qty: number;
+    }
   | { kind: "cancel"; pick: number };
 
 const user = fc.integer({ min: 1, max: 4 });
@@ -186,8 +253,23 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       ),
     }),
   },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("oco" as const),
+      user,
+      sell: fc.boolean(),
+      market: fc.boolean(),
+      price,
+      stopPrice: price,
+      qty,
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("cancel" as const), pick: fc.nat() }) },
 );
+
+/** What the runs did, so the test shows its OCO cases happened. */
+const seen = { ocoCancels: 0, ocoTriggers: 0 };
 
 /** Runs `steps` on both and checks codes and events after each. */
 function duel(steps: Step[], budgetOf: number[]): void {
@@ -244,6 +326,17 @@ function duel(steps: Step[], budgetOf: number[]): void {
         b = stops.add(id, s.user, s.mode, limitPrice, s.qty, 0, s.trail > 0 ? 0 : s.stopPrice, s.trail);
         break;
       }
+      case "oco": {
+        // The stop leg is a stop-limit at the stop price, or a stop-market; a sell's goes down.
+        const id = nextId;
+        nextId += 2;
+        ids.push(id, id + 1);
+        const mode = (s.sell ? STOP_SELL : STOP_UP) | (s.market ? STOP_MARKET : 0);
+        const limit = s.market ? 0 : s.stopPrice;
+        a = naive.run(() => naive.oco(id, s.user, mode, s.price, s.qty, s.stopPrice, limit));
+        b = fastStep(() => stops.addOco(id, s.user, mode, s.price, s.qty, s.stopPrice, limit, 1));
+        break;
+      }
       case "cancel": {
         if (ids.length === 0) continue;
         const id = ids[s.pick % ids.length];
@@ -254,7 +347,13 @@ function duel(steps: Step[], budgetOf: number[]): void {
     }
     const context = `step ${i} ${JSON.stringify(s)}`;
     assert.equal(b, a, `result of ${context}`);
-    assert.deepEqual(rec.take(), naive.rec.take(), `events of ${context}`);
+    const events = naive.rec.take();
+    assert.deepEqual(rec.take(), events, `events of ${context}`);
+    for (const e of events) {
+      if (e[0] === "done" && e[4] === DONE_OCO) seen.ocoCancels++;
+      if ((e[0] as string) === "triggered" && events.some((d) => d[0] === "done" && d[4] === DONE_OCO))
+        seen.ocoTriggers++;
+    }
   }
 }
 
@@ -278,5 +377,7 @@ describe("StopBook around OrderBook against NaiveStops around ReferenceOrderBook
       ),
       { numRuns: 300, seed: 20261206 },
     );
+    assert.ok(seen.ocoCancels > 50, `OCO siblings cancelled: ${seen.ocoCancels}`);
+    assert.ok(seen.ocoTriggers > 10, `steps with a trigger and an OCO cancel: ${seen.ocoTriggers}`);
   });
 });

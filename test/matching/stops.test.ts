@@ -1,7 +1,7 @@
 /**
  * Stop orders around the book (workers/matching/stops.ts, docs/API.md 18), run against both book
  * implementations: waiting, the trigger in both directions, id order, the cascade, the refusals
- * of a triggered market order, cancels, and the budget a triggered market buy waits for.
+ * of a triggered market order, cancels, the budget a triggered market buy waits for, and OCO pairs.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -11,14 +11,19 @@ import {
   DONE_CANCELLED,
   DONE_INSUFFICIENT_FUNDS,
   DONE_NO_LIQUIDITY,
+  DONE_OCO,
   ERR_AMEND_TOO_SMALL,
   ERR_DUPLICATE_ID,
+  ERR_OCO_PRICE,
   ERR_ORDER_NOT_FOUND,
   ERR_STOP_WOULD_TRIGGER,
+  ERR_WOULD_TAKE,
+  FLAG_POST_ONLY,
   type MatchingBook,
   OK,
   SELL,
   STOP_MARKET,
+  STOP_OCO,
   STOP_RESTORE,
   STOP_SELL,
   STOP_UP,
@@ -298,6 +303,72 @@ for (const [name, make] of BOOKS) {
       );
       assert.equal(again.stops.cancel(11, DONE_CANCELLED), OK);
       assert.equal(again.stops.size, 0);
+    });
+
+    it("an OCO rests its limit leg and waits its stop leg; a trade of the limit leg cancels the stop leg", () => {
+      const { stops, book, step, names } = setup(make, 100);
+      assert.equal(stops.addOco(10, 7, STOP_SELL, 110, 5, 90, 89, 1), OK);
+      assert.equal(book.remaining(10), 5);
+      assert.equal(stops.has(11), true);
+      assert.deepEqual(names(), [["rested", 10, 7, SELL, 110, 5]]);
+      step(() => book.limit(1, 2, BUY, 110, 2));
+      assert.deepEqual(names(), [
+        ["trade", 1, 2, BUY, 10, 7, 110, 2, 0, 3],
+        ["done", 11, 7, SELL, DONE_OCO, 5],
+      ]);
+      assert.equal(stops.size, 0);
+      assert.equal(book.remaining(10), 3);
+    });
+
+    it("refuses an OCO whose price or stop price is on the wrong side, or whose limit leg would take", () => {
+      const { stops, book, step, names } = setup(make, 100);
+      assert.equal(stops.addOco(10, 7, STOP_SELL, 100, 5, 90, 0, 1), ERR_OCO_PRICE);
+      assert.equal(stops.addOco(10, 7, STOP_SELL, 110, 5, 100, 0, 1), ERR_STOP_WOULD_TRIGGER);
+      assert.equal(stops.addOco(10, 7, STOP_UP, 100, 5, 110, 0, 1), ERR_OCO_PRICE);
+      assert.equal(stops.addOco(10, 7, STOP_UP, 90, 5, 99, 0, 1), ERR_STOP_WOULD_TRIGGER);
+      step(() => book.limit(1, 2, BUY, 111, 1));
+      names();
+      assert.equal(stops.addOco(10, 7, STOP_SELL, 111, 5, 90, 0, 1), ERR_WOULD_TAKE);
+      assert.deepEqual(names(), []);
+      assert.equal(stops.size, 0);
+      assert.equal(book.remaining(10), -1);
+    });
+
+    it("a trigger of the stop leg cancels the limit leg before it runs", () => {
+      const { stops, book, step, names } = setup(make, 100);
+      assert.equal(stops.addOco(10, 7, STOP_SELL, 110, 5, 90, 85, 1), OK);
+      step(() => book.limit(1, 2, BUY, 86, 10));
+      step(() => book.limit(2, 3, SELL, 90, 1));
+      names();
+      step(() => book.limit(3, 2, BUY, 90, 1));
+      assert.deepEqual(names(), [
+        ["trade", 3, 2, BUY, 2, 3, 90, 1, 0, 0],
+        ["triggered", 11, 7, SELL],
+        ["done", 10, 7, SELL, DONE_OCO, 5],
+        ["trade", 11, 7, SELL, 1, 2, 86, 5, 0, 5],
+      ]);
+      assert.equal(book.remaining(10), -1);
+    });
+
+    it("a cancel of either leg cancels the other, and a restored stop leg is linked to the order before it", () => {
+      const { stops, book, step, names } = setup(make, 100);
+      assert.equal(stops.addOco(10, 7, STOP_UP, 90, 5, 110, 0, 1), OK);
+      names();
+      step(() => stops.cancel(11, DONE_CANCELLED));
+      assert.deepEqual(names(), [
+        ["done", 11, 7, BUY, DONE_CANCELLED, 5],
+        ["done", 10, 7, BUY, DONE_OCO, 5],
+      ]);
+      // Recovery: the limit leg rests again, then its stop leg waits again, linked (STOP_OCO).
+      step(() => book.limit(20, 7, SELL, 110, 5, FLAG_POST_ONLY));
+      assert.equal(stops.add(21, 7, STOP_SELL | STOP_RESTORE | STOP_OCO, 0, 5, 0, 90), OK);
+      names();
+      step(() => book.cancel(20));
+      assert.deepEqual(names(), [
+        ["done", 20, 7, SELL, DONE_CANCELLED, 5],
+        ["done", 21, 7, SELL, DONE_OCO, 5],
+      ]);
+      assert.equal(stops.size, 0);
     });
   });
 }

@@ -190,6 +190,7 @@ describe("pair protocol", () => {
       mmpReset: p.MMP_RESET_CMD,
       stop: p.STOP_CMD,
       funds: p.FUNDS_CMD,
+      oco: p.OCO_CMD,
       trade: p.TRADE,
       rested: p.RESTED,
       done: p.DONE,
@@ -252,6 +253,7 @@ describe("pair protocol", () => {
         p.OP_MMP_RESET,
         p.OP_STOP,
         p.OP_FUNDS,
+        p.OP_OCO,
       ].sort(),
     );
     const kinds = [
@@ -267,6 +269,7 @@ describe("pair protocol", () => {
       p.OP_MMP_RESET,
       p.OP_STOP,
       p.OP_FUNDS,
+      p.OP_OCO,
       p.EV_TRADE,
       p.EV_RESTED,
       p.EV_DONE,

@@ -84,6 +84,7 @@ describe("strings written without escaping", () => {
                 triggerMicro: 0,
                 cancelReason: 0,
                 trailingDelta: 0,
+                ocoId: 0,
               },
               true,
             );
@@ -156,6 +157,7 @@ describe("strings written without escaping", () => {
         triggerMicro: 0,
         cancelReason: 0,
         trailingDelta: 0,
+        ocoId: 0,
       },
       true,
     );
@@ -189,6 +191,7 @@ describe("strings written without escaping", () => {
         triggerMicro: 0,
         cancelReason: 0,
         trailingDelta: 0,
+        ocoId: 0,
       },
       true,
     );

@@ -284,7 +284,7 @@ export class OrderBook implements MatchingBook {
     return OK;
   }
 
-  cancel(orderId: number): ResultCode {
+  cancel(orderId: number, reason: DoneReason = DONE_CANCELLED): ResultCode {
     const o = this.find(orderId);
     if (o === NIL) return ERR_ORDER_NOT_FOUND;
     const left = this.of64[o * F64_WORDS + F_LEFT];
@@ -292,7 +292,7 @@ export class OrderBook implements MatchingBook {
     const user = this.oi32[o * I32_WORDS + I_USER];
     this.unlinkOrder(o);
     this.mergeSparse(o >> CHUNK_SHIFT);
-    this.ev.done(orderId, user, side, DONE_CANCELLED, left);
+    this.ev.done(orderId, user, side, reason, left);
     this.flushLevels();
     return OK;
   }

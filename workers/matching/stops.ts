@@ -15,6 +15,12 @@
  * same budget as a market buy's, DECISIONS.md "Market buy funds"): the cascade stops at it with a
  * `fundsAsked` event and resumes with `funds(budget)`; the worker runs no other command meanwhile.
  *
+ * OCO (docs/API.md 18): `addOco` rests the limit leg and adds the stop leg in one command, and
+ * links them (`legs`, which the event sink shares: it notes each leg that trades as a maker or
+ * ends, `ocoHits`). After every run, before the trigger, the sibling of each leg noted is
+ * cancelled (`done` DONE_OCO) wherever it is: waiting, triggered and queued, or resting; a stop
+ * leg that triggers cancels its resting sibling right after its `triggered` event, before it runs.
+ *
  * Waiting stops are kept in two arrays sorted by stop price, the next to trigger last (`up`:
  * descending, `down`: ascending), so a trigger is a pop; an arrival or a cancel is a binary search
  * and a splice. Trailing stops, whose stop price follows the trades, are a third array that walks
@@ -27,13 +33,16 @@ import {
   DONE_CANCELLED,
   DONE_INSUFFICIENT_FUNDS,
   DONE_NO_LIQUIDITY,
+  DONE_OCO,
   type DoneReason,
   ERR_AMEND_TOO_SMALL,
   ERR_BELOW_MIN_NOTIONAL,
   ERR_DUPLICATE_ID,
   ERR_INSUFFICIENT_FUNDS,
+  ERR_OCO_PRICE,
   ERR_ORDER_NOT_FOUND,
   ERR_STOP_WOULD_TRIGGER,
+  FLAG_POST_ONLY,
   type MatchingBook,
   NO_BUDGET,
   OK,
@@ -42,6 +51,7 @@ import {
   SELL,
   type Side,
   STOP_MARKET,
+  STOP_OCO,
   STOP_RESTORE,
   STOP_SELL,
   STOP_UP,
@@ -53,10 +63,12 @@ import {
   LIMIT_CMD,
   MARKET_CMD,
   MOVE_CMD,
+  OCO_CMD,
   OP_CANCEL,
   OP_LIMIT,
   OP_MARKET,
   OP_MOVE,
+  OP_OCO,
   OP_QUOTE,
   OP_STOP,
   QUOTE_CMD,
@@ -103,6 +115,8 @@ export class StopBook {
   private readonly up: Stop[] = [];
   private readonly down: Stop[] = [];
   private readonly byId = new Map<number, Stop>();
+  /** OCO legs, each id to its sibling's (the event sink's `ocoLegs` while there are any). */
+  private readonly legs = new Map<number, number>();
   /**
    * Waiting trailing stops, in no order: after each step with trades every one follows the step's
    * trade prices in their order (`follow`). Empty, the trade prices are not even noted.
@@ -178,7 +192,7 @@ export class StopBook {
     const s: Stop = {
       id: orderId,
       user,
-      mode: mode & ~STOP_RESTORE,
+      mode: mode & ~(STOP_RESTORE | STOP_OCO),
       price,
       qty,
       flags,
@@ -189,7 +203,95 @@ export class StopBook {
     this.byId.set(orderId, s);
     const up = (mode & STOP_UP) !== 0;
     insert(up ? this.up : this.down, s, up ? upBefore : downBefore);
+    // An OCO's stop leg put back by recovery: its limit leg is the order before it.
+    if ((mode & STOP_OCO) !== 0) this.link(orderId - 1, orderId);
     return OK;
+  }
+
+  /**
+   * An OCO arrives (docs/API.md 18): limit leg `orderId` at `price` and stop leg `orderId + 1`
+   * (`mode`: STOP_* bits, `stopLimitPrice` its limit price, 0 for a stop-market) at `stopPrice`.
+   * Against the last trade price, a sell's `price` must be above it and its `stopPrice` below it
+   * (a buy: the reverse): ERR_OCO_PRICE, ERR_STOP_WOULD_TRIGGER. The limit leg rests post-only
+   * (ERR_WOULD_TAKE); then the stop leg waits. Refused, nothing happened.
+   */
+  addOco(
+    orderId: number,
+    user: number,
+    mode: number,
+    price: number,
+    qty: number,
+    stopPrice: number,
+    stopLimitPrice: number,
+    time: number,
+  ): ResultCode {
+    const last = this.out.lastTradePrice;
+    const sell = (mode & STOP_SELL) !== 0;
+    if (last >= 0) {
+      if (sell ? price <= last : price >= last) return ERR_OCO_PRICE;
+      if (sell ? stopPrice >= last : stopPrice <= last) return ERR_STOP_WOULD_TRIGGER;
+    }
+    const stopId = orderId + 1;
+    if (this.byId.has(orderId) || this.byId.has(stopId) || this.book.remaining(stopId) >= 0)
+      return ERR_DUPLICATE_ID;
+    const result = this.book.limit(orderId, user, sell ? SELL : BUY, price, qty, FLAG_POST_ONLY, time);
+    if (result !== OK) return result;
+    const s: Stop = {
+      id: stopId,
+      user,
+      mode: mode & ~(STOP_RESTORE | STOP_OCO),
+      price: stopLimitPrice,
+      qty,
+      flags: 0,
+      stopPrice,
+      trail: 0,
+      extreme: -1,
+    };
+    this.byId.set(stopId, s);
+    const up = (mode & STOP_UP) !== 0;
+    insert(up ? this.up : this.down, s, up ? upBefore : downBefore);
+    this.link(orderId, stopId);
+    return OK;
+  }
+
+  private link(a: number, b: number): void {
+    this.legs.set(a, b);
+    this.legs.set(b, a);
+    this.out.ocoLegs = this.legs;
+  }
+
+  private unlink(a: number, b: number): void {
+    this.legs.delete(a);
+    this.legs.delete(b);
+    if (this.legs.size === 0) this.out.ocoLegs = null;
+  }
+
+  /** The siblings of the OCO legs the run traded or ended are cancelled (DONE_OCO). */
+  private settleOco(): void {
+    const hits = this.out.ocoHits;
+    for (let i = 0; i < hits.length; i++) {
+      const sibling = this.legs.get(hits[i]);
+      if (sibling === undefined) continue;
+      this.unlink(hits[i], sibling);
+      this.cancelSibling(sibling);
+    }
+    hits.length = 0;
+  }
+
+  /** Cancels OCO leg `id` (DONE_OCO): waiting, triggered and not run yet, or resting. */
+  private cancelSibling(id: number): void {
+    if (this.byId.has(id)) {
+      this.cancel(id, DONE_OCO);
+      return;
+    }
+    const queue = this.queue;
+    for (let i = this.next; i < queue.length; i++) {
+      if (queue[i].id !== id) continue;
+      const [s] = queue.splice(i, 1);
+      this.out.done(s.id, s.user, sideOf(s), DONE_OCO, s.qty);
+      return;
+    }
+    this.book.cancel(id, DONE_OCO);
   }
 
   /**
@@ -290,7 +392,7 @@ export class StopBook {
   /** Cancels a waiting stop (`done` DONE_CANCELLED with its whole quantity) or a resting order. */
   cancel(orderId: number, reason: DoneReason): ResultCode {
     const s = this.byId.get(orderId);
-    if (s === undefined) return this.book.cancel(orderId);
+    if (s === undefined) return this.book.cancel(orderId, reason);
     this.byId.delete(orderId);
     const up = (s.mode & STOP_UP) !== 0;
     if (s.trail > 0) this.dropTrailing(s);
@@ -313,7 +415,7 @@ export class StopBook {
    */
   cascade(): boolean {
     // Most commands trade nothing, or trigger nothing: nothing to run.
-    if (this.out.tradeHigh < 0) return true;
+    if (this.out.tradeHigh < 0 && this.out.ocoHits.length === 0) return true;
     this.collect();
     return this.next === this.queue.length || this.drain();
   }
@@ -334,6 +436,14 @@ export class StopBook {
       const s = queue[this.next++];
       const side = sideOf(s);
       this.out.triggered(s.id, s.user, side);
+      // docs/API.md 18: an OCO's stop leg triggers: its limit leg is cancelled before it runs.
+      if (this.out.ocoLegs !== null) {
+        const sibling = this.legs.get(s.id);
+        if (sibling !== undefined) {
+          this.unlink(s.id, sibling);
+          this.book.cancel(sibling, DONE_OCO);
+        }
+      }
       if ((s.mode & STOP_MARKET) !== 0 && side === BUY) {
         this.waiting = s;
         this.out.fundsAsked(s.id, s.user);
@@ -405,6 +515,8 @@ export class StopBook {
 
   /** Moves the stops the step's trades met to the queue, in id order. */
   private collect(): void {
+    // An OCO leg's trade or end comes before the triggers the run's trades meet.
+    if (this.out.ocoHits.length > 0) this.settleOco();
     const high = this.out.tradeHigh;
     if (high < 0) return;
     const low = this.out.tradeLow;
@@ -467,6 +579,8 @@ export interface TradePrices {
   tradeHigh: number;
   lastTradePrice: number;
   tradePrices: number[] | null;
+  ocoLegs: Map<number, number> | null;
+  readonly ocoHits: number[];
 }
 
 /** Not a ResultCode: the command's step waits for a triggered market buy's budget (no END yet). */
@@ -510,6 +624,17 @@ export function runWithStops(
       f[o + STOP_CMD.flags],
       f[o + STOP_CMD.stopPrice],
       f[o + STOP_CMD.trailingDelta],
+    );
+  if (kind === OP_OCO)
+    return stops.addOco(
+      f[o + OCO_CMD.orderId],
+      f[o + OCO_CMD.user],
+      f[o + OCO_CMD.mode],
+      f[o + OCO_CMD.price],
+      f[o + OCO_CMD.qty],
+      f[o + OCO_CMD.stopPrice],
+      f[o + OCO_CMD.stopLimitPrice],
+      f[o + OCO_CMD.time],
     );
   // docs/API.md 18: an amend of a waiting stop (it trades nothing, so it triggers nothing). One
   // sent while it waited that finds it triggered is a move of the order it became.

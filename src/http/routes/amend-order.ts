@@ -17,7 +17,10 @@ export const amendOrder: PostRoute = {
   errors: SIGNED_POST,
   operationId: "amendOrder",
   summary: "Change an open order's amount and/or price, keeping its id",
-  source: "docs/API.md 8.3",
+  source: "docs/API.md 8.3, 18",
+  description:
+    "A waiting stop order also takes `stopPrice` or `trailingDelta` (docs/API.md 18). Either leg of an " +
+    "OCO: 400 `errors.orderId` (code `OCO_AMEND`); cancel it, which cancels both.",
   handler: (ctx) => (res, info, key, body) =>
     amendOrderCall(ctx, key, body, AMEND_ORDER_FIELDS, httpReply(ctx, res, info, renderOrder)),
 };

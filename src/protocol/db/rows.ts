@@ -32,6 +32,8 @@ export interface OrderRow {
   cancelReason: number;
   /** docs/API.md 18 (migration 016): a trailing stop's delta in ticks, 0 for any other order. */
   trailingDelta: number;
+  /** docs/API.md 18 (migration 017): an OCO leg's OCO id (its limit leg's id), 0 for any other order. */
+  ocoId: number;
 }
 
 /** A trade as stored (public history: direction and type are the taker's). */
@@ -98,7 +100,8 @@ export const ORDER_COLUMNS = `id, user_id AS userId, pair, side, type, price, am
   amount_used AS amountUsed, is_cancelled AS isCancelled, create_micro AS createMicro,
   update_micro AS updateMicro, flags, client_order_id AS clientOrderId, exec_seq AS execSeq,
   executed_quote AS executedQuote, stop_price AS stopPrice, stop_direction AS stopDirection,
-  trigger_micro AS triggerMicro, cancel_reason AS cancelReason, trailing_delta AS trailingDelta`;
+  trigger_micro AS triggerMicro, cancel_reason AS cancelReason, trailing_delta AS trailingDelta,
+  oco_id AS ocoId`;
 
 export const TRADE_COLUMNS = `id, pair, price, amount, taker_order_id AS takerOrderId,
   maker_order_id AS makerOrderId, taker_user_id AS takerUserId, maker_user_id AS makerUserId,

@@ -178,6 +178,8 @@ const ORDER_FIELDS = {
   cancel_reason: INT,
   /** A trailing stop's delta in ticks, 0 for any other order (migration 016). */
   trailing_delta: INT,
+  /** docs/API.md 18 (migration 017): both legs of an OCO carry the limit leg's id, 0 for any other order. */
+  oco_id: INT,
 } as const;
 /**
  * The columns a later change may touch (an amend changes price and amount in place). `stop_price`
@@ -318,7 +320,9 @@ export const LAYOUT_BEFORE_EXECUTED_QUOTE = 1;
 export const LAYOUT_BEFORE_STOPS = 2;
 /** ORDER without `trailing_delta` (migration 016), read as 0 (no trailing stop). */
 export const LAYOUT_BEFORE_TRAILING = 3;
-export const JOURNAL_LAYOUT = 4;
+/** ORDER without `oco_id` (migration 017), read as 0 (no OCO leg). */
+export const LAYOUT_BEFORE_OCO = 4;
+export const JOURNAL_LAYOUT = 5;
 /** The columns of migration 015 (docs/API.md 18). */
 const STOP_COLUMNS: ReadonlySet<string> = new Set([
   "stop_price",
@@ -327,6 +331,8 @@ const STOP_COLUMNS: ReadonlySet<string> = new Set([
   "cancel_reason",
   "trailing_delta",
 ]);
+/** The column of migration 017 (docs/API.md 18 OCO), which every layout before LAYOUT_BEFORE_OCO lacks too. */
+const OCO_COLUMN = "oco_id";
 /** The kinds a row of LAYOUT_BEFORE_EXEC_SEQ holds: those before EXECUTION. */
 export const LEGACY_KIND_COUNT = EXECUTION.id;
 const NUMBERS: ReadonlySet<string> = new Set(["exec_seq", "taker_exec_seq", "maker_exec_seq"]);
@@ -339,28 +345,31 @@ export const LEGACY_COLUMNS: readonly ReadonlyMap<number, readonly string[]>[] =
     [ORDER, ORDER_UPDATE, TRADE].map((k): [number, readonly string[]] => [
       k.id,
       (k.columns as readonly string[]).filter(
-        (c) => !NUMBERS.has(c) && c !== "executed_quote" && !STOP_COLUMNS.has(c),
+        (c) => !NUMBERS.has(c) && c !== "executed_quote" && !STOP_COLUMNS.has(c) && c !== OCO_COLUMN,
       ),
     ]),
   ),
   new Map(
     [ORDER, ORDER_UPDATE].map((k): [number, readonly string[]] => [
       k.id,
-      (k.columns as readonly string[]).filter((c) => c !== "executed_quote" && !STOP_COLUMNS.has(c)),
+      (k.columns as readonly string[]).filter(
+        (c) => c !== "executed_quote" && !STOP_COLUMNS.has(c) && c !== OCO_COLUMN,
+      ),
     ]),
   ),
   new Map(
     [ORDER, ORDER_UPDATE].map((k): [number, readonly string[]] => [
       k.id,
-      (k.columns as readonly string[]).filter((c) => !STOP_COLUMNS.has(c)),
+      (k.columns as readonly string[]).filter((c) => !STOP_COLUMNS.has(c) && c !== OCO_COLUMN),
     ]),
   ),
   new Map(
     [ORDER, ORDER_UPDATE].map((k): [number, readonly string[]] => [
       k.id,
-      (k.columns as readonly string[]).filter((c) => c !== "trailing_delta"),
+      (k.columns as readonly string[]).filter((c) => c !== "trailing_delta" && c !== OCO_COLUMN),
     ]),
   ),
+  new Map([[ORDER.id, (ORDER.columns as readonly string[]).filter((c) => c !== OCO_COLUMN)]]),
 ];
 
 /** A prepared statement, as far as binding needs it (better-sqlite3's Statement). */

@@ -46,6 +46,11 @@ export const DONE_MMP = 5;
 export const DONE_NO_LIQUIDITY = 6;
 export const DONE_INSUFFICIENT_FUNDS = 7;
 export const DONE_BELOW_MIN_NOTIONAL = 8;
+/**
+ * An OCO leg cancelled by its sibling (docs/API.md 18): the other leg traded, triggered or ended.
+ * `left` is its open quantity.
+ */
+export const DONE_OCO = 9;
 export type DoneReason =
   | typeof DONE_CANCELLED
   | typeof DONE_SELF_TRADE
@@ -53,7 +58,8 @@ export type DoneReason =
   | typeof DONE_MMP
   | typeof DONE_NO_LIQUIDITY
   | typeof DONE_INSUFFICIENT_FUNDS
-  | typeof DONE_BELOW_MIN_NOTIONAL;
+  | typeof DONE_BELOW_MIN_NOTIONAL
+  | typeof DONE_OCO;
 
 /**
  * Result codes of book commands. The range 100-199 belongs to the matching engine; codes are never
@@ -95,8 +101,14 @@ export const ERR_BELOW_MIN_NOTIONAL = 110;
  * happened. A pair that never traded takes any stop.
  */
 export const ERR_STOP_WOULD_TRIGGER = 111;
+/**
+ * OCO whose limit leg's price is not beyond the pair's last trade price (a sell: above it; a buy:
+ * below it), docs/API.md 18: nothing happened.
+ */
+export const ERR_OCO_PRICE = 112;
 export type ResultCode =
   | typeof OK
+  | typeof ERR_OCO_PRICE
   | typeof ERR_STOP_WOULD_TRIGGER
   | typeof ERR_BELOW_MIN_NOTIONAL
   | typeof ERR_MMP_FROZEN
@@ -172,6 +184,11 @@ export const STOP_SELL = 1;
 export const STOP_UP = 2;
 export const STOP_MARKET = 4;
 export const STOP_RESTORE = 8;
+/**
+ * A stop put back by recovery that is the stop leg of an OCO (docs/API.md 18): its sibling, the
+ * limit leg, is the order with the id just below its own.
+ */
+export const STOP_OCO = 16;
 
 /**
  * Receiver of the book's events. Methods take only numbers so that an implementation can copy
@@ -273,8 +290,11 @@ export interface MatchingBook {
     flags?: number,
     time?: number,
   ): ResultCode;
-  /** Cancel a resting order by id (ownership is checked by the caller). */
-  cancel(orderId: number): ResultCode;
+  /**
+   * Cancel a resting order by id (ownership is checked by the caller); its `done` event carries
+   * `reason` (DONE_CANCELLED unless given: an OCO sibling's is DONE_OCO).
+   */
+  cancel(orderId: number, reason?: DoneReason): ResultCode;
   /**
    * Lowers a resting order's open quantity by `by` lots (>= 1); it keeps its place in its level.
    * ERR_ORDER_NOT_FOUND when it is not resting; ERR_AMEND_TOO_SMALL when `left - by <= 0` (or

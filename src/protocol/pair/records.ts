@@ -173,6 +173,23 @@ export const STOP_CMD = record(COMMAND_RECORDS, OP_STOP, "stop", [
   "trailingDelta",
 ] as const);
 export const FUNDS_CMD = record(COMMAND_RECORDS, OP_FUNDS, "funds", ["orderId", "budget"] as const);
+/**
+ * (After the event kind 23.) An OCO arrives (docs/API.md 18, StopBook.addOco): its limit leg
+ * `orderId`, a post-only GTC limit order at `price`, rests now, and its stop leg `orderId + 1`
+ * (`mode` STOP_* bits, `stopLimitPrice` its limit price, 0 for a stop-market) waits at `stopPrice`;
+ * both or neither (ERR_OCO_PRICE, ERR_STOP_WOULD_TRIGGER, ERR_WOULD_TAKE: nothing happened).
+ */
+export const OP_OCO = 24;
+export const OCO_CMD = record(COMMAND_RECORDS, OP_OCO, "oco", [
+  "orderId",
+  "user",
+  "mode",
+  "price",
+  "qty",
+  "stopPrice",
+  "stopLimitPrice",
+  "time",
+] as const);
 
 /** Words per command slot: 80 bytes (STOP, 10 words, is the largest record). */
 export const CMD_SLOT_WORDS = 10;
@@ -361,6 +378,13 @@ export abstract class EventRecordWriter implements StopEvents {
    * wait (docs/API.md 18), which follow the prices in their order.
    */
   tradePrices: number[] | null = null;
+  /**
+   * The OCO legs waiting or resting (docs/API.md 18), each id to its sibling's, or null while there
+   * are none; `ocoHits` gets the id of each leg that trades as a maker or ends, for the stops to
+   * cancel its sibling (workers/matching/stops.ts). One compare per trade while there are none.
+   */
+  ocoLegs: Map<number, number> | null = null;
+  readonly ocoHits: number[] = [];
 
   constructor(
     /** Where the records go; `slot()` offsets index into it. */
@@ -385,6 +409,7 @@ export abstract class EventRecordWriter implements StopEvents {
     if (price > this.tradeHigh) this.tradeHigh = price;
     this.lastTradePrice = price;
     if (this.tradePrices !== null) this.tradePrices.push(price);
+    if (this.ocoLegs?.has(makerId)) this.ocoHits.push(makerId);
     const f = this.f;
     const o = this.slot();
     f[o + EV_KIND] = EV_TRADE;
@@ -413,6 +438,7 @@ export abstract class EventRecordWriter implements StopEvents {
   }
 
   done(orderId: number, user: number, side: Side, reason: DoneReason, left: number): void {
+    if (this.ocoLegs?.has(orderId)) this.ocoHits.push(orderId);
     const f = this.f;
     const o = this.slot();
     f[o + EV_KIND] = EV_DONE;
