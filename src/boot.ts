@@ -54,6 +54,7 @@ import { DbWriter } from "./db/writer.ts";
 import { servedDocuments } from "./documents/served.ts";
 import { Answers } from "./entry/answers.ts";
 import { type EntryContext, entryContext } from "./entry/context.ts";
+import { Code, type ErrorCode } from "./errors/catalogue.ts";
 import { FixGateway } from "./fix/fix-gateway.ts";
 import { Admin } from "./http/admin.ts";
 import { CorsPolicy } from "./http/cors.ts";
@@ -64,6 +65,7 @@ import { createApp, loadTls } from "./http/tls.ts";
 import { chooseWaitStrategy, PairChannel, workerSpinFor } from "./pair/pair-client.ts";
 import { openDatabase } from "./protocol/db/db-open.ts";
 import { replayJournal } from "./protocol/db/journal.ts";
+import { type Epochs, markLed, promoteDatabase, readEpochs } from "./replication/epoch.ts";
 import { FollowerLink } from "./replication/follower.ts";
 import { FollowerState } from "./replication/follower-state.ts";
 import { ReplicationLeader } from "./replication/leader.ts";
@@ -130,6 +132,103 @@ export async function startExchange(
   log: Logger = processLog(),
   onFatal: FatalHandler = exitOnFatal,
 ): Promise<RunningExchange> {
+  let current: Running;
+  let promoting = false;
+  /**
+   * `POST /admin/promote` (docs/OPERATIONS.md, "Promoting a follower"): the follower stops taking
+   * its leader's batches and commits those it received; unless forced it refuses when it cannot
+   * vouch for holding every change its leader answered. Then the server stops as at SIGTERM, the
+   * database goes to the next epoch (src/replication/epoch.ts), and the server starts again on it
+   * in this process as a leader: the start's own recovery (the cancel-on-disconnect orders of
+   * every session cancelled, dead-man's switches disarmed, nothing in flight).
+   */
+  const promote = async (force: boolean): Promise<PromoteOutcome> => {
+    const follower = current.follower;
+    if (follower === null || promoting) return { refused: Code.NOT_A_FOLLOWER };
+    promoting = true;
+    try {
+      await follower.pause();
+      const behind = follower.behind();
+      if (behind !== null && !force) {
+        follower.resume();
+        log.warn({ reason: behind }, `promotion refused: ${behind}`);
+        return { refused: Code.FOLLOWER_BEHIND, reason: behind };
+      }
+      log.warn(
+        { forced: behind !== null, reason: behind ?? undefined },
+        `promotion: this follower becomes the leader${behind === null ? "" : ` (forced: ${behind})`}`,
+      );
+      await current.close();
+      const { epoch, began } = promoteDatabase(settings.dbPath);
+      log.info(
+        { epoch, began },
+        `promoted: epoch ${epoch} begins after the old leader's journal key ${began}`,
+      );
+      current = await startOnce({ ...settings, follow: undefined }, log, onFatal, promote);
+      log.info(
+        { url: current.url, epoch, replicationPort: current.replicationPort },
+        `promoted: leader at epoch ${epoch}, listening on ${current.url}`,
+      );
+      return { epoch, began, forced: behind !== null };
+    } catch (err) {
+      onFatal(`promotion failed: ${(err as Error).message}`);
+      throw err;
+    } finally {
+      promoting = false;
+    }
+  };
+  current = await startOnce(settings, log, onFatal, promote);
+  return {
+    get port() {
+      return current.port;
+    },
+    get fixPort() {
+      return current.fixPort;
+    },
+    get replicationPort() {
+      return current.replicationPort;
+    },
+    get url() {
+      return current.url;
+    },
+    get exchange() {
+      return current.exchange;
+    },
+    get answers() {
+      return current.answers;
+    },
+    get streamHub() {
+      return current.streamHub;
+    },
+    get accounts() {
+      return current.accounts;
+    },
+    get waitStrategy() {
+      return current.waitStrategy;
+    },
+    close: () => current.close(),
+  };
+}
+
+/** What a promotion did, or the code it was refused with (and why). */
+export type PromoteOutcome =
+  | { epoch: number; began: number; forced: boolean }
+  | { refused: ErrorCode; reason?: string };
+
+/** One start's exchange; a promotion closes it and starts another on the same database. */
+interface Running extends RunningExchange {
+  /** The link to the leader of a follower, null on a leader. */
+  readonly follower: FollowerLink | null;
+}
+
+type Promote = (force: boolean) => Promise<PromoteOutcome>;
+
+async function startOnce(
+  settings: Settings,
+  log: Logger,
+  onFatal: FatalHandler,
+  promote: Promote,
+): Promise<Running> {
   if (!isNativeUws()) {
     if (!settings.allowSlowUws) {
       throw new ConfigError(
@@ -166,7 +265,7 @@ export async function startExchange(
   // 2. database: one server per file (src/db/lock.ts), taken before anything is read or written.
   const lock = lockDatabase(settings.dbPath);
   try {
-    return await startLocked(settings, loaded, tls, lock, log, onFatal);
+    return await startLocked(settings, loaded, tls, lock, log, onFatal, promote);
   } catch (err) {
     lock.release();
     throw err;
@@ -181,6 +280,8 @@ interface StoredState {
   journalBatches: number;
   /** The epoch of the execution numbers (docs/API.md 16). */
   execEpoch: number;
+  /** The replication epochs (src/replication/epoch.ts). */
+  epochs: Epochs;
 }
 
 /**
@@ -235,7 +336,8 @@ async function startLocked(
   lock: DbLock,
   log: Logger,
   onFatal: FatalHandler,
-): Promise<RunningExchange> {
+  promote: Promote,
+): Promise<Running> {
   const startedAt = performance.now();
   // 2. a follower first learns from its leader where its database stands, and takes the leader's
   // copy in its place when it has nothing or is too far behind (src/replication/follower.ts).
@@ -254,7 +356,14 @@ async function startLocked(
       { leader: `${settings.follow!.host}:${settings.follow!.port}` },
       `following ${settings.follow!.host}:${settings.follow!.port}`,
     );
-    await follower.start();
+    try {
+      await follower.start();
+    } catch (err) {
+      // Another history, a wrong token, another version: one `config error:` line and exit 1.
+      throw new ConfigError(
+        `--follow ${settings.follow!.host}:${settings.follow!.port}: ${(err as Error).message}`,
+      );
+    }
   }
   const stored = readDatabase(settings, loaded, log);
   const { config, state } = stored;
@@ -287,7 +396,7 @@ async function startLocked(
   );
   // A follower's users are its leader's: they come with its batches.
   if (follower === null) await createConfigUsers(config, users, ledger, core);
-  return startFrontEnd(settings, tls, lock, config, users, core, pairs, life, follower);
+  return startFrontEnd(settings, tls, lock, stored, users, core, pairs, life, follower, promote);
 }
 
 /**
@@ -313,6 +422,17 @@ function readDatabase(settings: Settings, loaded: ExchangeConfig, log: Logger): 
       log.info({ batches: journalBatches }, `applied ${journalBatches} journaled batches`);
     checkPairs(db, loaded.pairs);
     const execEpoch = resolveExecEpoch(db);
+    const epochs = readEpochs(db);
+    // A leader with a replication port takes changes of its own in its epoch: a database that
+    // later follows another leader says so, and is told apart from a follower's copy.
+    if (
+      settings.replicationPort !== undefined &&
+      settings.follow === undefined &&
+      epochs.led !== epochs.epoch
+    ) {
+      markLed(db, epochs.epoch);
+      epochs.led = epochs.epoch;
+    }
     const scales = resolveCurrencyScales(
       db,
       new Map([...loaded.currencies.values()].map((c) => [c.name, c.scale])),
@@ -347,7 +467,7 @@ function readDatabase(settings: Settings, loaded: ExchangeConfig, log: Logger): 
         `client order ids: ${state.clientOrderIdCount} in a ${(clientIds.filter.bytes / 1048576).toFixed(0)} MiB filter ` +
           `(${(performance.now() - started).toFixed(0)} ms)`,
       );
-    return { config, state, clientIds, journalBatches, execEpoch };
+    return { config, state, clientIds, journalBatches, execEpoch, epochs };
   } finally {
     db.close();
   }
@@ -627,13 +747,15 @@ async function startFrontEnd(
   settings: Settings,
   tls: ReturnType<typeof loadTls>,
   lock: DbLock,
-  config: ExchangeConfig,
+  stored: StoredState,
   users: Users,
   core: Core,
   pairs: { channels: PairChannel[]; waitStrategy: string },
   life: Lifecycle,
   follower: FollowerLink | null,
-): Promise<RunningExchange> {
+  promote: Promote,
+): Promise<Running> {
+  const { config, epochs } = stored;
   const { writer, reader, exchange, app, hub, sessions, fix, backups, answers } = core;
   const { channels, waitStrategy } = pairs;
   // A follower records nothing of its own (its routes refuse what carries a nonce; the stream's
@@ -665,9 +787,10 @@ async function startFrontEnd(
           writer,
           link: follower,
         });
-  // The leader's replication port (src/replication/leader.ts), started once the front end listens.
+  // The leader's replication port (src/replication/leader.ts), started once the front end listens;
+  // a follower opens it once promoted (docs/OPERATIONS.md, "Promoting a follower").
   const leader =
-    settings.replicationPort === undefined
+    settings.replicationPort === undefined || follower !== null
       ? null
       : new ReplicationLeader({
           host: settings.host,
@@ -680,7 +803,9 @@ async function startFrontEnd(
           dbPath: settings.dbPath,
           writer,
           backups,
-          epoch: 1,
+          epoch: epochs.epoch,
+          epochStarts: epochs.starts,
+          mode: settings.replication,
         });
   const replicationFigures =
     follower !== null
@@ -688,19 +813,28 @@ async function startFrontEnd(
           role: "follower",
           epoch: follower.epoch,
           leader: `${settings.follow!.host}:${settings.follow!.port}`,
+          replication: follower.mode,
           connected: follower.connected,
           lagMs: follower.lagMs(),
           lastCommit: follower.visible,
+          synchronous: follower.synchronous,
+          behindSince: follower.behindSince(),
         })
       : leader !== null
-        ? () => ({
-            role: "leader",
-            epoch: 1,
-            replication: settings.replication,
-            followers: leader.status().followers,
-          })
+        ? () => {
+            const st = leader.status();
+            return {
+              role: "leader",
+              epoch: epochs.epoch,
+              replication: settings.replication,
+              followers: st.followers,
+              synchronous: st.synchronous,
+              aloneSince: st.aloneSince,
+            };
+          }
         : null;
   const isAccepting = () => life.accepting;
+  core.admin.promote = promote;
   // One order entry layer under every front end (src/entry/): the REST routes and the sessions.
   const entry = entryContext({
     config,
@@ -863,6 +997,7 @@ async function startFrontEnd(
     accounts: users,
     waitStrategy,
     close,
+    follower,
   };
 }
 
