@@ -58,6 +58,7 @@ import { Code, type ErrorCode } from "./errors/catalogue.ts";
 import { FixGateway } from "./fix/fix-gateway.ts";
 import { Admin } from "./http/admin.ts";
 import { CorsPolicy } from "./http/cors.ts";
+import { FrontDoor } from "./http/front-door.ts";
 import { ListenKeys } from "./http/listen-keys.ts";
 import { mountRoutes } from "./http/server.ts";
 import { DEFAULT_WEB_DIR, loadStaticFiles, mountStatic } from "./http/static.ts";
@@ -134,37 +135,44 @@ export async function startExchange(
 ): Promise<RunningExchange> {
   let current: Running;
   let promoting = false;
+  const door = new FrontDoor();
   /**
    * `POST /admin/promote` (docs/OPERATIONS.md, "Promoting a follower"): the follower stops taking
    * its leader's batches and commits those it received; unless forced it refuses when it cannot
    * vouch for holding every change its leader answered. Then the server stops as at SIGTERM, the
-   * database goes to the next epoch (src/replication/epoch.ts), and the server starts again on it
-   * in this process as a leader: the start's own recovery (the cancel-on-disconnect orders of
-   * every session cancelled, dead-man's switches disarmed, nothing in flight).
+   * database goes to the next epoch (src/replication/epoch.ts), and the call is answered; the
+   * server then starts again on it in this process as a leader, once the old front end's
+   * connections are gone from its port: the start's own recovery (the cancel-on-disconnect orders
+   * of every session cancelled, dead-man's switches disarmed, nothing in flight).
    */
   const promote = async (force: boolean): Promise<PromoteOutcome> => {
     const follower = current.follower;
     if (follower === null || promoting) return { refused: Code.NOT_A_FOLLOWER };
     promoting = true;
+    await follower.pause();
+    const behind = follower.behind();
+    if (behind !== null && !force) {
+      follower.resume();
+      promoting = false;
+      log.warn({ reason: behind }, `promotion refused: ${behind}`);
+      return { refused: Code.FOLLOWER_BEHIND, reason: behind };
+    }
+    log.warn(
+      { forced: behind !== null, reason: behind ?? undefined },
+      `promotion: this follower becomes the leader${behind === null ? "" : ` (forced: ${behind})`}`,
+    );
+    // The listening socket stays (src/http/front-door.ts): meanwhile requests get 503 as in a stop.
+    door.keepListening = true;
     try {
-      await follower.pause();
-      const behind = follower.behind();
-      if (behind !== null && !force) {
-        follower.resume();
-        log.warn({ reason: behind }, `promotion refused: ${behind}`);
-        return { refused: Code.FOLLOWER_BEHIND, reason: behind };
-      }
-      log.warn(
-        { forced: behind !== null, reason: behind ?? undefined },
-        `promotion: this follower becomes the leader${behind === null ? "" : ` (forced: ${behind})`}`,
-      );
       await current.close();
       const { epoch, began } = promoteDatabase(settings.dbPath);
       log.info(
         { epoch, began },
         `promoted: epoch ${epoch} begins after the old leader's journal key ${began}`,
       );
-      current = await startOnce({ ...settings, follow: undefined }, log, onFatal, promote);
+      // The same addresses (a FIX port given as 0 keeps the one it got).
+      const as: Settings = { ...settings, fixPort: current.fixPort ?? settings.fixPort, follow: undefined };
+      current = await startOnce(as, log, onFatal, promote, door);
       log.info(
         { url: current.url, epoch, replicationPort: current.replicationPort },
         `promoted: leader at epoch ${epoch}, listening on ${current.url}`,
@@ -174,10 +182,11 @@ export async function startExchange(
       onFatal(`promotion failed: ${(err as Error).message}`);
       throw err;
     } finally {
+      door.keepListening = false;
       promoting = false;
     }
   };
-  current = await startOnce(settings, log, onFatal, promote);
+  current = await startOnce(settings, log, onFatal, promote, door);
   return {
     get port() {
       return current.port;
@@ -228,6 +237,7 @@ async function startOnce(
   log: Logger,
   onFatal: FatalHandler,
   promote: Promote,
+  door: FrontDoor,
 ): Promise<Running> {
   if (!isNativeUws()) {
     if (!settings.allowSlowUws) {
@@ -244,7 +254,9 @@ async function startOnce(
   const tls = loadTls(settings);
   // The address too: a port another process holds is refused now, not after the database was
   // opened, its journal applied and the state recovered (README.md, "Running it").
-  const cannotListen = await whyCannotListen(settings.host, settings.port);
+  // (A promotion's start goes on listening where the follower listened: src/http/front-door.ts.)
+  const cannotListen =
+    door.listenSocket === null ? await whyCannotListen(settings.host, settings.port) : undefined;
   if (cannotListen !== undefined)
     throw new ConfigError(`cannot listen on ${settings.host}:${settings.port}: ${cannotListen}`);
   if (settings.replicationPort !== undefined && settings.replicationPort !== 0) {
@@ -265,7 +277,7 @@ async function startOnce(
   // 2. database: one server per file (src/db/lock.ts), taken before anything is read or written.
   const lock = lockDatabase(settings.dbPath);
   try {
-    return await startLocked(settings, loaded, tls, lock, log, onFatal, promote);
+    return await startLocked(settings, loaded, tls, lock, log, onFatal, promote, door);
   } catch (err) {
     lock.release();
     throw err;
@@ -337,6 +349,7 @@ async function startLocked(
   log: Logger,
   onFatal: FatalHandler,
   promote: Promote,
+  door: FrontDoor,
 ): Promise<Running> {
   const startedAt = performance.now();
   // 2. a follower first learns from its leader where its database stands, and takes the leader's
@@ -379,7 +392,7 @@ async function startLocked(
       onFatal(reason);
     },
   };
-  const core = await buildCore(settings, tls, stored, users, ledger, life, log);
+  const core = await buildCore(settings, tls, stored, users, ledger, life, log, door);
   const pairs = await startPairs(settings, stored, core, life, log);
   log.info(
     {
@@ -396,7 +409,7 @@ async function startLocked(
   );
   // A follower's users are its leader's: they come with its batches.
   if (follower === null) await createConfigUsers(config, users, ledger, core);
-  return startFrontEnd(settings, tls, lock, stored, users, core, pairs, life, follower, promote);
+  return startFrontEnd(settings, tls, lock, stored, users, core, pairs, life, follower, promote, door);
 }
 
 /**
@@ -509,6 +522,7 @@ async function buildCore(
   ledger: Ledger,
   life: Lifecycle,
   log: Logger,
+  door: FrontDoor,
 ): Promise<Core> {
   const { config, state, clientIds } = stored;
   const writer = await DbWriter.start(settings.dbPath, {
@@ -555,7 +569,8 @@ async function buildCore(
 
   // The edge's map from request id to the waiting response, the stream hub and the trading
   // sessions: the core reports results into them.
-  const app = createApp(tls);
+  door.app ??= createApp(tls);
+  const app = door.view();
   const answers = new Answers();
   const hub = new StreamHub(app, {
     config,
@@ -754,6 +769,7 @@ async function startFrontEnd(
   life: Lifecycle,
   follower: FollowerLink | null,
   promote: Promote,
+  door: FrontDoor,
 ): Promise<Running> {
   const { config, epochs } = stored;
   const { writer, reader, exchange, app, hub, sessions, fix, backups, answers } = core;
@@ -832,7 +848,10 @@ async function startFrontEnd(
               aloneSince: st.aloneSince,
             };
           }
-        : null;
+        : // A promoted database without a replication port: its role and epoch.
+          epochs.epoch > 1
+          ? () => ({ role: "leader", epoch: epochs.epoch, followers: undefined })
+          : null;
   const isAccepting = () => life.accepting;
   core.admin.promote = promote;
   // One order entry layer under every front end (src/entry/): the REST routes and the sessions.
@@ -879,11 +898,14 @@ async function startFrontEnd(
     listenKeys,
   });
   // Exclusive: without it uWebSockets.js sets SO_REUSEPORT, and a second server on the same port
-  // starts silently and takes half of the connections.
-  const listenSocket = await new Promise<uws.us_listen_socket | false>((resolve) => {
-    if (isNativeUws()) exclusiveListen(app, settings.host, settings.port, resolve);
-    else app.listen(settings.host, settings.port, resolve);
-  });
+  // starts silently and takes half of the connections. A promotion's start goes on with the socket
+  // the follower listened on (src/http/front-door.ts).
+  const listenSocket =
+    door.listenSocket ??
+    (await new Promise<uws.us_listen_socket | false>((resolve) => {
+      if (isNativeUws()) exclusiveListen(app, settings.host, settings.port, resolve);
+      else app.listen(settings.host, settings.port, resolve);
+    }));
   if (listenSocket === false) {
     // Free when checked at the start, taken since (or refused by uWebSockets.js itself).
     const reason = (await whyCannotListen(settings.host, settings.port)) ?? "refused by uWebSockets.js";
@@ -898,9 +920,20 @@ async function startFrontEnd(
     await life.closing;
     throw new ConfigError(`cannot listen on ${settings.host}:${settings.port}: ${reason}`);
   }
-  const port = isNativeUws()
-    ? uws.us_socket_local_port(listenSocket as unknown as uws.us_socket)
-    : settings.port;
+  const port =
+    door.listenSocket !== null
+      ? door.port
+      : isNativeUws()
+        ? uws.us_socket_local_port(listenSocket as unknown as uws.us_socket)
+        : settings.port;
+  door.listenSocket = listenSocket;
+  door.port = port;
+  /** Stops listening, unless a promotion keeps the socket for the leader it starts. */
+  const stopListening = () => {
+    if (door.keepListening || door.listenSocket === null) return;
+    uws.us_listen_socket_close(door.listenSocket);
+    door.listenSocket = null;
+  };
   // The FIX gateway's own listener on the same host, TLS only when the server has a certificate.
   let fixPort: number | null = null;
   /**
@@ -908,7 +941,7 @@ async function startFrontEnd(
    * listens), then the start fails with `message`.
    */
   const abandonStart = async (message: string): Promise<never> => {
-    uws.us_listen_socket_close(listenSocket);
+    stopListening();
     life.accepting = false;
     if (fixPort !== null) await fix?.shutdown();
     await Promise.all(channels.map((c) => c.close()));
@@ -961,7 +994,7 @@ async function startFrontEnd(
       // Sessions end first: their cancel-on-disconnect orders are cancelled while the core runs.
       sessions.shutdown();
       const fixClosed = fix?.shutdown();
-      uws.us_listen_socket_close(listenSocket);
+      stopListening();
       // Let commands already in the workers finish, so their answers commit and go out.
       const deadline = Date.now() + 10_000;
       while (config.pairs.some((p) => exchange.inFlight(p.index) > 0) && Date.now() < deadline) {

@@ -79,14 +79,21 @@ export interface Health {
   status: string;
   role?: "leader" | "follower";
   epoch?: number;
+  /** The replication mode (a follower: its leader's). */
+  replication?: "async" | "sync";
+  /** `sync`: answers wait for a follower (a leader), or for this follower (a follower). */
+  synchronous?: boolean;
   /** A leader. */
-  replication?: "async";
   followers?: number;
+  /** A `sync` leader: since when it goes on alone (Unix ms), null while a follower counts. */
+  aloneSince?: number | null;
   /** A follower. */
   leader?: string;
   connected?: boolean;
   lagMs?: number;
   lastCommit?: number;
+  /** Since when it may lack a change its leader acknowledged (Unix ms; promote then needs force). */
+  behindSince?: number | null;
 }
 
 export interface CallOptions {

@@ -72,6 +72,8 @@ export class FollowerLink {
   private behindAt: number | null = null;
   /** Following is paused for a promotion: no reconnect. */
   private paused = false;
+  /** The last key this connection's leader was told is durable. */
+  private durableSent = 0;
   /** The leader's head: its last committed key, and when it was heard (Date.now()). */
   headKey = -1;
   private headAt = 0;
@@ -221,6 +223,7 @@ export class FollowerLink {
     const reader = new FrameReader((type, payload) => this.onFrame(type, payload));
     socket.once(this.opts.tls ? "secureConnect" : "connect", () => {
       this.connected = true;
+      this.durableSent = 0;
       // A new table per connection: the batches still queued keep the one they came with.
       this.syms = [];
       socket.write(
@@ -323,12 +326,21 @@ export class FollowerLink {
         return;
       case "head":
         this.answered();
+        // What it holds from before this connection (its database, a copy) is durable too: a
+        // `sync` leader counts this follower once its acks reach where it caught up.
+        if (this.committed > this.durableSent && this.queue.length === 0 && !this.draining)
+          this.sendDurable(this.committed);
         this.headKey = m.key;
         this.headAt = Date.now();
         this.epoch = m.epoch;
         this.shown(this.visible);
         return;
     }
+  }
+
+  private sendDurable(key: number): void {
+    this.durableSent = key;
+    this.socket?.write(jsonFrame({ t: "durable", key }));
   }
 
   private answered(): void {
@@ -438,7 +450,7 @@ export class FollowerLink {
         if (b.settledBelow > 0) writer.meta(REPLICATION_SETTLED, b.settledBelow - 1);
         await new Promise<void>((resolve) => writer.afterCommit(resolve));
         this.committed = m.key;
-        this.socket?.write(jsonFrame({ t: "durable", key: m.key }));
+        this.sendDurable(m.key);
         this.onCommitted?.();
       }
     } finally {
