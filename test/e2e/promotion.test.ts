@@ -21,11 +21,12 @@ import net from "node:net";
 import { after, describe, it } from "node:test";
 import type { CreatedOrder, Order, Transfer } from "../../src/client/index.ts";
 import { SYNC_TIMEOUT_MS } from "../../src/replication/leader.ts";
+import { SessionSocket } from "../session/helpers.ts";
 import { cli } from "../support/cli-run.ts";
 import { waitFor } from "../wait.ts";
 import { auditExchange, type UserState } from "./audit.ts";
 import { dec } from "./decimal.ts";
-import { CURRENCIES, expectError, expectOk, limit, PAIRS, TestServer, type TestUser } from "./harness.ts";
+import { CURRENCIES, expectOk, limit, PAIRS, TestServer, type TestUser } from "./harness.ts";
 import { type Acknowledged, type Flow, newAcknowledged, runBurst } from "./workload.ts";
 
 const FLOW: Flow = {
@@ -51,6 +52,56 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A TCP relay from a follower to its leader's replication port. `hold()`: from then on what the
+ * leader sends is lost on the way (a network that stops delivering, the follower unaware); `drop()`
+ * ends every connection and stops listening.
+ */
+class Relay {
+  private holding = false;
+  private readonly sockets = new Set<net.Socket>();
+  private constructor(
+    private readonly server: net.Server,
+    readonly port: number,
+  ) {}
+
+  static async start(target: number): Promise<Relay> {
+    let relay: Relay | null = null;
+    const server = net.createServer((down) => relay!.connect(down, target));
+    const port = await new Promise<number>((resolve) =>
+      server.listen(0, "127.0.0.1", () => resolve((server.address() as net.AddressInfo).port)),
+    );
+    relay = new Relay(server, port);
+    return relay;
+  }
+
+  private connect(down: net.Socket, target: number): void {
+    const up = net.connect({ host: "127.0.0.1", port: target });
+    for (const s of [down, up]) {
+      this.sockets.add(s);
+      s.on("error", () => undefined);
+      s.on("close", () => {
+        this.sockets.delete(s);
+        down.destroy();
+        up.destroy();
+      });
+    }
+    down.on("data", (chunk) => up.write(chunk));
+    up.on("data", (chunk) => {
+      if (!this.holding) down.write(chunk);
+    });
+  }
+
+  hold(): void {
+    this.holding = true;
+  }
+
+  drop(): void {
+    this.server.close();
+    for (const s of this.sockets) s.destroy();
+  }
+}
+
 async function health(server: TestServer): Promise<Record<string, unknown>> {
   const res = await fetch(`${server.origin}/health`);
   return (await res.json()) as Record<string, unknown>;
@@ -62,13 +113,23 @@ async function metric(server: TestServer, name: string): Promise<number | undefi
   return m === null ? undefined : Number(m[1]);
 }
 
-async function promote(server: TestServer, body: unknown): Promise<{ status: number; body: any }> {
+/** The answer of POST /admin/promote: the promoted server's figures, or an error body. */
+interface PromoteBody {
+  role?: string;
+  epoch?: number;
+  began?: number;
+  forced?: boolean;
+  errors?: Record<string, string[]>;
+  codes?: Record<string, string[]>;
+}
+
+async function promote(server: TestServer, body: unknown): Promise<{ status: number; body: PromoteBody }> {
   const res = await fetch(`${server.origin}/admin/promote`, {
     method: "POST",
     headers: { ...JSON_TYPE, Authorization: `Bearer ${server.adminToken}` },
     body: JSON.stringify(body),
   });
-  return { status: res.status, body: await res.json() };
+  return { status: res.status, body: (await res.json()) as PromoteBody };
 }
 
 /** The leader's users as clients of `follower`, their transfers to be read from it (`net` anew). */
@@ -188,6 +249,7 @@ async function flowThenKill(
   leader: TestServer,
   users: readonly TestUser[],
   seed: number,
+  beforeKill: () => Promise<void> = async () => undefined,
 ): Promise<{
   acked: Acknowledged;
   transfers: AckedTransfer[];
@@ -212,7 +274,7 @@ async function flowThenKill(
     seen.orders = acked.orders.size;
     seen.cancels = acked.cancels.size;
   };
-  const transfersDone = transferLoop(leader, users, transfers, () => dead || killing !== null);
+  const transfersDone = transferLoop(leader, users, transfers, () => dead);
   await runBurst(
     {
       users,
@@ -226,8 +288,9 @@ async function flowThenKill(
       onAnswer: (answers) => {
         note();
         if (answers >= killAfter && killing === null) {
-          killedAt = Date.now();
-          killing = leader.kill().then(() => {
+          killing = beforeKill().then(async () => {
+            killedAt = Date.now();
+            await leader.kill();
             dead = true;
           });
         }
@@ -257,15 +320,32 @@ describe("promotion after kill -9 of a sync leader", () => {
     });
     servers.push(leader);
     const users = await leader.newUsers(4, FUNDS);
+    const relay = await Relay.start(port);
     const follower = await TestServer.start({
-      args: ["--follow", `127.0.0.1:${port}`],
+      args: ["--follow", `127.0.0.1:${relay.port}`],
       env: REPLICATION,
     });
     servers.push(follower);
     await waitFor(async () => (await health(leader)).synchronous === true, {
       what: "the leader to count the follower's acks",
     });
-    const { acked, transfers, answeredAt } = await flowThenKill(leader, users, 21);
+    // A session's cancel-on-disconnect order and a REST order on a pair the flow leaves alone: the
+    // promotion cancels the first (its session died with the leader) and keeps the second.
+    const session = await SessionSocket.logon(leader, users[0], { cancelOnDisconnect: true });
+    const cod = await session.call("order.create", { ...limit("eth_btc", "sell", "10", "0.01") });
+    assert.equal(cod.status, 200, JSON.stringify(cod));
+    const codId = (cod.result as Order).id;
+    const kept = expectOk(
+      await users[1].client.createOrder(limit("eth_btc", "sell", "10", "0.01")),
+      "a REST order",
+    );
+    // Before the kill, the leader's batches stop reaching the follower for 400 ms (well under
+    // SYNC_TIMEOUT_MS): whatever the leader acknowledged then would be lost with it.
+    const { acked, transfers, answeredAt } = await flowThenKill(leader, users, 21, async () => {
+      relay.hold();
+      await new Promise((r) => setTimeout(r, 400));
+    });
+    relay.drop();
 
     const promoted = await promote(follower, {});
     assert.equal(promoted.status, 200, JSON.stringify(promoted.body));
@@ -281,6 +361,10 @@ describe("promotion after kill -9 of a sync leader", () => {
       states.some((s) => s.trades.length > 0),
       "the flow must have produced trades",
     );
+    const codNow = expectOk(await follower.users[0].client.order(codId), "the session's order");
+    assert.equal(codNow.isCancelled, true, "the cancel-on-disconnect order is cancelled at promotion");
+    const keptNow = expectOk(await follower.users[1].client.order(kept.id), "the REST order");
+    assert.equal(keptNow.isCancelled, false);
     // A leader now: it takes orders, and refuses promote.
     const order = expectOk(
       await follower.users[0].client.createOrder(limit(PAIRS[0].name, "buy", "1", "0.01")),
@@ -409,7 +493,7 @@ describe("a sync leader alone, a stalled follower, promote refused and forced", 
     const refused = await promote(follower, {});
     assert.equal(refused.status, 400, JSON.stringify(refused.body));
     assert.deepEqual(refused.body.codes, { force: ["FOLLOWER_BEHIND"] });
-    assert.match(refused.body.errors.force[0], /went on without it/);
+    assert.match(refused.body.errors?.force[0] ?? "", /went on without it/);
     const bad = await promote(follower, { force: "yes" });
     assert.deepEqual(bad.body.codes, { force: ["PROMOTE_FORCE_INVALID"] });
     assert.equal((await health(follower)).role, "follower", "a refused promote leaves it a follower");
