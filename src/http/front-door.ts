@@ -24,6 +24,8 @@ type Handler = (res: HttpResponse, req: HttpRequest) => void | Promise<void>;
 type Method = "get" | "post" | "any" | "options" | "del" | "put" | "patch" | "head";
 // biome-ignore lint/suspicious/noExplicitAny: the behaviors of every ws route, whatever their user data.
 type AnyBehavior = WebSocketBehavior<any>;
+// biome-ignore lint/suspicious/noExplicitAny: a socket of any ws route.
+type Socket = WebSocket<any>;
 
 export class FrontDoor {
   /** The real app, made by the first start (createApp). */
@@ -35,8 +37,7 @@ export class FrontDoor {
   keepListening = false;
   private readonly handlers = new Map<string, Handler>();
   private readonly behaviors = new Map<string, AnyBehavior>();
-  // biome-ignore lint/suspicious/noExplicitAny: keyed by the socket, whatever its user data.
-  private readonly owner = new WeakMap<WebSocket<any>, AnyBehavior>();
+  private readonly owner = new WeakMap<Socket, AnyBehavior>();
 
   /**
    * The app one start mounts its routes on: each (method, pattern) is mounted on the real app the
@@ -76,8 +77,7 @@ export class FrontDoor {
     const app = this.app!;
     if (!this.behaviors.has(pattern)) {
       const current = () => this.behaviors.get(pattern)!;
-      // biome-ignore lint/suspicious/noExplicitAny: the socket's own behavior, by the socket.
-      const mine = (ws: WebSocket<any>) => this.owner.get(ws) ?? current();
+      const mine = (ws: Socket) => this.owner.get(ws) ?? current();
       const real: AnyBehavior = { ...behavior };
       for (const [name, value] of Object.entries(behavior)) {
         if (typeof value !== "function") continue;
@@ -88,11 +88,15 @@ export class FrontDoor {
             this.owner.set(ws, current());
             return current().open?.(ws);
           };
-        // biome-ignore lint/suspicious/noExplicitAny: every other handler takes the socket first.
-        else
-          (real as any)[fn] = (ws: WebSocket<any>, ...rest: unknown[]) =>
-            // biome-ignore lint/suspicious/noExplicitAny: as above.
-            (mine(ws) as any)[fn]?.(ws, ...rest);
+        else {
+          // Every other handler takes the socket first.
+          const table = real as unknown as Record<string, (ws: Socket, ...rest: unknown[]) => unknown>;
+          table[fn] = (ws, ...rest) =>
+            (mine(ws) as unknown as Record<string, ((...a: unknown[]) => unknown) | undefined>)[fn]?.(
+              ws,
+              ...rest,
+            );
+        }
       }
       app.ws(pattern, real);
     }
