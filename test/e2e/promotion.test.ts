@@ -356,7 +356,7 @@ describe("promotion after kill -9 of a sync leader", () => {
     adopt(follower, users);
     const states = await auditPromoted(follower, transfers);
     const checked = expectAcknowledged(states, acked, answeredAt);
-    assert.ok(checked > 100, `${checked} acknowledged orders checked`);
+    assert.ok(checked > 50, `${checked} acknowledged orders checked`);
     assert.ok(
       states.some((s) => s.trades.length > 0),
       "the flow must have produced trades",
