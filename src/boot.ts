@@ -15,7 +15,9 @@
  *   7. front end                    order entry, uWebSockets.js routes, sessions, stream, the FIX
  *                                   gateway's listener; /health turns ok (startFrontEnd)
  *
- * and `close()` runs them backwards: stop accepting, drain the workers, commit, close.
+ * and `close()` runs them backwards: stop accepting, drain the workers, commit, close. A promotion
+ * of a follower (`POST /admin/promote`) closes them and runs them again, as a leader, on the same
+ * database and listening socket (startExchange).
  */
 
 import { readFileSync } from "node:fs";
@@ -140,10 +142,10 @@ export async function startExchange(
    * `POST /admin/promote` (docs/OPERATIONS.md, "Promoting a follower"): the follower stops taking
    * its leader's batches and commits those it received; unless forced it refuses when it cannot
    * vouch for holding every change its leader answered. Then the server stops as at SIGTERM, the
-   * database goes to the next epoch (src/replication/epoch.ts), and the call is answered; the
-   * server then starts again on it in this process as a leader, once the old front end's
-   * connections are gone from its port: the start's own recovery (the cancel-on-disconnect orders
-   * of every session cancelled, dead-man's switches disarmed, nothing in flight).
+   * database goes to the next epoch (src/replication/epoch.ts), and the stages run again on it
+   * in this process as a leader, on the same listening socket (src/http/front-door.ts): the start's
+   * own recovery (the cancel-on-disconnect orders of every session cancelled, dead-man's switches
+   * disarmed, nothing in flight). The call is answered once the leader takes orders.
    */
   const promote = async (force: boolean): Promise<PromoteOutcome> => {
     const follower = current.follower;
