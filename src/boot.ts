@@ -15,7 +15,9 @@
  *   7. front end                    order entry, uWebSockets.js routes, sessions, stream, the FIX
  *                                   gateway's listener; /health turns ok (startFrontEnd)
  *
- * and `close()` runs them backwards: stop accepting, drain the workers, commit, close.
+ * and `close()` runs them backwards: stop accepting, drain the workers, commit, close. A promotion
+ * of a follower (`POST /admin/promote`) closes them and runs them again, as a leader, on the same
+ * database and listening socket (startExchange).
  */
 
 import { readFileSync } from "node:fs";
@@ -56,9 +58,11 @@ import { DbWriter } from "./db/writer.ts";
 import { servedDocuments } from "./documents/served.ts";
 import { Answers } from "./entry/answers.ts";
 import { type EntryContext, entryContext } from "./entry/context.ts";
+import { Code, type ErrorCode } from "./errors/catalogue.ts";
 import { FixGateway } from "./fix/fix-gateway.ts";
 import { Admin } from "./http/admin.ts";
 import { CorsPolicy } from "./http/cors.ts";
+import { FrontDoor } from "./http/front-door.ts";
 import { ListenKeys } from "./http/listen-keys.ts";
 import { mountRoutes } from "./http/server.ts";
 import { DEFAULT_WEB_DIR, loadStaticFiles, mountStatic } from "./http/static.ts";
@@ -66,6 +70,7 @@ import { createApp, loadTls } from "./http/tls.ts";
 import { chooseWaitStrategy, PairChannel, workerSpinFor } from "./pair/pair-client.ts";
 import { openDatabase } from "./protocol/db/db-open.ts";
 import { replayJournal } from "./protocol/db/journal.ts";
+import { type Epochs, markLed, promoteDatabase, readEpochs } from "./replication/epoch.ts";
 import { FollowerLink } from "./replication/follower.ts";
 import { FollowerState } from "./replication/follower-state.ts";
 import { ReplicationLeader } from "./replication/leader.ts";
@@ -132,6 +137,112 @@ export async function startExchange(
   log: Logger = processLog(),
   onFatal: FatalHandler = exitOnFatal,
 ): Promise<RunningExchange> {
+  let current: Running;
+  let promoting = false;
+  const door = new FrontDoor();
+  /**
+   * `POST /admin/promote` (docs/OPERATIONS.md, "Promoting a follower"): the follower stops taking
+   * its leader's batches and commits those it received; unless forced it refuses when it cannot
+   * vouch for holding every change its leader answered. Then the server stops as at SIGTERM, the
+   * database goes to the next epoch (src/replication/epoch.ts), and the stages run again on it
+   * in this process as a leader, on the same listening socket (src/http/front-door.ts): the start's
+   * own recovery (the cancel-on-disconnect orders of every session cancelled, dead-man's switches
+   * disarmed, nothing in flight). The call is answered once the leader takes orders.
+   */
+  const promote = async (force: boolean): Promise<PromoteOutcome> => {
+    const follower = current.follower;
+    if (follower === null || promoting) return { refused: Code.NOT_A_FOLLOWER };
+    promoting = true;
+    await follower.pause();
+    const behind = follower.behind();
+    if (behind !== null && !force) {
+      follower.resume();
+      promoting = false;
+      log.warn({ reason: behind }, `promotion refused: ${behind}`);
+      return { refused: Code.FOLLOWER_BEHIND, reason: behind };
+    }
+    log.warn(
+      { forced: behind !== null, reason: behind ?? undefined },
+      `promotion: this follower becomes the leader${behind === null ? "" : ` (forced: ${behind})`}`,
+    );
+    // The listening socket stays (src/http/front-door.ts): meanwhile requests get 503 as in a stop.
+    door.keepListening = true;
+    try {
+      await current.close();
+      const { epoch, began } = promoteDatabase(settings.dbPath);
+      log.info(
+        { epoch, began },
+        `promoted: epoch ${epoch} begins after the old leader's journal key ${began}`,
+      );
+      // The same addresses (a FIX port given as 0 keeps the one it got).
+      const as: Settings = { ...settings, fixPort: current.fixPort ?? settings.fixPort, follow: undefined };
+      current = await startOnce(as, log, onFatal, promote, door);
+      log.info(
+        { url: current.url, epoch, replicationPort: current.replicationPort },
+        `promoted: leader at epoch ${epoch}, listening on ${current.url}`,
+      );
+      return { epoch, began, forced: behind !== null };
+    } catch (err) {
+      onFatal(`promotion failed: ${(err as Error).message}`);
+      throw err;
+    } finally {
+      door.keepListening = false;
+      promoting = false;
+    }
+  };
+  current = await startOnce(settings, log, onFatal, promote, door);
+  return {
+    get port() {
+      return current.port;
+    },
+    get fixPort() {
+      return current.fixPort;
+    },
+    get replicationPort() {
+      return current.replicationPort;
+    },
+    get url() {
+      return current.url;
+    },
+    get exchange() {
+      return current.exchange;
+    },
+    get answers() {
+      return current.answers;
+    },
+    get streamHub() {
+      return current.streamHub;
+    },
+    get accounts() {
+      return current.accounts;
+    },
+    get waitStrategy() {
+      return current.waitStrategy;
+    },
+    close: () => current.close(),
+  };
+}
+
+/** What a promotion did, or the code it was refused with (and why). */
+export type PromoteOutcome =
+  | { epoch: number; began: number; forced: boolean }
+  | { refused: ErrorCode; reason?: string };
+
+/** One start's exchange; a promotion closes it and starts another on the same database. */
+interface Running extends RunningExchange {
+  /** The link to the leader of a follower, null on a leader. */
+  readonly follower: FollowerLink | null;
+}
+
+type Promote = (force: boolean) => Promise<PromoteOutcome>;
+
+async function startOnce(
+  settings: Settings,
+  log: Logger,
+  onFatal: FatalHandler,
+  promote: Promote,
+  door: FrontDoor,
+): Promise<Running> {
   if (!isNativeUws()) {
     if (!settings.allowSlowUws) {
       throw new ConfigError(
@@ -147,7 +258,9 @@ export async function startExchange(
   const tls = loadTls(settings);
   // The address too: a port another process holds is refused now, not after the database was
   // opened, its journal applied and the state recovered (README.md, "Running it").
-  const cannotListen = await whyCannotListen(settings.host, settings.port);
+  // (A promotion's start goes on listening where the follower listened: src/http/front-door.ts.)
+  const cannotListen =
+    door.listenSocket === null ? await whyCannotListen(settings.host, settings.port) : undefined;
   if (cannotListen !== undefined)
     throw new ConfigError(`cannot listen on ${settings.host}:${settings.port}: ${cannotListen}`);
   if (settings.replicationPort !== undefined && settings.replicationPort !== 0) {
@@ -168,7 +281,7 @@ export async function startExchange(
   // 2. database: one server per file (src/db/lock.ts), taken before anything is read or written.
   const lock = lockDatabase(settings.dbPath);
   try {
-    return await startLocked(settings, loaded, tls, lock, log, onFatal);
+    return await startLocked(settings, loaded, tls, lock, log, onFatal, promote, door);
   } catch (err) {
     lock.release();
     throw err;
@@ -183,6 +296,8 @@ interface StoredState {
   journalBatches: number;
   /** The epoch of the execution numbers (docs/API.md 16). */
   execEpoch: number;
+  /** The replication epochs (src/replication/epoch.ts). */
+  epochs: Epochs;
 }
 
 /**
@@ -237,7 +352,9 @@ async function startLocked(
   lock: DbLock,
   log: Logger,
   onFatal: FatalHandler,
-): Promise<RunningExchange> {
+  promote: Promote,
+  door: FrontDoor,
+): Promise<Running> {
   const startedAt = performance.now();
   // 2. a follower first learns from its leader where its database stands, and takes the leader's
   // copy in its place when it has nothing or is too far behind (src/replication/follower.ts).
@@ -256,7 +373,14 @@ async function startLocked(
       { leader: `${settings.follow!.host}:${settings.follow!.port}` },
       `following ${settings.follow!.host}:${settings.follow!.port}`,
     );
-    await follower.start();
+    try {
+      await follower.start();
+    } catch (err) {
+      // Another history, a wrong token, another version: one `config error:` line and exit 1.
+      throw new ConfigError(
+        `--follow ${settings.follow!.host}:${settings.follow!.port}: ${(err as Error).message}`,
+      );
+    }
   }
   const stored = readDatabase(settings, loaded, log);
   const { config, state } = stored;
@@ -272,7 +396,7 @@ async function startLocked(
       onFatal(reason);
     },
   };
-  const core = await buildCore(settings, tls, stored, users, ledger, life, log);
+  const core = await buildCore(settings, tls, stored, users, ledger, life, log, door);
   const pairs = await startPairs(settings, stored, core, life, log);
   log.info(
     {
@@ -289,7 +413,7 @@ async function startLocked(
   );
   // A follower's users are its leader's: they come with its batches.
   if (follower === null) await createConfigUsers(config, users, ledger, core);
-  return startFrontEnd(settings, tls, lock, config, users, core, pairs, life, follower);
+  return startFrontEnd(settings, tls, lock, stored, users, core, pairs, life, follower, promote, door);
 }
 
 /**
@@ -315,6 +439,17 @@ function readDatabase(settings: Settings, loaded: ExchangeConfig, log: Logger): 
       log.info({ batches: journalBatches }, `applied ${journalBatches} journaled batches`);
     checkPairs(db, loaded.pairs);
     const execEpoch = resolveExecEpoch(db);
+    const epochs = readEpochs(db);
+    // A leader with a replication port takes changes of its own in its epoch: a database that
+    // later follows another leader says so, and is told apart from a follower's copy.
+    if (
+      settings.replicationPort !== undefined &&
+      settings.follow === undefined &&
+      epochs.led !== epochs.epoch
+    ) {
+      markLed(db, epochs.epoch);
+      epochs.led = epochs.epoch;
+    }
     const scales = resolveCurrencyScales(
       db,
       new Map([...loaded.currencies.values()].map((c) => [c.name, c.scale])),
@@ -349,7 +484,7 @@ function readDatabase(settings: Settings, loaded: ExchangeConfig, log: Logger): 
         `client order ids: ${state.clientOrderIdCount} in a ${(clientIds.filter.bytes / 1048576).toFixed(0)} MiB filter ` +
           `(${(performance.now() - started).toFixed(0)} ms)`,
       );
-    return { config, state, clientIds, journalBatches, execEpoch };
+    return { config, state, clientIds, journalBatches, execEpoch, epochs };
   } finally {
     db.close();
   }
@@ -391,6 +526,7 @@ async function buildCore(
   ledger: Ledger,
   life: Lifecycle,
   log: Logger,
+  door: FrontDoor,
 ): Promise<Core> {
   const { config, state, clientIds } = stored;
   const writer = await DbWriter.start(settings.dbPath, {
@@ -437,7 +573,8 @@ async function buildCore(
 
   // The edge's map from request id to the waiting response, the stream hub and the trading
   // sessions: the core reports results into them.
-  const app = createApp(tls);
+  door.app ??= createApp(tls);
+  const app = door.view();
   const answers = new Answers();
   const hub = new StreamHub(app, {
     config,
@@ -635,13 +772,16 @@ async function startFrontEnd(
   settings: Settings,
   tls: ReturnType<typeof loadTls>,
   lock: DbLock,
-  config: ExchangeConfig,
+  stored: StoredState,
   users: Users,
   core: Core,
   pairs: { channels: PairChannel[]; waitStrategy: string },
   life: Lifecycle,
   follower: FollowerLink | null,
-): Promise<RunningExchange> {
+  promote: Promote,
+  door: FrontDoor,
+): Promise<Running> {
+  const { config, epochs } = stored;
   const { writer, reader, exchange, app, hub, sessions, fix, backups, answers } = core;
   const { channels, waitStrategy } = pairs;
   // A follower records nothing of its own (its routes refuse what carries a nonce; the stream's
@@ -673,9 +813,10 @@ async function startFrontEnd(
           writer,
           link: follower,
         });
-  // The leader's replication port (src/replication/leader.ts), started once the front end listens.
+  // The leader's replication port (src/replication/leader.ts), started once the front end listens;
+  // a follower opens it once promoted (docs/OPERATIONS.md, "Promoting a follower").
   const leader =
-    settings.replicationPort === undefined
+    settings.replicationPort === undefined || follower !== null
       ? null
       : new ReplicationLeader({
           host: settings.host,
@@ -688,7 +829,9 @@ async function startFrontEnd(
           dbPath: settings.dbPath,
           writer,
           backups,
-          epoch: 1,
+          epoch: epochs.epoch,
+          epochStarts: epochs.starts,
+          mode: settings.replication,
         });
   const replicationFigures =
     follower !== null
@@ -696,19 +839,31 @@ async function startFrontEnd(
           role: "follower",
           epoch: follower.epoch,
           leader: `${settings.follow!.host}:${settings.follow!.port}`,
+          replication: follower.mode,
           connected: follower.connected,
           lagMs: follower.lagMs(),
           lastCommit: follower.visible,
+          synchronous: follower.synchronous,
+          behindSince: follower.behindSince(),
         })
       : leader !== null
-        ? () => ({
-            role: "leader",
-            epoch: 1,
-            replication: settings.replication,
-            followers: leader.status().followers,
-          })
-        : null;
+        ? () => {
+            const st = leader.status();
+            return {
+              role: "leader",
+              epoch: epochs.epoch,
+              replication: settings.replication,
+              followers: st.followers,
+              synchronous: st.synchronous,
+              aloneSince: st.aloneSince,
+            };
+          }
+        : // A promoted database without a replication port: its role and epoch.
+          epochs.epoch > 1
+          ? () => ({ role: "leader", epoch: epochs.epoch, followers: undefined })
+          : null;
   const isAccepting = () => life.accepting;
+  core.admin.promote = promote;
   // One order entry layer under every front end (src/entry/): the REST routes and the sessions.
   const entry = entryContext({
     config,
@@ -753,11 +908,14 @@ async function startFrontEnd(
     listenKeys,
   });
   // Exclusive: without it uWebSockets.js sets SO_REUSEPORT, and a second server on the same port
-  // starts silently and takes half of the connections.
-  const listenSocket = await new Promise<uws.us_listen_socket | false>((resolve) => {
-    if (isNativeUws()) exclusiveListen(app, settings.host, settings.port, resolve);
-    else app.listen(settings.host, settings.port, resolve);
-  });
+  // starts silently and takes half of the connections. A promotion's start goes on with the socket
+  // the follower listened on (src/http/front-door.ts).
+  const listenSocket =
+    door.listenSocket ??
+    (await new Promise<uws.us_listen_socket | false>((resolve) => {
+      if (isNativeUws()) exclusiveListen(app, settings.host, settings.port, resolve);
+      else app.listen(settings.host, settings.port, resolve);
+    }));
   if (listenSocket === false) {
     // Free when checked at the start, taken since (or refused by uWebSockets.js itself).
     const reason = (await whyCannotListen(settings.host, settings.port)) ?? "refused by uWebSockets.js";
@@ -772,9 +930,20 @@ async function startFrontEnd(
     await life.closing;
     throw new ConfigError(`cannot listen on ${settings.host}:${settings.port}: ${reason}`);
   }
-  const port = isNativeUws()
-    ? uws.us_socket_local_port(listenSocket as unknown as uws.us_socket)
-    : settings.port;
+  const port =
+    door.listenSocket !== null
+      ? door.port
+      : isNativeUws()
+        ? uws.us_socket_local_port(listenSocket as unknown as uws.us_socket)
+        : settings.port;
+  door.listenSocket = listenSocket;
+  door.port = port;
+  /** Stops listening, unless a promotion keeps the socket for the leader it starts. */
+  const stopListening = () => {
+    if (door.keepListening || door.listenSocket === null) return;
+    uws.us_listen_socket_close(door.listenSocket);
+    door.listenSocket = null;
+  };
   // The FIX gateway's own listener on the same host, TLS only when the server has a certificate.
   let fixPort: number | null = null;
   /**
@@ -782,7 +951,7 @@ async function startFrontEnd(
    * listens), then the start fails with `message`.
    */
   const abandonStart = async (message: string): Promise<never> => {
-    uws.us_listen_socket_close(listenSocket);
+    stopListening();
     life.accepting = false;
     if (fixPort !== null) await fix?.shutdown();
     await Promise.all(channels.map((c) => c.close()));
@@ -835,7 +1004,7 @@ async function startFrontEnd(
       // Sessions end first: their cancel-on-disconnect orders are cancelled while the core runs.
       sessions.shutdown();
       const fixClosed = fix?.shutdown();
-      uws.us_listen_socket_close(listenSocket);
+      stopListening();
       // Let commands already in the workers finish, so their answers commit and go out.
       const deadline = Date.now() + 10_000;
       while (config.pairs.some((p) => exchange.inFlight(p.index) > 0) && Date.now() < deadline) {
@@ -871,6 +1040,7 @@ async function startFrontEnd(
     accounts: users,
     waitStrategy,
     close,
+    follower,
   };
 }
 

@@ -10,6 +10,7 @@
  *   exchange deposit UID CURRENCY AMOUNT                       admin
  *   exchange withdraw UID CURRENCY AMOUNT                      admin
  *   exchange backup                                            admin: a copy of the database
+ *   exchange promote [--force]                                 admin: this follower becomes the leader
  *   exchange order place PAIR buy|sell AMOUNT [PRICE]          limit with a price, market without
  *         [--client-order-id ID] [--time-in-force GTC|IOC|FOK] [--post-only] [--mmp]
  *         [--stp cancelMaker|cancelTaker|cancelBoth] [--stop PRICE --stop-direction up|down]
@@ -63,6 +64,7 @@ const USAGE = `usage: exchange <command> [args] [settings]
   user create [--uid UUID]            user UID                 api-key create UID      (admin)
   deposit UID CURRENCY AMOUNT         withdraw UID CURRENCY AMOUNT                      (admin)
   pair-status PAIR trading|cancelOnly|halted                   backup                  (admin)
+  promote [--force]   a follower becomes the leader (--force: even if it may lack changes) (admin)
   order place PAIR buy|sell AMOUNT [PRICE] [--client-order-id ID] [--time-in-force GTC|IOC|FOK]
     [--post-only] [--mmp] [--stp cancelMaker|cancelTaker|cancelBoth]   (no PRICE: a market order)
     [--stop PRICE --stop-direction up|down]   (a stop order, docs/API.md 18: waits for a trade there)
@@ -108,6 +110,7 @@ const COMMANDS = [
   "deposit",
   "withdraw",
   "backup",
+  "promote",
   "order",
   "oco",
   "mmp",
@@ -155,6 +158,7 @@ const OPTIONS = {
   count: { type: "string" },
   resume: { type: "string" },
   book: { type: "boolean" },
+  force: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -343,6 +347,9 @@ export async function run(
       case "backup":
         needAdmin();
         return await print(await client.backup());
+      case "promote":
+        needAdmin();
+        return await print(await client.promote(v.force === true));
       case "order":
         needKey();
         if (sub === "place") return await print(await client.createOrder(orderArgs()));

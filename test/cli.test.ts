@@ -582,6 +582,18 @@ describe("exchange admin and market commands", () => {
     expectOk(await u.client.cancelOrder(held.id));
   });
 
+  it("refuses promote on a server that follows no leader, and needs the admin token", async () => {
+    const r = await cli(["promote", ...admin()]);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /HTTP 400: .*"codes":\{"role":\["NOT_A_FOLLOWER"\]\}/);
+    const forced = await cli(["promote", "--force", ...admin()]);
+    assert.equal(forced.code, 1);
+    assert.match(forced.err, /NOT_A_FOLLOWER/);
+    const noAdmin = await cli(["promote", "--url", server.origin]);
+    assert.equal(noAdmin.code, 2);
+    assert.match(noAdmin.err, /needs --admin-token/);
+  });
+
   it("prints a pair's book with book PAIR and its trades with history PAIR, as the REST reads do", async () => {
     const [maker, taker] = await server.newUsers(2, { btc: "1", usdt: "10000" });
     expectOk(await maker.client.createOrder(limit("btc_usdt", "sell", "100", "0.5")));

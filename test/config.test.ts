@@ -137,10 +137,19 @@ describe("parseSettings", () => {
       () => parseSettings(["--follow", "10.0.0.1"], { REPLICATION_TOKEN: token }),
       (e: unknown) => e instanceof ConfigError && /--follow: "10.0.0.1" is not HOST:PORT/.test(e.message),
     );
+    assert.equal(parseSettings([], {}).replication, "async");
+    assert.equal(parseSettings(["--replication", "sync"], {}).replication, "sync");
+    assert.equal(parseSettings([], { REPLICATION: "sync" }).replication, "sync");
     assert.throws(
-      () => parseSettings(["--replication", "sync"], {}),
+      () => parseSettings(["--replication", "semi"], {}),
       (e: unknown) =>
-        e instanceof ConfigError && /--replication: "sync" is not a replication mode/.test(e.message),
+        e instanceof ConfigError &&
+        /--replication: "semi" is not a replication mode: async or sync/.test(e.message),
+    );
+    assert.throws(
+      () => parseSettings([], { REPLICATION: "SYNC" }),
+      (e: unknown) =>
+        e instanceof ConfigError && /REPLICATION: "SYNC" is not a replication mode/.test(e.message),
     );
   });
 

@@ -48,6 +48,7 @@ import type {
   PairPage,
   PairRecord,
   PairStatus,
+  PromoteAnswer,
   PublicTrade,
   QuoteLevelInput,
   QuoteResult,
@@ -80,14 +81,21 @@ export interface Health {
   status: string;
   role?: "leader" | "follower";
   epoch?: number;
+  /** The replication mode (a follower: its leader's). */
+  replication?: "async" | "sync";
+  /** `sync`: answers wait for a follower (a leader), or for this follower (a follower). */
+  synchronous?: boolean;
   /** A leader. */
-  replication?: "async";
   followers?: number;
+  /** A `sync` leader: since when it goes on alone (Unix ms), null while a follower counts. */
+  aloneSince?: number | null;
   /** A follower. */
   leader?: string;
   connected?: boolean;
   lagMs?: number;
   lastCommit?: number;
+  /** Since when it may lack a change its leader acknowledged (Unix ms; promote then needs force). */
+  behindSince?: number | null;
 }
 
 export interface CallOptions {
@@ -311,6 +319,8 @@ export function signedHeaders(
 const DEFAULT_TIMEOUT_MS = 10_000;
 /** Default timeout of `backup()`. */
 const BACKUP_TIMEOUT_MS = 600_000;
+/** Default timeout of `promote()`. */
+const PROMOTE_TIMEOUT_MS = 120_000;
 
 /** `a=1&b=2` from pairs in the given order; undefined values are left out; values are URI-encoded. */
 export function buildQuery(params: ReadonlyArray<readonly [string, unknown]>): string {
@@ -720,6 +730,18 @@ export class ExchangeClient {
       {},
       { ...opts, timeoutMs: opts.timeoutMs ?? BACKUP_TIMEOUT_MS },
     );
+  }
+
+  /**
+   * docs/API.md 11: POST /admin/promote, on a follower: it becomes the leader and the answer comes
+   * once it accepts orders. `force`: even when it cannot vouch for holding every change its leader
+   * acknowledged. The restart on its database takes a while: the default timeout here is 2 minutes.
+   */
+  promote(force = false, opts: CallOptions = {}): Promise<ApiResponse<PromoteAnswer>> {
+    return this.admin<PromoteAnswer>("/admin/promote", force ? { force: true } : {}, {
+      ...opts,
+      timeoutMs: opts.timeoutMs ?? PROMOTE_TIMEOUT_MS,
+    });
   }
 
   // ---- escape hatch -------------------------------------------------------------------------------

@@ -264,6 +264,17 @@ export interface BackupAnswer {
   lastTradeId: number;
 }
 
+/** docs/API.md 11: POST /admin/promote. */
+export interface PromoteAnswer {
+  role: "leader";
+  /** The epoch the server now leads. */
+  epoch: number;
+  /** The old leader's journal key after which the epoch began. */
+  began: number;
+  /** Promoted with `force` while it could not vouch for holding every acknowledged change. */
+  forced: boolean;
+}
+
 export interface BalanceAnswer {
   currency: string;
   balance: string;

@@ -62,8 +62,11 @@ export interface Settings {
    * undefined: off, 0: any free port.
    */
   readonly replicationPort?: number;
-  /** `async` only for now (DECISIONS.md, "A second box: follower"). */
-  readonly replication: "async";
+  /**
+   * `sync`: an answer, report or stream message leaves only once a follower has its change durable
+   * too, or the leader goes on alone (docs/OPERATIONS.md, "A second box: follower").
+   */
+  readonly replication: "async" | "sync";
   /** The leader this server follows, `host:port`; undefined: it is a leader (or alone). */
   readonly follow?: { host: string; port: number; tls: boolean };
   /**
@@ -91,7 +94,7 @@ export const DEFAULT_SETTINGS = {
   clientIdWindow: DEFAULT_CLIENT_ID_WINDOW,
   clientIdFilterMb: DEFAULT_CLIENT_ID_FILTER_MB,
   fixCompId: "EXCHANGE",
-  replication: "async",
+  replication: "async" as "async" | "sync",
 } as const;
 
 /** `auto` picks by core count at start; see src/pair/pair-client.ts. */
@@ -159,7 +162,7 @@ const FLAG_OPTIONS = {
  * | --fix-port | FIX_PORT | none: no FIX gateway (0..65535, 0 = any free port) |
  * | --fix-comp-id | FIX_COMP_ID | EXCHANGE |
  * | --replication-port | REPLICATION_PORT | none: no replication listener (0..65535, 0 = any free port) |
- * | --replication | REPLICATION | async (the only mode yet) |
+ * | --replication | REPLICATION | async (or sync) |
  * | --follow | FOLLOW (host:port, tls://host:port for a TLS leader) | none: not a follower |
  * | (none) | ADMIN_TOKEN | unset: admin interface off |
  */
@@ -285,9 +288,9 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
 
   const replicationPortRaw = pick("replication-port", "REPLICATION_PORT");
   const replication = text("replication", "REPLICATION", DEFAULT_SETTINGS.replication);
-  if (replication !== "async")
+  if (replication !== "async" && replication !== "sync")
     throw new ConfigError(
-      `${pick("replication", "REPLICATION")![1]}: "${replication}" is not a replication mode: async (sync is not built yet)`,
+      `${pick("replication", "REPLICATION")![1]}: "${replication}" is not a replication mode: async or sync`,
     );
   const replicationToken = envValue("REPLICATION_TOKEN");
   if (replicationToken !== undefined && !/^[\x21-\x7e]{16,1024}$/.test(replicationToken))

@@ -26,6 +26,11 @@
  * Other connections therefore see a batch's rows only once `applied()` says so: every read of
  * those tables waits for it (src/db/reader.ts `before`, wired in src/boot.ts).
  *
+ * With `--replication sync` a release gate (setReleaseGate, src/replication/leader.ts) stands between
+ * the ack and the callbacks: a committed batch's callbacks (answers, reports, stream messages) are
+ * held, in order, until the gate says a follower has that batch's journal key durable too, or
+ * that the leader goes on alone (docs/OPERATIONS.md, "A second box: follower").
+ *
  * On any writer error the writer is failed for good: no further callback ever runs (nothing more
  * may be reported durable), `onFatal` listeners are told, and records are dropped.
  *
@@ -39,6 +44,12 @@ import type { FromApplier, FromWriter, ToWriter } from "../protocol/db/writer-me
 import { AppliedMark } from "./applied-mark.ts";
 import { type Batch, BatchBuilder } from "./batch-builder.ts";
 import { startWriterThreads, type WriterOptions } from "./writer-threads.ts";
+
+/** Says whether the callbacks of a committed batch may run (`--replication sync`). */
+export interface ReleaseGate {
+  /** True when the batches up to journal key `key` may be reported. */
+  released(key: number): boolean;
+}
 
 export class DbWriter extends BatchBuilder implements RecordSink {
   private inFlight: Batch | null = null;
@@ -65,6 +76,14 @@ export class DbWriter extends BatchBuilder implements RecordSink {
   private readonly ackListeners: (() => void)[] = [];
   /** The applied mark at start: this run's batch `seq` is journal key `base + seq`. */
   base = 0;
+  /**
+   * The journal key of the last committed batch that wrote a row (a batch of callbacks only writes
+   * none: what it reports is in the rows before it).
+   */
+  lastRowKey = 0;
+  private gate: ReleaseGate | null = null;
+  /** Committed batches' callbacks the gate holds, in commit order, with when they were held. */
+  private readonly held: { key: number; at: number; callbacks: (() => void)[] }[] = [];
 
   private constructor(
     /** The writer (journal) thread: the ack path. */
@@ -94,6 +113,7 @@ export class DbWriter extends BatchBuilder implements RecordSink {
     const { worker, applier, checkpointer, base } = await startWriterThreads(file, opts);
     const w = new DbWriter(worker, applier, checkpointer);
     w.base = base;
+    w.lastRowKey = base;
     return w;
   }
 
@@ -149,6 +169,26 @@ export class DbWriter extends BatchBuilder implements RecordSink {
   /** `fn` runs after every commit (a batch's journal row is readable from then on). */
   onAck(fn: () => void): void {
     this.ackListeners.push(fn);
+  }
+
+  /**
+   * From now on the callbacks of each committed batch wait for `gate` (null: none; whatever is held
+   * runs now).
+   */
+  setReleaseGate(gate: ReleaseGate | null): void {
+    this.gate = gate;
+    this.releaseHeld();
+  }
+
+  /** Runs the held callbacks the gate now releases, in commit order. */
+  releaseHeld(): void {
+    while (this.held.length > 0 && (this.gate === null || this.gate.released(this.held[0].key)))
+      runAll(this.held.shift()!.callbacks);
+  }
+
+  /** When the oldest held batch was committed (performance.now()), or null when none is held. */
+  heldSince(): number | null {
+    return this.held.length === 0 ? null : this.held[0].at;
   }
 
   /** `cb` is told once, when the writer fails; from then on nothing is written or acknowledged. */
@@ -244,19 +284,17 @@ export class DbWriter extends BatchBuilder implements RecordSink {
         this.appliedMark.acked(m.seq, m.records);
         this.committedBatches++;
         this.committedRecords += m.records;
+        if (m.records > 0) this.lastRowKey = this.base + m.seq;
         // Send the next batch first so the writer works while the callbacks run.
         if (!this.cur.empty) this.send();
         for (const fn of this.ackListeners) fn();
-        for (const cb of done.callbacks) {
-          try {
-            cb();
-          } catch (err) {
-            // One failing callback must not keep the others (other clients' answers) from running.
-            queueMicrotask(() => {
-              throw err;
-            });
-          }
+        const gate = this.gate;
+        if (gate !== null && (this.held.length > 0 || !gate.released(this.lastRowKey))) {
+          if (done.callbacks.length > 0)
+            this.held.push({ key: this.lastRowKey, at: performance.now(), callbacks: done.callbacks });
+          return;
         }
+        runAll(done.callbacks);
         return;
       }
       case "error":
@@ -278,6 +316,7 @@ export class DbWriter extends BatchBuilder implements RecordSink {
     if (this.failure) return;
     this.failure = err;
     this.inFlight = null;
+    this.held.length = 0;
     this.drop();
     for (const reject of this.flushRejects) reject(err);
     this.flushRejects.clear();
@@ -291,5 +330,18 @@ export class DbWriter extends BatchBuilder implements RecordSink {
     for (const cb of this.fatalListeners) cb(err);
     void this.worker.terminate();
     void this.applier.terminate();
+  }
+}
+
+/** Runs each callback; one that throws does not keep the others (other clients' answers) from running. */
+function runAll(callbacks: readonly (() => void)[]): void {
+  for (const cb of callbacks) {
+    try {
+      cb();
+    } catch (err) {
+      queueMicrotask(() => {
+        throw err;
+      });
+    }
   }
 }

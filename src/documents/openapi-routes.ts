@@ -15,6 +15,7 @@ import {
   newKeySchema,
   newUserSchema,
   pairStatusSchema,
+  promoteSchema,
   transferSchema,
 } from "../wire/schemas.ts";
 
@@ -120,6 +121,18 @@ export const ROUTES: readonly RouteSpec[] = [
     auth: "admin",
     body: (s) => s.adminBackup,
     ok: backupSchema,
+    errors: ADMIN_POST,
+  },
+  {
+    method: "post",
+    path: "/admin/promote",
+    operationId: "adminPromote",
+    summary:
+      "Make this follower the leader: it commits what it received, stops following and accepts orders at the next epoch, answered once it does",
+    source: "docs/API.md 11",
+    auth: "admin",
+    body: (s) => s.adminPromote,
+    ok: promoteSchema,
     errors: ADMIN_POST,
   },
 

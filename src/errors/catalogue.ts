@@ -644,6 +644,33 @@ export const ERRORS = {
     en: "Unknown or expired listen key",
     ru: "Неизвестный или истёкший ключ прослушивания (listenKey)",
   },
+  /** docs/API.md 11 `POST /admin/promote`. */
+  PROMOTE_FORCE_INVALID: {
+    code: 292,
+    status: 400,
+    field: "force",
+    en: "force must be true or false",
+    ru: "force должен быть true или false",
+  },
+  /** docs/API.md 11 `POST /admin/promote` on a server that follows no leader. */
+  NOT_A_FOLLOWER: {
+    code: 293,
+    status: 400,
+    field: "role",
+    en: "This server is not a follower: only a follower can be promoted",
+    ru: "Этот сервер не ведомый: повысить до ведущего можно только ведомый",
+  },
+  /**
+   * docs/API.md 11 `POST /admin/promote` without `"force": true` on a follower that cannot vouch
+   * for holding every change its leader acknowledged (the detail says why).
+   */
+  FOLLOWER_BEHIND: {
+    code: 294,
+    status: 400,
+    field: "force",
+    en: 'This follower may lack changes its leader acknowledged; send {"force": true} to promote it anyway',
+    ru: 'У этого ведомого могут отсутствовать изменения, подтверждённые ведущим; чтобы всё равно повысить его, отправьте {"force": true}',
+  },
 
   // 3xx authentication
   AUTH_TOKEN_MISSING: {

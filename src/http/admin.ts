@@ -84,6 +84,15 @@ export class Admin {
   backups: Backups | null = null;
   /** A follower (docs/OPERATIONS.md, "A second box: follower"): every admin write but a backup is refused. */
   readOnly = false;
+  /**
+   * What `POST /admin/promote` runs (src/boot.ts; docs/OPERATIONS.md, "Promoting a follower"): it
+   * resolves once this server is the leader, or with the code it refused with.
+   */
+  promote:
+    | ((
+        force: boolean,
+      ) => Promise<{ epoch: number; began: number; forced: boolean } | { refused: number; reason?: string }>)
+    | null = null;
 
   /** Creates a user (with a first API key unless `key` is null). Admin API, config users, fee account. */
   createUser(uid: string, key: { apiToken: string; secretKey: string } | null): number {
@@ -146,7 +155,7 @@ export class Admin {
             return sendError(res, info, Code.AUTH_ADMIN_INVALID, finish);
           }
           // A follower's database takes only its leader's changes; a backup changes nothing.
-          if (this.readOnly && route !== "/admin/backup")
+          if (this.readOnly && route !== "/admin/backup" && route !== "/admin/promote")
             return sendError(res, info, Code.FOLLOWER_READ_ONLY, finish);
           let body: unknown;
           try {
@@ -311,6 +320,24 @@ export class Admin {
           send(res, info, 200, serialize.backup(made), finish);
         },
         (err: unknown) => sendError(res, info, Code.BACKUP_FAILED, finish, undefined, err),
+      );
+    });
+
+    // docs/API.md 11: a follower becomes the leader. The answer goes once the server runs as the
+    // leader (on this connection, which the restart of the listener leaves open).
+    post("/admin/promote", ["force"], (res, info, body) => {
+      const force = body.force;
+      if (force !== undefined && typeof force !== "boolean")
+        return sendError(res, info, Code.PROMOTE_FORCE_INVALID, finish);
+      const promote = this.promote;
+      if (promote === null || !this.readOnly) return sendError(res, info, Code.NOT_A_FOLLOWER, finish);
+      promote(force === true).then(
+        (done) => {
+          if ("refused" in done) return sendError(res, info, done.refused, finish, done.reason);
+          log().info(done, "admin: promoted");
+          send(res, info, 200, serialize.promote({ role: "leader", ...done }), finish);
+        },
+        (err: unknown) => sendError(res, info, Code.INTERNAL, finish, undefined, err),
       );
     });
 

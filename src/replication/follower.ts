@@ -9,15 +9,16 @@
  * database (follower-state.ts). A lost leader is asked again every RETRY_MS; meanwhile the server
  * serves what it has.
  */
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import net from "node:net";
 import tls from "node:tls";
 import type { DbWriter } from "../db/writer.ts";
 import { EXEC_EPOCH_BUMP } from "../protocol/db/backup-tasks.ts";
 import { REPLICATION_SETTLED } from "../protocol/db/batch-apply.ts";
 import { openDatabase } from "../protocol/db/db-open.ts";
-import { decode, journalPath, replayJournal } from "../protocol/db/journal.ts";
+import { decode, journalPath } from "../protocol/db/journal.ts";
 import { log } from "../util/log.ts";
+import { asFollowerCopy, REPLICATION_THROUGH, readEpochs, storedHistory } from "./epoch.ts";
 import {
   FRAME_BYTES,
   FrameReader,
@@ -27,8 +28,7 @@ import {
   type ToFollower,
 } from "./protocol.ts";
 
-/** The meta key of the last leader journal key this database holds. */
-export const REPLICATION_THROUGH = "replication_through";
+export { REPLICATION_THROUGH };
 /** Between two attempts to reach the leader. */
 const RETRY_MS = 500;
 /** At most one line per this long about a leader that cannot be reached. */
@@ -45,21 +45,6 @@ export interface FollowerOptions {
 
 type Batch = Extract<ToFollower, { t: "batch" }>;
 
-/** The last leader journal key the database at `dbPath` holds (its own journal replayed first); 0: none. */
-export function storedPosition(dbPath: string): number {
-  if (!existsSync(dbPath)) return 0;
-  const db = openDatabase(dbPath);
-  try {
-    replayJournal(db);
-    return (
-      db.prepare<[string], number>("SELECT value FROM meta WHERE key = ?").pluck().get(REPLICATION_THROUGH) ??
-      0
-    );
-  } finally {
-    db.close();
-  }
-}
-
 export class FollowerLink {
   /** The last key handed to the writer (every key up to it commits unless the process dies). */
   private position = 0;
@@ -67,8 +52,28 @@ export class FollowerLink {
   committed = 0;
   /** The last key whose state the read models show (follower-state.ts sets it). */
   visible = 0;
-  /** The leader's epoch, from its heads. */
+  /** The leader's epoch, from its welcome and heads. */
   epoch = 1;
+  /** What the hello says of this database: its epoch, and whether it led it (an old leader's). */
+  private dbEpoch = 1;
+  private led = false;
+  /** The leader's mode, from its welcome. */
+  mode: "async" | "sync" = "async";
+  /**
+   * `sync`: the leader counts this follower's acks for its answers, and it holds every answered
+   * change once it has this key; null: it does not (the leader said so, or this follower has been
+   * away from it since `unsyncedAt`).
+   */
+  private syncFrom: number | null = null;
+  private unsyncedAt = Date.now();
+  /** When the link was last lost (Date.now()). */
+  private lostAt: number | null = null;
+  /** Since when it cannot vouch for holding every change its leader answered (null: it can). */
+  private behindAt: number | null = null;
+  /** Following is paused for a promotion: no reconnect. */
+  private paused = false;
+  /** The last key this connection's leader was told is durable. */
+  private durableSent = 0;
   /** The leader's head: its last committed key, and when it was heard (Date.now()). */
   headKey = -1;
   private headAt = 0;
@@ -100,7 +105,11 @@ export class FollowerLink {
    * is asked again until it answers. A refusal (wrong token, another version) rejects.
    */
   start(): Promise<void> {
-    this.position = storedPosition(this.opts.dbPath);
+    const stored = storedHistory(this.opts.dbPath);
+    this.position = stored.position;
+    this.dbEpoch = stored.epoch;
+    this.led = stored.led;
+    this.epoch = stored.epoch;
     this.committed = this.position;
     this.visible = this.position;
     return new Promise((resolve, reject) => {
@@ -139,6 +148,57 @@ export class FollowerLink {
     this.socket?.destroy();
   }
 
+  /**
+   * Promotion's first step (docs/OPERATIONS.md, "Promoting a follower"): stops taking the leader's
+   * batches and resolves once every batch received is committed to this database.
+   */
+  async pause(): Promise<void> {
+    this.paused = true;
+    if (this.retry !== null) clearTimeout(this.retry);
+    this.socket?.destroy();
+    while (this.queue.length > 0 || this.draining) await new Promise((r) => setTimeout(r, 5));
+    this.noteBehind();
+  }
+
+  /** Follows again after a promotion that was refused. */
+  resume(): void {
+    if (!this.paused || this.closed) return;
+    this.paused = false;
+    this.connect();
+  }
+
+  /**
+   * Why this follower cannot vouch for holding every change its leader answered, or null: the
+   * leader told it of commits past what it received, or a `sync` leader does not count it (it went
+   * on alone without it). Promotion refuses then, unless forced.
+   */
+  behind(): string | null {
+    if (this.headKey > this.position)
+      return `the leader's last commit it heard of is journal key ${this.headKey}; it received up to key ${this.position}`;
+    if (this.mode === "sync") {
+      if (this.syncFrom === null)
+        return `the leader went on without it (answers did not wait for it since ${new Date(this.unsyncedAt).toISOString()})`;
+      if (this.position < this.syncFrom)
+        return `it has not received every change the leader answered without it (up to key ${this.syncFrom})`;
+    }
+    return null;
+  }
+
+  /** Since when `behind()` says something (Date.now()), or null. */
+  behindSince(): number | null {
+    return this.behindAt;
+  }
+
+  /** `sync`: the leader's answers wait for this follower. */
+  get synchronous(): boolean {
+    return this.mode === "sync" && this.syncFrom !== null && this.connected;
+  }
+
+  private noteBehind(): void {
+    if (this.behind() === null) this.behindAt = null;
+    else if (this.mode === "sync" && this.syncFrom === null) this.behindAt = this.unsyncedAt;
+    else this.behindAt ??= Date.now();
+  }
   /** The read models show the database through `key` (follower-state.ts). */
   shown(key: number): void {
     if (key > this.visible) this.visible = key;
@@ -163,10 +223,18 @@ export class FollowerLink {
     const reader = new FrameReader((type, payload) => this.onFrame(type, payload));
     socket.once(this.opts.tls ? "secureConnect" : "connect", () => {
       this.connected = true;
+      this.durableSent = 0;
       // A new table per connection: the batches still queued keep the one they came with.
       this.syms = [];
       socket.write(
-        jsonFrame({ t: "hello", version: PROTOCOL_VERSION, token: this.opts.token, position: this.position }),
+        jsonFrame({
+          t: "hello",
+          version: PROTOCOL_VERSION,
+          token: this.opts.token,
+          position: this.position,
+          epoch: this.dbEpoch,
+          led: this.led,
+        }),
       );
     });
     socket.on("data", (chunk: Buffer) => {
@@ -189,12 +257,13 @@ export class FollowerLink {
         log().warn({ leader: `${host}:${port}` }, `lost the leader ${host}:${port}; reconnecting`);
       this.connected = false;
       this.socket = null;
+      this.lostAt = Date.now();
       if (this.copy !== null) {
         closeSync(this.copy.fd);
         rmSync(this.copy.file, { force: true });
         this.copy = null;
       }
-      if (!this.closed) this.retry = setTimeout(() => this.connect(), RETRY_MS);
+      if (!this.closed && !this.paused) this.retry = setTimeout(() => this.connect(), RETRY_MS);
     });
   }
 
@@ -207,9 +276,36 @@ export class FollowerLink {
       return;
     }
     const m = parseMessage(payload) as ToFollower;
+    this.onMessage(m);
+    this.noteBehind();
+  }
+
+  private onMessage(m: ToFollower): void {
     switch (m.t) {
       case "refused":
         this.refused(m.reason);
+        return;
+      case "welcome":
+        this.epoch = m.epoch;
+        this.mode = m.mode;
+        // Away from the leader: whatever it answered meanwhile did not wait for this follower.
+        if (this.syncFrom !== null) {
+          this.syncFrom = null;
+          this.unsyncedAt = this.lostAt ?? Date.now();
+        }
+        return;
+      case "sync":
+        if (m.on) this.syncFrom = m.from;
+        else if (this.syncFrom !== null) {
+          this.syncFrom = null;
+          this.unsyncedAt = Date.now();
+        }
+        log().info(
+          { synchronous: m.on, from: m.from },
+          m.on
+            ? `the leader's answers wait for this follower from journal key ${m.from}`
+            : "the leader goes on without this follower's acks",
+        );
         return;
       case "copy":
         this.beginCopy(m.position, m.bytes);
@@ -230,12 +326,21 @@ export class FollowerLink {
         return;
       case "head":
         this.answered();
+        // What it holds from before this connection (its database, a copy) is durable too: a
+        // `sync` leader counts this follower once its acks reach where it caught up.
+        if (this.committed > this.durableSent && this.queue.length === 0 && !this.draining)
+          this.sendDurable(this.committed);
         this.headKey = m.key;
         this.headAt = Date.now();
         this.epoch = m.epoch;
         this.shown(this.visible);
         return;
     }
+  }
+
+  private sendDurable(key: number): void {
+    this.durableSent = key;
+    this.socket?.write(jsonFrame({ t: "durable", key }));
   }
 
   private answered(): void {
@@ -306,8 +411,11 @@ export class FollowerLink {
               "INSERT OR REPLACE INTO meta (key, value) SELECT ?, value FROM meta WHERE key = 'user_orders_through'",
             )
             .run(REPLICATION_SETTLED);
+          asFollowerCopy(conn);
         })
         .immediate();
+      this.dbEpoch = readEpochs(conn).epoch;
+      this.led = false;
     } finally {
       conn.close();
     }
@@ -342,7 +450,7 @@ export class FollowerLink {
         if (b.settledBelow > 0) writer.meta(REPLICATION_SETTLED, b.settledBelow - 1);
         await new Promise<void>((resolve) => writer.afterCommit(resolve));
         this.committed = m.key;
-        this.socket?.write(jsonFrame({ t: "durable", key: m.key }));
+        this.sendDurable(m.key);
         this.onCommitted?.();
       }
     } finally {

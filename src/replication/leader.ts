@@ -4,6 +4,13 @@
  * (src/protocol/db/journal.ts) from a read-only connection, after each commit, and ships the rows
  * above each follower's position in key order. A follower with nothing, or behind the journal's
  * trim mark, first gets a copy of the database made by the online backup (src/db/backup.ts).
+ *
+ * With `--replication sync` it is the writer's release gate (DbWriter.setReleaseGate): a committed
+ * batch's answers, reports and stream messages wait until a synchronous follower's `durable`
+ * covers its key. A follower becomes synchronous once its acks reach where the journal was when
+ * it first caught up; it stops being one when it disconnects or leaves a batch waiting longer than
+ * SYNC_TIMEOUT_MS. With none, the leader goes on alone (a `warn` line; `/health`, `/metrics`) and
+ * answers at its own commit (docs/OPERATIONS.md, "A second box: follower").
  */
 import { timingSafeEqual } from "node:crypto";
 import { createReadStream, rmSync } from "node:fs";
@@ -34,6 +41,14 @@ const HEAD_MS = 1000;
 const HELLO_MS = 10_000;
 /** A copy is sent in pieces of this size. */
 const COPY_PIECE = 256 * 1024;
+/**
+ * `sync`: a batch waits this long at most for a follower's `durable`; then the followers that
+ * did not cover it stop counting and the leader goes on alone (DECISIONS.md, "Synchronous
+ * replication"), so a stalled standby holds the venue up for two seconds, never longer.
+ */
+export const SYNC_TIMEOUT_MS = 2000;
+/** How often a `sync` leader looks for a batch held past SYNC_TIMEOUT_MS. */
+const SYNC_CHECK_MS = 100;
 
 export interface LeaderOptions {
   host: string;
@@ -45,8 +60,12 @@ export interface LeaderOptions {
   dbPath: string;
   writer: DbWriter;
   backups: Backups;
-  /** The replication epoch (1 until promotion exists). */
+  /** The replication epoch of this leader's database (DECISIONS.md, "Promotion and epochs"). */
   epoch: number;
+  /** Each epoch above 1 and the journal key of the epoch before it after which it began. */
+  epochStarts: ReadonlyMap<number, number>;
+  /** `sync`: answers wait for a follower's `durable` (the writer's release gate). */
+  mode: "async" | "sync";
 }
 
 /** One follower's connection. */
@@ -62,6 +81,12 @@ interface Link {
   blocked: boolean;
   /** It has heard a head since it caught up last. */
   headSent: boolean;
+  /**
+   * `sync`: the leader's answers wait for its `durable`; `joinAt`: the key its `durable` must reach
+   * to become synchronous (-1: it has not caught up with the journal yet).
+   */
+  synced: boolean;
+  joinAt: number;
   /** Its hello came (one per connection), or it was refused (nothing more is read). */
   greeted: boolean;
   refused: boolean;
@@ -75,6 +100,9 @@ export class ReplicationLeader {
   private readonly heads: NodeJS.Timeout;
   private pullScheduled = false;
   private closed = false;
+  /** `sync`: since when no follower's acks count (Date.now()); null while one does or under `async`. */
+  private aloneSince: number | null = null;
+  private readonly syncCheck: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: LeaderOptions) {
     const onSocket = (socket: net.Socket) => this.accept(socket);
@@ -88,6 +116,14 @@ export class ReplicationLeader {
       this.schedulePull();
     }, HEAD_MS);
     this.heads.unref();
+    if (opts.mode === "sync") {
+      this.aloneSince = Date.now();
+      opts.writer.setReleaseGate({
+        released: (key) => this.aloneSince !== null || this.syncedThrough() >= key,
+      });
+      this.syncCheck = setInterval(() => this.checkStall(), SYNC_CHECK_MS);
+      this.syncCheck.unref();
+    }
   }
 
   /** Listens on host:port (0: any free port); resolves with the port. */
@@ -96,16 +132,87 @@ export class ReplicationLeader {
       this.server.once("error", reject);
       this.server.listen({ host: this.opts.host, port: this.opts.port, exclusive: true }, () => {
         this.server.off("error", reject);
+        if (this.aloneSince !== null)
+          log().warn(
+            { replication: "sync", synchronous: false },
+            "replication sync: no follower attached yet; going on alone",
+          );
         resolve((this.server.address() as net.AddressInfo).port);
       });
     });
   }
 
-  /** The attached followers, for /health and /metrics. */
-  status(): { followers: number; durable: number } {
+  /**
+   * The attached followers, for /health and /metrics; `synchronous`: answers wait for a follower
+   * (`sync` with one counting), `aloneSince`: since when a `sync` leader goes on alone.
+   */
+  status(): { followers: number; durable: number; synchronous: boolean; aloneSince: number | null } {
     let durable = 0;
     for (const l of this.links) if (l.durable > durable) durable = l.durable;
-    return { followers: [...this.links].filter((l) => l.sent >= 0).length, durable };
+    return {
+      followers: [...this.links].filter((l) => l.sent >= 0).length,
+      durable,
+      synchronous: this.opts.mode === "sync" && this.aloneSince === null,
+      aloneSince: this.aloneSince,
+    };
+  }
+
+  /** The highest key a synchronous follower has durable (-1: none). */
+  private syncedThrough(): number {
+    let through = -1;
+    for (const l of this.links) if (l.synced && l.durable > through) through = l.durable;
+    return through;
+  }
+
+  /** `durable` from `l`: it may become synchronous, and held answers may go. */
+  private acked(l: Link, key: number): void {
+    if (key > l.durable) l.durable = key;
+    if (this.opts.mode !== "sync" || this.closed) return;
+    if (!l.synced && l.joinAt >= 0 && l.durable >= l.joinAt) {
+      l.synced = true;
+      const from = this.opts.writer.lastRowKey;
+      l.socket.write(jsonFrame({ t: "sync", on: true, from }));
+      if (this.aloneSince !== null) {
+        this.aloneSince = null;
+        log().info(
+          { follower: l.address, from },
+          `replication sync: follower ${l.address} has the changes durable; answers wait for it again`,
+        );
+      }
+    }
+    this.opts.writer.releaseHeld();
+  }
+
+  /** `l` no longer counts for answers (gone, or stalled); alone when no follower does. */
+  private unsync(l: Link, reason: string): void {
+    if (!l.synced) return;
+    l.synced = false;
+    if (![...this.links].some((o) => o.synced)) this.goAlone(reason);
+  }
+
+  private goAlone(reason: string): void {
+    if (this.aloneSince === null) {
+      this.aloneSince = Date.now();
+      log().warn(
+        { replication: "sync", synchronous: false, reason },
+        `replication sync: ${reason}; going on alone`,
+      );
+    }
+    this.opts.writer.releaseHeld();
+  }
+
+  /** A batch held past SYNC_TIMEOUT_MS: the followers that did not cover it stop counting. */
+  private checkStall(): void {
+    const since = this.opts.writer.heldSince();
+    if (since === null || performance.now() - since < SYNC_TIMEOUT_MS) return;
+    for (const l of this.links) {
+      if (!l.synced) continue;
+      // It must catch up with what was answered without it before it counts again.
+      l.joinAt = this.opts.writer.lastRowKey;
+      l.socket.write(jsonFrame({ t: "sync", on: false, from: l.joinAt }));
+      this.unsync(l, `follower ${l.address} acknowledged nothing for ${SYNC_TIMEOUT_MS} ms`);
+    }
+    this.goAlone(`no follower acknowledged for ${SYNC_TIMEOUT_MS} ms`);
   }
 
   /**
@@ -117,6 +224,9 @@ export class ReplicationLeader {
     if (this.closed) return;
     this.server.close();
     clearInterval(this.heads);
+    if (this.syncCheck !== null) clearInterval(this.syncCheck);
+    // Nothing more waits for a follower: the last answers go at the writer's commit.
+    if (this.opts.mode === "sync") this.opts.writer.setReleaseGate(null);
     for (let i = 0; i < 1000 && this.pull(); i++);
     this.closed = true;
     await Promise.all(
@@ -168,6 +278,8 @@ export class ReplicationLeader {
       sent: -1,
       syms: 0,
       durable: 0,
+      synced: false,
+      joinAt: -1,
       blocked: false,
       headSent: false,
       greeted: false,
@@ -185,7 +297,7 @@ export class ReplicationLeader {
         clearTimeout(hello);
         this.hello(link, m);
       } else if (m.t === "durable" && typeof m.key === "number") {
-        if (m.key > link.durable) link.durable = m.key;
+        this.acked(link, m.key);
       } else throw new Error(`unexpected message ${String(m.t)}`);
     });
     socket.on("data", (chunk: Buffer) => {
@@ -206,6 +318,7 @@ export class ReplicationLeader {
       clearTimeout(hello);
       if (this.links.delete(link) && link.sent >= 0)
         log().info({ follower: address }, `follower ${address} disconnected`);
+      if (!this.closed) this.unsync(link, `follower ${address} disconnected`);
     });
   }
 
@@ -215,6 +328,7 @@ export class ReplicationLeader {
     log().warn({ follower: link.address, reason }, `follower ${link.address} refused: ${reason}`);
     link.socket.end(jsonFrame({ t: "refused", reason }));
     this.links.delete(link);
+    this.unsync(link, `follower ${link.address} refused`);
   }
 
   /** Why the hello `m` is not accepted, or null. */
@@ -230,6 +344,33 @@ export class ReplicationLeader {
     const position = m.position;
     if (typeof position !== "number" || !Number.isSafeInteger(position) || position < 0)
       return "bad position";
+    if (typeof m.epoch !== "number" || !Number.isSafeInteger(m.epoch) || m.epoch < 1) return "bad epoch";
+    if (typeof m.led !== "boolean") return "bad led";
+    return this.historyRefusal(m.epoch, m.led, position);
+  }
+
+  /**
+   * Why a database at `position` of epoch `epoch` (of its own journal when it `led` that epoch)
+   * cannot follow this leader, or null (DECISIONS.md, "Promotion and epochs"). A database of an
+   * earlier epoch may, if it holds nothing past the key where the next epoch began: it then takes
+   * a copy (the epochs' journal keys are different counts).
+   */
+  private historyRefusal(epoch: number, led: boolean, position: number): string | null {
+    const mine = this.opts.epoch;
+    if (epoch > mine)
+      return `another history: the follower's database is of epoch ${epoch}, this leader of epoch ${mine}`;
+    if (epoch === mine)
+      return led
+        ? `another history: the follower's database led epoch ${epoch} itself, as this leader does`
+        : null;
+    const began = this.opts.epochStarts.get(epoch + 1);
+    if (began === undefined)
+      return `another history: this leader does not know where epoch ${epoch + 1} began`;
+    if (position > began)
+      return (
+        `diverged: the follower's database holds journal keys ${began + 1} to ${position} of epoch ${epoch}, ` +
+        `which this leader never received (its epoch ${epoch + 1} began after key ${began})`
+      );
     return null;
   }
 
@@ -240,6 +381,19 @@ export class ReplicationLeader {
       return;
     }
     const position = m.position as number;
+    link.socket.write(
+      jsonFrame({
+        t: "welcome",
+        epoch: this.opts.epoch,
+        mode: this.opts.mode,
+        epochs: [...this.opts.epochStarts],
+      }),
+    );
+    if ((m.epoch as number) < this.opts.epoch) {
+      // Of an earlier epoch and nothing past it: the copy (its keys count another journal).
+      void this.sendCopy(link).catch((err: Error) => this.refuse(link, `copy failed: ${err.message}`));
+      return;
+    }
     const j = this.journalDb();
     const trimmed = trimOf(j).get();
     const last = Math.max(
@@ -257,6 +411,8 @@ export class ReplicationLeader {
         `follower ${link.address} attached at journal key ${position}`,
       );
       link.sent = position;
+      // It said its database holds that much.
+      link.durable = position;
       this.schedulePull();
       return;
     }
@@ -348,6 +504,11 @@ export class ReplicationLeader {
       }
       // Caught up with what the journal holds: the head says so.
       if (read.rows.length < PULL_ROWS && (read.rows.length > 0 || !l.headSent)) this.sendHead(l);
+      // `sync`: its acks count once they reach where it first caught up.
+      if (read.rows.length < PULL_ROWS && l.joinAt < 0) {
+        l.joinAt = l.sent;
+        this.acked(l, l.durable);
+      }
       if (!ok) l.blocked = true;
       else if (read.rows.length === PULL_ROWS) more = true;
     }

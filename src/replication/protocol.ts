@@ -9,7 +9,9 @@
  * type JSON (a message below, UTF-8) or BYTES (a piece of a database copy). The follower speaks
  * first and once (`hello`); then the leader sends, in this order:
  *
- *   refused              the token, the version or the position is not acceptable; it closes
+ *   refused              the token, the version, the epoch or the position is not acceptable; it
+ *                        closes
+ *   welcome              the leader's epoch and replication mode
  *   copy, BYTES..., copyEnd
  *                        only when the follower has nothing or is behind the journal's trim mark:
  *                        a consistent copy of the database (the online backup), whose journal
@@ -20,13 +22,14 @@
  *   head                 the leader's last committed key and its clock, after the backlog and every
  *                        second (the follower's lag is measured against it)
  *
- * and the follower sends `durable` after each batch it committed to its own database. An `async`
- * leader only reads it (lag); a `sync` leader (not built yet) would hold a change's answer until one
- * follower's `durable` covers its key, which is why the follower already sends it.
+ * and, from a `sync` leader, `sync` whenever the leader starts or stops counting this follower's
+ * acks for its answers. The follower sends `durable` after each batch it committed to its own
+ * database. An `async` leader only reads it (lag); a `sync` leader holds a change's answer until
+ * one follower's `durable` covers its key, or goes on alone (src/replication/leader.ts).
  */
 
 /** The protocol's version: a leader refuses a follower of another one. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 export const FRAME_JSON = 1;
 export const FRAME_BYTES = 2;
@@ -40,8 +43,15 @@ export type ToLeader =
       t: "hello";
       version: number;
       token: string;
-      /** The last leader journal key the follower's database holds; 0: nothing (take a copy). */
+      /**
+       * The last journal key the follower's database holds, of its leader's journal, or of its
+       * own when `led`; 0: nothing (take a copy).
+       */
       position: number;
+      /** The epoch of the follower's database (DECISIONS.md, "Promotion and epochs"). */
+      epoch: number;
+      /** The database took changes of its own as the leader of `epoch`. */
+      led: boolean;
     }
   /** Every batch up to `key` is durable in the follower's database. */
   | { t: "durable"; key: number };
@@ -49,6 +59,19 @@ export type ToLeader =
 /** Leader → follower. */
 export type ToFollower =
   | { t: "refused"; reason: string }
+  | {
+      t: "welcome";
+      epoch: number;
+      mode: "async" | "sync";
+      /** Where each epoch above 1 began: [epoch, the previous epoch's journal key it began after]. */
+      epochs: [number, number][];
+    }
+  /**
+   * `on`: from now on the leader's answers wait for this follower's `durable` (every key up to
+   * `from` was answered before; the follower holds every answered change once it has `from`);
+   * off: it goes on without this follower.
+   */
+  | { t: "sync"; on: boolean; from: number }
   | { t: "copy"; position: number; bytes: number }
   | { t: "copyEnd" }
   | { t: "syms"; names: string[] }

@@ -74,8 +74,14 @@ export const healthSchema = {
     // Only with replication configured (docs/API.md 1, docs/OPERATIONS.md "A second box: follower").
     role: { type: "string", enum: ["leader", "follower"] },
     epoch: { type: "integer" },
-    replication: { type: "string", enum: ["async"] },
+    replication: { type: "string", enum: ["async", "sync"] },
     followers: { type: "integer" },
+    // `sync`: answers wait for a follower (leader), or for this one (follower).
+    synchronous: { type: "boolean" },
+    // Unix ms: since when a `sync` leader goes on alone; since when a follower may lack a change its
+    // leader acknowledged (promotion then needs `force`).
+    aloneSince: { anyOf: [{ type: "integer" }, { type: "null" }] },
+    behindSince: { anyOf: [{ type: "integer" }, { type: "null" }] },
     leader: { type: "string" },
     connected: { type: "boolean" },
     lagMs: { type: "integer" },

@@ -440,6 +440,7 @@ export interface RequestSchemas {
   adminWithdraw: Schema;
   adminPairStatus: Schema;
   adminBackup: Schema;
+  adminPromote: Schema;
   /** Path parameters by name. */
   params: Record<string, Schema>;
 }
@@ -645,6 +646,17 @@ export function requestSchemas(config: ExchangeConfig): RequestSchemas {
       type: "object",
       description: "No fields: a field is answered 400 under its own name",
       properties: {},
+      additionalProperties: false,
+    },
+    adminPromote: {
+      type: "object",
+      properties: {
+        force: {
+          type: "boolean",
+          description:
+            "true: promote even when this follower cannot vouch for holding every change its leader acknowledged",
+        },
+      },
       additionalProperties: false,
     },
     params: {

@@ -620,6 +620,18 @@ export const backupSchema = {
   required: ["dir", "file", "bytes", "lastOrderId", "lastTradeId"],
   additionalProperties: false,
 } as const;
+/** docs/API.md 11 POST /admin/promote: the promoted server's epoch, where it began, and whether forced. */
+export const promoteSchema = {
+  type: "object",
+  properties: {
+    role: { type: "string", enum: ["leader"] },
+    epoch: int,
+    began: int,
+    forced: { type: "boolean" },
+  },
+  required: ["role", "epoch", "began", "forced"],
+  additionalProperties: false,
+} as const;
 /** docs/API.md 9 GET /admin/fees. */
 export const feesSchema = {
   type: "array",
@@ -726,6 +738,7 @@ export const serialize = {
   balance: compile(transferSchema),
   fees: compile(feesSchema),
   backup: compile(backupSchema),
+  promote: compile(promoteSchema),
   time: compile(timeSchema),
   info: compile(infoSchema),
   // Stream envelopes `{stream, data}` (docs/API.md 12.2), with the channel's data schema.

@@ -524,6 +524,40 @@ describe("DbWriter", () => {
     db.close();
   });
 
+  it("holds each committed batch's callbacks behind a release gate until it passes their journal key, in commit order", async () => {
+    const gw = await startWriter(`${tmp.dir}/gate.db`);
+    let through = -1;
+    gw.setReleaseGate({ released: (key) => key <= through });
+    const ran: string[] = [];
+    gw.meta("gate_a", 1);
+    gw.afterCommit(() => ran.push("a"));
+    await waitFor(() => gw.heldSince() !== null, { what: "the first batch to be held" });
+    const keyA = gw.lastRowKey;
+    assert.ok(keyA > gw.base, "the batch wrote a journal row");
+    gw.meta("gate_b", 2);
+    gw.afterCommit(() => ran.push("b"));
+    await waitFor(() => gw.lastRowKey > keyA, { what: "the second batch to commit" });
+    // A batch of callbacks only waits for the last key that wrote a row.
+    gw.afterCommit(() => ran.push("c"));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual([...ran], [], "nothing runs before the gate passes it");
+    through = keyA;
+    gw.releaseHeld();
+    assert.deepEqual([...ran], ["a"]);
+    through = gw.lastRowKey;
+    gw.releaseHeld();
+    assert.deepEqual([...ran], ["a", "b", "c"]);
+    assert.equal(gw.heldSince(), null);
+    // No gate: everything held runs, and later batches at their commit.
+    through = -1;
+    gw.meta("gate_d", 4);
+    gw.afterCommit(() => ran.push("d"));
+    await waitFor(() => gw.heldSince() !== null, { what: "the batch to be held" });
+    gw.setReleaseGate(null);
+    assert.deepEqual([...ran], ["a", "b", "c", "d"]);
+    await gw.flush();
+  });
+
   it("refuses to start on a path it cannot open", async () => {
     await assert.rejects(DbWriter.start(`${file}/not-a-folder/x.db`), /failed to start|EEXIST|ENOTDIR/);
   });

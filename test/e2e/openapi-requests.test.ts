@@ -57,7 +57,12 @@ const STATE_CODES = new Set([
   "STOP_MARKET_PRICE",
   // docs/API.md 18: an OCO's price against the pair's last trade price.
   "OCO_PRICE_SIDE",
+  // docs/API.md 11: promote on this server, which follows no leader (test/e2e/promotion.test.ts
+  // promotes followers).
+  "NOT_A_FOLLOWER",
 ]);
+/** Calls no valid body of which can succeed here (a state code above says why). */
+const NEVER_ACCEPTED = new Set(["/admin/promote"]);
 
 type Json = Record<string, unknown>;
 
@@ -525,7 +530,8 @@ describe("requests generated from the OpenAPI document", () => {
           }),
           { numRuns: RUNS, includeErrorInReport: true },
         );
-        assert.ok(accepted >= MIN_ACCEPTED, `${accepted} of ${RUNS} valid bodies answered 200`);
+        if (!NEVER_ACCEPTED.has(op.path))
+          assert.ok(accepted >= MIN_ACCEPTED, `${accepted} of ${RUNS} valid bodies answered 200`);
       });
 
       test(`${name}: refuses every body with an invalid field, naming it`, async () => {

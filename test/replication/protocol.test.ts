@@ -28,7 +28,7 @@ function readAll(stream: Buffer, cuts: readonly number[]): [number, string][] {
 
 describe("replication frames", () => {
   const frames = [
-    jsonFrame({ t: "hello", version: 1, token: "a-replication-token", position: 42 }),
+    jsonFrame({ t: "hello", version: 2, token: "a-replication-token", position: 42, epoch: 1, led: false }),
     bytesFrame(Buffer.from([0, 1, 2, 250, 255])),
     jsonFrame({ t: "durable", key: 43 }),
     bytesFrame(Buffer.alloc(0)),
@@ -36,7 +36,17 @@ describe("replication frames", () => {
   ];
   const stream = Buffer.concat(frames);
   const expected: [number, string][] = [
-    [FRAME_JSON, JSON.stringify({ t: "hello", version: 1, token: "a-replication-token", position: 42 })],
+    [
+      FRAME_JSON,
+      JSON.stringify({
+        t: "hello",
+        version: 2,
+        token: "a-replication-token",
+        position: 42,
+        epoch: 1,
+        led: false,
+      }),
+    ],
     [FRAME_BYTES, Buffer.from([0, 1, 2, 250, 255]).toString("latin1")],
     [FRAME_JSON, JSON.stringify({ t: "durable", key: 43 })],
     [FRAME_BYTES, ""],

@@ -126,7 +126,9 @@ export class Metrics {
    * Replication (docs/OPERATIONS.md, "A second box: follower"), read at scrape time: on a leader the
    * followers attached, on a follower its lag and the leader's journal key its reads show.
    */
-  replication(read: () => { followers?: number; lagMs?: number; lastCommit?: number }): void {
+  replication(
+    read: () => { followers?: number; lagMs?: number; lastCommit?: number; synchronous?: boolean },
+  ): void {
     const registers = [this.registry];
     const gauge = (name: string, help: string, pick: (r: ReturnType<typeof read>) => number | undefined) =>
       new Gauge({
@@ -139,6 +141,11 @@ export class Metrics {
         },
       });
     gauge("exchange_replication_followers", "Followers attached to this leader", (r) => r.followers);
+    gauge(
+      "exchange_replication_synchronous",
+      "--replication sync: 1 while answers wait for a follower's durable ack, 0 while the leader goes on alone (a follower: 1 while its leader's answers wait for it)",
+      (r) => (r.synchronous === undefined ? undefined : r.synchronous ? 1 : 0),
+    );
     gauge(
       "exchange_replication_lag_ms",
       "A follower: milliseconds its reads are behind the leader's last commit it was told of (0: caught up)",
