@@ -495,6 +495,8 @@ async function buildCore(
     feeUser,
     execSeqs: state.execSeqs,
     follower: settings.follow !== undefined,
+    // Followers serve live streams from the journaled book changes (src/replication/follower-apply.ts).
+    journalSteps: settings.replicationPort !== undefined,
   });
   const core: Core = {
     writer,
@@ -649,7 +651,7 @@ async function startFrontEnd(
   const listenKeys = new ListenKeys(settings.listenKeyTtlMs);
   // Shared by the REST routes, the stream upgrade and the sessions.
   const isReady = () => life.ready && life.fatal === null && (follower === null || follower.ready);
-  // A follower: its read models follow its database, rebuilt after each batch of its leader.
+  // A follower: its read models take each batch of its leader in place and tell the stream.
   const followerState =
     follower === null
       ? null
@@ -811,7 +813,7 @@ async function startFrontEnd(
     followerState.refresh();
     follower.attach(
       writer,
-      () => followerState.changed(),
+      (batch, syms) => followerState.changed(batch, syms),
       (reason) => life.fail(reason),
     );
   }
