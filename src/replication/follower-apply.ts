@@ -78,6 +78,13 @@ export class FollowerApply {
   /** Per pair, book seq key and status key of meta. */
   private readonly seqKey: Map<string, number>;
   private readonly statusKey: Map<string, number>;
+  /**
+   * Per pair, trades committed whose book change is not applied yet (TRADE_FIELDS numbers each):
+   * a command's trades are recorded as its fills come and its step when it ends, so a batch sealed
+   * in between holds the trades and the next one the step. Their legs count at once (the balance
+   * snapshot of their batch holds them), the market takes them with their step.
+   */
+  private readonly pending: number[][];
   /** Batches applied in place since the last rebuild (metrics, tests). */
   applied = 0;
 
@@ -89,6 +96,7 @@ export class FollowerApply {
       quote: ledger.currencyIndex(p.quote),
     }));
     this.pairOf = new Map(config.pairs.map((p) => [p.name, p.index]));
+    this.pending = config.pairs.map(() => []);
     this.seqKey = new Map(config.pairs.map((p) => [`book_seq:${p.name}`, p.index]));
     this.statusKey = new Map(config.pairs.map((p) => [pairStatusKey(p.name), p.index]));
   }
@@ -101,6 +109,8 @@ export class FollowerApply {
   reset(): void {
     const { markets, exchange } = this.deps;
     const books = markets.map(() => new L3Book());
+    // The rebuilt markets hold every committed trade.
+    for (const list of this.pending) list.length = 0;
     for (const o of exchange.open.values()) {
       if (isWaitingStop(o)) continue;
       books[o.pair].open(o.id, o.side, o.price, o.amount - o.used);
@@ -157,10 +167,15 @@ export class FollowerApply {
       this.addTotal(user, ledger.currencyIndex(currency), BigInt(strs[s[o + TRANSFER.at.amount]]));
     }
 
-    // Trades by id (the user channels' views), and each pair's next trade record for the steps.
+    // Trades by id (the user channels' views); each one's legs now, its market entry with its step.
     const tradeAt = new Map<number, number>();
-    const nextTrade = new Map<number, number>();
-    for (let r = 0, o = trades.at; r < trades.n; r++, o += TRADE.stride) tradeAt.set(s[o + TRADE.at.id], o);
+    for (let r = 0, o = trades.at; r < trades.n; r++, o += TRADE.stride) {
+      tradeAt.set(s[o + TRADE.at.id], o);
+      const pair = this.pairOf.get(syms[s[o + TRADE.at.pair]])!;
+      this.legs(pair, s, o);
+      const list = this.pending[pair];
+      for (const c of MARKET_COLUMNS) list.push(s[o + c]);
+    }
 
     // Book changes, in number order.
     let l3At = slotsOf(b.counts, L3_EVENT.id);
@@ -178,15 +193,20 @@ export class FollowerApply {
       const bbo = m.applyChange(levels, seq, s[o + BOOK_STEP.at.micro]);
       const published: PublicTrade[] = [];
       const wanted = listener?.wantsTrades(pair) === true;
-      let t = nextTrade.get(pair) ?? trades.at;
-      const end = trades.at + trades.n * TRADE.stride;
-      for (let left = s[o + BOOK_STEP.at.trades]; left > 0 && t < end; t += TRADE.stride) {
-        if (this.pairOf.get(syms[s[t + TRADE.at.pair]]) !== pair) continue;
-        left--;
-        this.trade(pair, m, s, t);
+      const list = this.pending[pair];
+      const taken = s[o + BOOK_STEP.at.trades] * MARKET_COLUMNS.length;
+      for (let t = 0; t < taken; t += MARKET_COLUMNS.length) {
+        m.addTrade(
+          list[t] as 0 | 1,
+          list[t + 1] as 0 | 1,
+          list[t + 2],
+          list[t + 3],
+          list[t + 4],
+          list[t + 5],
+        );
         if (wanted) published.push(m.latestTrade());
       }
-      nextTrade.set(pair, t);
+      list.splice(0, taken);
       if (listener === null) continue;
       if (levels.length > 0) listener.levelsChanged(pair, levels, seq);
       if (bbo) listener.bboChanged(pair);
@@ -325,16 +345,22 @@ export class FollowerApply {
     updates: Run,
   ): boolean {
     const s = b.slots;
-    let stepTrades = 0;
+    // Per pair, the trades its steps take: those left from earlier batches and this one's.
+    const available = this.pending.map((list) => list.length / MARKET_COLUMNS.length);
+    for (let r = 0, o = trades.at; r < trades.n; r++, o += TRADE.stride) {
+      const pair = this.pairOf.get(syms[s[o + TRADE.at.pair]]);
+      if (pair === undefined) return false;
+      available[pair]++;
+    }
     let events = 0;
     for (let r = 0, o = steps.at; r < steps.n; r++, o += BOOK_STEP.stride) {
-      if (!this.pairOf.has(syms[s[o + BOOK_STEP.at.pair]])) return false;
-      stepTrades += s[o + BOOK_STEP.at.trades];
+      const pair = this.pairOf.get(syms[s[o + BOOK_STEP.at.pair]]);
+      if (pair === undefined) return false;
+      available[pair] -= s[o + BOOK_STEP.at.trades];
+      if (available[pair] < 0) return false;
       events += s[o + BOOK_STEP.at.l3_events];
     }
-    if (stepTrades !== trades.n || events !== b.counts[L3_EVENT.id]) return false;
-    for (let r = 0, o = trades.at; r < trades.n; r++, o += TRADE.stride)
-      if (!this.pairOf.has(syms[s[o + TRADE.at.pair]])) return false;
+    if (events !== b.counts[L3_EVENT.id]) return false;
     // A leader that journals no steps leaves the pairs' book seqs elsewhere: `apply` sees it after.
     const known = new Set<number>();
     for (let r = 0, o = orders.at; r < orders.n; r++, o += ORDER.stride) {
@@ -349,20 +375,9 @@ export class FollowerApply {
     return true;
   }
 
-  /** Trade record `t` of `pair`: the market takes it, its legs move the totals (risk.ts fillTotals). */
-  private trade(pair: number, m: PairMarket, s: Float64Array, t: number): void {
-    const takerSide = s[t + TRADE.at.taker_side];
-    const price = s[t + TRADE.at.price];
-    const amount = s[t + TRADE.at.amount];
-    m.addTrade(
-      takerSide as 0 | 1,
-      s[t + TRADE.at.taker_type] as 0 | 1,
-      price,
-      amount,
-      s[t + TRADE.at.time_micro],
-      s[t + TRADE.at.id],
-    );
-    const takerBuys = takerSide === BUY;
+  /** Trade record `t` of `pair`: its legs move the totals (risk.ts fillTotals, as recovery adds them). */
+  private legs(pair: number, s: Float64Array, t: number): void {
+    const takerBuys = s[t + TRADE.at.taker_side] === BUY;
     const taker = s[t + TRADE.at.taker_user_id];
     const maker = s[t + TRADE.at.maker_user_id];
     const takerRate = BigInt(s[t + TRADE.at.taker_fee_rate]);
@@ -374,8 +389,8 @@ export class FollowerApply {
       this.deps.feeUser,
       takerBuys ? takerRate : makerRate,
       takerBuys ? makerRate : takerRate,
-      price,
-      amount,
+      s[t + TRADE.at.price],
+      s[t + TRADE.at.amount],
       (user, c, v) => this.addTotal(user, c, v),
     );
   }
@@ -493,6 +508,16 @@ export class FollowerApply {
 }
 
 function ignore(): void {}
+
+/** What the market keeps of a trade (PairMarket.addTrade's arguments), in that order. */
+const MARKET_COLUMNS = [
+  TRADE.at.taker_side,
+  TRADE.at.taker_type,
+  TRADE.at.price,
+  TRADE.at.amount,
+  TRADE.at.time_micro,
+  TRADE.at.id,
+] as const;
 
 /**
  * The level changes of L3 `events` on `m` whose L3 book is `book` (before the events): per event,
