@@ -125,7 +125,10 @@ export class FollowerApply {
     }
   }
 
-  /** Applies leader batch `b` (symbols `syms`). False, with nothing changed: it does not fit. */
+  /**
+   * Applies leader batch `b` (symbols `syms`). False when it does not fit: found before anything
+   * moves (counts, pairs, orders), or after for a book seq; either way the caller rebuilds.
+   */
   apply(b: DecodedRow, syms: readonly string[]): boolean {
     const run = (k: { id: number }): Run => ({ at: slotsOf(b.counts, k.id), n: b.counts[k.id] });
     const steps = run(BOOK_STEP);
