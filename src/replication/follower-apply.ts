@@ -126,6 +126,23 @@ export class FollowerApply {
   }
 
   /**
+   * This server stops following (a promotion, or its stop): the core follows the L3 books from now
+   * on (Exchange.wantL3, carrying their subscribers) and numbers book changes on from each market's
+   * `seq` and time.
+   */
+  handOver(): void {
+    const { markets, exchange } = this.deps;
+    for (let i = 0; i < markets.length; i++) {
+      const m = markets[i];
+      exchange.replaceMarket(i, m);
+      const book = m.l3;
+      if (book === null) continue;
+      m.l3 = null;
+      if (book.subscribers > 0) exchange.wantL3(i).subscribers += book.subscribers;
+    }
+  }
+
+  /**
    * Applies leader batch `b` (symbols `syms`). False when it does not fit: found before anything
    * moves (counts, pairs, orders), or after for a book seq; either way the caller rebuilds.
    */
@@ -172,8 +189,12 @@ export class FollowerApply {
 
     // Trades by id (the user channels' views); each one's legs now, its market entry with its step.
     const tradeAt = new Map<number, number>();
+    const ids = exchange.ids;
     for (let r = 0, o = trades.at; r < trades.n; r++, o += TRADE.stride) {
-      tradeAt.set(s[o + TRADE.at.id], o);
+      const id = s[o + TRADE.at.id];
+      tradeAt.set(id, o);
+      // The next ids as the leader's (a promotion goes on from them).
+      if (id >= ids.nextTradeId) ids.nextTradeId = id + 1;
       const pair = this.pairOf.get(syms[s[o + TRADE.at.pair]])!;
       this.legs(pair, s, o);
       const list = this.pending[pair];
@@ -228,7 +249,11 @@ export class FollowerApply {
       return l;
     };
     // ORDER records as their offsets, ORDER_UPDATE ones as their offsets negated minus 1.
-    for (let r = 0, o = orders.at; r < orders.n; r++, o += ORDER.stride) list(s[o + ORDER.at.id]).push(o);
+    for (let r = 0, o = orders.at; r < orders.n; r++, o += ORDER.stride) {
+      const id = s[o + ORDER.at.id];
+      list(id).push(o);
+      if (id >= ids.nextOrderId) ids.nextOrderId = id + 1;
+    }
     for (let r = 0, o = updates.at; r < updates.n; r++, o += ORDER_UPDATE.stride)
       list(s[o + ORDER_UPDATE.at.id]).push(-o - 1);
     const done = new Map<number, number>();

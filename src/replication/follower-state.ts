@@ -50,6 +50,7 @@ export class FollowerState {
   readonly inPlace: FollowerApply;
   /** Rebuilds after the start's (a batch that did not fit). */
   rebuilds = 0;
+  private closed = false;
 
   constructor(private readonly deps: FollowerStateDeps) {
     this.inPlace = new FollowerApply(deps);
@@ -60,6 +61,7 @@ export class FollowerState {
    * it does not fit, are rebuilt once its rows are in their tables. Without a batch: rebuilt.
    */
   changed(b?: DecodedRow, syms?: readonly string[]): void {
+    if (this.closed) return;
     if (b !== undefined && syms !== undefined) {
       if (this.running || this.waiting.length > 0) {
         this.waiting.push({ b, syms });
@@ -83,7 +85,11 @@ export class FollowerState {
     void this.run();
   }
 
+  /** Stops following: no batch moves the read models any more, and the core takes them over. */
   close(): void {
+    if (!this.closed) this.inPlace.handOver();
+    this.closed = true;
+    this.waiting.length = 0;
     this.db?.close();
     this.db = null;
   }
@@ -93,6 +99,7 @@ export class FollowerState {
       do {
         this.again = false;
         await this.deps.writer.applied();
+        if (this.closed) return;
         const through = this.refresh();
         this.rebuilds++;
         // The batches committed since: those the rebuild did not read, in place.
@@ -182,6 +189,9 @@ export class FollowerState {
       open.push(orderStateOfRow(row, p.index, 0));
     }
     exchange.replaceOpenOrders(open);
+    // The next ids as stored (a promotion goes on from them).
+    exchange.ids.nextOrderId = Math.max(exchange.ids.nextOrderId, s.nextOrderId);
+    exchange.ids.nextTradeId = Math.max(exchange.ids.nextTradeId, s.nextTradeId);
     this.inPlace.reset();
     link.shown(state.through);
     return state.through;
