@@ -3,7 +3,7 @@
  * the same channels on the leader and on a follower, real processes over real sockets, receives
  * the same messages while orders flow on the leader: the book's levels with the same `seq` and
  * `checksum`, BBO, L3 events, trades, pair statuses, and each user's order changes and trades with
- * the same `execSeq`. Only the levels' `eventTimeMicro`, which each server stamps when it sends, differs.
+ * the same `execSeq`, on the user channels and as a trading session's reports. Only the levels' `eventTimeMicro`, which each server stamps when it sends, differs.
  */
 
 import assert from "node:assert/strict";
@@ -11,6 +11,7 @@ import { randomBytes } from "node:crypto";
 import net from "node:net";
 import { after, before, describe, it } from "node:test";
 import { StreamClient, type StreamMessage } from "../../src/client/stream.ts";
+import { SessionSocket } from "../session/helpers.ts";
 import { waitFor } from "../wait.ts";
 import { expectOk, limit, PAIRS, placeLimit, TestServer, type TestUser } from "./harness.ts";
 import { tradeAt } from "./stop-helpers.ts";
@@ -122,6 +123,11 @@ describe("a follower's live streams", () => {
         await subscribe(leader, userChannels(u), u),
         await subscribe(follower, userChannels(u), u),
       ]);
+    // A trading session of the first user on each: its order and trade reports.
+    const sessions = [
+      await SessionSocket.logon(leader, users[0]),
+      await SessionSocket.logon(follower, users[0]),
+    ];
 
     // Fills, partial fills and market orders, with cancels.
     await runBurst(
@@ -166,8 +172,15 @@ describe("a follower's live streams", () => {
         what: `the follower's ${f.messages[0]?.stream ?? "stream"} messages to catch up`,
         timeoutMs: 20_000,
       });
+    await waitFor(() => sessions[1].reports().length >= sessions[0].reports().length, {
+      what: "the follower's session reports to catch up",
+      timeoutMs: 20_000,
+    });
     // Nothing more arrives on either.
     await new Promise((r) => setTimeout(r, 300));
+    assert.ok(sessions[0].reports().length > 0, "the leader's session reported");
+    assert.deepEqual(sessions[1].reports(), sessions[0].reports());
+    for (const s of sessions) s.ws.close();
     for (const [l, f] of feeds) {
       assert.ok(l.messages.length > 1, `messages on ${l.messages[0]?.stream}`);
       // Channel by channel: the order across the channels of one connection is not part of the stream.
