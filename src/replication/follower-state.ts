@@ -67,13 +67,24 @@ export class FollowerState {
         this.waiting.push({ b, syms });
         return;
       }
-      if (this.inPlace.apply(b, syms)) {
-        this.deps.link.shown(b.seq);
-        return;
-      }
-      log().warn({ key: b.seq }, `follower: leader batch ${b.seq} does not fit the read models; rebuilding`);
+      if (this.applyInPlace(b, syms)) return;
     }
     this.rebuild();
+  }
+
+  /** Batch `b` in place; false (and said why) when the read models must be rebuilt. */
+  private applyInPlace(b: DecodedRow, syms: readonly string[]): boolean {
+    try {
+      if (this.inPlace.apply(b, syms)) {
+        this.deps.link.shown(b.seq);
+        return true;
+      }
+      log().warn({ key: b.seq }, `follower: leader batch ${b.seq} does not fit the read models; rebuilding`);
+    } catch (err) {
+      // A half-applied batch: the rebuild reads the whole state again.
+      log().error({ err: (err as Error).message }, `follower refresh failed: ${(err as Error).message}`);
+    }
+    return false;
   }
 
   private rebuild(): void {
@@ -106,12 +117,13 @@ export class FollowerState {
         while (this.waiting.length > 0 && !this.again) {
           const { b, syms } = this.waiting.shift()!;
           if (b.seq <= through) continue;
-          if (this.inPlace.apply(b, syms)) this.deps.link.shown(b.seq);
-          else this.again = true;
+          if (!this.applyInPlace(b, syms)) this.again = true;
         }
       } while (this.again);
     } catch (err) {
-      // The reads keep what they show; the next batch tries again.
+      // The reads keep what they show; the next batch tries again (the batches waiting are in the
+      // database the next rebuild reads).
+      this.waiting.length = 0;
       log().error({ err: (err as Error).message }, `follower refresh failed: ${(err as Error).message}`);
     } finally {
       this.running = false;
