@@ -634,6 +634,8 @@ async function buildCore(
     feeUser,
     execSeqs: state.execSeqs,
     follower: settings.follow !== undefined,
+    // Followers serve live streams from the journaled book changes (src/replication/follower-apply.ts).
+    journalSteps: settings.replicationPort !== undefined,
   });
   const core: Core = {
     writer,
@@ -712,10 +714,7 @@ async function startPairs(
     restored.push(orderStateOfRow(row, p.index, session));
   }
   // docs/API.md 18: an OCO's two open legs share their hold again.
-  linkOcoLegs(restored, (i) => {
-    const p = config.pairs[i];
-    return pairUnits(p, config.currencies.get(p.base)!.scale, config.currencies.get(p.quote)!.scale);
-  });
+  linkOcoLegs(restored, config);
   for (const o of restored) while (!exchange.restoreOrder(o)) await channels[o.pair].writable();
   // docs/API.md 8.10: the stored MMP settings into the workers (they keep nothing across a restart);
   // the window and the frozen state start empty. A pair no longer configured keeps its rows.
@@ -797,7 +796,7 @@ async function startFrontEnd(
   const listenKeys = new ListenKeys(settings.listenKeyTtlMs);
   // Shared by the REST routes, the stream upgrade and the sessions.
   const isReady = () => life.ready && life.fatal === null && (follower === null || follower.ready);
-  // A follower: its read models follow its database, rebuilt after each batch of its leader.
+  // A follower: its read models take each batch of its leader in place and tell the stream.
   const followerState =
     follower === null
       ? null
@@ -988,7 +987,7 @@ async function startFrontEnd(
     followerState.refresh();
     follower.attach(
       writer,
-      () => followerState.changed(),
+      (batch, syms) => followerState.changed(batch, syms),
       (reason) => life.fail(reason),
     );
   }

@@ -17,8 +17,11 @@
  * time goes. Checksum: every order answered in every round (the trades made vary by a few per
  * mille with how the clients' turns interleave, and are shown).
  *
+ * With `--journal-steps` the core journals every book change with its L3 events, as a leader with a
+ * replication port does (ExchangeOptions.journalSteps; a baseline without the option ignores it).
+ *
  *   npx tsx bench/core/create-order.bench.ts [--orders 60000] [--clients 64] [--rounds 3]
- *                                            [--baseline <checkout>]
+ *                                            [--baseline <checkout>] [--journal-steps]
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,6 +35,7 @@ const { values: flags } = parseArgs({
     clients: { type: "string" },
     rounds: { type: "string" },
     baseline: { type: "string" },
+    "journal-steps": { type: "boolean" },
   },
 });
 const ORDERS = Number(flags.orders ?? 60_000);
@@ -107,7 +111,13 @@ async function run(core: Core): Promise<Result> {
   // A checkout whose Exchange takes one options object gets everything in its constructor; an
   // older one takes the ledger and writer and is given the sink after.
   let exchange: Core[string];
-  if (core.Exchange.length === 1) exchange = new core.Exchange({ ledger, db: writer, sink: answers });
+  if (core.Exchange.length === 1)
+    exchange = new core.Exchange({
+      ledger,
+      db: writer,
+      sink: answers,
+      journalSteps: flags["journal-steps"] === true,
+    });
   else {
     exchange = new core.Exchange(ledger, writer);
     exchange.sink = answers;

@@ -43,4 +43,10 @@ export interface ExchangeOptions {
    * no settled-order mark. It takes no command either (the edge refuses them).
    */
   follower?: boolean;
+  /**
+   * A leader with a replication port (docs/OPERATIONS.md, "A second box: follower"): every book
+   * change is journaled with its L3 events for the followers' live streams (RecordSink.bookStep),
+   * so every pair records its L3 events whether or not its L3 book is followed here.
+   */
+  journalSteps?: boolean;
 }

@@ -86,6 +86,8 @@ export class Exchange {
   readonly results: Results;
   /** Balances and candles written at most every SNAPSHOT_MS. */
   private readonly snapshots: Snapshots | null;
+  /** Every pair records its L3 events (ExchangeOptions.journalSteps). */
+  private readonly journalSteps: boolean;
   /** A follower takes no command (ExchangeOptions.follower). */
   readonly follower: boolean;
   /** Market-maker protection settings and frozen state (docs/API.md 8.10, src/core/mmp-settings.ts). */
@@ -112,6 +114,7 @@ export class Exchange {
       openOrders,
       clientIds,
       execSeqs: this.execSeqs,
+      journalSteps: options.journalSteps,
     });
     this.clientIds = clientIds;
     this.results = results;
@@ -147,7 +150,8 @@ export class Exchange {
       (user, pair, s) =>
         db.mmpSetting(user, pairs[pair].spec.name, s.intervalSeconds, s.qtyLimit, s.frozenSeconds),
     );
-    this.l3 = new L3Follow(pairs, openOrders);
+    this.journalSteps = options.journalSteps === true;
+    this.l3 = new L3Follow(pairs, openOrders, this.journalSteps);
     const { ids, risk, quotes, mmp, l3 } = this;
     this.events = new PairEvents({ pairs, ids, openOrders, risk, results, quotes, mmp, l3 });
     this.follower = options.follower === true;
@@ -190,6 +194,7 @@ export class Exchange {
       seq,
       bookMicro,
     );
+    if (this.journalSteps) this.pairs[spec.index].l3 = [];
   }
 
   /** The pair's read model (market data as committed). */

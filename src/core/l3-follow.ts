@@ -20,6 +20,8 @@ export class L3Follow {
     /** The core's pairs, by index (the core's own array: pairs added later are seen). */
     private readonly pairs: readonly PairState[],
     private readonly openOrders: OpenOrders,
+    /** Every pair records its L3 events for the journal (ExchangeOptions.journalSteps): never stopped. */
+    private readonly always = false,
   ) {}
 
   /**
@@ -49,7 +51,8 @@ export class L3Follow {
     for (const p of this.pairs) {
       const book = p?.market.l3;
       if (book == null || book.subscribers > 0 || book.waiting || now - book.lastRead < L3_IDLE_MS) continue;
-      p!.l3 = null;
+      // Recorded for the journal all the same: the events of a command in progress stay.
+      if (!this.always) p!.l3 = null;
       p!.l3Pending = false;
       p!.market.l3 = null;
     }

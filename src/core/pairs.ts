@@ -78,6 +78,7 @@ export function newPairState(
     touched: [],
     trailed: [],
     trades: [],
+    stepTrades: 0,
     userTrades: [],
     levels: [],
     triggeredBuys: [],

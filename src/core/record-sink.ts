@@ -104,6 +104,12 @@ export interface RecordSink {
     qtyLimit: number,
     frozenSeconds: number,
   ): void;
+  /**
+   * A leader with followers (DECISIONS.md "Live streams on a follower"): book change `seq` of
+   * `pair` at `micro`, with its `trades` trades of the batch and the L3 events after it (flat,
+   * src/core/read-models/l3-view.ts), journaled for the followers' live streams only.
+   */
+  bookStep(pair: string, seq: number, micro: number, trades: number, l3: readonly number[]): void;
   /** Runs `cb` once everything added before it is committed. */
   afterCommit(cb: () => void): void;
   /** Runs `fn` as each batch is sealed, before it is sent (src/db/writer.ts says what it may add). */

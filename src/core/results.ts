@@ -96,6 +96,8 @@ export interface ResultPair {
    */
   trailed: OrderState[];
   trades: ReturnType<PairMarket["publicTrade"]>[];
+  /** Trades of the command in progress (its book step's, ResultsOptions.journalSteps). */
+  stepTrades: number;
   userTrades: [number, UserTradeView, number, boolean][];
   /** Level changes of the command in progress: `side, price, total` triples (Publication.levels). */
   levels: number[];
@@ -133,6 +135,12 @@ export interface ResultsOptions {
   clientIds: ClientIds;
   /** Each user's execution sequence (docs/API.md 16). */
   execSeqs: ExecSeqs;
+  /**
+   * A leader with a replication port: each book change goes into the batch as a journal-only
+   * record with its L3 events (RecordSink.bookStep), which every pair then records
+   * (DECISIONS.md "Live streams on a follower").
+   */
+  journalSteps?: boolean;
 }
 
 export class Results {
@@ -143,6 +151,7 @@ export class Results {
   private readonly openOrders: OpenOrders;
   private readonly clientIds: ClientIds;
   private readonly execSeqs: ExecSeqs;
+  private readonly journalSteps: boolean;
   /** Commands finished since the current batch was opened, released when it commits. */
   private batch: Command[] | null = null;
   /** The orders the command being finished created (their first row), for `orderChanged`. */
@@ -159,6 +168,7 @@ export class Results {
     this.openOrders = options.openOrders;
     this.clientIds = options.clientIds;
     this.execSeqs = options.execSeqs;
+    this.journalSteps = options.journalSteps === true;
     // The next command after a batch is sealed belongs to the next batch.
     db.beforeSend(() => {
       this.batch = null;
@@ -212,6 +222,7 @@ export class Results {
     );
     db.execution(taker.user, takerSeq, EXEC_TRADE, tradeId);
     db.execution(maker.user, makerSeq, EXEC_TRADE, tradeId);
+    p.stepTrades++;
     p.market.addTrade(taker.side, taker.type, price, qty, micro, tradeId);
     const listener = this.listener;
     if (listener === null) return;
@@ -287,6 +298,8 @@ export class Results {
   /** What the command's commit tells the stream; none when no channel wanted anything. */
   private publication(p: ResultPair, cmd: Command, orders: [number, OrderView, boolean][] | null): void {
     const hasLevels = p.levels.length > 0;
+    const stepTrades = p.stepTrades;
+    p.stepTrades = 0;
     const trades = p.trades.length > 0 ? p.trades : NONE;
     const userTrades = p.userTrades.length > 0 ? p.userTrades : NONE;
     if (!hasLevels && trades === NONE && userTrades === NONE && orders === null) return;
@@ -304,6 +317,8 @@ export class Results {
         l3 = p.l3;
         p.l3 = [];
       }
+      // The followers' live streams: this change's number, time, trades and L3 events.
+      if (this.journalSteps) this.db.bookStep(p.spec.name, p.bookSeq, p.bookMicro, stepTrades, l3 ?? NONE);
     }
     // The lists move to the publication; the pair starts new ones only for those it gave away.
     if (trades !== NONE) p.trades = [];
@@ -344,6 +359,7 @@ export class Results {
     p.touched.length = 0;
     p.trailed.length = 0;
     p.trades.length = 0;
+    p.stepTrades = 0;
     p.userTrades.length = 0;
     p.levels.length = 0;
     if (p.l3 !== null) p.l3.length = 0;

@@ -11,11 +11,13 @@ import type { StopFacts } from "../core/record-sink.ts";
 import {
   API_KEY,
   BALANCE,
+  BOOK_STEP,
   CANDLE,
   CURRENCY,
   EXECUTION,
   KIND_COUNT,
   KINDS,
+  L3_EVENT,
   META,
   MMP_SETTING,
   NONCE,
@@ -342,6 +344,25 @@ export abstract class BatchBuilder {
     b[o + EXECUTION.at.exec_seq] = execSeq;
     b[o + EXECUTION.at.kind] = kind;
     b[o + EXECUTION.at.ref_id] = refId;
+  }
+
+  /**
+   * Book change `seq` of `pair` and its L3 events (`L3_FIELDS` numbers each), journal only
+   * (writer-batch.ts BOOK_STEP, L3_EVENT): what a follower's live streams need beyond the rows.
+   */
+  bookStep(pair: string, seq: number, micro: number, trades: number, l3: readonly number[]): void {
+    const b = this.add(BOOK_STEP);
+    const o = this.at;
+    b[o + BOOK_STEP.at.pair] = this.sym(pair);
+    b[o + BOOK_STEP.at.seq] = seq;
+    b[o + BOOK_STEP.at.micro] = micro;
+    b[o + BOOK_STEP.at.trades] = trades;
+    b[o + BOOK_STEP.at.l3_events] = l3.length / L3_EVENT.stride;
+    for (let i = 0; i < l3.length; i += L3_EVENT.stride) {
+      const e = this.add(L3_EVENT);
+      const at = this.at;
+      for (let c = 0; c < L3_EVENT.stride; c++) e[at + c] = l3[i + c];
+    }
   }
 
   /** Upsert of an integer in `meta` (a pair's book sequence: `book_seq:<pair>`). */

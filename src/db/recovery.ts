@@ -575,10 +575,13 @@ function ocoSiblingRow(o: OrderRow, open: ReadonlyMap<number, OrderRow>): OrderR
 /**
  * docs/API.md 18: links the two open legs of each OCO among `orders` (a start's restored open
  * orders) as the core holds them (OrderState.oco): the limit leg holds its own, the stop leg the
- * rest of the shared hold (`extra`), as recoverBalances reserved it. `units` gives a pair's units
- * by index.
+ * rest of the shared hold (`extra`), as recoverBalances reserved it; pairs are `config`'s by index.
  */
-export function linkOcoLegs(orders: readonly OrderState[], units: (pair: number) => PairUnits): void {
+export function linkOcoLegs(orders: readonly OrderState[], config: ExchangeConfig): void {
+  const units = (i: number): PairUnits => {
+    const p = config.pairs[i];
+    return pairUnits(p, config.currencies.get(p.base)!.scale, config.currencies.get(p.quote)!.scale);
+  };
   const byId = new Map<number, OrderState>();
   for (const o of orders) if (o.ocoId === o.id) byId.set(o.id, o);
   for (const stop of orders) {

@@ -5,8 +5,8 @@
  * before anything opens it. From then on every batch the leader journaled goes, as the leader
  * wrote it, into one batch of this server's own writer (DbWriter.appendBatch) with meta
  * 'replication_through' set to the batch's key: the follower's commit makes it durable and its
- * crash recovery is the ordinary one. After each commit the read models are rebuilt from the
- * database (follower-state.ts). A lost leader is asked again every RETRY_MS; meanwhile the server
+ * crash recovery is the ordinary one. After each commit the read models take the batch in place
+ * and the stream is told (follower-state.ts). A lost leader is asked again every RETRY_MS; meanwhile the server
  * serves what it has.
  */
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
@@ -16,7 +16,7 @@ import type { DbWriter } from "../db/writer.ts";
 import { EXEC_EPOCH_BUMP } from "../protocol/db/backup-tasks.ts";
 import { REPLICATION_SETTLED } from "../protocol/db/batch-apply.ts";
 import { openDatabase } from "../protocol/db/db-open.ts";
-import { decode, journalPath } from "../protocol/db/journal.ts";
+import { type DecodedRow, decode, journalPath, replayJournal } from "../protocol/db/journal.ts";
 import { log } from "../util/log.ts";
 import { asFollowerCopy, REPLICATION_THROUGH, readEpochs, storedHistory } from "./epoch.ts";
 import {
@@ -88,7 +88,7 @@ export class FollowerLink {
   private queue: { m: Batch; syms: string[] }[] = [];
   private writer: DbWriter | null = null;
   private draining = false;
-  private onCommitted: (() => void) | null = null;
+  private onCommitted: ((batch: DecodedRow, syms: readonly string[]) => void) | null = null;
   private closed = false;
   private retry: NodeJS.Timeout | null = null;
   /** When a failed try was last logged (Date.now()). */
@@ -118,8 +118,15 @@ export class FollowerLink {
     });
   }
 
-  /** Stage 4: batches go to `writer` from now on; `onCommitted` runs after each commit. */
-  attach(writer: DbWriter, onCommitted: () => void, onFatal: (reason: string) => void): void {
+  /**
+   * Stage 4: batches go to `writer` from now on; `onCommitted` runs after each commit, with the
+   * batch and its leader's symbol table.
+   */
+  attach(
+    writer: DbWriter,
+    onCommitted: (batch: DecodedRow, syms: readonly string[]) => void,
+    onFatal: (reason: string) => void,
+  ): void {
     this.writer = writer;
     this.onCommitted = onCommitted;
     this.onFatal = onFatal;
@@ -451,7 +458,7 @@ export class FollowerLink {
         await new Promise<void>((resolve) => writer.afterCommit(resolve));
         this.committed = m.key;
         this.sendDurable(m.key);
-        this.onCommitted?.();
+        this.onCommitted?.(b, syms);
       }
     } finally {
       this.draining = false;

@@ -126,6 +126,11 @@ export class L3Book {
     if (level.size === 0) levels.delete(o.price);
   }
 
+  /** The remaining amount of resting order `id` (0: not in the book). */
+  amountOf(id: number): number {
+    return this.orders.get(id)?.amount ?? 0;
+  }
+
   /** Resting orders. */
   get size(): number {
     return this.orders.size;

@@ -122,6 +122,12 @@ export class BookSide {
     }
   }
 
+  /** The total at `price` (0: no level there). */
+  total(price: number): number {
+    const at = this.find(price);
+    return at < this.prices.length && this.prices[at] === price ? this.totals[at] : 0;
+  }
+
   best(): number {
     const p = this.prices;
     return p.length === 0 ? 0 : p[p.length - 1];

@@ -19,6 +19,7 @@ import {
   compileRowsRunner,
   compileRunner,
   EXECUTION,
+  JOURNAL_ONLY,
   KIND_COUNT,
   KINDS,
   META,
@@ -262,6 +263,9 @@ export function createBatchApplier(db: Db, userRowsFlushAt: number): BatchApplie
     putRows(k, b, n, s);
     return above;
   }
+
+  // Journal only: a follower reads them from the journal row (src/replication/follower-apply.ts).
+  for (const k of JOURNAL_ONLY) apply[k.id] = () => undefined;
 
   apply[ORDER.id] = (b, s) => {
     heldOrders += putLastOfEachOrder(ORDER, b, s);

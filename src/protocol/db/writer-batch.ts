@@ -307,6 +307,35 @@ export const EXECUTION = kind(
 );
 
 /**
+ * Kinds kept in the journal only, for a follower's live read models and streams (DECISIONS.md "A
+ * second box: follower", "Live streams on a follower"): no table holds them (batch-apply.ts skips
+ * them; the statement is never run). Written only by a leader with a replication port.
+ */
+const journalOnly = (columns: readonly string[]) => `SELECT ${columns.map(() => "?").join(", ")}`;
+
+/**
+ * One committed change of a pair's book (docs/API.md 12.3), in the order the changes were numbered:
+ * its book `seq` and time (7.6.1 eventTimeMicro), how many of the pair's TRADE records of the batch
+ * are its trades (the next ones of that pair) and how many L3_EVENT records follow from the step's
+ * first (the step's L3 events lie together, the steps' in step order).
+ */
+export const BOOK_STEP = kind(
+  "book_steps",
+  { pair: SYM, seq: INT, micro: INT, trades: INT, l3_events: INT },
+  journalOnly,
+);
+
+/** One L3 event of a book change (src/core/read-models/l3-view.ts): type, order id, side, price, remaining. */
+export const L3_EVENT = kind(
+  "l3_events",
+  { type: INT, order_id: INT, side: INT, price: INT, amount: INT },
+  journalOnly,
+);
+
+/** The journal-only kinds. */
+export const JOURNAL_ONLY: readonly RecordKind[] = [BOOK_STEP, L3_EVENT];
+
+/**
  * Journal rows keep the layout of the version that wrote them (journal.ts lays an older one out
  * anew). LAYOUT_BEFORE_EXEC_SEQ: before EXECUTION existed, ORDER, ORDER_UPDATE and TRADE had no
  * execution numbers (read as 0, as rows stored before migration 011 have them); such a row holds
