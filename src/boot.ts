@@ -37,7 +37,6 @@ import { Ledger } from "./core/ledger.ts";
 import { FLAG_CANCEL_ON_DISCONNECT } from "./core/order-options.ts";
 import { PairStatuses, TRADING } from "./core/pair-status.ts";
 import { PairMarket } from "./core/read-models/pair-market.ts";
-import { pairUnits } from "./core/risk.ts";
 import { DeadMansSwitch } from "./core/services/dead-man.ts";
 import { Metrics } from "./core/services/metrics.ts";
 import { Backups } from "./db/backup.ts";

@@ -16,7 +16,7 @@ import type { DbWriter } from "../db/writer.ts";
 import { EXEC_EPOCH_BUMP } from "../protocol/db/backup-tasks.ts";
 import { REPLICATION_SETTLED } from "../protocol/db/batch-apply.ts";
 import { openDatabase } from "../protocol/db/db-open.ts";
-import { type DecodedRow, decode, journalPath, replayJournal } from "../protocol/db/journal.ts";
+import { type DecodedRow, decode, journalPath } from "../protocol/db/journal.ts";
 import { log } from "../util/log.ts";
 import { asFollowerCopy, REPLICATION_THROUGH, readEpochs, storedHistory } from "./epoch.ts";
 import {
