@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import net from "node:net";
 import { after, before, describe, it } from "node:test";
+import { ExchangeClient } from "../../src/client/index.ts";
 import { StreamClient, type StreamMessage } from "../../src/client/stream.ts";
 import { SessionSocket } from "../session/helpers.ts";
 import { waitFor } from "../wait.ts";
@@ -154,6 +155,32 @@ describe("a follower's live streams", () => {
     assert.equal(stop.triggered, false);
     await tradeAt(a, b, PAIR, "31000", "0.002");
     expectOk(await a.client.cancelOrder(kept.id), "cancel");
+    // OCOs (docs/API.md 18.1): a buy whose stop-limit leg holds more than its limit leg (one hold,
+    // the larger), the limit leg then partly filled (the stop leg cancelled, reason OCO); a sell
+    // left open, its two legs sharing one hold of base.
+    const ocoBuy = expectOk(
+      await c.client.createOco({
+        pairName: PAIR,
+        directionType: "buy",
+        amount: "0.01",
+        price: "30000",
+        stopPrice: "32000",
+        stopLimitPrice: "32500",
+      }),
+      "an OCO buy",
+    );
+    expectOk(await b.client.createOrder(limit(PAIR, "sell", "30000", "0.014")), "a fill of its limit leg");
+    assert.equal(expectOk(await c.client.order(ocoBuy.orders[1].id)).cancelReason, "OCO");
+    expectOk(
+      await a.client.createOco({
+        pairName: PAIR,
+        directionType: "sell",
+        amount: "0.02",
+        price: "33000",
+        stopPrice: "29500",
+      }),
+      "an OCO sell left open",
+    );
     // A pair halted and trading again (docs/API.md 11): the `status` channel.
     for (const status of ["halted", "trading"]) {
       const res = await fetch(`${leader.origin}/admin/pairs/status`, {
@@ -198,5 +225,19 @@ describe("a follower's live streams", () => {
       await f.stream.close();
     }
     assert.doesNotMatch(follower.output().stdout, /does not fit/, "every batch applied in place");
+    // The holds moved in place equal the leader's, the OCOs' shared ones included.
+    for (const u of [a, b, c]) {
+      const there = new ExchangeClient({
+        baseUrl: follower.origin,
+        apiToken: u.apiToken,
+        secretKey: u.secretKey,
+      });
+      assert.deepEqual(
+        expectOk(await there.balances(PAIR)),
+        expectOk(await u.client.balances(PAIR)),
+        `balances of ${u.uid} on the follower`,
+      );
+      assert.deepEqual(expectOk(await there.openOrders(PAIR)), expectOk(await u.client.openOrders(PAIR)));
+    }
   });
 });
