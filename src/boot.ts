@@ -714,7 +714,7 @@ async function startPairs(
   }
   // docs/API.md 18: an OCO's two open legs share their hold again.
   linkOcoLegs(restored, config);
-  for (const o of restored) while (!exchange.restoreOrder(o)) await channels[o.pair].writable();
+  for (const o of restored) while (!exchange.restoreOrder(o)) await exchange.room(o.pair);
   // docs/API.md 8.10: the stored MMP settings into the workers (they keep nothing across a restart);
   // the window and the frozen state start empty. A pair no longer configured keeps its rows.
   for (const m of state.mmpSettings) {
@@ -725,7 +725,7 @@ async function startPairs(
       qtyLimit: m.qtyLimit,
       frozenSeconds: m.frozenSeconds,
     };
-    while (!exchange.mmp.restore(m.userId, p.index, mmp)) await channels[p.index].writable();
+    while (!exchange.mmp.restore(m.userId, p.index, mmp)) await exchange.room(p.index);
   }
   while (config.pairs.some((p) => exchange.inFlight(p.index) > 0)) await new Promise((r) => setTimeout(r, 1));
   // docs/API.md 8.9: no session survives a restart, so every open cancel-on-disconnect order is

@@ -357,6 +357,11 @@ export class Exchange {
   }
 
   /** Recovery: puts a stored open order back into its book (it cannot cross: books never are). */
+  /** Resolves once pair `pair` takes a command again (Sequencer.room): a start's restore waits here. */
+  room(pair: number): Promise<void> {
+    return this.pairs[pair].seq.room();
+  }
+
   restoreOrder(o: OrderState): boolean {
     const cmd = newCommand(CMD_RESTORE, NO_REQUEST, o.user, o.pair);
     cmd.orderId = o.id;

@@ -154,6 +154,18 @@ export class PairSequencer {
     return true;
   }
 
+  /**
+   * Resolves once `submit` takes a command again (fewer than MAX_WAITING wait). A start restoring
+   * more open orders than fit waits here: the waiting commands enter the ring as the worker frees
+   * it, which the main thread learns in a later event-loop turn (Atomics.waitAsync), so each wait
+   * is a turn of its own; waiting on the ring's room instead would resolve at once while the ring
+   * has room and this queue is full, and never leave the microtask queue (DECISIONS.md "A start
+   * with many open orders").
+   */
+  async room(): Promise<void> {
+    while (this.waiting.length >= MAX_WAITING) await new Promise((r) => setImmediate(r));
+  }
+
   /** Commands submitted and not finished yet. */
   get inFlight(): number {
     return this.pending.length - this.head + this.waiting.length;
