@@ -80,12 +80,20 @@ export async function runReplication(base: { client: "raw" | "agent" }): Promise
       { label: REPLICATION_ASYNC, ex: asyncBox.leader },
       ...(syncBox === null ? [] : [{ label: REPLICATION_SYNC, ex: syncBox.leader }]),
     ];
+    // Each follower's CPU per order its leader accepted, over that leader's rounds (the rest of
+    // the time it idles).
+    const followerCost = sides.map(() => ({ cpuMs: 0, orders: 0, threads: new Map<string, number>() }));
+    const followerOf = (ex: Exchange) => boxes.find((b) => b.leader === ex)?.followers[0];
     const measured = await alternatingRounds(
-      sides.map(({ label, ex }) => ({
+      sides.map(({ label, ex }, k) => ({
         label,
         run: async (warmupMs: number, durationMs: number) => {
           await initGens(ex.users);
-          return runOnce({
+          const f = followerOf(ex);
+          const orders0 = await ordersAccepted(ex.server.port);
+          const cpu0 = f?.cpuMs() ?? null;
+          const threads0 = f?.threadCpuMs();
+          const r = await runOnce({
             ...base,
             label,
             server: ex.server,
@@ -96,9 +104,32 @@ export async function runReplication(base: { client: "raw" | "agent" }): Promise
             durationMs,
             warmupMs,
           });
+          const cpu1 = f?.cpuMs() ?? null;
+          if (f !== undefined && cpu0 !== null && cpu1 !== null) {
+            const cost = followerCost[k];
+            cost.cpuMs += cpu1 - cpu0;
+            cost.orders += (await ordersAccepted(ex.server.port)) - orders0;
+            for (const [tid, t] of f.threadCpuMs()) {
+              const ms = t.ms - (threads0?.get(tid)?.ms ?? 0);
+              cost.threads.set(t.name, (cost.threads.get(t.name) ?? 0) + ms);
+            }
+          }
+          return r;
         },
       })),
     );
+    sides.forEach(({ label }, k) => {
+      const { cpuMs, orders, threads } = followerCost[k];
+      if (orders === 0) return;
+      const us = (ms: number) => Math.round(((ms * 1000) / orders) * 10) / 10;
+      const byThread = [...threads.entries()]
+        .filter(([, ms]) => us(ms) >= 0.5)
+        .sort((a, b) => b[1] - a[1])
+        .map(([name, ms]) => `${name} ${us(ms)}`);
+      notes.push(
+        `${label}: the follower's CPU ${us(cpuMs)} µs per order its leader accepted (${orders} orders; by thread: ${byThread.join(", ")})`,
+      );
+    });
     const aloneRate = totalThroughput(measured[0]);
     sides.forEach(({ label }, k) => {
       addRow(label, measured[k] as Measure, "create", {
@@ -163,6 +194,14 @@ async function stopBox(box: Box): Promise<void> {
   for (const f of box.followers) await f.stop();
   await box.leader.server.stop();
   rmSync(box.leader.dir, { recursive: true, force: true });
+}
+
+/** Orders the server accepted, from its `/metrics` (`exchange_orders_total`, every pair and type). */
+async function ordersAccepted(port: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  let n = 0;
+  for (const m of text.matchAll(/^exchange_orders_total\{[^}]*\} (\d+)$/gm)) n += Number(m[1]);
+  return n;
 }
 
 async function health(port: number): Promise<string> {
