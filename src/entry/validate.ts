@@ -169,17 +169,7 @@ export function validateOrder(
     if (flags < 0) errors.push([Code.SELF_TRADE_PREVENTION_INVALID]);
     else out.flags |= flags;
   }
-  const cid = body.clientOrderId;
-  if (cid !== undefined && cid !== null) {
-    if (typeof cid !== "string" || !CLIENT_ORDER_ID_RE.test(cid)) errors.push([Code.CLIENT_ORDER_ID_INVALID]);
-    else out.clientOrderId = cid;
-  }
-  if (allowed.has("expiresAt")) {
-    const at = expiresAtOf(body);
-    if (at < 0) errors.push([Code.EXPIRES_AT_INVALID]);
-    else out.expiresAt = at;
-  }
-  for (const e of unknownFields(body, allowed)) errors.push(e);
+  lastFields(body, allowed, out, errors);
   return out;
 }
 
@@ -307,17 +297,7 @@ export function validateOco(
       (out.stopLimitPrice > 0 && belowMinNotional(p, out.stopLimitPrice, out.amount)))
   )
     errors.push([Code.NOTIONAL_BELOW_MIN, formatDecimal(p.minNotional, p.priceDecimals + p.amountDecimals)]);
-  const cid = body.clientOrderId;
-  if (cid !== undefined && cid !== null) {
-    if (typeof cid !== "string" || !CLIENT_ORDER_ID_RE.test(cid)) errors.push([Code.CLIENT_ORDER_ID_INVALID]);
-    else out.clientOrderId = cid;
-  }
-  if (allowed.has("expiresAt")) {
-    const at = expiresAtOf(body);
-    if (at < 0) errors.push([Code.EXPIRES_AT_INVALID]);
-    else out.expiresAt = at;
-  }
-  for (const e of unknownFields(body, allowed)) errors.push(e);
+  lastFields(body, allowed, out, errors);
   return out;
 }
 
@@ -400,4 +380,27 @@ export function pageParams(query: string): [number, number] | number {
     if (size < 1 || size > PAGE_SIZE_MAX) return Code.PAGE_SIZE_OUT_OF_RANGE;
   }
   return [page, size];
+}
+
+/**
+ * The fields every order-creating body ends with (docs/API.md 8.1, 18.1): `clientOrderId`,
+ * `expiresAt` where the call takes it, and the refusal of any field it does not take.
+ */
+function lastFields(
+  body: Record<string, unknown>,
+  allowed: ReadonlySet<string>,
+  out: { clientOrderId?: string; expiresAt?: number },
+  errors: ErrorEntry[],
+): void {
+  const cid = body.clientOrderId;
+  if (cid !== undefined && cid !== null) {
+    if (typeof cid !== "string" || !CLIENT_ORDER_ID_RE.test(cid)) errors.push([Code.CLIENT_ORDER_ID_INVALID]);
+    else out.clientOrderId = cid;
+  }
+  if (allowed.has("expiresAt")) {
+    const at = expiresAtOf(body);
+    if (at < 0) errors.push([Code.EXPIRES_AT_INVALID]);
+    else out.expiresAt = at;
+  }
+  for (const e of unknownFields(body, allowed)) errors.push(e);
 }
