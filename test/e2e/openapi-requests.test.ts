@@ -27,6 +27,7 @@ import {
   toJson,
   validOf,
 } from "./schema-arbitrary.ts";
+import { tradeAt } from "./stop-helpers.ts";
 
 const RUNS = Number(process.env.OPENAPI_REQUEST_RUNS ?? 30);
 
@@ -337,26 +338,67 @@ const decimalOf = (v: unknown): number => Number(toJson(v).replaceAll('"', ""));
 /**
  * docs/API.md 18: an OCO's prices on the sides the document states only in words: a sell's price
  * above and its stopPrice below the pair's last trade price (a buy: the reverse), a few ticks off
- * it; on a pair that never traded, the two swapped when the other way round.
+ * it; on a pair that never traded, the two swapped when the other way round. Earlier random bodies
+ * may have left a pair's last trade at its lowest price (or near its highest), where one side has
+ * no room: the body then moves to a pair with room, with that pair's smallest amount.
  */
 async function withOcoSides(body: Json): Promise<void> {
-  const pair = PAIRS.find((p) => p.name === body.pairName);
-  if (pair === undefined || body.price === undefined || body.stopPrice === undefined) return;
+  if (body.price === undefined || body.stopPrice === undefined) return;
   const sell = body.directionType === "sell";
-  const last = ok(await server.public.history(pair.name, { limit: 1 }), "last trade")[0]?.price;
-  if (last === undefined) {
-    const above = decimalOf(body.price) > decimalOf(body.stopPrice);
-    if (above !== sell) [body.price, body.stopPrice] = [body.stopPrice, body.price];
-    return;
-  }
-  const tick = 10 ** -pair.priceDecimals;
-  const ticks = Math.round(last / tick);
-  if (ticks < 2) return;
-  const off = Math.max(1, Math.min(ticks - 1, 1 + Math.floor(Math.random() * 5)));
-  const at = (n: number) => (n * tick).toFixed(pair.priceDecimals);
-  body.price = at(sell ? ticks + off : ticks - off);
-  body.stopPrice = at(sell ? ticks - off : ticks + off);
+  const first = PAIRS.find((p) => p.name === body.pairName);
+  if (first === undefined) return;
+  const generated = { ...body };
+  const pairs = [first, ...PAIRS.filter((p) => p !== first)];
+  const restore = () => {
+    for (const k of Object.keys(body)) delete body[k];
+    Object.assign(body, generated);
+  };
+  for (const pass of [0, 1])
+    for (const pair of pairs) {
+      restore();
+      if (pair !== first) {
+        body.pairName = pair.name;
+        body.amount = pair.minAmount;
+        delete body.stopLimitPrice;
+      }
+      // Without a query: the newest trades as the server holds them (a page read from the
+      // database may not show the last commit yet).
+      let last = ok(await server.public.history(pair.name), "last trade")[0]?.price;
+      if (last === undefined) {
+        const above = decimalOf(body.price) > decimalOf(body.stopPrice);
+        if (above !== sell) [body.price, body.stopPrice] = [body.stopPrice, body.price];
+        return;
+      }
+      const tick = 10 ** -pair.priceDecimals;
+      const maxTicks = Math.round(Number(pair.maxPrice) / tick);
+      // The limit leg is post-only: beyond the best price of the other side too (docs/API.md 8.1).
+      const bbo = ok(await server.public.bbo(pair.name), "bbo");
+      const bid = Math.round(bbo.bid / tick);
+      const ask = bbo.ask > 0 ? Math.round(bbo.ask / tick) : Number.POSITIVE_INFINITY;
+      if (pass === 1) {
+        // No pair had room: a trade of the smallest amount inside the spread moves the last price.
+        const at = bid > 0 ? bid + 1 : 10_000;
+        if (at < 7 || at >= ask || at > maxTicks - 6) continue;
+        ocoTaker ??= await server.newUser(FUNDS);
+        await tradeAt(user, ocoTaker, pair.name, (at * tick).toFixed(pair.priceDecimals), pair.minAmount);
+        last = at * tick;
+      }
+      const ticks = Math.round(last / tick);
+      const off = 1 + Math.floor(Math.random() * 5);
+      const price = sell ? Math.max(ticks, bid) + off : Math.min(ticks, ask) - off;
+      const stop = sell ? ticks - off : ticks + off;
+      if (Math.min(price, stop) < 1 || Math.max(price, stop) > maxTicks) continue;
+      const at = (n: number) => (n * tick).toFixed(pair.priceDecimals);
+      body.price = at(price);
+      body.stopPrice = at(stop);
+      return;
+    }
+  // No pair has room: the body as generated (the server refuses it on its sides, ocoFieldRefused).
+  restore();
 }
+
+/** The taker of the trade withOcoSides makes when no pair's last price leaves room. */
+let ocoTaker: TestUser | undefined;
 
 /** The field an OCO body breaks the sides rule on (withOcoSides), or undefined. */
 function ocoFieldRefused(body: Json): string | undefined {
@@ -400,7 +442,10 @@ function encodeQuery(v: string): string {
 
 async function send(op: Operation, req: Request): Promise<ApiResponse<unknown>> {
   const client = await clientFor(req);
-  const path = op.path.replace(/\{([A-Za-z]+)\}/g, (_, name: string) => encodeURIComponent(req.path[name]));
+  // A segment of dots only ("." or "..") is a dot-segment that URL parsing removes (RFC 3986 5.2.4):
+  // encoded, it reaches the server as the value it is.
+  const segment = (v: string) => (/^\.+$/.test(v) ? v.replaceAll(".", "%2E") : encodeURIComponent(v));
+  const path = op.path.replace(/\{([A-Za-z]+)\}/g, (_, name: string) => segment(req.path[name]));
   const query = req.query.map(([k, v]) => `${k}=${encodeQuery(v)}`).join("&");
   const signed = op.auth === "signedBody" || op.auth === "signedQuery" || op.auth === "optionalSignedQuery";
   if (op.method === "get") {
