@@ -403,9 +403,11 @@ export class StopBook {
 
   /** A command starts at `time` (ms; 0: the one before's): its trades are watched from here. */
   begin(time: number): void {
-    this.out.tradeLow = Number.POSITIVE_INFINITY;
-    this.out.tradeHigh = -1;
-    this.prices.length = 0;
+    const out = this.out;
+    out.tradeLow = Number.POSITIVE_INFINITY;
+    out.tradeHigh = -1;
+    // Noted only while trailing stops wait; setting an array's length is not free even at 0.
+    if (this.prices.length !== 0) this.prices.length = 0;
     if (time > 0) this.time = time;
   }
 
