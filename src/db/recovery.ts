@@ -587,14 +587,20 @@ export function linkOcoLegs(orders: readonly OrderState[], config: ExchangeConfi
   for (const stop of orders) {
     if (stop.ocoId === 0 || stop.ocoId === stop.id || stop.triggerMicro !== 0) continue;
     const limit = byId.get(stop.ocoId);
-    if (limit === undefined) continue;
-    const u = units(stop.pair);
-    const own = limitHold(u, stop.side, stop.price, stop.amount - stop.used);
-    const held = limitHold(u, limit.side, limit.price, limit.amount - limit.used);
-    const link = { limit, stop, extra: own > held ? own - held : 0n };
-    limit.oco = link;
-    stop.oco = link;
+    if (limit !== undefined) linkOcoPair(limit, stop, units(stop.pair));
   }
+}
+
+/**
+ * docs/API.md 18: joins an OCO's open limit leg and its waiting stop leg into one hold (OcoLink):
+ * the stop leg holds only what its own hold takes beyond the limit leg's (`extra`).
+ */
+export function linkOcoPair(limit: OrderState, stop: OrderState, u: PairUnits): void {
+  const own = limitHold(u, stop.side, stop.price, stop.amount - stop.used);
+  const held = limitHold(u, limit.side, limit.price, limit.amount - limit.used);
+  const link = { limit, stop, extra: own > held ? own - held : 0n };
+  limit.oco = link;
+  stop.oco = link;
 }
 
 /**

@@ -31,6 +31,7 @@ import { L3_CHANGE, L3_DONE, L3_FIELDS, L3_OPEN, L3Book } from "../core/read-mod
 import type { PairMarket, PublicTrade } from "../core/read-models/pair-market.ts";
 import { fillTotals, limitHold, type PairUnits, pairUnits } from "../core/risk.ts";
 import { orderView, userTradeView } from "../core/views.ts";
+import { linkOcoPair } from "../db/recovery.ts";
 import type { DecodedRow } from "../protocol/db/journal.ts";
 import { EXEC_TRADE } from "../protocol/db/rows.ts";
 import {
@@ -448,12 +449,7 @@ export class FollowerApply {
     if (o.oco !== null || o.ocoId === 0 || o.ocoId === o.id || o.triggerMicro !== 0 || o.cancelled) return;
     const limit = this.deps.exchange.openOrders.get(o.ocoId);
     if (limit === undefined || limit.oco !== null) return;
-    const u = this.units[o.pair];
-    const own = limitHold(u, o.side, o.price, o.amount - o.used);
-    const held = limitHold(u, limit.side, limit.price, limit.amount - limit.used);
-    const link = { limit, stop: o, extra: own > held ? own - held : 0n };
-    limit.oco = link;
-    o.oco = link;
+    linkOcoPair(limit, o, this.units[o.pair]);
   }
 
   /** The currency `o` holds. */
@@ -533,25 +529,26 @@ export class FollowerApply {
 
   /** An ORDER record (an upsert) over `o`: the columns it may change. */
   private wholeRow(o: OrderState, s: Float64Array, at: number, strs: readonly string[], held = true): void {
-    const A = ORDER.at;
     if (held) this.unhold(o);
-    o.price = s[at + A.price];
-    o.amount = s[at + A.amount];
-    o.used = s[at + A.amount_used];
-    o.cancelled = s[at + A.is_cancelled] !== 0;
-    o.updateMicro = s[at + A.update_micro];
-    o.execSeq = s[at + A.exec_seq];
-    o.executed = BigInt(strs[s[at + A.executed_quote]]);
-    o.stopPrice = s[at + A.stop_price];
-    o.trailingDelta = s[at + A.trailing_delta];
-    o.triggerMicro = s[at + A.trigger_micro];
-    o.cancelReason = s[at + A.cancel_reason];
+    this.changes(o, s, at, strs, ORDER.at);
+    o.stopPrice = s[at + ORDER.at.stop_price];
+    o.trailingDelta = s[at + ORDER.at.trailing_delta];
   }
 
   /** An ORDER_UPDATE record over `o`. */
   private updateRow(o: OrderState, s: Float64Array, at: number, strs: readonly string[]): void {
-    const A = ORDER_UPDATE.at;
     this.unhold(o);
+    this.changes(o, s, at, strs, ORDER_UPDATE.at);
+  }
+
+  /** The columns an ORDER and an ORDER_UPDATE record both carry (`A`: the record's layout). */
+  private changes(
+    o: OrderState,
+    s: Float64Array,
+    at: number,
+    strs: readonly string[],
+    A: typeof ORDER_UPDATE.at,
+  ): void {
     o.price = s[at + A.price];
     o.amount = s[at + A.amount];
     o.used = s[at + A.amount_used];
