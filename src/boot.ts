@@ -150,7 +150,7 @@ export async function startExchange(
    */
   const promote = async (force: boolean): Promise<PromoteOutcome> => {
     const follower = current.follower;
-    if (follower === null || promoting) return { refused: Code.NOT_A_FOLLOWER };
+    if (follower === null || promoting || recopying) return { refused: Code.NOT_A_FOLLOWER };
     promoting = true;
     await follower.pause();
     const behind = follower.behind();
@@ -175,7 +175,7 @@ export async function startExchange(
       );
       // The same addresses (a FIX port given as 0 keeps the one it got).
       const as: Settings = { ...settings, fixPort: current.fixPort ?? settings.fixPort, follow: undefined };
-      current = await startOnce(as, log, onFatal, promote, door);
+      current = await startOnce(as, log, onFatal, restarts, door);
       log.info(
         { url: current.url, epoch, replicationPort: current.replicationPort },
         `promoted: leader at epoch ${epoch}, listening on ${current.url}`,
@@ -189,7 +189,33 @@ export async function startExchange(
       promoting = false;
     }
   };
-  current = await startOnce(settings, log, onFatal, promote, door);
+  let recopying = false;
+  const recopy = (): void => {
+    if (promoting || recopying) return;
+    recopying = true;
+    door.keepListening = true;
+    void (async () => {
+      try {
+        await current.close();
+        // The same addresses; its stage 2 takes the copy.
+        current = await startOnce(
+          { ...settings, fixPort: current.fixPort ?? settings.fixPort },
+          log,
+          onFatal,
+          restarts,
+          door,
+        );
+        log.info({ url: current.url }, `following again on a new copy, listening on ${current.url}`);
+      } catch (err) {
+        onFatal(`a new copy failed: ${(err as Error).message}`);
+      } finally {
+        door.keepListening = false;
+        recopying = false;
+      }
+    })();
+  };
+  const restarts: Restarts = { promote, recopy };
+  current = await startOnce(settings, log, onFatal, restarts, door);
   return {
     get port() {
       return current.port;
@@ -235,11 +261,21 @@ interface Running extends RunningExchange {
 
 type Promote = (force: boolean) => Promise<PromoteOutcome>;
 
+/** What stops a start and runs another in this process, on the same listening socket. */
+interface Restarts {
+  promote: Promote;
+  /**
+   * A follower whose leader no longer holds what it lacks: the start runs again, and takes the
+   * leader's copy at its stage 2 (docs/OPERATIONS.md, "A second box: follower").
+   */
+  recopy: () => void;
+}
+
 async function startOnce(
   settings: Settings,
   log: Logger,
   onFatal: FatalHandler,
-  promote: Promote,
+  restarts: Restarts,
   door: FrontDoor,
 ): Promise<Running> {
   if (!isNativeUws()) {
@@ -280,7 +316,7 @@ async function startOnce(
   // 2. database: one server per file (src/db/lock.ts), taken before anything is read or written.
   const lock = lockDatabase(settings.dbPath);
   try {
-    return await startLocked(settings, loaded, tls, lock, log, onFatal, promote, door);
+    return await startLocked(settings, loaded, tls, lock, log, onFatal, restarts, door);
   } catch (err) {
     lock.release();
     throw err;
@@ -338,12 +374,6 @@ interface Core {
   feeUser: number;
 }
 
-/**
- * Journal keys a leader keeps below the applied mark for its followers (WriterOptions.journalKeep):
- * a follower further behind than that takes a copy (docs/OPERATIONS.md, "A second box: follower").
- */
-const REPLICATION_JOURNAL_KEEP = 50_000;
-
 async function startLocked(
   settings: Settings,
   loaded: ExchangeConfig,
@@ -351,7 +381,7 @@ async function startLocked(
   lock: DbLock,
   log: Logger,
   onFatal: FatalHandler,
-  promote: Promote,
+  restarts: Restarts,
   door: FrontDoor,
 ): Promise<Running> {
   const startedAt = performance.now();
@@ -412,7 +442,7 @@ async function startLocked(
   );
   // A follower's users are its leader's: they come with its batches.
   if (follower === null) await createConfigUsers(config, users, ledger, core);
-  return startFrontEnd(settings, tls, lock, stored, users, core, pairs, life, follower, promote, door);
+  return startFrontEnd(settings, tls, lock, stored, users, core, pairs, life, follower, restarts, door);
 }
 
 /**
@@ -531,7 +561,9 @@ async function buildCore(
   const writer = await DbWriter.start(settings.dbPath, {
     synchronous: settings.synchronous,
     // A leader keeps journal rows for its followers to read (src/replication/leader.ts).
-    journalKeep: settings.replicationPort === undefined ? 0 : REPLICATION_JOURNAL_KEEP,
+    // Journal keys kept below the applied mark for followers (--replication-keep): one further
+    // behind takes a copy (docs/OPERATIONS.md, "A second box: follower").
+    journalKeep: settings.replicationPort === undefined ? 0 : settings.replicationKeep,
   });
   writer.onFatal((err) => life.fail(`database writer failed: ${err.message}`));
   // Reads of the rows the writer derives wait for it to have written those of every answered batch.
@@ -776,7 +808,7 @@ async function startFrontEnd(
   pairs: { channels: PairChannel[]; waitStrategy: string },
   life: Lifecycle,
   follower: FollowerLink | null,
-  promote: Promote,
+  restarts: Restarts,
   door: FrontDoor,
 ): Promise<Running> {
   const { config, epochs } = stored;
@@ -861,7 +893,7 @@ async function startFrontEnd(
           ? () => ({ role: "leader", epoch: epochs.epoch, followers: undefined })
           : null;
   const isAccepting = () => life.accepting;
-  core.admin.promote = promote;
+  core.admin.promote = restarts.promote;
   // One order entry layer under every front end (src/entry/): the REST routes and the sessions.
   const entry = entryContext({
     config,
@@ -988,6 +1020,7 @@ async function startFrontEnd(
       writer,
       (batch, syms) => followerState.changed(batch, syms),
       (reason) => life.fail(reason),
+      restarts.recopy,
     );
   }
   life.ready = true;

@@ -40,6 +40,7 @@ describe("parseSettings", () => {
       fixCompId: "EXCHANGE",
       replicationPort: undefined,
       replication: "async",
+      replicationKeep: 50_000,
       follow: undefined,
       replicationToken: undefined,
       logLevel: "info",
@@ -93,6 +94,7 @@ describe("parseSettings", () => {
       fixCompId: "VENUE",
       replicationPort: undefined,
       replication: "async",
+      replicationKeep: 50_000,
       follow: undefined,
       replicationToken: undefined,
       logLevel: "debug",
@@ -150,6 +152,14 @@ describe("parseSettings", () => {
       () => parseSettings([], { REPLICATION: "SYNC" }),
       (e: unknown) =>
         e instanceof ConfigError && /REPLICATION: "SYNC" is not a replication mode/.test(e.message),
+    );
+    assert.equal(parseSettings(["--replication-keep", "64"], { REPLICATION_KEEP: "9" }).replicationKeep, 64);
+    assert.equal(parseSettings([], { REPLICATION_KEEP: "9" }).replicationKeep, 9);
+    assert.throws(
+      () => parseSettings(["--replication-keep", "0"], {}),
+      (e: unknown) =>
+        e instanceof ConfigError &&
+        /--replication-keep: "0" is not an integer from 1 to 100000000/.test(e.message),
     );
   });
 

@@ -67,6 +67,11 @@ export interface Settings {
    * too, or the leader goes on alone (docs/OPERATIONS.md, "A second box: follower").
    */
   readonly replication: "async" | "sync";
+  /**
+   * Journal keys a leader keeps for followers that were away (docs/OPERATIONS.md, "A second box:
+   * follower"); one further behind takes a new copy.
+   */
+  readonly replicationKeep: number;
   /** The leader this server follows, `host:port`; undefined: it is a leader (or alone). */
   readonly follow?: { host: string; port: number; tls: boolean };
   /**
@@ -95,6 +100,7 @@ export const DEFAULT_SETTINGS = {
   clientIdFilterMb: DEFAULT_CLIENT_ID_FILTER_MB,
   fixCompId: "EXCHANGE",
   replication: "async" as "async" | "sync",
+  replicationKeep: 50_000,
 } as const;
 
 /** `auto` picks by core count at start; see src/pair/pair-client.ts. */
@@ -132,6 +138,7 @@ const FLAG_OPTIONS = {
   "fix-comp-id": { type: "string" },
   "replication-port": { type: "string" },
   replication: { type: "string" },
+  "replication-keep": { type: "string" },
   follow: { type: "string" },
 } as const;
 
@@ -163,6 +170,7 @@ const FLAG_OPTIONS = {
  * | --fix-comp-id | FIX_COMP_ID | EXCHANGE |
  * | --replication-port | REPLICATION_PORT | none: no replication listener (0..65535, 0 = any free port) |
  * | --replication | REPLICATION | async (or sync) |
+ * | --replication-keep | REPLICATION_KEEP | 50000 journal keys (1..100000000) |
  * | --follow | FOLLOW (host:port, tls://host:port for a TLS leader) | none: not a follower |
  * | (none) | ADMIN_TOKEN | unset: admin interface off |
  */
@@ -351,6 +359,13 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): 
         ? undefined
         : integer("replication-port", "REPLICATION_PORT", 0, 0, 65535),
     replication,
+    replicationKeep: integer(
+      "replication-keep",
+      "REPLICATION_KEEP",
+      DEFAULT_SETTINGS.replicationKeep,
+      1,
+      100_000_000,
+    ),
     follow,
     replicationToken,
     logLevel,

@@ -7,7 +7,11 @@
  * 'replication_through' set to the batch's key: the follower's commit makes it durable and its
  * crash recovery is the ordinary one. After each commit the read models take the batch in place
  * and the stream is told (follower-state.ts). A lost leader is asked again every RETRY_MS; meanwhile the server
- * serves what it has.
+ * serves what it has. A link that hears nothing for SILENT_MS (the leader sends a head every
+ * HEAD_EVERY_MS) is taken for lost: a cut network ends no connection by itself. A follower with a
+ * database of its own starts without its leader when the leader cannot be reached, and a follower
+ * whose leader no longer holds what it lacks takes a new copy by a restart in the process
+ * (docs/OPERATIONS.md, "A second box: follower").
  */
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import net from "node:net";
@@ -25,6 +29,7 @@ import {
   jsonFrame,
   PROTOCOL_VERSION,
   parseMessage,
+  SILENT_MS,
   type ToFollower,
 } from "./protocol.ts";
 
@@ -33,6 +38,8 @@ export { REPLICATION_THROUGH };
 const RETRY_MS = 500;
 /** At most one line per this long about a leader that cannot be reached. */
 const WARN_EVERY_MS = 30_000;
+/** From the leader's welcome to its first head or copy: a copy takes the leader a backup first. */
+const COPY_WAIT_MS = 120_000;
 
 export interface FollowerOptions {
   host: string;
@@ -60,6 +67,12 @@ export class FollowerLink {
   /** The leader's mode, from its welcome. */
   mode: "async" | "sync" = "async";
   /**
+   * When this process started following, until the leader's first welcome (Date.now()), then null:
+   * a follower started while its leader could not be reached does not know what the leader
+   * answered meanwhile.
+   */
+  private unheardSince: number | null = Date.now();
+  /**
    * `sync`: the leader counts this follower's acks for its answers, and it holds every answered
    * change once it has this key; null: it does not (the leader said so, or this follower has been
    * away from it since `unsyncedAt`).
@@ -79,8 +92,12 @@ export class FollowerLink {
   private headAt = 0;
   /** When the link last saw the follower caught up (Date.now()), for the lag. */
   private caughtUpAt = Date.now();
-  /** The first head after the start, once visible: /health turns ok. */
+  /**
+   * The first head after the start, once visible, or a start without the leader on a database of
+   * its own: /health turns ok.
+   */
   ready = false;
+  /** The leader welcomed this connection and it is not silent. */
   connected = false;
   private socket: net.Socket | null = null;
   private syms: string[] = [];
@@ -89,6 +106,9 @@ export class FollowerLink {
   private writer: DbWriter | null = null;
   private draining = false;
   private onCommitted: ((batch: DecodedRow, syms: readonly string[]) => void) | null = null;
+  /** The leader said to take a copy while the server runs on the database (stage 4 on). */
+  private onCopy: (() => void) | null = null;
+  private copyAsked = false;
   private closed = false;
   private retry: NodeJS.Timeout | null = null;
   /** When a failed try was last logged (Date.now()). */
@@ -102,7 +122,9 @@ export class FollowerLink {
   /**
    * Stage 2 of the start: where the database is, with the leader's copy in its place first when
    * the leader says so. Resolves once the leader has answered; a leader that cannot be reached
-   * is asked again until it answers. A refusal (wrong token, another version) rejects.
+   * is asked again until it answers, unless the database holds a state already: then the server
+   * starts on it, serves what it has and goes on asking. A refusal (wrong token, another version)
+   * rejects.
    */
   start(): Promise<void> {
     const stored = storedHistory(this.opts.dbPath);
@@ -126,10 +148,13 @@ export class FollowerLink {
     writer: DbWriter,
     onCommitted: (batch: DecodedRow, syms: readonly string[]) => void,
     onFatal: (reason: string) => void,
+    onCopy: () => void,
   ): void {
     this.writer = writer;
     this.onCommitted = onCommitted;
     this.onFatal = onFatal;
+    this.onCopy = onCopy;
+    if (this.copyAsked) onCopy();
     this.kick();
   }
 
@@ -142,11 +167,21 @@ export class FollowerLink {
     });
   }
 
-  /** Milliseconds the read models are behind the leader's last known commit (0: caught up). */
+  /**
+   * Milliseconds the read models are behind the leader's last known commit (0: caught up with a
+   * head heard within SILENT_MS); otherwise since they last showed the leader's head (the start,
+   * for a follower that has not heard its leader since).
+   */
   lagMs(now = Date.now()): number {
-    if (this.connected && this.headKey >= 0 && this.visible >= this.headKey && this.queue.length === 0)
+    if (
+      this.connected &&
+      now - this.headAt <= SILENT_MS &&
+      this.headKey >= 0 &&
+      this.visible >= this.headKey &&
+      this.queue.length === 0
+    )
       return 0;
-    return Math.max(0, now - Math.max(this.caughtUpAt, this.connected ? 0 : this.headAt));
+    return Math.max(0, now - this.caughtUpAt);
   }
 
   close(): void {
@@ -180,6 +215,8 @@ export class FollowerLink {
    * on alone without it). Promotion refuses then, unless forced.
    */
   behind(): string | null {
+    if (this.unheardSince !== null)
+      return `it has not heard from its leader since it started (${new Date(this.unheardSince).toISOString()}): what the leader answered meanwhile is unknown to it`;
     if (this.headKey > this.position)
       return `the leader's last commit it heard of is journal key ${this.headKey}; it received up to key ${this.position}`;
     if (this.mode === "sync") {
@@ -203,6 +240,7 @@ export class FollowerLink {
 
   private noteBehind(): void {
     if (this.behind() === null) this.behindAt = null;
+    else if (this.unheardSince !== null) this.behindAt = this.unheardSince;
     else if (this.mode === "sync" && this.syncFrom === null) this.behindAt = this.unsyncedAt;
     else this.behindAt ??= Date.now();
   }
@@ -227,9 +265,12 @@ export class FollowerLink {
       : net.connect({ host, port });
     this.socket = socket;
     socket.setNoDelay(true);
+    // Silent for SILENT_MS, connecting included: lost (the leader sends a head every HEAD_EVERY_MS),
+    // except while the leader makes a copy for it (`welcome` to `copy`).
+    socket.setTimeout(SILENT_MS, () => socket.destroy(new Error(`nothing heard for ${socket.timeout} ms`)));
     const reader = new FrameReader((type, payload) => this.onFrame(type, payload));
+    let why: string | null = null;
     socket.once(this.opts.tls ? "secureConnect" : "connect", () => {
-      this.connected = true;
       this.durableSent = 0;
       // A new table per connection: the batches still queued keep the one they came with.
       this.syms = [];
@@ -255,13 +296,17 @@ export class FollowerLink {
     socket.on("error", (err) => {
       // The first failed try and then one every WARN_EVERY_MS: a leader away for long writes few lines.
       const now = Date.now();
+      why = err.message;
       if (this.connected || now - this.warnedAt < WARN_EVERY_MS) return;
       this.warnedAt = now;
       log().warn({ leader: `${host}:${port}` }, `leader ${host}:${port}: ${err.message}`);
     });
     socket.on("close", () => {
       if (this.connected)
-        log().warn({ leader: `${host}:${port}` }, `lost the leader ${host}:${port}; reconnecting`);
+        log().warn(
+          { leader: `${host}:${port}`, reason: why },
+          `lost the leader ${host}:${port} (${why ?? "the connection closed"}); reconnecting`,
+        );
       this.connected = false;
       this.socket = null;
       this.lostAt = Date.now();
@@ -270,8 +315,21 @@ export class FollowerLink {
         rmSync(this.copy.file, { force: true });
         this.copy = null;
       }
+      // A database of its own: the start goes on without the leader (docs/OPERATIONS.md).
+      if (this.positioned !== null && this.position > 0 && !this.closed) this.startAlone();
       if (!this.closed && !this.paused) this.retry = setTimeout(() => this.connect(), RETRY_MS);
     });
+  }
+
+  /** The start goes on with what the database holds; the link goes on asking the leader. */
+  private startAlone(): void {
+    log().warn(
+      { leader: `${this.opts.host}:${this.opts.port}`, position: this.position },
+      `the leader cannot be reached: serving this database's state at journal key ${this.position} meanwhile`,
+    );
+    this.ready = true;
+    this.noteBehind();
+    this.answered();
   }
 
   private onFrame(type: number, payload: Buffer): void {
@@ -293,6 +351,9 @@ export class FollowerLink {
         this.refused(m.reason);
         return;
       case "welcome":
+        this.socket?.setTimeout(COPY_WAIT_MS);
+        this.connected = true;
+        this.unheardSince = null;
         this.epoch = m.epoch;
         this.mode = m.mode;
         // Away from the leader: whatever it answered meanwhile did not wait for this follower.
@@ -315,12 +376,14 @@ export class FollowerLink {
         );
         return;
       case "copy":
+        this.socket?.setTimeout(SILENT_MS);
         this.beginCopy(m.position, m.bytes);
         return;
       case "copyEnd":
         this.endCopy();
         return;
       case "syms":
+        this.socket?.setTimeout(SILENT_MS);
         for (const name of m.names) this.syms.push(name);
         this.answered();
         return;
@@ -332,11 +395,16 @@ export class FollowerLink {
         this.kick();
         return;
       case "head":
+        if (this.socket?.timeout !== SILENT_MS) this.socket?.setTimeout(SILENT_MS);
         this.answered();
         // What it holds from before this connection (its database, a copy) is durable too: a
-        // `sync` leader counts this follower once its acks reach where it caught up.
-        if (this.committed > this.durableSent && this.queue.length === 0 && !this.draining)
-          this.sendDurable(this.committed);
+        // `sync` leader counts this follower once its acks reach where it caught up. Every head
+        // is answered: a leader takes a follower silent for SILENT_MS for lost.
+        this.sendDurable(
+          this.queue.length === 0 && !this.draining
+            ? Math.max(this.committed, this.durableSent)
+            : this.durableSent,
+        );
         this.headKey = m.key;
         this.headAt = Date.now();
         this.epoch = m.epoch;
@@ -371,13 +439,16 @@ export class FollowerLink {
 
   private beginCopy(position: number, bytes: number): void {
     if (this.positioned === null) {
-      // Running on its database already: it cannot be swapped under the server.
-      log().error(
+      // Running on its database already: it cannot be swapped under the server, which starts
+      // again in this process and takes the copy then (src/boot.ts).
+      log().warn(
         { position },
-        "the leader no longer holds what this follower lacks: restart it to take a new copy",
+        "the leader no longer holds what this follower lacks: starting again to take a new copy",
       );
       this.closed = true;
       this.socket?.destroy();
+      this.copyAsked = true;
+      this.onCopy?.();
       return;
     }
     const file = `${this.opts.dbPath}.copy`;

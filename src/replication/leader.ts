@@ -27,16 +27,16 @@ import {
   bytesFrame,
   FRAME_JSON,
   FrameReader,
+  HEAD_EVERY_MS,
   jsonFrame,
   PROTOCOL_VERSION,
   parseMessage,
+  SILENT_MS,
   type ToFollower,
 } from "./protocol.ts";
 
 /** Rows read per pull: a follower far behind is fed in steps, each written before the next read. */
 const PULL_ROWS = 512;
-/** How often an idle link hears the leader's head (the follower's lag is measured against it). */
-const HEAD_MS = 1000;
 /** A follower must say hello within this long. */
 const HELLO_MS = 10_000;
 /** A copy is sent in pieces of this size. */
@@ -89,6 +89,8 @@ interface Link {
   joinAt: number;
   /** Its hello came (one per connection), or it was refused (nothing more is read). */
   greeted: boolean;
+  /** When it last sent anything (Date.now()). */
+  heardAt: number;
   refused: boolean;
   address: string;
 }
@@ -112,9 +114,14 @@ export class ReplicationLeader {
         : tls.createServer({ cert: opts.tls.cert, key: opts.tls.key }, onSocket);
     opts.writer.onAck(() => this.schedulePull());
     this.heads = setInterval(() => {
-      for (const l of this.links) if (l.sent >= 0 && !l.blocked) l.headSent = false;
+      const now = Date.now();
+      for (const l of this.links) {
+        if (l.sent >= 0 && !l.blocked) l.headSent = false;
+        // Following, it answers every head: silent this long, it is lost (a cut network closes nothing).
+        if (l.sent >= 0 && now - l.heardAt > SILENT_MS) l.socket.destroy();
+      }
       this.schedulePull();
-    }, HEAD_MS);
+    }, HEAD_EVERY_MS);
     this.heads.unref();
     if (opts.mode === "sync") {
       this.aloneSince = Date.now();
@@ -283,6 +290,7 @@ export class ReplicationLeader {
       blocked: false,
       headSent: false,
       greeted: false,
+      heardAt: Date.now(),
       refused: false,
       address,
     };
@@ -302,6 +310,7 @@ export class ReplicationLeader {
     });
     socket.on("data", (chunk: Buffer) => {
       if (link.refused) return;
+      link.heardAt = Date.now();
       try {
         reader.push(chunk);
       } catch (err) {
@@ -447,6 +456,8 @@ export class ReplicationLeader {
         `follower ${link.address} took a copy at journal key ${position}`,
       );
       link.sent = position;
+      // Nothing was asked of it while the copy went.
+      link.heardAt = Date.now();
       this.schedulePull();
     } finally {
       rmSync(file, { force: true });

@@ -24,12 +24,21 @@
  *
  * and, from a `sync` leader, `sync` whenever the leader starts or stops counting this follower's
  * acks for its answers. The follower sends `durable` after each batch it committed to its own
- * database. An `async` leader only reads it (lag); a `sync` leader holds a change's answer until
+ * database, and in answer to every head (a connection silent for SILENT_MS is closed on either side). An `async` leader only reads it (lag); a `sync` leader holds a change's answer until
  * one follower's `durable` covers its key, or goes on alone (src/replication/leader.ts).
  */
 
 /** The protocol's version: a leader refuses a follower of another one. */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
+
+/** How often the leader sends a head to a follower with nothing else to hear. */
+export const HEAD_EVERY_MS = 1000;
+/**
+ * A connection that brought nothing for this long (three heads, or on the leader's side three
+ * answers to them, missed) is lost and closed: a cut network ends no connection by itself. The
+ * follower then asks again; its lag counts from the last head it heard.
+ */
+export const SILENT_MS = 3 * HEAD_EVERY_MS;
 
 export const FRAME_JSON = 1;
 export const FRAME_BYTES = 2;
