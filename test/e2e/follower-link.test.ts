@@ -8,121 +8,17 @@
 
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import net from "node:net";
 import { after, describe, it } from "node:test";
 import { SILENT_MS } from "../../src/replication/protocol.ts";
 import { waitFor } from "../wait.ts";
 import { expectOk, limit, PAIRS, TestServer, type TestUser } from "./harness.ts";
+import { adoptPromoted, freePort, health, metric, Network, promote } from "./replication.ts";
 
 const FUNDS = { usdt: "1000000", btc: "100", eth: "1000" };
 const TOKEN = randomBytes(16).toString("hex");
 const REPLICATION = { REPLICATION_TOKEN: TOKEN };
-const JSON_TYPE = { "Content-Type": "application/json" };
+const _JSON_TYPE = { "Content-Type": "application/json" };
 const PAIR = PAIRS[0].name;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/**
- * A TCP relay to `target` standing for the network between the boxes. `cut()` makes it a black
- * hole: nothing is forwarded either way and nothing is closed, on the connections it has and on
- * new ones (accepted, never forwarded), as a cable pulled between two routers. `restore()` closes
- * what it holds and forwards new connections again.
- */
-class Network {
-  private cutOff = false;
-  private readonly sockets = new Set<net.Socket>();
-  private constructor(
-    private readonly server: net.Server,
-    readonly port: number,
-  ) {}
-
-  static async start(target: number): Promise<Network> {
-    let network: Network | null = null;
-    const server = net.createServer((down) => network!.accept(down, target));
-    const port = await new Promise<number>((resolve) =>
-      server.listen(0, "127.0.0.1", () => resolve((server.address() as net.AddressInfo).port)),
-    );
-    network = new Network(server, port);
-    return network;
-  }
-
-  private track(s: net.Socket): void {
-    this.sockets.add(s);
-    s.on("error", () => undefined);
-    s.on("close", () => this.sockets.delete(s));
-  }
-
-  private accept(down: net.Socket, target: number): void {
-    this.track(down);
-    if (this.cutOff) return;
-    const up = net.connect({ host: "127.0.0.1", port: target });
-    this.track(up);
-    for (const [from, to] of [
-      [down, up],
-      [up, down],
-    ]) {
-      from.on("data", (chunk) => {
-        if (!this.cutOff) to.write(chunk);
-      });
-      from.on("close", () => {
-        if (!this.cutOff) to.destroy();
-      });
-    }
-  }
-
-  cut(): void {
-    this.cutOff = true;
-  }
-
-  restore(): void {
-    for (const s of this.sockets) s.destroy();
-    this.cutOff = false;
-  }
-
-  close(): void {
-    this.server.close();
-    for (const s of this.sockets) s.destroy();
-  }
-}
-
-async function health(server: TestServer): Promise<Record<string, unknown>> {
-  const res = await fetch(`${server.origin}/health`);
-  return (await res.json()) as Record<string, unknown>;
-}
-
-async function metric(server: TestServer, name: string): Promise<number | undefined> {
-  const text = await (await fetch(`${server.origin}/metrics`)).text();
-  const m = new RegExp(`^${name} (\\S+)$`, "m").exec(text);
-  return m === null ? undefined : Number(m[1]);
-}
-
-async function promote(
-  server: TestServer,
-  body: unknown,
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${server.origin}/admin/promote`, {
-    method: "POST",
-    headers: { ...JSON_TYPE, Authorization: `Bearer ${server.adminToken}` },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
-
-/** The leader's users as clients of `follower`. */
-function adopt(follower: TestServer, users: readonly TestUser[]): TestUser[] {
-  const adopted = users.map((u) => ({ ...u, client: follower.client(u), net: new Map<string, bigint>() }));
-  follower.users.push(...adopted);
-  return adopted;
-}
 
 /** `user`'s open orders of PAIR on `server`, as their ids. */
 async function openIds(server: TestServer, user: TestUser): Promise<number[]> {
@@ -149,7 +45,7 @@ describe("a follower's link to its leader", () => {
   const servers: TestServer[] = [];
   const networks: Network[] = [];
   after(async () => {
-    for (const n of networks) n.close();
+    for (const n of networks) n.drop();
     for (const s of servers) await s.close();
   });
 
@@ -231,7 +127,7 @@ describe("a follower's link to its leader", () => {
     const forced = await promote(follower, { force: true });
     assert.equal(forced.status, 200, JSON.stringify(forced.body));
     assert.deepEqual([forced.body.epoch, forced.body.forced], [2, true]);
-    const [u0] = adopt(follower, users);
+    const [u0] = adoptPromoted(follower, users);
     expectOk(await u0.client.createOrder(limit(PAIR, "buy", "99", "0.001")), "an order on the promoted box");
     assert.equal((await openIds(follower, users[0])).length, before.length + 1);
   });

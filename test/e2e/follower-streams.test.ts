@@ -8,13 +8,13 @@
 
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import net from "node:net";
 import { after, before, describe, it } from "node:test";
 import { ExchangeClient } from "../../src/client/index.ts";
 import { StreamClient, type StreamMessage } from "../../src/client/stream.ts";
 import { SessionSocket } from "../session/helpers.ts";
 import { waitFor } from "../wait.ts";
 import { expectOk, limit, PAIRS, placeLimit, TestServer, type TestUser } from "./harness.ts";
+import { freePort, health } from "./replication.ts";
 import { tradeAt } from "./stop-helpers.ts";
 import { type Flow, newAcknowledged, runBurst } from "./workload.ts";
 
@@ -29,17 +29,6 @@ const FLOW: Flow = {
 };
 const FUNDS = { usdt: "1000000", btc: "100", eth: "1000" };
 const TOKEN = randomBytes(16).toString("hex");
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Every message of one connection, in arrival order. */
 interface Feed {
@@ -77,11 +66,6 @@ function byChannel(messages: readonly StreamMessage[]): Map<string, unknown[]> {
     else list.push(comparable(m));
   }
   return out;
-}
-
-async function health(server: TestServer): Promise<Record<string, unknown>> {
-  const res = await fetch(`${server.origin}/health`);
-  return (await res.json()) as Record<string, unknown>;
 }
 
 describe("a follower's live streams", () => {

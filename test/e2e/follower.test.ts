@@ -12,7 +12,6 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -23,6 +22,7 @@ import { selfSignedCertificate } from "../support/certificate.ts";
 import { waitFor } from "../wait.ts";
 import { type ExchangeSnapshot, snapshotExchange } from "./audit.ts";
 import { expectError, expectOk, limit, PAIRS, TestServer, type TestUser } from "./harness.ts";
+import { freePort, health } from "./replication.ts";
 import { type Flow, newAcknowledged, runBurst } from "./workload.ts";
 
 const FLOW: Flow = {
@@ -36,18 +36,6 @@ const FLOW: Flow = {
 const FUNDS = { usdt: "1000000", btc: "100", eth: "1000" };
 const TOKEN = randomBytes(16).toString("hex");
 const JSON_TYPE = { "Content-Type": "application/json" };
-
-/** A port free now (the leader's replication port stays the same across its restart). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** The leader's users as clients of `follower` (same keys, the follower's address). */
 function adopt(follower: TestServer, users: readonly TestUser[]): TestUser[] {
@@ -122,11 +110,6 @@ async function expectSameReads(leader: TestServer, follower: TestServer): Promis
     );
     assert.fail(`last error: ${why}`);
   }
-}
-
-async function health(server: TestServer): Promise<Record<string, unknown>> {
-  const res = await fetch(`${server.origin}/health`);
-  return (await res.json()) as Record<string, unknown>;
 }
 
 describe("a second box: follower", () => {

@@ -17,7 +17,6 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, rmSync } from "node:fs";
-import net from "node:net";
 import { after, describe, it } from "node:test";
 import type { CreatedOrder, Order, Transfer } from "../../src/client/index.ts";
 import { SYNC_TIMEOUT_MS } from "../../src/replication/leader.ts";
@@ -27,6 +26,7 @@ import { waitFor } from "../wait.ts";
 import { auditExchange, type UserState } from "./audit.ts";
 import { dec } from "./decimal.ts";
 import { CURRENCIES, expectOk, limit, PAIRS, TestServer, type TestUser } from "./harness.ts";
+import { adoptPromoted, freePort, health, metric, promote, Relay } from "./replication.ts";
 import { type Acknowledged, type Flow, newAcknowledged, runBurst } from "./workload.ts";
 
 const FLOW: Flow = {
@@ -39,105 +39,7 @@ const FLOW: Flow = {
 const FUNDS = { usdt: "1000000", btc: "100", eth: "1000" };
 const TOKEN = randomBytes(16).toString("hex");
 const REPLICATION = { REPLICATION_TOKEN: TOKEN };
-const JSON_TYPE = { "Content-Type": "application/json" };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/**
- * A TCP relay from a follower to its leader's replication port. `hold()`: from then on what the
- * leader sends is lost on the way (a network that stops delivering, the follower unaware); `drop()`
- * ends every connection and stops listening.
- */
-class Relay {
-  private holding = false;
-  private readonly sockets = new Set<net.Socket>();
-  private constructor(
-    private readonly server: net.Server,
-    readonly port: number,
-  ) {}
-
-  static async start(target: number): Promise<Relay> {
-    let relay: Relay | null = null;
-    const server = net.createServer((down) => relay!.connect(down, target));
-    const port = await new Promise<number>((resolve) =>
-      server.listen(0, "127.0.0.1", () => resolve((server.address() as net.AddressInfo).port)),
-    );
-    relay = new Relay(server, port);
-    return relay;
-  }
-
-  private connect(down: net.Socket, target: number): void {
-    const up = net.connect({ host: "127.0.0.1", port: target });
-    for (const s of [down, up]) {
-      this.sockets.add(s);
-      s.on("error", () => undefined);
-      s.on("close", () => {
-        this.sockets.delete(s);
-        down.destroy();
-        up.destroy();
-      });
-    }
-    down.on("data", (chunk) => up.write(chunk));
-    up.on("data", (chunk) => {
-      if (!this.holding) down.write(chunk);
-    });
-  }
-
-  hold(): void {
-    this.holding = true;
-  }
-
-  drop(): void {
-    this.server.close();
-    for (const s of this.sockets) s.destroy();
-  }
-}
-
-async function health(server: TestServer): Promise<Record<string, unknown>> {
-  const res = await fetch(`${server.origin}/health`);
-  return (await res.json()) as Record<string, unknown>;
-}
-
-async function metric(server: TestServer, name: string): Promise<number | undefined> {
-  const text = await (await fetch(`${server.origin}/metrics`)).text();
-  const m = new RegExp(`^${name} (\\S+)$`, "m").exec(text);
-  return m === null ? undefined : Number(m[1]);
-}
-
-/** The answer of POST /admin/promote: the promoted server's figures, or an error body. */
-interface PromoteBody {
-  role?: string;
-  epoch?: number;
-  began?: number;
-  forced?: boolean;
-  errors?: Record<string, string[]>;
-  codes?: Record<string, string[]>;
-}
-
-async function promote(server: TestServer, body: unknown): Promise<{ status: number; body: PromoteBody }> {
-  const res = await fetch(`${server.origin}/admin/promote`, {
-    method: "POST",
-    headers: { ...JSON_TYPE, Authorization: `Bearer ${server.adminToken}` },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: (await res.json()) as PromoteBody };
-}
-
-/** The leader's users as clients of `follower`, their transfers to be read from it (`net` anew). */
-function adopt(follower: TestServer, users: readonly TestUser[]): TestUser[] {
-  const adopted = users.map((u) => ({ ...u, client: follower.client(u), net: new Map<string, bigint>() }));
-  follower.users.push(...adopted);
-  return adopted;
-}
+const _JSON_TYPE = { "Content-Type": "application/json" };
 
 /** A transfer the leader acknowledged: its user, kind, currency and amount (unique per user). */
 interface AckedTransfer {
@@ -353,7 +255,7 @@ describe("promotion after kill -9 of a sync leader", () => {
     const h = await health(follower);
     assert.deepEqual([h.status, h.role, h.epoch], ["ok", "leader", 2]);
 
-    adopt(follower, users);
+    adoptPromoted(follower, users);
     const states = await auditPromoted(follower, transfers);
     const checked = expectAcknowledged(states, acked, answeredAt);
     assert.ok(checked > 50, `${checked} acknowledged orders checked`);
@@ -401,7 +303,7 @@ describe("promotion after kill -9 of a sync leader", () => {
     const promoted = await promote(follower, {});
     assert.equal(promoted.status, 200, JSON.stringify(promoted.body));
     assert.equal(promoted.body.epoch, 2);
-    adopt(follower, users);
+    adoptPromoted(follower, users);
     // The transfers' acknowledgements are not timed: the ledger invariant checks those it holds.
     const states = await auditPromoted(follower, []);
     const bound = killedAt - maxLag - POLL_MS - 100;
@@ -501,7 +403,7 @@ describe("a sync leader alone, a stalled follower, promote refused and forced", 
     const forced = await promote(follower, { force: true });
     assert.equal(forced.status, 200, JSON.stringify(forced.body));
     assert.deepEqual([forced.body.epoch, forced.body.forced], [2, true]);
-    const adopted = adopt(follower, users);
+    const adopted = adoptPromoted(follower, users);
     expectOk(
       await adopted[0].client.createOrder(limit(PAIRS[0].name, "buy", "1", "0.01")),
       "an order after a forced promote",
@@ -551,7 +453,7 @@ describe("the old leader rejoins the promoted follower", () => {
       { role: "leader", epoch: 2, began: 0, forced: false },
     );
     assert.match(follower.logs(), /promoted: leader at epoch 2/);
-    const [u0] = adopt(follower, users);
+    const [u0] = adoptPromoted(follower, users);
     const after = expectOk(
       await u0.client.createOrder(limit(PAIRS[0].name, "sell", "1", "0.125")),
       "an order on the new leader",
