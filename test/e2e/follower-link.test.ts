@@ -49,9 +49,13 @@ describe("a follower's link to its leader", () => {
     for (const s of servers) await s.close();
   });
 
-  it("takes a silent network for a lost leader: its lag grows, and it reconnects and catches up once the network is back", async () => {
+  /** A leader (with `leaderArgs`) and a follower that reaches it through a Network; one user. */
+  async function overNetwork(leaderArgs: readonly string[]) {
     const port = await freePort();
-    const leader = await TestServer.start({ args: ["--replication-port", String(port)], env: REPLICATION });
+    const leader = await TestServer.start({
+      args: ["--replication-port", String(port), ...leaderArgs],
+      env: REPLICATION,
+    });
     servers.push(leader);
     const network = await Network.start(port);
     networks.push(network);
@@ -61,6 +65,11 @@ describe("a follower's link to its leader", () => {
       env: REPLICATION,
     });
     servers.push(follower);
+    return { leader, network, user, follower };
+  }
+
+  it("takes a silent network for a lost leader: its lag grows, and it reconnects and catches up once the network is back", async () => {
+    const { leader, network, user, follower } = await overNetwork([]);
     await restingBuys(user, 3);
     await caughtUp(leader, follower, user);
     assert.deepEqual([(await health(follower)).lagMs, (await health(follower)).connected], [0, true]);
@@ -133,20 +142,7 @@ describe("a follower's link to its leader", () => {
   });
 
   it("takes a new copy while it runs when it was away longer than its leader's journal keeps", async () => {
-    const port = await freePort();
-    const leader = await TestServer.start({
-      args: ["--replication-port", String(port), "--replication-keep", "4"],
-      env: REPLICATION,
-    });
-    servers.push(leader);
-    const network = await Network.start(port);
-    networks.push(network);
-    const [user] = await leader.newUsers(1, FUNDS);
-    const follower = await TestServer.start({
-      args: ["--follow", `127.0.0.1:${network.port}`],
-      env: REPLICATION,
-    });
-    servers.push(follower);
+    const { leader, network, user, follower } = await overNetwork(["--replication-keep", "4"]);
     await restingBuys(user, 2);
     await caughtUp(leader, follower, user);
 
