@@ -19,7 +19,7 @@ import path from "node:path";
 import tls from "node:tls";
 import type { Statement } from "better-sqlite3";
 import type { Backups } from "../db/backup.ts";
-import type { DbWriter } from "../db/writer.ts";
+import type { DbWriter, ShippedFrame } from "../db/writer.ts";
 import { type Db, openDatabase } from "../protocol/db/db-open.ts";
 import { appliedMark, type JournalRow, journalPath, trimOf } from "../protocol/db/journal.ts";
 import { log } from "../util/log.ts";
@@ -35,6 +35,8 @@ import {
 
 /** Rows read per pull: a follower far behind is fed in steps, each written before the next read. */
 const PULL_ROWS = 512;
+/** The last rows' frames kept from the writer (DbWriter.shipFrames) for the followers caught up. */
+const RECENT_FRAMES = 64;
 /** How often an idle link hears the leader's head (the follower's lag is measured against it). */
 const HEAD_MS = 1000;
 /** A follower must say hello within this long. */
@@ -103,6 +105,11 @@ export class ReplicationLeader {
   /** `sync`: since when no follower's acks count (Date.now()); null while one does or under `async`. */
   private aloneSince: number | null = null;
   private readonly syncCheck: NodeJS.Timeout | null = null;
+  /**
+   * The last RECENT_FRAMES committed rows as the writer thread framed them, in key order: a
+   * follower at the row before one of them gets them from here, the others from the journal.
+   */
+  private readonly recent: ShippedFrame[] = [];
 
   constructor(private readonly opts: LeaderOptions) {
     const onSocket = (socket: net.Socket) => this.accept(socket);
@@ -110,6 +117,9 @@ export class ReplicationLeader {
       opts.tls === undefined
         ? net.createServer(onSocket)
         : tls.createServer({ cert: opts.tls.cert, key: opts.tls.key }, onSocket);
+    opts.writer.shipFrames((f) => {
+      if (this.recent.push(f) > RECENT_FRAMES) this.recent.shift();
+    });
     opts.writer.onAck(() => this.schedulePull());
     this.heads = setInterval(() => {
       for (const l of this.links) if (l.sent >= 0 && !l.blocked) l.headSent = false;
@@ -481,6 +491,7 @@ export class ReplicationLeader {
     let more = false;
     for (const l of this.links) {
       if (l.sent < 0 || l.blocked || l.socket.destroyed) continue;
+      if (this.pullRecent(l)) continue;
       const r = read(l.sent, l.syms);
       if (r.trimmed > l.sent) {
         this.refuse(l, `behind: the journal no longer holds the rows after key ${l.sent}`);
@@ -512,6 +523,42 @@ export class ReplicationLeader {
     }
     if (more) this.schedulePull();
     return more;
+  }
+
+  /**
+   * `pull` for a follower that has caught up once (its `joinAt` is set) and whose last key is the
+   * last committed row, or the row before one of the recent frames: those frames, with the
+   * symbols they add, and the head in one write; nothing read from the journal. False when it is
+   * elsewhere: the journal has what it needs.
+   */
+  private pullRecent(l: Link): boolean {
+    if (l.joinAt < 0) return false;
+    const frames: Buffer[] = [];
+    if (l.sent !== this.opts.writer.lastRowKey) {
+      const recent = this.recent;
+      let i = recent.length - 1;
+      while (i >= 0 && recent[i].prev > l.sent) i--;
+      // The frames from i on follow each other (one per ack since shipFrames).
+      if (i < 0 || recent[i].prev !== l.sent || recent.at(-1)!.key !== this.opts.writer.lastRowKey)
+        return false;
+      let syms = l.syms;
+      for (let k = i; k < recent.length; k++) {
+        const f = recent[k];
+        if (f.symFrom !== syms) return false;
+        syms += f.syms.length;
+      }
+      for (; i < recent.length; i++) {
+        const f = recent[i];
+        if (f.syms.length > 0) frames.push(jsonFrame({ t: "syms", names: [...f.syms] }));
+        frames.push(f.frame);
+      }
+      l.syms = syms;
+      l.sent = this.opts.writer.lastRowKey;
+    } else if (l.headSent) return true;
+    l.headSent = true;
+    frames.push(jsonFrame({ t: "head", key: l.sent, ms: Date.now(), epoch: this.opts.epoch }));
+    if (!l.socket.write(frames.length === 1 ? frames[0] : Buffer.concat(frames))) l.blocked = true;
+    return true;
   }
 }
 

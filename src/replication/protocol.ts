@@ -100,12 +100,15 @@ export function jsonFrame(m: ToLeader | ToFollower): Buffer {
  */
 const BATCH_HEAD = 28;
 
-/** Encodes one journal row as a BATCH frame (a row without `layout` has layout 0). */
+/**
+ * Encodes one journal row as a BATCH frame (a row without `layout` has layout 0), in a buffer of
+ * its own (the writer thread transfers it).
+ */
 export function batchFrame(r: JournalRow): Buffer {
   const n1 = Buffer.byteLength(r.counts, "utf8");
   const n2 = Buffer.byteLength(r.strs, "utf8");
   const len = 1 + BATCH_HEAD + n1 + n2 + r.slots.length;
-  const out = Buffer.allocUnsafe(4 + len);
+  const out = Buffer.allocUnsafeSlow(4 + len);
   out.writeUInt32BE(len, 0);
   out[4] = FRAME_BATCH;
   out.writeDoubleLE(r.seq, 5);
