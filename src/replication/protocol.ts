@@ -23,8 +23,8 @@
  *                        second (the follower's lag is measured against it)
  *
  * and, from a `sync` leader, `sync` whenever the leader starts or stops counting this follower's
- * acks for its answers. The follower sends `durable` after each batch it committed to its own
- * database. An `async` leader only reads it (lag); a `sync` leader holds a change's answer until
+ * acks for its answers. The follower sends `durable` after each commit of its own database, for
+ * the last key the commit holds (one commit may hold several batches). An `async` leader only reads it (lag); a `sync` leader holds a change's answer until
  * one follower's `durable` covers its key, or goes on alone (src/replication/leader.ts).
  */
 import type { JournalRow } from "../protocol/db/journal.ts";
