@@ -49,6 +49,7 @@ export const { values: flags } = parseArgs({
     "ab-session": { type: "boolean" },
     "server-flags": { type: "string" },
     "server-log": { type: "string" },
+    "replication-closed": { type: "boolean", default: false },
     "floor-rates": { type: "string" },
     out: { type: "string" },
   },
@@ -75,6 +76,12 @@ export const RATES: (number | "max")[] = (flags.rates ?? (QUICK ? "1000,5000" : 
 export const CONNS = Number(flags.conns ?? 64);
 /** Node flags for every exchange and the design floor (e.g. `--trace-gc`), before their own. */
 export const SERVER_FLAGS = (flags["server-flags"] ?? "").split(" ").filter((f) => f !== "");
+/**
+ * Group replication: the closed-loop rounds only (no lag, no fan-out), e.g. to profile the leaders
+ * and followers with --server-flags="--cpu-prof --cpu-prof-dir=DIR" and --server-log (the log
+ * files name each pid's role).
+ */
+export const REPLICATION_CLOSED = flags["replication-closed"] === true;
 /** A folder that receives each server's stdout and stderr, one file per process (`<name>-<pid>.log`). */
 export const SERVER_LOG = flags["server-log"];
 /**

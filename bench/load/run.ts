@@ -52,7 +52,8 @@
  * session, fix, floor, profile, ab, replication), --rates 1000,5000,max, --conns N (64), --procs N (closed loops; 2..4 by cores; open
  * loops use one process per 25k/s offered), --users N (128), --duration ms,
  * --warmup ms, --server-flags="<node flags>" (exchange and floor, e.g. --server-flags=--trace-gc), --server-log dir
- * (each server's output in dir/<name>-<pid>.log), --client raw|agent, --pacing spin|timer|thread (open loop; spin), --profile-workload
+ * (each server's output in dir/<name>-<pid>.log), --replication-closed (the replication group's
+ * closed-loop rounds only), --client raw|agent, --pacing spin|timer|thread (open loop; spin), --profile-workload
  * create|mix|session|session-reports|fix, --profile-rate N (profile an open loop at N/s), --profile-dir dir (keep the
  * .cpuprofile files there), --floor-rates 1000,5000,10000 (the design floor's open loops), --out path.
  * Output: a table on stdout, bench/results/load.json (with the commit and the machine of the run;

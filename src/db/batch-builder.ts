@@ -417,9 +417,10 @@ export abstract class BatchBuilder {
    * A follower (docs/OPERATIONS.md, "A second box: follower"): appends every record of a batch its
    * leader journaled, as the leader wrote it, in kind order. `leaderSyms` is the leader's symbol
    * table of the run that wrote it; its strings and symbols are interned anew here. The batch's
-   * `settledBelow` is the leader's. The caller sends it on its own (one leader batch per batch:
-   * two batches of different leader runs in one could apply an older order update after a newer
-   * whole row).
+   * `settledBelow` is the leader's (the highest of those appended to one batch). Consecutive
+   * batches of one leader run may share a batch, as if the leader had committed them together;
+   * batches of different leader runs must not (one could apply an older order update after a
+   * newer whole row).
    */
   appendBatch(
     counts: readonly number[],

@@ -45,6 +45,17 @@ import { AppliedMark } from "./applied-mark.ts";
 import { type Batch, BatchBuilder } from "./batch-builder.ts";
 import { startWriterThreads, type WriterOptions } from "./writer-threads.ts";
 
+/** A committed journal row as the replication protocol's BATCH frame (DbWriter.shipFrames). */
+export interface ShippedFrame {
+  /** Its journal key, and the key of the row before it (this run's or the journal's last). */
+  key: number;
+  prev: number;
+  /** The id of the first symbol it added to the journal's table, and those symbols. */
+  symFrom: number;
+  syms: readonly string[];
+  frame: Buffer;
+}
+
 /** Says whether the callbacks of a committed batch may run (`--replication sync`). */
 export interface ReleaseGate {
   /** True when the batches up to journal key `key` may be reported. */
@@ -82,6 +93,7 @@ export class DbWriter extends BatchBuilder implements RecordSink {
    */
   lastRowKey = 0;
   private gate: ReleaseGate | null = null;
+  private frameListener: ((f: ShippedFrame) => void) | null = null;
   /** Committed batches' callbacks the gate holds, in commit order, with when they were held. */
   private readonly held: { key: number; at: number; callbacks: (() => void)[] }[] = [];
 
@@ -169,6 +181,16 @@ export class DbWriter extends BatchBuilder implements RecordSink {
   /** `fn` runs after every commit (a batch's journal row is readable from then on). */
   onAck(fn: () => void): void {
     this.ackListeners.push(fn);
+  }
+
+  /**
+   * From now on `fn` gets each committed journal row as a BATCH frame that the writer thread
+   * built from what it journaled (src/replication/leader.ts ships it without reading the journal
+   * back), before the ack listeners run.
+   */
+  shipFrames(fn: (f: ShippedFrame) => void): void {
+    this.frameListener = fn;
+    this.post({ t: "frames" });
   }
 
   /**
@@ -284,9 +306,18 @@ export class DbWriter extends BatchBuilder implements RecordSink {
         this.appliedMark.acked(m.seq, m.records);
         this.committedBatches++;
         this.committedRecords += m.records;
+        const prev = this.lastRowKey;
         if (m.records > 0) this.lastRowKey = this.base + m.seq;
         // Send the next batch first so the writer works while the callbacks run.
         if (!this.cur.empty) this.send();
+        if (m.frame !== undefined && this.frameListener !== null)
+          this.frameListener({
+            key: this.lastRowKey,
+            prev,
+            symFrom: m.symFrom ?? 0,
+            syms: m.syms ?? [],
+            frame: Buffer.from(m.frame.buffer, m.frame.byteOffset, m.frame.byteLength),
+          });
         for (const fn of this.ackListeners) fn();
         const gate = this.gate;
         if (gate !== null && (this.held.length > 0 || !gate.released(this.lastRowKey))) {

@@ -3,9 +3,9 @@
  * protocol.ts). At start (`position`, src/boot.ts stage 2) it says where its database is and, when
  * it has nothing or is too far behind, takes the leader's copy in place of its database file
  * before anything opens it. From then on every batch the leader journaled goes, as the leader
- * wrote it, into one batch of this server's own writer (DbWriter.appendBatch) with meta
- * 'replication_through' set to the batch's key: the follower's commit makes it durable and its
- * crash recovery is the ordinary one. After each commit the read models take the batch in place
+ * wrote it, into this server's own writer (DbWriter.appendBatch) with meta 'replication_through'
+ * set to the batch's key (the batches of one connection that arrive during a commit share the
+ * next one): the follower's commit makes them durable and its crash recovery is the ordinary one. After each commit the read models take the batch in place
  * and the stream is told (follower-state.ts). A lost leader is asked again every RETRY_MS; meanwhile the server
  * serves what it has. A link that hears nothing for SILENT_MS (the leader sends a head every
  * HEAD_EVERY_MS) is taken for lost: a cut network ends no connection by itself. A follower with a
@@ -20,14 +20,16 @@ import type { DbWriter } from "../db/writer.ts";
 import { EXEC_EPOCH_BUMP } from "../protocol/db/backup-tasks.ts";
 import { REPLICATION_SETTLED } from "../protocol/db/batch-apply.ts";
 import { openDatabase } from "../protocol/db/db-open.ts";
-import { type DecodedRow, decode, journalPath } from "../protocol/db/journal.ts";
+import { type DecodedRow, decode, type JournalRow, journalPath } from "../protocol/db/journal.ts";
 import { log } from "../util/log.ts";
 import { asFollowerCopy, REPLICATION_THROUGH, readEpochs, storedHistory } from "./epoch.ts";
 import {
+  FRAME_BATCH,
   FRAME_BYTES,
   FrameReader,
   jsonFrame,
   PROTOCOL_VERSION,
+  parseBatch,
   parseMessage,
   SILENT_MS,
   type ToFollower,
@@ -40,6 +42,8 @@ const RETRY_MS = 500;
 const WARN_EVERY_MS = 30_000;
 /** From the leader's welcome to its first head or copy: a copy takes the leader a backup first. */
 const COPY_WAIT_MS = 120_000;
+/** Leader batches handed to the writer and not committed yet, at most (a follower far behind catches up in commits of this many). */
+const HANDED_MAX = 256;
 
 export interface FollowerOptions {
   host: string;
@@ -49,8 +53,6 @@ export interface FollowerOptions {
   tls: boolean;
   dbPath: string;
 }
-
-type Batch = Extract<ToFollower, { t: "batch" }>;
 
 export class FollowerLink {
   /** The last key handed to the writer (every key up to it commits unless the process dies). */
@@ -101,10 +103,16 @@ export class FollowerLink {
   connected = false;
   private socket: net.Socket | null = null;
   private syms: string[] = [];
-  /** Batches received and not committed yet, each with the symbol table of its connection. */
-  private queue: { m: Batch; syms: string[] }[] = [];
+  /** Batches received and not handed to the writer yet, each with the symbol table of its connection. */
+  private queue: { r: JournalRow; syms: string[] }[] = [];
   private writer: DbWriter | null = null;
+  /** Some batches handed to the writer are not committed yet (`handed` > 0). */
   private draining = false;
+  /** Leader batches handed to the writer and not committed yet, and the symbol table they share. */
+  private handed = 0;
+  private handedSyms: string[] | null = null;
+  /** Batches committed whose `durable` and read models are still to come (afterCommits). */
+  private done: { b: DecodedRow; syms: string[] }[] = [];
   private onCommitted: ((batch: DecodedRow, syms: readonly string[]) => void) | null = null;
   /** The leader said to take a copy while the server runs on the database (stage 4 on). */
   private onCopy: (() => void) | null = null;
@@ -333,6 +341,11 @@ export class FollowerLink {
   }
 
   private onFrame(type: number, payload: Buffer): void {
+    if (type === FRAME_BATCH) {
+      this.batch(parseBatch(payload));
+      this.noteBehind();
+      return;
+    }
     if (type === FRAME_BYTES) {
       const c = this.copy;
       if (c === null) throw new Error("copy bytes outside a copy");
@@ -387,13 +400,6 @@ export class FollowerLink {
         for (const name of m.names) this.syms.push(name);
         this.answered();
         return;
-      case "batch":
-        this.answered();
-        if (m.key <= this.position) return;
-        this.queue.push({ m, syms: this.syms });
-        this.position = m.key;
-        this.kick();
-        return;
       case "head":
         if (this.socket?.timeout !== SILENT_MS) this.socket?.setTimeout(SILENT_MS);
         this.answered();
@@ -411,6 +417,15 @@ export class FollowerLink {
         this.shown(this.visible);
         return;
     }
+  }
+
+  /** A BATCH frame: one journal row of the leader (its `slots` a view into the frame). */
+  private batch(r: JournalRow): void {
+    this.answered();
+    if (r.seq <= this.position) return;
+    this.queue.push({ r, syms: this.syms });
+    this.position = r.seq;
+    this.kick();
   }
 
   private sendDurable(key: number): void {
@@ -506,33 +521,54 @@ export class FollowerLink {
     this.visible = c.position;
   }
 
-  /** Hands the queued batches to the writer one at a time, each in a commit of its own. */
+  /**
+   * Hands the queued batches to the writer, each as its own records with meta
+   * 'replication_through' set to its key, without waiting for a commit in between: those that
+   * arrive while a commit is in flight go into the writer's next batch together (its group
+   * commit), so the follower commits as often as its disk allows, not once per leader batch.
+   * Batches of another connection (another symbol table, perhaps another leader run) wait until
+   * those handed before them are committed: two leader runs' batches never share a commit. After
+   * each commit, `afterCommits` sends one `durable` for the last key it holds, then the read
+   * models take its batches in order.
+   */
   private async drain(): Promise<void> {
     const writer = this.writer;
-    if (writer === null || this.draining) return;
-    this.draining = true;
-    try {
-      while (this.queue.length > 0) {
-        const { m, syms } = this.queue.shift()!;
-        const b = decode({
-          seq: m.key,
-          counts: m.counts,
-          slots: Buffer.from(m.slots, "base64"),
-          strs: m.strs,
-          settled_below: m.settledBelow,
-          layout: m.layout,
-        });
-        if (b.legacy) throw new Error(`leader batch ${m.key} is of an older layout`);
-        writer.appendBatch(b.counts, b.slots, b.strs, syms, b.settledBelow);
-        writer.meta(REPLICATION_THROUGH, m.key);
-        if (b.settledBelow > 0) writer.meta(REPLICATION_SETTLED, b.settledBelow - 1);
-        await new Promise<void>((resolve) => writer.afterCommit(resolve));
-        this.committed = m.key;
-        this.sendDurable(m.key);
-        this.onCommitted?.(b, syms);
-      }
-    } finally {
-      this.draining = false;
+    if (writer === null) return;
+    while (this.queue.length > 0 && this.handed < HANDED_MAX) {
+      const { r, syms } = this.queue[0];
+      if (this.handed > 0 && syms !== this.handedSyms) return;
+      const b = decode(r);
+      if (b.legacy) throw new Error(`leader batch ${r.seq} is of an older layout`);
+      this.queue.shift();
+      writer.appendBatch(b.counts, b.slots, b.strs, syms, b.settledBelow);
+      writer.meta(REPLICATION_THROUGH, b.seq);
+      if (b.settledBelow > 0) writer.meta(REPLICATION_SETTLED, b.settledBelow - 1);
+      this.handed++;
+      this.handedSyms = syms;
+      this.draining = true;
+      writer.afterCommit(() => {
+        // The callbacks of one commit run together: the last of them has the key to acknowledge.
+        if (this.done.push({ b, syms }) === 1) queueMicrotask(this.afterCommits);
+      });
     }
   }
+
+  /** The batches of a commit are durable: one `durable` for the last, then the read models. */
+  private readonly afterCommits = (): void => {
+    const done = this.done;
+    this.done = [];
+    this.handed -= done.length;
+    this.draining = this.handed > 0;
+    const last = done[done.length - 1].b.seq;
+    this.committed = last;
+    this.sendDurable(last);
+    try {
+      for (const { b, syms } of done) this.onCommitted?.(b, syms);
+    } catch (err) {
+      this.close();
+      this.onFatal(`replication: ${(err as Error).message}`);
+      return;
+    }
+    if (this.queue.length > 0) this.kick();
+  };
 }

@@ -19,11 +19,12 @@ import path from "node:path";
 import tls from "node:tls";
 import type { Statement } from "better-sqlite3";
 import type { Backups } from "../db/backup.ts";
-import type { DbWriter } from "../db/writer.ts";
+import type { DbWriter, ShippedFrame } from "../db/writer.ts";
 import { type Db, openDatabase } from "../protocol/db/db-open.ts";
 import { appliedMark, type JournalRow, journalPath, trimOf } from "../protocol/db/journal.ts";
 import { log } from "../util/log.ts";
 import {
+  batchFrame,
   bytesFrame,
   FRAME_JSON,
   FrameReader,
@@ -32,11 +33,12 @@ import {
   PROTOCOL_VERSION,
   parseMessage,
   SILENT_MS,
-  type ToFollower,
 } from "./protocol.ts";
 
 /** Rows read per pull: a follower far behind is fed in steps, each written before the next read. */
 const PULL_ROWS = 512;
+/** The last rows' frames kept from the writer (DbWriter.shipFrames) for the followers caught up. */
+const RECENT_FRAMES = 64;
 /** A follower must say hello within this long. */
 const HELLO_MS = 10_000;
 /** A copy is sent in pieces of this size. */
@@ -105,6 +107,11 @@ export class ReplicationLeader {
   /** `sync`: since when no follower's acks count (Date.now()); null while one does or under `async`. */
   private aloneSince: number | null = null;
   private readonly syncCheck: NodeJS.Timeout | null = null;
+  /**
+   * The last RECENT_FRAMES committed rows as the writer thread framed them, in key order: a
+   * follower at the row before one of them gets them from here, the others from the journal.
+   */
+  private readonly recent: ShippedFrame[] = [];
 
   constructor(private readonly opts: LeaderOptions) {
     const onSocket = (socket: net.Socket) => this.accept(socket);
@@ -112,6 +119,9 @@ export class ReplicationLeader {
       opts.tls === undefined
         ? net.createServer(onSocket)
         : tls.createServer({ cert: opts.tls.cert, key: opts.tls.key }, onSocket);
+    opts.writer.shipFrames((f) => {
+      if (this.recent.push(f) > RECENT_FRAMES) this.recent.shift();
+    });
     opts.writer.onAck(() => this.schedulePull());
     this.heads = setInterval(() => {
       const now = Date.now();
@@ -255,25 +265,33 @@ export class ReplicationLeader {
     this.links.clear();
     this.journal?.close();
     this.journal = null;
-    this.reads = null;
+    this.read = null;
   }
 
-  /** The statements of `pull`, prepared once on the journal connection. */
-  private reads: {
-    syms: Statement<[number], string>;
-    rows: Statement<[number, number], JournalRow>;
-  } | null = null;
+  /**
+   * `pull`'s read, prepared once on the journal connection: in one read transaction, the trim mark,
+   * the symbols from id `syms` and the rows above key `sent`, all of one moment of the file.
+   */
+  private read: ((sent: number, syms: number) => PullRead) | null = null;
 
   private journalDb(): Db {
     if (this.journal === null) {
       const j = openDatabase(journalPath(this.opts.dbPath), { readonly: true });
       this.journal = j;
-      this.reads = {
-        syms: j.prepare<[number], string>("SELECT name FROM journal_syms WHERE id >= ? ORDER BY id").pluck(),
-        rows: j.prepare<[number, number], JournalRow>(
-          "SELECT * FROM journal WHERE seq > ? ORDER BY seq LIMIT ?",
-        ),
-      };
+      const trim = trimOf(j);
+      const syms: Statement<[number], string> = j
+        .prepare<[number], string>("SELECT name FROM journal_syms WHERE id >= ? ORDER BY id")
+        .pluck();
+      const rows: Statement<[number, number], JournalRow> = j.prepare<[number, number], JournalRow>(
+        "SELECT * FROM journal WHERE seq > ? ORDER BY seq LIMIT ?",
+      );
+      this.read = j.transaction(
+        (sent: number, from: number): PullRead => ({
+          trimmed: trim.get(),
+          syms: syms.all(from),
+          rows: rows.all(sent, PULL_ROWS),
+        }),
+      );
     }
     return this.journal;
   }
@@ -474,64 +492,92 @@ export class ReplicationLeader {
   }
 
   /**
-   * Sends each ready follower the journal rows above where it is, with the symbols they need.
-   * True when a follower has more to read.
+   * Sends each ready follower the journal rows above where it is, with the symbols they need, in
+   * one socket write per follower. True when a follower has more to read.
    */
   private pull(): boolean {
     if (this.closed) return false;
-    const j = this.journalDb();
-    const trim = trimOf(j);
+    this.journalDb();
+    const read = this.read!;
     let more = false;
     for (const l of this.links) {
       if (l.sent < 0 || l.blocked || l.socket.destroyed) continue;
-      const stmts = this.reads!;
-      // One read transaction: the trim mark, the symbols and the rows of one moment of the file.
-      const read = j.transaction(() => ({
-        trimmed: trim.get(),
-        syms: stmts.syms.all(l.syms),
-        rows: stmts.rows.all(l.sent, PULL_ROWS),
-      }))();
-      if (read.trimmed > l.sent) {
+      if (this.pullRecent(l)) continue;
+      const r = read(l.sent, l.syms);
+      if (r.trimmed > l.sent) {
         this.refuse(l, `behind: the journal no longer holds the rows after key ${l.sent}`);
         continue;
       }
-      if (read.syms.length > 0) {
-        l.syms += read.syms.length;
-        l.socket.write(jsonFrame({ t: "syms", names: read.syms }));
+      const frames: Buffer[] = [];
+      if (r.syms.length > 0) {
+        l.syms += r.syms.length;
+        frames.push(jsonFrame({ t: "syms", names: r.syms }));
       }
-      let ok = true;
-      for (const r of read.rows) {
-        const m: ToFollower = {
-          t: "batch",
-          key: r.seq,
-          counts: r.counts,
-          slots: r.slots.toString("base64"),
-          strs: r.strs,
-          settledBelow: r.settled_below,
-          layout: r.layout ?? 0,
-        };
-        ok = l.socket.write(jsonFrame(m));
-        l.sent = r.seq;
+      for (const row of r.rows) {
+        frames.push(batchFrame(row));
+        l.sent = row.seq;
       }
       // Caught up with what the journal holds: the head says so.
-      if (read.rows.length < PULL_ROWS && (read.rows.length > 0 || !l.headSent)) this.sendHead(l);
+      if (r.rows.length < PULL_ROWS && (r.rows.length > 0 || !l.headSent)) {
+        l.headSent = true;
+        frames.push(jsonFrame({ t: "head", key: l.sent, ms: Date.now(), epoch: this.opts.epoch }));
+      }
+      const ok =
+        frames.length === 0 || l.socket.write(frames.length === 1 ? frames[0] : Buffer.concat(frames));
       // `sync`: its acks count once they reach where it first caught up.
-      if (read.rows.length < PULL_ROWS && l.joinAt < 0) {
+      if (r.rows.length < PULL_ROWS && l.joinAt < 0) {
         l.joinAt = l.sent;
         this.acked(l, l.durable);
       }
       if (!ok) l.blocked = true;
-      else if (read.rows.length === PULL_ROWS) more = true;
+      else if (r.rows.length === PULL_ROWS) more = true;
     }
     if (more) this.schedulePull();
     return more;
   }
 
-  /** The last key sent is the leader's last committed row (the link pulls after every commit). */
-  private sendHead(l: Link): void {
+  /**
+   * `pull` for a follower that has caught up once (its `joinAt` is set) and whose last key is the
+   * last committed row, or the row before one of the recent frames: those frames, with the
+   * symbols they add, and the head in one write; nothing read from the journal. False when it is
+   * elsewhere: the journal has what it needs.
+   */
+  private pullRecent(l: Link): boolean {
+    if (l.joinAt < 0) return false;
+    const frames: Buffer[] = [];
+    if (l.sent !== this.opts.writer.lastRowKey) {
+      const recent = this.recent;
+      let i = recent.length - 1;
+      while (i >= 0 && recent[i].prev > l.sent) i--;
+      // The frames from i on follow each other (one per ack since shipFrames).
+      if (i < 0 || recent[i].prev !== l.sent || recent.at(-1)!.key !== this.opts.writer.lastRowKey)
+        return false;
+      let syms = l.syms;
+      for (let k = i; k < recent.length; k++) {
+        const f = recent[k];
+        if (f.symFrom !== syms) return false;
+        syms += f.syms.length;
+      }
+      for (; i < recent.length; i++) {
+        const f = recent[i];
+        if (f.syms.length > 0) frames.push(jsonFrame({ t: "syms", names: [...f.syms] }));
+        frames.push(f.frame);
+      }
+      l.syms = syms;
+      l.sent = this.opts.writer.lastRowKey;
+    } else if (l.headSent) return true;
     l.headSent = true;
-    l.socket.write(jsonFrame({ t: "head", key: l.sent, ms: Date.now(), epoch: this.opts.epoch }));
+    frames.push(jsonFrame({ t: "head", key: l.sent, ms: Date.now(), epoch: this.opts.epoch }));
+    if (!l.socket.write(frames.length === 1 ? frames[0] : Buffer.concat(frames))) l.blocked = true;
+    return true;
   }
+}
+
+/** What one `pull` reads for a follower. */
+interface PullRead {
+  trimmed: number;
+  syms: string[];
+  rows: JournalRow[];
 }
 
 /** Resolves once `socket` drained, or closed (which the next write then sees). */

@@ -6,8 +6,8 @@
  *
  *   u32 big-endian length of what follows | u8 type | payload
  *
- * type JSON (a message below, UTF-8) or BYTES (a piece of a database copy). The follower speaks
- * first and once (`hello`); then the leader sends, in this order:
+ * type JSON (a message below, UTF-8), BYTES (a piece of a database copy) or BATCH (one journal row,
+ * batchFrame). The follower speaks first and once (`hello`); then the leader sends, in this order:
  *
  *   refused              the token, the version, the epoch or the position is not acceptable; it
  *                        closes
@@ -18,15 +18,18 @@
  *                        position is `position`
  *   syms                 names appended to the leader run's symbol table (the first one holds the
  *                        table so far); the batches after it refer to them by index
- *   batch                one journal row as the leader committed it, in key order
+ *   BATCH frames         one journal row each, as the leader committed it, in key order
  *   head                 the leader's last committed key and its clock, after the backlog and every
  *                        second (the follower's lag is measured against it)
  *
  * and, from a `sync` leader, `sync` whenever the leader starts or stops counting this follower's
- * acks for its answers. The follower sends `durable` after each batch it committed to its own
- * database, and in answer to every head (a connection silent for SILENT_MS is closed on either side). An `async` leader only reads it (lag); a `sync` leader holds a change's answer until
+ * acks for its answers. The follower sends `durable` after each commit of its own database, for
+ * the last key the commit holds (one commit may hold several batches), and in answer to every head
+ * (a connection silent for SILENT_MS is closed on either side). An `async` leader only reads it
+ * (lag); a `sync` leader holds a change's answer until
  * one follower's `durable` covers its key, or goes on alone (src/replication/leader.ts).
  */
+import type { JournalRow } from "../protocol/db/journal.ts";
 
 /** The protocol's version: a leader refuses a follower of another one. */
 export const PROTOCOL_VERSION = 3;
@@ -42,6 +45,7 @@ export const SILENT_MS = 3 * HEAD_EVERY_MS;
 
 export const FRAME_JSON = 1;
 export const FRAME_BYTES = 2;
+export const FRAME_BATCH = 3;
 
 /** A frame's payload at most (a copy is sent in pieces well below it). */
 export const MAX_FRAME = 64 * 1024 * 1024;
@@ -84,16 +88,6 @@ export type ToFollower =
   | { t: "copy"; position: number; bytes: number }
   | { t: "copyEnd" }
   | { t: "syms"; names: string[] }
-  | {
-      t: "batch";
-      key: number;
-      counts: string;
-      /** The row's `slots`, base64. */
-      slots: string;
-      strs: string;
-      settledBelow: number;
-      layout: number;
-    }
   | { t: "head"; key: number; ms: number; epoch: number };
 
 /** Encodes one JSON frame. */
@@ -104,6 +98,61 @@ export function jsonFrame(m: ToLeader | ToFollower): Buffer {
   out[4] = FRAME_JSON;
   body.copy(out, 5);
   return out;
+}
+
+/**
+ * A BATCH frame's payload after the type byte:
+ *
+ *   f64 key | f64 settledBelow | u32 layout | u32 n1 | u32 n2 | counts (n1 bytes, UTF-8) |
+ *   strs (n2 bytes, UTF-8) | slots (the rest)
+ *
+ * (little-endian): the journal row's columns as stored (src/protocol/db/journal.ts), copied with
+ * no text encoding of the slots and no JSON around them.
+ */
+const BATCH_HEAD = 28;
+
+/**
+ * Encodes one journal row as a BATCH frame (a row without `layout` has layout 0), in a buffer of
+ * its own (the writer thread transfers it).
+ */
+export function batchFrame(r: JournalRow): Buffer {
+  const n1 = Buffer.byteLength(r.counts, "utf8");
+  const n2 = Buffer.byteLength(r.strs, "utf8");
+  const len = 1 + BATCH_HEAD + n1 + n2 + r.slots.length;
+  const out = Buffer.allocUnsafeSlow(4 + len);
+  out.writeUInt32BE(len, 0);
+  out[4] = FRAME_BATCH;
+  out.writeDoubleLE(r.seq, 5);
+  out.writeDoubleLE(r.settled_below, 13);
+  out.writeUInt32LE(r.layout ?? 0, 21);
+  out.writeUInt32LE(n1, 25);
+  out.writeUInt32LE(n2, 29);
+  let at = 5 + BATCH_HEAD;
+  at += out.write(r.counts, at, n1, "utf8");
+  at += out.write(r.strs, at, n2, "utf8");
+  r.slots.copy(out, at);
+  return out;
+}
+
+/**
+ * Decodes a BATCH frame's payload into the journal row (its `slots` a view into `payload`).
+ * Throws on a payload too short for what its head says.
+ */
+export function parseBatch(payload: Buffer): Required<JournalRow> {
+  if (payload.length < BATCH_HEAD) throw new Error(`replication batch of ${payload.length} bytes`);
+  const n1 = payload.readUInt32LE(20);
+  const n2 = payload.readUInt32LE(24);
+  const from = BATCH_HEAD + n1 + n2;
+  if (from > payload.length)
+    throw new Error(`replication batch of ${payload.length} bytes, its head says more`);
+  return {
+    seq: payload.readDoubleLE(0),
+    settled_below: payload.readDoubleLE(8),
+    layout: payload.readUInt32LE(16),
+    counts: payload.toString("utf8", BATCH_HEAD, BATCH_HEAD + n1),
+    strs: payload.toString("utf8", BATCH_HEAD + n1, from),
+    slots: payload.subarray(from),
+  };
 }
 
 /** Encodes one BYTES frame. */
@@ -135,7 +184,8 @@ export class FrameReader {
       if (this.held < 4 + len) return;
       const frame = this.take(4 + len);
       const type = frame[4];
-      if (type !== FRAME_JSON && type !== FRAME_BYTES) throw new Error(`replication frame type ${type}`);
+      if (type !== FRAME_JSON && type !== FRAME_BYTES && type !== FRAME_BATCH)
+        throw new Error(`replication frame type ${type}`);
       this.onFrame(type, frame.subarray(5));
     }
   }

@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import { after, afterEach, before, describe, it } from "node:test";
-import { DbWriter } from "../../src/db/writer.ts";
+import { DbWriter, type ShippedFrame } from "../../src/db/writer.ts";
 import { openDatabase } from "../../src/protocol/db/db-open.ts";
-import { applyJournal, journalPath } from "../../src/protocol/db/journal.ts";
+import { applyJournal, type JournalRow, journalPath } from "../../src/protocol/db/journal.ts";
 import { EXEC_ORDER, EXEC_TRADE } from "../../src/protocol/db/rows.ts";
 import { ORDER } from "../../src/protocol/db/writer-batch.ts";
+import { batchFrame } from "../../src/replication/protocol.ts";
 import { waitFor } from "../wait.ts";
 import { tempDir } from "./helpers.ts";
 
@@ -556,6 +557,44 @@ describe("DbWriter", () => {
     gw.setReleaseGate(null);
     assert.deepEqual([...ran], ["a", "b", "c", "d"]);
     await gw.flush();
+  });
+
+  it("hands each committed row over as the BATCH frame of the journal row, after shipFrames, before the ack listeners", async () => {
+    const sw = await startWriter(`${tmp.dir}/frames.db`);
+    const got: ShippedFrame[] = [];
+    const order: string[] = [];
+    sw.shipFrames((f) => {
+      got.push(f);
+      order.push(`frame ${f.key}`);
+    });
+    sw.onAck(() => order.push(`ack ${sw.lastRowKey}`));
+    sw.pair("btc_usdt", 2, 6);
+    sw.user(1, "uid-1", 1);
+    await sw.flush();
+    await sw.flush(); // callbacks only: no row, no frame
+    sw.user(2, "uid-2", 2);
+    sw.pair("eth_usdt", 2, 6);
+    await sw.flush();
+    const j = openDatabase(journalPath(`${tmp.dir}/frames.db`), { readonly: true });
+    const rows = j.prepare<[], JournalRow>("SELECT * FROM journal ORDER BY seq").all();
+    const syms = j.prepare<[], string>("SELECT name FROM journal_syms ORDER BY id").pluck().all();
+    j.close();
+    assert.equal(rows.length, 2);
+    assert.deepEqual(
+      got.map((f) => ({ ...f, frame: [...f.frame] })),
+      [
+        { key: rows[0].seq, prev: sw.base, symFrom: 0, syms: ["btc_usdt"], frame: [...batchFrame(rows[0])] },
+        {
+          key: rows[1].seq,
+          prev: rows[0].seq,
+          symFrom: 1,
+          syms: ["eth_usdt"],
+          frame: [...batchFrame(rows[1])],
+        },
+      ],
+    );
+    assert.deepEqual(syms, ["btc_usdt", "eth_usdt"]);
+    assert.deepEqual(order.slice(0, 2), [`frame ${rows[0].seq}`, `ack ${rows[0].seq}`]);
   });
 
   it("refuses to start on a path it cannot open", async () => {

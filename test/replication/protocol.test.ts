@@ -1,17 +1,22 @@
 /**
  * The replication protocol's frames (src/replication/protocol.ts): however a byte stream is cut
  * into chunks, the reader hands over the same frames in order; it refuses an oversized or unknown
- * frame.
+ * frame; a BATCH frame carries a journal row's columns exactly.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import type { JournalRow } from "../../src/protocol/db/journal.ts";
 import {
+  batchFrame,
   bytesFrame,
+  FRAME_BATCH,
   FRAME_BYTES,
   FRAME_JSON,
   FrameReader,
   jsonFrame,
   MAX_FRAME,
+  PROTOCOL_VERSION,
+  parseBatch,
   parseMessage,
 } from "../../src/replication/protocol.ts";
 
@@ -27,8 +32,24 @@ function readAll(stream: Buffer, cuts: readonly number[]): [number, string][] {
 }
 
 describe("replication frames", () => {
+  const row: JournalRow = {
+    seq: 43,
+    counts: "[1,0,2]",
+    slots: Buffer.from([9, 8, 7]),
+    strs: '["é","a\\"b"]',
+    settled_below: 17,
+    layout: 5,
+  };
   const frames = [
-    jsonFrame({ t: "hello", version: 2, token: "a-replication-token", position: 42, epoch: 1, led: false }),
+    jsonFrame({
+      t: "hello",
+      version: PROTOCOL_VERSION,
+      token: "a-replication-token",
+      position: 42,
+      epoch: 1,
+      led: false,
+    }),
+    batchFrame(row),
     bytesFrame(Buffer.from([0, 1, 2, 250, 255])),
     jsonFrame({ t: "durable", key: 43 }),
     bytesFrame(Buffer.alloc(0)),
@@ -40,13 +61,14 @@ describe("replication frames", () => {
       FRAME_JSON,
       JSON.stringify({
         t: "hello",
-        version: 2,
+        version: PROTOCOL_VERSION,
         token: "a-replication-token",
         position: 42,
         epoch: 1,
         led: false,
       }),
     ],
+    [FRAME_BATCH, batchFrame(row).subarray(5).toString("latin1")],
     [FRAME_BYTES, Buffer.from([0, 1, 2, 250, 255]).toString("latin1")],
     [FRAME_JSON, JSON.stringify({ t: "durable", key: 43 })],
     [FRAME_BYTES, ""],
@@ -70,6 +92,34 @@ describe("replication frames", () => {
     const [[, text]] = readAll(jsonFrame({ t: "syms", names: ["btc_usdt"] }), []);
     assert.deepEqual(parseMessage(Buffer.from(text, "latin1")), { t: "syms", names: ["btc_usdt"] });
     assert.throws(() => parseMessage(Buffer.from("[1]")), /not an object/);
+  });
+
+  it("carries a journal row in a BATCH frame: every column back as stored, and refuses a cut one", () => {
+    const rows: JournalRow[] = [
+      row,
+      { seq: 2 ** 40 + 1, counts: "[]", slots: Buffer.alloc(0), strs: "[]", settled_below: 0, layout: 0 },
+      {
+        seq: 7,
+        counts: "[3]",
+        slots: Buffer.alloc(70_000, 0xab),
+        strs: '["x"]',
+        settled_below: 2 ** 50,
+        layout: 9,
+      },
+    ];
+    for (const r of rows) {
+      const got: [number, Buffer][] = [];
+      new FrameReader((type, payload) => got.push([type, payload])).push(batchFrame(r));
+      assert.equal(got.length, 1);
+      assert.equal(got[0][0], FRAME_BATCH);
+      const back = parseBatch(got[0][1]);
+      assert.deepEqual({ ...back, slots: [...back.slots] }, { ...r, slots: [...r.slots] });
+    }
+    // A row without a layout goes as layout 0, as it did in JSON.
+    const { layout: _, ...bare } = row;
+    assert.equal(parseBatch(batchFrame(bare).subarray(5)).layout, 0);
+    assert.throws(() => parseBatch(Buffer.alloc(10)), /replication batch of 10 bytes/);
+    assert.throws(() => parseBatch(batchFrame(row).subarray(5, 40)), /its head says more/);
   });
 
   it("refuses a frame longer than the limit and a frame of an unknown type", () => {

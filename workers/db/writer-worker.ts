@@ -30,6 +30,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { Db } from "../../src/protocol/db/db-open.ts";
 import {
   type JournalBatch,
+  type JournalRow,
   type JournalWriter,
   journalWriter,
   openJournal,
@@ -42,6 +43,7 @@ import type {
   ToWriter,
   WriterWorkerData,
 } from "../../src/protocol/db/writer-messages.ts";
+import { batchFrame } from "../../src/replication/protocol.ts";
 
 type Batch = Extract<ToWriter, { t: "batch" }>;
 
@@ -80,9 +82,12 @@ let syms = 0;
 let appliedKey = data.base;
 let deletedKey = data.base;
 
-const journalTx = db.transaction((b: Batch, kept: JournalBatch | null) => {
+/** The main thread asked for each committed row as a BATCH frame with its ack ("frames"). */
+let frames = false;
+
+const journalTx = db.transaction((b: Batch, kept: JournalBatch | null): JournalRow | null => {
   for (const name of b.syms) journal.appendSym(syms++, name);
-  if (kept !== null) journal.append(data.base + b.seq, kept);
+  const row = kept === null ? null : journal.append(data.base + b.seq, kept);
   // With followers possible, the last `journalKeep` keys stay for them to read (DECISIONS.md,
   // "A second box: follower"); keys have gaps, so that is at most that many rows.
   const through = appliedKey - data.journalKeep;
@@ -90,6 +95,7 @@ const journalTx = db.transaction((b: Batch, kept: JournalBatch | null) => {
     journal.deleteThrough(through);
     deletedKey = through;
   }
+  return row;
 });
 
 let broken: string | null = null;
@@ -103,9 +109,15 @@ function onBatch(m: Batch): void {
     const slots = new Float64Array(m.slots, 0, slotsOf(m.counts)).slice();
     kept = { seq: m.seq, counts: m.counts, slots, strs: m.strs, settledBelow: m.settledBelow };
   }
+  const symFrom = syms;
   // A batch of callbacks only needs no transaction: the earlier batches are already committed.
-  if (kept !== null || m.syms.length > 0) journalTx.immediate(m, kept);
-  post({ t: "ack", seq: m.seq, records });
+  const row = kept !== null || m.syms.length > 0 ? journalTx.immediate(m, kept) : null;
+  if (frames && row !== null) {
+    const frame = batchFrame(row);
+    port.postMessage({ t: "ack", seq: m.seq, records, frame, symFrom, syms: m.syms } satisfies FromWriter, [
+      frame.buffer as ArrayBuffer,
+    ]);
+  } else post({ t: "ack", seq: m.seq, records });
   lastSeq = m.seq;
   for (const name of m.syms) pendingSyms.push(name);
   if (kept === null) return;
@@ -180,6 +192,10 @@ port.on("message", (m: ToWriter) => {
   if (m.t === "close") {
     if (broken === null) handOver(false);
     applier.postMessage({ t: "close" });
+    return;
+  }
+  if (m.t === "frames") {
+    frames = true;
     return;
   }
   if (m.t === "apply") {

@@ -22,7 +22,7 @@ import { join } from "node:path";
 import WebSocket from "ws";
 import { ExchangeClient, ok } from "../../../src/client/index.ts";
 import { encodeHistogram, mergedPercentiles, newHistogram } from "../common.ts";
-import { DURATION_MS, QUICK, SERVER_FLAGS, SERVER_LOG, WARMUP_MS } from "../flags.ts";
+import { DURATION_MS, QUICK, REPLICATION_CLOSED, SERVER_FLAGS, SERVER_LOG, WARMUP_MS } from "../flags.ts";
 import { alternatingRounds, type Measure, runOnce, totalThroughput } from "../measure.ts";
 import { addRow, command, latencyRow, notes } from "../rows.ts";
 import { REPO_ROOT, type ServerProcess, spawnServer, waitHealthy } from "../servers.ts";
@@ -145,6 +145,7 @@ export async function runReplication(base: { client: "raw" | "agent" }): Promise
       );
 
     // The sync and alone leaders are done: the lag and the fan-out run on the async pair alone.
+    if (REPLICATION_CLOSED) return;
     for (const box of boxes.splice(0)) if (box !== asyncBox) await stopBox(box);
     boxes.push(asyncBox);
     await followerLag(base, asyncBox);

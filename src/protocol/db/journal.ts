@@ -127,8 +127,11 @@ export function appliedMarkOf(db: Db): { get(): number; set(key: number): void }
 
 /** The journal thread's statements. */
 export interface JournalWriter {
-  /** Appends the batch's row under `key`. In a transaction. */
-  append(key: number, b: JournalBatch): void;
+  /**
+   * Appends the batch's row under `key` and returns it as stored (its `slots` a view that the next
+   * append writes over). In a transaction.
+   */
+  append(key: number, b: JournalBatch): JournalRow;
   /** Appends symbol `id` (the next one) of the run's table. In a transaction. */
   appendSym(id: number, name: string): void;
   /** Deletes the rows up to `key`. In a transaction. */
@@ -145,13 +148,16 @@ export function journalWriter(j: Db): JournalWriter {
   return {
     append(key, b) {
       const bytes = encodeSlots(b.slots, b.counts);
-      insert.run(
-        key,
-        JSON.stringify(b.counts),
-        Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length),
-        JSON.stringify(b.strs),
-        b.settledBelow,
-      );
+      const row: JournalRow = {
+        seq: key,
+        counts: JSON.stringify(b.counts),
+        slots: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length),
+        strs: JSON.stringify(b.strs),
+        settled_below: b.settledBelow,
+        layout: JOURNAL_LAYOUT,
+      };
+      insert.run(row.seq, row.counts, row.slots, row.strs, row.settled_below);
+      return row;
     },
     appendSym(id, name) {
       insertSym.run(id, name);

@@ -35,12 +35,26 @@ export type ToWriter =
    * "applied" and `asked`.
    */
   | { t: "apply" }
+  /** From now on each ack of a batch with records carries its journal row as a BATCH frame. */
+  | { t: "frames" }
   | { t: "close" };
 
 /** Writer (journal) thread → main. */
 export type FromWriter =
   | { t: "ready" }
-  | { t: "ack"; seq: number; records: number }
+  | {
+      t: "ack";
+      seq: number;
+      records: number;
+      /**
+       * After a "frames" message, for a batch with records: its journal row, committed, as the
+       * replication protocol's BATCH frame (src/replication/protocol.ts batchFrame), transferred;
+       * `symFrom` the id of the first symbol it added, `syms` those symbols.
+       */
+      frame?: Uint8Array;
+      symFrom?: number;
+      syms?: string[];
+    }
   | { t: "error"; seq: number; message: string }
   | { t: "closed" };
 
