@@ -27,6 +27,7 @@ import {
   FRAME_BATCH,
   FRAME_BYTES,
   FrameReader,
+  HEAD_EVERY_MS,
   jsonFrame,
   PROTOCOL_VERSION,
   parseBatch,
@@ -40,6 +41,8 @@ export { REPLICATION_THROUGH };
 const RETRY_MS = 500;
 /** At most one line per this long about a leader that cannot be reached. */
 const WARN_EVERY_MS = 30_000;
+/** An `async` leader hears this follower's `durable` at most this often (it only shows it). */
+const ASYNC_DURABLE_MS = 100;
 /** From the leader's welcome to its first head or copy: a copy takes the leader a backup first. */
 const COPY_WAIT_MS = 120_000;
 /** Leader batches handed to the writer and not committed yet, at most (a follower far behind catches up in commits of this many). */
@@ -89,6 +92,8 @@ export class FollowerLink {
   private paused = false;
   /** The last key this connection's leader was told is durable. */
   private durableSent = 0;
+  /** When a `durable` was last written (Date.now()). */
+  private sentAt = 0;
   /** The leader's head: its last committed key, and when it was heard (Date.now()). */
   headKey = -1;
   private headAt = 0;
@@ -400,22 +405,26 @@ export class FollowerLink {
         for (const name of m.names) this.syms.push(name);
         this.answered();
         return;
-      case "head":
+      case "head": {
         if (this.socket?.timeout !== SILENT_MS) this.socket?.setTimeout(SILENT_MS);
         this.answered();
         // What it holds from before this connection (its database, a copy) is durable too: a
-        // `sync` leader counts this follower once its acks reach where it caught up. Every head
-        // is answered: a leader takes a follower silent for SILENT_MS for lost.
-        this.sendDurable(
-          this.queue.length === 0 && !this.draining
-            ? Math.max(this.committed, this.durableSent)
-            : this.durableSent,
-        );
+        // `sync` leader counts this follower once its acks reach where it caught up. An `async`
+        // leader only shows the acks: at most one per ASYNC_DURABLE_MS. And one per HEAD_EVERY_MS
+        // at least: a leader takes a follower silent for SILENT_MS for lost.
+        const now = Date.now();
+        const since = now - this.sentAt;
+        if (
+          (this.committed > this.durableSent && (this.mode === "sync" || since >= ASYNC_DURABLE_MS)) ||
+          since >= HEAD_EVERY_MS
+        )
+          this.sendDurable(Math.max(this.committed, this.durableSent));
         this.headKey = m.key;
-        this.headAt = Date.now();
+        this.headAt = now;
         this.epoch = m.epoch;
         this.shown(this.visible);
         return;
+      }
     }
   }
 
@@ -430,6 +439,7 @@ export class FollowerLink {
 
   private sendDurable(key: number): void {
     this.durableSent = key;
+    this.sentAt = Date.now();
     this.socket?.write(jsonFrame({ t: "durable", key }));
   }
 
@@ -561,7 +571,8 @@ export class FollowerLink {
     this.draining = this.handed > 0;
     const last = done[done.length - 1].b.seq;
     this.committed = last;
-    this.sendDurable(last);
+    // An `async` leader answers without it: the next head's answer carries it (see "head").
+    if (this.mode === "sync") this.sendDurable(last);
     try {
       for (const { b, syms } of done) this.onCommitted?.(b, syms);
     } catch (err) {

@@ -78,6 +78,7 @@ describe("a follower's drain", () => {
       const inner = link as unknown as {
         socket: { write(b: Buffer): boolean };
         syms: string[];
+        mode: "async" | "sync";
         onFrame(type: number, payload: Buffer): void;
       };
       inner.socket = {
@@ -87,6 +88,8 @@ describe("a follower's drain", () => {
         },
       };
       inner.syms = [...syms];
+      // A `sync` leader's follower: a `durable` after every commit (an `async` one's ride on heads).
+      inner.mode = "sync";
       link.attach(
         writer,
         (b) => shown.push(b.seq),
