@@ -122,7 +122,9 @@ export class ReplicationLeader {
     opts.writer.shipFrames((f) => {
       if (this.recent.push(f) > RECENT_FRAMES) this.recent.shift();
     });
-    opts.writer.onAck(() => this.schedulePull());
+    // `sync`: the answers of the batch just committed wait for a follower's `durable`, so it goes
+    // at once; `async`: after this turn's other work, with whatever else committed meanwhile.
+    opts.writer.onAck(opts.mode === "sync" ? () => this.pullNow() : () => this.schedulePull());
     this.heads = setInterval(() => {
       const now = Date.now();
       for (const l of this.links) {
@@ -480,6 +482,10 @@ export class ReplicationLeader {
     } finally {
       rmSync(file, { force: true });
     }
+  }
+
+  private pullNow(): void {
+    if (!this.closed && this.links.size > 0) this.pull();
   }
 
   private schedulePull(): void {
