@@ -251,14 +251,19 @@ async function followerLag(base: { client: "raw" | "agent" }, box: Box): Promise
   console.log(`  follower lag at ${LAG_RATE} orders/s (probe every ${PROBE_MS} ms) ...`);
   const probe = await probeClient(box.leader);
   const acked = new Map<number, number>();
+  /** Probe prices the follower showed before their ack reached the probe client. */
+  const early = new Set<number>();
   const hist = newHistogram();
   let seen = 0;
   const stream = await bookStream(box.followers[0].port, (price, at) => {
+    if (price <= PROBE_BASE) return;
     const ackAt = acked.get(price);
-    if (ackAt === undefined) return;
+    if (ackAt === undefined) {
+      early.add(price);
+      return;
+    }
     acked.delete(price);
     seen++;
-    // Shown on the follower before the leader's ack reached the client: no lag to count.
     hist.recordValue(Math.max(0, Math.round((at - ackAt) * 1000)));
   });
   const reported: number[] = [];
@@ -277,8 +282,12 @@ async function followerLag(base: { client: "raw" | "agent" }, box: Box): Promise
         amount: "0.001",
       });
       if (res.status === 200) {
-        acked.set(price, performance.now());
         probes++;
+        // Shown on the follower before the leader's ack reached the client: no lag to count.
+        if (early.delete(price)) {
+          seen++;
+          hist.recordValue(0);
+        } else acked.set(price, performance.now());
       }
       next += PROBE_MS;
       await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())));
