@@ -40,15 +40,16 @@ describe("replication frames", () => {
     settled_below: 17,
     layout: 5,
   };
+  const hello = {
+    t: "hello",
+    version: PROTOCOL_VERSION,
+    token: "a-replication-token",
+    position: 42,
+    epoch: 1,
+    led: false,
+  } as const;
   const frames = [
-    jsonFrame({
-      t: "hello",
-      version: PROTOCOL_VERSION,
-      token: "a-replication-token",
-      position: 42,
-      epoch: 1,
-      led: false,
-    }),
+    jsonFrame(hello),
     batchFrame(row),
     bytesFrame(Buffer.from([0, 1, 2, 250, 255])),
     jsonFrame({ t: "durable", key: 43 }),
@@ -57,17 +58,7 @@ describe("replication frames", () => {
   ];
   const stream = Buffer.concat(frames);
   const expected: [number, string][] = [
-    [
-      FRAME_JSON,
-      JSON.stringify({
-        t: "hello",
-        version: PROTOCOL_VERSION,
-        token: "a-replication-token",
-        position: 42,
-        epoch: 1,
-        led: false,
-      }),
-    ],
+    [FRAME_JSON, JSON.stringify(hello)],
     [FRAME_BATCH, batchFrame(row).subarray(5).toString("latin1")],
     [FRAME_BYTES, Buffer.from([0, 1, 2, 250, 255]).toString("latin1")],
     [FRAME_JSON, JSON.stringify({ t: "durable", key: 43 })],
