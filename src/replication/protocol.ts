@@ -29,7 +29,9 @@
  * (lag); a `sync` leader holds a change's answer until
  * one follower's `durable` covers its key, or goes on alone (src/replication/leader.ts).
  */
-import type { JournalRow } from "../protocol/db/journal.ts";
+import { FRAME_BATCH } from "../protocol/db/batch-frame.ts";
+
+export { batchFrame, FRAME_BATCH, parseBatch } from "../protocol/db/batch-frame.ts";
 
 /** The protocol's version: a leader refuses a follower of another one. */
 export const PROTOCOL_VERSION = 3;
@@ -45,7 +47,6 @@ export const SILENT_MS = 3 * HEAD_EVERY_MS;
 
 export const FRAME_JSON = 1;
 export const FRAME_BYTES = 2;
-export const FRAME_BATCH = 3;
 
 /** A frame's payload at most (a copy is sent in pieces well below it). */
 export const MAX_FRAME = 64 * 1024 * 1024;
@@ -98,61 +99,6 @@ export function jsonFrame(m: ToLeader | ToFollower): Buffer {
   out[4] = FRAME_JSON;
   body.copy(out, 5);
   return out;
-}
-
-/**
- * A BATCH frame's payload after the type byte:
- *
- *   f64 key | f64 settledBelow | u32 layout | u32 n1 | u32 n2 | counts (n1 bytes, UTF-8) |
- *   strs (n2 bytes, UTF-8) | slots (the rest)
- *
- * (little-endian): the journal row's columns as stored (src/protocol/db/journal.ts), copied with
- * no text encoding of the slots and no JSON around them.
- */
-const BATCH_HEAD = 28;
-
-/**
- * Encodes one journal row as a BATCH frame (a row without `layout` has layout 0), in a buffer of
- * its own (the writer thread transfers it).
- */
-export function batchFrame(r: JournalRow): Buffer {
-  const n1 = Buffer.byteLength(r.counts, "utf8");
-  const n2 = Buffer.byteLength(r.strs, "utf8");
-  const len = 1 + BATCH_HEAD + n1 + n2 + r.slots.length;
-  const out = Buffer.allocUnsafeSlow(4 + len);
-  out.writeUInt32BE(len, 0);
-  out[4] = FRAME_BATCH;
-  out.writeDoubleLE(r.seq, 5);
-  out.writeDoubleLE(r.settled_below, 13);
-  out.writeUInt32LE(r.layout ?? 0, 21);
-  out.writeUInt32LE(n1, 25);
-  out.writeUInt32LE(n2, 29);
-  let at = 5 + BATCH_HEAD;
-  at += out.write(r.counts, at, n1, "utf8");
-  at += out.write(r.strs, at, n2, "utf8");
-  r.slots.copy(out, at);
-  return out;
-}
-
-/**
- * Decodes a BATCH frame's payload into the journal row (its `slots` a view into `payload`).
- * Throws on a payload too short for what its head says.
- */
-export function parseBatch(payload: Buffer): Required<JournalRow> {
-  if (payload.length < BATCH_HEAD) throw new Error(`replication batch of ${payload.length} bytes`);
-  const n1 = payload.readUInt32LE(20);
-  const n2 = payload.readUInt32LE(24);
-  const from = BATCH_HEAD + n1 + n2;
-  if (from > payload.length)
-    throw new Error(`replication batch of ${payload.length} bytes, its head says more`);
-  return {
-    seq: payload.readDoubleLE(0),
-    settled_below: payload.readDoubleLE(8),
-    layout: payload.readUInt32LE(16),
-    counts: payload.toString("utf8", BATCH_HEAD, BATCH_HEAD + n1),
-    strs: payload.toString("utf8", BATCH_HEAD + n1, from),
-    slots: payload.subarray(from),
-  };
 }
 
 /** Encodes one BYTES frame. */

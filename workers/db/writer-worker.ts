@@ -27,6 +27,7 @@
  * folded into its file, and this thread closes and posts "closed".
  */
 import { parentPort, workerData } from "node:worker_threads";
+import { batchFrame } from "../../src/protocol/db/batch-frame.ts";
 import type { Db } from "../../src/protocol/db/db-open.ts";
 import {
   type JournalBatch,
@@ -43,7 +44,6 @@ import type {
   ToWriter,
   WriterWorkerData,
 } from "../../src/protocol/db/writer-messages.ts";
-import { batchFrame } from "../../src/replication/protocol.ts";
 
 type Batch = Extract<ToWriter, { t: "batch" }>;
 
