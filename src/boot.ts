@@ -137,8 +137,31 @@ export async function startExchange(
   onFatal: FatalHandler = exitOnFatal,
 ): Promise<RunningExchange> {
   let current: Running;
-  let promoting = false;
+  /** A promotion or a new copy is under way (one at a time). */
+  let restarting = false;
   const door = new FrontDoor();
+  /**
+   * Stops this start and runs another in this process with `changes` to the settings, on the same
+   * listening socket (src/http/front-door.ts: meanwhile requests get 503 as in a stop) and the
+   * same addresses (a FIX port given as 0 keeps the one it got); `whileStopped` runs between.
+   */
+  const restart = async <T>(changes: Partial<Settings>, whileStopped: () => T): Promise<T> => {
+    door.keepListening = true;
+    try {
+      await current.close();
+      const done = whileStopped();
+      current = await startOnce(
+        { ...settings, fixPort: current.fixPort ?? settings.fixPort, ...changes },
+        log,
+        onFatal,
+        restarts,
+        door,
+      );
+      return done;
+    } finally {
+      door.keepListening = false;
+    }
+  };
   /**
    * `POST /admin/promote` (docs/OPERATIONS.md, "Promoting a follower"): the follower stops taking
    * its leader's batches and commits those it received; unless forced it refuses when it cannot
@@ -150,13 +173,13 @@ export async function startExchange(
    */
   const promote = async (force: boolean): Promise<PromoteOutcome> => {
     const follower = current.follower;
-    if (follower === null || promoting || recopying) return { refused: Code.NOT_A_FOLLOWER };
-    promoting = true;
+    if (follower === null || restarting) return { refused: Code.NOT_A_FOLLOWER };
+    restarting = true;
     await follower.pause();
     const behind = follower.behind();
     if (behind !== null && !force) {
       follower.resume();
-      promoting = false;
+      restarting = false;
       log.warn({ reason: behind }, `promotion refused: ${behind}`);
       return { refused: Code.FOLLOWER_BEHIND, reason: behind };
     }
@@ -164,18 +187,15 @@ export async function startExchange(
       { forced: behind !== null, reason: behind ?? undefined },
       `promotion: this follower becomes the leader${behind === null ? "" : ` (forced: ${behind})`}`,
     );
-    // The listening socket stays (src/http/front-door.ts): meanwhile requests get 503 as in a stop.
-    door.keepListening = true;
     try {
-      await current.close();
-      const { epoch, began } = promoteDatabase(settings.dbPath);
-      log.info(
-        { epoch, began },
-        `promoted: epoch ${epoch} begins after the old leader's journal key ${began}`,
-      );
-      // The same addresses (a FIX port given as 0 keeps the one it got).
-      const as: Settings = { ...settings, fixPort: current.fixPort ?? settings.fixPort, follow: undefined };
-      current = await startOnce(as, log, onFatal, restarts, door);
+      const { epoch, began } = await restart({ follow: undefined }, () => {
+        const promoted = promoteDatabase(settings.dbPath);
+        log.info(
+          promoted,
+          `promoted: epoch ${promoted.epoch} begins after the old leader's journal key ${promoted.began}`,
+        );
+        return promoted;
+      });
       log.info(
         { url: current.url, epoch, replicationPort: current.replicationPort },
         `promoted: leader at epoch ${epoch}, listening on ${current.url}`,
@@ -185,34 +205,21 @@ export async function startExchange(
       onFatal(`promotion failed: ${(err as Error).message}`);
       throw err;
     } finally {
-      door.keepListening = false;
-      promoting = false;
+      restarting = false;
     }
   };
-  let recopying = false;
   const recopy = (): void => {
-    if (promoting || recopying) return;
-    recopying = true;
-    door.keepListening = true;
-    void (async () => {
-      try {
-        await current.close();
-        // The same addresses; its stage 2 takes the copy.
-        current = await startOnce(
-          { ...settings, fixPort: current.fixPort ?? settings.fixPort },
-          log,
-          onFatal,
-          restarts,
-          door,
-        );
-        log.info({ url: current.url }, `following again on a new copy, listening on ${current.url}`);
-      } catch (err) {
-        onFatal(`a new copy failed: ${(err as Error).message}`);
-      } finally {
-        door.keepListening = false;
-        recopying = false;
-      }
-    })();
+    if (restarting) return;
+    restarting = true;
+    // The same settings: the new start's stage 2 takes the copy.
+    restart({}, () => undefined)
+      .then(() =>
+        log.info({ url: current.url }, `following again on a new copy, listening on ${current.url}`),
+      )
+      .catch((err: Error) => onFatal(`a new copy failed: ${err.message}`))
+      .finally(() => {
+        restarting = false;
+      });
   };
   const restarts: Restarts = { promote, recopy };
   current = await startOnce(settings, log, onFatal, restarts, door);
