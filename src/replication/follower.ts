@@ -279,7 +279,7 @@ export class FollowerLink {
     this.socket = socket;
     socket.setNoDelay(true);
     // Silent for SILENT_MS, connecting included: lost (the leader sends a head every HEAD_EVERY_MS),
-    // except while the leader makes a copy for it (`welcome` to `copy`).
+    // except while the leader may be making a copy for it (from its `welcome` to the next frame).
     socket.setTimeout(SILENT_MS, () => socket.destroy(new Error(`nothing heard for ${socket.timeout} ms`)));
     const reader = new FrameReader((type, payload) => this.onFrame(type, payload));
     let why: string | null = null;
@@ -346,6 +346,8 @@ export class FollowerLink {
   }
 
   private onFrame(type: number, payload: Buffer): void {
+    // Whatever comes after the welcome ends the wait for a copy: silence counts again (connect).
+    if (this.socket?.timeout === COPY_WAIT_MS) this.socket.setTimeout(SILENT_MS);
     if (type === FRAME_BATCH) {
       this.batch(parseBatch(payload));
       this.noteBehind();
@@ -394,19 +396,16 @@ export class FollowerLink {
         );
         return;
       case "copy":
-        this.socket?.setTimeout(SILENT_MS);
         this.beginCopy(m.position, m.bytes);
         return;
       case "copyEnd":
         this.endCopy();
         return;
       case "syms":
-        this.socket?.setTimeout(SILENT_MS);
         for (const name of m.names) this.syms.push(name);
         this.answered();
         return;
       case "head": {
-        if (this.socket?.timeout !== SILENT_MS) this.socket?.setTimeout(SILENT_MS);
         this.answered();
         // What it holds from before this connection (its database, a copy) is durable too: a
         // `sync` leader counts this follower once its acks reach where it caught up. An `async`
