@@ -8,12 +8,7 @@
  * restoreMarket), so every read answers what a server started on that database would; the
  * batches committed meanwhile wait and are applied in place after it. Rebuilds never overlap.
  */
-import type { Users } from "../accounts/users.ts";
-import type { ExchangeConfig } from "../config/exchange-config.ts";
 import { isWaitingStop, type OrderState } from "../core/command.ts";
-import type { Exchange } from "../core/exchange.ts";
-import type { Ledger } from "../core/ledger.ts";
-import type { PairStatuses } from "../core/pair-status.ts";
 import { TRADING } from "../core/pair-status.ts";
 import { PairMarket } from "../core/read-models/pair-market.ts";
 import { linkOcoLegs, loadState, orderStateOfRow, recoverBalances, restoreMarket } from "../db/recovery.ts";
@@ -24,18 +19,11 @@ import { SELL } from "../protocol/pair/engine.ts";
 import { log } from "../util/log.ts";
 import { nowMicro } from "../util/time.ts";
 import { type FollowerLink, REPLICATION_THROUGH } from "./follower.ts";
-import { FollowerApply } from "./follower-apply.ts";
+import { FollowerApply, type FollowerApplyDeps } from "./follower-apply.ts";
 
-export interface FollowerStateDeps {
+/** What the in-place apply needs (its `markets` replaced entry by entry by a rebuild), and more. */
+export interface FollowerStateDeps extends FollowerApplyDeps {
   dbPath: string;
-  config: ExchangeConfig;
-  users: Users;
-  ledger: Ledger;
-  exchange: Exchange;
-  /** The markets array the stream hub reads (src/boot.ts), replaced entry by entry. */
-  markets: PairMarket[];
-  statuses: PairStatuses;
-  feeUser: number;
   writer: DbWriter;
   link: FollowerLink;
 }
