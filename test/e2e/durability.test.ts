@@ -17,15 +17,11 @@ import { waitFor } from "../wait.ts";
 import { auditExchange, snapshotExchange, type UserState } from "./audit.ts";
 import { dec } from "./decimal.ts";
 import { expectError, expectOk, limit, TestServer, type TestUser } from "./harness.ts";
-import { type Flow, newAcknowledged, runBurst } from "./workload.ts";
+import { BURST_PAIRS, type Flow, newAcknowledged, runBurst } from "./workload.ts";
 
 /** Crossing flow on all three pairs; btc_usdt and eth_usdt share usdt, eth_btc links them. */
 const FLOW: Flow = {
-  pairs: [
-    { pair: "btc_usdt", midTicks: 3_000_000, spreadTicks: 3_000, minLots: 1_000, maxLots: 50_000 },
-    { pair: "eth_usdt", midTicks: 200_000, spreadTicks: 200, minLots: 1_000, maxLots: 50_000 },
-    { pair: "eth_btc", midTicks: 66_000, spreadTicks: 60, minLots: 100, maxLots: 5_000 },
-  ],
+  pairs: BURST_PAIRS,
   marketShare: 0.1,
   // Waiting stop orders (docs/API.md 18) hold funds and are in no book: the audit covers them, and
   // some are set off by the burst itself.

@@ -12,9 +12,8 @@ import { after, describe, it } from "node:test";
 import { SILENT_MS } from "../../src/replication/protocol.ts";
 import { waitFor } from "../wait.ts";
 import { expectOk, limit, PAIRS, TestServer, type TestUser } from "./harness.ts";
-import { adoptPromoted, freePort, health, metric, Network, promote } from "./replication.ts";
+import { adoptPromoted, FUNDS, freePort, health, metric, Network, promote } from "./replication.ts";
 
-const FUNDS = { usdt: "1000000", btc: "100", eth: "1000" };
 const TOKEN = randomBytes(16).toString("hex");
 const REPLICATION = { REPLICATION_TOKEN: TOKEN };
 const _JSON_TYPE = { "Content-Type": "application/json" };

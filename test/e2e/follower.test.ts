@@ -22,18 +22,13 @@ import { selfSignedCertificate } from "../support/certificate.ts";
 import { waitFor } from "../wait.ts";
 import { type ExchangeSnapshot, snapshotExchange } from "./audit.ts";
 import { expectError, expectOk, limit, PAIRS, TestServer, type TestUser } from "./harness.ts";
-import { freePort, health } from "./replication.ts";
-import { type Flow, newAcknowledged, runBurst } from "./workload.ts";
+import { FUNDS, freePort, health } from "./replication.ts";
+import { BURST_PAIRS, type Flow, newAcknowledged, runBurst } from "./workload.ts";
 
 const FLOW: Flow = {
-  pairs: [
-    { pair: "btc_usdt", midTicks: 3_000_000, spreadTicks: 3_000, minLots: 1_000, maxLots: 50_000 },
-    { pair: "eth_usdt", midTicks: 200_000, spreadTicks: 200, minLots: 1_000, maxLots: 50_000 },
-    { pair: "eth_btc", midTicks: 66_000, spreadTicks: 60, minLots: 100, maxLots: 5_000 },
-  ],
+  pairs: BURST_PAIRS,
   marketShare: 0.1,
 };
-const FUNDS = { usdt: "1000000", btc: "100", eth: "1000" };
 const TOKEN = randomBytes(16).toString("hex");
 const JSON_TYPE = { "Content-Type": "application/json" };
 

@@ -26,17 +26,13 @@ import { waitFor } from "../wait.ts";
 import { auditExchange, type UserState } from "./audit.ts";
 import { dec } from "./decimal.ts";
 import { CURRENCIES, expectOk, limit, PAIRS, TestServer, type TestUser } from "./harness.ts";
-import { adoptPromoted, freePort, health, metric, promote, Relay } from "./replication.ts";
-import { type Acknowledged, type Flow, newAcknowledged, runBurst } from "./workload.ts";
+import { adoptPromoted, FUNDS, freePort, health, metric, promote, Relay } from "./replication.ts";
+import { type Acknowledged, BURST_PAIRS, type Flow, newAcknowledged, runBurst } from "./workload.ts";
 
 const FLOW: Flow = {
-  pairs: [
-    { pair: "btc_usdt", midTicks: 3_000_000, spreadTicks: 3_000, minLots: 1_000, maxLots: 50_000 },
-    { pair: "eth_usdt", midTicks: 200_000, spreadTicks: 200, minLots: 1_000, maxLots: 50_000 },
-  ],
+  pairs: BURST_PAIRS.slice(0, 2),
   marketShare: 0.1,
 };
-const FUNDS = { usdt: "1000000", btc: "100", eth: "1000" };
 const TOKEN = randomBytes(16).toString("hex");
 const REPLICATION = { REPLICATION_TOKEN: TOKEN };
 const _JSON_TYPE = { "Content-Type": "application/json" };

@@ -7,6 +7,9 @@
 import net from "node:net";
 import type { TestServer, TestUser } from "./harness.ts";
 
+/** What each user of the second box's tests starts with (the flows of BURST_PAIRS fit it). */
+export const FUNDS = { usdt: "1000000", btc: "100", eth: "1000" };
+
 /** A port free now (a leader's replication port that stays the same across its restart). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -26,6 +26,16 @@ export interface PairFlow {
   maxLots: number;
 }
 
+/**
+ * The three test pairs around prices of their scale (btc_usdt 30,000, eth_usdt 2,000, eth_btc
+ * 0.066), with sizes that funds of `{ usdt: "1000000", btc: "100", eth: "1000" }` cover.
+ */
+export const BURST_PAIRS: readonly PairFlow[] = [
+  { pair: "btc_usdt", midTicks: 3_000_000, spreadTicks: 3_000, minLots: 1_000, maxLots: 50_000 },
+  { pair: "eth_usdt", midTicks: 200_000, spreadTicks: 200, minLots: 1_000, maxLots: 50_000 },
+  { pair: "eth_btc", midTicks: 66_000, spreadTicks: 60, minLots: 100, maxLots: 5_000 },
+];
+
 export interface Flow {
   pairs: readonly PairFlow[];
   /** Share of market orders, 0..1. */
