@@ -41,6 +41,25 @@ export async function pool<T>(
   );
 }
 
+/**
+ * A benchmarked server's first arguments: loopback, any free port, database `db` and the
+ * config in `dir`, no rate limit.
+ */
+export function benchServerArgs(dir: string, db: string): string[] {
+  return [
+    "--host",
+    "127.0.0.1",
+    "--port",
+    "0",
+    "--db",
+    join(dir, db),
+    "--config",
+    join(dir, "config.json"),
+    "--rate-limit",
+    "0",
+  ];
+}
+
 export async function startExchange(
   label: string,
   nodeFlags: string[] = [],
@@ -63,19 +82,7 @@ export async function startExchange(
     script,
     nodeFlags: [...SERVER_FLAGS, ...nodeFlags],
     logDir: SERVER_LOG,
-    args: [
-      "--host",
-      "127.0.0.1",
-      "--port",
-      "0",
-      "--db",
-      join(dir, "exchange.db"),
-      "--config",
-      join(dir, "config.json"),
-      "--rate-limit",
-      "0",
-      ...args,
-    ],
+    args: [...benchServerArgs(dir, "exchange.db"), ...args],
     env: { ...extraEnv, ADMIN_TOKEN: adminToken, RATE_LIMIT: "0" },
   });
   await waitHealthy(server.port);

@@ -26,7 +26,7 @@ import { DURATION_MS, QUICK, REPLICATION_CLOSED, SERVER_FLAGS, SERVER_LOG, WARMU
 import { alternatingRounds, type Measure, runOnce, totalThroughput } from "../measure.ts";
 import { addRow, command, latencyRow, notes } from "../rows.ts";
 import { REPO_ROOT, type ServerProcess, spawnServer, waitHealthy } from "../servers.ts";
-import { type Exchange, initGens, startExchange } from "../setup.ts";
+import { benchServerArgs, type Exchange, initGens, startExchange } from "../setup.ts";
 
 export const REPLICATION_ALONE = "create-order max (closed loop), leader alone";
 export const REPLICATION_ASYNC = "create-order max (closed loop), async follower";
@@ -171,16 +171,7 @@ async function startFollower(leader: Exchange, name: string): Promise<ServerProc
     nodeFlags: SERVER_FLAGS,
     logDir: SERVER_LOG,
     args: [
-      "--host",
-      "127.0.0.1",
-      "--port",
-      "0",
-      "--db",
-      join(leader.dir, `${name.replace(/\W+/g, "-")}.db`),
-      "--config",
-      join(leader.dir, "config.json"),
-      "--rate-limit",
-      "0",
+      ...benchServerArgs(leader.dir, `${name.replace(/\W+/g, "-")}.db`),
       "--follow",
       `127.0.0.1:${leader.server.replicationPort}`,
     ],
