@@ -525,8 +525,7 @@ export class ReplicationLeader {
       }
       // Caught up with what the journal holds: the head says so.
       if (r.rows.length < PULL_ROWS && (r.rows.length > 0 || !l.headSent)) {
-        l.headSent = true;
-        frames.push(jsonFrame({ t: "head", key: l.sent, ms: Date.now(), epoch: this.opts.epoch }));
+        frames.push(this.head(l));
       }
       const ok =
         frames.length === 0 || l.socket.write(frames.length === 1 ? frames[0] : Buffer.concat(frames));
@@ -540,6 +539,12 @@ export class ReplicationLeader {
     }
     if (more) this.schedulePull();
     return more;
+  }
+
+  /** The head for `l`: the last key sent to it is this leader's last committed row. */
+  private head(l: Link): Buffer {
+    l.headSent = true;
+    return jsonFrame({ t: "head", key: l.sent, ms: Date.now(), epoch: this.opts.epoch });
   }
 
   /**
@@ -572,8 +577,7 @@ export class ReplicationLeader {
       l.syms = syms;
       l.sent = this.opts.writer.lastRowKey;
     } else if (l.headSent) return true;
-    l.headSent = true;
-    frames.push(jsonFrame({ t: "head", key: l.sent, ms: Date.now(), epoch: this.opts.epoch }));
+    frames.push(this.head(l));
     if (!l.socket.write(frames.length === 1 ? frames[0] : Buffer.concat(frames))) l.blocked = true;
     return true;
   }
