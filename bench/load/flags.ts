@@ -50,6 +50,7 @@ export const { values: flags } = parseArgs({
     "server-flags": { type: "string" },
     "server-log": { type: "string" },
     "replication-closed": { type: "boolean", default: false },
+    "replication-conns": { type: "string" },
     "floor-rates": { type: "string" },
     out: { type: "string" },
   },
@@ -82,6 +83,15 @@ export const SERVER_FLAGS = (flags["server-flags"] ?? "").split(" ").filter((f) 
  * files name each pid's role).
  */
 export const REPLICATION_CLOSED = flags["replication-closed"] === true;
+/**
+ * Group replication: connections of its closed loops, over the load generators. Its rows are the
+ * create-order maximum, so the loops hold enough requests in flight to saturate the leader alone:
+ * at the suite's 64 (CONNS) it idles about a sixth of the time, waiting on its commits, and a
+ * follower's longer answers then cost throughput that the box had to spare (BENCHMARKS.md,
+ * "Replication (issue 46)", has the figures by count). Each group's leader funds this many users
+ * at least (a connection needs a user of its own).
+ */
+export const REPLICATION_CONNS = Number(flags["replication-conns"] ?? (QUICK ? CONNS : 512));
 /** A folder that receives each server's stdout and stderr, one file per process (`<name>-<pid>.log`). */
 export const SERVER_LOG = flags["server-log"];
 /**
@@ -135,8 +145,12 @@ export const OUT =
   );
 /** Above this share of unexpected answers a row is invalid. */
 export const ERROR_LIMIT = 0.01;
-if (![CONNS, PROCS, USERS, DURATION_MS, WARMUP_MS].every((n) => Number.isInteger(n) && n > 0))
-  throw new Error("--conns, --procs, --users, --duration, --warmup must be positive integers");
+if (
+  ![CONNS, PROCS, USERS, DURATION_MS, WARMUP_MS, REPLICATION_CONNS].every((n) => Number.isInteger(n) && n > 0)
+)
+  throw new Error(
+    "--conns, --procs, --users, --duration, --warmup, --replication-conns must be positive integers",
+  );
 if (flags.client !== undefined && flags.client !== "raw" && flags.client !== "agent")
   throw new Error("--client must be raw or agent");
 if (PACING !== "spin" && PACING !== "timer" && PACING !== "thread")

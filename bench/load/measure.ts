@@ -174,6 +174,8 @@ export interface RunParams {
   /** See RunSpec.readProbe. */
   readProbe?: boolean;
   seed?: number;
+  /** HTTP connections over the processes (CONNS unless given). */
+  conns?: number;
   /** Trading sessions instead of HTTP: this many sessions over the processes (RunSpec.sessionDepth). */
   sessions?: number;
   sessionDepth?: number;
@@ -216,7 +218,7 @@ export async function runOnce(p: RunParams): Promise<OneRun> {
     p.mode === "open"
       ? gens.slice(0, Math.min(gens.length, Math.ceil((p.rate ?? 0) / OPEN_RATE_PER_PROC)))
       : gens;
-  const connsPer = Math.max(1, Math.ceil((p.sessions ?? CONNS) / active.length));
+  const connsPer = Math.max(1, Math.ceil((p.sessions ?? p.conns ?? CONNS) / active.length));
   const commits0 = p.realServer ? await dbCommits(p.server.port) : null;
   const threads0 = p.server.threadCpuMs();
   const cpu0 = p.server.cpuMs();

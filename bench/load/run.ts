@@ -43,7 +43,7 @@
  *                  closed-loop create-order (over trading sessions with --ab-session): one
  *                  uncounted round each, then alternating rounds (A B, B A, ...);
  *   replication    (only when named) a leader alone, with an async and with a sync follower in
- *                  alternating rounds; the follower's lag at 5,000 orders/s; one book change to
+ *                  alternating rounds of 512 connections (enough to saturate the leader alone); the follower's lag at 5,000 orders/s; one book change to
  *                  10,000 subscribers over the leader and two followers (groups/replication.ts).
  * Every loop is bounded in time and count and targets 127.0.0.1. A row whose unexpected answers
  * (anything but 200, or an expected cancel race) exceed 1% of its requests is marked invalid.
@@ -53,7 +53,7 @@
  * loops use one process per 25k/s offered), --users N (128), --duration ms,
  * --warmup ms, --server-flags="<node flags>" (exchange and floor, e.g. --server-flags=--trace-gc), --server-log dir
  * (each server's output in dir/<name>-<pid>.log), --replication-closed (the replication group's
- * closed-loop rounds only), --client raw|agent, --pacing spin|timer|thread (open loop; spin), --profile-workload
+ * closed-loop rounds only), --replication-conns N (their connections; 512), --client raw|agent, --pacing spin|timer|thread (open loop; spin), --profile-workload
  * create|mix|session|session-reports|fix, --profile-rate N (profile an open loop at N/s), --profile-dir dir (keep the
  * .cpuprofile files there), --floor-rates 1000,5000,10000 (the design floor's open loops), --out path.
  * Output: a table on stdout, bench/results/load.json (with the commit and the machine of the run;

@@ -67,6 +67,8 @@ export async function startExchange(
   script = "src/main.ts",
   /** Server arguments after the benchmark's own (`--fix-port 0` for the fix group). */
   args: readonly string[] = [],
+  /** Funded users (besides the maker): one per closed-loop connection at least. */
+  users = USERS,
 ): Promise<Exchange> {
   const dir = mkdtempSync(join(tmpdir(), "bench-load-"));
   const shipped = JSON.parse(readFileSync(join(REPO_ROOT, "data", "config.json"), "utf8")) as {
@@ -95,7 +97,7 @@ export async function startExchange(
   const t0 = performance.now();
   const all: BenchUser[] = [];
   await pool(
-    Array.from({ length: USERS + 1 }, (_, i) => i),
+    Array.from({ length: users + 1 }, (_, i) => i),
     8,
     async () => {
       const u = ok(await admin.createUser(), "admin create user");

@@ -4,8 +4,9 @@
  *
  *   closed loop  create-order max on three fresh leaders in alternating rounds (measure.ts
  *                alternatingRounds): alone, with an `async` follower, with a `sync` follower
- *                (`--replication sync`). Server CPU is the leader's process only; its follower runs
- *                on the same cores and takes its share of them.
+ *                (`--replication sync`), each with REPLICATION_CONNS connections (512: enough to
+ *                saturate the leader alone). Server CPU is the leader's process only; its follower
+ *                runs on the same cores and takes its share of them.
  *   lag          the async leader at 5,000 orders/s offered (open loop) while a probe user places
  *                a buy every PROBE_MS at a price of its own far below the book: the time from its
  *                ack at the leader to its level in the follower's `orders:` stream. Beside it the
@@ -22,7 +23,17 @@ import { join } from "node:path";
 import WebSocket from "ws";
 import { ExchangeClient, ok } from "../../../src/client/index.ts";
 import { encodeHistogram, mergedPercentiles, newHistogram } from "../common.ts";
-import { DURATION_MS, QUICK, REPLICATION_CLOSED, SERVER_FLAGS, SERVER_LOG, WARMUP_MS } from "../flags.ts";
+import {
+  CONNS,
+  DURATION_MS,
+  QUICK,
+  REPLICATION_CLOSED,
+  REPLICATION_CONNS,
+  SERVER_FLAGS,
+  SERVER_LOG,
+  USERS,
+  WARMUP_MS,
+} from "../flags.ts";
 import { alternatingRounds, type Measure, runOnce, totalThroughput } from "../measure.ts";
 import { addRow, command, latencyRow, notes } from "../rows.ts";
 import { REPO_ROOT, type ServerProcess, spawnServer, waitHealthy } from "../servers.ts";
@@ -48,25 +59,35 @@ interface Box {
 }
 
 export async function runReplication(base: { client: "raw" | "agent" }): Promise<void> {
-  console.log("replication: a leader alone, with an async and with a sync follower:");
+  console.log(
+    `replication: a leader alone, with an async and with a sync follower (closed loops of ${REPLICATION_CONNS} connections):`,
+  );
+  notes.push(
+    `replication: the closed loops hold ${REPLICATION_CONNS} connections (--replication-conns; the other groups ${CONNS})`,
+  );
   const env = { REPLICATION_TOKEN: TOKEN };
   const port = ["--replication-port", "0"];
   const boxes: Box[] = [];
   try {
-    const alone = await startExchange("leader alone");
+    // Every leader funds a user per connection of the closed loops (REPLICATION_CONNS).
+    const users = Math.max(USERS, REPLICATION_CONNS);
+    const alone = await startExchange("leader alone", [], {}, "src/main.ts", [], users);
     boxes.push({ leader: alone, followers: [] });
     const asyncBox = await withFollowers(
-      await startExchange("leader, async", [], env, "src/main.ts", port),
+      await startExchange("leader, async", [], env, "src/main.ts", port, users),
       1,
     );
     boxes.push(asyncBox);
     let syncBox: Box | null = null;
     try {
-      const leader = await startExchange("leader, sync", [], env, "src/main.ts", [
-        ...port,
-        "--replication",
-        "sync",
-      ]);
+      const leader = await startExchange(
+        "leader, sync",
+        [],
+        env,
+        "src/main.ts",
+        [...port, "--replication", "sync"],
+        users,
+      );
       syncBox = await withFollowers(leader, 1);
       boxes.push(syncBox);
     } catch (err) {
@@ -100,6 +121,7 @@ export async function runReplication(base: { client: "raw" | "agent" }): Promise
             realServer: true,
             workload: "create",
             mode: "closed",
+            conns: REPLICATION_CONNS,
             seed: 2,
             durationMs,
             warmupMs,
