@@ -7,8 +7,9 @@
  *                (`--replication sync`), each with REPLICATION_CONNS connections (512: enough to
  *                saturate the leader alone). Server CPU is the leader's process only; its follower
  *                runs on the same cores and takes its share of them.
- *   lag          the async leader at 5,000 orders/s offered (open loop) while a probe user places
- *                a buy every PROBE_MS at a price of its own far below the book: the time from its
+ *   lag          a fresh async leader and follower (the closed loops' boxes are gone) at 5,000
+ *                orders/s offered (open loop) while a probe user places a buy every PROBE_MS at a
+ *                price of its own far below the book: the time from its
  *                ack at the leader to its level in the follower's `orders:` stream. Beside it the
  *                lag the follower reports itself (`/health` lagMs), sampled.
  *   fan-out      FANOUT_CLIENTS subscribers to `orders:btc_usdt` spread over the async leader and
@@ -47,7 +48,7 @@ export const LAG_ROW = `follower lag at ${LAG_RATE} orders/s: leader ack -> the 
 export const FANOUT_CLIENTS = QUICK ? 1500 : 10_000;
 export const FANOUT_ROW = `one book change -> ${FANOUT_CLIENTS} subscribers over the leader and two followers`;
 const FANOUT_CHANGES = QUICK ? 10 : 50;
-const PROBE_MS = 20;
+const PROBE_MS = 5;
 const PAIR = "btc_usdt";
 /** Probe prices: whole numbers from here up, far below the prepared book (30,000 ± 25). */
 const PROBE_BASE = 20_000;
@@ -166,13 +167,19 @@ export async function runReplication(base: { client: "raw" | "agent" }): Promise
         `replication: the sync leader's /health after its rounds: ${await health(syncBox.leader.server.port)}`,
       );
 
-    // The sync and alone leaders are done: the lag and the fan-out run on the async pair alone.
     if (REPLICATION_CLOSED) return;
-    for (const box of boxes.splice(0)) if (box !== asyncBox) await stopBox(box);
-    boxes.push(asyncBox);
-    await followerLag(base, asyncBox);
-    asyncBox.followers.push(await startFollower(asyncBox.leader, "follower 2"));
-    await fanOut(asyncBox);
+    // The lag and the fan-out run on a fresh async pair, on the prepared book alone: what the
+    // closed loops left behind (hundreds of thousands of orders) would make their figures depend
+    // on the connection count of the rounds before them.
+    for (const box of boxes.splice(0)) await stopBox(box);
+    const fresh = await withFollowers(
+      await startExchange("leader, async, fresh", [], env, "src/main.ts", port),
+      1,
+    );
+    boxes.push(fresh);
+    await followerLag(base, fresh);
+    fresh.followers.push(await startFollower(fresh.leader, "follower 2"));
+    await fanOut(fresh);
   } finally {
     for (const box of boxes) await stopBox(box);
   }
