@@ -123,7 +123,7 @@ async function main(): Promise<void> {
   let exitCode = 0;
   try {
     // The FIX gateway only when asked: the ab group's other checkouts may not know the flag.
-    const ex = await startExchange("exchange", [], {}, "src/main.ts", ONLY.has("fix") ? FIX_ARGS : []);
+    const ex = await startExchange("exchange", { args: ONLY.has("fix") ? FIX_ARGS : [] });
     cleanups.push(
       () => ex.server.stop(),
       () => rmSync(ex.dir, { recursive: true, force: true }),

@@ -60,15 +60,28 @@ export function benchServerArgs(dir: string, db: string): string[] {
   ];
 }
 
+/** How startExchange starts a server that differs from `npm start`'s (each default: as it does). */
+export interface ExchangeOptions {
+  /** Node flags after SERVER_FLAGS. */
+  nodeFlags?: readonly string[];
+  env?: Record<string, string>;
+  /** The entry (another checkout's src/main.ts for the ab group). */
+  script?: string;
+  /** Server arguments after the benchmark's own (`--fix-port 0` for the fix group). */
+  args?: readonly string[];
+  /** Funded users (besides the maker): one per closed-loop connection at least (USERS). */
+  users?: number;
+}
+
 export async function startExchange(
   label: string,
-  nodeFlags: string[] = [],
-  extraEnv: Record<string, string> = {},
-  script = "src/main.ts",
-  /** Server arguments after the benchmark's own (`--fix-port 0` for the fix group). */
-  args: readonly string[] = [],
-  /** Funded users (besides the maker): one per closed-loop connection at least. */
-  users = USERS,
+  {
+    nodeFlags = [],
+    env: extraEnv = {},
+    script = "src/main.ts",
+    args = [],
+    users = USERS,
+  }: ExchangeOptions = {},
 ): Promise<Exchange> {
   const dir = mkdtempSync(join(tmpdir(), "bench-load-"));
   const shipped = JSON.parse(readFileSync(join(REPO_ROOT, "data", "config.json"), "utf8")) as {

@@ -31,7 +31,7 @@ export async function abTest(base: { client: ClientKind }): Promise<void> {
   const labelB = `exchange B (${[...flagsB, ...Object.entries(envB).map(([k, v]) => `${k}=${v}`), ...(flags["ab-script"] ? [scriptB] : [])].join(" ") || "same"})`;
   console.log(`A/B (closed-loop ${what}): exchange A as npm start runs it, ${labelB}:`);
   const a = await startExchange("exchange A");
-  const b = await startExchange(labelB, flagsB, envB, scriptB);
+  const b = await startExchange(labelB, { nodeFlags: flagsB, env: envB, script: scriptB });
   try {
     const run = (ex: Exchange, label: string) => async (warmupMs: number, durationMs: number) => {
       await initGens(ex.users);

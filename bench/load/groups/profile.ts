@@ -36,13 +36,10 @@ export async function runProfile({ base, ceilings, cleanups }: GroupContext): Pr
   const profDir = keep ?? mkdtempSync(join(tmpdir(), "bench-load-prof-"));
   if (keep === undefined) cleanups.push(() => rmSync(profDir, { recursive: true, force: true }));
   else mkdirSync(profDir, { recursive: true });
-  const px = await startExchange(
-    "exchange (--cpu-prof)",
-    ["--cpu-prof", `--cpu-prof-dir=${profDir}`, "--cpu-prof-interval=1000"],
-    {},
-    "src/main.ts",
-    PROFILE_WORKLOAD === "fix" ? FIX_ARGS : [],
-  );
+  const px = await startExchange("exchange (--cpu-prof)", {
+    nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${profDir}`, "--cpu-prof-interval=1000"],
+    args: PROFILE_WORKLOAD === "fix" ? FIX_ARGS : [],
+  });
   cleanups.push(
     () => px.server.stop(),
     () => rmSync(px.dir, { recursive: true, force: true }),

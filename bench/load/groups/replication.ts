@@ -72,23 +72,17 @@ export async function runReplication(base: { client: "raw" | "agent" }): Promise
   try {
     // Every leader funds a user per connection of the closed loops (REPLICATION_CONNS).
     const users = Math.max(USERS, REPLICATION_CONNS);
-    const alone = await startExchange("leader alone", [], {}, "src/main.ts", [], users);
+    const alone = await startExchange("leader alone", { users });
     boxes.push({ leader: alone, followers: [] });
-    const asyncBox = await withFollowers(
-      await startExchange("leader, async", [], env, "src/main.ts", port, users),
-      1,
-    );
+    const asyncBox = await withFollowers(await startExchange("leader, async", { env, args: port, users }), 1);
     boxes.push(asyncBox);
     let syncBox: Box | null = null;
     try {
-      const leader = await startExchange(
-        "leader, sync",
-        [],
+      const leader = await startExchange("leader, sync", {
         env,
-        "src/main.ts",
-        [...port, "--replication", "sync"],
+        args: [...port, "--replication", "sync"],
         users,
-      );
+      });
       syncBox = await withFollowers(leader, 1);
       boxes.push(syncBox);
     } catch (err) {
@@ -172,10 +166,7 @@ export async function runReplication(base: { client: "raw" | "agent" }): Promise
     // closed loops left behind (hundreds of thousands of orders) would make their figures depend
     // on the connection count of the rounds before them.
     for (const box of boxes.splice(0)) await stopBox(box);
-    const fresh = await withFollowers(
-      await startExchange("leader, async, fresh", [], env, "src/main.ts", port),
-      1,
-    );
+    const fresh = await withFollowers(await startExchange("leader, async, fresh", { env, args: port }), 1);
     boxes.push(fresh);
     await followerLag(base, fresh);
     fresh.followers.push(await startFollower(fresh.leader, "follower 2"));
