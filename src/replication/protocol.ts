@@ -23,11 +23,12 @@
  *                        second (the follower's lag is measured against it)
  *
  * and, from a `sync` leader, `sync` whenever the leader starts or stops counting this follower's
- * acks for its answers. The follower sends `durable` after each commit of its own database, for
- * the last key the commit holds (one commit may hold several batches), and in answer to every head
- * (a connection silent for SILENT_MS is closed on either side). An `async` leader only reads it
- * (lag); a `sync` leader holds a change's answer until
- * one follower's `durable` covers its key, or goes on alone (src/replication/leader.ts).
+ * acks for its answers. The follower sends `durable` for the last key its database committed (one
+ * commit may hold several batches): to a `sync` leader after each commit, which holds a change's
+ * answer until one follower's `durable` covers its key or goes on alone (src/replication/leader.ts);
+ * to an `async` leader, which only shows it (lag), at most once per 100 ms, in answer to a head.
+ * Either way a head is answered at least once per HEAD_EVERY_MS: a connection silent for
+ * SILENT_MS is closed on either side.
  */
 import { FRAME_BATCH } from "../protocol/db/batch-frame.ts";
 
