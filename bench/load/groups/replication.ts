@@ -9,9 +9,9 @@
  *                runs on the same cores and takes its share of them.
  *   lag          a fresh async leader and follower (the closed loops' boxes are gone) at 5,000
  *                orders/s offered (open loop) while a probe user places a buy every PROBE_MS at a
- *                price of its own far below the book: the time from its
- *                ack at the leader to its level in the follower's `orders:` stream. Beside it the
- *                lag the follower reports itself (`/health` lagMs), sampled.
+ *                price of its own far below the book: the time from its ack at the leader to its
+ *                level in the follower's `orders:` stream. Beside it the lag the follower reports
+ *                itself (`/health` lagMs), sampled.
  *   fan-out      FANOUT_CLIENTS subscribers to `orders:btc_usdt` spread over the async leader and
  *                two followers (each box's clients in a process of their own,
  *                bench/stream/fanout-clients.ts); one book change at a time on the leader, the time
