@@ -29,7 +29,36 @@ async function main(): Promise<void> {
     "starting",
   );
   for (const w of settings.warnings) log().warn({ warning: w }, `config warning: ${w}`);
-  const running = await startExchange(settings);
+  // The handlers are in place before anything can read the readiness line: a signal that came
+  // between that line and them would kill the server uncleanly, by the default action. One that
+  // comes during the start stops the server as soon as it has started.
+  let stopping = false;
+  const starting = startExchange(settings);
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    const started = performance.now();
+    log().info({ signal }, `${signal}: shutting down`);
+    starting
+      .then((running) => running.close())
+      .then(
+        () => {
+          log().info(
+            { ms: Math.round(performance.now() - started) },
+            "stopped: every acknowledged write is committed",
+          );
+          process.exit(process.exitCode ?? 0);
+        },
+        (err: unknown) => {
+          log().error({ err }, "shutdown failed");
+          process.exit(1);
+        },
+      );
+  };
+  process.on("SIGINT", () => stop("SIGINT"));
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  const running = await starting;
+  if (stopping) return;
   // Readiness: /health answers ok from now on. The harness and scripts read the address up to the
   // first space of the message; the settings follow it.
   const rate = settings.rateLimit === 0 ? "off" : `${settings.rateLimit}/s per token and address`;
@@ -53,28 +82,6 @@ async function main(): Promise<void> {
       `${running.replicationPort === null ? "" : `, replication on ${settings.host}:${running.replicationPort}${settings.tlsCert === undefined ? "" : " (TLS)"}`}` +
       `${settings.follow === undefined ? "" : `, following ${settings.follow.host}:${settings.follow.port} (read-only)`})`,
   );
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    const started = performance.now();
-    log().info({ signal }, `${signal}: shutting down`);
-    running.close().then(
-      () => {
-        log().info(
-          { ms: Math.round(performance.now() - started) },
-          "stopped: every acknowledged write is committed",
-        );
-        process.exit(process.exitCode ?? 0);
-      },
-      (err: unknown) => {
-        log().error({ err }, "shutdown failed");
-        process.exit(1);
-      },
-    );
-  };
-  process.on("SIGINT", () => stop("SIGINT"));
-  process.on("SIGTERM", () => stop("SIGTERM"));
 }
 
 main().catch((err: unknown) => {

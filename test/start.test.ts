@@ -187,6 +187,12 @@ function processTree(pid: number): number[] {
   return out;
 }
 
+/** A clean close checkpoints and removes the WAL files of the database and of its journal. */
+function closedCleanly(db: string, output: string): void {
+  for (const leftover of [`${db}-wal`, `${db}-shm`, `${db}.journal-wal`, `${db}.journal-shm`])
+    assert.ok(!existsSync(leftover), `${leftover} is left: the server did not close the database\n${output}`);
+}
+
 function alive(pid: number): boolean {
   try {
     // A zombie (exited, not yet reaped) has state Z: it runs nothing and holds nothing.
@@ -245,12 +251,7 @@ describe("npm start", () => {
       // left out, and every line is one of the server's JSON objects.
       for (const line of stdout.trimEnd().split("\n"))
         assert.doesNotThrow(() => JSON.parse(line), `not JSON on stdout: ${line}\n${output}`);
-      // A clean close checkpoints and removes the WAL files of the database and of its journal.
-      for (const leftover of [`${db}-wal`, `${db}-shm`, `${db}.journal-wal`, `${db}.journal-shm`])
-        assert.ok(
-          !existsSync(leftover),
-          `${leftover} is left: the server did not close the database\n${output}`,
-        );
+      closedCleanly(db, output);
     } finally {
       for (const pid of tree.length > 0 ? tree : [npm.pid!]) {
         if (!alive(pid)) continue;
@@ -258,6 +259,69 @@ describe("npm start", () => {
           process.kill(pid, "SIGKILL");
         } catch {}
       }
+    }
+  });
+});
+
+describe("src/main.ts and signals", () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "exchange-signals-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** The server run directly, as the launcher runs it, with what it prints and how it ends. */
+  function server(db: string) {
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "src/main.ts", "--host", "127.0.0.1", "--port", "0", "--db", db],
+      { cwd: ROOT, env: { ...process.env, NODE_TEST_CONTEXT: undefined }, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    const out = { text: "" };
+    child.stdout.on("data", (d) => {
+      out.text += d;
+    });
+    child.stderr.on("data", (d) => {
+      out.text += d;
+    });
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      child.on("exit", (code, signal) => resolve({ code, signal })),
+    );
+    return { child, out, exited };
+  }
+
+  it("a SIGTERM while it starts stops it as soon as it has started: exit 0, the database closed, never ready", async () => {
+    const db = path.join(dir, "starting.db");
+    const { child, out, exited } = server(db);
+    try {
+      // Written from inside the start (src/boot.ts), after "starting" and before readiness.
+      await waitFor(() => out.text.includes("pair workers wait for commands"), {
+        what: "the server to be starting",
+        timeoutMs: 120_000,
+      });
+      child.kill("SIGTERM");
+      const end = await exited;
+      assert.deepEqual(end, { code: 0, signal: null }, out.text);
+      assert.match(out.text, /SIGTERM: shutting down/);
+      assert.match(out.text, /stopped: every acknowledged write is committed/);
+      assert.doesNotMatch(out.text, /listening on/);
+      closedCleanly(db, out.text);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    }
+  });
+
+  it("catches SIGTERM before anyone can read its readiness line", async () => {
+    const db = path.join(dir, "ready.db");
+    const { child, out, exited } = server(db);
+    try {
+      await waitFor(() => out.text.includes("listening on"), { what: "listening on", timeoutMs: 120_000 });
+      // SigCgt: the signals the process has handlers for, as a hex mask; SIGTERM is signal 15.
+      const caught = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1];
+      assert.ok(caught !== undefined);
+      assert.equal((BigInt(`0x${caught}`) >> 14n) & 1n, 1n, `SigCgt ${caught} has no SIGTERM handler`);
+      child.kill("SIGTERM");
+      assert.deepEqual(await exited, { code: 0, signal: null }, out.text);
+      closedCleanly(db, out.text);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     }
   });
 });
