@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { REPO_ROOT, TestServer } from "../e2e/harness.ts";
+import { builtIsFresh } from "../support/built.ts";
 
 const run = promisify(execFile);
 const DOC_PORT = 8080;
@@ -142,8 +143,10 @@ async function runDocument(file: string): Promise<string[]> {
 
 describe("the documents' shell examples", () => {
   before(async () => {
-    // `npx exchange` runs the build's CLI (the package's bin): what `npm run build` makes of src/.
-    await run(process.execPath, ["scripts/build.mjs"], { cwd: REPO_ROOT, timeout: 180_000 });
+    // `npx exchange` runs the build's CLI (the package's bin): what `npm run build` makes of src/,
+    // made again unless it is of the sources as they are (`npm test` builds before the tests).
+    if (!builtIsFresh())
+      await run(process.execPath, ["scripts/build.mjs"], { cwd: REPO_ROOT, timeout: 180_000 });
   });
 
   for (const file of ["README.md", "docs/API.md"]) {

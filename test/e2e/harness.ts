@@ -2,8 +2,10 @@
  * End-to-end harness: runs the real server as a child process on a fresh temp directory (SQLite
  * file + config written here), exactly as an operator would start it:
  *
- *   node --import tsx src/main.ts --host 127.0.0.1 --port 0 --db <tmp>/exchange.db --config <tmp>/config.json
+ *   node dist/src/main.js --host 127.0.0.1 --port 0 --db <tmp>/exchange.db --config <tmp>/config.json
  *
+ * (or `node --import tsx src/main.ts` when the build in dist/ is older than the sources:
+ * test/support/built.ts),
  * with `ADMIN_TOKEN` (unless disabled) and `RATE_LIMIT=0` / `--rate-limit 0`. The port is read
  * from the `listening on http://127.0.0.1:<port>` line on stdout. Every wait has a timeout, so a
  * missing or broken server fails the test file quickly with its stderr in the message.
@@ -12,7 +14,7 @@
  * currency, which the audits (audit.ts) compare with what the server reports.
  *
  * Set `E2E_SERVER_LOG=1` to see the server's output live, `E2E_KEEP_DIR=1` to keep the temp dir,
- * `E2E_SERVER_ENTRY=<path>` to run another entry script instead of `src/main.ts`.
+ * `E2E_SERVER_ENTRY=<path>` to run another entry script (`src/main.ts` for the sources under tsx).
  */
 
 import assert from "node:assert/strict";
@@ -36,6 +38,7 @@ import {
   type UserTrade,
 } from "../../src/client/index.ts";
 import { StreamClient } from "../../src/client/stream.ts";
+import { serverEntry } from "../support/built.ts";
 import { type RawHttpAnswer, rawHttp as rawHttpRequest } from "../support/raw-http.ts";
 import { runToExit as runScriptToExit, ServerProcess } from "../support/server-process.ts";
 import { waitFor } from "../wait.ts";
@@ -115,7 +118,7 @@ export interface StartOptions {
   /** Extra flags for the server. */
   args?: readonly string[];
   env?: Record<string, string>;
-  /** Entry script (default `E2E_SERVER_ENTRY` or src/main.ts); a `.js` entry runs without tsx. */
+  /** Entry script (default `serverEntry()`: test/support/built.ts); a `.js` entry runs without tsx. */
   entry?: string;
   /**
    * The PEM certificate a server started with `--tls-cert` presents: the start-up health check
@@ -260,7 +263,7 @@ export class TestServer {
   private async launch(): Promise<void> {
     if (this.process !== null) throw new Error("server already running");
     const rateLimit = String(this.options.rateLimit ?? 0);
-    const entry = this.options.entry ?? process.env.E2E_SERVER_ENTRY ?? "src/main.ts";
+    const entry = this.options.entry ?? serverEntry();
     const env: NodeJS.ProcessEnv = { ...process.env, RATE_LIMIT: rateLimit, ...this.options.env };
     delete env.ADMIN_TOKEN;
     delete env.NODE_TEST_CONTEXT; // the child is a server, not a test file
@@ -572,7 +575,7 @@ export async function messagesOfEveryChannelKind(server: TestServer): Promise<St
 }
 
 /**
- * Runs `node --import tsx src/main.ts <args>` to its exit, for servers expected to refuse to start;
+ * Runs the server (`serverEntry`) with `args` to its exit, for servers expected to refuse to start;
  * a server still running after START_TIMEOUT_MS is killed and the test fails.
  */
 export function runToExit(
@@ -581,7 +584,7 @@ export function runToExit(
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   delete childEnv.NODE_TEST_CONTEXT;
-  return runScriptToExit("src/main.ts", args, childEnv, START_TIMEOUT_MS);
+  return runScriptToExit(serverEntry(), args, childEnv, START_TIMEOUT_MS);
 }
 
 /** Places a limit order and answers it, failing the test on anything but a 200. */
