@@ -58,8 +58,8 @@ describe("session slow consumer", () => {
         slow.send(JSON.stringify({ id: next++, method: "orders.open", params: { pairName: "btc_usdt" } }));
     }
     assert.ok(rounds > 0, "the session ended only after its client stopped reading");
-    // It reads again at once, while the rest is checked: a connection that has drained nothing
-    // 4-8 s after its close ends without the close frame (uWS's end timeout, docs/API.md 12.4).
+    // It reads again at once, while the rest is checked: a connection that has drained nothing a
+    // few seconds after its close ends without the close frame (docs/API.md 12.4).
     slow.ws.resume();
 
     // The server and the other session carry on.
