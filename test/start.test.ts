@@ -17,6 +17,8 @@ import {
   serverNodeFlags,
   v8PoolSizeFor,
 } from "../scripts/node-flags.mjs";
+import { serverEntry } from "./support/built.ts";
+import { nodeArgs } from "./support/server-process.ts";
 import { waitFor } from "./wait.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -271,7 +273,7 @@ describe("src/main.ts and signals", () => {
   function server(db: string) {
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", "src/main.ts", "--host", "127.0.0.1", "--port", "0", "--db", db],
+      nodeArgs(serverEntry(), ["--host", "127.0.0.1", "--port", "0", "--db", db], []),
       { cwd: ROOT, env: { ...process.env, NODE_TEST_CONTEXT: undefined }, stdio: ["ignore", "pipe", "pipe"] },
     );
     const out = { text: "" };

@@ -53,9 +53,10 @@ describe("the built package", () => {
   let server: TestServer;
 
   before(async () => {
-    // `npm test` has built the page and dist/ from these sources; a build now would take dist/
-    // from under the servers of the test files running beside this one (DECISIONS.md, "The tests
-    // run the build"). Run alone after an edit, the file builds as a user would.
+    // `npm test` has built the page and dist/ from these sources: building again would cost time,
+    // and would take dist/ from under another file's servers were test files run side by side
+    // (DECISIONS.md, "The tests run the build"). Run alone after an edit, the file builds as a
+    // user would.
     if (!builtIsFresh() || !existsSync(join(REPO_ROOT, "dist/web/index.html")))
       await run("npm", ["run", "build"], { cwd: REPO_ROOT, timeout: 180_000 }); // page, server, client
     server = await TestServer.start({ entry: "dist/src/main.js" });

@@ -83,7 +83,7 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
 }
 
 /** `node [flags] [--import tsx] script args`: the argument vector for a script. */
-function nodeArgs(script: string, args: readonly string[], nodeFlags: readonly string[]): string[] {
+export function nodeArgs(script: string, args: readonly string[], nodeFlags: readonly string[]): string[] {
   return [...nodeFlags, ...(script.endsWith(".ts") ? ["--import", "tsx"] : []), script, ...args];
 }
 
